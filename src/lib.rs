@@ -1,0 +1,6 @@
+//! plexus: a terminal workbench for multi-agent LLM work.
+//!
+//! The library holds the engine (plans, scheduling, quality gate), the store (one SQLite
+//! file), the providers and the protocol types; the binary wires them to a CLI.
+
+pub mod protocol;

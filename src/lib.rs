@@ -4,3 +4,8 @@
 //! file), the providers and the protocol types; the binary wires them to a CLI.
 
 pub mod protocol;
+pub mod agents;
+pub mod jsonpath;
+pub mod plan;
+pub mod store;
+pub mod event;

@@ -1,5 +1,7 @@
 //! Seed 001: AgentRequest, AgentResponse, quality_check, errors, status and grades.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -163,6 +165,28 @@ impl Default for Constraints {
     fn default() -> Self {
         Constraints { timeout_seconds: 300.0, max_tokens: 8000, temperature: 0.3 }
     }
+}
+
+/// LLM parameters per agent and execution mode (seed 001 §5.3), e.g.
+/// `{"Scholar_Internalizer": {"Deep_Internalization": {...}}}`.
+pub type ExecutionModeConstraints = BTreeMap<String, BTreeMap<String, Constraints>>;
+
+/// A field guide of seed 001 §6.2: each field of an object mapped to its requirement and
+/// meaning, e.g. `"paper_id": "必需 - 论文唯一标识"`.
+pub type FieldGuide = BTreeMap<String, String>;
+
+/// Wrapper `{"paper_info": {...}}` of the field guide of seed 001 §6.2.1.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PaperInfoGuideDoc {
+    /// The guide.
+    pub paper_info: FieldGuide,
+}
+
+/// Wrapper `{"code_info": {...}}` of the field guide of seed 001 §6.2.2.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CodeInfoGuideDoc {
+    /// The guide.
+    pub code_info: FieldGuide,
 }
 
 /// One AgentResponse (seed 001 §3).

@@ -277,3 +277,47 @@ pub struct FallbackConfigDoc {
     /// The config.
     pub fallback_config: FallbackConfig,
 }
+
+/// The reference of the overview of seed 000 §2.1, whose `ref_type` lists the alternatives
+/// (`"task_output | file | db_query"`); concrete references parse as [`DataReference`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DataReferenceOverview {
+    /// The alternatives, as written.
+    pub ref_type: String,
+    /// The type-specific fields.
+    #[serde(flatten, skip_serializing_if = "is_empty_map")]
+    pub extra: Extra,
+}
+
+/// Wrapper `{"data_reference": {...}}` of the seed 000 §2.1 overview.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DataReferenceOverviewDoc {
+    /// The overview.
+    pub data_reference: DataReferenceOverview,
+}
+
+/// The `fallback_config` template of seed 000 §3.2, whose `strategy` and
+/// `on_final_failure` list the alternatives (`"use_default | retry | skip | abort"`);
+/// concrete configs parse as [`FallbackConfig`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FallbackConfigTemplate {
+    /// Strategy alternatives, as written.
+    pub strategy: String,
+    /// Value used by `use_default`.
+    #[serde(default)]
+    pub default_value: Value,
+    /// Retries for `retry`.
+    pub retry_count: u32,
+    /// Delay between retries.
+    pub retry_delay_ms: u64,
+    /// Alternatives when retries are exhausted, as written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub on_final_failure: Option<String>,
+}
+
+/// Wrapper `{"fallback_config": {...}}` of the seed 000 §3.2 template.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FallbackConfigTemplateDoc {
+    /// The template.
+    pub fallback_config: FallbackConfigTemplate,
+}

@@ -1,0 +1,154 @@
+//! Plans: a DAG of tasks handed to agents (SPEC §2), loaded and fully validated before
+//! anything runs, plus a generator of large plans for benchmarks.
+
+mod error;
+pub mod generate;
+mod validate;
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::agents::AgentDef;
+use crate::protocol::context::TransferConfig;
+use crate::protocol::{DataReference, FallbackConfig, OutputRequirements, RequestContext};
+
+pub use error::{PlanError, PlanErrorKind, PlanErrors};
+pub use validate::{load_plan_file, parse_plan};
+
+/// Execution mode of a plan (seed 001 §5.2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ExecutionMode {
+    /// Base temperature, max_tokens ×1.5, timeout ×2.
+    #[serde(rename = "Deep_Internalization")]
+    DeepInternalization,
+    /// Temperature +0.1, max_tokens ×0.5, timeout ×0.5.
+    #[serde(rename = "Quick_Assessment")]
+    QuickAssessment,
+    /// Temperature −0.1, max_tokens ×1.2, timeout ×1.5.
+    #[serde(rename = "Engineering_Reproduction")]
+    EngineeringReproduction,
+}
+
+impl ExecutionMode {
+    /// Every mode's name, as written in plans.
+    pub const NAMES: [&'static str; 3] = ["Deep_Internalization", "Quick_Assessment", "Engineering_Reproduction"];
+
+    /// Parses a mode name.
+    pub fn parse(s: &str) -> Option<ExecutionMode> {
+        match s {
+            "Deep_Internalization" => Some(ExecutionMode::DeepInternalization),
+            "Quick_Assessment" => Some(ExecutionMode::QuickAssessment),
+            "Engineering_Reproduction" => Some(ExecutionMode::EngineeringReproduction),
+            _ => None,
+        }
+    }
+
+    /// The mode's name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ExecutionMode::DeepInternalization => "Deep_Internalization",
+            ExecutionMode::QuickAssessment => "Quick_Assessment",
+            ExecutionMode::EngineeringReproduction => "Engineering_Reproduction",
+        }
+    }
+}
+
+/// Per-task overrides of the computed constraints.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConstraintOverrides {
+    /// Timeout in seconds.
+    #[serde(default)]
+    pub timeout_seconds: Option<f64>,
+    /// Max output tokens.
+    #[serde(default)]
+    pub max_tokens: Option<u32>,
+    /// Temperature.
+    #[serde(default)]
+    pub temperature: Option<f64>,
+}
+
+/// One validated task.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Task {
+    /// Unique id within the plan.
+    pub task_id: String,
+    /// Full agent name (a key of [`Plan::agents`]).
+    pub agent: String,
+    /// Instruction (seed 001 §6.1 template).
+    pub instruction: String,
+    /// Paper / code info and existing assets.
+    pub context: RequestContext,
+    /// Technical focus.
+    pub focus: Option<String>,
+    /// Upstream task ids.
+    pub depends_on: Vec<String>,
+    /// Data references (seed 000 §2).
+    pub data_references: Vec<DataReference>,
+    /// Transfer config (seed 000 §7.1).
+    pub transfer_config: Option<TransferConfig>,
+    /// What to do when references or dependencies fail.
+    pub fallback_config: Option<FallbackConfig>,
+    /// Atom type, required fields, threshold, max atoms.
+    pub output_requirements: OutputRequirements,
+    /// Constraint overrides.
+    pub constraints: ConstraintOverrides,
+}
+
+/// A validated plan.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    /// Plan id.
+    pub plan_id: String,
+    /// Execution mode.
+    pub execution_mode: ExecutionMode,
+    /// Free text.
+    pub description: Option<String>,
+    /// Definitions of every agent the tasks use, by full name.
+    pub agents: BTreeMap<String, AgentDef>,
+    /// Tasks in file order.
+    pub tasks: Vec<Task>,
+    /// Where the plan came from (file path or a label).
+    pub source: String,
+    /// The plan's JSON text as loaded (the snapshot stored with a run).
+    pub json: String,
+}
+
+impl Plan {
+    /// Index of a task by id.
+    pub fn task_index(&self, task_id: &str) -> Option<usize> {
+        self.tasks.iter().position(|t| t.task_id == task_id)
+    }
+
+    /// Dependency layers: layer 0 has no dependencies, layer n depends on layers < n.
+    pub fn layers(&self) -> Vec<Vec<usize>> {
+        let index: BTreeMap<&str, usize> =
+            self.tasks.iter().enumerate().map(|(i, t)| (t.task_id.as_str(), i)).collect();
+        let mut depth = vec![usize::MAX; self.tasks.len()];
+        fn visit(i: usize, plan: &Plan, index: &BTreeMap<&str, usize>, depth: &mut [usize]) -> usize {
+            if depth[i] != usize::MAX {
+                return depth[i];
+            }
+            depth[i] = 0; // guards against cycles, which validation already rejected
+            let d = plan.tasks[i]
+                .depends_on
+                .iter()
+                .filter_map(|d| index.get(d.as_str()))
+                .map(|&j| visit(j, plan, index, depth) + 1)
+                .max()
+                .unwrap_or(0);
+            depth[i] = d;
+            d
+        }
+        let mut layers: Vec<Vec<usize>> = Vec::new();
+        for i in 0..self.tasks.len() {
+            let d = visit(i, self, &index, &mut depth);
+            if layers.len() <= d {
+                layers.resize(d + 1, Vec::new());
+            }
+            layers[d].push(i);
+        }
+        layers
+    }
+}

@@ -1,0 +1,66 @@
+//! The one SQLite file: schema, the batching writer thread, and read queries.
+
+pub mod schema;
+
+/// Errors of the store layer.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// SQLite failed.
+    #[error("database error: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    /// The file was written by a newer plexus.
+    #[error("database schema version {found} is newer than this plexus supports ({supported}); upgrade plexus")]
+    TooNew {
+        /// Version in the file.
+        found: i64,
+        /// Version this build knows.
+        supported: i64,
+    },
+    /// Stored JSON did not decode.
+    #[error("corrupt stored JSON in {what}: {source}")]
+    Json {
+        /// What was being decoded.
+        what: String,
+        /// Why.
+        source: serde_json::Error,
+    },
+    /// The writer thread is gone.
+    #[error("the database writer stopped: {0}")]
+    WriterGone(String),
+    /// A run id that is not in the database.
+    #[error("no run `{0}` in this database")]
+    NoSuchRun(String),
+}
+
+pub mod read;
+pub mod writer;
+
+use std::path::Path;
+
+use rusqlite::Connection;
+
+pub use read::{EventRow, InvocationRow, RunSummary, Store, TaskRow};
+pub use writer::{spawn_writer, AtomRow, PaperRow, RunRow, WriteOp, Writer, WriterStats};
+
+/// Opens (creating if needed) the database at `path` with plexus's settings — WAL,
+/// `synchronous = FULL` (a committed batch survives power loss), foreign keys on — and
+/// migrates it to the current schema.
+pub fn open_connection(path: &Path) -> Result<Connection, StoreError> {
+    if let Some(dir) = path.parent() {
+        if !dir.as_os_str().is_empty() && !dir.exists() {
+            std::fs::create_dir_all(dir).map_err(|e| {
+                StoreError::Sqlite(rusqlite::Error::SqliteFailure(
+                    rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_CANTOPEN),
+                    Some(format!("cannot create {}: {e}", dir.display())),
+                ))
+            })?;
+        }
+    }
+    let mut conn = Connection::open(path)?;
+    conn.busy_timeout(std::time::Duration::from_secs(10))?;
+    conn.pragma_update(None, "journal_mode", "WAL")?;
+    conn.pragma_update(None, "synchronous", "FULL")?;
+    conn.pragma_update(None, "foreign_keys", "ON")?;
+    schema::migrate(&mut conn)?;
+    Ok(conn)
+}

@@ -1,0 +1,307 @@
+//! Read queries over the database (a connection of its own; WAL lets it read while the
+//! writer thread writes).
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+use rusqlite::{params, Connection, OptionalExtension};
+use serde::Serialize;
+
+use super::{open_connection, StoreError};
+use crate::event::{EngineEvent, EventDecodeError};
+
+/// A read handle on the database.
+pub struct Store {
+    conn: Connection,
+    path: PathBuf,
+}
+
+/// One line of `plexus runs`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunSummary {
+    /// Run id.
+    pub run_id: String,
+    /// Plan id.
+    pub plan_id: String,
+    /// Plan file.
+    pub plan_source: String,
+    /// Provider.
+    pub provider: String,
+    /// Status.
+    pub status: String,
+    /// Created.
+    pub created_at: String,
+    /// Finished.
+    pub finished_at: Option<String>,
+    /// Tasks.
+    pub task_count: i64,
+    /// Events logged.
+    pub events: i64,
+    /// Atoms accepted.
+    pub atoms: i64,
+}
+
+/// One task row.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TaskRow {
+    /// Task.
+    pub task_id: String,
+    /// Agent.
+    pub agent: String,
+    /// Status.
+    pub status: String,
+    /// Attempts.
+    pub attempts: i64,
+    /// Atoms.
+    pub atoms: i64,
+    /// Error code.
+    pub error_code: Option<String>,
+}
+
+/// One invocation row (without request and response bodies).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct InvocationRow {
+    /// Id.
+    pub invocation_id: String,
+    /// Task.
+    pub task_id: String,
+    /// Agent.
+    pub agent: String,
+    /// Attempt.
+    pub attempt: i64,
+    /// Status.
+    pub status: Option<String>,
+    /// Time.
+    pub execution_time_ms: Option<i64>,
+    /// Prompt tokens.
+    pub prompt_tokens: i64,
+    /// Output tokens.
+    pub output_tokens: Option<i64>,
+    /// Errors.
+    pub error_codes: Option<String>,
+}
+
+/// One decoded event of the log.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EventRow {
+    /// Seq.
+    pub seq: u64,
+    /// Ms timestamp.
+    pub ts: i64,
+    /// Task.
+    pub task_id: Option<String>,
+    /// Invocation.
+    pub invocation_id: Option<String>,
+    /// Agent.
+    pub agent: Option<String>,
+    /// Event, or why it did not decode.
+    pub event: Result<EngineEvent, EventDecodeError>,
+}
+
+impl Store {
+    /// Opens (and migrates) the database at `path`.
+    pub fn open(path: &Path) -> Result<Store, StoreError> {
+        Ok(Store { conn: open_connection(path)?, path: path.to_path_buf() })
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The underlying connection, for queries not covered here.
+    pub fn conn(&self) -> &Connection {
+        &self.conn
+    }
+
+    /// `PRAGMA integrity_check` result (`ok` when healthy).
+    pub fn integrity_check(&self) -> Result<String, StoreError> {
+        Ok(self.conn.query_row("PRAGMA integrity_check", [], |r| r.get(0))?)
+    }
+
+    /// Runs, newest first.
+    pub fn list_runs(&self) -> Result<Vec<RunSummary>, StoreError> {
+        let mut st = self.conn.prepare(
+            "SELECT r.run_id, r.plan_id, r.plan_source, r.provider, r.status, r.created_at, r.finished_at, r.task_count,
+                    (SELECT COALESCE(MAX(seq), 0) FROM execution_logs e WHERE e.run_id = r.run_id),
+                    (SELECT COALESCE(SUM(atoms), 0) FROM tasks t WHERE t.run_id = r.run_id)
+             FROM runs r ORDER BY r.created_at DESC, r.run_id DESC",
+        )?;
+        let rows = st.query_map([], |r| {
+            Ok(RunSummary {
+                run_id: r.get(0)?,
+                plan_id: r.get(1)?,
+                plan_source: r.get(2)?,
+                provider: r.get(3)?,
+                status: r.get(4)?,
+                created_at: r.get(5)?,
+                finished_at: r.get(6)?,
+                task_count: r.get(7)?,
+                events: r.get(8)?,
+                atoms: r.get(9)?,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// One run, by id or unique prefix; `latest` means the newest run.
+    pub fn run(&self, id: &str) -> Result<RunSummary, StoreError> {
+        let runs = self.list_runs()?;
+        if id == "latest" {
+            return runs.into_iter().next().ok_or_else(|| StoreError::NoSuchRun(id.into()));
+        }
+        if let Some(r) = runs.iter().find(|r| r.run_id == id) {
+            return Ok(r.clone());
+        }
+        let mut matching = runs.into_iter().filter(|r| r.run_id.starts_with(id));
+        match (matching.next(), matching.next()) {
+            (Some(r), None) => Ok(r),
+            _ => Err(StoreError::NoSuchRun(id.into())),
+        }
+    }
+
+    /// The plan snapshot and config of a run: `(plan_source, plan_json, config_json)`.
+    pub fn run_plan(&self, run_id: &str) -> Result<(String, String, String), StoreError> {
+        self.conn
+            .query_row("SELECT plan_source, plan_json, config_json FROM runs WHERE run_id = ?1", [run_id], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+            })
+            .optional()?
+            .ok_or_else(|| StoreError::NoSuchRun(run_id.into()))
+    }
+
+    /// Tasks of a run, in plan order of insertion.
+    pub fn tasks(&self, run_id: &str) -> Result<Vec<TaskRow>, StoreError> {
+        let mut st = self.conn.prepare(
+            "SELECT task_id, agent, status, attempts, atoms, error_code FROM tasks WHERE run_id = ?1 ORDER BY task_id",
+        )?;
+        let rows = st.query_map([run_id], |r| {
+            Ok(TaskRow {
+                task_id: r.get(0)?,
+                agent: r.get(1)?,
+                status: r.get(2)?,
+                attempts: r.get(3)?,
+                atoms: r.get(4)?,
+                error_code: r.get(5)?,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// The final output JSON of each finished task: `(task_id, output_json)`.
+    pub fn task_outputs(&self, run_id: &str) -> Result<Vec<(String, String)>, StoreError> {
+        let mut st = self
+            .conn
+            .prepare("SELECT task_id, output_json FROM tasks WHERE run_id = ?1 AND output_json IS NOT NULL")?;
+        let rows = st.query_map([run_id], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Invocations of a run in start order.
+    pub fn invocations(&self, run_id: &str) -> Result<Vec<InvocationRow>, StoreError> {
+        let mut st = self.conn.prepare(
+            "SELECT invocation_id, task_id, agent, attempt, status, execution_time_ms, prompt_tokens, output_tokens, error_codes
+             FROM invocations WHERE run_id = ?1 ORDER BY rowid",
+        )?;
+        let rows = st.query_map([run_id], |r| {
+            Ok(InvocationRow {
+                invocation_id: r.get(0)?,
+                task_id: r.get(1)?,
+                agent: r.get(2)?,
+                attempt: r.get(3)?,
+                status: r.get(4)?,
+                execution_time_ms: r.get(5)?,
+                prompt_tokens: r.get(6)?,
+                output_tokens: r.get(7)?,
+                error_codes: r.get(8)?,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// The whole stored request of an invocation, system prompt restored.
+    pub fn invocation_request(&self, invocation_id: &str) -> Result<Option<serde_json::Value>, StoreError> {
+        let text: Option<String> = self
+            .conn
+            .query_row("SELECT request_json FROM invocations WHERE invocation_id = ?1", [invocation_id], |r| r.get(0))
+            .optional()?;
+        let Some(text) = text else { return Ok(None) };
+        let mut v: serde_json::Value = serde_json::from_str(&text)
+            .map_err(|e| StoreError::Json { what: format!("request of {invocation_id}"), source: e })?;
+        if let Some(hash) = v.get("system_prompt_ref").and_then(|h| h.as_str()).map(str::to_string) {
+            let prompt: Option<String> = self
+                .conn
+                .query_row("SELECT text FROM prompts WHERE prompt_hash = ?1", [&hash], |r| r.get(0))
+                .optional()?;
+            if let Some(obj) = v.as_object_mut() {
+                obj.remove("system_prompt_ref");
+                obj.insert("system_prompt".into(), serde_json::Value::String(prompt.unwrap_or_default()));
+            }
+        }
+        Ok(Some(v))
+    }
+
+    /// The whole stored response of an invocation.
+    pub fn invocation_response(&self, invocation_id: &str) -> Result<Option<serde_json::Value>, StoreError> {
+        let text: Option<Option<String>> = self
+            .conn
+            .query_row("SELECT response_json FROM invocations WHERE invocation_id = ?1", [invocation_id], |r| r.get(0))
+            .optional()?;
+        match text.flatten() {
+            None => Ok(None),
+            Some(t) => serde_json::from_str(&t)
+                .map(Some)
+                .map_err(|e| StoreError::Json { what: format!("response of {invocation_id}"), source: e }),
+        }
+    }
+
+    /// Events of a run with `seq` in `from..=to`, in order.
+    pub fn events(&self, run_id: &str, from: u64, to: u64) -> Result<Vec<EventRow>, StoreError> {
+        let mut st = self.conn.prepare_cached(
+            "SELECT seq, ts, kind, task_id, invocation_id, agent, payload FROM execution_logs
+             WHERE run_id = ?1 AND seq BETWEEN ?2 AND ?3 ORDER BY seq",
+        )?;
+        let rows = st.query_map(params![run_id, from as i64, to.min(i64::MAX as u64) as i64], |r| {
+            let kind: String = r.get(2)?;
+            let payload: String = r.get(6)?;
+            Ok(EventRow {
+                seq: r.get::<_, i64>(0)? as u64,
+                ts: r.get(1)?,
+                task_id: r.get(3)?,
+                invocation_id: r.get(4)?,
+                agent: r.get(5)?,
+                event: EngineEvent::from_parts(&kind, &payload),
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Last `(seq, ts)` of a run's log, `(0, 0)` when empty.
+    pub fn last_event(&self, run_id: &str) -> Result<(u64, i64), StoreError> {
+        Ok(self
+            .conn
+            .query_row(
+                "SELECT seq, ts FROM execution_logs WHERE run_id = ?1 ORDER BY seq DESC LIMIT 1",
+                [run_id],
+                |r| Ok((r.get::<_, i64>(0)? as u64, r.get(1)?)),
+            )
+            .optional()?
+            .unwrap_or((0, 0)))
+    }
+
+    /// Every asset id in `knowledge_atoms`.
+    pub fn known_asset_ids(&self) -> Result<HashSet<String>, StoreError> {
+        let mut st = self.conn.prepare("SELECT DISTINCT atom_id FROM knowledge_atoms")?;
+        let rows = st.query_map([], |r| r.get::<_, String>(0))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Invocation counts per task in a run.
+    pub fn invocation_counts(&self, run_id: &str) -> Result<Vec<(String, i64)>, StoreError> {
+        let mut st = self.conn.prepare(
+            "SELECT task_id, COUNT(*) FROM invocations WHERE run_id = ?1 GROUP BY task_id ORDER BY task_id",
+        )?;
+        let rows = st.query_map([run_id], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+}

@@ -1,0 +1,176 @@
+//! The SQLite schema, its version and forward migrations, and the column whitelist of
+//! the tables that `db_query` references may read (seed 000 §2.4).
+
+use rusqlite::Connection;
+
+use super::StoreError;
+
+/// Current schema version (stored in `PRAGMA user_version`).
+pub const SCHEMA_VERSION: i64 = 1;
+
+/// Migrations, in order: `MIGRATIONS[i]` takes the schema from version `i` to `i + 1`.
+const MIGRATIONS: &[&str] = &[r#"
+CREATE TABLE runs (
+    run_id       TEXT PRIMARY KEY,
+    plan_id      TEXT NOT NULL,
+    plan_source  TEXT NOT NULL,          -- file the plan came from
+    plan_json    TEXT NOT NULL,          -- the plan snapshot, as loaded
+    provider     TEXT NOT NULL,
+    config_json  TEXT NOT NULL,          -- engine config of the run (seed, concurrency, faults)
+    status       TEXT NOT NULL,          -- running | paused | succeeded | partial | failed | cancelled | interrupted
+    created_at   TEXT NOT NULL,          -- RFC 3339
+    finished_at  TEXT,
+    task_count   INTEGER NOT NULL
+);
+
+CREATE TABLE tasks (
+    run_id        TEXT NOT NULL REFERENCES runs(run_id),
+    task_id       TEXT NOT NULL,
+    agent         TEXT NOT NULL,
+    status        TEXT NOT NULL,         -- pending | running | success | partial | failed | timeout | blocked | cancelled
+    attempts      INTEGER NOT NULL DEFAULT 0,
+    atoms         INTEGER NOT NULL DEFAULT 0,
+    error_code    TEXT,
+    final_invocation_id TEXT,
+    output_json   TEXT,                  -- {"atoms": [...], "summary": ...} of the final invocation
+    updated_at    TEXT NOT NULL,
+    PRIMARY KEY (run_id, task_id)
+) WITHOUT ROWID;
+
+CREATE TABLE invocations (
+    invocation_id   TEXT PRIMARY KEY,
+    run_id          TEXT NOT NULL REFERENCES runs(run_id),
+    task_id         TEXT NOT NULL,
+    agent           TEXT NOT NULL,
+    attempt         INTEGER NOT NULL,
+    status          TEXT,                -- success | partial | failed | timeout | cancelled (NULL while running)
+    started_at      TEXT NOT NULL,
+    execution_time_ms INTEGER,
+    prompt_tokens   INTEGER NOT NULL,
+    output_tokens   INTEGER,
+    error_codes     TEXT,                -- comma-separated, e.g. "E002"
+    request_json    TEXT NOT NULL,       -- the whole AgentRequest (system prompt by reference, see prompts)
+    response_json   TEXT                 -- the whole AgentResponse, quality_check computed by plexus
+);
+CREATE INDEX invocations_by_task ON invocations(run_id, task_id);
+
+CREATE TABLE prompts (
+    prompt_hash  TEXT PRIMARY KEY,       -- hex of a 64-bit hash of the text
+    text         TEXT NOT NULL
+);
+
+CREATE TABLE papers (
+    paper_id     TEXT PRIMARY KEY,
+    title        TEXT,
+    authors      TEXT,
+    year         INTEGER,
+    venue        TEXT,
+    domain       TEXT,
+    pdf_path     TEXT,
+    arxiv_url    TEXT,
+    abstract     TEXT,
+    created_at   TEXT NOT NULL
+);
+
+CREATE TABLE knowledge_atoms (
+    atom_id       TEXT NOT NULL,         -- the atom's asset_id
+    run_id        TEXT,                  -- NULL for imported assets
+    task_id       TEXT,
+    invocation_id TEXT,
+    agent         TEXT,
+    atom_type     TEXT,
+    category      TEXT,
+    data_status   TEXT,
+    paper_id      TEXT,
+    domain        TEXT,
+    content       TEXT NOT NULL,         -- JSON
+    confidence    REAL,
+    grade         TEXT,
+    score         REAL,
+    provenance    TEXT,                  -- JSON
+    delta_audit   TEXT,                  -- JSON
+    metadata      TEXT,                  -- JSON
+    created_at    TEXT NOT NULL
+);
+CREATE INDEX knowledge_atoms_by_id ON knowledge_atoms(atom_id);
+CREATE INDEX knowledge_atoms_by_run ON knowledge_atoms(run_id, task_id);
+
+CREATE TABLE relations (
+    relation_id    INTEGER PRIMARY KEY,
+    source_atom_id TEXT NOT NULL,
+    target_atom_id TEXT NOT NULL,
+    relation_type  TEXT NOT NULL,        -- builds_on | contradicts
+    run_id         TEXT,
+    invocation_id  TEXT,
+    note           TEXT,
+    created_at     TEXT NOT NULL
+);
+CREATE INDEX relations_by_source ON relations(source_atom_id);
+
+CREATE TABLE quality_records (
+    record_id     INTEGER PRIMARY KEY,
+    run_id        TEXT NOT NULL,
+    task_id       TEXT NOT NULL,
+    invocation_id TEXT NOT NULL,
+    atom_id       TEXT NOT NULL,
+    grade         TEXT NOT NULL,
+    score         REAL NOT NULL,
+    issues        TEXT NOT NULL,         -- JSON array of quality issues
+    created_at    TEXT NOT NULL
+);
+CREATE INDEX quality_records_by_invocation ON quality_records(invocation_id);
+
+CREATE TABLE execution_logs (
+    run_id        TEXT NOT NULL,
+    seq           INTEGER NOT NULL,      -- dense per run, from 1
+    ts            INTEGER NOT NULL,      -- milliseconds since the Unix epoch
+    kind          TEXT NOT NULL,
+    task_id       TEXT,
+    invocation_id TEXT,
+    agent         TEXT,
+    payload       TEXT NOT NULL,         -- JSON of the event without its kind
+    PRIMARY KEY (run_id, seq)
+) WITHOUT ROWID;
+"#];
+
+/// Brings `conn` to [`SCHEMA_VERSION`], applying each missing migration in a transaction.
+pub fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
+    let current: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    if current > SCHEMA_VERSION {
+        return Err(StoreError::TooNew { found: current, supported: SCHEMA_VERSION });
+    }
+    for (i, sql) in MIGRATIONS.iter().enumerate().skip(current as usize) {
+        let tx = conn.transaction()?;
+        tx.execute_batch(sql)?;
+        tx.pragma_update(None, "user_version", (i + 1) as i64)?;
+        tx.commit()?;
+    }
+    Ok(())
+}
+
+/// Tables a `db_query` reference may read, with their columns (seed 000 §2.4).
+pub const QUERYABLE: &[(&str, &[&str])] = &[
+    ("papers", &["paper_id", "title", "authors", "year", "venue", "domain", "pdf_path", "arxiv_url", "abstract", "created_at"]),
+    (
+        "knowledge_atoms",
+        &[
+            "atom_id", "run_id", "task_id", "invocation_id", "agent", "atom_type", "category", "data_status",
+            "paper_id", "domain", "content", "confidence", "grade", "score", "provenance", "delta_audit",
+            "metadata", "created_at",
+        ],
+    ),
+    (
+        "relations",
+        &["relation_id", "source_atom_id", "target_atom_id", "relation_type", "run_id", "invocation_id", "note", "created_at"],
+    ),
+    (
+        "quality_records",
+        &["record_id", "run_id", "task_id", "invocation_id", "atom_id", "grade", "score", "issues", "created_at"],
+    ),
+    ("execution_logs", &["run_id", "seq", "ts", "kind", "task_id", "invocation_id", "agent", "payload"]),
+];
+
+/// Columns of a whitelisted table, or `None` when the table may not be queried.
+pub fn queryable_columns(table: &str) -> Option<&'static [&'static str]> {
+    QUERYABLE.iter().find(|(t, _)| *t == table).map(|(_, c)| *c)
+}

@@ -1,0 +1,504 @@
+//! The one writer thread: owns the write connection, applies operations in batches (one
+//! transaction per batch, group commit), and only then hands the batch's events to the
+//! subscriber, so every event a consumer sees is already durable.
+
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::mpsc::{Receiver, Sender, TryRecvError};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+
+use rusqlite::{params, Connection, Transaction};
+
+use super::{open_connection, StoreError};
+use crate::event::Envelope;
+
+/// Most operations applied in one transaction.
+const MAX_BATCH: usize = 8192;
+
+/// A run row, written once when the run is created.
+#[derive(Debug, Clone)]
+pub struct RunRow {
+    /// Run id.
+    pub run_id: String,
+    /// Plan id.
+    pub plan_id: String,
+    /// Plan file.
+    pub plan_source: String,
+    /// Plan JSON snapshot.
+    pub plan_json: String,
+    /// Provider name.
+    pub provider: String,
+    /// Engine config JSON.
+    pub config_json: String,
+    /// RFC 3339.
+    pub created_at: String,
+    /// Task count.
+    pub task_count: usize,
+    /// (task_id, agent) of every task, inserted as `pending`.
+    pub tasks: Vec<(String, String)>,
+}
+
+/// One row of `knowledge_atoms` with its quality record.
+#[derive(Debug, Clone)]
+pub struct AtomRow {
+    /// asset_id.
+    pub atom_id: String,
+    /// Task.
+    pub task_id: String,
+    /// Invocation.
+    pub invocation_id: String,
+    /// Agent.
+    pub agent: String,
+    /// Atom type.
+    pub atom_type: String,
+    /// Category.
+    pub category: Option<String>,
+    /// Data status.
+    pub data_status: Option<String>,
+    /// Paper.
+    pub paper_id: Option<String>,
+    /// Content JSON.
+    pub content: String,
+    /// Confidence.
+    pub confidence: Option<f64>,
+    /// Grade.
+    pub grade: String,
+    /// Score.
+    pub score: f64,
+    /// Provenance JSON.
+    pub provenance: String,
+    /// Delta audit JSON.
+    pub delta_audit: String,
+    /// Metadata JSON.
+    pub metadata: String,
+    /// Issues JSON array.
+    pub issues: String,
+    /// Existing assets referenced (rows in `relations`), with `contradicts` flag.
+    pub relations: Vec<String>,
+    /// Whether the atom marks a contradiction.
+    pub contradiction: bool,
+}
+
+/// A write the store thread performs, in order.
+#[derive(Debug)]
+pub enum WriteOp {
+    /// Append one event to `execution_logs`.
+    Event(Arc<Envelope>),
+    /// Create a run and its task rows.
+    CreateRun(Box<RunRow>),
+    /// Set a run's status (and finish time when final).
+    RunStatus {
+        /// Run.
+        run_id: String,
+        /// New status.
+        status: String,
+        /// RFC 3339 finish time, for final statuses.
+        finished_at: Option<String>,
+    },
+    /// Update a task row.
+    TaskState {
+        /// Run.
+        run_id: Arc<str>,
+        /// Task.
+        task_id: Arc<str>,
+        /// New status.
+        status: &'static str,
+        /// Attempts so far.
+        attempts: u32,
+        /// Accepted atoms.
+        atoms: u32,
+        /// Deciding error.
+        error_code: Option<&'static str>,
+        /// Final invocation.
+        final_invocation_id: Option<Arc<str>>,
+        /// Output JSON of the final invocation.
+        output_json: Option<String>,
+    },
+    /// Insert an invocation when it starts.
+    InvocationStart {
+        /// Id.
+        invocation_id: Arc<str>,
+        /// Run.
+        run_id: Arc<str>,
+        /// Task.
+        task_id: Arc<str>,
+        /// Agent.
+        agent: Arc<str>,
+        /// Attempt.
+        attempt: u32,
+        /// RFC 3339.
+        started_at: String,
+        /// Prompt tokens.
+        prompt_tokens: u64,
+        /// Request JSON with the system prompt replaced by its hash.
+        request_json: String,
+        /// (hash, text) of the system prompt, stored once.
+        system_prompt: (String, Arc<str>),
+    },
+    /// Complete an invocation.
+    InvocationEnd {
+        /// Id.
+        invocation_id: Arc<str>,
+        /// Status text.
+        status: &'static str,
+        /// Wall time.
+        execution_time_ms: u64,
+        /// Output tokens.
+        output_tokens: u64,
+        /// Comma-separated error codes.
+        error_codes: String,
+        /// Whole response JSON.
+        response_json: String,
+    },
+    /// Accepted atoms of a task (knowledge_atoms, quality_records, relations).
+    Atoms {
+        /// Run.
+        run_id: Arc<str>,
+        /// Rows.
+        atoms: Vec<AtomRow>,
+    },
+    /// Insert papers / imported assets (JSON rows) if absent.
+    Import {
+        /// `(sql, params-as-json-strings)` performed as is; used only with constant SQL.
+        papers: Vec<PaperRow>,
+        /// Imported atoms: (atom_id, atom_type, domain, paper_id, content JSON).
+        assets: Vec<(String, String, Option<String>, Option<String>, String)>,
+    },
+    /// Barrier: answered once everything sent before it is committed.
+    Flush(std::sync::mpsc::Sender<()>),
+}
+
+/// One `papers` row to import.
+#[derive(Debug, Clone)]
+pub struct PaperRow {
+    /// Id.
+    pub paper_id: String,
+    /// Title.
+    pub title: String,
+    /// Authors.
+    pub authors: Option<String>,
+    /// Year.
+    pub year: Option<i64>,
+    /// Domain.
+    pub domain: Option<String>,
+    /// Abstract.
+    pub abstract_text: Option<String>,
+}
+
+/// Counters of the writer, readable while it runs.
+#[derive(Debug, Default)]
+pub struct WriterStats {
+    /// Events committed.
+    pub events: AtomicU64,
+    /// Transactions committed.
+    pub batches: AtomicU64,
+    /// Operations queued but not yet committed.
+    pub backlog: AtomicUsize,
+    /// Histogram of event commit latency (ms after the event's timestamp), 0..=1000.
+    pub latency_ms: Mutex<Vec<u64>>,
+}
+
+impl WriterStats {
+    /// Latency (ms) at quantile `q` in [0, 1] of committed events.
+    pub fn latency_quantile(&self, q: f64) -> u64 {
+        let h = self.latency_ms.lock().map(|h| h.clone()).unwrap_or_default();
+        let total: u64 = h.iter().sum();
+        if total == 0 {
+            return 0;
+        }
+        let target = (q * total as f64).ceil().max(1.0) as u64;
+        let mut acc = 0;
+        for (ms, n) in h.iter().enumerate() {
+            acc += n;
+            if acc >= target {
+                return ms as u64;
+            }
+        }
+        h.len() as u64
+    }
+}
+
+/// Handle to the writer thread. Dropping every handle stops the thread after a final commit.
+#[derive(Clone)]
+pub struct Writer {
+    tx: Sender<WriteOp>,
+    stats: Arc<WriterStats>,
+    failure: Arc<Mutex<Option<String>>>,
+}
+
+/// Where committed events go.
+pub type Subscriber = tokio::sync::mpsc::UnboundedSender<Vec<Arc<Envelope>>>;
+
+impl Writer {
+    /// Queues an operation.
+    pub fn send(&self, op: WriteOp) -> Result<(), StoreError> {
+        self.stats.backlog.fetch_add(1, Ordering::Relaxed);
+        self.tx.send(op).map_err(|_| StoreError::WriterGone(self.failure().unwrap_or_else(|| "stopped".into())))
+    }
+
+    /// Waits until everything queued so far is committed.
+    pub fn flush(&self) -> Result<(), StoreError> {
+        let (tx, rx) = std::sync::mpsc::channel();
+        self.send(WriteOp::Flush(tx))?;
+        rx.recv().map_err(|_| StoreError::WriterGone(self.failure().unwrap_or_else(|| "stopped".into())))
+    }
+
+    /// Counters.
+    pub fn stats(&self) -> &Arc<WriterStats> {
+        &self.stats
+    }
+
+    /// The error that stopped the writer, if any.
+    pub fn failure(&self) -> Option<String> {
+        self.failure.lock().ok().and_then(|f| f.clone())
+    }
+}
+
+/// Starts the writer thread on `path`; committed events go to `subscriber` if given.
+pub fn spawn_writer(
+    path: &std::path::Path,
+    subscriber: Option<Subscriber>,
+) -> Result<(Writer, JoinHandle<()>), StoreError> {
+    let conn = open_connection(path)?;
+    let (tx, rx) = std::sync::mpsc::channel();
+    let stats = Arc::new(WriterStats { latency_ms: Mutex::new(vec![0; 1001]), ..Default::default() });
+    let failure = Arc::new(Mutex::new(None));
+    let writer = Writer { tx, stats: stats.clone(), failure: failure.clone() };
+    let handle = std::thread::Builder::new()
+        .name("plexus-store".into())
+        .spawn(move || {
+            if let Err(e) = run_writer(conn, rx, subscriber, &stats) {
+                tracing::error!("store writer stopped: {e}");
+                if let Ok(mut f) = failure.lock() {
+                    *f = Some(e.to_string());
+                }
+            }
+        })
+        .map_err(|e| StoreError::WriterGone(e.to_string()))?;
+    Ok((writer, handle))
+}
+
+fn run_writer(
+    mut conn: Connection,
+    rx: Receiver<WriteOp>,
+    subscriber: Option<Subscriber>,
+    stats: &WriterStats,
+) -> Result<(), StoreError> {
+    let mut batch: Vec<WriteOp> = Vec::with_capacity(MAX_BATCH);
+    let mut payload = Vec::with_capacity(512);
+    let mut subscriber = subscriber;
+    loop {
+        match rx.recv() {
+            Ok(op) => batch.push(op),
+            Err(_) => return Ok(()),
+        }
+        while batch.len() < MAX_BATCH {
+            match rx.try_recv() {
+                Ok(op) => batch.push(op),
+                Err(TryRecvError::Empty | TryRecvError::Disconnected) => break,
+            }
+        }
+        let n = batch.len();
+        let mut events: Vec<Arc<Envelope>> = Vec::new();
+        let mut flushes = Vec::new();
+        {
+            let tx = conn.transaction()?;
+            for op in batch.drain(..) {
+                apply(&tx, op, &mut payload, &mut events, &mut flushes)?;
+            }
+            tx.commit()?;
+        }
+        stats.backlog.fetch_sub(n, Ordering::Relaxed);
+        stats.batches.fetch_add(1, Ordering::Relaxed);
+        stats.events.fetch_add(events.len() as u64, Ordering::Relaxed);
+        if !events.is_empty() {
+            let now = chrono::Utc::now().timestamp_millis();
+            if let Ok(mut h) = stats.latency_ms.lock() {
+                for e in &events {
+                    let ms = (now - e.ts).clamp(0, 1000) as usize;
+                    h[ms] += 1;
+                }
+            }
+            if let Some(sub) = &subscriber {
+                if sub.send(events).is_err() {
+                    subscriber = None; // the consumer went away; keep persisting
+                }
+            }
+        }
+        for f in flushes {
+            let _ = f.send(());
+        }
+    }
+}
+
+fn apply(
+    tx: &Transaction<'_>,
+    op: WriteOp,
+    payload: &mut Vec<u8>,
+    events: &mut Vec<Arc<Envelope>>,
+    flushes: &mut Vec<std::sync::mpsc::Sender<()>>,
+) -> Result<(), StoreError> {
+    match op {
+        WriteOp::Event(env) => {
+            payload.clear();
+            env.event
+                .write_payload(&mut *payload)
+                .map_err(|e| StoreError::Json { what: "event payload".into(), source: e })?;
+            let text = std::str::from_utf8(payload).unwrap_or("{}");
+            let mut st = tx.prepare_cached(
+                "INSERT INTO execution_logs (run_id, seq, ts, kind, task_id, invocation_id, agent, payload) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            )?;
+            st.execute(params![
+                &*env.run_id,
+                env.seq as i64,
+                env.ts,
+                env.event.kind(),
+                env.task_id.as_deref(),
+                env.invocation_id.as_deref(),
+                env.agent.as_deref(),
+                text
+            ])?;
+            events.push(env);
+        }
+        WriteOp::CreateRun(run) => {
+            tx.execute(
+                "INSERT INTO runs (run_id, plan_id, plan_source, plan_json, provider, config_json, status, created_at, task_count) VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'running', ?7, ?8)",
+                params![run.run_id, run.plan_id, run.plan_source, run.plan_json, run.provider, run.config_json, run.created_at, run.task_count as i64],
+            )?;
+            let mut st = tx.prepare_cached(
+                "INSERT INTO tasks (run_id, task_id, agent, status, updated_at) VALUES (?1, ?2, ?3, 'pending', ?4)",
+            )?;
+            for (task, agent) in &run.tasks {
+                st.execute(params![run.run_id, task, agent, run.created_at])?;
+            }
+        }
+        WriteOp::RunStatus { run_id, status, finished_at } => {
+            tx.execute(
+                "UPDATE runs SET status = ?2, finished_at = COALESCE(?3, finished_at) WHERE run_id = ?1",
+                params![run_id, status, finished_at],
+            )?;
+        }
+        WriteOp::TaskState { run_id, task_id, status, attempts, atoms, error_code, final_invocation_id, output_json } => {
+            let mut st = tx.prepare_cached(
+                "UPDATE tasks SET status = ?3, attempts = ?4, atoms = ?5, error_code = ?6, final_invocation_id = COALESCE(?7, final_invocation_id), output_json = COALESCE(?8, output_json), updated_at = ?9 WHERE run_id = ?1 AND task_id = ?2",
+            )?;
+            st.execute(params![
+                &*run_id,
+                &*task_id,
+                status,
+                attempts,
+                atoms,
+                error_code,
+                final_invocation_id.as_deref(),
+                output_json,
+                now_rfc3339()
+            ])?;
+        }
+        WriteOp::InvocationStart {
+            invocation_id,
+            run_id,
+            task_id,
+            agent,
+            attempt,
+            started_at,
+            prompt_tokens,
+            request_json,
+            system_prompt,
+        } => {
+            tx.prepare_cached("INSERT OR IGNORE INTO prompts (prompt_hash, text) VALUES (?1, ?2)")?
+                .execute(params![system_prompt.0, &*system_prompt.1])?;
+            tx.prepare_cached(
+                "INSERT INTO invocations (invocation_id, run_id, task_id, agent, attempt, started_at, prompt_tokens, request_json) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            )?
+            .execute(params![
+                &*invocation_id,
+                &*run_id,
+                &*task_id,
+                &*agent,
+                attempt,
+                started_at,
+                prompt_tokens as i64,
+                request_json
+            ])?;
+        }
+        WriteOp::InvocationEnd { invocation_id, status, execution_time_ms, output_tokens, error_codes, response_json } => {
+            tx.prepare_cached(
+                "UPDATE invocations SET status = ?2, execution_time_ms = ?3, output_tokens = ?4, error_codes = ?5, response_json = ?6 WHERE invocation_id = ?1",
+            )?
+            .execute(params![
+                &*invocation_id,
+                status,
+                execution_time_ms as i64,
+                output_tokens as i64,
+                if error_codes.is_empty() { None } else { Some(error_codes) },
+                response_json
+            ])?;
+        }
+        WriteOp::Atoms { run_id, atoms } => {
+            let now = now_rfc3339();
+            for a in atoms {
+                tx.prepare_cached(
+                    "INSERT INTO knowledge_atoms (atom_id, run_id, task_id, invocation_id, agent, atom_type, category, data_status, paper_id, content, confidence, grade, score, provenance, delta_audit, metadata, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
+                )?
+                .execute(params![
+                    a.atom_id,
+                    &*run_id,
+                    a.task_id,
+                    a.invocation_id,
+                    a.agent,
+                    a.atom_type,
+                    a.category,
+                    a.data_status,
+                    a.paper_id,
+                    a.content,
+                    a.confidence,
+                    a.grade,
+                    a.score,
+                    a.provenance,
+                    a.delta_audit,
+                    a.metadata,
+                    now
+                ])?;
+                tx.prepare_cached(
+                    "INSERT INTO quality_records (run_id, task_id, invocation_id, atom_id, grade, score, issues, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                )?
+                .execute(params![&*run_id, a.task_id, a.invocation_id, a.atom_id, a.grade, a.score, a.issues, now])?;
+                for target in &a.relations {
+                    tx.prepare_cached(
+                        "INSERT INTO relations (source_atom_id, target_atom_id, relation_type, run_id, invocation_id, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                    )?
+                    .execute(params![
+                        a.atom_id,
+                        target,
+                        if a.contradiction { "contradicts" } else { "builds_on" },
+                        &*run_id,
+                        a.invocation_id,
+                        now
+                    ])?;
+                }
+            }
+        }
+        WriteOp::Import { papers, assets } => {
+            let now = now_rfc3339();
+            for p in papers {
+                tx.execute(
+                    "INSERT OR IGNORE INTO papers (paper_id, title, authors, year, domain, abstract, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                    params![p.paper_id, p.title, p.authors, p.year, p.domain, p.abstract_text, now],
+                )?;
+            }
+            for (id, ty, domain, paper, content) in assets {
+                tx.execute(
+                    "INSERT INTO knowledge_atoms (atom_id, atom_type, domain, paper_id, content, grade, score, created_at) SELECT ?1, ?2, ?3, ?4, ?5, 'A', 1.0, ?6 WHERE NOT EXISTS (SELECT 1 FROM knowledge_atoms WHERE atom_id = ?1)",
+                    params![id, ty, domain, paper, content, now],
+                )?;
+            }
+        }
+        WriteOp::Flush(f) => flushes.push(f),
+    }
+    Ok(())
+}
+
+/// Current time in RFC 3339 (UTC, seconds).
+pub fn now_rfc3339() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+}

@@ -9,3 +9,6 @@ pub mod jsonpath;
 pub mod plan;
 pub mod store;
 pub mod event;
+pub mod tokens;
+pub mod provider;
+pub mod engine;

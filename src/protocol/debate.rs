@@ -775,7 +775,11 @@ pub struct MultiAgentStartRequest {
     #[serde(rename = "userId", default, skip_serializing_if = "Option::is_none")]
     pub user_id: Option<String>,
     /// Conversation id (`conversationId`).
-    #[serde(rename = "conversationId", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "conversationId",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub conversation_id: Option<String>,
     /// Fields not modelled here.
     #[serde(flatten, skip_serializing_if = "is_empty_map")]

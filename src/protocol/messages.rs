@@ -241,7 +241,9 @@ impl Default for ToolRetryPolicy {
 }
 
 /// How much of a skill is loaded (seed 003 progressive disclosure, `Literal[1, 2, 3]`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize, Deserialize,
+)]
 #[serde(try_from = "u8", into = "u8")]
 pub enum LoadLevel {
     /// Level 1: the frontmatter (~100 tokens).

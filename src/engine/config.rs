@@ -1,0 +1,45 @@
+//! Engine settings: concurrency, retries, the quality gate, time scaling.
+
+use serde::{Deserialize, Serialize};
+
+use super::quality::QualityConfig;
+use super::retry::RetryPolicy;
+use crate::tokens::TokenCounter;
+
+/// Settings of one run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct EngineConfig {
+    /// Most invocations in flight (SPEC §3.1, default 8).
+    pub concurrency: usize,
+    /// Retry counts and delays.
+    pub retry: RetryPolicy,
+    /// Quality gate.
+    pub quality: QualityConfig,
+    /// Multiplier on every `timeout_seconds` when enforcing it (1.0 in production; the
+    /// demo uses a smaller value so that timeouts show within seconds).
+    pub timeout_scale: f64,
+    /// Lowest temperature after adjustments (seed 001 §5.3 shows 0.1 as the floor).
+    pub min_temperature: f64,
+    /// Token counting.
+    pub tokens: TokenCounter,
+    /// Store operations queued before dispatch waits for the writer (backpressure).
+    pub backlog_limit: usize,
+    /// Seed recorded with the run.
+    pub seed: u64,
+}
+
+impl Default for EngineConfig {
+    fn default() -> Self {
+        EngineConfig {
+            concurrency: 8,
+            retry: RetryPolicy::default(),
+            quality: QualityConfig::default(),
+            timeout_scale: 1.0,
+            min_temperature: 0.1,
+            tokens: TokenCounter::default(),
+            backlog_limit: 200_000,
+            seed: 7,
+        }
+    }
+}

@@ -1,0 +1,27 @@
+//! The engine: a library with no terminal code. It takes a plan, a provider and a store
+//! writer, runs the plan's DAG, and reports everything as typed events.
+
+pub mod config;
+pub mod emit;
+pub mod parse;
+pub mod quality;
+pub mod refs;
+pub mod request;
+pub mod retry;
+mod run;
+pub mod status;
+mod worker;
+
+pub use config::EngineConfig;
+pub use run::{start_run, Control, ResumeState, RunHandle, RunOutcome, RunSpec};
+
+/// Errors that stop a run.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] crate::store::StoreError),
+    /// The run could not continue.
+    #[error("run failed: {0}")]
+    Internal(String),
+}

@@ -1,0 +1,117 @@
+//! Resolution of `task_output` references (seed 000 §2.2): JSONPath, filter, transform.
+//! File and db_query references are passed to the agent in reference mode.
+
+use serde_json::{Map, Value};
+
+use crate::jsonpath::JsonPath;
+use crate::protocol::refs::RefErrorCode;
+use crate::protocol::{FilterOp, RefFilter, TaskOutputRef, Transform};
+
+/// Why a reference did not resolve.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RefFailure {
+    /// Seed 000 §3.2 code.
+    pub code: RefErrorCode,
+    /// Explanation.
+    pub message: String,
+}
+
+/// Tests one item against a filter; `Err` when the filter cannot apply (REF_FILTER_ERROR).
+pub fn filter_matches(item: &Value, f: &RefFilter) -> Result<bool, String> {
+    let Some(v) = item.get(&f.field) else { return Ok(false) };
+    Ok(match f.operator {
+        FilterOp::Eq => v == &f.value || matches!((v.as_f64(), f.value.as_f64()), (Some(a), Some(b)) if a == b),
+        FilterOp::Ne => !(v == &f.value || matches!((v.as_f64(), f.value.as_f64()), (Some(a), Some(b)) if a == b)),
+        FilterOp::In => match &f.value {
+            Value::Array(options) => match v {
+                Value::Array(vs) => vs.iter().any(|x| options.contains(x)),
+                x => options.contains(x),
+            },
+            _ => return Err("`in` needs an array value".into()),
+        },
+        FilterOp::Gt | FilterOp::Gte | FilterOp::Lt | FilterOp::Lte => {
+            let ord = match (v.as_f64(), f.value.as_f64(), v.as_str(), f.value.as_str()) {
+                (Some(a), Some(b), _, _) => a.partial_cmp(&b),
+                (_, _, Some(a), Some(b)) => Some(a.cmp(b)),
+                _ if f.value.is_number() || f.value.is_string() => return Ok(false),
+                _ => return Err(format!("`{}` needs a number or string value", f.operator.as_str())),
+            };
+            match (ord, f.operator) {
+                (Some(o), FilterOp::Gt) => o.is_gt(),
+                (Some(o), FilterOp::Gte) => o.is_ge(),
+                (Some(o), FilterOp::Lt) => o.is_lt(),
+                (Some(o), FilterOp::Lte) => o.is_le(),
+                _ => false,
+            }
+        }
+        FilterOp::Contains => match (v, &f.value) {
+            (Value::String(s), Value::String(needle)) => s.contains(needle.as_str()),
+            (Value::Array(a), needle) => a.contains(needle),
+            (_, Value::String(_)) => false,
+            _ => return Err("`contains` needs a string value".into()),
+        },
+    })
+}
+
+fn summarise(v: &Value) -> Value {
+    match v {
+        Value::String(s) => {
+            let cut: String = s.chars().take(200).collect();
+            Value::String(if cut.len() < s.len() { format!("{cut}…") } else { cut })
+        }
+        Value::Array(a) => Value::Array(a.iter().map(summarise).collect()),
+        Value::Object(o) => {
+            let mut m = Map::new();
+            for (k, x) in o {
+                if matches!(k.as_str(), "metadata" | "delta_audit") {
+                    continue;
+                }
+                m.insert(k.clone(), summarise(x));
+            }
+            Value::Object(m)
+        }
+        other => other.clone(),
+    }
+}
+
+fn keys_only(v: &Value) -> Value {
+    match v {
+        Value::Object(o) => Value::Array(o.keys().map(|k| Value::String(k.clone())).collect()),
+        Value::Array(a) => Value::Array(a.iter().map(keys_only).collect()),
+        other => other.clone(),
+    }
+}
+
+/// Resolves a task_output reference against the task's output `{atoms, summary}`.
+pub fn resolve_task_output(output: &Value, r: &TaskOutputRef) -> Result<Value, RefFailure> {
+    let selected = match &r.path {
+        None => output.clone(),
+        Some(p) => {
+            let path = JsonPath::parse(p)
+                .map_err(|e| RefFailure { code: RefErrorCode::RefPathInvalid, message: format!("JSONPath `{p}`: {e}") })?;
+            path.select_value(output).ok_or_else(|| RefFailure {
+                code: RefErrorCode::RefNotFound,
+                message: format!("`{p}` matches nothing in the output of {}", r.task_id),
+            })?
+        }
+    };
+    let filtered = match (&r.filter, selected) {
+        (Some(f), Value::Array(items)) => {
+            let mut kept = Vec::new();
+            for it in items {
+                match filter_matches(&it, f) {
+                    Ok(true) => kept.push(it),
+                    Ok(false) => {}
+                    Err(m) => return Err(RefFailure { code: RefErrorCode::RefFilterError, message: m }),
+                }
+            }
+            Value::Array(kept)
+        }
+        (_, v) => v,
+    };
+    Ok(match r.transform.unwrap_or(Transform::None) {
+        Transform::None => filtered,
+        Transform::Summary => summarise(&filtered),
+        Transform::KeysOnly => keys_only(&filtered),
+    })
+}

@@ -1,0 +1,179 @@
+//! Building an AgentRequest (SPEC §3.2): constraints from agent defaults and the
+//! execution mode (seed 001 §5.2), the instruction template (§6.1), context, ids (§9.1).
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::agents::AgentDef;
+use crate::plan::{ConstraintOverrides, ExecutionMode, Task};
+use crate::protocol::{AgentRequest, Constraints, Dependency, Grade, UserPrompt};
+
+/// Constraints of an agent under an execution mode, then the task's overrides.
+/// Temperatures are rounded to 2 decimals and floored at `min_temperature`.
+pub fn constraints_for(agent: &AgentDef, mode: ExecutionMode, overrides: &ConstraintOverrides, min_temperature: f64) -> Constraints {
+    let (dt, tok, time) = match mode {
+        ExecutionMode::DeepInternalization => (0.0, 1.5, 2.0),
+        ExecutionMode::QuickAssessment => (0.1, 0.5, 0.5),
+        ExecutionMode::EngineeringReproduction => (-0.1, 1.2, 1.5),
+    };
+    let temperature = ((agent.temperature + dt).max(min_temperature) * 100.0).round() / 100.0;
+    let mut c = Constraints {
+        timeout_seconds: agent.timeout_seconds * time,
+        max_tokens: (agent.max_tokens as f64 * tok).round() as u32,
+        temperature,
+    };
+    if let Some(t) = overrides.timeout_seconds {
+        c.timeout_seconds = t;
+    }
+    if let Some(m) = overrides.max_tokens {
+        c.max_tokens = m;
+    }
+    if let Some(t) = overrides.temperature {
+        c.temperature = t;
+    }
+    c
+}
+
+/// `INV_{YYYYMMDD}_{HHMMSS}_{AGENT_SHORT}_{SEQ}` (seed 001 §9.1); SEQ has at least 3 digits.
+pub fn invocation_id(at: chrono::DateTime<chrono::Utc>, short: &str, seq: u32) -> String {
+    format!("INV_{}_{}_{seq:03}", at.format("%Y%m%d_%H%M%S"), short)
+}
+
+/// The instruction: the task's own text, completed by the seed 001 §6.1 template parts it
+/// lacks (focus, count and type of atoms, constraints), plus feedback from a failed try.
+pub fn instruction_for(task: &Task, agent: &AgentDef, threshold: Grade, feedback: Option<&str>) -> String {
+    let req = &task.output_requirements;
+    let atom_type = req.atom_type.clone().unwrap_or_else(|| agent.atom_type.clone());
+    let mut s = task.instruction.trim().to_string();
+    if let Some(f) = &task.focus {
+        s.push_str(&format!(" Focus on: {f}."));
+    }
+    match req.max_atoms {
+        Some(n) => s.push_str(&format!(" Produce 1-{n} {atom_type}.")),
+        None => s.push_str(&format!(" Produce {atom_type} atoms.")),
+    }
+    s.push_str(&format!(
+        " Ensure every atom reaches grade {threshold} or better: fill every required field and anchor it to a paper location or code link."
+    ));
+    if let Some(f) = feedback {
+        s.push_str(&format!(" Your previous answer was rejected: {f}. Answer with one valid JSON object only."));
+    }
+    s
+}
+
+/// Builds the user prompt of a task.
+pub fn user_prompt_for(
+    task: &Task,
+    agent: &AgentDef,
+    threshold: Grade,
+    feedback: Option<&str>,
+    existing_assets: Vec<String>,
+    inputs: Vec<Value>,
+) -> UserPrompt {
+    let mut context = task.context.clone();
+    if !task.depends_on.is_empty() && context.dependencies.is_none() {
+        context.dependencies = Some(
+            task.depends_on
+                .iter()
+                .map(|d| Dependency { task_id: d.clone(), output_ref: Some("output.atoms".into()), required: Some(true), extra: Default::default() })
+                .collect(),
+        );
+    }
+    if !existing_assets.is_empty() {
+        context.existing_assets = Some(existing_assets);
+    }
+    context.extra.remove("focus");
+    if !inputs.is_empty() {
+        context.extra.insert("inputs".into(), Value::Array(inputs));
+    }
+    let mut output_requirements = task.output_requirements.clone();
+    if output_requirements.atom_type.is_none() {
+        output_requirements.atom_type = Some(agent.atom_type.clone());
+    }
+    output_requirements.quality_threshold = Some(threshold.as_str().to_string());
+    UserPrompt {
+        instruction: instruction_for(task, agent, threshold, feedback),
+        context,
+        focus: task.focus.clone(),
+        output_requirements,
+        extra: Default::default(),
+    }
+}
+
+/// The user message text sent to a model: the user prompt as compact JSON.
+pub fn render_user_prompt(p: &UserPrompt) -> String {
+    serde_json::to_string(p).unwrap_or_default()
+}
+
+/// The request as stored: the system prompt replaced by a reference into `prompts`.
+#[derive(Serialize)]
+pub struct StoredRequest<'a> {
+    /// Id.
+    pub invocation_id: &'a str,
+    /// Agent.
+    pub agent: &'a str,
+    /// Task.
+    pub task_id: &'a str,
+    /// Plan.
+    pub plan_id: &'a str,
+    /// Hash key of the system prompt in `prompts`.
+    pub system_prompt_ref: &'a str,
+    /// User prompt.
+    pub user_prompt: &'a UserPrompt,
+    /// Constraints.
+    pub constraints: &'a Constraints,
+}
+
+impl<'a> StoredRequest<'a> {
+    /// Borrows a request for storage.
+    pub fn new(r: &'a AgentRequest, prompt_hash: &'a str) -> Self {
+        StoredRequest {
+            invocation_id: &r.invocation_id,
+            agent: &r.agent,
+            task_id: &r.task_id,
+            plan_id: &r.plan_id,
+            system_prompt_ref: prompt_hash,
+            user_prompt: &r.user_prompt,
+            constraints: &r.constraints,
+        }
+    }
+}
+
+/// Stable 64-bit FNV-1a hash of a prompt, as 16 hex digits.
+pub fn prompt_hash(text: &str) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in text.as_bytes() {
+        h ^= u64::from(*b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("{h:016x}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agents::builtin;
+
+    fn c(agent: &str, mode: ExecutionMode) -> Constraints {
+        constraints_for(&builtin(agent).expect("agent"), mode, &ConstraintOverrides::default(), 0.1)
+    }
+
+    #[test]
+    fn seed_001_5_3_examples() {
+        let s = c("Scholar_Internalizer", ExecutionMode::DeepInternalization);
+        assert_eq!((s.temperature, s.max_tokens, s.timeout_seconds), (0.25, 12000, 600.0));
+        let s = c("Scholar_Internalizer", ExecutionMode::QuickAssessment);
+        assert_eq!((s.temperature, s.max_tokens, s.timeout_seconds), (0.35, 4000, 150.0));
+        let k = c("Code_Architect", ExecutionMode::DeepInternalization);
+        assert_eq!((k.temperature, k.max_tokens, k.timeout_seconds), (0.15, 15000, 600.0));
+        let k = c("Code_Architect", ExecutionMode::EngineeringReproduction);
+        assert_eq!((k.temperature, k.max_tokens, k.timeout_seconds), (0.1, 12000, 450.0));
+    }
+
+    #[test]
+    fn invocation_ids_follow_9_1() {
+        let at = chrono::DateTime::parse_from_rfc3339("2026-02-03T14:30:52Z").expect("time").to_utc();
+        assert_eq!(invocation_id(at, "SCHOLAR", 1), "INV_20260203_143052_SCHOLAR_001");
+        assert_eq!(invocation_id(at, "CODE", 1234), "INV_20260203_143052_CODE_1234");
+    }
+}

@@ -74,7 +74,11 @@ impl TaskStatus {
     pub fn is_final(self) -> bool {
         matches!(
             self,
-            TaskStatus::Success | TaskStatus::Partial | TaskStatus::Failed | TaskStatus::Timeout | TaskStatus::Blocked
+            TaskStatus::Success
+                | TaskStatus::Partial
+                | TaskStatus::Failed
+                | TaskStatus::Timeout
+                | TaskStatus::Blocked
         )
     }
 
@@ -145,7 +149,10 @@ impl RunStatus {
 
     /// Whether a process exiting with this status should exit non-zero.
     pub fn is_failure(self) -> bool {
-        matches!(self, RunStatus::Failed | RunStatus::Cancelled | RunStatus::Interrupted)
+        matches!(
+            self,
+            RunStatus::Failed | RunStatus::Cancelled | RunStatus::Interrupted
+        )
     }
 }
 
@@ -470,13 +477,21 @@ mod tests {
 
     #[test]
     fn payload_round_trips_through_kind_and_text() {
-        let ev = EngineEvent::Chunk(Chunk { text: "你好 \u{1b}[31m".into() });
+        let ev = EngineEvent::Chunk(Chunk {
+            text: "你好 \u{1b}[31m".into(),
+        });
         let mut buf = Vec::new();
         ev.write_payload(&mut buf).expect("serialises");
         let text = String::from_utf8(buf).expect("utf8");
         assert!(!text.contains("kind"));
         assert_eq!(EngineEvent::from_parts(ev.kind(), &text), Ok(ev));
-        assert!(matches!(EngineEvent::from_parts("nope", "{}"), Err(EventDecodeError::UnknownKind(_))));
-        assert!(matches!(EngineEvent::from_parts("chunk", "{}"), Err(EventDecodeError::Payload { .. })));
+        assert!(matches!(
+            EngineEvent::from_parts("nope", "{}"),
+            Err(EventDecodeError::UnknownKind(_))
+        ));
+        assert!(matches!(
+            EngineEvent::from_parts("chunk", "{}"),
+            Err(EventDecodeError::Payload { .. })
+        ));
     }
 }

@@ -71,7 +71,10 @@ struct Parser<'a> {
 
 impl<'a> Parser<'a> {
     fn err<T>(&self, message: impl Into<String>) -> Result<T, PathError> {
-        Err(PathError { offset: self.pos, message: message.into() })
+        Err(PathError {
+            offset: self.pos,
+            message: message.into(),
+        })
     }
 
     fn peek(&self) -> Option<char> {
@@ -148,7 +151,10 @@ impl<'a> Parser<'a> {
         }
         match text.parse::<f64>() {
             Ok(f) if f.is_finite() => Ok(Value::from(f)),
-            _ => Err(PathError { offset: start, message: format!("invalid number `{text}`") }),
+            _ => Err(PathError {
+                offset: start,
+                message: format!("invalid number `{text}`"),
+            }),
         }
     }
 
@@ -181,7 +187,9 @@ impl<'a> Parser<'a> {
         loop {
             if self.eat(".") {
                 field.push(self.ident()?);
-            } else if self.src[self.pos..].starts_with("['") || self.src[self.pos..].starts_with("[\"") {
+            } else if self.src[self.pos..].starts_with("['")
+                || self.src[self.pos..].starts_with("[\"")
+            {
                 self.bump();
                 field.push(self.quoted()?);
                 if !self.eat("]") {
@@ -243,7 +251,10 @@ impl<'a> Parser<'a> {
                 match self.number()? {
                     Value::Number(n) if n.is_i64() => Step::Index(n.as_i64().unwrap_or(0)),
                     _ => {
-                        return Err(PathError { offset: start, message: "array index must be an integer".into() })
+                        return Err(PathError {
+                            offset: start,
+                            message: "array index must be an integer".into(),
+                        })
                     }
                 }
             }
@@ -293,12 +304,17 @@ impl JsonPath {
                 Some(c) => return p.err(format!("unexpected `{c}`")),
             }
         }
-        Ok(JsonPath { steps, source: src.to_string() })
+        Ok(JsonPath {
+            steps,
+            source: src.to_string(),
+        })
     }
 
     /// Whether the path can select several values (wildcards or filters).
     pub fn is_multi(&self) -> bool {
-        self.steps.iter().any(|s| matches!(s, Step::Wildcard | Step::Filter(_)))
+        self.steps
+            .iter()
+            .any(|s| matches!(s, Step::Wildcard | Step::Filter(_)))
     }
 
     /// Evaluates the path; returns every matched value (empty when nothing matches).
@@ -417,7 +433,12 @@ mod tests {
 
     fn ids(path: &str) -> Vec<Value> {
         let d = doc();
-        JsonPath::parse(path).expect("parses").select(&d).into_iter().cloned().collect()
+        JsonPath::parse(path)
+            .expect("parses")
+            .select(&d)
+            .into_iter()
+            .cloned()
+            .collect()
     }
 
     #[test]
@@ -425,12 +446,20 @@ mod tests {
         assert_eq!(ids("$.atoms").len(), 1);
         assert_eq!(ids("$.atoms")[0].as_array().map(Vec::len), Some(3));
         assert_eq!(ids("$.atoms[0]")[0]["atom_id"], "a1");
-        assert_eq!(ids("$.atoms[*].content"), vec![json!("c1"), json!("c2"), json!("c3")]);
+        assert_eq!(
+            ids("$.atoms[*].content"),
+            vec![json!("c1"), json!("c2"), json!("c3")]
+        );
         assert_eq!(ids("$.metadata.quality_score"), vec![json!(0.88)]);
-        let high: Vec<_> = ids("$.atoms[?(@.confidence>0.8)]").iter().map(|a| a["atom_id"].clone()).collect();
+        let high: Vec<_> = ids("$.atoms[?(@.confidence>0.8)]")
+            .iter()
+            .map(|a| a["atom_id"].clone())
+            .collect();
         assert_eq!(high, vec![json!("a1"), json!("a3")]);
-        let claims: Vec<_> =
-            ids("$.atoms[?(@.atom_type=='claim')]").iter().map(|a| a["atom_id"].clone()).collect();
+        let claims: Vec<_> = ids("$.atoms[?(@.atom_type=='claim')]")
+            .iter()
+            .map(|a| a["atom_id"].clone())
+            .collect();
         assert_eq!(claims, vec![json!("a1"), json!("a3")]);
         assert!(ids("$.validation_results").is_empty());
     }
@@ -443,7 +472,16 @@ mod tests {
 
     #[test]
     fn bad_paths_are_rejected_with_offsets() {
-        for bad in ["atoms", "$.", "$..atoms", "$.atoms[", "$.atoms[?(@.x>)]", "$.atoms[1.5]", "$[?(x)]", "$.a b"] {
+        for bad in [
+            "atoms",
+            "$.",
+            "$..atoms",
+            "$.atoms[",
+            "$.atoms[?(@.x>)]",
+            "$.atoms[1.5]",
+            "$[?(x)]",
+            "$.a b",
+        ] {
             let err = JsonPath::parse(bad).expect_err(bad);
             assert!(err.offset <= bad.len(), "{bad}: {err}");
         }

@@ -3,12 +3,13 @@
 //! The library holds the engine (plans, scheduling, quality gate), the store (one SQLite
 //! file), the providers and the protocol types; the binary wires them to a CLI.
 
-pub mod protocol;
 pub mod agents;
+pub mod commands;
+pub mod engine;
+pub mod event;
 pub mod jsonpath;
 pub mod plan;
-pub mod store;
-pub mod event;
-pub mod tokens;
+pub mod protocol;
 pub mod provider;
-pub mod engine;
+pub mod store;
+pub mod tokens;

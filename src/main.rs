@@ -1,1 +1,388 @@
-fn main() {}
+//! The `plexus` binary: CLI parsing, logging to a file, dispatch to commands.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use color_eyre::eyre::{eyre, Result};
+
+use plexus::commands::bench::{print_report, run_bench, BenchOptions};
+use plexus::commands::launch::{load_resume, run_headless};
+use plexus::commands::show::{print_run, print_runs};
+use plexus::commands::{Globals, RunConfig};
+use plexus::engine::retry::RetryPolicy;
+use plexus::engine::EngineConfig;
+use plexus::plan::{load_plan_file, parse_plan};
+use plexus::provider::{FaultRates, SimConfig};
+use plexus::store::Store;
+
+/// Seed of the demo: its run shows parse, validation and quality retries, then succeeds.
+const DEMO_SEED: u64 = 2;
+
+const DEMO_PLAN: &str = include_str!("../fixtures/plans/avp_diffusion_planner.json");
+
+/// plexus — a terminal workbench for multi-agent LLM work.
+///
+/// Runs plans (DAGs of tasks handed to LLM agents), grades what the agents produce,
+/// and stores every atom and every event in one local SQLite file. With no provider
+/// configured it uses the built-in simulated provider, which works offline.
+#[derive(Parser, Debug)]
+#[command(name = "plexus", version, about, long_about)]
+struct Cli {
+    /// Database file (created if missing).
+    #[arg(
+        long,
+        global = true,
+        default_value = ".plexus/plexus.db",
+        env = "PLEXUS_DB"
+    )]
+    db: PathBuf,
+    /// Seed of the simulated provider (same seed, same answers).
+    #[arg(long, global = true)]
+    seed: Option<u64>,
+    /// Most invocations in flight.
+    #[arg(long, global = true)]
+    concurrency: Option<usize>,
+    /// No terminal UI: progress on stderr, summary at the end (the only mode for now).
+    #[arg(long, global = true)]
+    headless: bool,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Run the bundled AVP Diffusion Planner plan on the simulated provider, with a few
+    /// injected faults so that retries and grades show up.
+    Demo {
+        /// Disable fault injection.
+        #[arg(long)]
+        no_faults: bool,
+        /// Delay between streamed chunks, ms.
+        #[arg(long, default_value_t = 15)]
+        chunk_ms: u64,
+    },
+    /// Run a plan file.
+    Run {
+        /// Plan JSON file.
+        plan: PathBuf,
+        /// Fault mix of the simulated provider: `none` or `demo`.
+        #[arg(long, default_value = "none")]
+        faults: String,
+        /// Delay between streamed chunks, ms.
+        #[arg(long, default_value_t = 25)]
+        chunk_ms: u64,
+        /// Delay before the first chunk, ms.
+        #[arg(long, default_value_t = 120)]
+        first_chunk_ms: u64,
+        /// Multiplier on every timeout (1.0 = as the plan says).
+        #[arg(long, default_value_t = 1.0)]
+        timeout_scale: f64,
+        /// Divide every retry delay by this (1 = seed 001 delays: 5 s, 15 s, 30 s…).
+        #[arg(long, default_value_t = 1)]
+        retry_delay_div: u64,
+    },
+    /// Validate a plan without running it; every error is listed.
+    Validate {
+        /// Plan JSON file.
+        plan: PathBuf,
+    },
+    /// List the runs in the database.
+    Runs {
+        /// JSON output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show one run: tasks, tokens per agent, events (RUN may be `latest` or a prefix).
+    Show {
+        /// Run id.
+        run: String,
+        /// JSON output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Resume a run that was interrupted or killed; finished tasks are not run again.
+    Resume {
+        /// Run id (or `latest`).
+        run: String,
+    },
+    /// Check the database file (`PRAGMA integrity_check`).
+    Check,
+    /// Write a generated plan (layers of fan-out and fan-in) to stdout.
+    GenPlan {
+        /// Tasks.
+        #[arg(long, default_value_t = 10_000)]
+        tasks: usize,
+        /// Tasks per layer.
+        #[arg(long, default_value_t = 500)]
+        width: usize,
+        /// Max atoms per task.
+        #[arg(long, default_value_t = 1)]
+        max_atoms: u32,
+    },
+    /// Engine benchmark: a generated plan on the simulated provider with zero latency,
+    /// every event logged, beside a bare batched SQLite insert loop.
+    Bench {
+        /// Tasks.
+        #[arg(long, default_value_t = 10_000)]
+        tasks: usize,
+        /// Tasks per layer.
+        #[arg(long, default_value_t = 500)]
+        width: usize,
+        /// Minimum streamed chunks per task.
+        #[arg(long, default_value_t = 20)]
+        chunks: usize,
+        /// Rows of the bare insert loop.
+        #[arg(long, default_value_t = 1_000_000)]
+        bare_rows: usize,
+        /// Scratch directory.
+        #[arg(long, default_value = "bench-out")]
+        dir: PathBuf,
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn init_logging(db: &Path) -> Option<PathBuf> {
+    let dir = db
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("."));
+    std::fs::create_dir_all(&dir).ok()?;
+    let path = dir.join("plexus.log");
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .ok()?;
+    let filter =
+        tracing_subscriber::EnvFilter::try_from_env("PLEXUS_LOG").unwrap_or_else(|_| "info".into());
+    tracing_subscriber::fmt()
+        .with_writer(std::sync::Mutex::new(file))
+        .with_ansi(false)
+        .with_env_filter(filter)
+        .try_init()
+        .ok()?;
+    Some(path)
+}
+
+fn main() -> ExitCode {
+    let _ = color_eyre::install();
+    let cli = Cli::parse();
+    let log = init_logging(&cli.db);
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the runtime: {e}");
+            return ExitCode::from(70);
+        }
+    };
+    let code = match rt.block_on(dispatch(cli)) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(1)
+        }
+    };
+    if let Some(p) = log {
+        tracing::info!("exit; log at {}", p.display());
+    }
+    code
+}
+
+fn engine_config(g: &Globals, base: EngineConfig) -> EngineConfig {
+    let mut e = base;
+    if let Some(c) = g.concurrency {
+        e.concurrency = c.max(1);
+    }
+    if let Some(s) = g.seed {
+        e.seed = s;
+    }
+    e
+}
+
+async fn dispatch(cli: Cli) -> Result<ExitCode> {
+    let g = Globals {
+        db: cli.db.clone(),
+        seed: cli.seed,
+        concurrency: cli.concurrency,
+        headless: cli.headless,
+    };
+    match cli.command {
+        Command::Demo {
+            no_faults,
+            chunk_ms,
+        } => {
+            let plan = parse_plan(DEMO_PLAN, "bundled demo plan (avp_diffusion_planner.json)")
+                .map_err(|e| eyre!("{e}"))?;
+            let engine = engine_config(
+                &g,
+                EngineConfig {
+                    timeout_scale: 0.005,
+                    retry: RetryPolicy::default().scaled(20),
+                    seed: DEMO_SEED,
+                    ..EngineConfig::default()
+                },
+            );
+            let simulated = SimConfig {
+                seed: engine.seed,
+                chunk_ms,
+                first_chunk_ms: 150,
+                faults: if no_faults {
+                    FaultRates::default()
+                } else {
+                    FaultRates::demo()
+                },
+                ..SimConfig::default()
+            };
+            finish(
+                run_headless(&g, plan, RunConfig { engine, simulated }, None, true, false).await?,
+            )
+        }
+        Command::Run {
+            plan,
+            faults,
+            chunk_ms,
+            first_chunk_ms,
+            timeout_scale,
+            retry_delay_div,
+        } => {
+            let plan = load_plan_file(&plan).map_err(|e| eyre!("{e}"))?;
+            let faults = match faults.as_str() {
+                "none" => FaultRates::default(),
+                "demo" => FaultRates::demo(),
+                other => return Err(eyre!("unknown fault mix `{other}`; use `none` or `demo`")),
+            };
+            if !(timeout_scale > 0.0 && timeout_scale.is_finite()) {
+                return Err(eyre!("--timeout-scale must be a positive number"));
+            }
+            let engine = engine_config(
+                &g,
+                EngineConfig {
+                    timeout_scale,
+                    retry: RetryPolicy::default().scaled(retry_delay_div),
+                    ..EngineConfig::default()
+                },
+            );
+            let simulated = SimConfig {
+                seed: engine.seed,
+                chunk_ms,
+                first_chunk_ms,
+                faults,
+                ..SimConfig::default()
+            };
+            finish(
+                run_headless(
+                    &g,
+                    plan,
+                    RunConfig { engine, simulated },
+                    None,
+                    false,
+                    false,
+                )
+                .await?,
+            )
+        }
+        Command::Validate { plan } => match load_plan_file(&plan) {
+            Ok(p) => {
+                let layers = p.layers();
+                println!(
+                    "{}: valid — plan {} ({}), {} tasks in {} layers, agents: {}",
+                    plan.display(),
+                    p.plan_id,
+                    p.execution_mode.as_str(),
+                    p.tasks.len(),
+                    layers.len(),
+                    p.agents.keys().cloned().collect::<Vec<_>>().join(", ")
+                );
+                Ok(ExitCode::SUCCESS)
+            }
+            Err(e) => {
+                eprint!("{e}");
+                Ok(ExitCode::from(2))
+            }
+        },
+        Command::Runs { json } => {
+            print_runs(&Store::open(&g.db)?, json)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Show { run, json } => {
+            print_run(&Store::open(&g.db)?, &run, json)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Resume { run } => {
+            let store = Store::open(&g.db)?;
+            let id = store.run(&run)?.run_id;
+            let (plan, config, state) = load_resume(&store, &id)?;
+            drop(store);
+            let mut config = config;
+            config.engine = engine_config(&g, config.engine);
+            finish(run_headless(&g, plan, config, Some((id, state)), false, false).await?)
+        }
+        Command::Check => {
+            let r = Store::open(&g.db)?.integrity_check()?;
+            println!("{}: integrity_check {r}", g.db.display());
+            Ok(if r == "ok" {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            })
+        }
+        Command::GenPlan {
+            tasks,
+            width,
+            max_atoms,
+        } => {
+            let v = plexus::plan::generate::generate(plexus::plan::generate::GenSpec {
+                tasks,
+                width,
+                fan_in: 3,
+                max_atoms,
+            });
+            println!("{}", serde_json::to_string_pretty(&v)?);
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Bench {
+            tasks,
+            width,
+            chunks,
+            bare_rows,
+            dir,
+            json,
+        } => {
+            let opts = BenchOptions {
+                tasks,
+                width,
+                concurrency: g.concurrency.unwrap_or(256),
+                chunks,
+                bare_rows,
+                dir,
+            };
+            let r = run_bench(&opts).await?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&r)?);
+            } else {
+                print_report(&r);
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+fn finish(f: plexus::commands::launch::Finished) -> Result<ExitCode> {
+    eprint!("{}", f.progress.summary());
+    if f.status == plexus::event::RunStatus::Interrupted {
+        eprintln!("\nresume with: plexus resume {}", f.run_id);
+    }
+    eprintln!("\nrun {}: {}", f.run_id, f.status.as_str());
+    Ok(if f.status.is_failure() {
+        ExitCode::from(3)
+    } else {
+        ExitCode::SUCCESS
+    })
+}

@@ -20,7 +20,17 @@ impl Encoding {
     /// cl100k_base otherwise.
     pub fn for_model(model: &str) -> Encoding {
         let m = model.to_ascii_lowercase();
-        let o200k = ["gpt-4o", "gpt-4.1", "gpt-4.5", "gpt-5", "o1", "o3", "o4", "chatgpt-4o", "gpt-oss"];
+        let o200k = [
+            "gpt-4o",
+            "gpt-4.1",
+            "gpt-4.5",
+            "gpt-5",
+            "o1",
+            "o3",
+            "o4",
+            "chatgpt-4o",
+            "gpt-oss",
+        ];
         if o200k.iter().any(|p| m.starts_with(p)) {
             Encoding::O200kBase
         } else {
@@ -39,8 +49,12 @@ impl Encoding {
     /// Counts with tiktoken-rs itself (the reference; slower).
     pub fn count_reference(self, text: &str) -> usize {
         match self {
-            Encoding::Cl100kBase => tiktoken_rs::cl100k_base_singleton().encode_with_special_tokens(text).len(),
-            Encoding::O200kBase => tiktoken_rs::o200k_base_singleton().encode_with_special_tokens(text).len(),
+            Encoding::Cl100kBase => tiktoken_rs::cl100k_base_singleton()
+                .encode_with_special_tokens(text)
+                .len(),
+            Encoding::O200kBase => tiktoken_rs::o200k_base_singleton()
+                .encode_with_special_tokens(text)
+                .len(),
         }
     }
 }
@@ -57,15 +71,25 @@ pub struct TokenCounter {
 
 impl Default for TokenCounter {
     fn default() -> Self {
-        TokenCounter { encoding: Encoding::Cl100kBase, safety_factor: 1.0 }
+        TokenCounter {
+            encoding: Encoding::Cl100kBase,
+            safety_factor: 1.0,
+        }
     }
 }
 
 impl TokenCounter {
     /// Counter for a model name: its encoding, and +15% for Claude models.
     pub fn for_model(model: &str) -> TokenCounter {
-        let factor = if model.to_ascii_lowercase().contains("claude") { 1.15 } else { 1.0 };
-        TokenCounter { encoding: Encoding::for_model(model), safety_factor: factor }
+        let factor = if model.to_ascii_lowercase().contains("claude") {
+            1.15
+        } else {
+            1.0
+        };
+        TokenCounter {
+            encoding: Encoding::for_model(model),
+            safety_factor: factor,
+        }
     }
 
     /// Tokens of `text`, with the safety factor applied (rounded up).

@@ -250,9 +250,16 @@ mod tests {
     #[test]
     fn builtins_resolve_by_any_name() {
         for n in ["Scholar_Internalizer", "SCHOLAR", "Scholar", "scholar"] {
-            assert_eq!(builtin(n).map(|a| a.short_name), Some("SCHOLAR".to_string()), "{n}");
+            assert_eq!(
+                builtin(n).map(|a| a.short_name),
+                Some("SCHOLAR".to_string()),
+                "{n}"
+            );
         }
-        assert_eq!(builtin("Validator").map(|a| a.name), Some("Scenario_Validator".into()));
+        assert_eq!(
+            builtin("Validator").map(|a| a.name),
+            Some("Scenario_Validator".into())
+        );
         assert!(builtin("Nobody").is_none());
     }
 
@@ -261,6 +268,9 @@ mod tests {
         let code = builtin("Code_Architect").expect("builtin");
         assert_eq!((code.max_tokens, code.timeout_seconds), (10000, 300.0));
         assert_eq!(builtin("Knowledge_Vault").map(|a| a.max_tokens), Some(4000));
-        assert_eq!(builtin("Scenario_Validator").map(|a| a.max_tokens), Some(6000));
+        assert_eq!(
+            builtin("Scenario_Validator").map(|a| a.max_tokens),
+            Some(6000)
+        );
     }
 }

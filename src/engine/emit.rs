@@ -32,7 +32,11 @@ pub fn now_ms() -> i64 {
 impl Emitter {
     /// An emitter whose first event gets `first_seq`.
     pub fn new(run_id: Arc<str>, first_seq: u64, writer: Writer) -> Emitter {
-        Emitter { run_id, next_seq: Mutex::new(first_seq), writer }
+        Emitter {
+            run_id,
+            next_seq: Mutex::new(first_seq),
+            writer,
+        }
     }
 
     /// The run.
@@ -47,7 +51,10 @@ impl Emitter {
 
     /// Appends an event to the log.
     pub fn emit(&self, scope: &Scope, event: EngineEvent) -> Result<(), StoreError> {
-        let mut seq = self.next_seq.lock().map_err(|_| StoreError::WriterGone("emitter poisoned".into()))?;
+        let mut seq = self
+            .next_seq
+            .lock()
+            .map_err(|_| StoreError::WriterGone("emitter poisoned".into()))?;
         let env = Envelope {
             run_id: self.run_id.clone(),
             seq: *seq,
@@ -64,7 +71,10 @@ impl Emitter {
 
     /// Queues a row write, ordered with the events.
     pub fn write(&self, op: WriteOp) -> Result<(), StoreError> {
-        let _seq = self.next_seq.lock().map_err(|_| StoreError::WriterGone("emitter poisoned".into()))?;
+        let _seq = self
+            .next_seq
+            .lock()
+            .map_err(|_| StoreError::WriterGone("emitter poisoned".into()))?;
         self.writer.send(op)
     }
 }

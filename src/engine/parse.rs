@@ -27,7 +27,8 @@ fn parse_error(message: impl Into<String>) -> ErrorInfo {
 
 fn validation_error(field: &str, message: impl Into<String>) -> ErrorInfo {
     let mut e = ErrorInfo::new(ErrorCode::E003, format!("{field}: {}", message.into()));
-    e.extra.insert("field".into(), Value::String(field.to_string()));
+    e.extra
+        .insert("field".into(), Value::String(field.to_string()));
     e
 }
 
@@ -38,7 +39,11 @@ fn find_json(text: &str) -> Result<Value, ErrorInfo> {
         return Err(parse_error("the response is empty"));
     }
     if text.len() > MAX_RESPONSE_BYTES {
-        return Err(parse_error(format!("the response is {} bytes, over the {} byte limit", text.len(), MAX_RESPONSE_BYTES)));
+        return Err(parse_error(format!(
+            "the response is {} bytes, over the {} byte limit",
+            text.len(),
+            MAX_RESPONSE_BYTES
+        )));
     }
     if let Ok(v) = serde_json::from_str::<Value>(trimmed) {
         return Ok(v);
@@ -60,12 +65,16 @@ fn find_json(text: &str) -> Result<Value, ErrorInfo> {
             match serde_json::from_str::<Value>(&trimmed[open..=close]) {
                 Ok(v) => return Ok(v),
                 Err(e) => {
-                    last_err.get_or_insert_with(|| format!("the JSON object in the response does not parse: {e}"));
+                    last_err.get_or_insert_with(|| {
+                        format!("the JSON object in the response does not parse: {e}")
+                    });
                 }
             }
         }
     }
-    Err(parse_error(last_err.unwrap_or_else(|| "no JSON object found in the response".to_string())))
+    Err(parse_error(last_err.unwrap_or_else(|| {
+        "no JSON object found in the response".to_string()
+    })))
 }
 
 /// Parses a model's text into atoms and summary, validating the shape.
@@ -73,15 +82,34 @@ fn find_json(text: &str) -> Result<Value, ErrorInfo> {
 pub fn parse_response(text: &str, max_atoms: Option<u32>) -> Result<ParsedOutput, ErrorInfo> {
     let root = find_json(text)?;
     let Value::Object(obj) = root else {
-        return Err(validation_error("$", "the response JSON must be an object with `output`"));
+        return Err(validation_error(
+            "$",
+            "the response JSON must be an object with `output`",
+        ));
     };
     let (output, base) = match obj.get("output") {
         Some(Value::Object(o)) => (o, "output"),
-        Some(_) => return Err(validation_error("output", "must be an object with `atoms` and `summary`")),
+        Some(_) => {
+            return Err(validation_error(
+                "output",
+                "must be an object with `atoms` and `summary`",
+            ))
+        }
         None if obj.contains_key("atoms") => (&obj, ""),
-        None => return Err(validation_error("output.atoms", "missing: the response has neither `output.atoms` nor `atoms`")),
+        None => {
+            return Err(validation_error(
+                "output.atoms",
+                "missing: the response has neither `output.atoms` nor `atoms`",
+            ))
+        }
     };
-    let field = |name: &str| if base.is_empty() { name.to_string() } else { format!("{base}.{name}") };
+    let field = |name: &str| {
+        if base.is_empty() {
+            name.to_string()
+        } else {
+            format!("{base}.{name}")
+        }
+    };
     let atoms_v = match output.get("atoms") {
         Some(Value::Array(a)) => a,
         Some(_) => return Err(validation_error(&field("atoms"), "must be an array")),
@@ -94,7 +122,10 @@ pub fn parse_response(text: &str, max_atoms: Option<u32>) -> Result<ParsedOutput
     };
     if let Some(max) = max_atoms {
         if atoms_v.len() > max as usize {
-            return Err(validation_error(&field("atoms"), format!("{} atoms, at most {max} allowed", atoms_v.len())));
+            return Err(validation_error(
+                &field("atoms"),
+                format!("{} atoms, at most {max} allowed", atoms_v.len()),
+            ));
         }
     }
     let mut atoms = Vec::with_capacity(atoms_v.len());
@@ -107,12 +138,21 @@ pub fn parse_response(text: &str, max_atoms: Option<u32>) -> Result<ParsedOutput
         match a.get("asset_id") {
             Some(Value::String(s)) if !s.trim().is_empty() => {
                 if !ids.insert(s.clone()) {
-                    return Err(validation_error(&format!("{f}.asset_id"), format!("duplicate asset_id `{s}`")));
+                    return Err(validation_error(
+                        &format!("{f}.asset_id"),
+                        format!("duplicate asset_id `{s}`"),
+                    ));
                 }
             }
-            _ => return Err(validation_error(&format!("{f}.asset_id"), "missing or not a non-empty string")),
+            _ => {
+                return Err(validation_error(
+                    &format!("{f}.asset_id"),
+                    "missing or not a non-empty string",
+                ))
+            }
         }
-        let atom: Atom = serde_json::from_value(a.clone()).map_err(|e| validation_error(&f, e.to_string()))?;
+        let atom: Atom =
+            serde_json::from_value(a.clone()).map_err(|e| validation_error(&f, e.to_string()))?;
         atoms.push(atom);
     }
     Ok(ParsedOutput { atoms, summary })
@@ -128,7 +168,9 @@ mod tests {
         for text in [
             format!(r#"{{"output":{{"atoms":[{a}],"summary":"s"}}}}"#),
             format!(r#"{{"atoms":[{a}],"summary":"s"}}"#),
-            format!("Sure!\n```json\n{{\"output\":{{\"atoms\":[{a}],\"summary\":\"s\"}}}}\n```\nDone."),
+            format!(
+                "Sure!\n```json\n{{\"output\":{{\"atoms\":[{a}],\"summary\":\"s\"}}}}\n```\nDone."
+            ),
             format!("prefix {{\"atoms\":[{a}]}} suffix"),
         ] {
             let p = parse_response(&text, None).expect(&text);

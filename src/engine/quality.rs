@@ -26,7 +26,13 @@ pub struct QualityConfig {
 
 impl Default for QualityConfig {
     fn default() -> Self {
-        QualityConfig { grade_a: 0.85, grade_b: 0.7, grade_c: 0.5, min_content_chars: 40, hallucination_refs: 1 }
+        QualityConfig {
+            grade_a: 0.85,
+            grade_b: 0.7,
+            grade_c: 0.5,
+            min_content_chars: 40,
+            hallucination_refs: 1,
+        }
     }
 }
 
@@ -97,7 +103,9 @@ fn required_value<'a>(atom: &'a Value, path: &str) -> Option<&'a Value> {
     if from_root.is_some() || path.contains('.') && path.starts_with("content.") {
         return from_root;
     }
-    atom.get("content").and_then(|c| crate::protocol::invocation::value_at_path(c, path)).or(from_root)
+    atom.get("content")
+        .and_then(|c| crate::protocol::invocation::value_at_path(c, path))
+        .or(from_root)
 }
 
 fn text_len(v: &Value) -> usize {
@@ -111,7 +119,12 @@ fn text_len(v: &Value) -> usize {
 }
 
 /// Grades one atom against the required fields and the known assets.
-pub fn grade_atom(atom: &Atom, required_fields: &[String], known_assets: &HashSet<String>, cfg: &QualityConfig) -> AtomVerdict {
+pub fn grade_atom(
+    atom: &Atom,
+    required_fields: &[String],
+    known_assets: &HashSet<String>,
+    cfg: &QualityConfig,
+) -> AtomVerdict {
     let raw = serde_json::to_value(atom).unwrap_or(Value::Null);
     let id = atom.asset_id.clone();
     let mut issues = Vec::new();
@@ -128,11 +141,27 @@ pub fn grade_atom(atom: &Atom, required_fields: &[String], known_assets: &HashSe
     for f in required_fields {
         if !non_empty(required_value(&raw, f)) {
             score -= penalty::MISSING_REQUIRED;
-            issue("missing_field", f, IssueSeverity::Error, format!("required field `{f}` is missing or empty"));
+            issue(
+                "missing_field",
+                f,
+                IssueSeverity::Error,
+                format!("required field `{f}` is missing or empty"),
+            );
         }
     }
-    let anchored = non_empty(atom.provenance.paper_location.as_ref().map(|s| Value::String(s.clone())).as_ref())
-        || non_empty(atom.provenance.code_link.as_ref().map(|s| Value::String(s.clone())).as_ref());
+    let anchored = non_empty(
+        atom.provenance
+            .paper_location
+            .as_ref()
+            .map(|s| Value::String(s.clone()))
+            .as_ref(),
+    ) || non_empty(
+        atom.provenance
+            .code_link
+            .as_ref()
+            .map(|s| Value::String(s.clone()))
+            .as_ref(),
+    );
     if !anchored {
         score -= penalty::NO_PROVENANCE;
         issue(
@@ -142,21 +171,39 @@ pub fn grade_atom(atom: &Atom, required_fields: &[String], known_assets: &HashSe
             "no paper location or code link anchors this atom to its source".into(),
         );
     }
-    match raw.get("confidence").or_else(|| raw.get("metadata").and_then(|m| m.get("confidence"))) {
+    match raw
+        .get("confidence")
+        .or_else(|| raw.get("metadata").and_then(|m| m.get("confidence")))
+    {
         None => {}
         Some(Value::Number(n)) => {
             let c = n.as_f64().unwrap_or(f64::NAN);
             if !(0.0..=1.0).contains(&c) {
                 score -= penalty::BAD_CONFIDENCE;
-                issue("invalid_confidence", "confidence", IssueSeverity::Error, format!("confidence {c} is outside [0, 1]"));
+                issue(
+                    "invalid_confidence",
+                    "confidence",
+                    IssueSeverity::Error,
+                    format!("confidence {c} is outside [0, 1]"),
+                );
             } else if c < 0.5 {
                 score -= penalty::LOW_CONFIDENCE;
-                issue("low_confidence", "confidence", IssueSeverity::Warning, format!("confidence {c} is below 0.5"));
+                issue(
+                    "low_confidence",
+                    "confidence",
+                    IssueSeverity::Warning,
+                    format!("confidence {c} is below 0.5"),
+                );
             }
         }
         Some(_) => {
             score -= penalty::BAD_CONFIDENCE;
-            issue("invalid_confidence", "confidence", IssueSeverity::Error, "confidence is not a number".into());
+            issue(
+                "invalid_confidence",
+                "confidence",
+                IssueSeverity::Error,
+                "confidence is not a number".into(),
+            );
         }
     }
     let content_len = text_len(&atom.content);
@@ -166,7 +213,10 @@ pub fn grade_atom(atom: &Atom, required_fields: &[String], known_assets: &HashSe
             "content_too_short",
             "content",
             IssueSeverity::Error,
-            format!("content has {content_len} characters of text, fewer than {}", cfg.min_content_chars),
+            format!(
+                "content has {content_len} characters of text, fewer than {}",
+                cfg.min_content_chars
+            ),
         );
     }
     let mut fabricated = Vec::new();
@@ -182,10 +232,21 @@ pub fn grade_atom(atom: &Atom, required_fields: &[String], known_assets: &HashSe
             "unknown_asset",
             "delta_audit.existing_assets",
             IssueSeverity::Error,
-            format!("refers to asset(s) not in the store: {}", fabricated.join(", ")),
+            format!(
+                "refers to asset(s) not in the store: {}",
+                fabricated.join(", ")
+            ),
         );
     }
-    if !refs.is_empty() && !non_empty(atom.delta_audit.incremental_value.as_ref().map(|s| Value::String(s.clone())).as_ref()) {
+    if !refs.is_empty()
+        && !non_empty(
+            atom.delta_audit
+                .incremental_value
+                .as_ref()
+                .map(|s| Value::String(s.clone()))
+                .as_ref(),
+        )
+    {
         score -= penalty::NO_INCREMENTAL_VALUE;
         issue(
             "missing_field",
@@ -195,12 +256,25 @@ pub fn grade_atom(atom: &Atom, required_fields: &[String], known_assets: &HashSe
         );
     }
     let score = (score.clamp(0.0, 1.0) * 1000.0).round() / 1000.0;
-    AtomVerdict { score, grade: cfg.grade(score), issues, fabricated_refs: fabricated }
+    AtomVerdict {
+        score,
+        grade: cfg.grade(score),
+        issues,
+        fabricated_refs: fabricated,
+    }
 }
 
 /// Grades all atoms and computes the quality_check.
-pub fn run_gate(atoms: &[Atom], required_fields: &[String], known_assets: &HashSet<String>, cfg: &QualityConfig) -> GateResult {
-    let verdicts: Vec<AtomVerdict> = atoms.iter().map(|a| grade_atom(a, required_fields, known_assets, cfg)).collect();
+pub fn run_gate(
+    atoms: &[Atom],
+    required_fields: &[String],
+    known_assets: &HashSet<String>,
+    cfg: &QualityConfig,
+) -> GateResult {
+    let verdicts: Vec<AtomVerdict> = atoms
+        .iter()
+        .map(|a| grade_atom(a, required_fields, known_assets, cfg))
+        .collect();
     let mut grades = GradeCounts::default();
     let mut issues = Vec::new();
     let mut total = 0.0;
@@ -211,9 +285,18 @@ pub fn run_gate(atoms: &[Atom], required_fields: &[String], known_assets: &HashS
         issues.extend(v.issues.iter().cloned());
         fabricated += v.fabricated_refs.len() as u32;
     }
-    let avg = if verdicts.is_empty() { 0.0 } else { ((total / verdicts.len() as f64) * 1000.0).round() / 1000.0 };
+    let avg = if verdicts.is_empty() {
+        0.0
+    } else {
+        ((total / verdicts.len() as f64) * 1000.0).round() / 1000.0
+    };
     GateResult {
-        quality_check: QualityCheck { atoms_generated: atoms.len() as u32, avg_quality_score: avg, grades, issues },
+        quality_check: QualityCheck {
+            atoms_generated: atoms.len() as u32,
+            avg_quality_score: avg,
+            grades,
+            issues,
+        },
         verdicts,
         fabricated_refs: fabricated,
     }

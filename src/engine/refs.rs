@@ -18,10 +18,17 @@ pub struct RefFailure {
 
 /// Tests one item against a filter; `Err` when the filter cannot apply (REF_FILTER_ERROR).
 pub fn filter_matches(item: &Value, f: &RefFilter) -> Result<bool, String> {
-    let Some(v) = item.get(&f.field) else { return Ok(false) };
+    let Some(v) = item.get(&f.field) else {
+        return Ok(false);
+    };
     Ok(match f.operator {
-        FilterOp::Eq => v == &f.value || matches!((v.as_f64(), f.value.as_f64()), (Some(a), Some(b)) if a == b),
-        FilterOp::Ne => !(v == &f.value || matches!((v.as_f64(), f.value.as_f64()), (Some(a), Some(b)) if a == b)),
+        FilterOp::Eq => {
+            v == &f.value || matches!((v.as_f64(), f.value.as_f64()), (Some(a), Some(b)) if a == b)
+        }
+        FilterOp::Ne => {
+            !(v == &f.value
+                || matches!((v.as_f64(), f.value.as_f64()), (Some(a), Some(b)) if a == b))
+        }
         FilterOp::In => match &f.value {
             Value::Array(options) => match v {
                 Value::Array(vs) => vs.iter().any(|x| options.contains(x)),
@@ -34,7 +41,12 @@ pub fn filter_matches(item: &Value, f: &RefFilter) -> Result<bool, String> {
                 (Some(a), Some(b), _, _) => a.partial_cmp(&b),
                 (_, _, Some(a), Some(b)) => Some(a.cmp(b)),
                 _ if f.value.is_number() || f.value.is_string() => return Ok(false),
-                _ => return Err(format!("`{}` needs a number or string value", f.operator.as_str())),
+                _ => {
+                    return Err(format!(
+                        "`{}` needs a number or string value",
+                        f.operator.as_str()
+                    ))
+                }
             };
             match (ord, f.operator) {
                 (Some(o), FilterOp::Gt) => o.is_gt(),
@@ -57,7 +69,11 @@ fn summarise(v: &Value) -> Value {
     match v {
         Value::String(s) => {
             let cut: String = s.chars().take(200).collect();
-            Value::String(if cut.len() < s.len() { format!("{cut}…") } else { cut })
+            Value::String(if cut.len() < s.len() {
+                format!("{cut}…")
+            } else {
+                cut
+            })
         }
         Value::Array(a) => Value::Array(a.iter().map(summarise).collect()),
         Value::Object(o) => {
@@ -87,8 +103,10 @@ pub fn resolve_task_output(output: &Value, r: &TaskOutputRef) -> Result<Value, R
     let selected = match &r.path {
         None => output.clone(),
         Some(p) => {
-            let path = JsonPath::parse(p)
-                .map_err(|e| RefFailure { code: RefErrorCode::RefPathInvalid, message: format!("JSONPath `{p}`: {e}") })?;
+            let path = JsonPath::parse(p).map_err(|e| RefFailure {
+                code: RefErrorCode::RefPathInvalid,
+                message: format!("JSONPath `{p}`: {e}"),
+            })?;
             path.select_value(output).ok_or_else(|| RefFailure {
                 code: RefErrorCode::RefNotFound,
                 message: format!("`{p}` matches nothing in the output of {}", r.task_id),
@@ -102,7 +120,12 @@ pub fn resolve_task_output(output: &Value, r: &TaskOutputRef) -> Result<Value, R
                 match filter_matches(&it, f) {
                     Ok(true) => kept.push(it),
                     Ok(false) => {}
-                    Err(m) => return Err(RefFailure { code: RefErrorCode::RefFilterError, message: m }),
+                    Err(m) => {
+                        return Err(RefFailure {
+                            code: RefErrorCode::RefFilterError,
+                            message: m,
+                        })
+                    }
                 }
             }
             Value::Array(kept)

@@ -10,7 +10,12 @@ use crate::protocol::{AgentRequest, Constraints, Dependency, Grade, UserPrompt};
 
 /// Constraints of an agent under an execution mode, then the task's overrides.
 /// Temperatures are rounded to 2 decimals and floored at `min_temperature`.
-pub fn constraints_for(agent: &AgentDef, mode: ExecutionMode, overrides: &ConstraintOverrides, min_temperature: f64) -> Constraints {
+pub fn constraints_for(
+    agent: &AgentDef,
+    mode: ExecutionMode,
+    overrides: &ConstraintOverrides,
+    min_temperature: f64,
+) -> Constraints {
     let (dt, tok, time) = match mode {
         ExecutionMode::DeepInternalization => (0.0, 1.5, 2.0),
         ExecutionMode::QuickAssessment => (0.1, 0.5, 0.5),
@@ -41,9 +46,17 @@ pub fn invocation_id(at: chrono::DateTime<chrono::Utc>, short: &str, seq: u32) -
 
 /// The instruction: the task's own text, completed by the seed 001 §6.1 template parts it
 /// lacks (focus, count and type of atoms, constraints), plus feedback from a failed try.
-pub fn instruction_for(task: &Task, agent: &AgentDef, threshold: Grade, feedback: Option<&str>) -> String {
+pub fn instruction_for(
+    task: &Task,
+    agent: &AgentDef,
+    threshold: Grade,
+    feedback: Option<&str>,
+) -> String {
     let req = &task.output_requirements;
-    let atom_type = req.atom_type.clone().unwrap_or_else(|| agent.atom_type.clone());
+    let atom_type = req
+        .atom_type
+        .clone()
+        .unwrap_or_else(|| agent.atom_type.clone());
     let mut s = task.instruction.trim().to_string();
     if let Some(f) = &task.focus {
         s.push_str(&format!(" Focus on: {f}."));
@@ -56,7 +69,9 @@ pub fn instruction_for(task: &Task, agent: &AgentDef, threshold: Grade, feedback
         " Ensure every atom reaches grade {threshold} or better: fill every required field and anchor it to a paper location or code link."
     ));
     if let Some(f) = feedback {
-        s.push_str(&format!(" Your previous answer was rejected: {f}. Answer with one valid JSON object only."));
+        s.push_str(&format!(
+            " Your previous answer was rejected: {f}. Answer with one valid JSON object only."
+        ));
     }
     s
 }
@@ -75,7 +90,12 @@ pub fn user_prompt_for(
         context.dependencies = Some(
             task.depends_on
                 .iter()
-                .map(|d| Dependency { task_id: d.clone(), output_ref: Some("output.atoms".into()), required: Some(true), extra: Default::default() })
+                .map(|d| Dependency {
+                    task_id: d.clone(),
+                    output_ref: Some("output.atoms".into()),
+                    required: Some(true),
+                    extra: Default::default(),
+                })
                 .collect(),
         );
     }
@@ -155,25 +175,50 @@ mod tests {
     use crate::agents::builtin;
 
     fn c(agent: &str, mode: ExecutionMode) -> Constraints {
-        constraints_for(&builtin(agent).expect("agent"), mode, &ConstraintOverrides::default(), 0.1)
+        constraints_for(
+            &builtin(agent).expect("agent"),
+            mode,
+            &ConstraintOverrides::default(),
+            0.1,
+        )
     }
 
     #[test]
     fn seed_001_5_3_examples() {
         let s = c("Scholar_Internalizer", ExecutionMode::DeepInternalization);
-        assert_eq!((s.temperature, s.max_tokens, s.timeout_seconds), (0.25, 12000, 600.0));
+        assert_eq!(
+            (s.temperature, s.max_tokens, s.timeout_seconds),
+            (0.25, 12000, 600.0)
+        );
         let s = c("Scholar_Internalizer", ExecutionMode::QuickAssessment);
-        assert_eq!((s.temperature, s.max_tokens, s.timeout_seconds), (0.35, 4000, 150.0));
+        assert_eq!(
+            (s.temperature, s.max_tokens, s.timeout_seconds),
+            (0.35, 4000, 150.0)
+        );
         let k = c("Code_Architect", ExecutionMode::DeepInternalization);
-        assert_eq!((k.temperature, k.max_tokens, k.timeout_seconds), (0.15, 15000, 600.0));
+        assert_eq!(
+            (k.temperature, k.max_tokens, k.timeout_seconds),
+            (0.15, 15000, 600.0)
+        );
         let k = c("Code_Architect", ExecutionMode::EngineeringReproduction);
-        assert_eq!((k.temperature, k.max_tokens, k.timeout_seconds), (0.1, 12000, 450.0));
+        assert_eq!(
+            (k.temperature, k.max_tokens, k.timeout_seconds),
+            (0.1, 12000, 450.0)
+        );
     }
 
     #[test]
     fn invocation_ids_follow_9_1() {
-        let at = chrono::DateTime::parse_from_rfc3339("2026-02-03T14:30:52Z").expect("time").to_utc();
-        assert_eq!(invocation_id(at, "SCHOLAR", 1), "INV_20260203_143052_SCHOLAR_001");
-        assert_eq!(invocation_id(at, "CODE", 1234), "INV_20260203_143052_CODE_1234");
+        let at = chrono::DateTime::parse_from_rfc3339("2026-02-03T14:30:52Z")
+            .expect("time")
+            .to_utc();
+        assert_eq!(
+            invocation_id(at, "SCHOLAR", 1),
+            "INV_20260203_143052_SCHOLAR_001"
+        );
+        assert_eq!(
+            invocation_id(at, "CODE", 1234),
+            "INV_20260203_143052_CODE_1234"
+        );
     }
 }

@@ -55,12 +55,33 @@ pub struct RetryPolicy {
 impl Default for RetryPolicy {
     fn default() -> Self {
         RetryPolicy {
-            e001: CodeRetry { max_retries: 3, delays_ms: vec![5_000, 15_000, 30_000] },
-            e002: CodeRetry { max_retries: 2, delays_ms: vec![1_000] },
-            e003: CodeRetry { max_retries: 2, delays_ms: vec![1_000] },
-            e004: CodeRetry { max_retries: 2, delays_ms: vec![2_000] },
-            e005: CodeRetry { max_retries: 2, delays_ms: vec![1_000] },
-            transient: Backoff { max_retries: 5, base_ms: 1_000, factor: 2.0, max_ms: 30_000, jitter: 0.2 },
+            e001: CodeRetry {
+                max_retries: 3,
+                delays_ms: vec![5_000, 15_000, 30_000],
+            },
+            e002: CodeRetry {
+                max_retries: 2,
+                delays_ms: vec![1_000],
+            },
+            e003: CodeRetry {
+                max_retries: 2,
+                delays_ms: vec![1_000],
+            },
+            e004: CodeRetry {
+                max_retries: 2,
+                delays_ms: vec![2_000],
+            },
+            e005: CodeRetry {
+                max_retries: 2,
+                delays_ms: vec![1_000],
+            },
+            transient: Backoff {
+                max_retries: 5,
+                base_ms: 1_000,
+                factor: 2.0,
+                max_ms: 30_000,
+                jitter: 0.2,
+            },
             timeout_growth: 1.5,
             max_tokens_growth: 1.25,
             temperature_step: -0.1,
@@ -72,7 +93,13 @@ impl RetryPolicy {
     /// Every delay divided by `div` (tests and demos use millisecond-scale delays).
     pub fn scaled(mut self, div: u64) -> RetryPolicy {
         let div = div.max(1);
-        for c in [&mut self.e001, &mut self.e002, &mut self.e003, &mut self.e004, &mut self.e005] {
+        for c in [
+            &mut self.e001,
+            &mut self.e002,
+            &mut self.e003,
+            &mut self.e004,
+            &mut self.e005,
+        ] {
             for d in &mut c.delays_ms {
                 *d /= div;
             }

@@ -15,8 +15,8 @@ use super::request::{constraints_for, prompt_hash};
 use super::worker::{run_task, StopSignal, TaskOutcome};
 use super::{EngineConfig, EngineError};
 use crate::event::{
-    AgentInfo, CancelRequested, CrashDetected, Empty, EngineEvent, RunFinished, RunResumed, RunStarted, RunStatus, TaskBlocked,
-    TaskFinished, TaskInfo, TaskStatus,
+    AgentInfo, CancelRequested, CrashDetected, Empty, EngineEvent, RunFinished, RunResumed,
+    RunStarted, RunStatus, TaskBlocked, TaskFinished, TaskInfo, TaskStatus,
 };
 use crate::plan::Plan;
 use crate::protocol::{Constraints, ErrorCode, FallbackStrategy, GradeCounts};
@@ -121,15 +121,24 @@ struct AgentCache {
 
 impl RunCtx {
     pub(super) fn agent_arc(&self, agent: &str) -> Arc<str> {
-        self.agents.get(agent).map(|a| a.name.clone()).unwrap_or_else(|| Arc::from(agent))
+        self.agents
+            .get(agent)
+            .map(|a| a.name.clone())
+            .unwrap_or_else(|| Arc::from(agent))
     }
 
     pub(super) fn system_prompt_info(&self, agent: &str) -> (String, u64) {
-        self.agents.get(agent).map(|a| (a.prompt_hash.clone(), a.prompt_tokens)).unwrap_or_default()
+        self.agents
+            .get(agent)
+            .map(|a| (a.prompt_hash.clone(), a.prompt_tokens))
+            .unwrap_or_default()
     }
 
     pub(super) fn system_prompt_arc(&self, agent: &str) -> Arc<str> {
-        self.agents.get(agent).map(|a| a.prompt.clone()).unwrap_or_else(|| Arc::from(""))
+        self.agents
+            .get(agent)
+            .map(|a| a.prompt.clone())
+            .unwrap_or_else(|| Arc::from(""))
     }
 
     pub(super) fn next_invocation_seq(&self, agent: &str) -> u32 {
@@ -158,7 +167,10 @@ struct Node {
     atoms: u32,
 }
 
-async fn coordinate(spec: RunSpec, mut control: mpsc::UnboundedReceiver<Control>) -> Result<RunOutcome, EngineError> {
+async fn coordinate(
+    spec: RunSpec,
+    mut control: mpsc::UnboundedReceiver<Control>,
+) -> Result<RunOutcome, EngineError> {
     let plan = spec.plan.clone();
     let run_id: Arc<str> = Arc::from(spec.run_id.as_str());
     let resume = spec.resume.clone();
@@ -182,9 +194,21 @@ async fn coordinate(spec: RunSpec, mut control: mpsc::UnboundedReceiver<Control>
     let base_constraints = plan
         .tasks
         .iter()
-        .map(|t| constraints_for(&plan.agents[&t.agent], plan.execution_mode, &t.constraints, spec.config.min_temperature))
+        .map(|t| {
+            constraints_for(
+                &plan.agents[&t.agent],
+                plan.execution_mode,
+                &t.constraints,
+                spec.config.min_temperature,
+            )
+        })
         .collect();
-    let index: HashMap<&str, usize> = plan.tasks.iter().enumerate().map(|(i, t)| (t.task_id.as_str(), i)).collect();
+    let index: HashMap<&str, usize> = plan
+        .tasks
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (t.task_id.as_str(), i))
+        .collect();
     let mut outputs = HashMap::new();
     if let Some(r) = &resume {
         for (tid, v) in &r.outputs {
@@ -203,7 +227,12 @@ async fn coordinate(spec: RunSpec, mut control: mpsc::UnboundedReceiver<Control>
         outputs: RwLock::new(outputs),
         base_constraints,
         agents,
-        inv_seq: Mutex::new(resume.as_ref().map(|r| r.invocations_per_agent.clone()).unwrap_or_default()),
+        inv_seq: Mutex::new(
+            resume
+                .as_ref()
+                .map(|r| r.invocations_per_agent.clone())
+                .unwrap_or_default(),
+        ),
     });
     let em = &ctx.emitter;
     let run_scope = Scope::default();
@@ -212,7 +241,13 @@ async fn coordinate(spec: RunSpec, mut control: mpsc::UnboundedReceiver<Control>
     let mut nodes: Vec<Node> = plan
         .tasks
         .iter()
-        .map(|t| Node { status: TaskStatus::Pending, remaining: t.depends_on.len(), dependents: Vec::new(), attempts: 0, atoms: 0 })
+        .map(|t| Node {
+            status: TaskStatus::Pending,
+            remaining: t.depends_on.len(),
+            dependents: Vec::new(),
+            attempts: 0,
+            atoms: 0,
+        })
         .collect();
     for (i, t) in plan.tasks.iter().enumerate() {
         for d in &t.depends_on {
@@ -235,18 +270,28 @@ async fn coordinate(spec: RunSpec, mut control: mpsc::UnboundedReceiver<Control>
                     agents: plan
                         .agents
                         .values()
-                        .map(|a| AgentInfo { name: a.name.clone(), max_input_tokens: a.max_input_tokens, data_area_tokens: a.data_area_tokens })
+                        .map(|a| AgentInfo {
+                            name: a.name.clone(),
+                            max_input_tokens: a.max_input_tokens,
+                            data_area_tokens: a.data_area_tokens,
+                        })
                         .collect(),
                     tasks: plan
                         .tasks
                         .iter()
-                        .map(|t| TaskInfo { task_id: t.task_id.clone(), agent: t.agent.clone(), depends_on: t.depends_on.clone() })
+                        .map(|t| TaskInfo {
+                            task_id: t.task_id.clone(),
+                            agent: t.agent.clone(),
+                            depends_on: t.depends_on.clone(),
+                        })
                         .collect(),
                 }),
             )?;
         }
         Some(r) => {
-            if r.previous_status == Some(RunStatus::Running) || r.previous_status == Some(RunStatus::Paused) {
+            if r.previous_status == Some(RunStatus::Running)
+                || r.previous_status == Some(RunStatus::Paused)
+            {
                 em.emit(
                     &run_scope,
                     EngineEvent::CrashDetected(CrashDetected {
@@ -277,7 +322,11 @@ async fn coordinate(spec: RunSpec, mut control: mpsc::UnboundedReceiver<Control>
                     remaining_tasks: nodes.len() as u32 - finished,
                 }),
             )?;
-            em.write(WriteOp::RunStatus { run_id: run_id.to_string(), status: RunStatus::Running.as_str().into(), finished_at: None })?;
+            em.write(WriteOp::RunStatus {
+                run_id: run_id.to_string(),
+                status: RunStatus::Running.as_str().into(),
+                finished_at: None,
+            })?;
             // Re-apply finished tasks to their dependents.
             let order: Vec<usize> = plan.layers().into_iter().flatten().collect();
             for &i in &order {
@@ -321,19 +370,25 @@ async fn coordinate(spec: RunSpec, mut control: mpsc::UnboundedReceiver<Control>
     loop {
         let mut backlog_wait = false;
         while stopping.is_none() && !paused && workers.len() < concurrency && !ready.is_empty() {
-            if backlog.backlog.load(std::sync::atomic::Ordering::Relaxed) > ctx.config.backlog_limit {
+            if backlog.backlog.load(std::sync::atomic::Ordering::Relaxed) > ctx.config.backlog_limit
+            {
                 backlog_wait = true;
                 break;
             }
             if let Some(f) = ctx.emitter.writer().failure() {
-                return Err(EngineError::Internal(format!("the database writer failed: {f}")));
+                return Err(EngineError::Internal(format!(
+                    "the database writer failed: {f}"
+                )));
             }
             let Some(i) = ready.pop_front() else { break };
             nodes[i].status = TaskStatus::Running;
             let h = workers.spawn(run_task(ctx.clone(), i, nodes[i].attempts, stop_rx.clone()));
             running.insert(h.id(), i);
         }
-        if workers.is_empty() && (ready.is_empty() || stopping.is_some()) && !(paused && !ready.is_empty()) {
+        if workers.is_empty()
+            && (ready.is_empty() || stopping.is_some())
+            && !(paused && !ready.is_empty())
+        {
             break;
         }
         tokio::select! {
@@ -385,7 +440,12 @@ async fn coordinate(spec: RunSpec, mut control: mpsc::UnboundedReceiver<Control>
                 write_task(&ctx, i, &nodes[i], None, None)?;
                 em.emit(
                     &task_scope(&ctx, i),
-                    EngineEvent::TaskFinished(TaskFinished { status: TaskStatus::Cancelled, attempts: nodes[i].attempts, atoms: 0, error_code: None }),
+                    EngineEvent::TaskFinished(TaskFinished {
+                        status: TaskStatus::Cancelled,
+                        attempts: nodes[i].attempts,
+                        atoms: 0,
+                        error_code: None,
+                    }),
                 )?;
             }
         }
@@ -398,7 +458,15 @@ async fn coordinate(spec: RunSpec, mut control: mpsc::UnboundedReceiver<Control>
         Some(StopSignal::Cancel) => RunStatus::Cancelled,
         Some(StopSignal::Interrupt) => RunStatus::Interrupted,
         _ if nodes.iter().any(|n| !n.status.is_final()) => RunStatus::Interrupted,
-        _ if nodes.iter().any(|n| matches!(n.status, TaskStatus::Failed | TaskStatus::Timeout | TaskStatus::Blocked)) => RunStatus::Failed,
+        _ if nodes.iter().any(|n| {
+            matches!(
+                n.status,
+                TaskStatus::Failed | TaskStatus::Timeout | TaskStatus::Blocked
+            )
+        }) =>
+        {
+            RunStatus::Failed
+        }
         _ if nodes.iter().any(|n| n.status == TaskStatus::Partial) => RunStatus::Partial,
         _ => RunStatus::Succeeded,
     };
@@ -407,19 +475,37 @@ async fn coordinate(spec: RunSpec, mut control: mpsc::UnboundedReceiver<Control>
         let _ = r;
     }
     let atoms = nodes.iter().map(|n| n.atoms).sum();
-    em.emit(&run_scope, EngineEvent::RunFinished(RunFinished { status, tasks: tasks.clone(), atoms, grades: totals }))?;
+    em.emit(
+        &run_scope,
+        EngineEvent::RunFinished(RunFinished {
+            status,
+            tasks: tasks.clone(),
+            atoms,
+            grades: totals,
+        }),
+    )?;
     em.write(WriteOp::RunStatus {
         run_id: run_id.to_string(),
         status: status.as_str().into(),
         finished_at: (status != RunStatus::Interrupted).then(crate::store::writer::now_rfc3339),
     })?;
     ctx.emitter.writer().flush()?;
-    Ok(RunOutcome { run_id: run_id.to_string(), status, tasks, atoms, grades: totals })
+    Ok(RunOutcome {
+        run_id: run_id.to_string(),
+        status,
+        tasks,
+        atoms,
+        grades: totals,
+    })
 }
 
 fn task_scope(ctx: &RunCtx, i: usize) -> Scope {
     let t = &ctx.plan.tasks[i];
-    Scope { task_id: Some(Arc::from(t.task_id.as_str())), invocation_id: None, agent: Some(ctx.agent_arc(&t.agent)) }
+    Scope {
+        task_id: Some(Arc::from(t.task_id.as_str())),
+        invocation_id: None,
+        agent: Some(ctx.agent_arc(&t.agent)),
+    }
 }
 
 fn fallback_allows(plan: &Plan, i: usize) -> bool {
@@ -429,7 +515,13 @@ fn fallback_allows(plan: &Plan, i: usize) -> bool {
     )
 }
 
-fn write_task(ctx: &RunCtx, i: usize, n: &Node, error: Option<ErrorCode>, output: Option<&Value>) -> Result<(), EngineError> {
+fn write_task(
+    ctx: &RunCtx,
+    i: usize,
+    n: &Node,
+    error: Option<ErrorCode>,
+    output: Option<&Value>,
+) -> Result<(), EngineError> {
     let t = &ctx.plan.tasks[i];
     ctx.emitter.write(WriteOp::TaskState {
         run_id: ctx.run_id.clone(),
@@ -465,7 +557,12 @@ fn block(ctx: &RunCtx, nodes: &mut [Node], i: usize, upstream: usize) -> Result<
         write_task(ctx, i, &nodes[i], Some(ErrorCode::E006), None)?;
         ctx.emitter.emit(
             &scope,
-            EngineEvent::TaskFinished(TaskFinished { status: TaskStatus::Blocked, attempts: nodes[i].attempts, atoms: 0, error_code: Some(ErrorCode::E006) }),
+            EngineEvent::TaskFinished(TaskFinished {
+                status: TaskStatus::Blocked,
+                attempts: nodes[i].attempts,
+                atoms: 0,
+                error_code: Some(ErrorCode::E006),
+            }),
         )?;
         for &d in &nodes[i].dependents.clone() {
             if fallback_allows(&ctx.plan, d) {
@@ -495,13 +592,24 @@ fn finish(
         if outcome.status == TaskStatus::Cancelled {
             ctx.emitter.emit(
                 &task_scope(ctx, i),
-                EngineEvent::TaskFinished(TaskFinished { status: TaskStatus::Cancelled, attempts: outcome.attempts, atoms: 0, error_code: None }),
+                EngineEvent::TaskFinished(TaskFinished {
+                    status: TaskStatus::Cancelled,
+                    attempts: outcome.attempts,
+                    atoms: 0,
+                    error_code: None,
+                }),
             )?;
         }
         return Ok(());
     }
     totals.merge(&outcome.grades);
-    write_task(ctx, i, &nodes[i], outcome.error_code, outcome.output.as_deref())?;
+    write_task(
+        ctx,
+        i,
+        &nodes[i],
+        outcome.error_code,
+        outcome.output.as_deref(),
+    )?;
     ctx.emitter.emit(
         &task_scope(ctx, i),
         EngineEvent::TaskFinished(TaskFinished {
@@ -525,7 +633,8 @@ fn finish(
             nodes[d].remaining = nodes[d].remaining.saturating_sub(1);
             if nodes[d].remaining == 0 {
                 nodes[d].status = TaskStatus::Ready;
-                ctx.emitter.emit(&task_scope(ctx, d), EngineEvent::TaskReady(Empty {}))?;
+                ctx.emitter
+                    .emit(&task_scope(ctx, d), EngineEvent::TaskReady(Empty {}))?;
                 ready.push_back(d);
             }
         } else {
@@ -536,7 +645,11 @@ fn finish(
     let deps = ctx.plan.tasks[i].depends_on.clone();
     for dep in deps {
         if let Some(j) = ctx.plan.task_index(&dep) {
-            if nodes[j].dependents.iter().all(|&k| nodes[k].status.is_final()) {
+            if nodes[j]
+                .dependents
+                .iter()
+                .all(|&k| nodes[k].status.is_final())
+            {
                 if let Ok(mut o) = ctx.outputs.write() {
                     o.remove(&j);
                 }

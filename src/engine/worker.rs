@@ -16,13 +16,13 @@ use super::request::{invocation_id, render_user_prompt, user_prompt_for, StoredR
 use super::run::RunCtx;
 use super::status::decide_status;
 use crate::event::{
-    AtomGrade, AtomsGraded, Chunk, EngineEvent, InvocationFinished, InvocationStarted, ReferenceFailed, RetryScheduled,
-    TaskStatus,
+    AtomGrade, AtomsGraded, Chunk, EngineEvent, InvocationFinished, InvocationStarted,
+    ReferenceFailed, RetryScheduled, TaskStatus,
 };
 use crate::protocol::refs::{RefErrorCode, ResolutionFailure};
 use crate::protocol::{
-    AgentRequest, AgentResponse, DataReference, ErrorCode, ErrorInfo, FallbackStrategy, Grade, InvocationStatus,
-    ResponseOutput,
+    AgentRequest, AgentResponse, DataReference, ErrorCode, ErrorInfo, FallbackStrategy, Grade,
+    InvocationStatus, ResponseOutput,
 };
 use crate::provider::{ChunkSink, ProviderError};
 use crate::store::{AtomRow, WriteOp};
@@ -64,7 +64,12 @@ struct StreamSink<'a> {
 impl ChunkSink for StreamSink<'_> {
     fn chunk(&mut self, text: &str) {
         self.text.push_str(text);
-        if let Err(e) = self.ctx.emitter.emit(self.scope, EngineEvent::Chunk(Chunk { text: text.to_string() })) {
+        if let Err(e) = self.ctx.emitter.emit(
+            self.scope,
+            EngineEvent::Chunk(Chunk {
+                text: text.to_string(),
+            }),
+        ) {
             tracing::error!("cannot log a chunk: {e}");
         }
     }
@@ -99,7 +104,12 @@ fn gather_inputs(ctx: &RunCtx, idx: usize, scope: &Scope) -> (Vec<String>, Vec<V
     let outputs = ctx.outputs.read().map(|o| o.clone()).unwrap_or_default();
     for d in &task.depends_on {
         if let Some(out) = ctx.plan.task_index(d).and_then(|j| outputs.get(&j)) {
-            for a in out.get("atoms").and_then(Value::as_array).into_iter().flatten() {
+            for a in out
+                .get("atoms")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
                 if let Some(id) = a.get("asset_id").and_then(Value::as_str) {
                     if !assets.iter().any(|x| x == id) {
                         assets.push(id.to_string());
@@ -159,7 +169,12 @@ fn gather_inputs(ctx: &RunCtx, idx: usize, scope: &Scope) -> (Vec<String>, Vec<V
 }
 
 /// Runs one task to its end (or until stopped).
-pub async fn run_task(ctx: Arc<RunCtx>, idx: usize, first_attempt: u32, mut stop: watch::Receiver<StopSignal>) -> TaskOutcome {
+pub async fn run_task(
+    ctx: Arc<RunCtx>,
+    idx: usize,
+    first_attempt: u32,
+    mut stop: watch::Receiver<StopSignal>,
+) -> TaskOutcome {
     let task = &ctx.plan.tasks[idx];
     let agent_def = &ctx.plan.agents[&task.agent];
     let agent = ctx.agent_arc(&task.agent);
@@ -170,23 +185,49 @@ pub async fn run_task(ctx: Arc<RunCtx>, idx: usize, first_attempt: u32, mut stop
         .as_deref()
         .and_then(Grade::parse)
         .unwrap_or(Grade::B);
-    let mut adjust = Adjust { threshold: base_threshold, timeout_factor: 1.0, max_tokens_factor: 1.0, temperature_delta: 0.0, feedback: None };
+    let mut adjust = Adjust {
+        threshold: base_threshold,
+        timeout_factor: 1.0,
+        max_tokens_factor: 1.0,
+        temperature_delta: 0.0,
+        feedback: None,
+    };
     let mut retries: HashMap<&'static str, u32> = HashMap::new();
     let mut attempt = first_attempt;
-    let task_scope = Scope { task_id: Some(task_arc.clone()), invocation_id: None, agent: Some(agent.clone()) };
+    let task_scope = Scope {
+        task_id: Some(task_arc.clone()),
+        invocation_id: None,
+        agent: Some(agent.clone()),
+    };
     let (assets, inputs) = gather_inputs(&ctx, idx, &task_scope);
     let (prompt_hash, system_tokens) = ctx.system_prompt_info(&task.agent);
     loop {
         attempt += 1;
         let seq = ctx.next_invocation_seq(&task.agent);
-        let inv_id: Arc<str> = Arc::from(invocation_id(chrono::Utc::now(), &agent_def.short_name, seq).as_str());
-        let scope = Scope { task_id: Some(task_arc.clone()), invocation_id: Some(inv_id.clone()), agent: Some(agent.clone()) };
+        let inv_id: Arc<str> =
+            Arc::from(invocation_id(chrono::Utc::now(), &agent_def.short_name, seq).as_str());
+        let scope = Scope {
+            task_id: Some(task_arc.clone()),
+            invocation_id: Some(inv_id.clone()),
+            agent: Some(agent.clone()),
+        };
         let mut constraints = ctx.base_constraints[idx];
         constraints.timeout_seconds *= adjust.timeout_factor;
-        constraints.max_tokens = (constraints.max_tokens as f64 * adjust.max_tokens_factor).round() as u32;
-        constraints.temperature =
-            (((constraints.temperature + adjust.temperature_delta).max(ctx.config.min_temperature)) * 100.0).round() / 100.0;
-        let user_prompt = user_prompt_for(task, agent_def, adjust.threshold, adjust.feedback.as_deref(), assets.clone(), inputs.clone());
+        constraints.max_tokens =
+            (constraints.max_tokens as f64 * adjust.max_tokens_factor).round() as u32;
+        constraints.temperature = (((constraints.temperature + adjust.temperature_delta)
+            .max(ctx.config.min_temperature))
+            * 100.0)
+            .round()
+            / 100.0;
+        let user_prompt = user_prompt_for(
+            task,
+            agent_def,
+            adjust.threshold,
+            adjust.feedback.as_deref(),
+            assets.clone(),
+            inputs.clone(),
+        );
         let user_text = render_user_prompt(&user_prompt);
         let prompt_tokens = system_tokens + ctx.config.tokens.count(&user_text);
         let request = Arc::new(AgentRequest {
@@ -199,7 +240,8 @@ pub async fn run_task(ctx: Arc<RunCtx>, idx: usize, first_attempt: u32, mut stop
             constraints,
             extra: Default::default(),
         });
-        let request_json = serde_json::to_string(&StoredRequest::new(&request, &prompt_hash)).unwrap_or_default();
+        let request_json =
+            serde_json::to_string(&StoredRequest::new(&request, &prompt_hash)).unwrap_or_default();
         let _ = ctx.emitter.write(WriteOp::InvocationStart {
             invocation_id: inv_id.clone(),
             run_id: ctx.run_id.clone(),
@@ -232,10 +274,15 @@ pub async fn run_task(ctx: Arc<RunCtx>, idx: usize, first_attempt: u32, mut stop
         );
         let effective_timeout = constraints.timeout_seconds * ctx.config.timeout_scale;
         let started = Instant::now();
-        let mut sink = StreamSink { ctx: &ctx, scope: &scope, text: String::new() };
+        let mut sink = StreamSink {
+            ctx: &ctx,
+            scope: &scope,
+            text: String::new(),
+        };
         let result = {
             let call = ctx.provider.invoke(request.clone(), attempt, &mut sink);
-            let timed = tokio::time::timeout(Duration::from_secs_f64(effective_timeout.max(0.001)), call);
+            let timed =
+                tokio::time::timeout(Duration::from_secs_f64(effective_timeout.max(0.001)), call);
             tokio::select! {
                 r = timed => Ok(r),
                 s = stopped(&mut stop) => Err(s),
@@ -257,7 +304,11 @@ pub async fn run_task(ctx: Arc<RunCtx>, idx: usize, first_attempt: u32, mut stop
                         grades: Default::default(),
                         issues: 0,
                         errors: vec![],
-                        error_message: Some(if signal == StopSignal::Cancel { "cancelled".into() } else { "interrupted".into() }),
+                        error_message: Some(if signal == StopSignal::Cancel {
+                            "cancelled".into()
+                        } else {
+                            "interrupted".into()
+                        }),
                     }),
                 );
                 let _ = ctx.emitter.write(WriteOp::InvocationEnd {
@@ -268,8 +319,19 @@ pub async fn run_task(ctx: Arc<RunCtx>, idx: usize, first_attempt: u32, mut stop
                     error_codes: String::new(),
                     response_json: json!({"cancelled": true, "partial_text": text}).to_string(),
                 });
-                let status = if signal == StopSignal::Cancel { TaskStatus::Cancelled } else { TaskStatus::Pending };
-                return TaskOutcome { status, attempts: attempt, atoms: 0, error_code: None, output: None, grades: Default::default() };
+                let status = if signal == StopSignal::Cancel {
+                    TaskStatus::Cancelled
+                } else {
+                    TaskStatus::Pending
+                };
+                return TaskOutcome {
+                    status,
+                    attempts: attempt,
+                    atoms: 0,
+                    error_code: None,
+                    output: None,
+                    grades: Default::default(),
+                };
             }
             Ok(r) => r,
         };
@@ -282,20 +344,40 @@ pub async fn run_task(ctx: Arc<RunCtx>, idx: usize, first_attempt: u32, mut stop
         match provider_result {
             Err(_elapsed) => errors.push(ErrorInfo::new(
                 ErrorCode::E004,
-                format!("no complete answer within {:.1}s; {} bytes had streamed", effective_timeout, text.len()),
+                format!(
+                    "no complete answer within {:.1}s; {} bytes had streamed",
+                    effective_timeout,
+                    text.len()
+                ),
             )),
-            Ok(Err(ProviderError::Transient { message, retry_after_ms })) => {
+            Ok(Err(ProviderError::Transient {
+                message,
+                retry_after_ms,
+            })) => {
                 transient_after = Some(retry_after_ms);
                 errors.push(ErrorInfo::new(ErrorCode::E001, message));
             }
-            Ok(Err(ProviderError::SourceNotFound(m))) => errors.push(ErrorInfo::new(ErrorCode::E001, m)),
+            Ok(Err(ProviderError::SourceNotFound(m))) => {
+                errors.push(ErrorInfo::new(ErrorCode::E001, m))
+            }
             Ok(Err(ProviderError::Permanent(m))) => errors.push(ErrorInfo::new(ErrorCode::E008, m)),
             Ok(Ok(_out)) => match parse_response(&text, task.output_requirements.max_atoms) {
                 Err(e) => errors.push(e),
                 Ok(parsed) => {
-                    let known = ctx.known_assets.read().map(|k| k.clone()).unwrap_or_default();
-                    let g = run_gate(&parsed.atoms, &task.output_requirements.required_fields, &known, &ctx.config.quality);
-                    if g.fabricated_refs >= ctx.config.quality.hallucination_refs && g.fabricated_refs > 0 {
+                    let known = ctx
+                        .known_assets
+                        .read()
+                        .map(|k| k.clone())
+                        .unwrap_or_default();
+                    let g = run_gate(
+                        &parsed.atoms,
+                        &task.output_requirements.required_fields,
+                        &known,
+                        &ctx.config.quality,
+                    );
+                    if g.fabricated_refs >= ctx.config.quality.hallucination_refs
+                        && g.fabricated_refs > 0
+                    {
                         errors.push(ErrorInfo::new(
                             ErrorCode::E007,
                             format!("{} reference(s) to assets that do not exist; flagged for human review", g.fabricated_refs),
@@ -330,21 +412,31 @@ pub async fn run_task(ctx: Arc<RunCtx>, idx: usize, first_attempt: u32, mut stop
             elapsed_ms,
             effective_timeout,
         );
-        let status = if errors.iter().any(|e| e.error_code == ErrorCode::E004) { InvocationStatus::Timeout } else { status };
+        let status = if errors.iter().any(|e| e.error_code == ErrorCode::E004) {
+            InvocationStatus::Timeout
+        } else {
+            status
+        };
         if !verdicts.is_empty() {
             let graded = atoms
                 .iter()
                 .zip(&verdicts)
                 .map(|(a, v)| AtomGrade {
                     asset_id: a.asset_id.clone(),
-                    atom_type: a.atom_type().map(str::to_string).unwrap_or_else(|| agent_def.atom_type.clone()),
+                    atom_type: a
+                        .atom_type()
+                        .map(str::to_string)
+                        .unwrap_or_else(|| agent_def.atom_type.clone()),
                     grade: v.grade,
                     score: v.score,
                     confidence: a.confidence(),
                     issues: v.issues.len() as u32,
                 })
                 .collect();
-            let _ = ctx.emitter.emit(&scope, EngineEvent::AtomsGraded(AtomsGraded { atoms: graded }));
+            let _ = ctx.emitter.emit(
+                &scope,
+                EngineEvent::AtomsGraded(AtomsGraded { atoms: graded }),
+            );
         }
         let response = AgentResponse {
             invocation_id: inv_id.to_string(),
@@ -352,7 +444,11 @@ pub async fn run_task(ctx: Arc<RunCtx>, idx: usize, first_attempt: u32, mut stop
             agent: task.agent.clone(),
             task_id: task.task_id.clone(),
             execution_time_ms: elapsed_ms,
-            output: ResponseOutput { atoms: atoms.clone(), summary: summary.clone(), extra: Default::default() },
+            output: ResponseOutput {
+                atoms: atoms.clone(),
+                summary: summary.clone(),
+                extra: Default::default(),
+            },
             quality_check: quality_check.clone(),
             errors: errors.clone(),
             extra: Default::default(),
@@ -363,7 +459,11 @@ pub async fn run_task(ctx: Arc<RunCtx>, idx: usize, first_attempt: u32, mut stop
             status: status.as_str(),
             execution_time_ms: elapsed_ms,
             output_tokens,
-            error_codes: codes.iter().map(|c| c.as_str()).collect::<Vec<_>>().join(","),
+            error_codes: codes
+                .iter()
+                .map(|c| c.as_str())
+                .collect::<Vec<_>>()
+                .join(","),
             response_json: serde_json::to_string(&response).unwrap_or_default(),
         });
         let _ = ctx.emitter.emit(
@@ -382,7 +482,14 @@ pub async fn run_task(ctx: Arc<RunCtx>, idx: usize, first_attempt: u32, mut stop
         );
         // Retry?
         if status != InvocationStatus::Success {
-            if let Some((code, delay, note)) = next_retry(&ctx, &errors, transient_after, &mut retries, &task.task_id, attempt) {
+            if let Some((code, delay, note)) = next_retry(
+                &ctx,
+                &errors,
+                transient_after,
+                &mut retries,
+                &task.task_id,
+                attempt,
+            ) {
                 let _ = ctx.emitter.emit(
                     &task_scope,
                     EngineEvent::RetryScheduled(RetryScheduled {
@@ -432,7 +539,10 @@ pub async fn run_task(ctx: Arc<RunCtx>, idx: usize, first_attempt: u32, mut stop
                         task_id: task.task_id.clone(),
                         invocation_id: inv_id.to_string(),
                         agent: task.agent.clone(),
-                        atom_type: a.atom_type().map(str::to_string).unwrap_or_else(|| agent_def.atom_type.clone()),
+                        atom_type: a
+                            .atom_type()
+                            .map(str::to_string)
+                            .unwrap_or_else(|| agent_def.atom_type.clone()),
                         category: a.category.clone(),
                         data_status: a.data_status.clone(),
                         paper_id: a.provenance.paper_id.clone(),
@@ -461,7 +571,10 @@ pub async fn run_task(ctx: Arc<RunCtx>, idx: usize, first_attempt: u32, mut stop
                     k.insert(a.asset_id.clone());
                 }
             }
-            let _ = ctx.emitter.write(WriteOp::Atoms { run_id: ctx.run_id.clone(), atoms: rows });
+            let _ = ctx.emitter.write(WriteOp::Atoms {
+                run_id: ctx.run_id.clone(),
+                atoms: rows,
+            });
             Some(Arc::new(json!({"atoms": atoms, "summary": summary})))
         } else {
             None
@@ -495,9 +608,17 @@ fn next_retry(
     if let Some(retry_after) = transient_after {
         let n = retries.entry("transient").or_insert(0);
         *n += 1;
-        let mut rng = fastrand::Rng::with_seed(ctx.config.seed ^ (attempt as u64) ^ fxhash(task_id));
+        let mut rng =
+            fastrand::Rng::with_seed(ctx.config.seed ^ (attempt as u64) ^ fxhash(task_id));
         let d = policy.transient_delay(*n, retry_after, rng.f64())?;
-        return Some((code, d, format!("transient error: backoff retry {n} of {}", policy.transient.max_retries)));
+        return Some((
+            code,
+            d,
+            format!(
+                "transient error: backoff retry {n} of {}",
+                policy.transient.max_retries
+            ),
+        ));
     }
     let key = code.as_str();
     let n = retries.entry(key).or_insert(0);
@@ -519,5 +640,7 @@ fn next_retry(
 }
 
 fn fxhash(s: &str) -> u64 {
-    s.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
+    s.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
 }

@@ -95,7 +95,11 @@ pub struct PlanErrors(pub Vec<PlanError>);
 impl fmt::Display for PlanErrors {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let n = self.0.len();
-        writeln!(f, "plan is invalid ({n} error{}):", if n == 1 { "" } else { "s" })?;
+        writeln!(
+            f,
+            "plan is invalid ({n} error{}):",
+            if n == 1 { "" } else { "s" }
+        )?;
         for e in &self.0 {
             writeln!(f, "  - {e}")?;
         }

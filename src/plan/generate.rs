@@ -3,10 +3,30 @@
 use serde_json::{json, Value};
 
 const AGENTS: [(&str, &str, &[&str]); 4] = [
-    ("Scholar_Internalizer", "Math_Atom", &["content.mathematical_expression", "content.physical_intuition", "provenance.paper_location"]),
-    ("Code_Architect", "Code_Atom", &["content.source_code", "content.code_location"]),
-    ("Scenario_Validator", "Scenario_Atom", &["content.challenge_scenario", "content.failure_mechanism"]),
-    ("Strategic_Critic", "Strategic_Decision", &["content.decision", "content.rationale"]),
+    (
+        "Scholar_Internalizer",
+        "Math_Atom",
+        &[
+            "content.mathematical_expression",
+            "content.physical_intuition",
+            "provenance.paper_location",
+        ],
+    ),
+    (
+        "Code_Architect",
+        "Code_Atom",
+        &["content.source_code", "content.code_location"],
+    ),
+    (
+        "Scenario_Validator",
+        "Scenario_Atom",
+        &["content.challenge_scenario", "content.failure_mechanism"],
+    ),
+    (
+        "Strategic_Critic",
+        "Strategic_Decision",
+        &["content.decision", "content.rationale"],
+    ),
 ];
 
 /// Shape of a generated plan.
@@ -24,7 +44,12 @@ pub struct GenSpec {
 
 impl Default for GenSpec {
     fn default() -> Self {
-        GenSpec { tasks: 10_000, width: 500, fan_in: 3, max_atoms: 1 }
+        GenSpec {
+            tasks: 10_000,
+            width: 500,
+            fan_in: 3,
+            max_atoms: 1,
+        }
     }
 }
 
@@ -66,7 +91,9 @@ pub fn generate(spec: GenSpec) -> Value {
         let mut layer = Vec::with_capacity(layer_len);
         for k in 0..layer_len {
             let fan = spec.fan_in.max(1).min(prev.len());
-            let deps: Vec<String> = (0..fan).map(|f| id(prev[(k + f * 7) % prev.len()])).collect();
+            let deps: Vec<String> = (0..fan)
+                .map(|f| id(prev[(k + f * 7) % prev.len()]))
+                .collect();
             let mut deps = deps;
             deps.sort();
             deps.dedup();
@@ -92,7 +119,12 @@ mod tests {
     #[test]
     fn generated_plans_validate_with_the_requested_size() {
         for n in [1, 2, 3, 10, 1001] {
-            let v = generate(GenSpec { tasks: n, width: 50, fan_in: 3, max_atoms: 1 });
+            let v = generate(GenSpec {
+                tasks: n,
+                width: 50,
+                fan_in: 3,
+                max_atoms: 1,
+            });
             let plan = parse_plan(&v.to_string(), "gen").expect("valid");
             assert_eq!(plan.tasks.len(), n);
             if n > 2 {

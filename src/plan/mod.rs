@@ -32,7 +32,11 @@ pub enum ExecutionMode {
 
 impl ExecutionMode {
     /// Every mode's name, as written in plans.
-    pub const NAMES: [&'static str; 3] = ["Deep_Internalization", "Quick_Assessment", "Engineering_Reproduction"];
+    pub const NAMES: [&'static str; 3] = [
+        "Deep_Internalization",
+        "Quick_Assessment",
+        "Engineering_Reproduction",
+    ];
 
     /// Parses a mode name.
     pub fn parse(s: &str) -> Option<ExecutionMode> {
@@ -123,10 +127,19 @@ impl Plan {
 
     /// Dependency layers: layer 0 has no dependencies, layer n depends on layers < n.
     pub fn layers(&self) -> Vec<Vec<usize>> {
-        let index: BTreeMap<&str, usize> =
-            self.tasks.iter().enumerate().map(|(i, t)| (t.task_id.as_str(), i)).collect();
+        let index: BTreeMap<&str, usize> = self
+            .tasks
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.task_id.as_str(), i))
+            .collect();
         let mut depth = vec![usize::MAX; self.tasks.len()];
-        fn visit(i: usize, plan: &Plan, index: &BTreeMap<&str, usize>, depth: &mut [usize]) -> usize {
+        fn visit(
+            i: usize,
+            plan: &Plan,
+            index: &BTreeMap<&str, usize>,
+            depth: &mut [usize],
+        ) -> usize {
             if depth[i] != usize::MAX {
                 return depth[i];
             }

@@ -13,7 +13,13 @@ use crate::jsonpath::JsonPath;
 use crate::protocol::{DataReference, Grade, OutputRequirements, RequestContext};
 use crate::store::schema::{queryable_columns, QUERYABLE};
 
-const TOP_FIELDS: &[&str] = &["plan_id", "execution_mode", "description", "agents", "tasks"];
+const TOP_FIELDS: &[&str] = &[
+    "plan_id",
+    "execution_mode",
+    "description",
+    "agents",
+    "tasks",
+];
 const TASK_FIELDS: &[&str] = &[
     "task_id",
     "agent",
@@ -50,7 +56,13 @@ struct Collector<'a> {
 }
 
 impl Collector<'_> {
-    fn push(&mut self, task: Option<&str>, field: impl Into<String>, kind: K, message: impl Into<String>) {
+    fn push(
+        &mut self,
+        task: Option<&str>,
+        field: impl Into<String>,
+        kind: K,
+        message: impl Into<String>,
+    ) {
         self.errors.push(PlanError {
             file: self.file.to_string(),
             task: task.map(str::to_string),
@@ -61,12 +73,21 @@ impl Collector<'_> {
     }
 
     /// Deserialises `value` as `T`, recording a shape error on failure.
-    fn typed<T: DeserializeOwned>(&mut self, task: Option<&str>, field: &str, value: &Value) -> Option<T> {
+    fn typed<T: DeserializeOwned>(
+        &mut self,
+        task: Option<&str>,
+        field: &str,
+        value: &Value,
+    ) -> Option<T> {
         match serde_json::from_value::<T>(value.clone()) {
             Ok(v) => Some(v),
             Err(e) => {
                 let msg = e.to_string();
-                let kind = if msg.starts_with("unknown field") { K::UnknownField } else { K::Shape };
+                let kind = if msg.starts_with("unknown field") {
+                    K::UnknownField
+                } else {
+                    K::Shape
+                };
                 self.push(task, field, kind, msg);
                 None
             }
@@ -76,7 +97,10 @@ impl Collector<'_> {
 
 /// Parses and validates plan JSON text; `file` names it in errors.
 pub fn parse_plan(text: &str, file: &str) -> Result<Plan, PlanErrors> {
-    let mut c = Collector { file, errors: Vec::new() };
+    let mut c = Collector {
+        file,
+        errors: Vec::new(),
+    };
     let root: Value = match serde_json::from_str(text) {
         Ok(v) => v,
         Err(e) => {
@@ -90,7 +114,12 @@ pub fn parse_plan(text: &str, file: &str) -> Result<Plan, PlanErrors> {
     };
     for key in obj.keys() {
         if !TOP_FIELDS.contains(&key.as_str()) {
-            c.push(None, key, K::UnknownField, format!("unknown field; expected one of {}", TOP_FIELDS.join(", ")));
+            c.push(
+                None,
+                key,
+                K::UnknownField,
+                format!("unknown field; expected one of {}", TOP_FIELDS.join(", ")),
+            );
         }
     }
     let plan_id = match obj.get("plan_id") {
@@ -111,16 +140,27 @@ pub fn parse_plan(text: &str, file: &str) -> Result<Plan, PlanErrors> {
                 None,
                 "execution_mode",
                 K::BadExecutionMode,
-                format!("unknown execution mode `{s}`; expected one of {}", ExecutionMode::NAMES.join(", ")),
+                format!(
+                    "unknown execution mode `{s}`; expected one of {}",
+                    ExecutionMode::NAMES.join(", ")
+                ),
             );
             ExecutionMode::DeepInternalization
         }),
         Some(_) => {
-            c.push(None, "execution_mode", K::BadExecutionMode, "must be a string");
+            c.push(
+                None,
+                "execution_mode",
+                K::BadExecutionMode,
+                "must be a string",
+            );
             ExecutionMode::DeepInternalization
         }
     };
-    let description = obj.get("description").and_then(Value::as_str).map(str::to_string);
+    let description = obj
+        .get("description")
+        .and_then(Value::as_str)
+        .map(str::to_string);
 
     // Agents declared by the plan (new agents or overrides of built-ins).
     let mut declared: BTreeMap<String, AgentSpec> = BTreeMap::new();
@@ -133,7 +173,12 @@ pub fn parse_plan(text: &str, file: &str) -> Result<Plan, PlanErrors> {
                 }
             }
         }
-        Some(_) => c.push(None, "agents", K::Shape, "must be an object of agent definitions"),
+        Some(_) => c.push(
+            None,
+            "agents",
+            K::Shape,
+            "must be an object of agent definitions",
+        ),
     }
 
     let raw_tasks: Vec<&Map<String, Value>> = match obj.get("tasks") {
@@ -143,7 +188,12 @@ pub fn parse_plan(text: &str, file: &str) -> Result<Plan, PlanErrors> {
             .filter_map(|(i, t)| match t.as_object() {
                 Some(o) => Some(o),
                 None => {
-                    c.push(None, format!("tasks[{i}]"), K::Shape, "a task must be a JSON object");
+                    c.push(
+                        None,
+                        format!("tasks[{i}]"),
+                        K::Shape,
+                        "a task must be a JSON object",
+                    );
                     None
                 }
             })
@@ -207,7 +257,12 @@ fn parse_task(
     let task_id = match t.get("task_id") {
         Some(Value::String(s)) if !s.trim().is_empty() => s.clone(),
         _ => {
-            c.push(None, format!("tasks[{i}].task_id"), K::Shape, "every task needs a non-empty string task_id");
+            c.push(
+                None,
+                format!("tasks[{i}].task_id"),
+                K::Shape,
+                "every task needs a non-empty string task_id",
+            );
             return None;
         }
     };
@@ -215,7 +270,12 @@ fn parse_task(
     let mut ok = true;
     for key in t.keys() {
         if !TASK_FIELDS.contains(&key.as_str()) {
-            c.push(tid, key, K::UnknownField, format!("unknown field; expected one of {}", TASK_FIELDS.join(", ")));
+            c.push(
+                tid,
+                key,
+                K::UnknownField,
+                format!("unknown field; expected one of {}", TASK_FIELDS.join(", ")),
+            );
             ok = false;
         }
     }
@@ -233,9 +293,17 @@ fn parse_task(
                     full
                 }
                 None => {
-                    let mut known: Vec<String> = agents::builtin_names().iter().map(|s| s.to_string()).collect();
+                    let mut known: Vec<String> = agents::builtin_names()
+                        .iter()
+                        .map(|s| s.to_string())
+                        .collect();
                     known.extend(declared.keys().cloned());
-                    c.push(tid, "agent", K::UnknownAgent, format!("unknown agent `{name}`; known agents: {}", known.join(", ")));
+                    c.push(
+                        tid,
+                        "agent",
+                        K::UnknownAgent,
+                        format!("unknown agent `{name}`; known agents: {}", known.join(", ")),
+                    );
                     ok = false;
                     String::new()
                 }
@@ -263,7 +331,11 @@ fn parse_task(
         None => RequestContext::default(),
     };
     let focus = match t.get("focus") {
-        None => context.extra.get("focus").and_then(Value::as_str).map(str::to_string),
+        None => context
+            .extra
+            .get("focus")
+            .and_then(Value::as_str)
+            .map(str::to_string),
         Some(Value::String(s)) => Some(s.clone()),
         Some(_) => {
             c.push(tid, "focus", K::Shape, "must be a string");
@@ -323,7 +395,12 @@ fn parse_task(
                     }
                 }
                 if o.max_atoms == Some(0) {
-                    c.push(tid, "output_requirements.max_atoms", K::OutOfRange, "max_atoms must be at least 1");
+                    c.push(
+                        tid,
+                        "output_requirements.max_atoms",
+                        K::OutOfRange,
+                        "max_atoms must be at least 1",
+                    );
                 }
                 o
             }
@@ -337,14 +414,31 @@ fn parse_task(
         None => ConstraintOverrides::default(),
         Some(v) => match c.typed::<ConstraintOverrides>(tid, "constraints", v) {
             Some(k) => {
-                if k.timeout_seconds.is_some_and(|x| !(x > 0.0 && x.is_finite())) {
-                    c.push(tid, "constraints.timeout_seconds", K::OutOfRange, "must be a positive number of seconds");
+                if k.timeout_seconds
+                    .is_some_and(|x| !(x > 0.0 && x.is_finite()))
+                {
+                    c.push(
+                        tid,
+                        "constraints.timeout_seconds",
+                        K::OutOfRange,
+                        "must be a positive number of seconds",
+                    );
                 }
                 if k.max_tokens == Some(0) {
-                    c.push(tid, "constraints.max_tokens", K::OutOfRange, "must be at least 1");
+                    c.push(
+                        tid,
+                        "constraints.max_tokens",
+                        K::OutOfRange,
+                        "must be at least 1",
+                    );
                 }
                 if k.temperature.is_some_and(|x| !(0.0..=2.0).contains(&x)) {
-                    c.push(tid, "constraints.temperature", K::OutOfRange, "must be between 0 and 2");
+                    c.push(
+                        tid,
+                        "constraints.temperature",
+                        K::OutOfRange,
+                        "must be between 0 and 2",
+                    );
                 }
                 k
             }
@@ -375,18 +469,33 @@ fn check_reference(c: &mut Collector<'_>, task_id: &str, field: &str, r: &DataRe
         DataReference::TaskOutput(t) => {
             if let Some(p) = &t.path {
                 if let Err(e) = JsonPath::parse(p) {
-                    c.push(tid, format!("{field}.path"), K::BadJsonPath, format!("JSONPath `{p}` does not parse {e}"));
+                    c.push(
+                        tid,
+                        format!("{field}.path"),
+                        K::BadJsonPath,
+                        format!("JSONPath `{p}` does not parse {e}"),
+                    );
                 }
             }
             if let Some(f) = &t.filter {
                 if f.field.trim().is_empty() {
-                    c.push(tid, format!("{field}.filter.field"), K::Shape, "filter field must not be empty");
+                    c.push(
+                        tid,
+                        format!("{field}.filter.field"),
+                        K::Shape,
+                        "filter field must not be empty",
+                    );
                 }
             }
         }
         DataReference::File(f) => {
             if f.path.trim().is_empty() {
-                c.push(tid, format!("{field}.path"), K::Shape, "file path must not be empty");
+                c.push(
+                    tid,
+                    format!("{field}.path"),
+                    K::Shape,
+                    "file path must not be empty",
+                );
             }
             if let Some(fmt) = &f.format {
                 if !FILE_FORMATS.contains(&fmt.as_str()) {
@@ -394,7 +503,10 @@ fn check_reference(c: &mut Collector<'_>, task_id: &str, field: &str, r: &DataRe
                         tid,
                         format!("{field}.format"),
                         K::Shape,
-                        format!("file format `{fmt}` is not one of {}", FILE_FORMATS.join(", ")),
+                        format!(
+                            "file format `{fmt}` is not one of {}",
+                            FILE_FORMATS.join(", ")
+                        ),
                     );
                 }
             }
@@ -406,7 +518,11 @@ fn check_reference(c: &mut Collector<'_>, task_id: &str, field: &str, r: &DataRe
                     tid,
                     format!("{field}.table"),
                     K::UnknownTable,
-                    format!("table `{}` may not be queried; allowed: {}", q.table, tables.join(", ")),
+                    format!(
+                        "table `{}` may not be queried; allowed: {}",
+                        q.table,
+                        tables.join(", ")
+                    ),
                 );
                 return;
             };
@@ -416,7 +532,11 @@ fn check_reference(c: &mut Collector<'_>, task_id: &str, field: &str, r: &DataRe
                         tid,
                         sub,
                         K::UnknownColumn,
-                        format!("table `{}` has no column `{col}`; columns: {}", q.table, columns.join(", ")),
+                        format!(
+                            "table `{}` has no column `{col}`; columns: {}",
+                            q.table,
+                            columns.join(", ")
+                        ),
                     );
                 }
             };
@@ -429,7 +549,12 @@ fn check_reference(c: &mut Collector<'_>, task_id: &str, field: &str, r: &DataRe
             if let Some(o) = &q.order_by {
                 check_col(c, format!("{field}.order_by.field"), &o.field);
                 if !matches!(o.direction.as_str(), "asc" | "desc") {
-                    c.push(tid, format!("{field}.order_by.direction"), K::Shape, "direction must be `asc` or `desc`");
+                    c.push(
+                        tid,
+                        format!("{field}.order_by.direction"),
+                        K::Shape,
+                        "direction must be `asc` or `desc`",
+                    );
                 }
             }
         }
@@ -438,7 +563,11 @@ fn check_reference(c: &mut Collector<'_>, task_id: &str, field: &str, r: &DataRe
 
 /// Dependencies exist, no cycles, task_output references point upstream.
 fn check_graph(c: &mut Collector<'_>, tasks: &[Task]) {
-    let index: HashMap<&str, usize> = tasks.iter().enumerate().map(|(i, t)| (t.task_id.as_str(), i)).collect();
+    let index: HashMap<&str, usize> = tasks
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (t.task_id.as_str(), i))
+        .collect();
     let mut edges: Vec<Vec<usize>> = vec![Vec::new(); tasks.len()];
     for (i, t) in tasks.iter().enumerate() {
         for (j, d) in t.depends_on.iter().enumerate() {
@@ -478,7 +607,8 @@ fn check_graph(c: &mut Collector<'_>, tasks: &[Task]) {
                         key.sort_unstable();
                         if reported.insert(key) {
                             // stack order is dependent -> dependency; show it as "depends on" chain
-                            let mut names: Vec<&str> = members.iter().map(|&n| tasks[n].task_id.as_str()).collect();
+                            let mut names: Vec<&str> =
+                                members.iter().map(|&n| tasks[n].task_id.as_str()).collect();
                             names.push(&tasks[child].task_id);
                             c.push(
                                 Some(&tasks[child].task_id),
@@ -499,13 +629,18 @@ fn check_graph(c: &mut Collector<'_>, tasks: &[Task]) {
     // task_output references must point at an upstream task.
     for t in tasks {
         for (j, r) in t.data_references.iter().enumerate() {
-            let DataReference::TaskOutput(o) = r else { continue };
+            let DataReference::TaskOutput(o) = r else {
+                continue;
+            };
             let Some(&target) = index.get(o.task_id.as_str()) else {
                 c.push(
                     Some(&t.task_id),
                     format!("data_references[{j}].task_id"),
                     K::RefNotUpstream,
-                    format!("references the output of `{}`, which is not a task of this plan", o.task_id),
+                    format!(
+                        "references the output of `{}`, which is not a task of this plan",
+                        o.task_id
+                    ),
                 );
                 continue;
             };

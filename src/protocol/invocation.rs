@@ -163,7 +163,11 @@ pub struct Constraints {
 
 impl Default for Constraints {
     fn default() -> Self {
-        Constraints { timeout_seconds: 300.0, max_tokens: 8000, temperature: 0.3 }
+        Constraints {
+            timeout_seconds: 300.0,
+            max_tokens: 8000,
+            temperature: 0.3,
+        }
     }
 }
 
@@ -401,7 +405,9 @@ impl ErrorCode {
     /// The handling of seed 001 §8.2, as advice.
     pub fn suggested_action(self) -> &'static str {
         match self {
-            ErrorCode::E001 => "retry 3 times at increasing intervals; check the source URL or network",
+            ErrorCode::E001 => {
+                "retry 3 times at increasing intervals; check the source URL or network"
+            }
             ErrorCode::E002 => "fix the output format and retry",
             ErrorCode::E003 => "retry with a lower quality_threshold",
             ErrorCode::E004 => "retry with a longer timeout_seconds",

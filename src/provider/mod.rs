@@ -53,7 +53,8 @@ pub enum ProviderError {
 }
 
 /// A boxed future returned by providers.
-pub type ProviderFuture<'a> = Pin<Box<dyn Future<Output = Result<ProviderOutput, ProviderError>> + Send + 'a>>;
+pub type ProviderFuture<'a> =
+    Pin<Box<dyn Future<Output = Result<ProviderOutput, ProviderError>> + Send + 'a>>;
 
 /// An LLM provider.
 pub trait Provider: Send + Sync {
@@ -66,5 +67,10 @@ pub trait Provider: Send + Sync {
     }
 
     /// Answers one request, streaming text into `sink`.
-    fn invoke<'a>(&'a self, request: Arc<AgentRequest>, attempt: u32, sink: &'a mut dyn ChunkSink) -> ProviderFuture<'a>;
+    fn invoke<'a>(
+        &'a self,
+        request: Arc<AgentRequest>,
+        attempt: u32,
+        sink: &'a mut dyn ChunkSink,
+    ) -> ProviderFuture<'a>;
 }

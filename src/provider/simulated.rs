@@ -148,7 +148,10 @@ impl SimulatedProvider {
     /// The fault for this attempt: the script if it has one, else drawn from the rates.
     pub fn fault_for(&self, task_id: &str, attempt: u32, rng: &mut fastrand::Rng) -> Fault {
         if let Some(script) = self.config.script.get(task_id) {
-            return script.get(attempt.saturating_sub(1) as usize).copied().unwrap_or(Fault::None);
+            return script
+                .get(attempt.saturating_sub(1) as usize)
+                .copied()
+                .unwrap_or(Fault::None);
         }
         let f = &self.config.faults;
         let draw = rng.f64();
@@ -203,11 +206,28 @@ impl SimulatedProvider {
             .as_ref()
             .and_then(|p| p.paper_id.clone())
             .unwrap_or_else(|| "ArXiv:2406.01234".to_string());
-        let code_link = req.user_prompt.context.code_info.as_ref().and_then(|c| c.repo_url.clone()).map(|u| {
-            let file = c_first_file(req).unwrap_or_else(|| "models/diffusion.py".into());
-            format!("{}/blob/main/{}#L{}-L{}", u.trim_start_matches("https://"), file, 40 + rng.u32(..100), 160 + rng.u32(..100))
-        });
-        let existing: Vec<String> = req.user_prompt.context.existing_assets.clone().unwrap_or_default();
+        let code_link = req
+            .user_prompt
+            .context
+            .code_info
+            .as_ref()
+            .and_then(|c| c.repo_url.clone())
+            .map(|u| {
+                let file = c_first_file(req).unwrap_or_else(|| "models/diffusion.py".into());
+                format!(
+                    "{}/blob/main/{}#L{}-L{}",
+                    u.trim_start_matches("https://"),
+                    file,
+                    40 + rng.u32(..100),
+                    160 + rng.u32(..100)
+                )
+            });
+        let existing: Vec<String> = req
+            .user_prompt
+            .context
+            .existing_assets
+            .clone()
+            .unwrap_or_default();
         let date = invocation_date(&req.invocation_id);
         let mut atoms = Vec::new();
         for k in 0..n {
@@ -228,7 +248,14 @@ impl SimulatedProvider {
                 }
             }
             if content.is_empty() || fault == Fault::LowGrade {
-                content.insert("note".into(), Value::String(if fault == Fault::LowGrade { "tbd".into() } else { self.sentence(rng).to_string() }));
+                content.insert(
+                    "note".into(),
+                    Value::String(if fault == Fault::LowGrade {
+                        "tbd".into()
+                    } else {
+                        self.sentence(rng).to_string()
+                    }),
+                );
             }
             if fault == Fault::LowGrade {
                 for v in content.values_mut() {
@@ -238,18 +265,40 @@ impl SimulatedProvider {
             let mut provenance = Map::new();
             provenance.insert("paper_id".into(), Value::String(paper_id.clone()));
             if fault != Fault::LowGrade {
-                provenance.insert("paper_location".into(), json!(format!("Page {}, Eq. {}", 2 + rng.u32(..9), 1 + rng.u32(..12))));
+                provenance.insert(
+                    "paper_location".into(),
+                    json!(format!(
+                        "Page {}, Eq. {}",
+                        2 + rng.u32(..9),
+                        1 + rng.u32(..12)
+                    )),
+                );
                 if let Some(l) = &code_link {
                     provenance.insert("code_link".into(), Value::String(l.clone()));
                 }
             }
             let asset_id = format!("{prefix}_{stem}_{:02}", k + 1);
-            provenance.insert("atom_path".into(), json!(format!("/atoms/{}/{asset_id}.json", prefix.to_ascii_lowercase())));
-            let mut refs: Vec<String> = existing.iter().filter(|_| rng.bool()).take(2).cloned().collect();
+            provenance.insert(
+                "atom_path".into(),
+                json!(format!(
+                    "/atoms/{}/{asset_id}.json",
+                    prefix.to_ascii_lowercase()
+                )),
+            );
+            let mut refs: Vec<String> = existing
+                .iter()
+                .filter(|_| rng.bool())
+                .take(2)
+                .cloned()
+                .collect();
             if fault == Fault::Hallucination && k == 0 {
                 refs.push(format!("{prefix}_FABRICATED_{:04}", rng.u32(..10000)));
             }
-            let incremental = if refs.is_empty() { None } else { Some(self.sentence(rng)) };
+            let incremental = if refs.is_empty() {
+                None
+            } else {
+                Some(self.sentence(rng))
+            };
             atoms.push(json!({
                 "asset_id": asset_id,
                 "atom_type": atom_type,
@@ -278,10 +327,17 @@ impl SimulatedProvider {
             json!({"output": {"atoms": atoms, "summary": summary}})
         };
         let text = serde_json::to_string_pretty(&body).unwrap_or_default();
-        let mut text = if rng.u8(..4) == 0 { format!("Here is the analysis.\n```json\n{text}\n```\n") } else { text };
+        let mut text = if rng.u8(..4) == 0 {
+            format!("Here is the analysis.\n```json\n{text}\n```\n")
+        } else {
+            text
+        };
         if fault == Fault::MalformedJson {
             let cut = text.len() * 2 / 3;
-            let cut = (0..=cut).rev().find(|&i| text.is_char_boundary(i)).unwrap_or(0);
+            let cut = (0..=cut)
+                .rev()
+                .find(|&i| text.is_char_boundary(i))
+                .unwrap_or(0);
             text.truncate(cut);
         }
         text
@@ -289,7 +345,14 @@ impl SimulatedProvider {
 }
 
 fn c_first_file(req: &AgentRequest) -> Option<String> {
-    req.user_prompt.context.code_info.as_ref()?.focus_files.as_ref()?.first().cloned()
+    req.user_prompt
+        .context
+        .code_info
+        .as_ref()?
+        .focus_files
+        .as_ref()?
+        .first()
+        .cloned()
 }
 
 /// `YYYY-MM-DD` from an invocation id `INV_YYYYMMDD_…` (deterministic timestamps).
@@ -309,7 +372,9 @@ fn insert_path(obj: &mut Map<String, Value>, path: &[&str], value: Value) {
             obj.insert((*last).to_string(), value);
         }
         [first, rest @ ..] => {
-            let child = obj.entry((*first).to_string()).or_insert_with(|| Value::Object(Map::new()));
+            let child = obj
+                .entry((*first).to_string())
+                .or_insert_with(|| Value::Object(Map::new()));
             if !child.is_object() {
                 *child = Value::Object(Map::new());
             }
@@ -346,7 +411,12 @@ impl Provider for SimulatedProvider {
         true
     }
 
-    fn invoke<'a>(&'a self, request: Arc<AgentRequest>, attempt: u32, sink: &'a mut dyn ChunkSink) -> ProviderFuture<'a> {
+    fn invoke<'a>(
+        &'a self,
+        request: Arc<AgentRequest>,
+        attempt: u32,
+        sink: &'a mut dyn ChunkSink,
+    ) -> ProviderFuture<'a> {
         Box::pin(async move {
             let mut rng = self.rng_for(&request, attempt);
             let fault = self.fault_for(&request.task_id, attempt, &mut rng);
@@ -355,7 +425,10 @@ impl Provider for SimulatedProvider {
             }
             match fault {
                 Fault::Transient => {
-                    return Err(ProviderError::Transient { message: "HTTP 503 Service Unavailable (simulated)".into(), retry_after_ms: None })
+                    return Err(ProviderError::Transient {
+                        message: "HTTP 503 Service Unavailable (simulated)".into(),
+                        retry_after_ms: None,
+                    })
                 }
                 Fault::SourceNotFound => {
                     let what = request
@@ -365,14 +438,24 @@ impl Provider for SimulatedProvider {
                         .as_ref()
                         .and_then(|c| c.repo_url.clone())
                         .unwrap_or_else(|| "the paper PDF".into());
-                    return Err(ProviderError::SourceNotFound(format!("cannot reach {what} (simulated)")));
+                    return Err(ProviderError::SourceNotFound(format!(
+                        "cannot reach {what} (simulated)"
+                    )));
                 }
-                Fault::SystemError => return Err(ProviderError::Permanent("internal provider failure (simulated)".into())),
+                Fault::SystemError => {
+                    return Err(ProviderError::Permanent(
+                        "internal provider failure (simulated)".into(),
+                    ))
+                }
                 _ => {}
             }
             let text = self.answer(&request, fault, &mut rng);
             let chunks = split_chunks(&text, self.config.min_chunks);
-            let stall_at = if fault == Fault::Timeout { chunks.len() / 2 } else { usize::MAX };
+            let stall_at = if fault == Fault::Timeout {
+                chunks.len() / 2
+            } else {
+                usize::MAX
+            };
             for (i, c) in chunks.iter().enumerate() {
                 if i == stall_at {
                     // Stall until the engine's timeout ends the call.

@@ -101,7 +101,10 @@ pub struct EventRow {
 impl Store {
     /// Opens (and migrates) the database at `path`.
     pub fn open(path: &Path) -> Result<Store, StoreError> {
-        Ok(Store { conn: open_connection(path)?, path: path.to_path_buf() })
+        Ok(Store {
+            conn: open_connection(path)?,
+            path: path.to_path_buf(),
+        })
     }
 
     /// The database file.
@@ -116,7 +119,9 @@ impl Store {
 
     /// `PRAGMA integrity_check` result (`ok` when healthy).
     pub fn integrity_check(&self) -> Result<String, StoreError> {
-        Ok(self.conn.query_row("PRAGMA integrity_check", [], |r| r.get(0))?)
+        Ok(self
+            .conn
+            .query_row("PRAGMA integrity_check", [], |r| r.get(0))?)
     }
 
     /// Runs, newest first.
@@ -148,7 +153,10 @@ impl Store {
     pub fn run(&self, id: &str) -> Result<RunSummary, StoreError> {
         let runs = self.list_runs()?;
         if id == "latest" {
-            return runs.into_iter().next().ok_or_else(|| StoreError::NoSuchRun(id.into()));
+            return runs
+                .into_iter()
+                .next()
+                .ok_or_else(|| StoreError::NoSuchRun(id.into()));
         }
         if let Some(r) = runs.iter().find(|r| r.run_id == id) {
             return Ok(r.clone());
@@ -163,9 +171,11 @@ impl Store {
     /// The plan snapshot and config of a run: `(plan_source, plan_json, config_json)`.
     pub fn run_plan(&self, run_id: &str) -> Result<(String, String, String), StoreError> {
         self.conn
-            .query_row("SELECT plan_source, plan_json, config_json FROM runs WHERE run_id = ?1", [run_id], |r| {
-                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
-            })
+            .query_row(
+                "SELECT plan_source, plan_json, config_json FROM runs WHERE run_id = ?1",
+                [run_id],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
             .optional()?
             .ok_or_else(|| StoreError::NoSuchRun(run_id.into()))
     }
@@ -190,9 +200,9 @@ impl Store {
 
     /// The final output JSON of each finished task: `(task_id, output_json)`.
     pub fn task_outputs(&self, run_id: &str) -> Result<Vec<(String, String)>, StoreError> {
-        let mut st = self
-            .conn
-            .prepare("SELECT task_id, output_json FROM tasks WHERE run_id = ?1 AND output_json IS NOT NULL")?;
+        let mut st = self.conn.prepare(
+            "SELECT task_id, output_json FROM tasks WHERE run_id = ?1 AND output_json IS NOT NULL",
+        )?;
         let rows = st.query_map([run_id], |r| Ok((r.get(0)?, r.get(1)?)))?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
@@ -220,38 +230,69 @@ impl Store {
     }
 
     /// The whole stored request of an invocation, system prompt restored.
-    pub fn invocation_request(&self, invocation_id: &str) -> Result<Option<serde_json::Value>, StoreError> {
+    pub fn invocation_request(
+        &self,
+        invocation_id: &str,
+    ) -> Result<Option<serde_json::Value>, StoreError> {
         let text: Option<String> = self
             .conn
-            .query_row("SELECT request_json FROM invocations WHERE invocation_id = ?1", [invocation_id], |r| r.get(0))
+            .query_row(
+                "SELECT request_json FROM invocations WHERE invocation_id = ?1",
+                [invocation_id],
+                |r| r.get(0),
+            )
             .optional()?;
         let Some(text) = text else { return Ok(None) };
-        let mut v: serde_json::Value = serde_json::from_str(&text)
-            .map_err(|e| StoreError::Json { what: format!("request of {invocation_id}"), source: e })?;
-        if let Some(hash) = v.get("system_prompt_ref").and_then(|h| h.as_str()).map(str::to_string) {
+        let mut v: serde_json::Value =
+            serde_json::from_str(&text).map_err(|e| StoreError::Json {
+                what: format!("request of {invocation_id}"),
+                source: e,
+            })?;
+        if let Some(hash) = v
+            .get("system_prompt_ref")
+            .and_then(|h| h.as_str())
+            .map(str::to_string)
+        {
             let prompt: Option<String> = self
                 .conn
-                .query_row("SELECT text FROM prompts WHERE prompt_hash = ?1", [&hash], |r| r.get(0))
+                .query_row(
+                    "SELECT text FROM prompts WHERE prompt_hash = ?1",
+                    [&hash],
+                    |r| r.get(0),
+                )
                 .optional()?;
             if let Some(obj) = v.as_object_mut() {
                 obj.remove("system_prompt_ref");
-                obj.insert("system_prompt".into(), serde_json::Value::String(prompt.unwrap_or_default()));
+                obj.insert(
+                    "system_prompt".into(),
+                    serde_json::Value::String(prompt.unwrap_or_default()),
+                );
             }
         }
         Ok(Some(v))
     }
 
     /// The whole stored response of an invocation.
-    pub fn invocation_response(&self, invocation_id: &str) -> Result<Option<serde_json::Value>, StoreError> {
+    pub fn invocation_response(
+        &self,
+        invocation_id: &str,
+    ) -> Result<Option<serde_json::Value>, StoreError> {
         let text: Option<Option<String>> = self
             .conn
-            .query_row("SELECT response_json FROM invocations WHERE invocation_id = ?1", [invocation_id], |r| r.get(0))
+            .query_row(
+                "SELECT response_json FROM invocations WHERE invocation_id = ?1",
+                [invocation_id],
+                |r| r.get(0),
+            )
             .optional()?;
         match text.flatten() {
             None => Ok(None),
             Some(t) => serde_json::from_str(&t)
                 .map(Some)
-                .map_err(|e| StoreError::Json { what: format!("response of {invocation_id}"), source: e }),
+                .map_err(|e| StoreError::Json {
+                    what: format!("response of {invocation_id}"),
+                    source: e,
+                }),
         }
     }
 
@@ -261,18 +302,21 @@ impl Store {
             "SELECT seq, ts, kind, task_id, invocation_id, agent, payload FROM execution_logs
              WHERE run_id = ?1 AND seq BETWEEN ?2 AND ?3 ORDER BY seq",
         )?;
-        let rows = st.query_map(params![run_id, from as i64, to.min(i64::MAX as u64) as i64], |r| {
-            let kind: String = r.get(2)?;
-            let payload: String = r.get(6)?;
-            Ok(EventRow {
-                seq: r.get::<_, i64>(0)? as u64,
-                ts: r.get(1)?,
-                task_id: r.get(3)?,
-                invocation_id: r.get(4)?,
-                agent: r.get(5)?,
-                event: EngineEvent::from_parts(&kind, &payload),
-            })
-        })?;
+        let rows = st.query_map(
+            params![run_id, from as i64, to.min(i64::MAX as u64) as i64],
+            |r| {
+                let kind: String = r.get(2)?;
+                let payload: String = r.get(6)?;
+                Ok(EventRow {
+                    seq: r.get::<_, i64>(0)? as u64,
+                    ts: r.get(1)?,
+                    task_id: r.get(3)?,
+                    invocation_id: r.get(4)?,
+                    agent: r.get(5)?,
+                    event: EngineEvent::from_parts(&kind, &payload),
+                })
+            },
+        )?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
@@ -291,7 +335,9 @@ impl Store {
 
     /// Every asset id in `knowledge_atoms`.
     pub fn known_asset_ids(&self) -> Result<HashSet<String>, StoreError> {
-        let mut st = self.conn.prepare("SELECT DISTINCT atom_id FROM knowledge_atoms")?;
+        let mut st = self
+            .conn
+            .prepare("SELECT DISTINCT atom_id FROM knowledge_atoms")?;
         let rows = st.query_map([], |r| r.get::<_, String>(0))?;
         Ok(rows.collect::<Result<_, _>>()?)
     }

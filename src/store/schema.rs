@@ -137,7 +137,10 @@ CREATE TABLE execution_logs (
 pub fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
     let current: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
     if current > SCHEMA_VERSION {
-        return Err(StoreError::TooNew { found: current, supported: SCHEMA_VERSION });
+        return Err(StoreError::TooNew {
+            found: current,
+            supported: SCHEMA_VERSION,
+        });
     }
     for (i, sql) in MIGRATIONS.iter().enumerate().skip(current as usize) {
         let tx = conn.transaction()?;
@@ -150,24 +153,84 @@ pub fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
 
 /// Tables a `db_query` reference may read, with their columns (seed 000 §2.4).
 pub const QUERYABLE: &[(&str, &[&str])] = &[
-    ("papers", &["paper_id", "title", "authors", "year", "venue", "domain", "pdf_path", "arxiv_url", "abstract", "created_at"]),
+    (
+        "papers",
+        &[
+            "paper_id",
+            "title",
+            "authors",
+            "year",
+            "venue",
+            "domain",
+            "pdf_path",
+            "arxiv_url",
+            "abstract",
+            "created_at",
+        ],
+    ),
     (
         "knowledge_atoms",
         &[
-            "atom_id", "run_id", "task_id", "invocation_id", "agent", "atom_type", "category", "data_status",
-            "paper_id", "domain", "content", "confidence", "grade", "score", "provenance", "delta_audit",
-            "metadata", "created_at",
+            "atom_id",
+            "run_id",
+            "task_id",
+            "invocation_id",
+            "agent",
+            "atom_type",
+            "category",
+            "data_status",
+            "paper_id",
+            "domain",
+            "content",
+            "confidence",
+            "grade",
+            "score",
+            "provenance",
+            "delta_audit",
+            "metadata",
+            "created_at",
         ],
     ),
     (
         "relations",
-        &["relation_id", "source_atom_id", "target_atom_id", "relation_type", "run_id", "invocation_id", "note", "created_at"],
+        &[
+            "relation_id",
+            "source_atom_id",
+            "target_atom_id",
+            "relation_type",
+            "run_id",
+            "invocation_id",
+            "note",
+            "created_at",
+        ],
     ),
     (
         "quality_records",
-        &["record_id", "run_id", "task_id", "invocation_id", "atom_id", "grade", "score", "issues", "created_at"],
+        &[
+            "record_id",
+            "run_id",
+            "task_id",
+            "invocation_id",
+            "atom_id",
+            "grade",
+            "score",
+            "issues",
+            "created_at",
+        ],
     ),
-    ("execution_logs", &["run_id", "seq", "ts", "kind", "task_id", "invocation_id", "agent", "payload"]),
+    (
+        "execution_logs",
+        &[
+            "run_id",
+            "seq",
+            "ts",
+            "kind",
+            "task_id",
+            "invocation_id",
+            "agent",
+            "payload",
+        ],
+    ),
 ];
 
 /// Columns of a whitelisted table, or `None` when the table may not be queried.

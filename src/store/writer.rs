@@ -201,7 +201,11 @@ pub struct WriterStats {
 impl WriterStats {
     /// Latency (ms) at quantile `q` in [0, 1] of committed events.
     pub fn latency_quantile(&self, q: f64) -> u64 {
-        let h = self.latency_ms.lock().map(|h| h.clone()).unwrap_or_default();
+        let h = self
+            .latency_ms
+            .lock()
+            .map(|h| h.clone())
+            .unwrap_or_default();
         let total: u64 = h.iter().sum();
         if total == 0 {
             return 0;
@@ -233,14 +237,17 @@ impl Writer {
     /// Queues an operation.
     pub fn send(&self, op: WriteOp) -> Result<(), StoreError> {
         self.stats.backlog.fetch_add(1, Ordering::Relaxed);
-        self.tx.send(op).map_err(|_| StoreError::WriterGone(self.failure().unwrap_or_else(|| "stopped".into())))
+        self.tx
+            .send(op)
+            .map_err(|_| StoreError::WriterGone(self.failure().unwrap_or_else(|| "stopped".into())))
     }
 
     /// Waits until everything queued so far is committed.
     pub fn flush(&self) -> Result<(), StoreError> {
         let (tx, rx) = std::sync::mpsc::channel();
         self.send(WriteOp::Flush(tx))?;
-        rx.recv().map_err(|_| StoreError::WriterGone(self.failure().unwrap_or_else(|| "stopped".into())))
+        rx.recv()
+            .map_err(|_| StoreError::WriterGone(self.failure().unwrap_or_else(|| "stopped".into())))
     }
 
     /// Counters.
@@ -261,9 +268,16 @@ pub fn spawn_writer(
 ) -> Result<(Writer, JoinHandle<()>), StoreError> {
     let conn = open_connection(path)?;
     let (tx, rx) = std::sync::mpsc::channel();
-    let stats = Arc::new(WriterStats { latency_ms: Mutex::new(vec![0; 1001]), ..Default::default() });
+    let stats = Arc::new(WriterStats {
+        latency_ms: Mutex::new(vec![0; 1001]),
+        ..Default::default()
+    });
     let failure = Arc::new(Mutex::new(None));
-    let writer = Writer { tx, stats: stats.clone(), failure: failure.clone() };
+    let writer = Writer {
+        tx,
+        stats: stats.clone(),
+        failure: failure.clone(),
+    };
     let handle = std::thread::Builder::new()
         .name("plexus-store".into())
         .spawn(move || {
@@ -310,7 +324,9 @@ fn run_writer(
         }
         stats.backlog.fetch_sub(n, Ordering::Relaxed);
         stats.batches.fetch_add(1, Ordering::Relaxed);
-        stats.events.fetch_add(events.len() as u64, Ordering::Relaxed);
+        stats
+            .events
+            .fetch_add(events.len() as u64, Ordering::Relaxed);
         if !events.is_empty() {
             let now = chrono::Utc::now().timestamp_millis();
             if let Ok(mut h) = stats.latency_ms.lock() {
@@ -343,7 +359,10 @@ fn apply(
             payload.clear();
             env.event
                 .write_payload(&mut *payload)
-                .map_err(|e| StoreError::Json { what: "event payload".into(), source: e })?;
+                .map_err(|e| StoreError::Json {
+                    what: "event payload".into(),
+                    source: e,
+                })?;
             let text = std::str::from_utf8(payload).unwrap_or("{}");
             let mut st = tx.prepare_cached(
                 "INSERT INTO execution_logs (run_id, seq, ts, kind, task_id, invocation_id, agent, payload) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
@@ -372,13 +391,26 @@ fn apply(
                 st.execute(params![run.run_id, task, agent, run.created_at])?;
             }
         }
-        WriteOp::RunStatus { run_id, status, finished_at } => {
+        WriteOp::RunStatus {
+            run_id,
+            status,
+            finished_at,
+        } => {
             tx.execute(
                 "UPDATE runs SET status = ?2, finished_at = COALESCE(?3, finished_at) WHERE run_id = ?1",
                 params![run_id, status, finished_at],
             )?;
         }
-        WriteOp::TaskState { run_id, task_id, status, attempts, atoms, error_code, final_invocation_id, output_json } => {
+        WriteOp::TaskState {
+            run_id,
+            task_id,
+            status,
+            attempts,
+            atoms,
+            error_code,
+            final_invocation_id,
+            output_json,
+        } => {
             let mut st = tx.prepare_cached(
                 "UPDATE tasks SET status = ?3, attempts = ?4, atoms = ?5, error_code = ?6, final_invocation_id = COALESCE(?7, final_invocation_id), output_json = COALESCE(?8, output_json), updated_at = ?9 WHERE run_id = ?1 AND task_id = ?2",
             )?;
@@ -421,7 +453,14 @@ fn apply(
                 request_json
             ])?;
         }
-        WriteOp::InvocationEnd { invocation_id, status, execution_time_ms, output_tokens, error_codes, response_json } => {
+        WriteOp::InvocationEnd {
+            invocation_id,
+            status,
+            execution_time_ms,
+            output_tokens,
+            error_codes,
+            response_json,
+        } => {
             tx.prepare_cached(
                 "UPDATE invocations SET status = ?2, execution_time_ms = ?3, output_tokens = ?4, error_codes = ?5, response_json = ?6 WHERE invocation_id = ?1",
             )?

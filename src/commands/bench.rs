@@ -1,0 +1,271 @@
+//! `plexus bench`: the engine benchmark of issue 2 — a generated plan of layered fan-out
+//! and fan-in run on the simulated provider with zero latency, every event logged, next
+//! to a bare batched SQLite insert loop measured on the same machine in the same process.
+
+use std::path::Path;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Instant;
+
+use color_eyre::eyre::{eyre, Result};
+use rusqlite::params;
+
+use super::RunConfig;
+use crate::engine::{start_run, EngineConfig, RunSpec};
+use crate::plan::generate::{generate, GenSpec};
+use crate::plan::parse_plan;
+use crate::provider::{SimConfig, SimulatedProvider};
+use crate::store::{open_connection, spawn_writer, RunRow, WriteOp};
+
+/// Options of the benchmark.
+#[derive(Debug, Clone)]
+pub struct BenchOptions {
+    /// Tasks in the generated plan.
+    pub tasks: usize,
+    /// Layer width.
+    pub width: usize,
+    /// Concurrency.
+    pub concurrency: usize,
+    /// Minimum chunks per answer.
+    pub chunks: usize,
+    /// Rows for the bare insert loop.
+    pub bare_rows: usize,
+    /// Directory for the scratch databases.
+    pub dir: std::path::PathBuf,
+}
+
+/// Figures of one benchmark run.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct BenchReport {
+    /// Tasks run.
+    pub tasks: usize,
+    /// Wall time of the run, s.
+    pub seconds: f64,
+    /// Tasks per second.
+    pub tasks_per_s: f64,
+    /// Events logged.
+    pub events: u64,
+    /// Events per second.
+    pub events_per_s: f64,
+    /// Chunk events among them.
+    pub chunk_events: u64,
+    /// Database size after checkpoint divided by events.
+    pub bytes_per_event_file: f64,
+    /// execution_logs pages divided by events (when dbstat is available).
+    pub bytes_per_event_log: Option<f64>,
+    /// Rows/s of the bare batched insert loop.
+    pub bare_rows_per_s: f64,
+    /// events_per_s / bare_rows_per_s.
+    pub ratio_to_bare: f64,
+    /// Peak resident memory, MiB.
+    pub peak_rss_mib: f64,
+    /// Median and p99 of the time from an event's timestamp to its commit, ms.
+    pub commit_latency_ms: (u64, u64),
+    /// Final run status.
+    pub status: String,
+}
+
+fn peak_rss_mib() -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .map(|l| l.to_string())
+        })
+        .and_then(|l| {
+            l.split_whitespace()
+                .nth(1)
+                .and_then(|k| k.parse::<f64>().ok())
+        })
+        .map(|kb| kb / 1024.0)
+        .unwrap_or(0.0)
+}
+
+/// The bare loop: the same `execution_logs` table, rows shaped like chunk events,
+/// prepared statement, one transaction per 8192 rows, WAL + synchronous=FULL.
+pub fn bare_insert_rate(path: &Path, rows: usize) -> Result<f64> {
+    let _ = std::fs::remove_file(path);
+    let mut conn = open_connection(path)?;
+    let text = "\"content\": \"The update refines the noisy trajectory toward a feasible one.\"";
+    let payload = serde_json::json!({ "text": text }).to_string();
+    let start = Instant::now();
+    let mut seq = 0i64;
+    while (seq as usize) < rows {
+        let tx = conn.transaction()?;
+        {
+            let mut st = tx.prepare_cached(
+                "INSERT INTO execution_logs (run_id, seq, ts, kind, task_id, invocation_id, agent, payload) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            )?;
+            for _ in 0..8192 {
+                if seq as usize >= rows {
+                    break;
+                }
+                seq += 1;
+                st.execute(params![
+                    "R20261125-000000-bare",
+                    seq,
+                    1_764_000_000_000i64 + seq,
+                    "chunk",
+                    "T00042",
+                    "INV_20261125_000000_SCHOLAR_042",
+                    "Scholar_Internalizer",
+                    payload
+                ])?;
+            }
+        }
+        tx.commit()?;
+    }
+    Ok(rows as f64 / start.elapsed().as_secs_f64())
+}
+
+/// Runs the benchmark and returns its figures.
+pub async fn run_bench(opts: &BenchOptions) -> Result<BenchReport> {
+    std::fs::create_dir_all(&opts.dir)?;
+    let bare_path = opts.dir.join("bare.db");
+    let db = opts.dir.join("bench.db");
+    for p in [&db, &bare_path] {
+        for suffix in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{}{suffix}", p.display()));
+        }
+    }
+    eprintln!("bench: bare batched insert loop, {} rows…", opts.bare_rows);
+    let bare_path2 = bare_path.clone();
+    let rows = opts.bare_rows;
+    let bare = tokio::task::spawn_blocking(move || bare_insert_rate(&bare_path2, rows)).await??;
+    eprintln!("bench: bare loop {:.0} rows/s", bare);
+
+    let plan_json = generate(GenSpec {
+        tasks: opts.tasks,
+        width: opts.width,
+        fan_in: 3,
+        max_atoms: 1,
+    })
+    .to_string();
+    let plan = Arc::new(parse_plan(&plan_json, "generated").map_err(|e| eyre!("{e}"))?);
+    let sim = SimConfig {
+        seed: 1,
+        first_chunk_ms: 0,
+        chunk_ms: 0,
+        min_chunks: opts.chunks,
+        ..SimConfig::default()
+    };
+    let engine = EngineConfig {
+        concurrency: opts.concurrency,
+        ..EngineConfig::default()
+    };
+    let (sub_tx, mut sub_rx) =
+        tokio::sync::mpsc::unbounded_channel::<Vec<Arc<crate::event::Envelope>>>();
+    let (writer, thread) = spawn_writer(&db, Some(sub_tx))?;
+    let run_id = "R-bench".to_string();
+    writer.send(WriteOp::CreateRun(Box::new(RunRow {
+        run_id: run_id.clone(),
+        plan_id: plan.plan_id.clone(),
+        plan_source: "generated".into(),
+        plan_json: plan.json.clone(),
+        provider: "simulated".into(),
+        config_json: serde_json::to_string(&RunConfig {
+            engine: engine.clone(),
+            simulated: sim.clone(),
+        })?,
+        created_at: crate::store::writer::now_rfc3339(),
+        task_count: plan.tasks.len(),
+        tasks: plan
+            .tasks
+            .iter()
+            .map(|t| (t.task_id.clone(), t.agent.clone()))
+            .collect(),
+    })))?;
+    writer.flush()?;
+    let consumer = tokio::spawn(async move {
+        let mut chunks = 0u64;
+        let mut all = 0u64;
+        while let Some(batch) = sub_rx.recv().await {
+            for e in batch {
+                all += 1;
+                if matches!(e.event, crate::event::EngineEvent::Chunk(_)) {
+                    chunks += 1;
+                }
+            }
+        }
+        (all, chunks)
+    });
+    eprintln!(
+        "bench: running {} tasks (concurrency {}, ≥{} chunks each)…",
+        plan.tasks.len(),
+        opts.concurrency,
+        opts.chunks
+    );
+    let stats = writer.stats().clone();
+    let start = Instant::now();
+    let handle = start_run(RunSpec {
+        run_id: run_id.clone(),
+        plan: plan.clone(),
+        provider: Arc::new(SimulatedProvider::new(sim)),
+        config: engine,
+        writer: writer.clone(),
+        known_assets: Default::default(),
+        resume: None,
+    });
+    let outcome = handle
+        .join
+        .await
+        .map_err(|e| eyre!("engine crashed: {e}"))??;
+    let seconds = start.elapsed().as_secs_f64();
+    drop(writer);
+    let _ = tokio::task::spawn_blocking(move || thread.join()).await;
+    let (seen, chunk_events) = consumer.await?;
+    let events = stats.events.load(Ordering::Relaxed);
+    if seen != events {
+        return Err(eyre!(
+            "consumer saw {seen} events but {events} were committed"
+        ));
+    }
+    let conn = open_connection(&db)?;
+    conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
+    let file = std::fs::metadata(&db)?.len() as f64;
+    let log_bytes: Option<f64> = conn
+        .query_row(
+            "SELECT SUM(pgsize) FROM dbstat WHERE name = 'execution_logs'",
+            [],
+            |r| r.get::<_, f64>(0),
+        )
+        .ok();
+    Ok(BenchReport {
+        tasks: plan.tasks.len(),
+        seconds,
+        tasks_per_s: plan.tasks.len() as f64 / seconds,
+        events,
+        events_per_s: events as f64 / seconds,
+        chunk_events,
+        bytes_per_event_file: file / events as f64,
+        bytes_per_event_log: log_bytes.map(|b| b / events as f64),
+        bare_rows_per_s: bare,
+        ratio_to_bare: (events as f64 / seconds) / bare,
+        peak_rss_mib: peak_rss_mib(),
+        commit_latency_ms: (stats.latency_quantile(0.5), stats.latency_quantile(0.99)),
+        status: outcome.status.as_str().to_string(),
+    })
+}
+
+/// Prints a report as the README shows it.
+pub fn print_report(r: &BenchReport) {
+    println!("tasks                 {}", r.tasks);
+    println!("run status            {}", r.status);
+    println!("wall time             {:.3} s", r.seconds);
+    println!("tasks/s               {:.0}", r.tasks_per_s);
+    println!(
+        "events                {} ({} chunk events)",
+        r.events, r.chunk_events
+    );
+    println!("events/s              {:.0}", r.events_per_s);
+    println!("bare insert rows/s    {:.0}", r.bare_rows_per_s);
+    println!("events/s vs bare      {:.2}", r.ratio_to_bare);
+    println!("bytes/event (file)    {:.1}", r.bytes_per_event_file);
+    if let Some(b) = r.bytes_per_event_log {
+        println!("bytes/event (log)     {b:.1}");
+    }
+    println!("commit latency p50    {} ms", r.commit_latency_ms.0);
+    println!("commit latency p99    {} ms", r.commit_latency_ms.1);
+    println!("peak memory (RSS)     {:.1} MiB", r.peak_rss_mib);
+}

@@ -1,0 +1,181 @@
+//! The headless printer: progress lines on stderr while a run goes, a summary table at
+//! the end. It folds the same committed events any other consumer sees.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::sync::Arc;
+
+use crate::event::{EngineEvent, Envelope, RunStatus, TaskStatus};
+use crate::protocol::GradeCounts;
+
+/// Per-agent token and invocation totals.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AgentTokens {
+    /// Invocations.
+    pub invocations: u64,
+    /// Prompt tokens.
+    pub prompt: u64,
+    /// Output tokens.
+    pub output: u64,
+}
+
+/// What the printer has folded so far.
+#[derive(Debug, Default)]
+pub struct Progress {
+    /// Tasks in the run.
+    pub total: usize,
+    /// Final tasks by status.
+    pub finished: BTreeMap<TaskStatus, u32>,
+    /// Tokens per agent.
+    pub agents: BTreeMap<String, AgentTokens>,
+    /// Grades of accepted atoms.
+    pub grades: GradeCounts,
+    /// Atoms accepted.
+    pub atoms: u32,
+    /// Final status once the run ended.
+    pub status: Option<RunStatus>,
+    /// Events seen.
+    pub events: u64,
+    /// Retries seen.
+    pub retries: u64,
+}
+
+impl Progress {
+    /// Folds one event; returns a progress line worth printing, if any.
+    pub fn fold(&mut self, env: &Envelope) -> Option<String> {
+        self.events += 1;
+        let task = env.task_id.as_deref().unwrap_or("-");
+        match &env.event {
+            EngineEvent::RunStarted(r) => {
+                self.total = r.tasks.len();
+                Some(format!(
+                    "run {} started: plan {} ({} tasks) on {}",
+                    env.run_id,
+                    r.plan_id,
+                    r.tasks.len(),
+                    r.provider
+                ))
+            }
+            EngineEvent::CrashDetected(c) => Some(format!(
+                "crash detected: the run stopped after event {}; restarting {} in-flight task(s)",
+                c.last_seq,
+                c.interrupted_tasks.len()
+            )),
+            EngineEvent::RunResumed(r) => {
+                *self.finished.entry(TaskStatus::Success).or_insert(0) += 0;
+                self.total = (r.finished_tasks + r.remaining_tasks) as usize;
+                Some(format!(
+                    "resumed: {} task(s) already finished, {} to run",
+                    r.finished_tasks, r.remaining_tasks
+                ))
+            }
+            EngineEvent::RunPaused(_) => Some("paused".into()),
+            EngineEvent::RunUnpaused(_) => Some("resumed dispatch".into()),
+            EngineEvent::CancelRequested(c) => Some(format!("cancel requested: {}", c.reason)),
+            EngineEvent::RunFinished(f) => {
+                self.status = Some(f.status);
+                self.grades = f.grades;
+                self.atoms = f.atoms;
+                self.finished = f.tasks.clone();
+                None
+            }
+            EngineEvent::TaskReady(_) | EngineEvent::Chunk(_) | EngineEvent::AtomsGraded(_) => None,
+            EngineEvent::TaskBlocked(b) => Some(format!(
+                "{task}: blocked ({}) — {}",
+                b.error_code, b.message
+            )),
+            EngineEvent::TaskFinished(f) => {
+                *self.finished.entry(f.status).or_insert(0) += 1;
+                let done: u32 = self.finished.values().sum();
+                if f.status == TaskStatus::Blocked {
+                    return None;
+                }
+                Some(format!(
+                    "[{done:>width$}/{}] {task}: {} after {} attempt(s), {} atom(s){}",
+                    self.total,
+                    f.status.as_str(),
+                    f.attempts,
+                    f.atoms,
+                    f.error_code.map(|c| format!(" [{c}]")).unwrap_or_default(),
+                    width = self.total.to_string().len()
+                ))
+            }
+            EngineEvent::InvocationStarted(s) => {
+                let a = self
+                    .agents
+                    .entry(env.agent.as_deref().unwrap_or("?").to_string())
+                    .or_default();
+                a.invocations += 1;
+                a.prompt += s.prompt_tokens;
+                None
+            }
+            EngineEvent::InvocationFinished(f) => {
+                let a = self
+                    .agents
+                    .entry(env.agent.as_deref().unwrap_or("?").to_string())
+                    .or_default();
+                a.output += f.output_tokens;
+                None
+            }
+            EngineEvent::RetryScheduled(r) => {
+                self.retries += 1;
+                Some(format!(
+                    "{task}: {} — retry (attempt {}) in {} ms: {}",
+                    r.error_code, r.next_attempt, r.delay_ms, r.adjustment
+                ))
+            }
+            EngineEvent::ReferenceFailed(r) => Some(format!(
+                "{task}: reference {} failed: {:?} {} (fallback {})",
+                r.index, r.failure.error_code, r.failure.error_message, r.failure.fallback_strategy
+            )),
+        }
+    }
+
+    /// The end-of-run summary table.
+    pub fn summary(&self) -> String {
+        let mut s = String::new();
+        let status = self.status.map(|s| s.as_str()).unwrap_or("unknown");
+        s.push_str(&format!("\nrun {status}\n\ntasks by status\n"));
+        for st in TaskStatus::ALL {
+            if let Some(n) = self.finished.get(&st).filter(|n| **n > 0) {
+                s.push_str(&format!("  {:<10} {n:>6}\n", st.as_str()));
+            }
+        }
+        let g = &self.grades;
+        s.push_str(&format!(
+            "\natoms by grade ({} accepted)\n  A {:>6}\n  B {:>6}\n  C {:>6}\n  D {:>6}\n",
+            self.atoms, g.a, g.b, g.c, g.d
+        ));
+        s.push_str(&format!(
+            "\n{:<22} {:>11} {:>13} {:>13}\n",
+            "tokens per agent", "invocations", "prompt", "output"
+        ));
+        for (name, t) in &self.agents {
+            s.push_str(&format!(
+                "  {name:<20} {:>11} {:>13} {:>13}\n",
+                t.invocations, t.prompt, t.output
+            ));
+        }
+        s
+    }
+}
+
+/// Prints progress for batches of committed events until the channel closes.
+pub async fn print_progress(
+    mut rx: tokio::sync::mpsc::UnboundedReceiver<Vec<Arc<Envelope>>>,
+    quiet: bool,
+) -> Progress {
+    let mut p = Progress::default();
+    let stderr = std::io::stderr();
+    while let Some(batch) = rx.recv().await {
+        let mut out = stderr.lock();
+        for env in batch {
+            if let Some(line) = p.fold(&env) {
+                if !quiet {
+                    let _ = writeln!(out, "{line}");
+                }
+            }
+        }
+    }
+    p
+}

@@ -1,0 +1,204 @@
+//! Starting runs: new runs from a plan, resumed runs from the database; headless driver
+//! with progress on stderr, Ctrl-C leaving the run resumable.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use color_eyre::eyre::{eyre, Result, WrapErr};
+use serde_json::Value;
+
+use super::headless::{print_progress, Progress};
+use super::{Globals, RunConfig};
+use crate::engine::{start_run, Control, ResumeState, RunSpec};
+use crate::event::{RunStatus, TaskStatus};
+use crate::plan::{parse_plan, Plan};
+use crate::provider::SimulatedProvider;
+use crate::store::{spawn_writer, PaperRow, RunRow, Store, WriteOp};
+
+/// A new run id: `R{YYYYMMDD}-{HHMMSS}-{4 hex}`.
+pub fn new_run_id() -> String {
+    let now = chrono::Utc::now();
+    format!("R{}-{:04x}", now.format("%Y%m%d-%H%M%S"), fastrand::u16(..))
+}
+
+/// Imports the bundled asset library (papers and atoms) so the demo's references exist.
+pub fn import_demo_assets(writer: &crate::store::Writer) -> Result<()> {
+    let lib: Value = serde_json::from_str(include_str!("../../fixtures/assets/avp_library.json"))?;
+    let papers = lib["papers"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|p| PaperRow {
+            paper_id: p["paper_id"].as_str().unwrap_or_default().to_string(),
+            title: p["title"].as_str().unwrap_or_default().to_string(),
+            authors: p["authors"].as_str().map(str::to_string),
+            year: p["year"].as_i64(),
+            domain: p["domain"].as_str().map(str::to_string),
+            abstract_text: p["abstract"].as_str().map(str::to_string),
+        })
+        .collect();
+    let assets = lib["assets"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|a| {
+            (
+                a["atom_id"].as_str().unwrap_or_default().to_string(),
+                a["atom_type"].as_str().unwrap_or_default().to_string(),
+                a["domain"].as_str().map(str::to_string),
+                a["paper_id"].as_str().map(str::to_string),
+                a["content"].to_string(),
+            )
+        })
+        .collect();
+    writer.send(WriteOp::Import { papers, assets })?;
+    Ok(())
+}
+
+/// How a launched run ended, for the exit code.
+pub struct Finished {
+    /// Run id.
+    pub run_id: String,
+    /// Status.
+    pub status: RunStatus,
+    /// Folded progress.
+    pub progress: Progress,
+}
+
+/// Runs `plan` (new run) or resumes `resume_id`, headless. Returns the final status.
+pub async fn run_headless(
+    globals: &Globals,
+    plan: Plan,
+    config: RunConfig,
+    resume: Option<(String, ResumeState)>,
+    demo_assets: bool,
+    quiet: bool,
+) -> Result<Finished> {
+    let (sub_tx, sub_rx) = tokio::sync::mpsc::unbounded_channel();
+    let (writer, writer_thread) = spawn_writer(&globals.db, Some(sub_tx))
+        .wrap_err_with(|| format!("cannot open the database {}", globals.db.display()))?;
+    if demo_assets {
+        import_demo_assets(&writer)?;
+    }
+    let plan = Arc::new(plan);
+    let run_id = match &resume {
+        Some((id, _)) => id.clone(),
+        None => {
+            let id = new_run_id();
+            writer.send(WriteOp::CreateRun(Box::new(RunRow {
+                run_id: id.clone(),
+                plan_id: plan.plan_id.clone(),
+                plan_source: plan.source.clone(),
+                plan_json: plan.json.clone(),
+                provider: "simulated".into(),
+                config_json: serde_json::to_string(&config)?,
+                created_at: crate::store::writer::now_rfc3339(),
+                task_count: plan.tasks.len(),
+                tasks: plan
+                    .tasks
+                    .iter()
+                    .map(|t| (t.task_id.clone(), t.agent.clone()))
+                    .collect(),
+            })))?;
+            id
+        }
+    };
+    writer.flush()?;
+    let known_assets = Store::open(&globals.db)?.known_asset_ids()?;
+    let provider = Arc::new(SimulatedProvider::new(config.simulated.clone()));
+    let handle = start_run(RunSpec {
+        run_id: run_id.clone(),
+        plan,
+        provider,
+        config: config.engine.clone(),
+        writer: writer.clone(),
+        known_assets,
+        resume: resume.map(|(_, r)| r),
+    });
+    eprintln!("run {run_id}: database {}", globals.db.display());
+    let printer = tokio::spawn(print_progress(sub_rx, quiet));
+    let control = handle.control.clone();
+    let ctrl_c = tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            eprintln!("interrupt: stopping; the run stays resumable");
+            let _ = control.send(Control::Interrupt);
+        }
+    });
+    let outcome = handle
+        .join
+        .await
+        .map_err(|e| eyre!("the engine crashed: {e}"))??;
+    ctrl_c.abort();
+    drop(writer);
+    // The writer thread ends when the last handle is gone (the engine's were dropped).
+    let _ = tokio::task::spawn_blocking(move || writer_thread.join()).await;
+    let progress = printer
+        .await
+        .map_err(|e| eyre!("progress printer failed: {e}"))?;
+    Ok(Finished {
+        run_id,
+        status: outcome.status,
+        progress,
+    })
+}
+
+/// Reads what `resume` needs from the database.
+pub fn load_resume(store: &Store, run_id: &str) -> Result<(Plan, RunConfig, ResumeState)> {
+    let summary = store.run(run_id)?;
+    let status = RunStatus::parse(&summary.status)
+        .ok_or_else(|| eyre!("run {run_id} has an unknown status `{}`", summary.status))?;
+    if matches!(
+        status,
+        RunStatus::Succeeded | RunStatus::Partial | RunStatus::Failed | RunStatus::Cancelled
+    ) {
+        return Err(eyre!(
+            "run {} already ended ({}); nothing to resume",
+            summary.run_id,
+            summary.status
+        ));
+    }
+    let (source, plan_json, config_json) = store.run_plan(&summary.run_id)?;
+    let plan = parse_plan(
+        &plan_json,
+        &format!("{source} (snapshot of run {})", summary.run_id),
+    )
+    .map_err(|e| eyre!("the stored plan no longer validates:\n{e}"))?;
+    let config: RunConfig =
+        serde_json::from_str(&config_json).wrap_err("the stored run config does not decode")?;
+    let mut state = ResumeState {
+        previous_status: Some(status),
+        ..Default::default()
+    };
+    for t in store.tasks(&summary.run_id)? {
+        let st = TaskStatus::parse(&t.status).unwrap_or(TaskStatus::Pending);
+        if st.is_final() {
+            state
+                .finished
+                .insert(t.task_id.clone(), (st, t.attempts as u32, t.atoms as u32));
+        } else {
+            state.attempts.insert(t.task_id.clone(), t.attempts as u32);
+            if st == TaskStatus::Running {
+                state.interrupted.push(t.task_id.clone());
+            }
+        }
+    }
+    for (tid, out) in store.task_outputs(&summary.run_id)? {
+        if let Ok(v) = serde_json::from_str(&out) {
+            state.outputs.insert(tid, v);
+        }
+    }
+    state.last_event = store.last_event(&summary.run_id)?;
+    state.next_seq = state.last_event.0 + 1;
+    let mut per_agent: HashMap<String, u32> = HashMap::new();
+    for inv in store.invocations(&summary.run_id)? {
+        *per_agent.entry(inv.agent).or_insert(0) += 1;
+    }
+    state.invocations_per_agent = per_agent;
+    Ok((plan, config, state))
+}
+
+/// Resolves `path` for display.
+pub fn display(path: &Path) -> String {
+    path.display().to_string()
+}

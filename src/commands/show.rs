@@ -1,0 +1,141 @@
+//! `plexus runs` and `plexus show RUN`: what is in the database, as tables or JSON.
+
+use std::collections::BTreeMap;
+
+use color_eyre::eyre::Result;
+use serde_json::json;
+
+use crate::event::EngineEvent;
+use crate::store::Store;
+
+/// Prints the runs table (or JSON lines).
+pub fn print_runs(store: &Store, json_out: bool) -> Result<()> {
+    let runs = store.list_runs()?;
+    if json_out {
+        println!("{}", serde_json::to_string_pretty(&runs)?);
+        return Ok(());
+    }
+    if runs.is_empty() {
+        println!("no runs in {}", store.path().display());
+        return Ok(());
+    }
+    println!(
+        "{:<24} {:<12} {:<26} {:>6} {:>8} {:>6}  {}",
+        "RUN", "STATUS", "PLAN", "TASKS", "EVENTS", "ATOMS", "CREATED"
+    );
+    for r in runs {
+        println!(
+            "{:<24} {:<12} {:<26} {:>6} {:>8} {:>6}  {}",
+            r.run_id,
+            r.status,
+            truncate(&r.plan_id, 26),
+            r.task_count,
+            r.events,
+            r.atoms,
+            r.created_at
+        );
+    }
+    Ok(())
+}
+
+fn truncate(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_string()
+    } else {
+        let mut t: String = s.chars().take(n - 1).collect();
+        t.push('…');
+        t
+    }
+}
+
+/// Prints one run: header, tasks, tokens per agent, event counts.
+pub fn print_run(store: &Store, id: &str, json_out: bool) -> Result<()> {
+    let run = store.run(id)?;
+    let tasks = store.tasks(&run.run_id)?;
+    let invocations = store.invocations(&run.run_id)?;
+    let mut per_agent: BTreeMap<String, (u64, i64, i64)> = BTreeMap::new();
+    for inv in &invocations {
+        let e = per_agent.entry(inv.agent.clone()).or_default();
+        e.0 += 1;
+        e.1 += inv.prompt_tokens;
+        e.2 += inv.output_tokens.unwrap_or(0);
+    }
+    let mut kinds: BTreeMap<&'static str, u64> = BTreeMap::new();
+    let mut undecodable = 0u64;
+    let (last, _) = store.last_event(&run.run_id)?;
+    let mut from = 1;
+    while from <= last {
+        let to = from + 20_000;
+        for e in store.events(&run.run_id, from, to)? {
+            match e.event {
+                Ok(ev) => *kinds.entry(ev.kind()).or_insert(0) += 1,
+                Err(_) => undecodable += 1,
+            }
+        }
+        from = to + 1;
+    }
+    if json_out {
+        let v = json!({
+            "run": run,
+            "tasks": tasks,
+            "invocations": invocations,
+            "tokens_per_agent": per_agent.iter().map(|(a, (n, p, o))| json!({"agent": a, "invocations": n, "prompt_tokens": p, "output_tokens": o})).collect::<Vec<_>>(),
+            "events_by_kind": kinds,
+            "undecodable_events": undecodable,
+        });
+        println!("{}", serde_json::to_string_pretty(&v)?);
+        return Ok(());
+    }
+    println!("run       {}", run.run_id);
+    println!("plan      {} ({})", run.plan_id, run.plan_source);
+    println!("provider  {}", run.provider);
+    println!("status    {}", run.status);
+    println!(
+        "created   {}{}",
+        run.created_at,
+        run.finished_at
+            .as_ref()
+            .map(|f| format!("   finished {f}"))
+            .unwrap_or_default()
+    );
+    println!(
+        "events    {last}{}",
+        if undecodable > 0 {
+            format!(" ({undecodable} undecodable)")
+        } else {
+            String::new()
+        }
+    );
+    println!();
+    println!(
+        "{:<28} {:<20} {:<10} {:>8} {:>6}  {}",
+        "TASK", "AGENT", "STATUS", "ATTEMPTS", "ATOMS", "ERROR"
+    );
+    for t in &tasks {
+        println!(
+            "{:<28} {:<20} {:<10} {:>8} {:>6}  {}",
+            truncate(&t.task_id, 28),
+            truncate(&t.agent, 20),
+            t.status,
+            t.attempts,
+            t.atoms,
+            t.error_code.clone().unwrap_or_default()
+        );
+    }
+    println!();
+    println!(
+        "{:<22} {:>11} {:>13} {:>13}",
+        "AGENT", "INVOCATIONS", "PROMPT TOK", "OUTPUT TOK"
+    );
+    for (a, (n, p, o)) in &per_agent {
+        println!("{a:<22} {n:>11} {p:>13} {o:>13}");
+    }
+    println!();
+    println!("events by kind");
+    for k in EngineEvent::KINDS {
+        if let Some(n) = kinds.get(k) {
+            println!("  {k:<22} {n:>8}");
+        }
+    }
+    Ok(())
+}

@@ -413,7 +413,7 @@ fn seed004_placeholders_and_rules() {
     let event = read_fixture("seed004_6.1_sse_3_host_decision.json");
     let parsed = SseData::parse(&event).expect("event");
     assert!(
-        matches!(&parsed, SseData::Event(StreamEvent::HostDecision(d)) if d.action == HostAction::Continue)
+        matches!(&parsed, SseData::Event(e) if matches!(e.as_ref(), StreamEvent::HostDecision(d) if d.action == HostAction::Continue))
     );
     let again = SseData::parse(&parsed.to_payload().expect("payload")).expect("reparse");
     assert_eq!(again, parsed);

@@ -101,7 +101,22 @@ struct Adjust {
 fn gather_inputs(ctx: &RunCtx, idx: usize, scope: &Scope) -> (Vec<String>, Vec<Value>) {
     let task = &ctx.plan.tasks[idx];
     let mut assets: Vec<String> = task.context.existing_assets.clone().unwrap_or_default();
-    let outputs = ctx.outputs.read().map(|o| o.clone()).unwrap_or_default();
+    let needed: Vec<usize> = task
+        .depends_on
+        .iter()
+        .chain(task.data_references.iter().filter_map(|r| match r {
+            DataReference::TaskOutput(t) => Some(&t.task_id),
+            _ => None,
+        }))
+        .filter_map(|d| ctx.plan.task_index(d))
+        .collect();
+    let outputs: HashMap<usize, Arc<Value>> = match ctx.outputs.read() {
+        Ok(o) => needed
+            .iter()
+            .filter_map(|j| o.get(j).map(|v| (*j, v.clone())))
+            .collect(),
+        Err(_) => HashMap::new(),
+    };
     for d in &task.depends_on {
         if let Some(out) = ctx.plan.task_index(d).and_then(|j| outputs.get(&j)) {
             for a in out

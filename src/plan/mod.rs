@@ -117,12 +117,14 @@ pub struct Plan {
     pub source: String,
     /// The plan's JSON text as loaded (the snapshot stored with a run).
     pub json: String,
+    /// Task index by id.
+    pub(crate) index: std::collections::HashMap<String, usize>,
 }
 
 impl Plan {
     /// Index of a task by id.
     pub fn task_index(&self, task_id: &str) -> Option<usize> {
-        self.tasks.iter().position(|t| t.task_id == task_id)
+        self.index.get(task_id).copied()
     }
 
     /// Dependency layers: layer 0 has no dependencies, layer n depends on layers < n.

@@ -238,9 +238,14 @@ pub fn parse_plan(text: &str, file: &str) -> Result<Plan, PlanErrors> {
             execution_mode,
             description,
             agents: agents_used,
-            tasks,
             source: file.to_string(),
             json: text.to_string(),
+            index: tasks
+                .iter()
+                .enumerate()
+                .map(|(i, t)| (t.task_id.clone(), i))
+                .collect(),
+            tasks,
         })
     } else {
         Err(PlanErrors(c.errors))

@@ -844,8 +844,8 @@ pub struct FinalReportEvent {
 /// The payload of one SSE `data:` line: an event or the end marker.
 #[derive(Debug, Clone, PartialEq)]
 pub enum SseData {
-    /// A JSON event.
-    Event(StreamEvent),
+    /// A JSON event (boxed: events are large, the marker is empty).
+    Event(Box<StreamEvent>),
     /// `[DONE]`.
     Done,
 }
@@ -857,7 +857,7 @@ impl SseData {
         if payload == SSE_DONE {
             Ok(SseData::Done)
         } else {
-            serde_json::from_str(payload).map(SseData::Event)
+            serde_json::from_str(payload).map(|e| SseData::Event(Box::new(e)))
         }
     }
 

@@ -1,5 +1,8 @@
 //! `plexus runs` and `plexus show RUN`: what is in the database, as tables or JSON.
 
+// Column headers are written as arguments so they line up with the rows' format.
+#![allow(clippy::print_literal)]
+
 use std::collections::BTreeMap;
 
 use color_eyre::eyre::Result;

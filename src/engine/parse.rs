@@ -3,6 +3,9 @@
 //! `{output: {atoms, summary}}` or a bare `{atoms, summary}`, and validate its shape.
 //! Anything else is E002 (parse_error) or E003 (validation_error naming the field).
 
+// Errors are the protocol's ErrorInfo, returned once per response: size does not matter.
+#![allow(clippy::result_large_err)]
+
 use std::collections::HashSet;
 
 use serde_json::Value;
@@ -75,6 +78,85 @@ fn find_json(text: &str) -> Result<Value, ErrorInfo> {
     Err(parse_error(last_err.unwrap_or_else(|| {
         "no JSON object found in the response".to_string()
     })))
+}
+
+/// One step of a path inside an atom.
+enum Step {
+    Key(String),
+    Index(usize),
+}
+
+/// Whether `atom` deserializes once the children `range` of the node at `path` (in
+/// the order of `node`, that node in `atom`) are removed.
+fn fixed_without(atom: &Value, path: &[Step], node: &Value, range: std::ops::Range<usize>) -> bool {
+    let mut probe = atom.clone();
+    let target = path.iter().try_fold(&mut probe, |v, s| match s {
+        Step::Key(k) => v.get_mut(k.as_str()),
+        Step::Index(i) => v.get_mut(*i),
+    });
+    match (target, node) {
+        (Some(Value::Object(m)), Value::Object(orig)) => {
+            for k in orig.keys().skip(range.start).take(range.len()) {
+                m.remove(k);
+            }
+        }
+        (Some(Value::Array(v)), Value::Array(_)) => {
+            v.drain(range);
+        }
+        _ => return false,
+    }
+    serde_json::from_value::<Atom>(probe).is_ok()
+}
+
+/// The path (`.metadata`, `.delta_audit.existing_assets[1]`, …) of the one member that
+/// keeps `atom` from deserializing, found by removing children (a binary search per
+/// level, so a few deserializations only); empty when no single member is to blame.
+fn bad_member_path(atom: &Value) -> String {
+    let mut path: Vec<Step> = Vec::new();
+    let mut node = atom;
+    loop {
+        let n = match node {
+            Value::Object(m) => m.len(),
+            Value::Array(v) => v.len(),
+            _ => 0,
+        };
+        if n == 0 || !fixed_without(atom, &path, node, 0..n) {
+            break;
+        }
+        let (mut lo, mut hi) = (0, n);
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2;
+            if fixed_without(atom, &path, node, lo..mid) {
+                hi = mid;
+            } else if fixed_without(atom, &path, node, mid..hi) {
+                lo = mid;
+            } else {
+                break;
+            }
+        }
+        if hi - lo != 1 {
+            break;
+        }
+        let (step, child) = match node {
+            Value::Object(m) => match m.iter().nth(lo) {
+                Some((k, v)) => (Step::Key(k.clone()), v),
+                None => break,
+            },
+            Value::Array(v) => match v.get(lo) {
+                Some(c) => (Step::Index(lo), c),
+                None => break,
+            },
+            _ => break,
+        };
+        path.push(step);
+        node = child;
+    }
+    path.iter()
+        .map(|s| match s {
+            Step::Key(k) => format!(".{k}"),
+            Step::Index(i) => format!("[{i}]"),
+        })
+        .collect()
 }
 
 /// Parses a model's text into atoms and summary, validating the shape.
@@ -151,8 +233,8 @@ pub fn parse_response(text: &str, max_atoms: Option<u32>) -> Result<ParsedOutput
                 ))
             }
         }
-        let atom: Atom =
-            serde_json::from_value(a.clone()).map_err(|e| validation_error(&f, e.to_string()))?;
+        let atom: Atom = serde_json::from_value(a.clone())
+            .map_err(|e| validation_error(&format!("{f}{}", bad_member_path(a)), e.to_string()))?;
         atoms.push(atom);
     }
     Ok(ParsedOutput { atoms, summary })

@@ -385,10 +385,7 @@ async fn coordinate(
             let h = workers.spawn(run_task(ctx.clone(), i, nodes[i].attempts, stop_rx.clone()));
             running.insert(h.id(), i);
         }
-        if workers.is_empty()
-            && (ready.is_empty() || stopping.is_some())
-            && !(paused && !ready.is_empty())
-        {
+        if workers.is_empty() && (ready.is_empty() || stopping.is_some()) {
             break;
         }
         tokio::select! {
@@ -429,20 +426,22 @@ async fn coordinate(
                 },
             },
             _ = tokio::time::sleep(Duration::from_millis(2)), if backlog_wait => {}
+            // paused with nobody left to resume it: leave the run resumable
+            else => break,
         }
     }
 
     // The end.
     if stopping == Some(StopSignal::Cancel) {
-        for i in 0..nodes.len() {
-            if !nodes[i].status.is_final() && nodes[i].status != TaskStatus::Cancelled {
-                nodes[i].status = TaskStatus::Cancelled;
-                write_task(&ctx, i, &nodes[i], None, None)?;
+        for (i, node) in nodes.iter_mut().enumerate() {
+            if !node.status.is_final() && node.status != TaskStatus::Cancelled {
+                node.status = TaskStatus::Cancelled;
+                write_task(&ctx, i, node, None, None)?;
                 em.emit(
                     &task_scope(&ctx, i),
                     EngineEvent::TaskFinished(TaskFinished {
                         status: TaskStatus::Cancelled,
-                        attempts: nodes[i].attempts,
+                        attempts: node.attempts,
                         atoms: 0,
                         error_code: None,
                     }),

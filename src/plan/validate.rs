@@ -216,16 +216,18 @@ pub fn parse_plan(text: &str, file: &str) -> Result<Plan, PlanErrors> {
     let mut tasks = Vec::with_capacity(raw_tasks.len());
     let mut seen_ids: HashSet<String> = HashSet::new();
     for (i, t) in raw_tasks.iter().enumerate() {
-        if let Some(task) = parse_task(&mut c, i, t, &declared, &mut agents_used) {
-            if !seen_ids.insert(task.task_id.clone()) {
+        if let Some(Value::String(id)) = t.get("task_id") {
+            if !id.trim().is_empty() && !seen_ids.insert(id.clone()) {
                 c.push(
-                    Some(&task.task_id),
+                    Some(id),
                     format!("tasks[{i}].task_id"),
                     K::DuplicateTaskId,
-                    format!("task id `{}` is used by more than one task", task.task_id),
+                    format!("task id `{id}` is used by more than one task"),
                 );
                 continue;
             }
+        }
+        if let Some(task) = parse_task(&mut c, i, t, &declared, &mut agents_used) {
             tasks.push(task);
         }
     }
@@ -309,8 +311,8 @@ fn parse_task(
                         K::UnknownAgent,
                         format!("unknown agent `{name}`; known agents: {}", known.join(", ")),
                     );
-                    ok = false;
-                    String::new()
+                    // keep the task so that graph errors are reported too
+                    name.clone()
                 }
             }
         }

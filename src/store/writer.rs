@@ -162,11 +162,14 @@ pub enum WriteOp {
         /// `(sql, params-as-json-strings)` performed as is; used only with constant SQL.
         papers: Vec<PaperRow>,
         /// Imported atoms: (atom_id, atom_type, domain, paper_id, content JSON).
-        assets: Vec<(String, String, Option<String>, Option<String>, String)>,
+        assets: Vec<AssetRow>,
     },
     /// Barrier: answered once everything sent before it is committed.
     Flush(std::sync::mpsc::Sender<()>),
 }
+
+/// An imported atom: (atom_id, atom_type, domain, paper_id, content JSON).
+pub type AssetRow = (String, String, Option<String>, Option<String>, String);
 
 /// One `papers` row to import.
 #[derive(Debug, Clone)]

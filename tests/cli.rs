@@ -1,0 +1,86 @@
+//! The binary from the outside: the README's demo runs offline to completion, leaves a
+//! healthy database, and `show` / `runs` / `validate` print what they should.
+
+use std::process::Command;
+
+fn plexus(db: &std::path::Path, args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_plexus"))
+        .arg("--db")
+        .arg(db)
+        .args(args)
+        .output()
+        .expect("run plexus")
+}
+
+#[test]
+fn demo_runs_to_completion_and_show_prints_the_run() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join(".plexus/plexus.db");
+    let out = plexus(&db, &["demo", "--chunk-ms", "1"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "demo failed: {err}");
+    assert!(err.contains("run succeeded"), "{err}");
+    assert!(err.contains("tokens per agent"), "{err}");
+    assert!(err.contains("retry"), "the demo shows retries: {err}");
+
+    let check = plexus(&db, &["check"]);
+    assert!(String::from_utf8_lossy(&check.stdout).contains("integrity_check ok"));
+
+    let show = plexus(&db, &["show", "latest"]);
+    let text = String::from_utf8_lossy(&show.stdout);
+    assert!(show.status.success());
+    for needle in [
+        "AVP_E2E_20260203_001",
+        "TASK_CRITIC_DIFF_01",
+        "Strategic_Critic",
+        "succeeded",
+        "chunk",
+    ] {
+        assert!(text.contains(needle), "show lacks {needle}: {text}");
+    }
+    let json = plexus(&db, &["show", "latest", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).expect("show --json is JSON");
+    assert_eq!(v["tasks"].as_array().map(Vec::len), Some(5));
+    assert_eq!(v["run"]["status"], "succeeded");
+
+    let runs = plexus(&db, &["runs"]);
+    assert!(String::from_utf8_lossy(&runs.stdout).contains("AVP_E2E_20260203_001"));
+    assert!(
+        db.parent().expect("dir").join("plexus.log").exists(),
+        "logs go to a file"
+    );
+}
+
+#[test]
+fn validate_reports_errors_with_exit_code_2_and_accepts_fixtures() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("v.db");
+    let ok = plexus(
+        &db,
+        &["validate", "fixtures/plans/avp_diffusion_planner.json"],
+    );
+    assert!(ok.status.success());
+    assert!(String::from_utf8_lossy(&ok.stdout).contains("5 tasks"));
+    let bad = dir.path().join("bad.json");
+    std::fs::write(&bad, r#"{"plan_id":"X","tasks":[{"task_id":"A","agent":"Nobody","instruction":"x","depends_on":["Z"]}]}"#)
+        .expect("write");
+    let out = plexus(&db, &["validate", bad.to_str().expect("utf8")]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("unknown agent `Nobody`") && err.contains("depends on `Z`"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_failed_run_exits_non_zero_and_a_missing_run_is_a_clear_error() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("f.db");
+    let out = plexus(&db, &["show", "R-nope"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no run `R-nope`"));
+    let out = plexus(&db, &["run", "fixtures/plans/does_not_exist.json"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot read the plan"));
+}

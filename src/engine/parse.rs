@@ -233,7 +233,7 @@ pub fn parse_response(text: &str, max_atoms: Option<u32>) -> Result<ParsedOutput
                 ))
             }
         }
-        let atom: Atom = serde_json::from_value(a.clone())
+        let atom: Atom = <Atom as serde::Deserialize>::deserialize(a)
             .map_err(|e| validation_error(&format!("{f}{}", bad_member_path(a)), e.to_string()))?;
         atoms.push(atom);
     }

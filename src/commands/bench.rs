@@ -158,24 +158,15 @@ pub async fn run_bench(opts: &BenchOptions) -> Result<BenchReport> {
         tokio::sync::mpsc::unbounded_channel::<Vec<Arc<crate::event::Envelope>>>();
     let (writer, thread) = spawn_writer(&db, Some(sub_tx))?;
     let run_id = "R-bench".to_string();
-    writer.send(WriteOp::CreateRun(Box::new(RunRow {
-        run_id: run_id.clone(),
-        plan_id: plan.plan_id.clone(),
-        plan_source: "generated".into(),
-        plan_json: plan.json.clone(),
-        provider: "simulated".into(),
-        config_json: serde_json::to_string(&RunConfig {
+    writer.send(WriteOp::CreateRun(Box::new(RunRow::for_plan(
+        &run_id,
+        &plan,
+        "simulated",
+        serde_json::to_string(&RunConfig {
             engine: engine.clone(),
             simulated: sim.clone(),
         })?,
-        created_at: crate::store::writer::now_rfc3339(),
-        task_count: plan.tasks.len(),
-        tasks: plan
-            .tasks
-            .iter()
-            .map(|t| (t.task_id.clone(), t.agent.clone()))
-            .collect(),
-    })))?;
+    ))))?;
     writer.flush()?;
     let consumer = tokio::spawn(async move {
         let mut chunks = 0u64;

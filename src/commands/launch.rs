@@ -86,21 +86,12 @@ pub async fn run_headless(
         Some((id, _)) => id.clone(),
         None => {
             let id = new_run_id();
-            writer.send(WriteOp::CreateRun(Box::new(RunRow {
-                run_id: id.clone(),
-                plan_id: plan.plan_id.clone(),
-                plan_source: plan.source.clone(),
-                plan_json: plan.json.clone(),
-                provider: "simulated".into(),
-                config_json: serde_json::to_string(&config)?,
-                created_at: crate::store::writer::now_rfc3339(),
-                task_count: plan.tasks.len(),
-                tasks: plan
-                    .tasks
-                    .iter()
-                    .map(|t| (t.task_id.clone(), t.agent.clone()))
-                    .collect(),
-            })))?;
+            writer.send(WriteOp::CreateRun(Box::new(RunRow::for_plan(
+                &id,
+                &plan,
+                "simulated",
+                serde_json::to_string(&config)?,
+            ))))?;
             id
         }
     };

@@ -38,6 +38,32 @@ pub struct RunRow {
     pub tasks: Vec<(String, String)>,
 }
 
+impl RunRow {
+    /// The row of a new run of `plan`, created now, with every task `pending`.
+    pub fn for_plan(
+        run_id: &str,
+        plan: &crate::plan::Plan,
+        provider: &str,
+        config_json: String,
+    ) -> RunRow {
+        RunRow {
+            run_id: run_id.to_string(),
+            plan_id: plan.plan_id.clone(),
+            plan_source: plan.source.clone(),
+            plan_json: plan.json.clone(),
+            provider: provider.to_string(),
+            config_json,
+            created_at: now_rfc3339(),
+            task_count: plan.tasks.len(),
+            tasks: plan
+                .tasks
+                .iter()
+                .map(|t| (t.task_id.clone(), t.agent.clone()))
+                .collect(),
+        }
+    }
+}
+
 /// One row of `knowledge_atoms` with its quality record.
 #[derive(Debug, Clone)]
 pub struct AtomRow {

@@ -128,21 +128,12 @@ pub async fn run_plan(plan_json: &str, sim: SimConfig, config: EngineConfig) -> 
     let (writer, thread) = spawn_writer(&db, Some(tx)).expect("writer");
     let run_id = "R-test".to_string();
     writer
-        .send(WriteOp::CreateRun(Box::new(RunRow {
-            run_id: run_id.clone(),
-            plan_id: plan.plan_id.clone(),
-            plan_source: "test".into(),
-            plan_json: plan.json.clone(),
-            provider: "simulated".into(),
-            config_json: "{}".into(),
-            created_at: "2026-01-01T00:00:00Z".into(),
-            task_count: plan.tasks.len(),
-            tasks: plan
-                .tasks
-                .iter()
-                .map(|t| (t.task_id.clone(), t.agent.clone()))
-                .collect(),
-        })))
+        .send(WriteOp::CreateRun(Box::new(RunRow::for_plan(
+            &run_id,
+            &plan,
+            "simulated",
+            "{}".into(),
+        ))))
         .expect("create run");
     let known = ["MATH_VAD_ATTENTION_01".to_string()].into_iter().collect();
     let handle = start_run(RunSpec {

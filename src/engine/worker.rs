@@ -327,6 +327,7 @@ pub async fn run_task(
                     }),
                 );
                 let _ = ctx.emitter.write(WriteOp::InvocationEnd {
+                    run_id: ctx.run_id.clone(),
                     invocation_id: inv_id.clone(),
                     status: "cancelled",
                     execution_time_ms: elapsed_ms,
@@ -470,6 +471,7 @@ pub async fn run_task(
         };
         let codes: Vec<ErrorCode> = errors.iter().map(|e| e.error_code).collect();
         let _ = ctx.emitter.write(WriteOp::InvocationEnd {
+            run_id: ctx.run_id.clone(),
             invocation_id: inv_id.clone(),
             status: status.as_str(),
             execution_time_ms: elapsed_ms,

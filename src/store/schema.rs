@@ -38,7 +38,7 @@ CREATE TABLE tasks (
 ) WITHOUT ROWID;
 
 CREATE TABLE invocations (
-    invocation_id   TEXT PRIMARY KEY,
+    invocation_id   TEXT NOT NULL,       -- unique within its run
     run_id          TEXT NOT NULL REFERENCES runs(run_id),
     task_id         TEXT NOT NULL,
     agent           TEXT NOT NULL,
@@ -50,7 +50,8 @@ CREATE TABLE invocations (
     output_tokens   INTEGER,
     error_codes     TEXT,                -- comma-separated, e.g. "E002"
     request_json    TEXT NOT NULL,       -- the whole AgentRequest (system prompt by reference, see prompts)
-    response_json   TEXT                 -- the whole AgentResponse, quality_check computed by plexus
+    response_json   TEXT,                -- the whole AgentResponse, quality_check computed by plexus
+    UNIQUE (run_id, invocation_id)
 );
 CREATE INDEX invocations_by_task ON invocations(run_id, task_id);
 

@@ -163,6 +163,8 @@ pub enum WriteOp {
     },
     /// Complete an invocation.
     InvocationEnd {
+        /// Run.
+        run_id: Arc<str>,
         /// Id.
         invocation_id: Arc<str>,
         /// Status text.
@@ -483,6 +485,7 @@ fn apply(
             ])?;
         }
         WriteOp::InvocationEnd {
+            run_id,
             invocation_id,
             status,
             execution_time_ms,
@@ -491,7 +494,7 @@ fn apply(
             response_json,
         } => {
             tx.prepare_cached(
-                "UPDATE invocations SET status = ?2, execution_time_ms = ?3, output_tokens = ?4, error_codes = ?5, response_json = ?6 WHERE invocation_id = ?1",
+                "UPDATE invocations SET status = ?2, execution_time_ms = ?3, output_tokens = ?4, error_codes = ?5, response_json = ?6 WHERE invocation_id = ?1 AND run_id = ?7",
             )?
             .execute(params![
                 &*invocation_id,
@@ -499,7 +502,8 @@ fn apply(
                 execution_time_ms as i64,
                 output_tokens as i64,
                 if error_codes.is_empty() { None } else { Some(error_codes) },
-                response_json
+                response_json,
+                &*run_id
             ])?;
         }
         WriteOp::Atoms { run_id, atoms } => {

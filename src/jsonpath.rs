@@ -31,13 +31,20 @@ struct FilterExpr {
     op: Option<(CmpOp, Value)>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum CmpOp {
+/// A comparison of a filter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CmpOp {
+    /// `==`
     Eq,
+    /// `!=`
     Ne,
+    /// `>`
     Gt,
+    /// `>=`
     Ge,
+    /// `<`
     Lt,
+    /// `<=`
     Le,
 }
 
@@ -387,26 +394,24 @@ impl FilterExpr {
     }
 }
 
-fn compare(v: &Value, op: CmpOp, lit: &Value) -> bool {
-    if let (Some(a), Some(b)) = (v.as_f64(), lit.as_f64()) {
-        return match op {
+/// Compares a value with a literal: numerically when both are numbers, by text when
+/// both are strings; otherwise only `==` / `!=` apply (JSON equality).
+pub fn compare(v: &Value, op: CmpOp, lit: &Value) -> bool {
+    fn ordered<T: PartialOrd + ?Sized>(a: &T, b: &T, op: CmpOp) -> bool {
+        match op {
             CmpOp::Eq => a == b,
             CmpOp::Ne => a != b,
             CmpOp::Gt => a > b,
             CmpOp::Ge => a >= b,
             CmpOp::Lt => a < b,
             CmpOp::Le => a <= b,
-        };
+        }
+    }
+    if let (Some(a), Some(b)) = (v.as_f64(), lit.as_f64()) {
+        return ordered(&a, &b, op);
     }
     if let (Some(a), Some(b)) = (v.as_str(), lit.as_str()) {
-        return match op {
-            CmpOp::Eq => a == b,
-            CmpOp::Ne => a != b,
-            CmpOp::Gt => a > b,
-            CmpOp::Ge => a >= b,
-            CmpOp::Lt => a < b,
-            CmpOp::Le => a <= b,
-        };
+        return ordered(a, b, op);
     }
     match op {
         CmpOp::Eq => v == lit,

@@ -240,9 +240,7 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
                 },
                 ..SimConfig::default()
             };
-            finish(
-                run_headless(&g, plan, RunConfig { engine, simulated }, None, true, false).await?,
-            )
+            finish(run_headless(&g, plan, RunConfig { engine, simulated }, None, true).await?)
         }
         Command::Run {
             plan,
@@ -276,17 +274,7 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
                 faults,
                 ..SimConfig::default()
             };
-            finish(
-                run_headless(
-                    &g,
-                    plan,
-                    RunConfig { engine, simulated },
-                    None,
-                    false,
-                    false,
-                )
-                .await?,
-            )
+            finish(run_headless(&g, plan, RunConfig { engine, simulated }, None, false).await?)
         }
         Command::Validate { plan } => match load_plan_file(&plan) {
             Ok(p) => {
@@ -322,7 +310,7 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
             drop(store);
             let mut config = config;
             config.engine = engine_config(&g, config.engine);
-            finish(run_headless(&g, plan, config, Some((id, state)), false, false).await?)
+            finish(run_headless(&g, plan, config, Some((id, state)), false).await?)
         }
         Command::Check => {
             let r = Store::open(&g.db)?.integrity_check()?;

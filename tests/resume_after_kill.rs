@@ -141,4 +141,25 @@ fn kill_9_mid_run_then_resume_completes_without_reinvoking_finished_tasks() {
     assert!(crash < resumed);
     assert_eq!(kinds.iter().filter(|k| **k == "run_started").count(), 1);
     assert_eq!(kinds.last(), Some(&"run_finished"));
+    // Totals after a resume count the atoms accepted before the crash too.
+    let accepted: i64 = tasks.iter().map(|t| t.atoms).sum();
+    let finished = events.iter().rev().find_map(|e| match &e.event {
+        Ok(EngineEvent::RunFinished(f)) => Some(f.clone()),
+        _ => None,
+    });
+    let finished = finished.expect("run_finished");
+    assert_eq!(i64::from(finished.grades.total()), accepted);
+    assert_eq!(i64::from(finished.atoms), accepted);
+    let without_final: i64 = store
+        .conn()
+        .query_row(
+            "SELECT COUNT(*) FROM tasks WHERE run_id = ?1 AND final_invocation_id IS NULL",
+            [&run_id],
+            |r| r.get(0),
+        )
+        .expect("query");
+    assert_eq!(
+        without_final, 0,
+        "every finished task names its final invocation"
+    );
 }

@@ -62,7 +62,6 @@ impl Progress {
                 c.interrupted_tasks.len()
             )),
             EngineEvent::RunResumed(r) => {
-                *self.finished.entry(TaskStatus::Success).or_insert(0) += 0;
                 self.total = (r.finished_tasks + r.remaining_tasks) as usize;
                 Some(format!(
                     "resumed: {} task(s) already finished, {} to run",
@@ -163,7 +162,6 @@ impl Progress {
 /// Prints progress for batches of committed events until the channel closes.
 pub async fn print_progress(
     mut rx: tokio::sync::mpsc::UnboundedReceiver<Vec<Arc<Envelope>>>,
-    quiet: bool,
 ) -> Progress {
     let mut p = Progress::default();
     let stderr = std::io::stderr();
@@ -171,9 +169,7 @@ pub async fn print_progress(
         let mut out = stderr.lock();
         for env in batch {
             if let Some(line) = p.fold(&env) {
-                if !quiet {
-                    let _ = writeln!(out, "{line}");
-                }
+                let _ = writeln!(out, "{line}");
             }
         }
     }

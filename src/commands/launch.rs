@@ -2,7 +2,6 @@
 //! with progress on stderr, Ctrl-C leaving the run resumable.
 
 use std::collections::HashMap;
-use std::path::Path;
 use std::sync::Arc;
 
 use color_eyre::eyre::{eyre, Result, WrapErr};
@@ -73,7 +72,6 @@ pub async fn run_headless(
     config: RunConfig,
     resume: Option<(String, ResumeState)>,
     demo_assets: bool,
-    quiet: bool,
 ) -> Result<Finished> {
     let (sub_tx, sub_rx) = tokio::sync::mpsc::unbounded_channel();
     let (writer, writer_thread) = spawn_writer(&globals.db, Some(sub_tx))
@@ -108,7 +106,7 @@ pub async fn run_headless(
         resume: resume.map(|(_, r)| r),
     });
     eprintln!("run {run_id}: database {}", globals.db.display());
-    let printer = tokio::spawn(print_progress(sub_rx, quiet));
+    let printer = tokio::spawn(print_progress(sub_rx));
     let control = handle.control.clone();
     let ctrl_c = tokio::spawn(async move {
         if tokio::signal::ctrl_c().await.is_ok() {
@@ -186,10 +184,6 @@ pub fn load_resume(store: &Store, run_id: &str) -> Result<(Plan, RunConfig, Resu
         *per_agent.entry(inv.agent).or_insert(0) += 1;
     }
     state.invocations_per_agent = per_agent;
+    state.grades = store.run_grades(&summary.run_id)?;
     Ok((plan, config, state))
-}
-
-/// Resolves `path` for display.
-pub fn display(path: &Path) -> String {
-    path.display().to_string()
 }

@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::jsonpath::JsonPath;
+use crate::jsonpath::{compare, CmpOp, JsonPath};
 use crate::protocol::refs::RefErrorCode;
 use crate::protocol::{FilterOp, RefFilter, TaskOutputRef, Transform};
 
@@ -22,13 +22,8 @@ pub fn filter_matches(item: &Value, f: &RefFilter) -> Result<bool, String> {
         return Ok(false);
     };
     Ok(match f.operator {
-        FilterOp::Eq => {
-            v == &f.value || matches!((v.as_f64(), f.value.as_f64()), (Some(a), Some(b)) if a == b)
-        }
-        FilterOp::Ne => {
-            !(v == &f.value
-                || matches!((v.as_f64(), f.value.as_f64()), (Some(a), Some(b)) if a == b))
-        }
+        FilterOp::Eq => compare(v, CmpOp::Eq, &f.value),
+        FilterOp::Ne => compare(v, CmpOp::Ne, &f.value),
         FilterOp::In => match &f.value {
             Value::Array(options) => match v {
                 Value::Array(vs) => vs.iter().any(|x| options.contains(x)),
@@ -37,24 +32,19 @@ pub fn filter_matches(item: &Value, f: &RefFilter) -> Result<bool, String> {
             _ => return Err("`in` needs an array value".into()),
         },
         FilterOp::Gt | FilterOp::Gte | FilterOp::Lt | FilterOp::Lte => {
-            let ord = match (v.as_f64(), f.value.as_f64(), v.as_str(), f.value.as_str()) {
-                (Some(a), Some(b), _, _) => a.partial_cmp(&b),
-                (_, _, Some(a), Some(b)) => Some(a.cmp(b)),
-                _ if f.value.is_number() || f.value.is_string() => return Ok(false),
-                _ => {
-                    return Err(format!(
-                        "`{}` needs a number or string value",
-                        f.operator.as_str()
-                    ))
-                }
-            };
-            match (ord, f.operator) {
-                (Some(o), FilterOp::Gt) => o.is_gt(),
-                (Some(o), FilterOp::Gte) => o.is_ge(),
-                (Some(o), FilterOp::Lt) => o.is_lt(),
-                (Some(o), FilterOp::Lte) => o.is_le(),
-                _ => false,
+            if !(f.value.is_number() || f.value.is_string()) {
+                return Err(format!(
+                    "`{}` needs a number or string value",
+                    f.operator.as_str()
+                ));
             }
+            let op = match f.operator {
+                FilterOp::Gt => CmpOp::Gt,
+                FilterOp::Gte => CmpOp::Ge,
+                FilterOp::Lt => CmpOp::Lt,
+                _ => CmpOp::Le,
+            };
+            compare(v, op, &f.value)
         }
         FilterOp::Contains => match (v, &f.value) {
             (Value::String(s), Value::String(needle)) => s.contains(needle.as_str()),
@@ -137,4 +127,66 @@ pub fn resolve_task_output(output: &Value, r: &TaskOutputRef) -> Result<Value, R
         Transform::Summary => summarise(&filtered),
         Transform::KeysOnly => keys_only(&filtered),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn f(op: FilterOp, value: Value) -> RefFilter {
+        RefFilter {
+            field: "x".into(),
+            operator: op,
+            value,
+        }
+    }
+
+    #[test]
+    fn operators_of_seed_000_2_2() {
+        let item = json!({"x": 0.8, "s": "attention is all", "tags": ["core"]});
+        assert_eq!(
+            filter_matches(&item, &f(FilterOp::Eq, json!(0.8))),
+            Ok(true)
+        );
+        assert_eq!(
+            filter_matches(&item, &f(FilterOp::Ne, json!(0.8))),
+            Ok(false)
+        );
+        assert_eq!(
+            filter_matches(&item, &f(FilterOp::Gte, json!(0.8))),
+            Ok(true)
+        );
+        assert_eq!(
+            filter_matches(&item, &f(FilterOp::Gt, json!(0.8))),
+            Ok(false)
+        );
+        assert_eq!(filter_matches(&item, &f(FilterOp::Lt, json!(1))), Ok(true));
+        assert_eq!(
+            filter_matches(&item, &f(FilterOp::Lte, json!("a"))),
+            Ok(false)
+        );
+        assert_eq!(
+            filter_matches(&item, &f(FilterOp::In, json!([0.8, 1]))),
+            Ok(true)
+        );
+        let s = RefFilter {
+            field: "s".into(),
+            operator: FilterOp::Contains,
+            value: json!("attention"),
+        };
+        assert_eq!(filter_matches(&item, &s), Ok(true));
+        let t = RefFilter {
+            field: "tags".into(),
+            operator: FilterOp::In,
+            value: json!(["core", "key"]),
+        };
+        assert_eq!(filter_matches(&item, &t), Ok(true));
+        assert!(filter_matches(&item, &f(FilterOp::In, json!("core"))).is_err());
+        assert!(filter_matches(&item, &f(FilterOp::Gt, json!([1]))).is_err());
+        assert_eq!(
+            filter_matches(&json!({}), &f(FilterOp::Eq, json!(1))),
+            Ok(false)
+        );
+    }
 }

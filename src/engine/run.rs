@@ -55,6 +55,8 @@ pub struct ResumeState {
     pub last_event: (u64, i64),
     /// Invocations already made per agent.
     pub invocations_per_agent: HashMap<String, u32>,
+    /// Grades of the atoms accepted before the resume.
+    pub grades: GradeCounts,
 }
 
 /// Everything a run needs.
@@ -256,7 +258,7 @@ async fn coordinate(
             }
         }
     }
-    let mut totals = GradeCounts::default();
+    let mut totals = resume.as_ref().map(|r| r.grades).unwrap_or_default();
     match &resume {
         None => {
             em.emit(
@@ -397,7 +399,7 @@ async fn coordinate(
                         let id = e.id();
                         let msg = format!("worker crashed: {e}");
                         tracing::error!("{msg}");
-                        (id, TaskOutcome { status: TaskStatus::Failed, attempts: 0, atoms: 0, error_code: Some(ErrorCode::E008), output: None, grades: Default::default() })
+                        (id, TaskOutcome { status: TaskStatus::Failed, attempts: 0, atoms: 0, error_code: Some(ErrorCode::E008), output: None, grades: Default::default(), invocation_id: None })
                     }
                 };
                 let Some(i) = running.remove(&id) else { continue };
@@ -436,7 +438,7 @@ async fn coordinate(
         for (i, node) in nodes.iter_mut().enumerate() {
             if !node.status.is_final() && node.status != TaskStatus::Cancelled {
                 node.status = TaskStatus::Cancelled;
-                write_task(&ctx, i, node, None, None)?;
+                write_task(&ctx, i, node, None, None, None)?;
                 em.emit(
                     &task_scope(&ctx, i),
                     EngineEvent::TaskFinished(TaskFinished {
@@ -469,10 +471,6 @@ async fn coordinate(
         _ if nodes.iter().any(|n| n.status == TaskStatus::Partial) => RunStatus::Partial,
         _ => RunStatus::Succeeded,
     };
-    if let Some(r) = &resume {
-        // Count grades of atoms accepted before the resume too.
-        let _ = r;
-    }
     let atoms = nodes.iter().map(|n| n.atoms).sum();
     em.emit(
         &run_scope,
@@ -520,6 +518,7 @@ fn write_task(
     n: &Node,
     error: Option<ErrorCode>,
     output: Option<&Value>,
+    invocation: Option<&Arc<str>>,
 ) -> Result<(), EngineError> {
     let t = &ctx.plan.tasks[i];
     ctx.emitter.write(WriteOp::TaskState {
@@ -529,7 +528,7 @@ fn write_task(
         attempts: n.attempts,
         atoms: n.atoms,
         error_code: error.map(|e| e.as_str()),
-        final_invocation_id: None,
+        final_invocation_id: invocation.cloned(),
         output_json: output.map(|o| o.to_string()),
     })?;
     Ok(())
@@ -553,7 +552,7 @@ fn block(ctx: &RunCtx, nodes: &mut [Node], i: usize, upstream: usize) -> Result<
                 message: format!("dependency `{up_id}` ended {}", nodes[up].status.as_str()),
             }),
         )?;
-        write_task(ctx, i, &nodes[i], Some(ErrorCode::E006), None)?;
+        write_task(ctx, i, &nodes[i], Some(ErrorCode::E006), None, None)?;
         ctx.emitter.emit(
             &scope,
             EngineEvent::TaskFinished(TaskFinished {
@@ -587,7 +586,14 @@ fn finish(
     nodes[i].status = outcome.status;
     if outcome.status == TaskStatus::Pending || outcome.status == TaskStatus::Cancelled {
         // interrupted: back to pending, resumable; cancelled: recorded at the end
-        write_task(ctx, i, &nodes[i], None, None)?;
+        write_task(
+            ctx,
+            i,
+            &nodes[i],
+            None,
+            None,
+            outcome.invocation_id.as_ref(),
+        )?;
         if outcome.status == TaskStatus::Cancelled {
             ctx.emitter.emit(
                 &task_scope(ctx, i),
@@ -608,6 +614,7 @@ fn finish(
         &nodes[i],
         outcome.error_code,
         outcome.output.as_deref(),
+        outcome.invocation_id.as_ref(),
     )?;
     ctx.emitter.emit(
         &task_scope(ctx, i),

@@ -53,6 +53,8 @@ pub struct TaskOutcome {
     pub output: Option<Arc<Value>>,
     /// Grades of accepted atoms.
     pub grades: crate::protocol::GradeCounts,
+    /// The task's last invocation.
+    pub invocation_id: Option<Arc<str>>,
 }
 
 struct StreamSink<'a> {
@@ -347,6 +349,7 @@ pub async fn run_task(
                     error_code: None,
                     output: None,
                     grades: Default::default(),
+                    invocation_id: Some(inv_id.clone()),
                 };
             }
             Ok(r) => r,
@@ -534,7 +537,7 @@ pub async fn run_task(
                         _ = tokio::time::sleep(Duration::from_millis(delay)) => {}
                         s = stopped(&mut stop) => {
                             let status = if s == StopSignal::Cancel { TaskStatus::Cancelled } else { TaskStatus::Pending };
-                            return TaskOutcome { status, attempts: attempt, atoms: 0, error_code: Some(code), output: None, grades: Default::default() };
+                            return TaskOutcome { status, attempts: attempt, atoms: 0, error_code: Some(code), output: None, grades: Default::default(), invocation_id: Some(inv_id.clone()) };
                         }
                     }
                 }
@@ -603,6 +606,7 @@ pub async fn run_task(
             error_code: codes.first().copied(),
             output,
             grades,
+            invocation_id: Some(inv_id),
         };
     }
 }

@@ -342,6 +342,28 @@ impl Store {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
+    /// Grades of the atoms a run accepted.
+    pub fn run_grades(&self, run_id: &str) -> Result<crate::protocol::GradeCounts, StoreError> {
+        let mut st = self.conn.prepare(
+            "SELECT grade, COUNT(*) FROM knowledge_atoms WHERE run_id = ?1 GROUP BY grade",
+        )?;
+        let mut g = crate::protocol::GradeCounts::default();
+        let rows = st.query_map([run_id], |r| {
+            Ok((r.get::<_, Option<String>>(0)?, r.get::<_, i64>(1)?))
+        })?;
+        for row in rows {
+            let (grade, n) = row?;
+            match grade.as_deref().and_then(crate::protocol::Grade::parse) {
+                Some(crate::protocol::Grade::A) => g.a += n as u32,
+                Some(crate::protocol::Grade::B) => g.b += n as u32,
+                Some(crate::protocol::Grade::C) => g.c += n as u32,
+                Some(crate::protocol::Grade::D) => g.d += n as u32,
+                None => {}
+            }
+        }
+        Ok(g)
+    }
+
     /// Invocation counts per task in a run.
     pub fn invocation_counts(&self, run_id: &str) -> Result<Vec<(String, i64)>, StoreError> {
         let mut st = self.conn.prepare(

@@ -187,7 +187,7 @@ pub enum WriteOp {
     },
     /// Insert papers / imported assets (JSON rows) if absent.
     Import {
-        /// `(sql, params-as-json-strings)` performed as is; used only with constant SQL.
+        /// Papers.
         papers: Vec<PaperRow>,
         /// Imported atoms: (atom_id, atom_type, domain, paper_id, content JSON).
         assets: Vec<AssetRow>,

@@ -298,6 +298,9 @@ pub struct InvocationFinished {
     pub execution_time_ms: u64,
     /// Tokens of the output text.
     pub output_tokens: u64,
+    /// Chunks the provider streamed (the log may group fast chunks into fewer events).
+    #[serde(default)]
+    pub chunks: u64,
     /// Atoms parsed.
     pub atoms: u32,
     /// Mean score.

@@ -135,6 +135,9 @@ enum Command {
         /// Rows of the bare insert loop.
         #[arg(long, default_value_t = 1_000_000)]
         bare_rows: usize,
+        /// Most streamed chunks per logged chunk event (1 = one event per chunk).
+        #[arg(long, default_value_t = 4)]
+        chunk_flush_max: usize,
         /// Scratch directory.
         #[arg(long, default_value = "bench-out")]
         dir: PathBuf,
@@ -340,6 +343,7 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
             width,
             chunks,
             bare_rows,
+            chunk_flush_max,
             dir,
             json,
         } => {
@@ -349,6 +353,7 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
                 concurrency: g.concurrency.unwrap_or(256),
                 chunks,
                 bare_rows,
+                chunk_flush_max,
                 dir,
             };
             let r = run_bench(&opts).await?;

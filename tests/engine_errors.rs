@@ -186,7 +186,10 @@ async fn e004_timeout_keeps_what_streamed_and_retries_with_a_longer_timeout() {
     let r = run_plan(
         &one_task_plan(""),
         scripted("A", &[Fault::Timeout, Fault::None]),
-        test_config(),
+        EngineConfig {
+            chunk_flush_max: 1,
+            ..test_config()
+        },
     )
     .await;
     assert_eq!(retries(&r), vec![(ErrorCode::E004, 4, 2)]);
@@ -308,19 +311,73 @@ async fn e008_system_error_fails_without_retry() {
 
 #[tokio::test]
 async fn every_delivered_event_is_in_the_database_in_dense_order() {
-    let r = run_plan(&one_task_plan(""), quick_sim(), test_config()).await;
+    let config = EngineConfig {
+        chunk_flush_max: 1,
+        ..test_config()
+    };
+    let r = run_plan(&one_task_plan(""), quick_sim(), config).await;
     assert_eq!(r.delivered.len(), r.events.len());
     for (i, (d, e)) in r.delivered.iter().zip(&r.events).enumerate() {
         assert_eq!(d.seq, i as u64 + 1);
         assert_eq!(d.seq, e.seq);
         assert_eq!(Ok(&d.event), e.event.as_ref());
     }
-    let chunks = r
-        .events
+    let chunks = chunk_texts(&r);
+    assert!(
+        chunks.len() >= 20,
+        "one event per streamed chunk, at least 20, got {}",
+        chunks.len()
+    );
+}
+
+fn chunk_texts(r: &Ran) -> Vec<String> {
+    r.events
         .iter()
-        .filter(|e| matches!(e.event, Ok(EngineEvent::Chunk(_))))
-        .count();
-    assert!(chunks >= 20, "at least 20 chunks streamed, got {chunks}");
+        .filter_map(|e| match &e.event {
+            Ok(EngineEvent::Chunk(c)) => Some(c.text.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn fast_streams_are_coalesced_without_losing_text() {
+    let each = run_plan(
+        &one_task_plan(""),
+        quick_sim(),
+        EngineConfig {
+            chunk_flush_max: 1,
+            ..test_config()
+        },
+    )
+    .await;
+    let grouped = run_plan(
+        &one_task_plan(""),
+        quick_sim(),
+        EngineConfig {
+            chunk_flush_max: 4,
+            chunk_flush_ms: 60_000,
+            ..test_config()
+        },
+    )
+    .await;
+    let (a, b) = (chunk_texts(&each), chunk_texts(&grouped));
+    assert_eq!(a.concat(), b.concat(), "the same text is logged");
+    assert_eq!(
+        b.len(),
+        a.len().div_ceil(4),
+        "{} chunks in groups of at most 4",
+        a.len()
+    );
+    for (i, group) in b.iter().enumerate() {
+        let end = (i * 4 + 4).min(a.len());
+        assert_eq!(
+            group,
+            &a[i * 4..end].concat(),
+            "event {i} holds chunks {}..{end}",
+            i * 4
+        );
+    }
 }
 
 #[tokio::test]

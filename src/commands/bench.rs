@@ -30,6 +30,8 @@ pub struct BenchOptions {
     pub chunks: usize,
     /// Rows for the bare insert loop.
     pub bare_rows: usize,
+    /// Most chunks per chunk event (1 = every chunk its own event).
+    pub chunk_flush_max: usize,
     /// Directory for the scratch databases.
     pub dir: std::path::PathBuf,
 }
@@ -49,6 +51,10 @@ pub struct BenchReport {
     pub events_per_s: f64,
     /// Chunk events among them.
     pub chunk_events: u64,
+    /// Chunks the provider streamed.
+    pub chunks_streamed: u64,
+    /// Most chunks per chunk event.
+    pub chunk_flush_max: usize,
     /// Database size after checkpoint divided by events.
     pub bytes_per_event_file: f64,
     /// execution_logs pages divided by events (when dbstat is available).
@@ -169,17 +175,18 @@ pub async fn run_bench(opts: &BenchOptions) -> Result<BenchReport> {
     ))))?;
     writer.flush()?;
     let consumer = tokio::spawn(async move {
-        let mut chunks = 0u64;
-        let mut all = 0u64;
+        let (mut all, mut chunk_events, mut streamed) = (0u64, 0u64, 0u64);
         while let Some(batch) = sub_rx.recv().await {
             for e in batch {
                 all += 1;
-                if matches!(e.event, crate::event::EngineEvent::Chunk(_)) {
-                    chunks += 1;
+                match &e.event {
+                    crate::event::EngineEvent::Chunk(_) => chunk_events += 1,
+                    crate::event::EngineEvent::InvocationFinished(f) => streamed += f.chunks,
+                    _ => {}
                 }
             }
         }
-        (all, chunks)
+        (all, chunk_events, streamed)
     });
     eprintln!(
         "bench: running {} tasks (concurrency {}, ≥{} chunks each)…",
@@ -205,7 +212,7 @@ pub async fn run_bench(opts: &BenchOptions) -> Result<BenchReport> {
     let seconds = start.elapsed().as_secs_f64();
     drop(writer);
     let _ = tokio::task::spawn_blocking(move || thread.join()).await;
-    let (seen, chunk_events) = consumer.await?;
+    let (seen, chunk_events, chunks_streamed) = consumer.await?;
     let events = stats.events.load(Ordering::Relaxed);
     if seen != events {
         return Err(eyre!(
@@ -229,6 +236,8 @@ pub async fn run_bench(opts: &BenchOptions) -> Result<BenchReport> {
         events,
         events_per_s: events as f64 / seconds,
         chunk_events,
+        chunks_streamed,
+        chunk_flush_max: opts.chunk_flush_max,
         bytes_per_event_file: file / events as f64,
         bytes_per_event_log: log_bytes.map(|b| b / events as f64),
         bare_rows_per_s: bare,

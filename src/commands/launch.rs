@@ -165,13 +165,15 @@ pub fn load_resume(store: &Store, run_id: &str) -> Result<(Plan, RunConfig, Resu
             state
                 .finished
                 .insert(t.task_id.clone(), (st, t.attempts as u32, t.atoms as u32));
-        } else {
-            state.attempts.insert(t.task_id.clone(), t.attempts as u32);
-            if st == TaskStatus::Running {
-                state.interrupted.push(t.task_id.clone());
-            }
         }
     }
+    // Unfinished tasks keep the attempts they completed; in-flight ones restart.
+    for (task, n) in store.invocation_counts(&summary.run_id)? {
+        if !state.finished.contains_key(&task) {
+            state.attempts.insert(task, n as u32);
+        }
+    }
+    state.interrupted = store.in_flight_tasks(&summary.run_id)?;
     for (tid, out) in store.task_outputs(&summary.run_id)? {
         if let Ok(v) = serde_json::from_str(&out) {
             state.outputs.insert(tid, v);

@@ -27,6 +27,10 @@ pub struct EngineConfig {
     pub backlog_limit: usize,
     /// Seed recorded with the run.
     pub seed: u64,
+    /// Most milliseconds of a fast stream gathered into one `chunk` event.
+    pub chunk_flush_ms: u64,
+    /// Most provider chunks gathered into one `chunk` event (1 = one event per chunk).
+    pub chunk_flush_max: usize,
 }
 
 impl Default for EngineConfig {
@@ -40,6 +44,8 @@ impl Default for EngineConfig {
             tokens: TokenCounter::default(),
             backlog_limit: 200_000,
             seed: 7,
+            chunk_flush_ms: 16,
+            chunk_flush_max: 4,
         }
     }
 }

@@ -1,14 +1,17 @@
 //! The engine: a library with no terminal code. It takes a plan, a provider and a store
 //! writer, runs the plan's DAG, and reports everything as typed events.
 
+mod attempt;
 pub mod config;
 pub mod emit;
+mod inputs;
 pub mod parse;
 pub mod quality;
 pub mod refs;
 pub mod request;
 pub mod retry;
 mod run;
+mod sink;
 pub mod status;
 mod worker;
 

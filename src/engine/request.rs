@@ -138,22 +138,26 @@ pub struct StoredRequest<'a> {
     pub plan_id: &'a str,
     /// Hash key of the system prompt in `prompts`.
     pub system_prompt_ref: &'a str,
-    /// User prompt.
-    pub user_prompt: &'a UserPrompt,
+    /// User prompt, already rendered (see [`render_user_prompt`]).
+    pub user_prompt: &'a serde_json::value::RawValue,
     /// Constraints.
     pub constraints: &'a Constraints,
 }
 
 impl<'a> StoredRequest<'a> {
-    /// Borrows a request for storage.
-    pub fn new(r: &'a AgentRequest, prompt_hash: &'a str) -> Self {
+    /// Borrows a request for storage; `user_prompt` is its rendered user prompt.
+    pub fn new(
+        r: &'a AgentRequest,
+        prompt_hash: &'a str,
+        user_prompt: &'a serde_json::value::RawValue,
+    ) -> Self {
         StoredRequest {
             invocation_id: &r.invocation_id,
             agent: &r.agent,
             task_id: &r.task_id,
             plan_id: &r.plan_id,
             system_prompt_ref: prompt_hash,
-            user_prompt: &r.user_prompt,
+            user_prompt,
             constraints: &r.constraints,
         }
     }

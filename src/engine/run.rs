@@ -438,7 +438,7 @@ async fn coordinate(
         for (i, node) in nodes.iter_mut().enumerate() {
             if !node.status.is_final() && node.status != TaskStatus::Cancelled {
                 node.status = TaskStatus::Cancelled;
-                write_task(&ctx, i, node, None, None, None)?;
+                write_task(&ctx, i, node, None, None)?;
                 em.emit(
                     &task_scope(&ctx, i),
                     EngineEvent::TaskFinished(TaskFinished {
@@ -517,7 +517,6 @@ fn write_task(
     i: usize,
     n: &Node,
     error: Option<ErrorCode>,
-    output: Option<&Value>,
     invocation: Option<&Arc<str>>,
 ) -> Result<(), EngineError> {
     let t = &ctx.plan.tasks[i];
@@ -529,7 +528,6 @@ fn write_task(
         atoms: n.atoms,
         error_code: error.map(|e| e.as_str()),
         final_invocation_id: invocation.cloned(),
-        output_json: output.map(|o| o.to_string()),
     })?;
     Ok(())
 }
@@ -552,7 +550,7 @@ fn block(ctx: &RunCtx, nodes: &mut [Node], i: usize, upstream: usize) -> Result<
                 message: format!("dependency `{up_id}` ended {}", nodes[up].status.as_str()),
             }),
         )?;
-        write_task(ctx, i, &nodes[i], Some(ErrorCode::E006), None, None)?;
+        write_task(ctx, i, &nodes[i], Some(ErrorCode::E006), None)?;
         ctx.emitter.emit(
             &scope,
             EngineEvent::TaskFinished(TaskFinished {
@@ -586,14 +584,7 @@ fn finish(
     nodes[i].status = outcome.status;
     if outcome.status == TaskStatus::Pending || outcome.status == TaskStatus::Cancelled {
         // interrupted: back to pending, resumable; cancelled: recorded at the end
-        write_task(
-            ctx,
-            i,
-            &nodes[i],
-            None,
-            None,
-            outcome.invocation_id.as_ref(),
-        )?;
+        write_task(ctx, i, &nodes[i], None, outcome.invocation_id.as_ref())?;
         if outcome.status == TaskStatus::Cancelled {
             ctx.emitter.emit(
                 &task_scope(ctx, i),
@@ -613,7 +604,6 @@ fn finish(
         i,
         &nodes[i],
         outcome.error_code,
-        outcome.output.as_deref(),
         outcome.invocation_id.as_ref(),
     )?;
     ctx.emitter.emit(

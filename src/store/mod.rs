@@ -40,7 +40,9 @@ use std::path::Path;
 use rusqlite::Connection;
 
 pub use read::{EventRow, InvocationRow, RunSummary, Store, TaskRow};
-pub use writer::{spawn_writer, AtomRow, PaperRow, RunRow, WriteOp, Writer, WriterStats};
+pub use writer::{
+    spawn_writer, AtomRow, InvocationRecord, PaperRow, RunRow, WriteOp, Writer, WriterStats,
+};
 
 /// Opens (creating if needed) the database at `path` with plexus's settings — WAL,
 /// `synchronous = FULL` (a committed batch survives power loss), foreign keys on — and

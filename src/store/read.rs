@@ -198,10 +198,13 @@ impl Store {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
-    /// The final output JSON of each finished task: `(task_id, output_json)`.
+    /// The output (`{atoms, summary}` of the final response) of each task that ended
+    /// success or partial: `(task_id, output_json)`.
     pub fn task_outputs(&self, run_id: &str) -> Result<Vec<(String, String)>, StoreError> {
         let mut st = self.conn.prepare(
-            "SELECT task_id, output_json FROM tasks WHERE run_id = ?1 AND output_json IS NOT NULL",
+            "SELECT t.task_id, json_extract(i.response_json, '$.output') FROM tasks t
+             JOIN invocations i ON i.run_id = t.run_id AND i.invocation_id = t.final_invocation_id
+             WHERE t.run_id = ?1 AND t.status IN ('success', 'partial') AND i.response_json IS NOT NULL",
         )?;
         let rows = st.query_map([run_id], |r| Ok((r.get(0)?, r.get(1)?)))?;
         Ok(rows.collect::<Result<_, _>>()?)
@@ -339,6 +342,18 @@ impl Store {
             .conn
             .prepare("SELECT DISTINCT atom_id FROM knowledge_atoms")?;
         let rows = st.query_map([], |r| r.get::<_, String>(0))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Tasks with an invocation that started (in the log) but never ended (no row).
+    pub fn in_flight_tasks(&self, run_id: &str) -> Result<Vec<String>, StoreError> {
+        let mut st = self.conn.prepare(
+            "SELECT DISTINCT e.task_id FROM execution_logs e
+             WHERE e.run_id = ?1 AND e.kind = 'invocation_started'
+               AND NOT EXISTS (SELECT 1 FROM invocations i WHERE i.run_id = e.run_id AND i.invocation_id = e.invocation_id)
+             ORDER BY e.task_id",
+        )?;
+        let rows = st.query_map([run_id], |r| r.get::<_, String>(0))?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
 

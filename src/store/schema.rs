@@ -27,15 +27,14 @@ CREATE TABLE tasks (
     run_id        TEXT NOT NULL REFERENCES runs(run_id),
     task_id       TEXT NOT NULL,
     agent         TEXT NOT NULL,
-    status        TEXT NOT NULL,         -- pending | running | success | partial | failed | timeout | blocked | cancelled
+    status        TEXT NOT NULL,         -- pending | success | partial | failed | timeout | blocked | cancelled (in flight: see execution_logs)
     attempts      INTEGER NOT NULL DEFAULT 0,
     atoms         INTEGER NOT NULL DEFAULT 0,
     error_code    TEXT,
-    final_invocation_id TEXT,
-    output_json   TEXT,                  -- {"atoms": [...], "summary": ...} of the final invocation
+    final_invocation_id TEXT,            -- its response_json holds the task's output
     updated_at    TEXT NOT NULL,
     PRIMARY KEY (run_id, task_id)
-) WITHOUT ROWID;
+);
 
 CREATE TABLE invocations (
     invocation_id   TEXT NOT NULL,       -- unique within its run
@@ -43,7 +42,7 @@ CREATE TABLE invocations (
     task_id         TEXT NOT NULL,
     agent           TEXT NOT NULL,
     attempt         INTEGER NOT NULL,
-    status          TEXT,                -- success | partial | failed | timeout | cancelled (NULL while running)
+    status          TEXT,                -- success | partial | failed | timeout | cancelled (written when it ends)
     started_at      TEXT NOT NULL,
     execution_time_ms INTEGER,
     prompt_tokens   INTEGER NOT NULL,

@@ -2,6 +2,7 @@
 //! transaction per batch, group commit), and only then hands the batch's events to the
 //! subscriber, so every event a consumer sees is already durable.
 
+use std::collections::HashSet;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, Sender, TryRecvError};
 use std::sync::{Arc, Mutex};
@@ -137,47 +138,9 @@ pub enum WriteOp {
         error_code: Option<&'static str>,
         /// Final invocation.
         final_invocation_id: Option<Arc<str>>,
-        /// Output JSON of the final invocation.
-        output_json: Option<String>,
     },
-    /// Insert an invocation when it starts.
-    InvocationStart {
-        /// Id.
-        invocation_id: Arc<str>,
-        /// Run.
-        run_id: Arc<str>,
-        /// Task.
-        task_id: Arc<str>,
-        /// Agent.
-        agent: Arc<str>,
-        /// Attempt.
-        attempt: u32,
-        /// RFC 3339.
-        started_at: String,
-        /// Prompt tokens.
-        prompt_tokens: u64,
-        /// Request JSON with the system prompt replaced by its hash.
-        request_json: String,
-        /// (hash, text) of the system prompt, stored once.
-        system_prompt: (String, Arc<str>),
-    },
-    /// Complete an invocation.
-    InvocationEnd {
-        /// Run.
-        run_id: Arc<str>,
-        /// Id.
-        invocation_id: Arc<str>,
-        /// Status text.
-        status: &'static str,
-        /// Wall time.
-        execution_time_ms: u64,
-        /// Output tokens.
-        output_tokens: u64,
-        /// Comma-separated error codes.
-        error_codes: String,
-        /// Whole response JSON.
-        response_json: String,
-    },
+    /// Store a finished (or cancelled) invocation: request and response whole.
+    Invocation(Box<InvocationRecord>),
     /// Accepted atoms of a task (knowledge_atoms, quality_records, relations).
     Atoms {
         /// Run.
@@ -198,6 +161,39 @@ pub enum WriteOp {
 
 /// An imported atom: (atom_id, atom_type, domain, paper_id, content JSON).
 pub type AssetRow = (String, String, Option<String>, Option<String>, String);
+
+/// One row of `invocations`, written once when the invocation ends.
+#[derive(Debug, Clone)]
+pub struct InvocationRecord {
+    /// Id (unique within the run).
+    pub invocation_id: Arc<str>,
+    /// Run.
+    pub run_id: Arc<str>,
+    /// Task.
+    pub task_id: Arc<str>,
+    /// Agent.
+    pub agent: Arc<str>,
+    /// Attempt number.
+    pub attempt: u32,
+    /// RFC 3339 start time.
+    pub started_at: String,
+    /// Prompt tokens.
+    pub prompt_tokens: u64,
+    /// Request JSON with the system prompt replaced by its hash.
+    pub request_json: String,
+    /// (hash, text) of the system prompt, stored once per database.
+    pub system_prompt: (String, Arc<str>),
+    /// `success`, `partial`, `failed`, `timeout` or `cancelled`.
+    pub status: &'static str,
+    /// Wall time.
+    pub execution_time_ms: u64,
+    /// Output tokens.
+    pub output_tokens: u64,
+    /// Comma-separated error codes.
+    pub error_codes: String,
+    /// Whole response JSON.
+    pub response_json: String,
+}
 
 /// One `papers` row to import.
 #[derive(Debug, Clone)]
@@ -323,6 +319,18 @@ pub fn spawn_writer(
     Ok((writer, handle))
 }
 
+/// What the writer keeps between operations.
+struct WriterState {
+    /// Payload bytes of the batch's events, back to back.
+    payload: Vec<u8>,
+    /// System prompts already stored.
+    prompts: HashSet<String>,
+    /// Events of the current batch, inserted together before the commit.
+    events: Vec<Arc<Envelope>>,
+    /// Barriers answered after the commit.
+    flushes: Vec<std::sync::mpsc::Sender<()>>,
+}
+
 fn run_writer(
     mut conn: Connection,
     rx: Receiver<WriteOp>,
@@ -330,7 +338,12 @@ fn run_writer(
     stats: &WriterStats,
 ) -> Result<(), StoreError> {
     let mut batch: Vec<WriteOp> = Vec::with_capacity(MAX_BATCH);
-    let mut payload = Vec::with_capacity(512);
+    let mut state = WriterState {
+        payload: Vec::with_capacity(1 << 16),
+        prompts: HashSet::new(),
+        events: Vec::new(),
+        flushes: Vec::new(),
+    };
     let mut subscriber = subscriber;
     loop {
         match rx.recv() {
@@ -344,15 +357,15 @@ fn run_writer(
             }
         }
         let n = batch.len();
-        let mut events: Vec<Arc<Envelope>> = Vec::new();
-        let mut flushes = Vec::new();
         {
             let tx = conn.transaction()?;
             for op in batch.drain(..) {
-                apply(&tx, op, &mut payload, &mut events, &mut flushes)?;
+                apply(&tx, op, &mut state)?;
             }
+            insert_events(&tx, &state.events, &mut state.payload)?;
             tx.commit()?;
         }
+        let events = std::mem::take(&mut state.events);
         stats.backlog.fetch_sub(n, Ordering::Relaxed);
         stats.batches.fetch_add(1, Ordering::Relaxed);
         stats
@@ -372,44 +385,90 @@ fn run_writer(
                 }
             }
         }
-        for f in flushes {
+        for f in state.flushes.drain(..) {
             let _ = f.send(());
         }
     }
 }
 
-fn apply(
-    tx: &Transaction<'_>,
-    op: WriteOp,
-    payload: &mut Vec<u8>,
-    events: &mut Vec<Arc<Envelope>>,
-    flushes: &mut Vec<std::sync::mpsc::Sender<()>>,
-) -> Result<(), StoreError> {
-    match op {
-        WriteOp::Event(env) => {
-            payload.clear();
-            env.event
-                .write_payload(&mut *payload)
-                .map_err(|e| StoreError::Json {
-                    what: "event payload".into(),
-                    source: e,
-                })?;
-            let text = std::str::from_utf8(payload).unwrap_or("{}");
-            let mut st = tx.prepare_cached(
-                "INSERT INTO execution_logs (run_id, seq, ts, kind, task_id, invocation_id, agent, payload) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-            )?;
-            st.execute(params![
-                &*env.run_id,
-                env.seq as i64,
-                env.ts,
-                env.event.kind(),
-                env.task_id.as_deref(),
-                env.invocation_id.as_deref(),
-                env.agent.as_deref(),
-                text
-            ])?;
-            events.push(env);
+/// Rows per multi-row INSERT of events.
+const EVENT_ROWS: usize = 32;
+const EVENT_COLUMNS: &str = "INSERT INTO execution_logs (run_id, seq, ts, kind, task_id, invocation_id, agent, payload) VALUES ";
+
+fn multi_row_sql(rows: usize) -> String {
+    let mut sql = String::from(EVENT_COLUMNS);
+    for r in 0..rows {
+        if r > 0 {
+            sql.push(',');
         }
+        sql.push_str("(?,?,?,?,?,?,?,?)");
+    }
+    sql
+}
+
+/// Inserts a batch's events, `EVENT_ROWS` rows per statement.
+fn insert_events(
+    tx: &Transaction<'_>,
+    events: &[Arc<Envelope>],
+    buf: &mut Vec<u8>,
+) -> Result<(), StoreError> {
+    static FULL: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    static ONE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    if events.is_empty() {
+        return Ok(());
+    }
+    buf.clear();
+    let mut ends = Vec::with_capacity(events.len());
+    for e in events {
+        e.event
+            .write_payload(&mut *buf)
+            .map_err(|err| StoreError::Json {
+                what: "event payload".into(),
+                source: err,
+            })?;
+        ends.push(buf.len());
+    }
+    let text = std::str::from_utf8(buf)
+        .map_err(|e| StoreError::WriterGone(format!("event payload is not UTF-8: {e}")))?;
+    let mut start = 0;
+    for (c, chunk) in events.chunks(EVENT_ROWS).enumerate() {
+        let groups: Vec<&[Arc<Envelope>]> = if chunk.len() == EVENT_ROWS {
+            vec![chunk]
+        } else {
+            chunk.chunks(1).collect()
+        };
+        let mut offset = c * EVENT_ROWS;
+        for group in groups {
+            let sql = if group.len() == EVENT_ROWS {
+                FULL.get_or_init(|| multi_row_sql(EVENT_ROWS))
+            } else {
+                ONE.get_or_init(|| multi_row_sql(1))
+            };
+            let mut st = tx.prepare_cached(sql)?;
+            let mut p = 1;
+            for e in group {
+                let end = ends[offset];
+                offset += 1;
+                st.raw_bind_parameter(p, &*e.run_id)?;
+                st.raw_bind_parameter(p + 1, e.seq as i64)?;
+                st.raw_bind_parameter(p + 2, e.ts)?;
+                st.raw_bind_parameter(p + 3, e.event.kind())?;
+                st.raw_bind_parameter(p + 4, e.task_id.as_deref())?;
+                st.raw_bind_parameter(p + 5, e.invocation_id.as_deref())?;
+                st.raw_bind_parameter(p + 6, e.agent.as_deref())?;
+                st.raw_bind_parameter(p + 7, &text[start..end])?;
+                start = end;
+                p += 8;
+            }
+            st.raw_execute()?;
+        }
+    }
+    Ok(())
+}
+
+fn apply(tx: &Transaction<'_>, op: WriteOp, state: &mut WriterState) -> Result<(), StoreError> {
+    match op {
+        WriteOp::Event(env) => state.events.push(env),
         WriteOp::CreateRun(run) => {
             tx.execute(
                 "INSERT INTO runs (run_id, plan_id, plan_source, plan_json, provider, config_json, status, created_at, task_count) VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'running', ?7, ?8)",
@@ -440,10 +499,9 @@ fn apply(
             atoms,
             error_code,
             final_invocation_id,
-            output_json,
         } => {
             let mut st = tx.prepare_cached(
-                "UPDATE tasks SET status = ?3, attempts = ?4, atoms = ?5, error_code = ?6, final_invocation_id = COALESCE(?7, final_invocation_id), output_json = COALESCE(?8, output_json), updated_at = ?9 WHERE run_id = ?1 AND task_id = ?2",
+                "UPDATE tasks SET status = ?3, attempts = ?4, atoms = ?5, error_code = ?6, final_invocation_id = COALESCE(?7, final_invocation_id), updated_at = ?8 WHERE run_id = ?1 AND task_id = ?2",
             )?;
             st.execute(params![
                 &*run_id,
@@ -453,57 +511,34 @@ fn apply(
                 atoms,
                 error_code,
                 final_invocation_id.as_deref(),
-                output_json,
                 now_rfc3339()
             ])?;
         }
-        WriteOp::InvocationStart {
-            invocation_id,
-            run_id,
-            task_id,
-            agent,
-            attempt,
-            started_at,
-            prompt_tokens,
-            request_json,
-            system_prompt,
-        } => {
-            tx.prepare_cached("INSERT OR IGNORE INTO prompts (prompt_hash, text) VALUES (?1, ?2)")?
-                .execute(params![system_prompt.0, &*system_prompt.1])?;
+        WriteOp::Invocation(r) => {
+            if !state.prompts.contains(&r.system_prompt.0) {
+                tx.prepare_cached(
+                    "INSERT OR IGNORE INTO prompts (prompt_hash, text) VALUES (?1, ?2)",
+                )?
+                .execute(params![r.system_prompt.0, &*r.system_prompt.1])?;
+                state.prompts.insert(r.system_prompt.0.clone());
+            }
             tx.prepare_cached(
-                "INSERT INTO invocations (invocation_id, run_id, task_id, agent, attempt, started_at, prompt_tokens, request_json) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                "INSERT INTO invocations (invocation_id, run_id, task_id, agent, attempt, status, started_at, execution_time_ms, prompt_tokens, output_tokens, error_codes, request_json, response_json) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
             )?
             .execute(params![
-                &*invocation_id,
-                &*run_id,
-                &*task_id,
-                &*agent,
-                attempt,
-                started_at,
-                prompt_tokens as i64,
-                request_json
-            ])?;
-        }
-        WriteOp::InvocationEnd {
-            run_id,
-            invocation_id,
-            status,
-            execution_time_ms,
-            output_tokens,
-            error_codes,
-            response_json,
-        } => {
-            tx.prepare_cached(
-                "UPDATE invocations SET status = ?2, execution_time_ms = ?3, output_tokens = ?4, error_codes = ?5, response_json = ?6 WHERE invocation_id = ?1 AND run_id = ?7",
-            )?
-            .execute(params![
-                &*invocation_id,
-                status,
-                execution_time_ms as i64,
-                output_tokens as i64,
-                if error_codes.is_empty() { None } else { Some(error_codes) },
-                response_json,
-                &*run_id
+                &*r.invocation_id,
+                &*r.run_id,
+                &*r.task_id,
+                &*r.agent,
+                r.attempt,
+                r.status,
+                r.started_at,
+                r.execution_time_ms as i64,
+                r.prompt_tokens as i64,
+                r.output_tokens as i64,
+                if r.error_codes.is_empty() { None } else { Some(&r.error_codes) },
+                r.request_json,
+                r.response_json
             ])?;
         }
         WriteOp::Atoms { run_id, atoms } => {
@@ -565,7 +600,7 @@ fn apply(
                 )?;
             }
         }
-        WriteOp::Flush(f) => flushes.push(f),
+        WriteOp::Flush(f) => state.flushes.push(f),
     }
     Ok(())
 }

@@ -1,0 +1,296 @@
+//! One attempt's verdict: errors from the provider, parsing, the quality gate and the
+//! status of seed 001 §4.3; the retry chosen by seed 001 §8.2; the rows stored for
+//! accepted atoms.
+
+use std::collections::HashMap;
+
+use super::parse::parse_response;
+use super::quality::{run_gate, AtomVerdict};
+use super::run::RunCtx;
+use super::status::decide_status;
+use crate::agents::AgentDef;
+use crate::event::AtomGrade;
+use crate::plan::Task;
+use crate::protocol::{Atom, ErrorCode, ErrorInfo, Grade, InvocationStatus, QualityCheck};
+use crate::provider::{ProviderError, ProviderOutput};
+use crate::store::AtomRow;
+
+/// Per-attempt changes made by retries.
+pub(super) struct Adjust {
+    /// Grade the gate requires.
+    pub threshold: Grade,
+    /// Multiplier on the timeout.
+    pub timeout_factor: f64,
+    /// Multiplier on max_tokens.
+    pub max_tokens_factor: f64,
+    /// Added to the temperature.
+    pub temperature_delta: f64,
+    /// The previous attempt's error, told to the model.
+    pub feedback: Option<String>,
+}
+
+impl Adjust {
+    /// No adjustment yet.
+    pub fn new(threshold: Grade) -> Adjust {
+        Adjust {
+            threshold,
+            timeout_factor: 1.0,
+            max_tokens_factor: 1.0,
+            temperature_delta: 0.0,
+            feedback: None,
+        }
+    }
+
+    /// Changes the next attempt for a retry of `code` (seed 001 §8.2).
+    pub fn for_retry(&mut self, ctx: &RunCtx, code: ErrorCode, errors: &[ErrorInfo]) {
+        match code {
+            ErrorCode::E002 => self.feedback = errors.first().map(|e| e.message.clone()),
+            ErrorCode::E003 => {
+                self.threshold = self.threshold.lower();
+                self.feedback = errors.first().map(|e| e.message.clone());
+            }
+            ErrorCode::E004 => self.timeout_factor *= ctx.config.retry.timeout_growth,
+            ErrorCode::E005 => {
+                self.max_tokens_factor *= ctx.config.retry.max_tokens_growth;
+                self.temperature_delta += ctx.config.retry.temperature_step;
+            }
+            _ => {}
+        }
+    }
+}
+
+/// What one attempt came to.
+pub(super) struct Verdict {
+    /// Status by seed 001 §4.3.
+    pub status: InvocationStatus,
+    /// Errors, in the order found.
+    pub errors: Vec<ErrorInfo>,
+    /// `Some(retry_after)` when the provider failed transiently.
+    pub transient_after: Option<Option<u64>>,
+    /// Parsed atoms.
+    pub atoms: Vec<Atom>,
+    /// Parsed summary.
+    pub summary: String,
+    /// The gate's quality_check.
+    pub quality_check: QualityCheck,
+    /// The gate's verdict per atom.
+    pub verdicts: Vec<AtomVerdict>,
+}
+
+/// The provider's outcome: finished, failed, or over time.
+pub(super) type CallResult =
+    Result<Result<ProviderOutput, ProviderError>, tokio::time::error::Elapsed>;
+
+/// Judges one attempt.
+pub(super) fn evaluate(
+    ctx: &RunCtx,
+    task: &Task,
+    threshold: Grade,
+    result: CallResult,
+    text: &str,
+    elapsed_ms: u64,
+    effective_timeout: f64,
+) -> Verdict {
+    let mut errors = Vec::new();
+    let mut transient_after = None;
+    let mut atoms = Vec::new();
+    let mut summary = String::new();
+    let mut quality_check = QualityCheck::default();
+    let mut verdicts = Vec::new();
+    match result {
+        Err(_elapsed) => errors.push(ErrorInfo::new(
+            ErrorCode::E004,
+            format!(
+                "no complete answer within {effective_timeout:.1}s; {} bytes had streamed",
+                text.len()
+            ),
+        )),
+        Ok(Err(ProviderError::Transient {
+            message,
+            retry_after_ms,
+        })) => {
+            transient_after = Some(retry_after_ms);
+            errors.push(ErrorInfo::new(ErrorCode::E001, message));
+        }
+        Ok(Err(ProviderError::SourceNotFound(m))) => {
+            errors.push(ErrorInfo::new(ErrorCode::E001, m))
+        }
+        Ok(Err(ProviderError::Permanent(m))) => errors.push(ErrorInfo::new(ErrorCode::E008, m)),
+        Ok(Ok(_)) => match parse_response(text, task.output_requirements.max_atoms) {
+            Err(e) => errors.push(e),
+            Ok(parsed) => {
+                let required = &task.output_requirements.required_fields;
+                let g = match ctx.known_assets.read() {
+                    Ok(known) => run_gate(&parsed.atoms, required, &known, &ctx.config.quality),
+                    Err(poisoned) => run_gate(
+                        &parsed.atoms,
+                        required,
+                        &poisoned.into_inner(),
+                        &ctx.config.quality,
+                    ),
+                };
+                if g.fabricated_refs > 0
+                    && g.fabricated_refs >= ctx.config.quality.hallucination_refs
+                {
+                    errors.push(ErrorInfo::new(
+                        ErrorCode::E007,
+                        format!(
+                            "{} reference(s) to assets that do not exist; flagged for human review",
+                            g.fabricated_refs
+                        ),
+                    ));
+                }
+                if !parsed.atoms.is_empty() {
+                    let avg_grade = ctx.config.quality.grade(g.quality_check.avg_quality_score);
+                    if !avg_grade.meets(threshold) {
+                        errors.push(ErrorInfo::new(
+                            ErrorCode::E005,
+                            format!(
+                                "average score {:.2} is grade {avg_grade}, below the threshold {threshold}",
+                                g.quality_check.avg_quality_score
+                            ),
+                        ));
+                    }
+                }
+                atoms = parsed.atoms;
+                summary = parsed.summary;
+                quality_check = g.quality_check;
+                verdicts = g.verdicts;
+            }
+        },
+    }
+    let status = if errors.iter().any(|e| e.error_code == ErrorCode::E004) {
+        InvocationStatus::Timeout
+    } else {
+        decide_status(
+            quality_check.atoms_generated,
+            quality_check.avg_quality_score,
+            &errors,
+            elapsed_ms,
+            effective_timeout,
+        )
+    };
+    Verdict {
+        status,
+        errors,
+        transient_after,
+        atoms,
+        summary,
+        quality_check,
+        verdicts,
+    }
+}
+
+impl Verdict {
+    /// The grades event's entries.
+    pub fn atom_grades(&self, agent: &AgentDef) -> Vec<AtomGrade> {
+        self.atoms
+            .iter()
+            .zip(&self.verdicts)
+            .map(|(a, v)| AtomGrade {
+                asset_id: a.asset_id.clone(),
+                atom_type: a
+                    .atom_type()
+                    .map(str::to_string)
+                    .unwrap_or_else(|| agent.atom_type.clone()),
+                grade: v.grade,
+                score: v.score,
+                confidence: a.confidence(),
+                issues: v.issues.len() as u32,
+            })
+            .collect()
+    }
+
+    /// Rows for `knowledge_atoms`, `quality_records` and `relations`.
+    pub fn atom_rows(&self, task: &Task, agent: &AgentDef, invocation_id: &str) -> Vec<AtomRow> {
+        self.atoms
+            .iter()
+            .zip(&self.verdicts)
+            .map(|(a, v)| AtomRow {
+                atom_id: a.asset_id.clone(),
+                task_id: task.task_id.clone(),
+                invocation_id: invocation_id.to_string(),
+                agent: task.agent.clone(),
+                atom_type: a
+                    .atom_type()
+                    .map(str::to_string)
+                    .unwrap_or_else(|| agent.atom_type.clone()),
+                category: a.category.clone(),
+                data_status: a.data_status.clone(),
+                paper_id: a.provenance.paper_id.clone(),
+                content: a.content.to_string(),
+                confidence: a.confidence(),
+                grade: v.grade.as_str().to_string(),
+                score: v.score,
+                provenance: serde_json::to_string(&a.provenance).unwrap_or_default(),
+                delta_audit: serde_json::to_string(&a.delta_audit).unwrap_or_default(),
+                metadata: serde_json::to_string(&a.metadata).unwrap_or_default(),
+                issues: serde_json::to_string(&v.issues).unwrap_or_default(),
+                relations: a
+                    .delta_audit
+                    .existing_assets
+                    .iter()
+                    .flatten()
+                    .filter(|r| !v.fabricated_refs.contains(r))
+                    .cloned()
+                    .collect(),
+                contradiction: a.delta_audit.contradiction_marked.unwrap_or(false),
+            })
+            .collect()
+    }
+}
+
+/// Picks the retry for this attempt's errors: `(code, delay_ms, adjustment)`.
+pub(super) fn next_retry(
+    ctx: &RunCtx,
+    errors: &[ErrorInfo],
+    transient_after: Option<Option<u64>>,
+    retries: &mut HashMap<&'static str, u32>,
+    task_id: &str,
+    attempt: u32,
+) -> Option<(ErrorCode, u64, String)> {
+    let policy = &ctx.config.retry;
+    if errors.iter().any(|e| !e.recoverable) {
+        return None;
+    }
+    let first = errors.first()?;
+    let code = first.error_code;
+    if let Some(retry_after) = transient_after {
+        let n = retries.entry("transient").or_insert(0);
+        *n += 1;
+        let mut rng =
+            fastrand::Rng::with_seed(ctx.config.seed ^ (attempt as u64) ^ fxhash(task_id));
+        let d = policy.transient_delay(*n, retry_after, rng.f64())?;
+        return Some((
+            code,
+            d,
+            format!(
+                "transient error: backoff retry {n} of {}",
+                policy.transient.max_retries
+            ),
+        ));
+    }
+    let key = code.as_str();
+    let n = retries.entry(key).or_insert(0);
+    *n += 1;
+    let delay = policy.delay_for(code, *n)?;
+    let max = policy.rule(code).map(|r| r.max_retries).unwrap_or(0);
+    let note = match code {
+        ErrorCode::E001 => format!("source unreachable: retry {n} of {max}"),
+        ErrorCode::E002 => format!("parse error added to the prompt: retry {n} of {max}"),
+        ErrorCode::E003 => format!("quality threshold lowered one grade: retry {n} of {max}"),
+        ErrorCode::E004 => format!("timeout ×{}: retry {n} of {max}", policy.timeout_growth),
+        ErrorCode::E005 => format!(
+            "max_tokens ×{}, temperature {:+}: retry {n} of {max}",
+            policy.max_tokens_growth, policy.temperature_step
+        ),
+        _ => return None,
+    };
+    Some((code, delay, note))
+}
+
+fn fxhash(s: &str) -> u64 {
+    s.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}

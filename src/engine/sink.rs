@@ -1,0 +1,78 @@
+//! Flood control at the source: the sink that receives a provider's streamed chunks,
+//! keeps the whole text, and logs it as `chunk` events — one event per chunk when the
+//! stream is slow, and at most `chunk_flush_max` chunks or `chunk_flush_ms` of stream
+//! per event when it is fast, so the log equals what a consumer folds.
+
+use std::time::{Duration, Instant};
+
+use super::emit::Scope;
+use super::run::RunCtx;
+use crate::event::{Chunk, EngineEvent};
+use crate::provider::ChunkSink;
+
+/// Collects an invocation's stream.
+pub struct StreamSink<'a> {
+    ctx: &'a RunCtx,
+    scope: &'a Scope,
+    /// The whole text so far.
+    pub text: String,
+    /// Byte offset in `text` where the unlogged tail starts.
+    logged: usize,
+    pending_chunks: usize,
+    last_flush: Instant,
+    window: Duration,
+    max_chunks: usize,
+    /// Chunks received from the provider.
+    pub chunks: u64,
+}
+
+impl<'a> StreamSink<'a> {
+    /// A sink for one invocation.
+    pub fn new(ctx: &'a RunCtx, scope: &'a Scope) -> StreamSink<'a> {
+        StreamSink {
+            ctx,
+            scope,
+            text: String::new(),
+            logged: 0,
+            pending_chunks: 0,
+            last_flush: Instant::now(),
+            window: Duration::from_millis(ctx.config.chunk_flush_ms),
+            max_chunks: ctx.config.chunk_flush_max.max(1),
+            chunks: 0,
+        }
+    }
+
+    /// Logs whatever has not been logged yet.
+    pub fn flush(&mut self) {
+        if self.logged < self.text.len() {
+            let text = self.text[self.logged..].to_string();
+            self.logged = self.text.len();
+            if let Err(e) = self
+                .ctx
+                .emitter
+                .emit(self.scope, EngineEvent::Chunk(Chunk { text }))
+            {
+                tracing::error!("cannot log a chunk: {e}");
+            }
+        }
+        self.pending_chunks = 0;
+        self.last_flush = Instant::now();
+    }
+
+    /// Flushes and hands back the whole text.
+    pub fn finish(mut self) -> (String, u64) {
+        self.flush();
+        (self.text, self.chunks)
+    }
+}
+
+impl ChunkSink for StreamSink<'_> {
+    fn chunk(&mut self, text: &str) {
+        self.text.push_str(text);
+        self.chunks += 1;
+        self.pending_chunks += 1;
+        if self.pending_chunks >= self.max_chunks || self.last_flush.elapsed() >= self.window {
+            self.flush();
+        }
+    }
+}

@@ -175,7 +175,17 @@ fn main() -> ExitCode {
     let _ = color_eyre::install();
     let cli = Cli::parse();
     let log = init_logging(&cli.db);
-    let rt = match tokio::runtime::Builder::new_multi_thread()
+    // The store's writer thread gets a core of its own: the runtime takes the others
+    // (at least one). PLEXUS_WORKER_THREADS overrides.
+    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2);
+    let workers = std::env::var("PLEXUS_WORKER_THREADS")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+        .unwrap_or(cores.saturating_sub(1))
+        .max(1);
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    builder.worker_threads(workers);
+    let rt = match builder
         .enable_all()
         .build()
     {

@@ -38,12 +38,41 @@ impl Encoding {
         }
     }
 
-    /// Counts tokens of `text` (fast path, identical to tiktoken).
-    pub fn count(self, text: &str) -> usize {
+    fn tokenizer(self) -> &'static bpe_openai::Tokenizer {
         match self {
-            Encoding::Cl100kBase => bpe_openai::cl100k_base().count(text),
-            Encoding::O200kBase => bpe_openai::o200k_base().count(text),
+            Encoding::Cl100kBase => bpe_openai::cl100k_base(),
+            Encoding::O200kBase => bpe_openai::o200k_base(),
         }
+    }
+
+    /// Counts tokens of `text` (fast path, identical to tiktoken).
+    ///
+    /// The text is split by the encoding's pre-tokenizer exactly as tiktoken splits it;
+    /// each piece is encoded on its own, so the count of a piece never depends on its
+    /// neighbours. Counts of pieces (words, JSON keys, punctuation runs) are cached per
+    /// thread, which skips the byte-pair merge for text seen before.
+    pub fn count(self, text: &str) -> usize {
+        let tok = self.tokenizer();
+        PIECE_COUNTS.with(|cache| {
+            let mut cache = cache.borrow_mut();
+            if cache.len() > PIECE_CACHE_LIMIT {
+                cache.clear();
+            }
+            tok.split(text)
+                .map(|piece| {
+                    if piece.len() > PIECE_CACHE_MAX_LEN {
+                        return tok.bpe.count(piece.as_bytes());
+                    }
+                    let key = (self, piece);
+                    if let Some(n) = cache.get(&key as &dyn PieceKey) {
+                        return *n as usize;
+                    }
+                    let n = tok.bpe.count(piece.as_bytes());
+                    cache.insert((self, piece.into()), n as u32);
+                    n
+                })
+                .sum()
+        })
     }
 
     /// Counts with tiktoken-rs itself (the reference; slower).
@@ -58,6 +87,54 @@ impl Encoding {
         }
     }
 }
+
+/// Pieces longer than this are not cached (long digit or space runs are rare).
+const PIECE_CACHE_MAX_LEN: usize = 48;
+/// The cache is emptied when it holds more pieces than this.
+const PIECE_CACHE_LIMIT: usize = 200_000;
+
+type PieceMap = rustc_hash::FxHashMap<(Encoding, Box<str>), u32>;
+
+thread_local! {
+    static PIECE_COUNTS: std::cell::RefCell<PieceMap> = std::cell::RefCell::new(PieceMap::default());
+}
+
+/// Lets the cache be probed with a borrowed `(Encoding, &str)` without allocating.
+trait PieceKey {
+    fn key(&self) -> (Encoding, &str);
+}
+
+impl PieceKey for (Encoding, Box<str>) {
+    fn key(&self) -> (Encoding, &str) {
+        (self.0, &self.1)
+    }
+}
+
+impl PieceKey for (Encoding, &str) {
+    fn key(&self) -> (Encoding, &str) {
+        (self.0, self.1)
+    }
+}
+
+impl<'a> std::borrow::Borrow<dyn PieceKey + 'a> for (Encoding, Box<str>) {
+    fn borrow(&self) -> &(dyn PieceKey + 'a) {
+        self
+    }
+}
+
+impl std::hash::Hash for dyn PieceKey + '_ {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.key().hash(state)
+    }
+}
+
+impl PartialEq for dyn PieceKey + '_ {
+    fn eq(&self, other: &Self) -> bool {
+        self.key() == other.key()
+    }
+}
+
+impl Eq for dyn PieceKey + '_ {}
 
 /// Counts tokens for one provider: an encoding plus a safety factor for vendors whose
 /// tokenizer differs (seed 003: +15% for Claude).
@@ -120,6 +197,21 @@ mod tests {
         for enc in [Encoding::Cl100kBase, Encoding::O200kBase] {
             for s in samples {
                 assert_eq!(enc.count(s), enc.count_reference(s), "{enc:?} on {s:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn cached_counts_stay_identical_on_repeated_and_long_pieces() {
+        let text = format!(
+            "{} {} {}",
+            "the quick brown fox jumps over the lazy dog, ".repeat(50),
+            "1234567890".repeat(20),
+            " ".repeat(200)
+        );
+        for enc in [Encoding::Cl100kBase, Encoding::O200kBase] {
+            for _ in 0..3 {
+                assert_eq!(enc.count(&text), enc.count_reference(&text));
             }
         }
     }

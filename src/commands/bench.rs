@@ -158,6 +158,7 @@ pub async fn run_bench(opts: &BenchOptions) -> Result<BenchReport> {
     };
     let engine = EngineConfig {
         concurrency: opts.concurrency,
+        chunk_flush_max: opts.chunk_flush_max,
         ..EngineConfig::default()
     };
     let (sub_tx, mut sub_rx) =

@@ -11,7 +11,7 @@ use super::refs::resolve_task_output;
 use super::run::RunCtx;
 use crate::event::{EngineEvent, ReferenceFailed};
 use crate::protocol::refs::{RefErrorCode, ResolutionFailure};
-use crate::protocol::{DataReference, FallbackStrategy};
+use crate::protocol::{DataReference, FallbackStrategy, ResponseOutput};
 
 /// Resolves the task's references and the upstream asset ids.
 pub(super) fn gather_inputs(ctx: &RunCtx, idx: usize, scope: &Scope) -> (Vec<String>, Vec<Value>) {
@@ -26,7 +26,7 @@ pub(super) fn gather_inputs(ctx: &RunCtx, idx: usize, scope: &Scope) -> (Vec<Str
         }))
         .filter_map(|d| ctx.plan.task_index(d))
         .collect();
-    let outputs: HashMap<usize, Arc<Value>> = match ctx.outputs.read() {
+    let outputs: HashMap<usize, Arc<ResponseOutput>> = match ctx.outputs.read() {
         Ok(o) => needed
             .iter()
             .filter_map(|j| o.get(j).map(|v| (*j, v.clone())))
@@ -35,16 +35,9 @@ pub(super) fn gather_inputs(ctx: &RunCtx, idx: usize, scope: &Scope) -> (Vec<Str
     };
     for d in &task.depends_on {
         if let Some(out) = ctx.plan.task_index(d).and_then(|j| outputs.get(&j)) {
-            for a in out
-                .get("atoms")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-            {
-                if let Some(id) = a.get("asset_id").and_then(Value::as_str) {
-                    if !assets.iter().any(|x| x == id) {
-                        assets.push(id.to_string());
-                    }
+            for a in &out.atoms {
+                if !assets.iter().any(|x| *x == a.asset_id) {
+                    assets.push(a.asset_id.clone());
                 }
             }
         }
@@ -55,7 +48,13 @@ pub(super) fn gather_inputs(ctx: &RunCtx, idx: usize, scope: &Scope) -> (Vec<Str
             DataReference::TaskOutput(t) => {
                 let out = ctx.plan.task_index(&t.task_id).and_then(|j| outputs.get(&j).cloned());
                 let res = match out {
-                    Some(o) => resolve_task_output(&o, t),
+                    Some(o) => match serde_json::to_value(&*o) {
+                        Ok(v) => resolve_task_output(&v, t),
+                        Err(e) => Err(super::refs::RefFailure {
+                            code: RefErrorCode::RefFormatError,
+                            message: format!("the output of `{}` does not serialise: {e}", t.task_id),
+                        }),
+                    },
                     None => Err(super::refs::RefFailure {
                         code: RefErrorCode::RefNotFound,
                         message: format!("task `{}` produced no output", t.task_id),

@@ -80,6 +80,68 @@ fn find_json(text: &str) -> Result<Value, ErrorInfo> {
     })))
 }
 
+#[derive(serde::Deserialize)]
+struct FastEnvelope {
+    #[serde(default)]
+    output: Option<FastOutput>,
+    #[serde(default)]
+    atoms: Option<Vec<Atom>>,
+    #[serde(default)]
+    summary: Option<String>,
+}
+
+#[derive(serde::Deserialize)]
+struct FastOutput {
+    atoms: Vec<Atom>,
+    #[serde(default)]
+    summary: Option<String>,
+}
+
+/// The fast path for the common case: the JSON (found where [`find_json`] would look,
+/// in the same order) deserialises straight into atoms and passes the shape checks.
+/// `None` sends the text down the general path, which names precisely what is wrong.
+fn parse_well_formed(text: &str, max_atoms: Option<u32>) -> Option<ParsedOutput> {
+    let trimmed = text.trim();
+    if trimmed.is_empty() || text.len() > MAX_RESPONSE_BYTES {
+        return None;
+    }
+    let mut candidates = vec![trimmed];
+    if let Some(start) = trimmed.find("```") {
+        let after = &trimmed[start + 3..];
+        let body_start = after.find('\n').map(|i| i + 1).unwrap_or(after.len());
+        let body = &after[body_start..];
+        candidates.push(body.find("```").map(|end| &body[..end]).unwrap_or(body).trim());
+    }
+    if let (Some(open), Some(close)) = (trimmed.find('{'), trimmed.rfind('}')) {
+        if open < close {
+            candidates.push(&trimmed[open..=close]);
+        }
+    }
+    for c in candidates {
+        match serde_json::from_str::<FastEnvelope>(c) {
+            Ok(env) => {
+                let (atoms, summary) = match (env.output, env.atoms) {
+                    (Some(o), _) => (o.atoms, o.summary),
+                    (None, Some(a)) => (a, env.summary),
+                    (None, None) => return None,
+                };
+                if max_atoms.is_some_and(|m| atoms.len() > m as usize) {
+                    return None;
+                }
+                let mut ids = HashSet::with_capacity(atoms.len());
+                if !atoms.iter().all(|a| !a.asset_id.trim().is_empty() && ids.insert(a.asset_id.as_str())) {
+                    return None;
+                }
+                return Some(ParsedOutput { atoms, summary: summary.unwrap_or_default() });
+            }
+            // valid JSON of another shape: the general path decides (as find_json would)
+            Err(e) if e.is_data() => return None,
+            Err(_) => continue,
+        }
+    }
+    None
+}
+
 /// One step of a path inside an atom.
 enum Step {
     Key(String),
@@ -162,6 +224,9 @@ fn bad_member_path(atom: &Value) -> String {
 /// Parses a model's text into atoms and summary, validating the shape.
 /// `max_atoms` caps the number of atoms (more is a validation error).
 pub fn parse_response(text: &str, max_atoms: Option<u32>) -> Result<ParsedOutput, ErrorInfo> {
+    if let Some(ok) = parse_well_formed(text, max_atoms) {
+        return Ok(ok);
+    }
     let root = find_json(text)?;
     let Value::Object(obj) = root else {
         return Err(validation_error(

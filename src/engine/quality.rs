@@ -108,6 +108,31 @@ fn required_value<'a>(atom: &'a Value, path: &str) -> Option<&'a Value> {
         .or(from_root)
 }
 
+/// Whether a required field is present and non-empty. The common paths (`content.…`,
+/// the provenance anchors, bare names inside `content`) are read from the typed atom;
+/// anything else from its JSON form, built once and only when needed.
+fn required_present(atom: &Atom, path: &str, raw: &mut Option<Value>) -> bool {
+    const TOP: &[&str] = &["asset_id", "category", "data_status", "metadata", "content", "provenance", "delta_audit"];
+    if let Some(rest) = path.strip_prefix("content.") {
+        return non_empty(crate::protocol::invocation::value_at_path(&atom.content, rest));
+    }
+    let typed = match path {
+        "provenance.paper_id" => atom.provenance.paper_id.as_deref(),
+        "provenance.paper_location" => atom.provenance.paper_location.as_deref(),
+        "provenance.code_link" => atom.provenance.code_link.as_deref(),
+        "provenance.atom_path" => atom.provenance.atom_path.as_deref(),
+        _ => None,
+    };
+    if typed.is_some_and(|t| !t.trim().is_empty()) {
+        return true;
+    }
+    if !path.contains('.') && !TOP.contains(&path) && !atom.extra.contains_key(path) {
+        return non_empty(atom.content.get(path));
+    }
+    let raw = raw.get_or_insert_with(|| serde_json::to_value(atom).unwrap_or(Value::Null));
+    non_empty(required_value(raw, path))
+}
+
 fn text_len(v: &Value) -> usize {
     match v {
         Value::String(s) => s.chars().count(),
@@ -125,7 +150,7 @@ pub fn grade_atom(
     known_assets: &HashSet<String>,
     cfg: &QualityConfig,
 ) -> AtomVerdict {
-    let raw = serde_json::to_value(atom).unwrap_or(Value::Null);
+    let mut raw = None;
     let id = atom.asset_id.clone();
     let mut issues = Vec::new();
     let mut score: f64 = 1.0;
@@ -139,7 +164,7 @@ pub fn grade_atom(
         });
     };
     for f in required_fields {
-        if !non_empty(required_value(&raw, f)) {
+        if !required_present(atom, f, &mut raw) {
             score -= penalty::MISSING_REQUIRED;
             issue(
                 "missing_field",
@@ -171,10 +196,7 @@ pub fn grade_atom(
             "no paper location or code link anchors this atom to its source".into(),
         );
     }
-    match raw
-        .get("confidence")
-        .or_else(|| raw.get("metadata").and_then(|m| m.get("confidence")))
-    {
+    match atom.extra.get("confidence").or_else(|| atom.metadata.extra.get("confidence")) {
         None => {}
         Some(Value::Number(n)) => {
             let c = n.as_f64().unwrap_or(f64::NAN);

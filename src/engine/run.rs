@@ -6,7 +6,6 @@ use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
-use serde_json::Value;
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinSet;
 
@@ -19,7 +18,7 @@ use crate::event::{
     RunStarted, RunStatus, TaskBlocked, TaskFinished, TaskInfo, TaskStatus,
 };
 use crate::plan::Plan;
-use crate::protocol::{Constraints, ErrorCode, FallbackStrategy, GradeCounts};
+use crate::protocol::{Constraints, ErrorCode, FallbackStrategy, GradeCounts, ResponseOutput};
 use crate::provider::Provider;
 use crate::store::{WriteOp, Writer};
 
@@ -48,7 +47,7 @@ pub struct ResumeState {
     /// Tasks that were running when the process died.
     pub interrupted: Vec<String>,
     /// Outputs of finished tasks.
-    pub outputs: HashMap<String, Value>,
+    pub outputs: HashMap<String, ResponseOutput>,
     /// Next event seq.
     pub next_seq: u64,
     /// Last event (seq, ts) before the resume.
@@ -108,7 +107,7 @@ pub struct RunCtx {
     pub(super) config: EngineConfig,
     pub(super) emitter: Emitter,
     pub(super) known_assets: RwLock<HashSet<String>>,
-    pub(super) outputs: RwLock<HashMap<usize, Arc<Value>>>,
+    pub(super) outputs: RwLock<HashMap<usize, Arc<ResponseOutput>>>,
     pub(super) base_constraints: Vec<Constraints>,
     agents: HashMap<String, AgentCache>,
     inv_seq: Mutex<HashMap<String, u32>>,

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use serde_json::{json, Value};
+use serde_json::json;
 use tokio::sync::watch;
 
 use super::attempt::{evaluate, next_retry, Adjust};
@@ -18,7 +18,8 @@ use crate::event::{
     AtomsGraded, EngineEvent, InvocationFinished, InvocationStarted, RetryScheduled, TaskStatus,
 };
 use crate::protocol::{
-    AgentRequest, AgentResponse, ErrorCode, Grade, GradeCounts, InvocationStatus, ResponseOutput,
+    AgentRequest, Atom, ErrorCode, ErrorInfo, Grade, GradeCounts, InvocationStatus, QualityCheck,
+    ResponseOutput,
 };
 use crate::store::{InvocationRecord, WriteOp};
 
@@ -55,8 +56,8 @@ pub struct TaskOutcome {
     pub atoms: u32,
     /// Deciding error.
     pub error_code: Option<ErrorCode>,
-    /// `{atoms, summary}` when the task produced usable output.
-    pub output: Option<Arc<Value>>,
+    /// Atoms and summary when the task produced usable output.
+    pub output: Option<Arc<ResponseOutput>>,
     /// Grades of accepted atoms.
     pub grades: GradeCounts,
     /// The task's last invocation.
@@ -80,6 +81,26 @@ impl TaskOutcome {
             invocation_id: Some(invocation_id),
         }
     }
+}
+
+/// Serialises exactly as [`AgentResponse`], borrowing instead of copying the atoms.
+#[derive(serde::Serialize)]
+struct ResponseView<'a> {
+    invocation_id: &'a str,
+    status: InvocationStatus,
+    agent: &'a str,
+    task_id: &'a str,
+    execution_time_ms: u64,
+    output: OutputView<'a>,
+    quality_check: &'a QualityCheck,
+    errors: &'a [ErrorInfo],
+}
+
+/// The `output` of a [`ResponseView`].
+#[derive(serde::Serialize)]
+struct OutputView<'a> {
+    atoms: &'a [Atom],
+    summary: &'a str,
 }
 
 async fn stopped(rx: &mut watch::Receiver<StopSignal>) -> StopSignal {
@@ -262,20 +283,15 @@ pub async fn run_task(
             );
         }
         let codes: Vec<ErrorCode> = verdict.errors.iter().map(|e| e.error_code).collect();
-        let response = AgentResponse {
-            invocation_id: inv_id.to_string(),
+        let response = ResponseView {
+            invocation_id: &inv_id,
             status: verdict.status,
-            agent: task.agent.clone(),
-            task_id: task.task_id.clone(),
+            agent: &task.agent,
+            task_id: &task.task_id,
             execution_time_ms: elapsed_ms,
-            output: ResponseOutput {
-                atoms: verdict.atoms.clone(),
-                summary: verdict.summary.clone(),
-                extra: Default::default(),
-            },
-            quality_check: verdict.quality_check.clone(),
-            errors: verdict.errors.clone(),
-            extra: Default::default(),
+            output: OutputView { atoms: &verdict.atoms, summary: &verdict.summary },
+            quality_check: &verdict.quality_check,
+            errors: &verdict.errors,
         };
         record.status = verdict.status.as_str();
         record.error_codes = codes
@@ -332,6 +348,7 @@ pub async fn run_task(
         let task_status = TaskStatus::from_invocation(verdict.status);
         let usable = task_status.satisfies_dependents();
         let mut grades = GradeCounts::default();
+        let atoms = if usable { verdict.atoms.len() as u32 } else { 0 };
         let output = if usable {
             for v in &verdict.verdicts {
                 grades.add(v.grade);
@@ -342,28 +359,54 @@ pub async fn run_task(
                 }
             }
             let rows = verdict.atom_rows(task, agent_def, &inv_id);
-            let _ = ctx.emitter.write(WriteOp::Atoms {
-                run_id: ctx.run_id.clone(),
-                atoms: rows,
-            });
-            Some(Arc::new(
-                json!({"atoms": verdict.atoms, "summary": verdict.summary}),
-            ))
+            let _ = ctx.emitter.write(WriteOp::Atoms { run_id: ctx.run_id.clone(), atoms: rows });
+            Some(Arc::new(ResponseOutput { atoms: verdict.atoms, summary: verdict.summary, extra: Default::default() }))
         } else {
             None
         };
         return TaskOutcome {
             status: task_status,
             attempts: attempt,
-            atoms: if usable {
-                verdict.atoms.len() as u32
-            } else {
-                0
-            },
+            atoms,
             error_code: codes.first().copied(),
             output,
             grades,
             invocation_id: Some(inv_id),
         };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::AgentResponse;
+
+    #[test]
+    fn response_view_serialises_as_an_agent_response() {
+        let atom: Atom = serde_json::from_value(serde_json::json!({"asset_id": "A1", "content": {"x": "y"}})).expect("atom");
+        let qc = QualityCheck { atoms_generated: 1, avg_quality_score: 0.9, ..Default::default() };
+        let errors = vec![ErrorInfo::new(ErrorCode::E005, "low")];
+        let view = ResponseView {
+            invocation_id: "INV_1",
+            status: InvocationStatus::Partial,
+            agent: "Scholar_Internalizer",
+            task_id: "T",
+            execution_time_ms: 12,
+            output: OutputView { atoms: std::slice::from_ref(&atom), summary: "s" },
+            quality_check: &qc,
+            errors: &errors,
+        };
+        let full = AgentResponse {
+            invocation_id: "INV_1".into(),
+            status: InvocationStatus::Partial,
+            agent: "Scholar_Internalizer".into(),
+            task_id: "T".into(),
+            execution_time_ms: 12,
+            output: ResponseOutput { atoms: vec![atom.clone()], summary: "s".into(), extra: Default::default() },
+            quality_check: qc.clone(),
+            errors: errors.clone(),
+            extra: Default::default(),
+        };
+        assert_eq!(serde_json::to_string(&view).expect("view"), serde_json::to_string(&full).expect("full"));
     }
 }

@@ -19,6 +19,10 @@ use plexus::store::Store;
 /// Seed of the demo: its run shows parse, validation and quality retries, then succeeds.
 const DEMO_SEED: u64 = 2;
 
+/// mimalloc: the engine allocates many small, short-lived strings and JSON values.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 const DEMO_PLAN: &str = include_str!("../fixtures/plans/avp_diffusion_planner.json");
 
 /// plexus — a terminal workbench for multi-agent LLM work.
@@ -177,7 +181,9 @@ fn main() -> ExitCode {
     let log = init_logging(&cli.db);
     // The store's writer thread gets a core of its own: the runtime takes the others
     // (at least one). PLEXUS_WORKER_THREADS overrides.
-    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2);
+    let cores = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(2);
     let workers = std::env::var("PLEXUS_WORKER_THREADS")
         .ok()
         .and_then(|v| v.parse::<usize>().ok())
@@ -185,10 +191,7 @@ fn main() -> ExitCode {
         .max(1);
     let mut builder = tokio::runtime::Builder::new_multi_thread();
     builder.worker_threads(workers);
-    let rt = match builder
-        .enable_all()
-        .build()
-    {
+    let rt = match builder.enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("error: cannot start the runtime: {e}");

@@ -110,7 +110,12 @@ fn parse_well_formed(text: &str, max_atoms: Option<u32>) -> Option<ParsedOutput>
         let after = &trimmed[start + 3..];
         let body_start = after.find('\n').map(|i| i + 1).unwrap_or(after.len());
         let body = &after[body_start..];
-        candidates.push(body.find("```").map(|end| &body[..end]).unwrap_or(body).trim());
+        candidates.push(
+            body.find("```")
+                .map(|end| &body[..end])
+                .unwrap_or(body)
+                .trim(),
+        );
     }
     if let (Some(open), Some(close)) = (trimmed.find('{'), trimmed.rfind('}')) {
         if open < close {
@@ -129,10 +134,16 @@ fn parse_well_formed(text: &str, max_atoms: Option<u32>) -> Option<ParsedOutput>
                     return None;
                 }
                 let mut ids = HashSet::with_capacity(atoms.len());
-                if !atoms.iter().all(|a| !a.asset_id.trim().is_empty() && ids.insert(a.asset_id.as_str())) {
+                if !atoms
+                    .iter()
+                    .all(|a| !a.asset_id.trim().is_empty() && ids.insert(a.asset_id.as_str()))
+                {
                     return None;
                 }
-                return Some(ParsedOutput { atoms, summary: summary.unwrap_or_default() });
+                return Some(ParsedOutput {
+                    atoms,
+                    summary: summary.unwrap_or_default(),
+                });
             }
             // valid JSON of another shape: the general path decides (as find_json would)
             Err(e) if e.is_data() => return None,

@@ -112,9 +112,20 @@ fn required_value<'a>(atom: &'a Value, path: &str) -> Option<&'a Value> {
 /// the provenance anchors, bare names inside `content`) are read from the typed atom;
 /// anything else from its JSON form, built once and only when needed.
 fn required_present(atom: &Atom, path: &str, raw: &mut Option<Value>) -> bool {
-    const TOP: &[&str] = &["asset_id", "category", "data_status", "metadata", "content", "provenance", "delta_audit"];
+    const TOP: &[&str] = &[
+        "asset_id",
+        "category",
+        "data_status",
+        "metadata",
+        "content",
+        "provenance",
+        "delta_audit",
+    ];
     if let Some(rest) = path.strip_prefix("content.") {
-        return non_empty(crate::protocol::invocation::value_at_path(&atom.content, rest));
+        return non_empty(crate::protocol::invocation::value_at_path(
+            &atom.content,
+            rest,
+        ));
     }
     let typed = match path {
         "provenance.paper_id" => atom.provenance.paper_id.as_deref(),
@@ -196,7 +207,11 @@ pub fn grade_atom(
             "no paper location or code link anchors this atom to its source".into(),
         );
     }
-    match atom.extra.get("confidence").or_else(|| atom.metadata.extra.get("confidence")) {
+    match atom
+        .extra
+        .get("confidence")
+        .or_else(|| atom.metadata.extra.get("confidence"))
+    {
         None => {}
         Some(Value::Number(n)) => {
             let c = n.as_f64().unwrap_or(f64::NAN);

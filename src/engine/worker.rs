@@ -289,7 +289,10 @@ pub async fn run_task(
             agent: &task.agent,
             task_id: &task.task_id,
             execution_time_ms: elapsed_ms,
-            output: OutputView { atoms: &verdict.atoms, summary: &verdict.summary },
+            output: OutputView {
+                atoms: &verdict.atoms,
+                summary: &verdict.summary,
+            },
             quality_check: &verdict.quality_check,
             errors: &verdict.errors,
         };
@@ -348,7 +351,11 @@ pub async fn run_task(
         let task_status = TaskStatus::from_invocation(verdict.status);
         let usable = task_status.satisfies_dependents();
         let mut grades = GradeCounts::default();
-        let atoms = if usable { verdict.atoms.len() as u32 } else { 0 };
+        let atoms = if usable {
+            verdict.atoms.len() as u32
+        } else {
+            0
+        };
         let output = if usable {
             for v in &verdict.verdicts {
                 grades.add(v.grade);
@@ -359,8 +366,15 @@ pub async fn run_task(
                 }
             }
             let rows = verdict.atom_rows(task, agent_def, &inv_id);
-            let _ = ctx.emitter.write(WriteOp::Atoms { run_id: ctx.run_id.clone(), atoms: rows });
-            Some(Arc::new(ResponseOutput { atoms: verdict.atoms, summary: verdict.summary, extra: Default::default() }))
+            let _ = ctx.emitter.write(WriteOp::Atoms {
+                run_id: ctx.run_id.clone(),
+                atoms: rows,
+            });
+            Some(Arc::new(ResponseOutput {
+                atoms: verdict.atoms,
+                summary: verdict.summary,
+                extra: Default::default(),
+            }))
         } else {
             None
         };
@@ -383,8 +397,14 @@ mod tests {
 
     #[test]
     fn response_view_serialises_as_an_agent_response() {
-        let atom: Atom = serde_json::from_value(serde_json::json!({"asset_id": "A1", "content": {"x": "y"}})).expect("atom");
-        let qc = QualityCheck { atoms_generated: 1, avg_quality_score: 0.9, ..Default::default() };
+        let atom: Atom =
+            serde_json::from_value(serde_json::json!({"asset_id": "A1", "content": {"x": "y"}}))
+                .expect("atom");
+        let qc = QualityCheck {
+            atoms_generated: 1,
+            avg_quality_score: 0.9,
+            ..Default::default()
+        };
         let errors = vec![ErrorInfo::new(ErrorCode::E005, "low")];
         let view = ResponseView {
             invocation_id: "INV_1",
@@ -392,7 +412,10 @@ mod tests {
             agent: "Scholar_Internalizer",
             task_id: "T",
             execution_time_ms: 12,
-            output: OutputView { atoms: std::slice::from_ref(&atom), summary: "s" },
+            output: OutputView {
+                atoms: std::slice::from_ref(&atom),
+                summary: "s",
+            },
             quality_check: &qc,
             errors: &errors,
         };
@@ -402,11 +425,18 @@ mod tests {
             agent: "Scholar_Internalizer".into(),
             task_id: "T".into(),
             execution_time_ms: 12,
-            output: ResponseOutput { atoms: vec![atom.clone()], summary: "s".into(), extra: Default::default() },
+            output: ResponseOutput {
+                atoms: vec![atom.clone()],
+                summary: "s".into(),
+                extra: Default::default(),
+            },
             quality_check: qc.clone(),
             errors: errors.clone(),
             extra: Default::default(),
         };
-        assert_eq!(serde_json::to_string(&view).expect("view"), serde_json::to_string(&full).expect("full"));
+        assert_eq!(
+            serde_json::to_string(&view).expect("view"),
+            serde_json::to_string(&full).expect("full")
+        );
     }
 }

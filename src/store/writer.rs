@@ -294,6 +294,10 @@ pub fn spawn_writer(
     subscriber: Option<Subscriber>,
 ) -> Result<(Writer, JoinHandle<()>), StoreError> {
     let conn = open_connection(path)?;
+    // Checkpoints (copying the WAL into the database and syncing it) run on a thread of
+    // their own, so the writer never waits for them.
+    conn.pragma_update(None, "wal_autocheckpoint", 0)?;
+    let checkpointer = Checkpointer::start(path)?;
     let (tx, rx) = std::sync::mpsc::channel();
     let stats = Arc::new(WriterStats {
         latency_ms: Mutex::new(vec![0; 1001]),
@@ -314,9 +318,51 @@ pub fn spawn_writer(
                     *f = Some(e.to_string());
                 }
             }
+            checkpointer.stop();
         })
         .map_err(|e| StoreError::WriterGone(e.to_string()))?;
     Ok((writer, handle))
+}
+
+/// Runs `PRAGMA wal_checkpoint(PASSIVE)` every [`CHECKPOINT_EVERY`] on its own
+/// connection (passive checkpoints never block the writer), and a last one on stop.
+struct Checkpointer {
+    stop: std::sync::mpsc::Sender<()>,
+    thread: JoinHandle<()>,
+}
+
+/// Interval between background checkpoints.
+const CHECKPOINT_EVERY: std::time::Duration = std::time::Duration::from_millis(200);
+
+impl Checkpointer {
+    fn start(path: &std::path::Path) -> Result<Checkpointer, StoreError> {
+        let conn = open_connection(path)?;
+        let (stop, rx) = std::sync::mpsc::channel::<()>();
+        let thread = std::thread::Builder::new()
+            .name("plexus-checkpoint".into())
+            .spawn(move || loop {
+                let last = !matches!(
+                    rx.recv_timeout(CHECKPOINT_EVERY),
+                    Err(std::sync::mpsc::RecvTimeoutError::Timeout)
+                );
+                let mode = if last { "TRUNCATE" } else { "PASSIVE" };
+                if let Err(e) =
+                    conn.query_row(&format!("PRAGMA wal_checkpoint({mode})"), [], |_| Ok(()))
+                {
+                    tracing::warn!("checkpoint failed: {e}");
+                }
+                if last {
+                    return;
+                }
+            })
+            .map_err(|e| StoreError::WriterGone(e.to_string()))?;
+        Ok(Checkpointer { stop, thread })
+    }
+
+    fn stop(self) {
+        let _ = self.stop.send(());
+        let _ = self.thread.join();
+    }
 }
 
 /// What the writer keeps between operations.

@@ -36,7 +36,7 @@ pub(super) fn gather_inputs(ctx: &RunCtx, idx: usize, scope: &Scope) -> (Vec<Str
     for d in &task.depends_on {
         if let Some(out) = ctx.plan.task_index(d).and_then(|j| outputs.get(&j)) {
             for a in &out.atoms {
-                if !assets.iter().any(|x| *x == a.asset_id) {
+                if !assets.contains(&a.asset_id) {
                     assets.push(a.asset_id.clone());
                 }
             }

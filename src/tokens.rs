@@ -53,22 +53,23 @@ impl Encoding {
     /// thread, which skips the byte-pair merge for text seen before.
     pub fn count(self, text: &str) -> usize {
         let tok = self.tokenizer();
-        PIECE_COUNTS.with(|cache| {
+        COUNT_CACHE.with(|cache| {
             let mut cache = cache.borrow_mut();
-            if cache.len() > PIECE_CACHE_LIMIT {
-                cache.clear();
+            let cache = &mut *cache;
+            if cache.pieces.len() + cache.segments.len() > CACHE_LIMIT {
+                cache.pieces.clear();
+                cache.segments.clear();
             }
-            tok.split(text)
-                .map(|piece| {
-                    if piece.len() > PIECE_CACHE_MAX_LEN {
-                        return tok.bpe.count(piece.as_bytes());
+            segments(text)
+                .map(|seg| {
+                    if seg.len() > SEGMENT_CACHE_MAX_LEN {
+                        return count_pieces(self, tok, seg, &mut cache.pieces);
                     }
-                    let key = (self, piece);
-                    if let Some(n) = cache.get(&key as &dyn PieceKey) {
+                    if let Some(n) = cache.segments.get(&(self, seg) as &dyn PieceKey) {
                         return *n as usize;
                     }
-                    let n = tok.bpe.count(piece.as_bytes());
-                    cache.insert((self, piece.into()), n as u32);
+                    let n = count_pieces(self, tok, seg, &mut cache.pieces);
+                    cache.segments.insert((self, seg.into()), n as u32);
                     n
                 })
                 .sum()
@@ -90,13 +91,78 @@ impl Encoding {
 
 /// Pieces longer than this are not cached (long digit or space runs are rare).
 const PIECE_CACHE_MAX_LEN: usize = 48;
-/// The cache is emptied when it holds more pieces than this.
-const PIECE_CACHE_LIMIT: usize = 200_000;
+
+/// Segments (lines, see [`segments`]) longer than this are not cached.
+const SEGMENT_CACHE_MAX_LEN: usize = 512;
+/// Both caches are emptied when they hold more entries than this together.
+const CACHE_LIMIT: usize = 200_000;
 
 type PieceMap = rustc_hash::FxHashMap<(Encoding, Box<str>), u32>;
 
+/// Per-thread counts of pieces and of whole segments already seen.
+#[derive(Default)]
+struct CountCache {
+    pieces: PieceMap,
+    segments: PieceMap,
+}
+
 thread_local! {
-    static PIECE_COUNTS: std::cell::RefCell<PieceMap> = std::cell::RefCell::new(PieceMap::default());
+    static COUNT_CACHE: std::cell::RefCell<CountCache> = std::cell::RefCell::new(CountCache::default());
+}
+
+/// Counts one segment piece by piece, with cached piece counts.
+fn count_pieces(enc: Encoding, tok: &bpe_openai::Tokenizer, text: &str, pieces: &mut PieceMap) -> usize {
+    tok.split(text)
+        .map(|piece| {
+            if piece.len() > PIECE_CACHE_MAX_LEN {
+                return tok.bpe.count(piece.as_bytes());
+            }
+            if let Some(n) = pieces.get(&(enc, piece) as &dyn PieceKey) {
+                return *n as usize;
+            }
+            let n = tok.bpe.count(piece.as_bytes());
+            pieces.insert((enc, piece.into()), n as u32);
+            n
+        })
+        .sum()
+}
+
+/// Splits text where the cl100k_base and o200k_base pre-tokenizers always end a piece:
+/// right after the last line break of a whitespace run (the `\s*[\r\n]+` alternative wins
+/// there, and no other alternative crosses a line break), unless a `/` follows (o200k's
+/// punctuation alternative may run on over `[\r\n/]*`). Counting each segment on its own
+/// therefore gives exactly the count of the whole text, and repeated lines are cached.
+pub fn segments(text: &str) -> impl Iterator<Item = &str> {
+    let mut rest = text;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        let mut chars = rest.char_indices().peekable();
+        while let Some((i, c)) = chars.next() {
+            if c == '\n' || c == '\r' {
+                // extend over the whole whitespace run, remembering its last line break
+                let mut last_break = i + c.len_utf8();
+                while let Some(&(j, d)) = chars.peek() {
+                    if !d.is_whitespace() {
+                        break;
+                    }
+                    if d == '\n' || d == '\r' {
+                        last_break = j + d.len_utf8();
+                    }
+                    chars.next();
+                }
+                if last_break < rest.len() && !rest[last_break..].starts_with('/') {
+                    let (seg, tail) = rest.split_at(last_break);
+                    rest = tail;
+                    return Some(seg);
+                }
+            }
+        }
+        let seg = rest;
+        rest = "";
+        Some(seg)
+    })
 }
 
 /// Lets the cache be probed with a borrowed `(Encoding, &str)` without allocating.
@@ -212,6 +278,53 @@ mod tests {
         for enc in [Encoding::Cl100kBase, Encoding::O200kBase] {
             for _ in 0..3 {
                 assert_eq!(enc.count(&text), enc.count_reference(&text));
+            }
+        }
+    }
+
+    #[test]
+    fn segmented_counts_equal_tiktoken_on_multiline_text() {
+        let pretty = serde_json::to_string_pretty(&serde_json::json!({
+            "output": {"atoms": [{"asset_id": "MATH_X_01", "content": {"a": "去噪采样 x_{t-1} = f(x_t)", "b": "line\nbreak"}}], "summary": "ok"}
+        }))
+        .unwrap_or_default();
+        let samples = [
+            pretty.as_str(),
+            "a\n\nb\r\n\r\n  c\n \n\t d",
+            "end with newline\n",
+            "\n\n\nstart with newlines",
+            "path,\n/usr/bin and ,\n\n/x",
+            "spaces   \n   \u{3000}\u{3000}全角\n  \n",
+            "crlf\r\n\r\nnext\rold mac\r",
+        ];
+        for enc in [Encoding::Cl100kBase, Encoding::O200kBase] {
+            for s in samples {
+                assert_eq!(segments(s).collect::<String>(), s);
+                for _ in 0..2 {
+                    assert_eq!(enc.count(s), enc.count_reference(s), "{enc:?} on {s:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn random_texts_count_like_tiktoken() {
+        let alphabet: Vec<char> = "ab Z9 0\n\r\t/,.:;'\"{}[]-_ 去噪\u{3000}é🚗  \n\n  ".chars().collect();
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        for _ in 0..1500 {
+            let mut s = String::new();
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let len = (x % 40) as usize;
+            for _ in 0..len {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                s.push(alphabet[(x % alphabet.len() as u64) as usize]);
+            }
+            for enc in [Encoding::Cl100kBase, Encoding::O200kBase] {
+                assert_eq!(enc.count(&s), enc.count_reference(&s), "{enc:?} on {s:?}");
             }
         }
     }

@@ -111,7 +111,12 @@ thread_local! {
 }
 
 /// Counts one segment piece by piece, with cached piece counts.
-fn count_pieces(enc: Encoding, tok: &bpe_openai::Tokenizer, text: &str, pieces: &mut PieceMap) -> usize {
+fn count_pieces(
+    enc: Encoding,
+    tok: &bpe_openai::Tokenizer,
+    text: &str,
+    pieces: &mut PieceMap,
+) -> usize {
     tok.split(text)
         .map(|piece| {
             if piece.len() > PIECE_CACHE_MAX_LEN {
@@ -309,7 +314,9 @@ mod tests {
 
     #[test]
     fn random_texts_count_like_tiktoken() {
-        let alphabet: Vec<char> = "ab Z9 0\n\r\t/,.:;'\"{}[]-_ 去噪\u{3000}é🚗  \n\n  ".chars().collect();
+        let alphabet: Vec<char> = "ab Z9 0\n\r\t/,.:;'\"{}[]-_ 去噪\u{3000}é🚗  \n\n  "
+            .chars()
+            .collect();
         let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
         for _ in 0..1500 {
             let mut s = String::new();

@@ -42,7 +42,7 @@ impl Default for EngineConfig {
             timeout_scale: 1.0,
             min_temperature: 0.1,
             tokens: TokenCounter::default(),
-            backlog_limit: 200_000,
+            backlog_limit: 16_384,
             seed: 7,
             chunk_flush_ms: 16,
             chunk_flush_max: 4,

@@ -266,9 +266,10 @@ pub fn print_report(r: &BenchReport) {
     println!("run status            {}", r.status);
     println!("wall time             {:.3} s", r.seconds);
     println!("tasks/s               {:.0}", r.tasks_per_s);
+    println!("chunks streamed       {}", r.chunks_streamed);
     println!(
-        "events                {} ({} chunk events)",
-        r.events, r.chunk_events
+        "events                {} ({} chunk events, at most {} chunks each)",
+        r.events, r.chunk_events, r.chunk_flush_max
     );
     println!("events/s              {:.0}", r.events_per_s);
     println!("bare insert rows/s    {:.0}", r.bare_rows_per_s);

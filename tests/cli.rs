@@ -84,3 +84,27 @@ fn a_failed_run_exits_non_zero_and_a_missing_run_is_a_clear_error() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot read the plan"));
 }
+
+#[test]
+fn the_seed_000_chain_runs_and_reports_its_missing_reference_by_seed_code() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("c.db");
+    let out = plexus(
+        &db,
+        &[
+            "run",
+            "fixtures/plans/seed000_task_chain.json",
+            "--chunk-ms",
+            "0",
+            "--first-chunk-ms",
+            "0",
+        ],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("reference 1 failed: REF_NOT_FOUND") && err.contains("(fallback use_default)"),
+        "{err}"
+    );
+    assert!(err.contains("[3/3] task_vault_001: success"), "{err}");
+}

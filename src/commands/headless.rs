@@ -124,8 +124,14 @@ impl Progress {
                 ))
             }
             EngineEvent::ReferenceFailed(r) => Some(format!(
-                "{task}: reference {} failed: {:?} {} (fallback {})",
-                r.index, r.failure.error_code, r.failure.error_message, r.failure.fallback_strategy
+                "{task}: reference {} failed: {} {} (fallback {})",
+                r.index,
+                serde_json::to_value(r.failure.error_code)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_default(),
+                r.failure.error_message,
+                r.failure.fallback_strategy
             )),
         }
     }

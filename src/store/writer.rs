@@ -476,38 +476,31 @@ fn insert_events(
     }
     let text = std::str::from_utf8(buf)
         .map_err(|e| StoreError::WriterGone(format!("event payload is not UTF-8: {e}")))?;
-    let mut start = 0;
-    for (c, chunk) in events.chunks(EVENT_ROWS).enumerate() {
-        let groups: Vec<&[Arc<Envelope>]> = if chunk.len() == EVENT_ROWS {
-            vec![chunk]
+    let payload = |k: usize| &text[if k == 0 { 0 } else { ends[k - 1] }..ends[k]];
+    // Whole groups of EVENT_ROWS in one statement each, the remainder one row at a time.
+    let full = events.len() / EVENT_ROWS * EVENT_ROWS;
+    let mut k = 0;
+    while k < events.len() {
+        let rows = if k < full { EVENT_ROWS } else { 1 };
+        let sql = if rows == EVENT_ROWS {
+            FULL.get_or_init(|| multi_row_sql(EVENT_ROWS))
         } else {
-            chunk.chunks(1).collect()
+            ONE.get_or_init(|| multi_row_sql(1))
         };
-        let mut offset = c * EVENT_ROWS;
-        for group in groups {
-            let sql = if group.len() == EVENT_ROWS {
-                FULL.get_or_init(|| multi_row_sql(EVENT_ROWS))
-            } else {
-                ONE.get_or_init(|| multi_row_sql(1))
-            };
-            let mut st = tx.prepare_cached(sql)?;
-            let mut p = 1;
-            for e in group {
-                let end = ends[offset];
-                offset += 1;
-                st.raw_bind_parameter(p, &*e.run_id)?;
-                st.raw_bind_parameter(p + 1, e.seq as i64)?;
-                st.raw_bind_parameter(p + 2, e.ts)?;
-                st.raw_bind_parameter(p + 3, e.event.kind())?;
-                st.raw_bind_parameter(p + 4, e.task_id.as_deref())?;
-                st.raw_bind_parameter(p + 5, e.invocation_id.as_deref())?;
-                st.raw_bind_parameter(p + 6, e.agent.as_deref())?;
-                st.raw_bind_parameter(p + 7, &text[start..end])?;
-                start = end;
-                p += 8;
-            }
-            st.raw_execute()?;
+        let mut st = tx.prepare_cached(sql)?;
+        for (r, e) in events[k..k + rows].iter().enumerate() {
+            let p = r * 8 + 1;
+            st.raw_bind_parameter(p, &*e.run_id)?;
+            st.raw_bind_parameter(p + 1, e.seq as i64)?;
+            st.raw_bind_parameter(p + 2, e.ts)?;
+            st.raw_bind_parameter(p + 3, e.event.kind())?;
+            st.raw_bind_parameter(p + 4, e.task_id.as_deref())?;
+            st.raw_bind_parameter(p + 5, e.invocation_id.as_deref())?;
+            st.raw_bind_parameter(p + 6, e.agent.as_deref())?;
+            st.raw_bind_parameter(p + 7, payload(k + r))?;
         }
+        st.raw_execute()?;
+        k += rows;
     }
     Ok(())
 }

@@ -142,6 +142,9 @@ enum Command {
         /// Most streamed chunks per logged chunk event (1 = one event per chunk).
         #[arg(long, default_value_t = 4)]
         chunk_flush_max: usize,
+        /// Tasks of the paced run (a chunk every 10 ms) that measures durability latency.
+        #[arg(long, default_value_t = 1000)]
+        paced_tasks: usize,
         /// Scratch directory.
         #[arg(long, default_value = "bench-out")]
         dir: PathBuf,
@@ -357,6 +360,7 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
             chunks,
             bare_rows,
             chunk_flush_max,
+            paced_tasks,
             dir,
             json,
         } => {
@@ -367,6 +371,7 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
                 chunks,
                 bare_rows,
                 chunk_flush_max,
+                paced_tasks,
                 dir,
             };
             let r = run_bench(&opts).await?;

@@ -32,6 +32,8 @@ pub struct BenchOptions {
     pub bare_rows: usize,
     /// Most chunks per chunk event (1 = every chunk its own event).
     pub chunk_flush_max: usize,
+    /// Tasks of the paced run.
+    pub paced_tasks: usize,
     /// Directory for the scratch databases.
     pub dir: std::path::PathBuf,
 }
@@ -67,6 +69,10 @@ pub struct BenchReport {
     pub peak_rss_mib: f64,
     /// Median and p99 of the time from an event's timestamp to its commit, ms.
     pub commit_latency_ms: (u64, u64),
+    /// Events/s of the paced run (a chunk every 10 ms, like a real provider).
+    pub paced_events_per_s: f64,
+    /// Median and p99 commit latency of the paced run, ms.
+    pub paced_commit_latency_ms: (u64, u64),
     /// Final run status.
     pub status: String,
 }
@@ -126,14 +132,21 @@ pub fn bare_insert_rate(path: &Path, rows: usize) -> Result<f64> {
     drop(conn);
     // Write the scratch file out and delete it, so its writeback does not slow the run
     // measured next.
+    sync_files(path);
     for suffix in ["", "-wal", "-shm"] {
-        let p = format!("{}{suffix}", path.display());
-        if let Ok(f) = std::fs::File::open(&p) {
-            let _ = f.sync_all();
-        }
-        let _ = std::fs::remove_file(&p);
+        let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
     }
     Ok(rate)
+}
+
+/// Forces a database and its WAL to disk, so their writeback does not disturb what is
+/// measured next.
+fn sync_files(path: &Path) {
+    for suffix in ["", "-wal"] {
+        if let Ok(f) = std::fs::File::open(format!("{}{suffix}", path.display())) {
+            let _ = f.sync_all();
+        }
+    }
 }
 
 /// Runs the benchmark and returns its figures.
@@ -152,14 +165,7 @@ pub async fn run_bench(opts: &BenchOptions) -> Result<BenchReport> {
     let bare = tokio::task::spawn_blocking(move || bare_insert_rate(&bare_path2, rows)).await??;
     eprintln!("bench: bare loop {:.0} rows/s", bare);
 
-    let plan_json = generate(GenSpec {
-        tasks: opts.tasks,
-        width: opts.width,
-        fan_in: 3,
-        max_atoms: 1,
-    })
-    .to_string();
-    let plan = Arc::new(parse_plan(&plan_json, "generated").map_err(|e| eyre!("{e}"))?);
+    let plan = generated_plan(opts.tasks, opts.width)?;
     let sim = SimConfig {
         seed: 1,
         first_chunk_ms: 0,
@@ -172,65 +178,45 @@ pub async fn run_bench(opts: &BenchOptions) -> Result<BenchReport> {
         chunk_flush_max: opts.chunk_flush_max,
         ..EngineConfig::default()
     };
-    let (sub_tx, mut sub_rx) =
-        tokio::sync::mpsc::unbounded_channel::<Vec<Arc<crate::event::Envelope>>>();
-    let (writer, thread) = spawn_writer(&db, Some(sub_tx))?;
-    let run_id = "R-bench".to_string();
-    writer.send(WriteOp::CreateRun(Box::new(RunRow::for_plan(
-        &run_id,
-        &plan,
-        "simulated",
-        serde_json::to_string(&RunConfig {
-            engine: engine.clone(),
-            simulated: sim.clone(),
-        })?,
-    ))))?;
-    writer.flush()?;
-    let consumer = tokio::spawn(async move {
-        let (mut all, mut chunk_events, mut streamed) = (0u64, 0u64, 0u64);
-        while let Some(batch) = sub_rx.recv().await {
-            for e in batch {
-                all += 1;
-                match &e.event {
-                    crate::event::EngineEvent::Chunk(_) => chunk_events += 1,
-                    crate::event::EngineEvent::InvocationFinished(f) => streamed += f.chunks,
-                    _ => {}
-                }
-            }
-        }
-        (all, chunk_events, streamed)
-    });
     eprintln!(
         "bench: running {} tasks (concurrency {}, ≥{} chunks each)…",
         plan.tasks.len(),
         opts.concurrency,
         opts.chunks
     );
-    let stats = writer.stats().clone();
-    let start = Instant::now();
-    let handle = start_run(RunSpec {
-        run_id: run_id.clone(),
-        plan: plan.clone(),
-        provider: Arc::new(SimulatedProvider::new(sim)),
-        config: engine,
-        writer: writer.clone(),
-        known_assets: Default::default(),
-        resume: None,
-    });
-    let outcome = handle
-        .join
-        .await
-        .map_err(|e| eyre!("engine crashed: {e}"))??;
-    let seconds = start.elapsed().as_secs_f64();
-    drop(writer);
-    let _ = tokio::task::spawn_blocking(move || thread.join()).await;
-    let (seen, chunk_events, chunks_streamed) = consumer.await?;
-    let events = stats.events.load(Ordering::Relaxed);
-    if seen != events {
-        return Err(eyre!(
-            "consumer saw {seen} events but {events} were committed"
-        ));
+    let full = measured_run(&db, plan.clone(), sim, engine.clone()).await?;
+    sync_files(&db);
+
+    // The same engine at a pace like a real provider's: durability latency when the
+    // writer is not saturated.
+    let paced_db = opts.dir.join("paced.db");
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", paced_db.display()));
     }
+    let paced_sim = SimConfig {
+        seed: 1,
+        first_chunk_ms: 40,
+        chunk_ms: 10,
+        min_chunks: opts.chunks,
+        ..SimConfig::default()
+    };
+    let paced_tasks = opts.paced_tasks;
+    eprintln!("bench: paced run, {paced_tasks} tasks streaming a chunk every 10 ms…");
+    let paced = measured_run(
+        &paced_db,
+        generated_plan(paced_tasks, 100)?,
+        paced_sim,
+        engine,
+    )
+    .await?;
+    let (seconds, events, chunk_events, chunks_streamed) = (
+        full.seconds,
+        full.events,
+        full.chunk_events,
+        full.chunks_streamed,
+    );
+    let stats = full.stats;
+    let outcome_status = full.status;
     let conn = open_connection(&db)?;
     conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
     let file = std::fs::metadata(&db)?.len() as f64;
@@ -256,6 +242,105 @@ pub async fn run_bench(opts: &BenchOptions) -> Result<BenchReport> {
         ratio_to_bare: (events as f64 / seconds) / bare,
         peak_rss_mib: peak_rss_mib(),
         commit_latency_ms: (stats.latency_quantile(0.5), stats.latency_quantile(0.99)),
+        paced_events_per_s: paced.events as f64 / paced.seconds,
+        paced_commit_latency_ms: (
+            paced.stats.latency_quantile(0.5),
+            paced.stats.latency_quantile(0.99),
+        ),
+        status: outcome_status,
+    })
+}
+
+fn generated_plan(tasks: usize, width: usize) -> Result<Arc<crate::plan::Plan>> {
+    let json = generate(GenSpec {
+        tasks,
+        width,
+        fan_in: 3,
+        max_atoms: 1,
+    })
+    .to_string();
+    Ok(Arc::new(
+        parse_plan(&json, "generated").map_err(|e| eyre!("{e}"))?,
+    ))
+}
+
+/// Figures of one run.
+struct RunFigures {
+    seconds: f64,
+    events: u64,
+    chunk_events: u64,
+    chunks_streamed: u64,
+    stats: Arc<crate::store::WriterStats>,
+    status: String,
+}
+
+/// Runs `plan` into a fresh database at `db`, counting what a consumer receives.
+async fn measured_run(
+    db: &Path,
+    plan: Arc<crate::plan::Plan>,
+    sim: SimConfig,
+    engine: EngineConfig,
+) -> Result<RunFigures> {
+    let (sub_tx, mut sub_rx) =
+        tokio::sync::mpsc::unbounded_channel::<Vec<Arc<crate::event::Envelope>>>();
+    let (writer, thread) = spawn_writer(db, Some(sub_tx))?;
+    let run_id = "R-bench".to_string();
+    let config = serde_json::to_string(&RunConfig {
+        engine: engine.clone(),
+        simulated: sim.clone(),
+    })?;
+    writer.send(WriteOp::CreateRun(Box::new(RunRow::for_plan(
+        &run_id,
+        &plan,
+        "simulated",
+        config,
+    ))))?;
+    writer.flush()?;
+    let consumer = tokio::spawn(async move {
+        let (mut all, mut chunk_events, mut streamed) = (0u64, 0u64, 0u64);
+        while let Some(batch) = sub_rx.recv().await {
+            for e in batch {
+                all += 1;
+                match &e.event {
+                    crate::event::EngineEvent::Chunk(_) => chunk_events += 1,
+                    crate::event::EngineEvent::InvocationFinished(f) => streamed += f.chunks,
+                    _ => {}
+                }
+            }
+        }
+        (all, chunk_events, streamed)
+    });
+    let stats = writer.stats().clone();
+    let start = Instant::now();
+    let handle = start_run(RunSpec {
+        run_id,
+        plan,
+        provider: Arc::new(SimulatedProvider::new(sim)),
+        config: engine,
+        writer: writer.clone(),
+        known_assets: Default::default(),
+        resume: None,
+    });
+    let outcome = handle
+        .join
+        .await
+        .map_err(|e| eyre!("engine crashed: {e}"))??;
+    let seconds = start.elapsed().as_secs_f64();
+    drop(writer);
+    let _ = tokio::task::spawn_blocking(move || thread.join()).await;
+    let (seen, chunk_events, chunks_streamed) = consumer.await?;
+    let events = stats.events.load(Ordering::Relaxed);
+    if seen != events {
+        return Err(eyre!(
+            "consumer saw {seen} events but {events} were committed"
+        ));
+    }
+    Ok(RunFigures {
+        seconds,
+        events,
+        chunk_events,
+        chunks_streamed,
+        stats,
         status: outcome.status.as_str().to_string(),
     })
 }
@@ -281,4 +366,7 @@ pub fn print_report(r: &BenchReport) {
     println!("commit latency p50    {} ms", r.commit_latency_ms.0);
     println!("commit latency p99    {} ms", r.commit_latency_ms.1);
     println!("peak memory (RSS)     {:.1} MiB", r.peak_rss_mib);
+    println!("paced run events/s    {:.0}", r.paced_events_per_s);
+    println!("paced latency p50     {} ms", r.paced_commit_latency_ms.0);
+    println!("paced latency p99     {} ms", r.paced_commit_latency_ms.1);
 }

@@ -255,6 +255,14 @@ pub struct TaskBlocked {
     pub message: String,
 }
 
+/// A finished task goes back to pending: a person asked to retry it (or an upstream task
+/// it was blocked by).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaskReset {
+    /// Why.
+    pub reason: String,
+}
+
 /// A task finished (for this run).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TaskFinished {
@@ -421,6 +429,8 @@ engine_events! {
     TaskBlocked(TaskBlocked) = "task_blocked",
     /// A task finished.
     TaskFinished(TaskFinished) = "task_finished",
+    /// A finished task was reset for a retry.
+    TaskReset(TaskReset) = "task_reset",
     /// An invocation started.
     InvocationStarted(InvocationStarted) = "invocation_started",
     /// Streamed output.

@@ -4,12 +4,16 @@
 //! file), the providers and the protocol types; the binary wires them to a CLI.
 
 pub mod agents;
+pub mod app;
 pub mod commands;
+pub mod config;
 pub mod engine;
 pub mod event;
 pub mod jsonpath;
 pub mod plan;
 pub mod protocol;
 pub mod provider;
+pub mod state;
 pub mod store;
 pub mod tokens;
+pub mod ui;

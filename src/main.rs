@@ -8,13 +8,17 @@ use color_eyre::eyre::{eyre, Result};
 
 use plexus::commands::bench::{print_report, run_bench, BenchOptions};
 use plexus::commands::launch::{load_resume, run_headless};
-use plexus::commands::show::{print_run, print_runs};
+use plexus::commands::show::{print_log, print_run, print_runs};
+use plexus::commands::tui::{browse_tui, run_tui, want_tui, UiSetup};
 use plexus::commands::{Globals, RunConfig};
+use plexus::config::keymap::Keymap;
+use plexus::config::{config_dir, Config};
 use plexus::engine::retry::RetryPolicy;
 use plexus::engine::EngineConfig;
 use plexus::plan::{load_plan_file, parse_plan};
 use plexus::provider::{FaultRates, SimConfig};
 use plexus::store::Store;
+use plexus::ui::theme::load_or_fallback;
 
 /// Seed of the demo: its run shows parse, validation and quality retries, then succeeds.
 const DEMO_SEED: u64 = 2;
@@ -47,9 +51,17 @@ struct Cli {
     /// Most invocations in flight.
     #[arg(long, global = true)]
     concurrency: Option<usize>,
-    /// No terminal UI: progress on stderr, summary at the end (the only mode for now).
+    /// No terminal UI: progress on stderr, summary at the end (also the mode whenever
+    /// stdin or stdout is not a terminal).
     #[arg(long, global = true)]
     headless: bool,
+    /// Colour theme: dark, light, high-contrast, a name in the config directory's
+    /// themes/, or a .toml file. A broken theme falls back to dark with a warning.
+    #[arg(long, global = true, env = "PLEXUS_THEME")]
+    theme: Option<String>,
+    /// Config file (default: ./plexus.toml, else ~/.config/plexus/plexus.toml).
+    #[arg(long, global = true, env = "PLEXUS_CONFIG")]
+    config: Option<PathBuf>,
     #[command(subcommand)]
     command: Command,
 }
@@ -86,6 +98,11 @@ enum Command {
         #[arg(long, default_value_t = 1)]
         retry_delay_div: u64,
     },
+    /// Browse the database in the terminal UI: the Runs screen, or RUN opened read-only.
+    Browse {
+        /// Run id (or `latest`, or a prefix).
+        run: Option<String>,
+    },
     /// Validate a plan without running it; every error is listed.
     Validate {
         /// Plan JSON file.
@@ -104,6 +121,11 @@ enum Command {
         /// JSON output.
         #[arg(long)]
         json: bool,
+    },
+    /// Print a run's event log as JSON lines (one envelope per line).
+    Log {
+        /// Run id (or `latest`, or a prefix).
+        run: String,
     },
     /// Resume a run that was interrupted or killed; finished tasks are not run again.
     Resume {
@@ -214,6 +236,40 @@ fn main() -> ExitCode {
     code
 }
 
+/// Loads the config file, theme and keymap for the UI. Config errors stop the program
+/// (a typo in a key binding should not be silently ignored); a broken theme falls back.
+fn ui_setup(cli_theme: Option<&str>, config: Option<&Path>) -> Result<UiSetup> {
+    let cfg = Config::load(config).map_err(|e| eyre!("{e}"))?;
+    let keys = Keymap::with_overrides(&cfg.keys).map_err(|e| eyre!("{e}"))?;
+    let spec = cli_theme
+        .map(str::to_string)
+        .unwrap_or_else(|| cfg.ui.theme.clone());
+    let (theme, warning) = load_or_fallback(&spec, config_dir().as_deref());
+    if let Some(w) = &warning {
+        tracing::warn!("{w}");
+    }
+    Ok(UiSetup {
+        theme,
+        keys,
+        warning,
+    })
+}
+
+/// Runs with the TUI when `tui` is set, else headless.
+async fn launch(
+    g: &Globals,
+    tui: Option<UiSetup>,
+    plan: plexus::plan::Plan,
+    config: RunConfig,
+    resume: Option<(String, plexus::engine::ResumeState)>,
+    demo_assets: bool,
+) -> Result<plexus::commands::launch::Finished> {
+    match tui {
+        Some(setup) => run_tui(g, plan, config, resume, demo_assets, setup).await,
+        None => run_headless(g, plan, config, resume, demo_assets).await,
+    }
+}
+
 fn engine_config(g: &Globals, base: EngineConfig) -> EngineConfig {
     let mut e = base;
     if let Some(c) = g.concurrency {
@@ -231,6 +287,11 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
         seed: cli.seed,
         concurrency: cli.concurrency,
         headless: cli.headless,
+    };
+    let tui = if want_tui(&g) {
+        Some(ui_setup(cli.theme.as_deref(), cli.config.as_deref())?)
+    } else {
+        None
     };
     match cli.command {
         Command::Demo {
@@ -259,7 +320,7 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
                 },
                 ..SimConfig::default()
             };
-            finish(run_headless(&g, plan, RunConfig { engine, simulated }, None, true).await?)
+            finish(launch(&g, tui, plan, RunConfig { engine, simulated }, None, true).await?)
         }
         Command::Run {
             plan,
@@ -293,7 +354,16 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
                 faults,
                 ..SimConfig::default()
             };
-            finish(run_headless(&g, plan, RunConfig { engine, simulated }, None, false).await?)
+            finish(launch(&g, tui, plan, RunConfig { engine, simulated }, None, false).await?)
+        }
+        Command::Browse { run } => {
+            let Some(setup) = tui else {
+                return Err(eyre!(
+                    "browse needs a terminal; use `plexus runs` or `plexus show RUN` instead"
+                ));
+            };
+            browse_tui(&g, run.as_deref(), setup).await?;
+            Ok(ExitCode::SUCCESS)
         }
         Command::Validate { plan } => match load_plan_file(&plan) {
             Ok(p) => {
@@ -322,6 +392,10 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
             print_run(&Store::open(&g.db)?, &run, json)?;
             Ok(ExitCode::SUCCESS)
         }
+        Command::Log { run } => {
+            print_log(&Store::open(&g.db)?, &run)?;
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Resume { run } => {
             let store = Store::open(&g.db)?;
             let id = store.run(&run)?.run_id;
@@ -329,7 +403,7 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
             drop(store);
             let mut config = config;
             config.engine = engine_config(&g, config.engine);
-            finish(run_headless(&g, plan, config, Some((id, state)), false).await?)
+            finish(launch(&g, tui, plan, config, Some((id, state)), false).await?)
         }
         Command::Check => {
             let r = Store::open(&g.db)?.integrity_check()?;
@@ -386,7 +460,7 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
 }
 
 fn finish(f: plexus::commands::launch::Finished) -> Result<ExitCode> {
-    eprint!("{}", f.progress.summary());
+    eprint!("{}", f.summary);
     if f.status == plexus::event::RunStatus::Interrupted {
         eprintln!("\nresume with: plexus resume {}", f.run_id);
     }

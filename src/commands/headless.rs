@@ -99,6 +99,7 @@ impl Progress {
                     width = self.total.to_string().len()
                 ))
             }
+            EngineEvent::TaskReset(r) => Some(format!("{task}: reset — {}", r.reason)),
             EngineEvent::InvocationStarted(s) => {
                 let a = self
                     .agents

@@ -61,18 +61,32 @@ pub struct Finished {
     pub run_id: String,
     /// Status.
     pub status: RunStatus,
-    /// Folded progress.
-    pub progress: Progress,
+    /// Summary table to print at the end.
+    pub summary: String,
 }
 
-/// Runs `plan` (new run) or resumes `resume_id`, headless. Returns the final status.
-pub async fn run_headless(
+/// A run started on the engine, its events flowing to `events`.
+pub struct Started {
+    /// Run id.
+    pub run_id: String,
+    /// Engine handle.
+    pub handle: crate::engine::RunHandle,
+    /// Writer handle (dropped at the end so the writer thread can finish).
+    pub writer: crate::store::Writer,
+    /// The writer thread.
+    pub writer_thread: std::thread::JoinHandle<()>,
+    /// Committed events.
+    pub events: tokio::sync::mpsc::UnboundedReceiver<Vec<Arc<crate::event::Envelope>>>,
+}
+
+/// Opens the database, creates (or resumes) the run and starts the engine.
+pub fn start(
     globals: &Globals,
     plan: Plan,
     config: RunConfig,
     resume: Option<(String, ResumeState)>,
     demo_assets: bool,
-) -> Result<Finished> {
+) -> Result<Started> {
     let (sub_tx, sub_rx) = tokio::sync::mpsc::unbounded_channel();
     let (writer, writer_thread) = spawn_writer(&globals.db, Some(sub_tx))
         .wrap_err_with(|| format!("cannot open the database {}", globals.db.display()))?;
@@ -105,30 +119,63 @@ pub async fn run_headless(
         known_assets,
         resume: resume.map(|(_, r)| r),
     });
+    Ok(Started {
+        run_id,
+        handle,
+        writer,
+        writer_thread,
+        events: sub_rx,
+    })
+}
+
+impl Started {
+    /// Waits for the engine, then for the writer thread to drain.
+    pub async fn finish(self) -> Result<RunStatus> {
+        let outcome = self
+            .handle
+            .join
+            .await
+            .map_err(|e| eyre!("the engine crashed: {e}"))??;
+        drop(self.writer);
+        // The writer thread ends when the last handle is gone (the engine's were dropped).
+        let t = self.writer_thread;
+        let _ = tokio::task::spawn_blocking(move || t.join()).await;
+        Ok(outcome.status)
+    }
+}
+
+/// Runs `plan` (new run) or resumes `resume_id`, headless. Returns the final status.
+pub async fn run_headless(
+    globals: &Globals,
+    plan: Plan,
+    config: RunConfig,
+    resume: Option<(String, ResumeState)>,
+    demo_assets: bool,
+) -> Result<Finished> {
+    let mut started = start(globals, plan, config, resume, demo_assets)?;
+    let run_id = started.run_id.clone();
     eprintln!("run {run_id}: database {}", globals.db.display());
-    let printer = tokio::spawn(print_progress(sub_rx));
-    let control = handle.control.clone();
+    let events = std::mem::replace(
+        &mut started.events,
+        tokio::sync::mpsc::unbounded_channel().1,
+    );
+    let printer = tokio::spawn(print_progress(events));
+    let control = started.handle.control.clone();
     let ctrl_c = tokio::spawn(async move {
         if tokio::signal::ctrl_c().await.is_ok() {
             eprintln!("interrupt: stopping; the run stays resumable");
             let _ = control.send(Control::Interrupt);
         }
     });
-    let outcome = handle
-        .join
-        .await
-        .map_err(|e| eyre!("the engine crashed: {e}"))??;
+    let status = started.finish().await?;
     ctrl_c.abort();
-    drop(writer);
-    // The writer thread ends when the last handle is gone (the engine's were dropped).
-    let _ = tokio::task::spawn_blocking(move || writer_thread.join()).await;
-    let progress = printer
+    let progress: Progress = printer
         .await
         .map_err(|e| eyre!("progress printer failed: {e}"))?;
     Ok(Finished {
         run_id,
-        status: outcome.status,
-        progress,
+        status,
+        summary: progress.summary(),
     })
 }
 

@@ -4,6 +4,7 @@ pub mod bench;
 pub mod headless;
 pub mod launch;
 pub mod show;
+pub mod tui;
 
 use std::path::PathBuf;
 

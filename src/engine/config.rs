@@ -31,6 +31,10 @@ pub struct EngineConfig {
     pub chunk_flush_ms: u64,
     /// Most provider chunks gathered into one `chunk` event (1 = one event per chunk).
     pub chunk_flush_max: usize,
+    /// Keep the run open after every task finished, waiting for a retry or a quit (the
+    /// TUI sets this; upstream outputs are then kept in memory for retries).
+    #[serde(skip)]
+    pub hold_open: bool,
 }
 
 impl Default for EngineConfig {
@@ -46,6 +50,7 @@ impl Default for EngineConfig {
             seed: 7,
             chunk_flush_ms: 16,
             chunk_flush_max: 4,
+            hold_open: false,
         }
     }
 }

@@ -15,7 +15,7 @@ use super::worker::{run_task, StopSignal, TaskOutcome};
 use super::{EngineConfig, EngineError};
 use crate::event::{
     AgentInfo, CancelRequested, CrashDetected, Empty, EngineEvent, RunFinished, RunResumed,
-    RunStarted, RunStatus, TaskBlocked, TaskFinished, TaskInfo, TaskStatus,
+    RunStarted, RunStatus, TaskBlocked, TaskFinished, TaskInfo, TaskReset, TaskStatus,
 };
 use crate::plan::Plan;
 use crate::protocol::{Constraints, ErrorCode, FallbackStrategy, GradeCounts, ResponseOutput};
@@ -33,6 +33,8 @@ pub enum Control {
     Cancel(String),
     /// Stop everything but leave the run resumable (quit, Ctrl-C).
     Interrupt,
+    /// Run a failed or timed-out task again (and the tasks it blocked).
+    Retry(String),
 }
 
 /// State of a run being resumed.
@@ -366,6 +368,7 @@ async fn coordinate(
     let mut paused = false;
     let mut stopping: Option<StopSignal> = None;
     let mut control_open = true;
+    let mut reported = false;
     let concurrency = ctx.config.concurrency.max(1);
     let backlog = ctx.emitter.writer().stats().clone();
     loop {
@@ -387,7 +390,52 @@ async fn coordinate(
             running.insert(h.id(), i);
         }
         if workers.is_empty() && (ready.is_empty() || stopping.is_some()) {
-            break;
+            if stopping.is_some() || !ctx.config.hold_open || !control_open {
+                break;
+            }
+            // Held open: report the outcome once, then wait for a retry or a quit.
+            if !reported {
+                let status = final_status(&nodes, None);
+                report_end(&ctx, &run_scope, &nodes, status, totals)?;
+                reported = true;
+            }
+            match control.recv().await {
+                None => break,
+                Some(Control::Retry(task)) => {
+                    if retry(&ctx, &mut nodes, &mut ready, &task)? {
+                        reported = false;
+                        em.emit(
+                            &run_scope,
+                            EngineEvent::RunResumed(RunResumed {
+                                previous_status: status_after(&nodes),
+                                finished_tasks: nodes.iter().filter(|n| n.status.is_final()).count()
+                                    as u32,
+                                remaining_tasks: nodes
+                                    .iter()
+                                    .filter(|n| !n.status.is_final())
+                                    .count()
+                                    as u32,
+                            }),
+                        )?;
+                        em.write(WriteOp::RunStatus {
+                            run_id: run_id.to_string(),
+                            status: RunStatus::Running.as_str().into(),
+                            finished_at: None,
+                        })?;
+                        for &i in &ready {
+                            em.emit(&task_scope(&ctx, i), EngineEvent::TaskReady(Empty {}))?;
+                        }
+                    }
+                }
+                Some(Control::Interrupt | Control::Cancel(_)) => break,
+                Some(Control::Pause) => {
+                    paused = true;
+                }
+                Some(Control::Resume) => {
+                    paused = false;
+                }
+            }
+            continue;
         }
         tokio::select! {
             res = workers.join_next_with_id(), if !workers.is_empty() => {
@@ -425,6 +473,13 @@ async fn coordinate(
                     stopping = Some(StopSignal::Interrupt);
                     let _ = stop_tx.send(StopSignal::Interrupt);
                 },
+                Some(Control::Retry(task)) => if stopping.is_none() {
+                    let before = ready.len();
+                    retry(&ctx, &mut nodes, &mut ready, &task)?;
+                    for &i in ready.iter().skip(before) {
+                        em.emit(&task_scope(&ctx, i), EngineEvent::TaskReady(Empty {}))?;
+                    }
+                },
             },
             _ = tokio::time::sleep(Duration::from_millis(2)), if backlog_wait => {}
             // paused with nobody left to resume it: leave the run resumable
@@ -450,41 +505,13 @@ async fn coordinate(
             }
         }
     }
-    let mut tasks: BTreeMap<TaskStatus, u32> = BTreeMap::new();
-    for n in &nodes {
-        *tasks.entry(n.status).or_insert(0) += 1;
-    }
-    let status = match stopping {
-        Some(StopSignal::Cancel) => RunStatus::Cancelled,
-        Some(StopSignal::Interrupt) => RunStatus::Interrupted,
-        _ if nodes.iter().any(|n| !n.status.is_final()) => RunStatus::Interrupted,
-        _ if nodes.iter().any(|n| {
-            matches!(
-                n.status,
-                TaskStatus::Failed | TaskStatus::Timeout | TaskStatus::Blocked
-            )
-        }) =>
-        {
-            RunStatus::Failed
-        }
-        _ if nodes.iter().any(|n| n.status == TaskStatus::Partial) => RunStatus::Partial,
-        _ => RunStatus::Succeeded,
+    let status = final_status(&nodes, stopping);
+    let (tasks, atoms) = if reported && stopping.is_none() {
+        // Held open and already reported: the outcome stands.
+        tally(&nodes)
+    } else {
+        report_end(&ctx, &run_scope, &nodes, status, totals)?
     };
-    let atoms = nodes.iter().map(|n| n.atoms).sum();
-    em.emit(
-        &run_scope,
-        EngineEvent::RunFinished(RunFinished {
-            status,
-            tasks: tasks.clone(),
-            atoms,
-            grades: totals,
-        }),
-    )?;
-    em.write(WriteOp::RunStatus {
-        run_id: run_id.to_string(),
-        status: status.as_str().into(),
-        finished_at: (status != RunStatus::Interrupted).then(crate::store::writer::now_rfc3339),
-    })?;
     ctx.emitter.writer().flush()?;
     Ok(RunOutcome {
         run_id: run_id.to_string(),
@@ -493,6 +520,124 @@ async fn coordinate(
         atoms,
         grades: totals,
     })
+}
+
+fn tally(nodes: &[Node]) -> (BTreeMap<TaskStatus, u32>, u32) {
+    let mut tasks: BTreeMap<TaskStatus, u32> = BTreeMap::new();
+    for n in nodes {
+        *tasks.entry(n.status).or_insert(0) += 1;
+    }
+    (tasks, nodes.iter().map(|n| n.atoms).sum())
+}
+
+/// The run's status from its tasks and how it was stopped.
+fn final_status(nodes: &[Node], stopping: Option<StopSignal>) -> RunStatus {
+    match stopping {
+        Some(StopSignal::Cancel) => RunStatus::Cancelled,
+        Some(StopSignal::Interrupt) => RunStatus::Interrupted,
+        _ if nodes.iter().any(|n| !n.status.is_final()) => RunStatus::Interrupted,
+        _ => status_after(nodes),
+    }
+}
+
+/// The status of a run whose tasks are all final.
+fn status_after(nodes: &[Node]) -> RunStatus {
+    if nodes.iter().any(|n| {
+        matches!(
+            n.status,
+            TaskStatus::Failed | TaskStatus::Timeout | TaskStatus::Blocked
+        )
+    }) {
+        RunStatus::Failed
+    } else if nodes.iter().any(|n| n.status == TaskStatus::Partial) {
+        RunStatus::Partial
+    } else {
+        RunStatus::Succeeded
+    }
+}
+
+/// Emits `run_finished` and writes the run's status.
+fn report_end(
+    ctx: &RunCtx,
+    run_scope: &Scope,
+    nodes: &[Node],
+    status: RunStatus,
+    totals: GradeCounts,
+) -> Result<(BTreeMap<TaskStatus, u32>, u32), EngineError> {
+    let (tasks, atoms) = tally(nodes);
+    ctx.emitter.emit(
+        run_scope,
+        EngineEvent::RunFinished(RunFinished {
+            status,
+            tasks: tasks.clone(),
+            atoms,
+            grades: totals,
+        }),
+    )?;
+    ctx.emitter.write(WriteOp::RunStatus {
+        run_id: ctx.run_id.to_string(),
+        status: status.as_str().into(),
+        finished_at: (status != RunStatus::Interrupted).then(crate::store::writer::now_rfc3339),
+    })?;
+    Ok((tasks, atoms))
+}
+
+/// Puts a failed or timed-out task back in the ready queue, and the tasks it blocked back
+/// to pending. Returns whether anything changed.
+fn retry(
+    ctx: &RunCtx,
+    nodes: &mut [Node],
+    ready: &mut VecDeque<usize>,
+    task: &str,
+) -> Result<bool, EngineError> {
+    let Some(i) = ctx.plan.task_index(task) else {
+        return Ok(false);
+    };
+    if !matches!(nodes[i].status, TaskStatus::Failed | TaskStatus::Timeout) {
+        return Ok(false);
+    }
+    let reason = format!("retry of `{task}` requested");
+    let reset = |ctx: &RunCtx, nodes: &mut [Node], j: usize| -> Result<(), EngineError> {
+        nodes[j].status = TaskStatus::Pending;
+        write_task(ctx, j, &nodes[j], None, None)?;
+        ctx.emitter.emit(
+            &task_scope(ctx, j),
+            EngineEvent::TaskReset(TaskReset {
+                reason: reason.clone(),
+            }),
+        )?;
+        Ok(())
+    };
+    reset(ctx, nodes, i)?;
+    nodes[i].status = TaskStatus::Ready;
+    ready.push_back(i);
+    // Blocked descendants wait for their dependencies again.
+    let mut stack = nodes[i].dependents.clone();
+    while let Some(d) = stack.pop() {
+        if nodes[d].status != TaskStatus::Blocked {
+            continue;
+        }
+        reset(ctx, nodes, d)?;
+        stack.extend(nodes[d].dependents.iter().copied());
+    }
+    for d in 0..nodes.len() {
+        if nodes[d].status == TaskStatus::Pending {
+            let deps = &ctx.plan.tasks[d].depends_on;
+            let lenient = fallback_allows(&ctx.plan, d);
+            nodes[d].remaining = deps
+                .iter()
+                .filter_map(|dep| ctx.plan.task_index(dep))
+                .filter(|&j| {
+                    if lenient {
+                        !nodes[j].status.is_final()
+                    } else {
+                        !nodes[j].status.satisfies_dependents()
+                    }
+                })
+                .count();
+        }
+    }
+    Ok(true)
 }
 
 fn task_scope(ctx: &RunCtx, i: usize) -> Scope {
@@ -636,8 +781,12 @@ fn finish(
             block(ctx, nodes, d, i)?;
         }
     }
-    // Free outputs nobody downstream still needs.
-    let deps = ctx.plan.tasks[i].depends_on.clone();
+    // Free outputs nobody downstream still needs (kept when a retry may need them).
+    let deps = if ctx.config.hold_open {
+        Vec::new()
+    } else {
+        ctx.plan.tasks[i].depends_on.clone()
+    };
     for dep in deps {
         if let Some(j) = ctx.plan.task_index(&dep) {
             if nodes[j]

@@ -199,6 +199,20 @@ pub enum RefErrorCode {
     RefFilterError,
 }
 
+impl RefErrorCode {
+    /// The code as the seed writes it (`REF_NOT_FOUND`, …).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RefErrorCode::RefNotFound => "REF_NOT_FOUND",
+            RefErrorCode::RefTimeout => "REF_TIMEOUT",
+            RefErrorCode::RefPermissionDenied => "REF_PERMISSION_DENIED",
+            RefErrorCode::RefFormatError => "REF_FORMAT_ERROR",
+            RefErrorCode::RefPathInvalid => "REF_PATH_INVALID",
+            RefErrorCode::RefFilterError => "REF_FILTER_ERROR",
+        }
+    }
+}
+
 /// A `resolution_failure` record (seed 000 §3.2).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ResolutionFailure {

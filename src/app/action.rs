@@ -1,0 +1,139 @@
+//! `Action`: what a person means by a key (select, scroll, pause, …). Keys map to actions
+//! through the keymap; `app::update` turns actions into UI state changes and effects.
+
+use serde::{Deserialize, Serialize};
+
+/// A screen of the workbench.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Screen {
+    /// The live run: DAG, output, budgets, quality.
+    Run,
+    /// Every atom of the run.
+    Atoms,
+    /// Runs in the database.
+    Runs,
+}
+
+impl Screen {
+    /// Every screen in tab order.
+    pub const ALL: [Screen; 3] = [Screen::Run, Screen::Atoms, Screen::Runs];
+
+    /// Title shown in the tab bar.
+    pub fn title(self) -> &'static str {
+        match self {
+            Screen::Run => "Run",
+            Screen::Atoms => "Atoms",
+            Screen::Runs => "Runs",
+        }
+    }
+}
+
+macro_rules! actions {
+    ($( $(#[$doc:meta])* $variant:ident = $name:literal, )*) => {
+        /// A person's intent. Named in the config file's `[keys]` table by `name()`.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum Action {
+            $( $(#[$doc])* $variant, )*
+        }
+
+        impl Action {
+            /// Every action.
+            pub const ALL: &'static [Action] = &[$(Action::$variant),*];
+
+            /// The name used in the config file.
+            pub fn name(self) -> &'static str {
+                match self { $( Action::$variant => $name, )* }
+            }
+
+            /// Parses a config-file name.
+            pub fn from_name(name: &str) -> Option<Action> {
+                match name { $( $name => Some(Action::$variant), )* _ => None }
+            }
+        }
+    };
+}
+
+actions! {
+    /// Quit (asks first while the run is live; the run stays resumable).
+    Quit = "quit",
+    /// Answer yes to an open question.
+    Confirm = "confirm",
+    /// Close the open overlay, question or search; leave the focused pane.
+    Back = "back",
+    /// Next screen.
+    NextScreen = "next_screen",
+    /// Previous screen.
+    PrevScreen = "prev_screen",
+    /// The Run screen.
+    ScreenRun = "screen_run",
+    /// The Atoms screen.
+    ScreenAtoms = "screen_atoms",
+    /// The Runs screen.
+    ScreenRuns = "screen_runs",
+    /// Move up.
+    Up = "up",
+    /// Move down.
+    Down = "down",
+    /// Move left.
+    Left = "left",
+    /// Move right.
+    Right = "right",
+    /// Up a page.
+    PageUp = "page_up",
+    /// Down a page.
+    PageDown = "page_down",
+    /// To the top.
+    Top = "top",
+    /// To the bottom (and follow the tail again).
+    Bottom = "bottom",
+    /// Open: focus the output of the selected task, an atom's detail, a run.
+    Open = "open",
+    /// Cycle pane focus on the Run screen.
+    FocusNext = "focus_next",
+    /// Output pane: the raw stream.
+    ViewRaw = "view_raw",
+    /// Output pane: the parsed atoms.
+    ViewAtoms = "view_atoms",
+    /// Output pane: the full request.
+    ViewRequest = "view_request",
+    /// Output pane: the quality issues.
+    ViewIssues = "view_issues",
+    /// Pause or resume dispatch.
+    TogglePause = "toggle_pause",
+    /// Cancel the run (asks first).
+    Cancel = "cancel",
+    /// Retry the selected failed task.
+    Retry = "retry",
+    /// Show every key.
+    Help = "help",
+    /// Start a search.
+    Search = "search",
+    /// Cycle the sort column.
+    Sort = "sort",
+    /// Reverse the sort.
+    SortReverse = "sort_reverse",
+    /// Cycle the grade filter.
+    FilterGrade = "filter_grade",
+    /// Cycle the agent filter.
+    FilterAgent = "filter_agent",
+    /// Cycle the atom type filter.
+    FilterType = "filter_type",
+    /// Clear filters and search.
+    ClearFilters = "clear_filters",
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip_and_are_unique() {
+        let mut seen = std::collections::HashSet::new();
+        for &a in Action::ALL {
+            assert!(seen.insert(a.name()), "duplicate name {}", a.name());
+            assert_eq!(Action::from_name(a.name()), Some(a));
+        }
+        assert_eq!(Action::from_name("nope"), None);
+    }
+}

@@ -1,0 +1,351 @@
+//! The driver loop: one `tokio::select!` over terminal input, committed engine events
+//! (drained in batches), loader answers and the frame timer. Everything available is
+//! folded first, then at most one frame is drawn; frames are capped at ~30/s and none is
+//! drawn when nothing changed (a spinner asks for one every 100 ms while tasks run).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crossterm::event::{Event, EventStream, KeyCode, KeyEventKind, MouseEventKind};
+use futures_util::StreamExt;
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
+use tokio::time::Instant;
+
+use super::loader::{Loaded, Loader, Query};
+use super::terminal::TerminalGuard;
+use super::ui_state::{Doc, DocKey, Overlay};
+use super::update::{input, request_docs, update, Effect, InputKey};
+use super::{Action, UiState};
+use crate::config::keymap::Keymap;
+use crate::engine::Control;
+use crate::event::{EngineEvent, Envelope};
+use crate::state::{reduce, RunState};
+use crate::ui::theme::Theme;
+
+/// Shortest time between two frames.
+pub const FRAME_INTERVAL: Duration = Duration::from_millis(33);
+/// Spinner period.
+pub const SPIN_INTERVAL: Duration = Duration::from_millis(100);
+
+/// The application: the run shown, the live run (when another one is open), UI state.
+pub struct App {
+    /// The run on screen.
+    pub run: RunState,
+    /// The live run while a run opened from the log is on screen.
+    pub stashed_live: Option<RunState>,
+    /// What the person sees.
+    pub ui: UiState,
+    /// Colours.
+    pub theme: Theme,
+    /// Keys.
+    pub keys: Keymap,
+    /// Engine commands (None: no engine attached).
+    pub control: Option<UnboundedSender<Control>>,
+    /// Store queries.
+    pub loader: Loader,
+}
+
+impl App {
+    /// The live run's state, wherever it currently is.
+    pub fn live_mut(&mut self) -> &mut RunState {
+        match &mut self.stashed_live {
+            Some(s) => s,
+            None => &mut self.run,
+        }
+    }
+
+    /// Folds a batch of committed events into the live run.
+    pub fn fold(&mut self, batch: &[Arc<Envelope>]) {
+        let viewing_live = self.stashed_live.is_none();
+        let selected_inv = self
+            .run
+            .tasks
+            .get(self.ui.task)
+            .and_then(|t| t.invocation.clone());
+        let live = self.live_mut();
+        for env in batch {
+            reduce(live, env);
+        }
+        // A document that was missing because the invocation was still going is asked
+        // for again once it ended.
+        if viewing_live {
+            if let Some(inv) = selected_inv {
+                let ended = batch.iter().any(|e| {
+                    matches!(e.event, EngineEvent::InvocationFinished(_))
+                        && e.invocation_id.as_deref() == Some(&*inv)
+                });
+                if ended {
+                    self.ui.docs.retain(|k, d| {
+                        !(matches!(d, Doc::Missing(_)) && doc_invocation(k) == &*inv)
+                    });
+                }
+            }
+        }
+    }
+
+    /// Carries out effects.
+    pub fn run_effects(&mut self, fx: Vec<Effect>) {
+        for e in fx {
+            match e {
+                Effect::Engine(c) => {
+                    if let Some(tx) = &self.control {
+                        if tx.send(c).is_err() {
+                            self.ui.flash("the engine has stopped", true);
+                        }
+                    }
+                }
+                Effect::LoadDoc(k) => self.loader.ask(Query::Doc(k)),
+                Effect::LoadRuns => self.loader.ask(Query::Runs),
+                Effect::OpenRun(id) => {
+                    if !self.run.run_id.is_empty() && self.run.run_id == id {
+                        self.ui.screen = super::Screen::Run;
+                    } else {
+                        self.ui.flash(format!("opening {id}…"), false);
+                        self.loader.ask(Query::OpenRun(id));
+                    }
+                }
+                Effect::LoadOutput(task) => self.loader.ask(Query::Output {
+                    run_id: self.run.run_id.clone(),
+                    task,
+                }),
+                Effect::BackToLive => {
+                    if let Some(live) = self.stashed_live.take() {
+                        self.run = live;
+                        self.ui.read_only = false;
+                        self.ui.task = 0;
+                        self.ui.docs.clear();
+                        self.ui.flash("back to the live run", false);
+                    }
+                }
+                Effect::Quit => self.ui.quitting = true,
+            }
+        }
+    }
+
+    /// Applies a loader answer.
+    pub fn loaded(&mut self, msg: Loaded) {
+        match msg {
+            Loaded::Doc(k, d) => {
+                self.ui.docs.insert(k, d);
+            }
+            Loaded::Runs(Ok(rows)) => {
+                self.ui.runs.rows = Some(rows);
+                self.ui.runs.error = None;
+            }
+            Loaded::Runs(Err(e)) => self.ui.runs.error = Some(e),
+            Loaded::Run(Ok(st)) => {
+                let st = *st;
+                let live_id = self.live_mut().run_id.clone();
+                if st.run_id == live_id && self.ui.engine_attached {
+                    self.run_effects(vec![Effect::BackToLive]);
+                } else {
+                    let old = std::mem::replace(&mut self.run, st);
+                    if self.ui.engine_attached && self.stashed_live.is_none() {
+                        self.stashed_live = Some(old);
+                    }
+                    self.ui.read_only = true;
+                    self.ui.flash(
+                        format!(
+                            "{} opened read-only from its log{}",
+                            self.run.run_id,
+                            if self.ui.engine_attached {
+                                " (Esc: back to the live run)"
+                            } else {
+                                ""
+                            }
+                        ),
+                        false,
+                    );
+                }
+                self.ui.task = 0;
+                self.ui.docs.clear();
+                self.ui.outputs_asked.clear();
+                self.ui.screen = super::Screen::Run;
+            }
+            Loaded::Run(Err(e)) => self.ui.flash(format!("cannot open the run: {e}"), true),
+            Loaded::Output { run_id, task, text } => {
+                if self.run.run_id == run_id {
+                    self.run.restore_output(task, text);
+                }
+                self.ui.outputs_asked.remove(&task);
+            }
+        }
+    }
+
+    /// Asks for what the current view needs that is not loaded (spilled text, documents).
+    pub fn refresh(&mut self) {
+        let mut fx = Vec::new();
+        if let Some(t) = self.run.tasks.get(self.ui.task) {
+            if t.spilled
+                && self.ui.view == super::ui_state::OutputView::Raw
+                && self.ui.outputs_asked.insert(self.ui.task)
+            {
+                fx.push(Effect::LoadOutput(self.ui.task));
+            }
+        }
+        request_docs(&mut self.ui, &self.run, &mut fx);
+        self.run_effects(fx);
+    }
+
+    /// Handles one terminal event; returns whether anything may have changed.
+    pub fn on_terminal(&mut self, ev: Event) -> bool {
+        match ev {
+            Event::Key(k) if k.kind != KeyEventKind::Release => {
+                if self.ui.input.is_some() {
+                    let key = match k.code {
+                        KeyCode::Char(c) => InputKey::Char(c),
+                        KeyCode::Backspace => InputKey::Backspace,
+                        KeyCode::Enter => InputKey::Enter,
+                        KeyCode::Esc => InputKey::Esc,
+                        _ => return false,
+                    };
+                    let fx = input(&mut self.ui, &self.run, key);
+                    self.run_effects(fx);
+                    return true;
+                }
+                self.ui.flash = None;
+                match self.keys.lookup(&k) {
+                    Some(a) => self.act(a),
+                    None => {
+                        // Any other key answers "no" to a question.
+                        if matches!(self.ui.overlay, Some(Overlay::Confirm(_))) {
+                            self.ui.overlay = None;
+                        }
+                    }
+                }
+                true
+            }
+            Event::Mouse(m) => {
+                let a = match m.kind {
+                    MouseEventKind::ScrollUp => Action::Up,
+                    MouseEventKind::ScrollDown => Action::Down,
+                    _ => return false,
+                };
+                let focus_before = self.ui.focus;
+                if self.ui.screen == super::Screen::Run && self.ui.overlay.is_none() {
+                    self.ui.focus = super::ui_state::Pane::Output;
+                }
+                for _ in 0..3 {
+                    self.act(a);
+                }
+                if self.ui.screen == super::Screen::Run && self.ui.overlay.is_none() {
+                    self.ui.focus = focus_before;
+                }
+                true
+            }
+            Event::Resize(..) => true,
+            _ => false,
+        }
+    }
+
+    /// Applies an action and its effects.
+    pub fn act(&mut self, a: Action) {
+        let fx = update(&mut self.ui, &self.run, a);
+        self.run_effects(fx);
+    }
+
+    fn animating(&self) -> bool {
+        self.run.is_live() && self.run.count(crate::event::TaskStatus::Running) > 0
+    }
+}
+
+fn doc_invocation(k: &DocKey) -> &str {
+    match k {
+        DocKey::Request(i) | DocKey::Atoms(i) | DocKey::Issues(i) | DocKey::Atom(i, _) => i,
+    }
+}
+
+/// Runs the UI until the person quits and the engine (if any) has stopped.
+pub async fn run_loop(
+    guard: &mut TerminalGuard,
+    app: &mut App,
+    mut events: UnboundedReceiver<Vec<Arc<Envelope>>>,
+    mut loaded: UnboundedReceiver<Loaded>,
+    mut engine_done: Option<tokio::sync::oneshot::Receiver<()>>,
+) -> std::io::Result<()> {
+    let mut input = EventStream::new();
+    let mut batches: Vec<Vec<Arc<Envelope>>> = Vec::with_capacity(64);
+    let mut batch: Vec<Arc<Envelope>> = Vec::with_capacity(8192);
+    let mut dirty = true;
+    let mut last_frame = Instant::now() - FRAME_INTERVAL;
+    let mut last_spin = Instant::now();
+    let mut events_open = true;
+    loop {
+        if app.ui.quitting && engine_done.is_none() {
+            break;
+        }
+        let now = Instant::now();
+        if app.animating() && now.duration_since(last_spin) >= SPIN_INTERVAL {
+            dirty = true;
+        }
+        let due = last_frame + FRAME_INTERVAL;
+        if dirty && now >= due {
+            app.refresh();
+            app.ui.now_ms = chrono::Utc::now().timestamp_millis();
+            app.ui.tick = (app.ui.now_ms / SPIN_INTERVAL.as_millis() as i64) as u64;
+            draw(guard, app)?;
+            last_frame = Instant::now();
+            if app.animating() {
+                last_spin = last_frame;
+            }
+            dirty = false;
+        }
+        let wake = if dirty {
+            due
+        } else if app.animating() {
+            last_spin + SPIN_INTERVAL
+        } else {
+            Instant::now() + Duration::from_secs(3600)
+        };
+        tokio::select! {
+            ev = input.next() => match ev {
+                Some(Ok(ev)) => dirty |= app.on_terminal(ev),
+                Some(Err(e)) => return Err(e),
+                None => break,
+            },
+            n = events.recv_many(&mut batches, 64), if events_open => {
+                if n == 0 {
+                    events_open = false;
+                } else {
+                    batch.extend(batches.drain(..).flatten());
+                    app.fold(&batch);
+                    batch.clear();
+                    dirty = true;
+                }
+            },
+            msg = loaded.recv() => {
+                if let Some(m) = msg {
+                    app.loaded(m);
+                    dirty = true;
+                }
+            },
+            _ = async { if let Some(rx) = engine_done.as_mut() { let _ = rx.await; } }, if engine_done.is_some() => {
+                engine_done = None;
+                // The engine ended; keep showing the run until the person quits.
+                app.control = None;
+                if !app.ui.quitting {
+                    app.ui.engine_attached = true;
+                }
+                dirty = true;
+            },
+            _ = tokio::time::sleep_until(wake) => {},
+        }
+    }
+    // Fold what is left so the last frame is right, then leave.
+    while let Ok(b) = events.try_recv() {
+        for env in b {
+            reduce(app.live_mut(), &env);
+        }
+    }
+    Ok(())
+}
+
+fn draw(guard: &mut TerminalGuard, app: &mut App) -> std::io::Result<()> {
+    use crossterm::terminal::{BeginSynchronizedUpdate, EndSynchronizedUpdate};
+    let _ = crossterm::execute!(std::io::stdout(), BeginSynchronizedUpdate);
+    let res = guard.terminal.draw(|f| {
+        crate::ui::draw(f, &app.run, &mut app.ui, &app.theme, &app.keys);
+    });
+    let _ = crossterm::execute!(std::io::stdout(), EndSynchronizedUpdate);
+    res.map(|_| ())
+}

@@ -1,0 +1,224 @@
+//! The loader thread: the UI's one owner of a read connection to the database. It answers
+//! document, run-list and log queries off the UI loop and sends the results back as
+//! messages, so a slow query never stalls a frame.
+
+use std::path::PathBuf;
+use std::sync::mpsc as std_mpsc;
+use std::sync::Arc;
+
+use serde_json::Value;
+use tokio::sync::mpsc::UnboundedSender;
+
+use super::ui_state::{Doc, DocKey};
+use crate::event::Envelope;
+use crate::state::{reduce, OutputBuffer, RunState};
+use crate::store::{RunSummary, Store};
+
+/// A query for the loader.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Query {
+    /// A document.
+    Doc(DocKey),
+    /// The list of runs.
+    Runs,
+    /// Fold a whole run from its log.
+    OpenRun(String),
+    /// A task's streamed text, rebuilt from the log.
+    Output {
+        /// Run.
+        run_id: String,
+        /// Task index in the run's state.
+        task: usize,
+    },
+}
+
+/// An answer from the loader.
+#[derive(Debug)]
+pub enum Loaded {
+    /// A document.
+    Doc(DocKey, Doc),
+    /// The list of runs, or why not.
+    Runs(Result<Vec<RunSummary>, String>),
+    /// A run folded from its log, or why not.
+    Run(Result<Box<RunState>, String>),
+    /// A task's text.
+    Output {
+        /// Run.
+        run_id: String,
+        /// Task index.
+        task: usize,
+        /// The text.
+        text: OutputBuffer,
+    },
+}
+
+/// Handle to the loader thread.
+pub struct Loader {
+    tx: std_mpsc::Sender<Query>,
+}
+
+impl Loader {
+    /// Starts the loader on `db`; answers go to `out`.
+    pub fn spawn(db: PathBuf, out: UnboundedSender<Loaded>) -> Loader {
+        let (tx, rx) = std_mpsc::channel::<Query>();
+        let spawned = std::thread::Builder::new()
+            .name("plexus-loader".into())
+            .spawn(move || serve(db, rx, out));
+        if let Err(e) = spawned {
+            tracing::error!("cannot start the loader thread: {e}");
+        }
+        Loader { tx }
+    }
+
+    /// Queues a query (answers arrive as `Loaded` messages).
+    pub fn ask(&self, q: Query) {
+        let _ = self.tx.send(q);
+    }
+}
+
+fn serve(db: PathBuf, rx: std_mpsc::Receiver<Query>, out: UnboundedSender<Loaded>) {
+    let store = Store::open(&db).map_err(|e| e.to_string());
+    while let Ok(q) = rx.recv() {
+        let store = match &store {
+            Ok(s) => s,
+            Err(e) => {
+                let msg = format!("cannot open {}: {e}", db.display());
+                let _ = out.send(match q {
+                    Query::Doc(k) => Loaded::Doc(k, Doc::Missing(msg)),
+                    Query::Runs => Loaded::Runs(Err(msg)),
+                    Query::OpenRun(_) => Loaded::Run(Err(msg)),
+                    Query::Output { .. } => continue,
+                });
+                continue;
+            }
+        };
+        let answer = match q {
+            Query::Doc(key) => {
+                let doc = load_doc(store, &key);
+                Loaded::Doc(key, doc)
+            }
+            Query::Runs => Loaded::Runs(store.list_runs().map_err(|e| e.to_string())),
+            Query::OpenRun(id) => Loaded::Run(fold_run(store, &id, None).map(Box::new)),
+            Query::Output { run_id, task } => match fold_run(store, &run_id, Some(task)) {
+                Ok(mut st) => {
+                    let text = st
+                        .tasks
+                        .get_mut(task)
+                        .map(|t| std::mem::take(&mut t.output))
+                        .unwrap_or_default();
+                    Loaded::Output { run_id, task, text }
+                }
+                Err(e) => {
+                    tracing::warn!("cannot reload output of task {task}: {e}");
+                    continue;
+                }
+            },
+        };
+        if out.send(answer).is_err() {
+            return;
+        }
+    }
+}
+
+/// Events read per query when folding a log.
+const PAGE: u64 = 50_000;
+
+/// Folds a run's whole log into a fresh state (keeping only `only`'s text when set).
+pub fn fold_run(store: &Store, run_id: &str, only: Option<usize>) -> Result<RunState, String> {
+    let summary = store.run(run_id).map_err(|e| e.to_string())?;
+    let (last, _) = store
+        .last_event(&summary.run_id)
+        .map_err(|e| e.to_string())?;
+    let mut st = RunState::new();
+    st.output_only = only;
+    if only.is_some() {
+        st.output_budget = usize::MAX;
+    }
+    let run: Arc<str> = Arc::from(summary.run_id.as_str());
+    let mut from = 1;
+    while from <= last {
+        let rows = store
+            .events(&summary.run_id, from, from + PAGE - 1)
+            .map_err(|e| e.to_string())?;
+        for r in rows {
+            let event = match r.event {
+                Ok(ev) => ev,
+                Err(e) => {
+                    tracing::warn!("run {run_id}: event {} skipped: {e}", r.seq);
+                    continue;
+                }
+            };
+            let env = Envelope {
+                run_id: run.clone(),
+                seq: r.seq,
+                ts: r.ts,
+                task_id: r.task_id.map(Arc::from),
+                invocation_id: r.invocation_id.map(Arc::from),
+                agent: r.agent.map(Arc::from),
+                event,
+            };
+            reduce(&mut st, &env);
+        }
+        from += PAGE;
+    }
+    if st.run_id.is_empty() {
+        st.run_id = summary.run_id.clone();
+        st.plan_id = summary.plan_id.clone();
+    }
+    Ok(st)
+}
+
+/// Loads and formats one document.
+pub fn load_doc(store: &Store, key: &DocKey) -> Doc {
+    let not_yet = "stored when the invocation ends; shown then";
+    match key {
+        DocKey::Request(inv) => match store.invocation_request(inv) {
+            Ok(Some(v)) => Doc::Ready(pretty(&v).into()),
+            Ok(None) => Doc::Missing(format!("request: {not_yet}")),
+            Err(e) => Doc::Missing(format!("cannot load the request: {e}")),
+        },
+        DocKey::Atoms(inv) | DocKey::Issues(inv) | DocKey::Atom(inv, _) => {
+            let resp = match store.invocation_response(inv) {
+                Ok(Some(v)) if !v.is_null() => v,
+                Ok(_) => return Doc::Missing(format!("response: {not_yet}")),
+                Err(e) => return Doc::Missing(format!("cannot load the response: {e}")),
+            };
+            match key {
+                DocKey::Atoms(_) => {
+                    let atoms = &resp["output"]["atoms"];
+                    let n = atoms.as_array().map_or(0, Vec::len);
+                    let mut text = format!("{n} atom(s) parsed\n");
+                    if let Some(s) = resp["output"].get("summary") {
+                        text.push_str(&format!("summary: {}\n", pretty(s)));
+                    }
+                    text.push('\n');
+                    text.push_str(&pretty(atoms));
+                    Doc::Ready(text.into())
+                }
+                DocKey::Issues(_) => {
+                    let mut text = String::from("quality_check:\n");
+                    text.push_str(&pretty(&resp["quality_check"]));
+                    text.push_str("\n\nerrors:\n");
+                    text.push_str(&pretty(&resp["errors"]));
+                    Doc::Ready(text.into())
+                }
+                DocKey::Atom(_, id) => {
+                    let found = resp["output"]["atoms"].as_array().and_then(|a| {
+                        a.iter()
+                            .find(|x| x["asset_id"].as_str() == Some(&**id))
+                            .cloned()
+                    });
+                    match found {
+                        Some(a) => Doc::Ready(pretty(&a).into()),
+                        None => Doc::Missing(format!("atom {id} is not in the stored response")),
+                    }
+                }
+                DocKey::Request(_) => Doc::Missing(String::new()),
+            }
+        }
+    }
+}
+
+fn pretty(v: &Value) -> String {
+    serde_json::to_string_pretty(v).unwrap_or_else(|_| v.to_string())
+}

@@ -1,0 +1,14 @@
+//! The application: actions, the UI state and its update function, the loader thread,
+//! the terminal guard and the driver loop.
+
+pub mod action;
+pub mod atoms_view;
+pub mod driver;
+pub mod loader;
+pub mod terminal;
+pub mod ui_state;
+pub mod update;
+
+pub use action::{Action, Screen};
+pub use ui_state::UiState;
+pub use update::{update, Effect};

@@ -1,0 +1,307 @@
+//! `UiState`: what the person is looking at (screen, selection, scroll, overlays,
+//! filters) and the documents loaded for it. Changed only by `update` and by messages.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use super::action::Screen;
+use crate::protocol::Grade;
+use crate::store::RunSummary;
+
+/// A pane of the Run screen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pane {
+    /// The plan DAG.
+    Dag,
+    /// The selected task's output.
+    Output,
+    /// Token budgets.
+    Budget,
+    /// Grades.
+    Quality,
+}
+
+impl Pane {
+    /// Focus order.
+    pub const ORDER: [Pane; 4] = [Pane::Dag, Pane::Output, Pane::Budget, Pane::Quality];
+}
+
+/// What the output pane shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutputView {
+    /// The raw stream of every attempt.
+    Raw,
+    /// The parsed atoms of the latest invocation.
+    Atoms,
+    /// The full request of the latest invocation.
+    Request,
+    /// Quality issues, errors and notes.
+    Issues,
+}
+
+impl OutputView {
+    /// Title in the pane border.
+    pub fn title(self) -> &'static str {
+        match self {
+            OutputView::Raw => "raw stream",
+            OutputView::Atoms => "parsed atoms",
+            OutputView::Request => "request",
+            OutputView::Issues => "issues",
+        }
+    }
+}
+
+/// A scroll position in a list of lines: `top` is the first logical line shown; when
+/// `follow` is set the view sticks to the tail.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Scroll {
+    /// First line shown.
+    pub top: usize,
+    /// Stick to the tail.
+    pub follow: bool,
+}
+
+impl Default for Scroll {
+    fn default() -> Self {
+        Scroll {
+            top: 0,
+            follow: true,
+        }
+    }
+}
+
+/// A question waiting for y/n.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Question {
+    /// Quit while the run is live (it stays resumable).
+    Quit,
+    /// Cancel the run.
+    Cancel,
+}
+
+/// An overlay drawn over the screen.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Overlay {
+    /// Every key.
+    Help {
+        /// First line shown.
+        top: usize,
+    },
+    /// A y/n question.
+    Confirm(Question),
+    /// The whole atom at this index of `RunState::atoms`.
+    AtomDetail {
+        /// Atom index.
+        atom: usize,
+        /// First line shown.
+        top: usize,
+    },
+}
+
+/// Atoms table column to sort by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AtomSort {
+    /// Graded order.
+    Order,
+    /// Asset id.
+    Id,
+    /// Atom type.
+    Type,
+    /// Agent.
+    Agent,
+    /// Grade.
+    Grade,
+    /// Score.
+    Score,
+    /// Confidence.
+    Confidence,
+}
+
+impl AtomSort {
+    /// Cycle order.
+    pub const ALL: [AtomSort; 7] = [
+        AtomSort::Order,
+        AtomSort::Id,
+        AtomSort::Type,
+        AtomSort::Agent,
+        AtomSort::Grade,
+        AtomSort::Score,
+        AtomSort::Confidence,
+    ];
+
+    /// Column name.
+    pub fn name(self) -> &'static str {
+        match self {
+            AtomSort::Order => "order",
+            AtomSort::Id => "id",
+            AtomSort::Type => "type",
+            AtomSort::Agent => "agent",
+            AtomSort::Grade => "grade",
+            AtomSort::Score => "score",
+            AtomSort::Confidence => "confidence",
+        }
+    }
+}
+
+/// The Atoms screen's table state.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AtomsTable {
+    /// Selected row (index into the filtered view).
+    pub selected: usize,
+    /// First row shown.
+    pub top: usize,
+    /// Sort column.
+    pub sort: AtomSort,
+    /// Descending.
+    pub reverse: bool,
+    /// Only this grade.
+    pub grade: Option<Grade>,
+    /// Only this agent (index into `RunState::agents`).
+    pub agent: Option<usize>,
+    /// Only this atom type.
+    pub atom_type: Option<Arc<str>>,
+    /// Search text (case-insensitive substring of id, type, agent, task).
+    pub query: String,
+}
+
+impl Default for AtomsTable {
+    fn default() -> Self {
+        AtomsTable {
+            selected: 0,
+            top: 0,
+            sort: AtomSort::Order,
+            reverse: false,
+            grade: None,
+            agent: None,
+            atom_type: None,
+            query: String::new(),
+        }
+    }
+}
+
+/// The Runs screen's list.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RunsList {
+    /// Runs, newest first; `None` until loaded.
+    pub rows: Option<Vec<RunSummary>>,
+    /// Selected row.
+    pub selected: usize,
+    /// First row shown.
+    pub top: usize,
+    /// Load error.
+    pub error: Option<String>,
+}
+
+/// A document loaded from the store for display.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Doc {
+    /// Asked for, not back yet.
+    Loading,
+    /// Pretty text.
+    Ready(Arc<str>),
+    /// Could not load.
+    Missing(String),
+}
+
+/// A document of an invocation, by what it shows.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum DocKey {
+    /// The whole request of an invocation.
+    Request(Arc<str>),
+    /// The parsed atoms of an invocation's response.
+    Atoms(Arc<str>),
+    /// The quality check and errors of an invocation's response.
+    Issues(Arc<str>),
+    /// One atom (invocation, asset id).
+    Atom(Arc<str>, Arc<str>),
+}
+
+/// A status-line message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Flash {
+    /// Text.
+    pub text: String,
+    /// Whether it is a warning.
+    pub warn: bool,
+}
+
+/// Everything about what the person sees that is not the run itself.
+#[derive(Debug, Clone)]
+pub struct UiState {
+    /// Current screen.
+    pub screen: Screen,
+    /// Focused pane of the Run screen.
+    pub focus: Pane,
+    /// Selected task index.
+    pub task: usize,
+    /// First DAG line shown.
+    pub dag_top: usize,
+    /// Output view.
+    pub view: OutputView,
+    /// Output scroll.
+    pub scroll: Scroll,
+    /// Height of the output pane's text area at the last frame (for paging).
+    pub output_rows: usize,
+    /// Height of list areas at the last frame (for paging).
+    pub list_rows: usize,
+    /// Open overlay.
+    pub overlay: Option<Overlay>,
+    /// Search being typed (`/`), if any.
+    pub input: Option<String>,
+    /// Atoms table.
+    pub atoms: AtomsTable,
+    /// Runs list.
+    pub runs: RunsList,
+    /// Loaded documents per invocation.
+    pub docs: HashMap<DocKey, Doc>,
+    /// Tasks whose evicted text was asked for from the log.
+    pub outputs_asked: std::collections::HashSet<usize>,
+    /// Status-line message.
+    pub flash: Option<Flash>,
+    /// The run shown is a finished run opened from the log (no controls).
+    pub read_only: bool,
+    /// Whether a live engine is attached.
+    pub engine_attached: bool,
+    /// Wall clock at the last frame (ms), set by the driver; used only for elapsed time.
+    pub now_ms: i64,
+    /// Frame counter for spinners.
+    pub tick: u64,
+    /// Set when the app should exit.
+    pub quitting: bool,
+}
+
+impl UiState {
+    /// Initial state on the Run screen.
+    pub fn new(engine_attached: bool) -> UiState {
+        UiState {
+            screen: Screen::Run,
+            focus: Pane::Dag,
+            task: 0,
+            dag_top: 0,
+            view: OutputView::Raw,
+            scroll: Scroll::default(),
+            output_rows: 10,
+            list_rows: 10,
+            overlay: None,
+            input: None,
+            atoms: AtomsTable::default(),
+            runs: RunsList::default(),
+            docs: HashMap::new(),
+            outputs_asked: Default::default(),
+            flash: None,
+            read_only: !engine_attached,
+            engine_attached,
+            now_ms: 0,
+            tick: 0,
+            quitting: false,
+        }
+    }
+
+    /// Shows a message in the status line.
+    pub fn flash(&mut self, text: impl Into<String>, warn: bool) {
+        self.flash = Some(Flash {
+            text: text.into(),
+            warn,
+        });
+    }
+}

@@ -1,0 +1,490 @@
+//! `update`: the UI's pure half. An action changes `UiState` and returns effects (engine
+//! commands, store queries, quit) as data for the driver to carry out.
+
+use std::sync::Arc;
+
+use super::action::{Action, Screen};
+use super::atoms_view::atom_view;
+use super::ui_state::{
+    AtomSort, Doc, DocKey, OutputView, Overlay, Pane, Question, Scroll, UiState,
+};
+use crate::engine::Control;
+use crate::event::{RunStatus, TaskStatus};
+use crate::protocol::Grade;
+use crate::state::RunState;
+
+/// Something for the driver to do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Effect {
+    /// Send a command to the engine.
+    Engine(Control),
+    /// Load a document from the store.
+    LoadDoc(DocKey),
+    /// Load the list of runs.
+    LoadRuns,
+    /// Open a run read-only from its log.
+    OpenRun(String),
+    /// Load a task's evicted output back from the log.
+    LoadOutput(usize),
+    /// Leave a run opened from the log and show the live run again.
+    BackToLive,
+    /// Leave the program.
+    Quit,
+}
+
+/// A key while a search is being typed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InputKey {
+    /// A character.
+    Char(char),
+    /// Delete the last character.
+    Backspace,
+    /// Accept.
+    Enter,
+    /// Abandon.
+    Esc,
+}
+
+/// Applies an action.
+pub fn update(ui: &mut UiState, run: &RunState, action: Action) -> Vec<Effect> {
+    let mut fx = Vec::new();
+    if let Some(overlay) = ui.overlay.clone() {
+        overlay_action(ui, run, overlay, action, &mut fx);
+        return fx;
+    }
+    match action {
+        Action::Quit => {
+            if controllable(ui, run) {
+                ui.overlay = Some(Overlay::Confirm(Question::Quit));
+            } else {
+                if ui.engine_attached {
+                    fx.push(Effect::Engine(Control::Interrupt));
+                }
+                fx.push(Effect::Quit);
+                ui.quitting = true;
+            }
+        }
+        Action::Confirm => {}
+        Action::Back => {
+            if ui.screen == Screen::Run && ui.focus != Pane::Dag {
+                ui.focus = Pane::Dag;
+            } else if ui.read_only && ui.engine_attached {
+                fx.push(Effect::BackToLive);
+            }
+        }
+        Action::NextScreen | Action::PrevScreen => {
+            let all = Screen::ALL;
+            let i = all.iter().position(|&s| s == ui.screen).unwrap_or(0);
+            let n = all.len();
+            let j = if action == Action::NextScreen {
+                (i + 1) % n
+            } else {
+                (i + n - 1) % n
+            };
+            switch_screen(ui, all[j], &mut fx);
+        }
+        Action::ScreenRun => switch_screen(ui, Screen::Run, &mut fx),
+        Action::ScreenAtoms => switch_screen(ui, Screen::Atoms, &mut fx),
+        Action::ScreenRuns => switch_screen(ui, Screen::Runs, &mut fx),
+        Action::Help => ui.overlay = Some(Overlay::Help { top: 0 }),
+        Action::Search => ui.input = Some(String::new()),
+        Action::TogglePause => {
+            if controllable(ui, run) {
+                let c = if run.status == Some(RunStatus::Paused) {
+                    Control::Resume
+                } else {
+                    Control::Pause
+                };
+                fx.push(Effect::Engine(c));
+            } else {
+                ui.flash(not_live(ui), true);
+            }
+        }
+        Action::Cancel => {
+            if controllable(ui, run) {
+                ui.overlay = Some(Overlay::Confirm(Question::Cancel));
+            } else {
+                ui.flash(not_live(ui), true);
+            }
+        }
+        Action::Retry => retry(ui, run, &mut fx),
+        _ => match ui.screen {
+            Screen::Run => run_screen(ui, run, action, &mut fx),
+            Screen::Atoms => atoms_screen(ui, run, action, &mut fx),
+            Screen::Runs => runs_screen(ui, action, &mut fx),
+        },
+    }
+    fx
+}
+
+/// Whether the shown run can be controlled (live, attached, not opened from the log).
+fn controllable(ui: &UiState, run: &RunState) -> bool {
+    ui.engine_attached && !ui.read_only && run.is_live()
+}
+
+fn not_live(ui: &UiState) -> &'static str {
+    if ui.read_only {
+        "read-only: this run was opened from the log"
+    } else {
+        "the run is not running"
+    }
+}
+
+fn switch_screen(ui: &mut UiState, s: Screen, fx: &mut Vec<Effect>) {
+    ui.screen = s;
+    if s == Screen::Runs {
+        fx.push(Effect::LoadRuns);
+    }
+}
+
+fn retry(ui: &mut UiState, run: &RunState, fx: &mut Vec<Effect>) {
+    let Some(t) = run.tasks.get(ui.task) else {
+        return;
+    };
+    if !ui.engine_attached || ui.read_only {
+        ui.flash(
+            "read-only: retry works on the run this session started",
+            true,
+        );
+        return;
+    }
+    match t.status {
+        TaskStatus::Failed | TaskStatus::Timeout => {
+            fx.push(Effect::Engine(Control::Retry(t.id.to_string())));
+            ui.flash(format!("retrying {}", t.id), false);
+            ui.scroll = Scroll::default();
+        }
+        TaskStatus::Blocked => {
+            let up = t
+                .deps
+                .iter()
+                .filter_map(|&d| run.tasks.get(d))
+                .find(|d| !d.status.satisfies_dependents())
+                .map(|d| d.id.to_string())
+                .unwrap_or_default();
+            ui.flash(format!("{} is blocked: retry `{up}` instead", t.id), true);
+        }
+        s => ui.flash(
+            format!(
+                "{} is {}: only failed or timed-out tasks can be retried",
+                t.id,
+                s.as_str()
+            ),
+            true,
+        ),
+    }
+}
+
+fn overlay_action(
+    ui: &mut UiState,
+    run: &RunState,
+    overlay: Overlay,
+    action: Action,
+    fx: &mut Vec<Effect>,
+) {
+    match overlay {
+        Overlay::Confirm(q) => {
+            ui.overlay = None;
+            if action == Action::Confirm {
+                match q {
+                    Question::Quit => {
+                        fx.push(Effect::Engine(Control::Interrupt));
+                        fx.push(Effect::Quit);
+                        ui.quitting = true;
+                    }
+                    Question::Cancel => {
+                        if run.is_live() {
+                            fx.push(Effect::Engine(Control::Cancel(
+                                "cancelled from the terminal".into(),
+                            )));
+                        }
+                    }
+                }
+            }
+        }
+        Overlay::Help { top } => match action {
+            Action::Back | Action::Help | Action::Quit => ui.overlay = None,
+            _ => {
+                let top = scroll_value(top, action, ui.list_rows);
+                ui.overlay = Some(Overlay::Help { top });
+            }
+        },
+        Overlay::AtomDetail { atom, top } => match action {
+            Action::Back | Action::Open | Action::Quit => ui.overlay = None,
+            _ => {
+                let top = scroll_value(top, action, ui.list_rows);
+                ui.overlay = Some(Overlay::AtomDetail { atom, top });
+            }
+        },
+    }
+}
+
+/// A simple scroll position after a movement action (upper bound applied at draw time).
+fn scroll_value(top: usize, action: Action, page: usize) -> usize {
+    match action {
+        Action::Up => top.saturating_sub(1),
+        Action::Down => top + 1,
+        Action::PageUp => top.saturating_sub(page.max(1)),
+        Action::PageDown => top + page.max(1),
+        Action::Top => 0,
+        Action::Bottom => usize::MAX / 2,
+        _ => top,
+    }
+}
+
+fn run_screen(ui: &mut UiState, run: &RunState, action: Action, fx: &mut Vec<Effect>) {
+    match action {
+        Action::Open => ui.focus = Pane::Output,
+        Action::FocusNext => {
+            let i = Pane::ORDER.iter().position(|&p| p == ui.focus).unwrap_or(0);
+            ui.focus = Pane::ORDER[(i + 1) % Pane::ORDER.len()];
+        }
+        Action::ViewRaw => set_view(ui, run, OutputView::Raw, fx),
+        Action::ViewAtoms => set_view(ui, run, OutputView::Atoms, fx),
+        Action::ViewRequest => set_view(ui, run, OutputView::Request, fx),
+        Action::ViewIssues => set_view(ui, run, OutputView::Issues, fx),
+        _ => match ui.focus {
+            Pane::Output => scroll_output(ui, action),
+            _ => move_selection(ui, run, action, fx),
+        },
+    }
+}
+
+fn set_view(ui: &mut UiState, run: &RunState, v: OutputView, fx: &mut Vec<Effect>) {
+    ui.view = v;
+    ui.scroll = Scroll {
+        top: 0,
+        follow: v == OutputView::Raw,
+    };
+    request_docs(ui, run, fx);
+}
+
+/// Asks for the documents the output view needs for the selected task.
+pub fn request_docs(ui: &mut UiState, run: &RunState, fx: &mut Vec<Effect>) {
+    let Some(inv) = run.tasks.get(ui.task).and_then(|t| t.invocation.clone()) else {
+        return;
+    };
+    let key = match ui.view {
+        OutputView::Raw => return,
+        OutputView::Request => DocKey::Request(inv),
+        OutputView::Atoms => DocKey::Atoms(inv),
+        OutputView::Issues => DocKey::Issues(inv),
+    };
+    ask(ui, key, fx);
+}
+
+/// Asks for a document unless it is loaded or on its way.
+pub fn ask(ui: &mut UiState, key: DocKey, fx: &mut Vec<Effect>) {
+    if !matches!(ui.docs.get(&key), Some(Doc::Ready(_) | Doc::Loading)) {
+        ui.docs.insert(key.clone(), Doc::Loading);
+        fx.push(Effect::LoadDoc(key));
+    }
+}
+
+fn scroll_output(ui: &mut UiState, action: Action) {
+    let page = ui.output_rows.max(1);
+    let s = &mut ui.scroll;
+    match action {
+        Action::Up => {
+            s.follow = false;
+            s.top = s.top.saturating_sub(1);
+        }
+        Action::Down => s.top += 1,
+        Action::PageUp => {
+            s.follow = false;
+            s.top = s.top.saturating_sub(page);
+        }
+        Action::PageDown => s.top += page,
+        Action::Top => {
+            s.follow = false;
+            s.top = 0;
+        }
+        Action::Bottom => s.follow = true,
+        Action::Left => ui.focus = Pane::Dag,
+        _ => {}
+    }
+}
+
+/// Moves the DAG selection: up/down between layers, left/right within a layer.
+fn move_selection(ui: &mut UiState, run: &RunState, action: Action, fx: &mut Vec<Effect>) {
+    if run.tasks.is_empty() {
+        return;
+    }
+    let cur = ui.task.min(run.tasks.len() - 1);
+    let layer = run.tasks[cur].layer.min(run.layers.len().saturating_sub(1));
+    let Some(row) = run.layers.get(layer) else {
+        return;
+    };
+    let pos = row.iter().position(|&t| t == cur).unwrap_or(0);
+    let pick = |l: usize, p: usize| -> Option<usize> {
+        run.layers
+            .get(l)
+            .and_then(|r| r.get(p.min(r.len().saturating_sub(1))).copied())
+    };
+    let next = match action {
+        Action::Left => pos.checked_sub(1).and_then(|p| pick(layer, p)),
+        Action::Right => pick(layer, pos + 1).filter(|_| pos + 1 < row.len()),
+        Action::Up => layer.checked_sub(1).and_then(|l| pick(l, pos)),
+        Action::Down => pick(layer + 1, pos),
+        Action::Top => pick(0, 0),
+        Action::Bottom => run.layers.len().checked_sub(1).and_then(|l| pick(l, 0)),
+        Action::PageDown => pick((layer + 5).min(run.layers.len() - 1), pos),
+        Action::PageUp => pick(layer.saturating_sub(5), pos),
+        _ => None,
+    };
+    if let Some(n) = next {
+        select_task(ui, run, n, fx);
+    }
+}
+
+/// Selects a task: the output view goes back to following its tail.
+pub fn select_task(ui: &mut UiState, run: &RunState, task: usize, fx: &mut Vec<Effect>) {
+    if task != ui.task {
+        ui.task = task;
+        ui.scroll = Scroll {
+            top: 0,
+            follow: ui.view == OutputView::Raw,
+        };
+    }
+    request_docs(ui, run, fx);
+}
+
+fn atoms_screen(ui: &mut UiState, run: &RunState, action: Action, fx: &mut Vec<Effect>) {
+    let rows = atom_view(run, &ui.atoms).len();
+    let t = &mut ui.atoms;
+    let page = ui.list_rows.max(1);
+    match action {
+        Action::Up => t.selected = t.selected.saturating_sub(1),
+        Action::Down => t.selected = (t.selected + 1).min(rows.saturating_sub(1)),
+        Action::PageUp => t.selected = t.selected.saturating_sub(page),
+        Action::PageDown => t.selected = (t.selected + page).min(rows.saturating_sub(1)),
+        Action::Top => t.selected = 0,
+        Action::Bottom => t.selected = rows.saturating_sub(1),
+        Action::Sort => {
+            let i = AtomSort::ALL.iter().position(|&s| s == t.sort).unwrap_or(0);
+            t.sort = AtomSort::ALL[(i + 1) % AtomSort::ALL.len()];
+        }
+        Action::SortReverse => t.reverse = !t.reverse,
+        Action::FilterGrade => {
+            t.grade = match t.grade {
+                None => Some(Grade::A),
+                Some(Grade::A) => Some(Grade::B),
+                Some(Grade::B) => Some(Grade::C),
+                Some(Grade::C) => Some(Grade::D),
+                Some(Grade::D) => None,
+            };
+            t.selected = 0;
+        }
+        Action::FilterAgent => {
+            t.agent = match t.agent {
+                None if !run.agents.is_empty() => Some(0),
+                Some(i) if i + 1 < run.agents.len() => Some(i + 1),
+                _ => None,
+            };
+            t.selected = 0;
+        }
+        Action::FilterType => {
+            let mut types: Vec<Arc<str>> = run.atoms.iter().map(|a| a.atom_type.clone()).collect();
+            types.sort();
+            types.dedup();
+            t.atom_type = match &t.atom_type {
+                None => types.first().cloned(),
+                Some(cur) => types
+                    .iter()
+                    .position(|x| x == cur)
+                    .and_then(|i| types.get(i + 1).cloned()),
+            };
+            t.selected = 0;
+        }
+        Action::ClearFilters => {
+            t.grade = None;
+            t.agent = None;
+            t.atom_type = None;
+            t.query.clear();
+            t.selected = 0;
+        }
+        Action::Open => {
+            let view = atom_view(run, &ui.atoms);
+            if let Some(&a) = view.get(ui.atoms.selected) {
+                ui.overlay = Some(Overlay::AtomDetail { atom: a, top: 0 });
+                if let Some(inv) = run.atoms[a].invocation.clone() {
+                    ask(ui, DocKey::Atom(inv, run.atoms[a].id.clone()), fx);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+fn runs_screen(ui: &mut UiState, action: Action, fx: &mut Vec<Effect>) {
+    let n = ui.runs.rows.as_ref().map_or(0, Vec::len);
+    let page = ui.list_rows.max(1);
+    let r = &mut ui.runs;
+    match action {
+        Action::Up => r.selected = r.selected.saturating_sub(1),
+        Action::Down => r.selected = (r.selected + 1).min(n.saturating_sub(1)),
+        Action::PageUp => r.selected = r.selected.saturating_sub(page),
+        Action::PageDown => r.selected = (r.selected + page).min(n.saturating_sub(1)),
+        Action::Top => r.selected = 0,
+        Action::Bottom => r.selected = n.saturating_sub(1),
+        Action::Open => {
+            if let Some(row) = r.rows.as_ref().and_then(|rows| rows.get(r.selected)) {
+                fx.push(Effect::OpenRun(row.run_id.clone()));
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Handles a key while a search is typed. On the Atoms screen the table filters as you
+/// type; on the Run screen Enter selects the next task whose id contains the text.
+pub fn input(ui: &mut UiState, run: &RunState, key: InputKey) -> Vec<Effect> {
+    let mut fx = Vec::new();
+    let Some(mut text) = ui.input.take() else {
+        return fx;
+    };
+    match key {
+        InputKey::Char(c) if !c.is_control() => {
+            if text.chars().count() < 200 {
+                text.push(c);
+            }
+        }
+        InputKey::Char(_) => {}
+        InputKey::Backspace => {
+            text.pop();
+        }
+        InputKey::Esc => {
+            if ui.screen == Screen::Atoms {
+                ui.atoms.query.clear();
+            }
+            return fx;
+        }
+        InputKey::Enter => {
+            if ui.screen == Screen::Run {
+                find_task(ui, run, &text, &mut fx);
+            }
+            return fx;
+        }
+    }
+    if ui.screen == Screen::Atoms {
+        ui.atoms.query = text.clone();
+        ui.atoms.selected = 0;
+    }
+    ui.input = Some(text);
+    fx
+}
+
+fn find_task(ui: &mut UiState, run: &RunState, text: &str, fx: &mut Vec<Effect>) {
+    let needle = text.to_lowercase();
+    if needle.is_empty() {
+        return;
+    }
+    let n = run.tasks.len();
+    let found = (1..=n)
+        .map(|k| (ui.task + k) % n)
+        .find(|&i| run.tasks[i].id.to_lowercase().contains(&needle));
+    match found {
+        Some(i) => select_task(ui, run, i, fx),
+        None => ui.flash(format!("no task matches `{text}`"), true),
+    }
+}

@@ -1,0 +1,178 @@
+//! Starting the terminal UI: on a live run (demo, run, resume) with the engine attached,
+//! or on the database alone (browse runs, open one read-only).
+
+use color_eyre::eyre::{eyre, Result, WrapErr};
+
+use super::launch::{start, Finished};
+use super::{Globals, RunConfig};
+use crate::app::driver::{run_loop, App};
+use crate::app::loader::{fold_run, Loader};
+use crate::app::terminal::TerminalGuard;
+use crate::app::{Screen, UiState};
+use crate::config::keymap::Keymap;
+use crate::engine::ResumeState;
+use crate::event::RunStatus;
+use crate::plan::Plan;
+use crate::state::RunState;
+use crate::store::Store;
+use crate::ui::theme::Theme;
+
+/// Look and keys of the UI.
+pub struct UiSetup {
+    /// Colours.
+    pub theme: Theme,
+    /// Keys.
+    pub keys: Keymap,
+    /// A warning to show at start (theme fell back, …).
+    pub warning: Option<String>,
+}
+
+/// Runs a plan (or resumes a run) with the TUI attached. Returns how the run ended.
+pub async fn run_tui(
+    globals: &Globals,
+    plan: Plan,
+    mut config: RunConfig,
+    resume: Option<(String, ResumeState)>,
+    demo_assets: bool,
+    setup: UiSetup,
+) -> Result<Finished> {
+    // Held open after the last task so a failed task can be retried from the keyboard.
+    config.engine.hold_open = true;
+    let mut started = start(globals, plan, config, resume, demo_assets)?;
+    let run_id = started.run_id.clone();
+    let events = std::mem::replace(
+        &mut started.events,
+        tokio::sync::mpsc::unbounded_channel().1,
+    );
+    let (loaded_tx, loaded_rx) = tokio::sync::mpsc::unbounded_channel();
+    let mut ui = UiState::new(true);
+    if let Some(w) = setup.warning {
+        ui.flash(w, true);
+    }
+    let mut app = App {
+        run: RunState::new(),
+        stashed_live: None,
+        ui,
+        theme: setup.theme,
+        keys: setup.keys,
+        control: Some(started.handle.control.clone()),
+        loader: Loader::spawn(globals.db.clone(), loaded_tx),
+    };
+    app.run.run_id = run_id.clone();
+    // The engine's end is signalled to the loop; the outcome is collected afterwards.
+    let (done_tx, done_rx) = tokio::sync::oneshot::channel();
+    let finishing = tokio::spawn(async move {
+        let r = started.finish().await;
+        let _ = done_tx.send(());
+        r
+    });
+    let ui_result = {
+        let mut guard = TerminalGuard::enter().wrap_err("cannot start the terminal UI")?;
+        let r = run_loop(&mut guard, &mut app, events, loaded_rx, Some(done_rx)).await;
+        drop(guard);
+        r
+    };
+    let control = app.control.take();
+    if let Err(e) = &ui_result {
+        // The terminal failed: leave the run resumable rather than running blind.
+        if let Some(c) = &control {
+            let _ = c.send(crate::engine::Control::Interrupt);
+        }
+        tracing::error!("terminal error: {e}");
+    }
+    drop(control);
+    let status = finishing
+        .await
+        .map_err(|e| eyre!("the engine crashed: {e}"))??;
+    ui_result.wrap_err("the terminal UI failed")?;
+    Ok(Finished {
+        run_id,
+        status,
+        summary: summary(app_state(&app)),
+    })
+}
+
+fn app_state(app: &App) -> &RunState {
+    app.stashed_live.as_ref().unwrap_or(&app.run)
+}
+
+/// Browses the database without running anything: the Runs screen, or `run` opened.
+pub async fn browse_tui(globals: &Globals, run: Option<&str>, setup: UiSetup) -> Result<()> {
+    let store = Store::open(&globals.db)
+        .wrap_err_with(|| format!("cannot open the database {}", globals.db.display()))?;
+    let state = match run {
+        Some(id) => fold_run(&store, id, None).map_err(|e| eyre!("{e}"))?,
+        None => RunState::new(),
+    };
+    drop(store);
+    let (loaded_tx, loaded_rx) = tokio::sync::mpsc::unbounded_channel();
+    let mut ui = UiState::new(false);
+    if run.is_none() {
+        ui.screen = Screen::Runs;
+    }
+    if let Some(w) = setup.warning {
+        ui.flash(w, true);
+    }
+    let mut app = App {
+        run: state,
+        stashed_live: None,
+        ui,
+        theme: setup.theme,
+        keys: setup.keys,
+        control: None,
+        loader: Loader::spawn(globals.db.clone(), loaded_tx),
+    };
+    if run.is_none() {
+        app.run_effects(vec![crate::app::Effect::LoadRuns]);
+    }
+    let (_tx, events) =
+        tokio::sync::mpsc::unbounded_channel::<Vec<std::sync::Arc<crate::event::Envelope>>>();
+    let mut guard = TerminalGuard::enter().wrap_err("cannot start the terminal UI")?;
+    let r = run_loop(&mut guard, &mut app, events, loaded_rx, None).await;
+    drop(guard);
+    r.wrap_err("the terminal UI failed")
+}
+
+/// The end-of-run summary printed after the terminal is restored.
+pub fn summary(st: &RunState) -> String {
+    use crate::event::TaskStatus;
+    let mut out = String::new();
+    let counts: Vec<String> = TaskStatus::ALL
+        .iter()
+        .filter(|&&s| st.count(s) > 0)
+        .map(|&s| format!("{} {}", st.count(s), s.as_str()))
+        .collect();
+    out.push_str(&format!(
+        "tasks: {} ({})\n",
+        st.tasks.len(),
+        counts.join(", ")
+    ));
+    let q = &st.quality;
+    out.push_str(&format!(
+        "atoms accepted: {} (A {} · B {} · C {} · D {}), average score {:.2}\n",
+        q.atoms(),
+        q.grades.a,
+        q.grades.b,
+        q.grades.c,
+        q.grades.d,
+        q.avg_score()
+    ));
+    let tokens_in: u64 = st.agents.iter().map(|a| a.tokens_in).sum();
+    let tokens_out: u64 = st.agents.iter().map(|a| a.tokens_out).sum();
+    out.push_str(&format!(
+        "tokens: {tokens_in} in, {tokens_out} out over {} invocation(s); {} events\n",
+        st.agents.iter().map(|a| a.invocations).sum::<u32>(),
+        st.events
+    ));
+    if st.status == Some(RunStatus::Running) {
+        out.push_str("the run did not end\n");
+    }
+    out
+}
+
+/// Whether to open the TUI: not asked to stay headless and both stdin and stdout are
+/// terminals.
+pub fn want_tui(globals: &Globals) -> bool {
+    use std::io::IsTerminal;
+    !globals.headless && std::io::stdout().is_terminal() && std::io::stdin().is_terminal()
+}

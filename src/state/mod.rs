@@ -1,0 +1,304 @@
+//! `RunState` and the pure reducer that folds engine events into it. No I/O, no clock,
+//! no randomness: live runs, runs opened from the log and replays fold the same way.
+
+mod dag;
+pub mod output;
+mod reduce;
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
+
+use crate::event::{RunStatus, TaskStatus};
+use crate::protocol::{ErrorCode, Grade, GradeCounts, InvocationStatus};
+
+pub use dag::layers_of;
+pub use output::OutputBuffer;
+
+/// Most bytes of streamed text held across all tasks before finished tasks' text is
+/// evicted (it stays in the log and is loaded back when looked at).
+pub const DEFAULT_OUTPUT_BUDGET: usize = 64 << 20;
+
+/// Everything the screens show about one run, folded from its events.
+#[derive(Debug, Clone, Default)]
+pub struct RunState {
+    /// Run id.
+    pub run_id: String,
+    /// Plan id.
+    pub plan_id: String,
+    /// Execution mode.
+    pub execution_mode: String,
+    /// Provider name ("simulated", …).
+    pub provider: String,
+    /// Concurrency limit.
+    pub concurrency: usize,
+    /// Run status; `None` before `run_started`.
+    pub status: Option<RunStatus>,
+    /// A cancel was requested and the run is winding down.
+    pub cancelling: bool,
+    /// Timestamp (ms) of the first event.
+    pub started_ts: Option<i64>,
+    /// Timestamp (ms) of the last event folded.
+    pub last_ts: i64,
+    /// Timestamp (ms) of `run_finished`.
+    pub finished_ts: Option<i64>,
+    /// Last seq folded.
+    pub last_seq: u64,
+    /// Events folded.
+    pub events: u64,
+    /// Tasks in plan order.
+    pub tasks: Vec<TaskView>,
+    /// Task id → index in `tasks`.
+    pub task_index: HashMap<Arc<str>, usize>,
+    /// Dependency layers: task indices, roots first.
+    pub layers: Vec<Vec<usize>>,
+    /// Agents in first-seen order.
+    pub agents: Vec<AgentView>,
+    /// Agent name → index in `agents`.
+    pub agent_index: HashMap<Arc<str>, usize>,
+    /// Tasks by status (indexed like `TaskStatus::ALL`).
+    pub status_counts: [u32; 9],
+    /// Quality of accepted work over all agents.
+    pub quality: Quality,
+    /// Every graded atom, in the order graded.
+    pub atoms: Vec<AtomView>,
+    /// Run-level notes (crash detected, resumed, cancel…), oldest first.
+    pub notes: VecDeque<Note>,
+    /// Streamed text held, in bytes, over all tasks.
+    pub output_bytes: usize,
+    /// Most streamed text held before finished tasks' text is evicted.
+    pub output_budget: usize,
+    /// When set, only this task's streamed text is kept (loading one task back).
+    pub output_only: Option<usize>,
+    /// Finished tasks in finishing order: the eviction queue.
+    evict_queue: VecDeque<usize>,
+}
+
+/// One task's view.
+#[derive(Debug, Clone)]
+pub struct TaskView {
+    /// Task id.
+    pub id: Arc<str>,
+    /// Index of its agent in `RunState::agents`.
+    pub agent: usize,
+    /// Upstream task indices.
+    pub deps: Vec<usize>,
+    /// Downstream task indices.
+    pub dependents: Vec<usize>,
+    /// Layer (longest path from a root).
+    pub layer: usize,
+    /// Current status.
+    pub status: TaskStatus,
+    /// Invocations made.
+    pub attempts: u32,
+    /// Atoms accepted.
+    pub atoms: u32,
+    /// The error that decided the outcome.
+    pub error: Option<ErrorCode>,
+    /// Latest invocation id.
+    pub invocation: Option<Arc<str>>,
+    /// When the latest invocation started (ms).
+    pub running_since: Option<i64>,
+    /// Prompt tokens of the latest invocation.
+    pub prompt_tokens: u64,
+    /// max_tokens sent with the latest invocation.
+    pub max_tokens: u32,
+    /// Outcome of the latest finished invocation.
+    pub last: Option<InvocationSummary>,
+    /// Retries scheduled.
+    pub retries: u32,
+    /// Task notes (retries, blocked by, reference failures), oldest first.
+    pub notes: Vec<String>,
+    /// Streamed text of every attempt, with markers between attempts.
+    pub output: OutputBuffer,
+    /// Whether older text was evicted or dropped and lives only in the log.
+    pub spilled: bool,
+}
+
+/// What an invocation ended with.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InvocationSummary {
+    /// Status (`None`: cancelled or interrupted).
+    pub status: Option<InvocationStatus>,
+    /// Wall time.
+    pub execution_time_ms: u64,
+    /// Output tokens.
+    pub output_tokens: u64,
+    /// Atoms parsed.
+    pub atoms: u32,
+    /// Mean score.
+    pub avg_score: f64,
+    /// Grades.
+    pub grades: GradeCounts,
+    /// Quality issues.
+    pub issues: u32,
+    /// Error codes.
+    pub errors: Vec<ErrorCode>,
+    /// First error's message.
+    pub error_message: Option<String>,
+}
+
+/// One agent's budget and quality.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct AgentView {
+    /// Full name.
+    pub name: Arc<str>,
+    /// Context limit (most input tokens).
+    pub max_input_tokens: u64,
+    /// Data area of the context.
+    pub data_area_tokens: u64,
+    /// max_tokens of the latest invocation.
+    pub max_tokens: u32,
+    /// Prompt tokens of the latest invocation.
+    pub last_prompt: u64,
+    /// Output tokens of the latest finished invocation.
+    pub last_output: u64,
+    /// Largest prompt so far.
+    pub peak_prompt: u64,
+    /// Largest output so far.
+    pub peak_output: u64,
+    /// Cumulative prompt tokens.
+    pub tokens_in: u64,
+    /// Cumulative output tokens.
+    pub tokens_out: u64,
+    /// Invocations started.
+    pub invocations: u32,
+    /// Invocations in flight.
+    pub in_flight: u32,
+    /// Quality of this agent's accepted work.
+    pub quality: Quality,
+}
+
+/// Grades, scores and issues.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Quality {
+    /// Grades of accepted atoms.
+    pub grades: GradeCounts,
+    /// Sum of accepted atoms' scores.
+    pub score_sum: f64,
+    /// Quality issues of finished tasks' final invocations.
+    pub issues: u32,
+}
+
+impl Quality {
+    /// Accepted atoms.
+    pub fn atoms(&self) -> u32 {
+        self.grades.a + self.grades.b + self.grades.c + self.grades.d
+    }
+
+    /// Mean score of accepted atoms, 0 when none.
+    pub fn avg_score(&self) -> f64 {
+        match self.atoms() {
+            0 => 0.0,
+            n => self.score_sum / n as f64,
+        }
+    }
+
+    /// Count of one grade.
+    pub fn count(&self, g: Grade) -> u32 {
+        match g {
+            Grade::A => self.grades.a,
+            Grade::B => self.grades.b,
+            Grade::C => self.grades.c,
+            Grade::D => self.grades.d,
+        }
+    }
+}
+
+/// One graded atom.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AtomView {
+    /// Asset id.
+    pub id: Arc<str>,
+    /// Atom type.
+    pub atom_type: Arc<str>,
+    /// Task index.
+    pub task: usize,
+    /// Agent index.
+    pub agent: usize,
+    /// Invocation that produced it.
+    pub invocation: Option<Arc<str>>,
+    /// Grade.
+    pub grade: Grade,
+    /// Score.
+    pub score: f64,
+    /// Confidence.
+    pub confidence: Option<f64>,
+    /// Issues on the atom.
+    pub issues: u32,
+}
+
+/// A run-level note.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Note {
+    /// When (ms).
+    pub ts: i64,
+    /// Text.
+    pub text: String,
+}
+
+/// Most run-level notes kept.
+pub const MAX_NOTES: usize = 200;
+
+impl RunState {
+    /// An empty state with the default output budget.
+    pub fn new() -> RunState {
+        RunState {
+            output_budget: DEFAULT_OUTPUT_BUDGET,
+            ..Default::default()
+        }
+    }
+
+    /// Tasks with a status.
+    pub fn count(&self, s: TaskStatus) -> u32 {
+        self.status_counts[status_slot(s)]
+    }
+
+    /// Tasks that will not run again.
+    pub fn finished(&self) -> u32 {
+        TaskStatus::ALL
+            .iter()
+            .filter(|s| s.is_final() || **s == TaskStatus::Cancelled)
+            .map(|&s| self.count(s))
+            .sum()
+    }
+
+    /// Whether the run may still change (started and not ended).
+    pub fn is_live(&self) -> bool {
+        matches!(self.status, Some(RunStatus::Running | RunStatus::Paused))
+    }
+
+    /// The atom whether its invocation is the task's latest (not superseded by a retry).
+    pub fn atom_is_current(&self, a: &AtomView) -> bool {
+        self.tasks
+            .get(a.task)
+            .is_some_and(|t| t.invocation.is_some() && t.invocation == a.invocation)
+    }
+
+    /// Replaces a task's evicted text with text loaded back from the log.
+    pub fn restore_output(&mut self, task: usize, text: OutputBuffer) {
+        let Some(t) = self.tasks.get_mut(task) else {
+            return;
+        };
+        self.output_bytes = self.output_bytes.saturating_sub(t.output.bytes());
+        t.output = text;
+        t.spilled = false;
+        self.output_bytes += t.output.bytes();
+    }
+}
+
+/// Index of a status in `TaskStatus::ALL`.
+pub fn status_slot(s: TaskStatus) -> usize {
+    match s {
+        TaskStatus::Pending => 0,
+        TaskStatus::Ready => 1,
+        TaskStatus::Running => 2,
+        TaskStatus::Success => 3,
+        TaskStatus::Partial => 4,
+        TaskStatus::Failed => 5,
+        TaskStatus::Timeout => 6,
+        TaskStatus::Blocked => 7,
+        TaskStatus::Cancelled => 8,
+    }
+}
+
+pub use reduce::reduce;

@@ -1,0 +1,423 @@
+//! The pure fold: `reduce(&mut RunState, &Envelope)`. Time comes from the envelope only.
+
+use std::sync::Arc;
+
+use super::{
+    layers_of, status_slot, AgentView, AtomView, InvocationSummary, Note, OutputBuffer, RunState,
+    TaskView, MAX_NOTES,
+};
+use crate::event::{EngineEvent, Envelope, RunStatus, TaskStatus};
+
+/// Folds one event into the state.
+pub fn reduce(st: &mut RunState, env: &Envelope) {
+    st.events += 1;
+    st.last_seq = env.seq;
+    st.last_ts = st.last_ts.max(env.ts);
+    if st.started_ts.is_none() {
+        st.started_ts = Some(env.ts);
+    }
+    if st.run_id.is_empty() {
+        st.run_id = env.run_id.to_string();
+    }
+    let task = env
+        .task_id
+        .as_deref()
+        .and_then(|t| st.task_index.get(t).copied());
+    match &env.event {
+        EngineEvent::RunStarted(r) => {
+            st.plan_id = r.plan_id.clone();
+            st.execution_mode = r.execution_mode.clone();
+            st.provider = r.provider.clone();
+            st.concurrency = r.concurrency;
+            st.status = Some(RunStatus::Running);
+            st.started_ts = Some(env.ts);
+            for a in &r.agents {
+                let i = agent_slot(st, &a.name);
+                st.agents[i].max_input_tokens = a.max_input_tokens;
+                st.agents[i].data_area_tokens = a.data_area_tokens;
+            }
+            start_tasks(st, r);
+        }
+        EngineEvent::CrashDetected(c) => {
+            for id in &c.interrupted_tasks {
+                if let Some(&i) = st.task_index.get(id.as_str()) {
+                    set_status(st, i, TaskStatus::Pending);
+                    marker(st, i, "── interrupted by a crash ──");
+                }
+            }
+            for a in &mut st.agents {
+                a.in_flight = 0;
+            }
+            note(
+                st,
+                env.ts,
+                format!(
+                    "crash detected after event {}; {} task(s) restarted",
+                    c.last_seq,
+                    c.interrupted_tasks.len()
+                ),
+            );
+        }
+        EngineEvent::RunResumed(r) => {
+            st.status = Some(RunStatus::Running);
+            st.finished_ts = None;
+            st.cancelling = false;
+            // Tasks that were running when the run stopped start again.
+            for i in 0..st.tasks.len() {
+                if matches!(st.tasks[i].status, TaskStatus::Running | TaskStatus::Ready) {
+                    set_status(st, i, TaskStatus::Pending);
+                }
+            }
+            for a in &mut st.agents {
+                a.in_flight = 0;
+            }
+            note(
+                st,
+                env.ts,
+                format!(
+                    "resumed ({} before): {} finished, {} to run",
+                    r.previous_status.as_str(),
+                    r.finished_tasks,
+                    r.remaining_tasks
+                ),
+            );
+        }
+        EngineEvent::RunPaused(_) => {
+            st.status = Some(RunStatus::Paused);
+            note(st, env.ts, "paused: no new tasks start".into());
+        }
+        EngineEvent::RunUnpaused(_) => {
+            st.status = Some(RunStatus::Running);
+            note(st, env.ts, "dispatch resumed".into());
+        }
+        EngineEvent::CancelRequested(c) => {
+            st.cancelling = true;
+            note(st, env.ts, format!("cancel requested: {}", c.reason));
+        }
+        EngineEvent::RunFinished(f) => {
+            st.status = Some(f.status);
+            st.finished_ts = Some(env.ts);
+            st.cancelling = false;
+            for a in &mut st.agents {
+                a.in_flight = 0;
+            }
+            note(st, env.ts, format!("run {}", f.status.as_str()));
+        }
+        EngineEvent::TaskReady(_) => {
+            if let Some(i) = task {
+                set_status(st, i, TaskStatus::Ready);
+            }
+        }
+        EngineEvent::TaskBlocked(b) => {
+            if let Some(i) = task {
+                st.tasks[i].error = Some(b.error_code);
+                st.tasks[i].notes.push(format!(
+                    "{}: blocked: {}",
+                    b.error_code.as_str(),
+                    b.message
+                ));
+                set_status(st, i, TaskStatus::Blocked);
+            }
+        }
+        EngineEvent::TaskFinished(f) => {
+            if let Some(i) = task {
+                let t = &mut st.tasks[i];
+                t.attempts = f.attempts;
+                t.atoms = f.atoms;
+                t.error = f.error_code;
+                t.running_since = None;
+                set_status(st, i, f.status);
+                if f.status.satisfies_dependents() || f.status.is_final() {
+                    account_quality(st, i, f.status);
+                }
+                st.evict_queue.push_back(i);
+                enforce_budget(st);
+            }
+        }
+        EngineEvent::TaskReset(r) => {
+            if let Some(i) = task {
+                let prev = st.tasks[i].status;
+                if prev.satisfies_dependents() || prev.is_final() {
+                    unaccount_quality(st, i, prev);
+                }
+                st.tasks[i].error = None;
+                st.tasks[i].notes.push(r.reason.clone());
+                marker(st, i, &format!("── reset: {} ──", r.reason));
+                set_status(st, i, TaskStatus::Pending);
+            }
+        }
+        EngineEvent::InvocationStarted(s) => {
+            if let Some(i) = task {
+                let agent = st.tasks[i].agent;
+                let t = &mut st.tasks[i];
+                t.attempts = t.attempts.max(s.attempt);
+                t.invocation = env.invocation_id.clone();
+                t.running_since = Some(env.ts);
+                t.prompt_tokens = s.prompt_tokens;
+                t.max_tokens = s.constraints.max_tokens;
+                let marker_text = format!(
+                    "── attempt {} · {} · {} prompt tokens · threshold {} ──",
+                    s.attempt,
+                    env.invocation_id.as_deref().unwrap_or("?"),
+                    s.prompt_tokens,
+                    s.quality_threshold
+                );
+                marker(st, i, &marker_text);
+                set_status(st, i, TaskStatus::Running);
+                let a = &mut st.agents[agent];
+                a.invocations += 1;
+                a.in_flight += 1;
+                a.last_prompt = s.prompt_tokens;
+                a.peak_prompt = a.peak_prompt.max(s.prompt_tokens);
+                a.tokens_in += s.prompt_tokens;
+                a.max_tokens = s.constraints.max_tokens;
+            }
+        }
+        EngineEvent::Chunk(c) => {
+            if let Some(i) = task.filter(|&i| keeps_output(st, i)) {
+                let t = &mut st.tasks[i];
+                let before = t.output.bytes();
+                t.output.push(&c.text);
+                let after = t.output.bytes();
+                st.output_bytes = (st.output_bytes + after).saturating_sub(before);
+                if st.output_bytes > st.output_budget {
+                    enforce_budget(st);
+                }
+            }
+        }
+        EngineEvent::InvocationFinished(f) => {
+            if let Some(i) = task {
+                let agent = st.tasks[i].agent;
+                let summary = InvocationSummary {
+                    status: f.status,
+                    execution_time_ms: f.execution_time_ms,
+                    output_tokens: f.output_tokens,
+                    atoms: f.atoms,
+                    avg_score: f.avg_score,
+                    grades: f.grades,
+                    issues: f.issues,
+                    errors: f.errors.clone(),
+                    error_message: f.error_message.clone(),
+                };
+                let end = match (f.status, summary.errors.first()) {
+                    (Some(s), None) => format!("── {} · {} ms ──", s.as_str(), f.execution_time_ms),
+                    (Some(s), Some(e)) => format!(
+                        "── {} · {} · {} ──",
+                        s.as_str(),
+                        e.as_str(),
+                        f.error_message.as_deref().unwrap_or("")
+                    ),
+                    (None, _) => format!(
+                        "── stopped: {} ──",
+                        f.error_message.as_deref().unwrap_or("cancelled")
+                    ),
+                };
+                marker(st, i, &end);
+                st.tasks[i].last = Some(summary);
+                let a = &mut st.agents[agent];
+                a.in_flight = a.in_flight.saturating_sub(1);
+                a.last_output = f.output_tokens;
+                a.peak_output = a.peak_output.max(f.output_tokens);
+                a.tokens_out += f.output_tokens;
+            }
+        }
+        EngineEvent::AtomsGraded(g) => {
+            if let Some(i) = task {
+                let agent = st.tasks[i].agent;
+                for a in &g.atoms {
+                    st.atoms.push(AtomView {
+                        id: Arc::from(a.asset_id.as_str()),
+                        atom_type: Arc::from(a.atom_type.as_str()),
+                        task: i,
+                        agent,
+                        invocation: env.invocation_id.clone(),
+                        grade: a.grade,
+                        score: a.score,
+                        confidence: a.confidence,
+                        issues: a.issues,
+                    });
+                }
+            }
+        }
+        EngineEvent::RetryScheduled(r) => {
+            if let Some(i) = task {
+                let t = &mut st.tasks[i];
+                t.retries += 1;
+                let text = format!(
+                    "retry → attempt {} after {} ms ({}): {}",
+                    r.next_attempt,
+                    r.delay_ms,
+                    r.error_code.as_str(),
+                    r.adjustment
+                );
+                marker(st, i, &format!("↻ {text}"));
+                st.tasks[i].notes.push(text);
+            }
+        }
+        EngineEvent::ReferenceFailed(r) => {
+            if let Some(i) = task {
+                let text = format!(
+                    "reference #{} failed: {} {}",
+                    r.index,
+                    r.failure.error_code.as_str(),
+                    r.failure.error_message
+                );
+                marker(st, i, &format!("⚠ {text}"));
+                st.tasks[i].notes.push(text);
+            }
+        }
+    }
+}
+
+fn keeps_output(st: &RunState, i: usize) -> bool {
+    st.output_only.is_none_or(|only| only == i)
+}
+
+/// Puts a marker line (attempt start, outcome, retry…) into a task's output.
+fn marker(st: &mut RunState, i: usize, text: &str) {
+    if !keeps_output(st, i) {
+        return;
+    }
+    let t = &mut st.tasks[i];
+    let before = t.output.bytes();
+    t.output.push_line(text);
+    st.output_bytes = (st.output_bytes + t.output.bytes()).saturating_sub(before);
+}
+
+fn start_tasks(st: &mut RunState, r: &crate::event::RunStarted) {
+    st.tasks.clear();
+    st.task_index.clear();
+    st.status_counts = [0; 9];
+    st.output_bytes = 0;
+    st.evict_queue.clear();
+    for (i, t) in r.tasks.iter().enumerate() {
+        st.task_index.insert(Arc::from(t.task_id.as_str()), i);
+    }
+    let deps: Vec<Vec<usize>> = r
+        .tasks
+        .iter()
+        .map(|t| {
+            t.depends_on
+                .iter()
+                .filter_map(|d| st.task_index.get(d.as_str()).copied())
+                .collect()
+        })
+        .collect();
+    let (layers, layer_of) = layers_of(&deps);
+    for (i, t) in r.tasks.iter().enumerate() {
+        let agent = agent_slot(st, &t.agent);
+        st.tasks.push(TaskView {
+            id: Arc::from(t.task_id.as_str()),
+            agent,
+            deps: deps[i].clone(),
+            dependents: Vec::new(),
+            layer: layer_of[i],
+            status: TaskStatus::Pending,
+            attempts: 0,
+            atoms: 0,
+            error: None,
+            invocation: None,
+            running_since: None,
+            prompt_tokens: 0,
+            max_tokens: 0,
+            last: None,
+            retries: 0,
+            notes: Vec::new(),
+            output: OutputBuffer::new(),
+            spilled: false,
+        });
+    }
+    for (i, ds) in deps.iter().enumerate() {
+        for &d in ds {
+            st.tasks[d].dependents.push(i);
+        }
+    }
+    st.status_counts[status_slot(TaskStatus::Pending)] = st.tasks.len() as u32;
+    st.layers = layers;
+}
+
+fn agent_slot(st: &mut RunState, name: &str) -> usize {
+    if let Some(&i) = st.agent_index.get(name) {
+        return i;
+    }
+    let name: Arc<str> = Arc::from(name);
+    st.agents.push(AgentView {
+        name: name.clone(),
+        ..Default::default()
+    });
+    st.agent_index.insert(name, st.agents.len() - 1);
+    st.agents.len() - 1
+}
+
+fn set_status(st: &mut RunState, i: usize, s: TaskStatus) {
+    let old = st.tasks[i].status;
+    if old == s {
+        return;
+    }
+    let slot = &mut st.status_counts[status_slot(old)];
+    *slot = slot.saturating_sub(1);
+    st.status_counts[status_slot(s)] += 1;
+    st.tasks[i].status = s;
+}
+
+/// Adds a finished task's final invocation to its agent's and the run's quality.
+fn account_quality(st: &mut RunState, i: usize, status: TaskStatus) {
+    let Some(last) = st.tasks[i].last.as_ref() else {
+        return;
+    };
+    let agent = st.tasks[i].agent;
+    let issues = last.issues;
+    let (grades, score) = if status.satisfies_dependents() {
+        (last.grades, last.avg_score * last.atoms as f64)
+    } else {
+        (Default::default(), 0.0)
+    };
+    for q in [&mut st.agents[agent].quality, &mut st.quality] {
+        q.grades.merge(&grades);
+        q.score_sum += score;
+        q.issues += issues;
+    }
+}
+
+/// Takes back what `account_quality` added when a finished task is reset.
+fn unaccount_quality(st: &mut RunState, i: usize, status: TaskStatus) {
+    let Some(last) = st.tasks[i].last.as_ref() else {
+        return;
+    };
+    let agent = st.tasks[i].agent;
+    let issues = last.issues;
+    for q in [&mut st.agents[agent].quality, &mut st.quality] {
+        if status.satisfies_dependents() {
+            q.grades.a = q.grades.a.saturating_sub(last.grades.a);
+            q.grades.b = q.grades.b.saturating_sub(last.grades.b);
+            q.grades.c = q.grades.c.saturating_sub(last.grades.c);
+            q.grades.d = q.grades.d.saturating_sub(last.grades.d);
+            q.score_sum -= last.avg_score * last.atoms as f64;
+        }
+        q.issues = q.issues.saturating_sub(issues);
+    }
+}
+
+fn note(st: &mut RunState, ts: i64, text: String) {
+    if st.notes.len() >= MAX_NOTES {
+        st.notes.pop_front();
+    }
+    st.notes.push_back(Note { ts, text });
+}
+
+/// Evicts finished tasks' text, oldest finished first, until within budget.
+fn enforce_budget(st: &mut RunState) {
+    while st.output_bytes > st.output_budget {
+        let Some(i) = st.evict_queue.pop_front() else {
+            return;
+        };
+        let t = &mut st.tasks[i];
+        if !(t.status.is_final() || t.status == TaskStatus::Cancelled) || t.output.is_empty() {
+            continue;
+        }
+        st.output_bytes = st.output_bytes.saturating_sub(t.output.bytes());
+        t.output.evict();
+        st.output_bytes += t.output.bytes();
+        t.spilled = true;
+    }
+}

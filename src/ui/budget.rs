@@ -1,0 +1,140 @@
+//! The Token budget pane: one row per agent — latest prompt against the agent's context
+//! limit and latest output against max_tokens as gauges, cumulative in/out, invocations.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+
+use super::text::{bar, compact, put};
+use super::theme::Theme;
+use super::wrap::pad_or_truncate;
+use crate::state::{AgentView, RunState};
+
+/// Draws the budget rows into `inner`.
+pub fn draw(buf: &mut Buffer, inner: Rect, run: &RunState, theme: &Theme) {
+    if inner.height == 0 || inner.width < 10 {
+        return;
+    }
+    let w = inner.width as usize;
+    let wide = w >= 90;
+    let gauge_w = if w >= 110 { 12 } else { 6 };
+    let nums_w = if wide { 12 } else { 10 };
+    let extras = if wide { 28 } else { 0 };
+    let fixed = 1 + gauge_w + nums_w + 1 + gauge_w + nums_w + extras;
+    let name_w = w.saturating_sub(fixed).clamp(4, 22);
+    let mut y = inner.y;
+    let mut header = format!(
+        "{:name_w$} {:<gw$}{:>nw$} {:<gw$}{:>nw$}",
+        "agent",
+        "context",
+        "",
+        "output",
+        "",
+        gw = gauge_w,
+        nw = nums_w
+    );
+    if wide {
+        header.push_str(&format!(" {:>8} {:>8} {:>9}", "in", "out", "calls"));
+    }
+    put(buf, inner.x, y, inner.width, &header, theme.muted());
+    y += 1;
+    if run.agents.is_empty() {
+        put(buf, inner.x, y, inner.width, "no agents yet", theme.muted());
+    }
+    let right = inner.right();
+    for (i, a) in run.agents.iter().enumerate() {
+        if y >= inner.bottom() {
+            break;
+        }
+        let room = |x: u16| right.saturating_sub(x);
+        let mut x = inner.x;
+        let name = pad_or_truncate(&a.name, name_w);
+        x += put(
+            buf,
+            x,
+            y,
+            room(x),
+            &name,
+            Style::default().fg(theme.agent(i)),
+        );
+        x += 1;
+        let limit = a.max_input_tokens;
+        let frac = ratio(a.last_prompt, limit);
+        x += gauge(buf, x, y, gauge_w.min(room(x) as usize), frac, theme);
+        let nums = format!(
+            "{:>nums_w$}",
+            format!("{}/{}", compact(a.last_prompt), compact(limit))
+        );
+        x += put(buf, x, y, room(x), &nums, level(frac, theme));
+        x += 1;
+        let ofrac = ratio(a.last_output, a.max_tokens as u64);
+        x += gauge(buf, x, y, gauge_w.min(room(x) as usize), ofrac, theme);
+        let onums = format!(
+            "{:>nums_w$}",
+            format!(
+                "{}/{}",
+                compact(a.last_output),
+                compact(a.max_tokens as u64)
+            )
+        );
+        x += put(buf, x, y, room(x), &onums, level(ofrac, theme));
+        if wide {
+            let rest = format!(
+                " {:>8} {:>8} {:>9}",
+                compact(a.tokens_in),
+                compact(a.tokens_out),
+                calls(a)
+            );
+            put(buf, x, y, room(x), &rest, theme.style_base());
+        }
+        y += 1;
+    }
+}
+
+fn calls(a: &AgentView) -> String {
+    if a.in_flight > 0 {
+        format!("{}({} live)", a.invocations, a.in_flight)
+    } else {
+        a.invocations.to_string()
+    }
+}
+
+fn ratio(n: u64, d: u64) -> f64 {
+    if d == 0 {
+        0.0
+    } else {
+        n as f64 / d as f64
+    }
+}
+
+/// Style for a fill level: ok below 75 %, warn below 95 %, error above.
+fn level(frac: f64, theme: &Theme) -> Style {
+    if frac >= 0.95 {
+        theme.error()
+    } else if frac >= 0.75 {
+        theme.warn()
+    } else {
+        theme.style_base()
+    }
+}
+
+fn gauge(buf: &mut Buffer, x: u16, y: u16, w: usize, frac: f64, theme: &Theme) -> u16 {
+    let (filled, empty) = bar(frac, w);
+    let fill_style = if frac >= 0.95 {
+        theme.error()
+    } else if frac >= 0.75 {
+        theme.warn()
+    } else {
+        theme.ok()
+    };
+    let a = put(buf, x, y, w as u16, &filled, fill_style);
+    let b = put(
+        buf,
+        x + a,
+        y,
+        (w as u16).saturating_sub(a),
+        &empty,
+        theme.muted(),
+    );
+    a + b
+}

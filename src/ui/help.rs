@@ -1,0 +1,58 @@
+//! The help overlay: every action with its keys, grouped, from the live keymap.
+
+use crate::app::Action;
+use crate::config::keymap::Keymap;
+
+/// What an action does, for the help overlay.
+pub fn describe(a: Action) -> &'static str {
+    match a {
+        Action::Quit => "quit (asks while the run is live; it stays resumable)",
+        Action::Confirm => "answer yes to a question",
+        Action::Back => "close / leave the focused pane / back to the live run",
+        Action::NextScreen => "next screen",
+        Action::PrevScreen => "previous screen",
+        Action::ScreenRun => "Run screen",
+        Action::ScreenAtoms => "Atoms screen",
+        Action::ScreenRuns => "Runs screen",
+        Action::Up => "up: previous layer / scroll / previous row",
+        Action::Down => "down: next layer / scroll / next row",
+        Action::Left => "left: previous task in the layer",
+        Action::Right => "right: next task in the layer",
+        Action::PageUp => "page up",
+        Action::PageDown => "page down",
+        Action::Top => "to the top",
+        Action::Bottom => "to the bottom (output follows the tail again)",
+        Action::Open => "open: focus the output / atom detail / open a run",
+        Action::FocusNext => "cycle pane focus",
+        Action::ViewRaw => "output: raw stream",
+        Action::ViewAtoms => "output: parsed atoms",
+        Action::ViewRequest => "output: the full request",
+        Action::ViewIssues => "output: quality issues and errors",
+        Action::TogglePause => "pause / resume dispatch",
+        Action::Cancel => "cancel the run (asks)",
+        Action::Retry => "retry the selected failed task",
+        Action::Help => "this help",
+        Action::Search => "search (task id on Run, atoms on Atoms)",
+        Action::Sort => "atoms: next sort column",
+        Action::SortReverse => "atoms: reverse the sort",
+        Action::FilterGrade => "atoms: filter by grade",
+        Action::FilterAgent => "atoms: filter by agent",
+        Action::FilterType => "atoms: filter by type",
+        Action::ClearFilters => "atoms: clear filters and search",
+    }
+}
+
+/// The help text: one line per action, `keys  description`.
+pub fn lines(keys: &Keymap) -> Vec<String> {
+    let mut out = vec![
+        "Keys (rebind them in plexus.toml under [keys]; Esc or ? closes)".to_string(),
+        String::new(),
+    ];
+    for &a in Action::ALL {
+        let k = keys.keys_for(a).join(" ");
+        out.push(format!("{k:>18}  {}", describe(a)));
+    }
+    out.push(String::new());
+    out.push("Mouse wheel scrolls the output, lists and this help.".into());
+    out
+}

@@ -1,0 +1,17 @@
+//! Rendering: screens and panes drawn from `RunState` and `UiState`, themes, text safety.
+//! Nothing here does I/O or touches the engine; widgets read state and draw.
+
+pub mod atoms;
+pub mod budget;
+pub mod dag;
+pub mod help;
+pub mod output;
+pub mod quality;
+pub mod runs;
+pub mod sanitize;
+pub mod screen;
+pub mod text;
+pub mod theme;
+pub mod wrap;
+
+pub use screen::{draw, draw_buffer};

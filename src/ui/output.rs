@@ -1,0 +1,207 @@
+//! The Agent output pane: the selected task's raw stream (following the tail until the
+//! person scrolls), its parsed atoms, its full request, or its quality issues. Only the
+//! visible lines are sanitized and wrapped.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+
+use super::text::put;
+use super::theme::Theme;
+use super::wrap::wrap_ranges;
+use crate::app::ui_state::{Doc, DocKey, OutputView};
+use crate::app::UiState;
+use crate::state::{RunState, TaskView};
+
+/// A source of logical lines.
+trait Lines {
+    fn count(&self) -> usize;
+    fn get(&self, i: usize) -> &str;
+}
+
+impl Lines for crate::state::OutputBuffer {
+    fn count(&self) -> usize {
+        self.len()
+    }
+    fn get(&self, i: usize) -> &str {
+        self.line(i)
+    }
+}
+
+impl Lines for Vec<&str> {
+    fn count(&self) -> usize {
+        self.len()
+    }
+    fn get(&self, i: usize) -> &str {
+        self[i]
+    }
+}
+
+/// Draws the output of the selected task into `inner`.
+pub fn draw(buf: &mut Buffer, inner: Rect, run: &RunState, ui: &mut UiState, theme: &Theme) {
+    ui.output_rows = inner.height as usize;
+    if inner.height == 0 || inner.width == 0 {
+        return;
+    }
+    let Some(task) = run.tasks.get(ui.task) else {
+        put(
+            buf,
+            inner.x,
+            inner.y,
+            inner.width,
+            "no task selected",
+            theme.muted(),
+        );
+        return;
+    };
+    match ui.view {
+        OutputView::Raw => {
+            let mut area = inner;
+            if task.spilled || task.output.dropped() > 0 {
+                let text = format!(
+                    "… {} earlier line(s) are in the log{}",
+                    task.output.dropped(),
+                    if task.spilled { " (loading…)" } else { "" }
+                );
+                put(buf, area.x, area.y, area.width, &text, theme.muted());
+                area.y += 1;
+                area.height = area.height.saturating_sub(1);
+            }
+            if task.output.is_empty() {
+                let msg = waiting_text(task);
+                put(buf, area.x, area.y, area.width, &msg, theme.muted());
+                return;
+            }
+            draw_lines(buf, area, &task.output, ui, theme);
+        }
+        OutputView::Issues => {
+            let mut lines: Vec<&str> = Vec::new();
+            let header;
+            if let Some(last) = &task.last {
+                header = format!(
+                    "latest invocation: {} · {} atom(s) · avg score {:.2} · {} issue(s)",
+                    last.status.map_or("stopped", |s| s.as_str()),
+                    last.atoms,
+                    last.avg_score,
+                    last.issues
+                );
+                lines.push(&header);
+            }
+            for n in &task.notes {
+                lines.push(n);
+            }
+            let doc = task
+                .invocation
+                .clone()
+                .map(|inv| doc_text(ui, &DocKey::Issues(inv)));
+            let doc = doc.unwrap_or_else(|| "no invocation yet".into());
+            lines.push("");
+            lines.extend(doc.lines());
+            draw_lines(buf, inner, &lines, ui, theme);
+        }
+        OutputView::Atoms | OutputView::Request => {
+            let key = task.invocation.clone().map(|inv| match ui.view {
+                OutputView::Atoms => DocKey::Atoms(inv),
+                _ => DocKey::Request(inv),
+            });
+            let text = key.map_or_else(|| "no invocation yet".into(), |k| doc_text(ui, &k));
+            let lines: Vec<&str> = text.lines().collect();
+            draw_lines(buf, inner, &lines, ui, theme);
+        }
+    }
+}
+
+fn waiting_text(task: &TaskView) -> String {
+    use crate::event::TaskStatus::*;
+    match task.status {
+        Pending => "waiting for its dependencies".into(),
+        Ready => "ready: waiting for a free slot".into(),
+        Running => "running: waiting for the first chunk…".into(),
+        Blocked => format!(
+            "blocked: {}",
+            task.notes.last().map_or("an upstream task failed", |s| s)
+        ),
+        s => format!("{}: no output", s.as_str()),
+    }
+}
+
+/// The text of a loaded document, or what is happening to it.
+fn doc_text(ui: &UiState, key: &DocKey) -> std::sync::Arc<str> {
+    match ui.docs.get(key) {
+        Some(Doc::Ready(t)) => t.clone(),
+        Some(Doc::Missing(why)) => why.as_str().into(),
+        Some(Doc::Loading) | None => "loading…".into(),
+    }
+}
+
+/// Draws logical lines wrapped to the width, following the tail when `ui.scroll.follow`,
+/// otherwise from `ui.scroll.top` (clamped so the last page stays full).
+fn draw_lines<L: Lines>(buf: &mut Buffer, area: Rect, lines: &L, ui: &mut UiState, theme: &Theme) {
+    let n = lines.count();
+    let h = area.height as usize;
+    if h == 0 || n == 0 {
+        return;
+    }
+    let base = theme.style_base();
+    // The first logical line of the last page, found by wrapping backwards.
+    let mut rows = 0;
+    let mut last_top = n;
+    while last_top > 0 && rows < h {
+        last_top -= 1;
+        rows += wrapped_count(lines.get(last_top), area.width);
+    }
+    let skip_rows_at_top = rows.saturating_sub(h);
+    if ui.scroll.follow || ui.scroll.top >= last_top {
+        if !ui.scroll.follow && ui.scroll.top > last_top {
+            ui.scroll.top = last_top;
+        }
+        if ui.scroll.top >= last_top {
+            ui.scroll.follow = true;
+        }
+        ui.scroll.top = last_top;
+        render_from(buf, area, lines, last_top, skip_rows_at_top, base);
+    } else {
+        render_from(buf, area, lines, ui.scroll.top, 0, base);
+    }
+}
+
+fn wrapped_count(line: &str, width: u16) -> usize {
+    let clean = super::sanitize::sanitize_cow(line);
+    if clean.len() <= width as usize && clean.is_ascii() {
+        return 1;
+    }
+    wrap_ranges(&clean, width).len()
+}
+
+fn render_from<L: Lines>(
+    buf: &mut Buffer,
+    area: Rect,
+    lines: &L,
+    first: usize,
+    mut skip: usize,
+    style: Style,
+) {
+    let mut y = area.y;
+    let mut i = first;
+    while y < area.bottom() && i < lines.count() {
+        let clean = super::sanitize::sanitize_cow(lines.get(i));
+        let style = if clean.starts_with("──") || clean.starts_with('↻') || clean.starts_with('⚠')
+        {
+            style.add_modifier(ratatui::style::Modifier::DIM)
+        } else {
+            style
+        };
+        for r in wrap_ranges(&clean, area.width) {
+            if skip > 0 {
+                skip -= 1;
+                continue;
+            }
+            if y >= area.bottom() {
+                break;
+            }
+            buf.set_stringn(area.x, y, &clean[r], area.width as usize, style);
+            y += 1;
+        }
+        i += 1;
+    }
+}

@@ -1,0 +1,335 @@
+//! The whole frame: tab bar, the current screen, the status bar and overlays.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::{Constraint, Direction, Layout, Rect};
+use ratatui::style::{Modifier, Style};
+use ratatui::widgets::{Block, BorderType, Borders, Clear, Widget};
+use ratatui::Frame;
+
+use super::text::{elapsed, fill, fill_rect, put};
+use super::theme::Theme;
+use super::{atoms, budget, dag, help, output, quality, runs};
+use crate::app::ui_state::{Overlay, Pane, Question};
+use crate::app::{Screen, UiState};
+use crate::config::keymap::Keymap;
+use crate::event::RunStatus;
+use crate::state::RunState;
+
+/// Draws one frame.
+pub fn draw(frame: &mut Frame, run: &RunState, ui: &mut UiState, theme: &Theme, keys: &Keymap) {
+    let area = frame.area();
+    draw_buffer(frame.buffer_mut(), area, run, ui, theme, keys);
+}
+
+/// Draws into a buffer (what `draw` does, usable without a terminal).
+pub fn draw_buffer(
+    buf: &mut Buffer,
+    area: Rect,
+    run: &RunState,
+    ui: &mut UiState,
+    theme: &Theme,
+    keys: &Keymap,
+) {
+    fill_rect(buf, area, theme.style_base());
+    if area.height < 4 || area.width < 20 {
+        put(
+            buf,
+            area.x,
+            area.y,
+            area.width,
+            "terminal too small",
+            theme.warn(),
+        );
+        return;
+    }
+    let header = Rect { height: 1, ..area };
+    let status = Rect {
+        y: area.bottom() - 1,
+        height: 1,
+        ..area
+    };
+    let body = Rect {
+        y: area.y + 1,
+        height: area.height - 2,
+        ..area
+    };
+    draw_header(buf, header, run, ui, theme);
+    match ui.screen {
+        Screen::Run => draw_run(buf, body, run, ui, theme),
+        Screen::Atoms => {
+            let inner = pane(buf, body, "Atoms", true, theme);
+            atoms::draw(buf, inner, run, ui, theme);
+        }
+        Screen::Runs => {
+            let inner = pane(
+                buf,
+                body,
+                "Runs in this database (enter opens read-only)",
+                true,
+                theme,
+            );
+            runs::draw(buf, inner, ui, theme);
+        }
+    }
+    draw_status(buf, status, run, ui, theme);
+    match ui.overlay.clone() {
+        Some(Overlay::Help { top }) => {
+            let lines = help::lines(keys);
+            let top = scroll_overlay(buf, area, " Help ", &lines, top, theme, ui);
+            ui.overlay = Some(Overlay::Help { top });
+        }
+        Some(Overlay::AtomDetail { atom, top }) => {
+            let lines = atoms::detail_lines(run, ui, atom);
+            let top = scroll_overlay(buf, area, " Atom ", &lines, top, theme, ui);
+            ui.overlay = Some(Overlay::AtomDetail { atom, top });
+        }
+        Some(Overlay::Confirm(q)) => {
+            let text = match q {
+                Question::Quit => "Quit? The run stops and stays resumable (plexus resume). y / n",
+                Question::Cancel => "Cancel the run? Unfinished tasks end cancelled. y / n",
+            };
+            let w = (text.chars().count() as u16 + 4).min(area.width);
+            let r = centered(area, w, 3);
+            Clear.render(r, buf);
+            let inner = pane(buf, r, "Confirm", true, theme);
+            put(
+                buf,
+                inner.x + 1,
+                inner.y,
+                inner.width.saturating_sub(1),
+                text,
+                theme.warn(),
+            );
+        }
+        None => {}
+    }
+}
+
+fn draw_run(buf: &mut Buffer, body: Rect, run: &RunState, ui: &mut UiState, theme: &Theme) {
+    let agents = run.agents.len().max(1) as u16;
+    let bottom_h = (agents + 4).clamp(5, body.height / 2);
+    let rows = Layout::default()
+        .direction(Direction::Vertical)
+        .constraints([Constraint::Min(3), Constraint::Length(bottom_h)])
+        .split(body);
+    let top = Layout::default()
+        .direction(Direction::Horizontal)
+        .constraints([Constraint::Percentage(42), Constraint::Percentage(58)])
+        .split(rows[0]);
+    let bottom = Layout::default()
+        .direction(Direction::Horizontal)
+        .constraints([Constraint::Percentage(58), Constraint::Percentage(42)])
+        .split(rows[1]);
+    let title = format!(
+        "Plan DAG · {} tasks · {} layers",
+        run.tasks.len(),
+        run.layers.len()
+    );
+    let inner = pane(buf, top[0], &title, ui.focus == Pane::Dag, theme);
+    dag::draw(buf, inner, run, ui, theme);
+    let task = run.tasks.get(ui.task);
+    let out_title = match task {
+        Some(t) => format!(
+            "Output · {} · {} · {}{}",
+            t.id,
+            run.agents.get(t.agent).map_or("", |a| &a.name),
+            ui.view.title(),
+            if ui.scroll.follow {
+                ""
+            } else {
+                " · scrolled (G follows)"
+            }
+        ),
+        None => "Output".into(),
+    };
+    let inner = pane(buf, top[1], &out_title, ui.focus == Pane::Output, theme);
+    output::draw(buf, inner, run, ui, theme);
+    let inner = pane(
+        buf,
+        bottom[0],
+        "Token budget",
+        ui.focus == Pane::Budget,
+        theme,
+    );
+    budget::draw(buf, inner, run, theme);
+    let inner = pane(buf, bottom[1], "Quality", ui.focus == Pane::Quality, theme);
+    quality::draw(buf, inner, run, theme);
+}
+
+/// Draws a bordered pane with a title; returns its inner area.
+fn pane(buf: &mut Buffer, r: Rect, title: &str, focused: bool, theme: &Theme) -> Rect {
+    let clean = super::sanitize::sanitize(title);
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_type(BorderType::Rounded)
+        .border_style(theme.border(focused))
+        .title(format!(" {clean} "))
+        .title_style(if focused {
+            theme.title().add_modifier(Modifier::BOLD)
+        } else {
+            theme.title()
+        });
+    let inner = block.inner(r);
+    block.render(r, buf);
+    inner
+}
+
+fn draw_header(buf: &mut Buffer, r: Rect, run: &RunState, ui: &UiState, theme: &Theme) {
+    fill(buf, r.x, r.y, r.width, theme.style_base());
+    let mut x = r.x;
+    x += put(
+        buf,
+        x,
+        r.y,
+        r.width,
+        " plexus ",
+        theme.accent().add_modifier(Modifier::BOLD),
+    );
+    for (i, s) in Screen::ALL.iter().enumerate() {
+        let label = format!(" {} {} ", i + 1, s.title());
+        let style = if *s == ui.screen {
+            theme.selected().add_modifier(Modifier::BOLD)
+        } else {
+            theme.muted()
+        };
+        x += put(buf, x, r.y, r.right().saturating_sub(x), &label, style);
+    }
+    let right = format!(
+        "plan {} · {}{} ",
+        if run.plan_id.is_empty() {
+            "—"
+        } else {
+            &run.plan_id
+        },
+        if run.run_id.is_empty() {
+            "—"
+        } else {
+            &run.run_id
+        },
+        if ui.read_only { " (read-only)" } else { "" }
+    );
+    let w = super::sanitize::display_width(&super::sanitize::sanitize(&right)) as u16;
+    if r.right().saturating_sub(x) > w + 1 {
+        put(buf, r.right() - w, r.y, w, &right, theme.muted());
+    }
+}
+
+fn draw_status(buf: &mut Buffer, r: Rect, run: &RunState, ui: &UiState, theme: &Theme) {
+    let bar = theme.selected();
+    fill(buf, r.x, r.y, r.width, bar);
+    let state = match (run.status, run.cancelling) {
+        (_, true) => "cancelling",
+        (None, _) => "starting",
+        (Some(s), _) => s.as_str(),
+    };
+    let since = run.started_ts.unwrap_or(run.last_ts);
+    let end = match run.finished_ts {
+        Some(f) if !run.is_live() => f,
+        _ if ui.read_only || ui.now_ms == 0 => run.last_ts,
+        _ => ui.now_ms.max(run.last_ts),
+    };
+    let provider = if run.provider == "simulated" {
+        "simulated".to_string()
+    } else if run.provider.is_empty() {
+        "provider —".into()
+    } else {
+        format!("provider {}", run.provider)
+    };
+    let mut left = format!(
+        " {} │ {} │ {} │ {} │ {}/{} done ",
+        if run.run_id.is_empty() {
+            "—"
+        } else {
+            &run.run_id
+        },
+        state,
+        elapsed(end - since),
+        provider,
+        run.finished(),
+        run.tasks.len(),
+    );
+    if r.width >= 120 {
+        left.push_str(&format!("│ {} events ", run.events));
+    }
+    let state_style = match run.status {
+        Some(RunStatus::Failed | RunStatus::Cancelled) => theme.error(),
+        Some(RunStatus::Paused | RunStatus::Interrupted | RunStatus::Partial) => theme.warn(),
+        Some(RunStatus::Succeeded) => theme.ok(),
+        _ => bar,
+    };
+    let used = put(
+        buf,
+        r.x,
+        r.y,
+        r.width,
+        &left,
+        bar.patch(Style::default().fg(state_style.fg.unwrap_or_default()))
+            .add_modifier(Modifier::BOLD),
+    );
+    let rest = r.width.saturating_sub(used);
+    if let Some(input) = &ui.input {
+        put(buf, r.x + used, r.y, rest, &format!(" /{input}▏"), bar);
+        return;
+    }
+    let (text, style) = match &ui.flash {
+        Some(f) => (
+            format!(" {}", f.text),
+            if f.warn { bar.patch(theme.warn()) } else { bar },
+        ),
+        None => (
+            " ? help · tab screens · space pause · c cancel · r retry · q quit".to_string(),
+            bar,
+        ),
+    };
+    put(buf, r.x + used, r.y, rest, &text, style);
+}
+
+fn centered(area: Rect, w: u16, h: u16) -> Rect {
+    let w = w.min(area.width);
+    let h = h.min(area.height);
+    Rect {
+        x: area.x + (area.width - w) / 2,
+        y: area.y + (area.height - h) / 2,
+        width: w,
+        height: h,
+    }
+}
+
+/// Draws a scrollable overlay of lines; returns the clamped top.
+fn scroll_overlay(
+    buf: &mut Buffer,
+    area: Rect,
+    title: &str,
+    lines: &[String],
+    top: usize,
+    theme: &Theme,
+    ui: &mut UiState,
+) -> usize {
+    let longest = lines
+        .iter()
+        .map(|l| super::sanitize::display_width(&super::sanitize::sanitize(l)))
+        .max()
+        .unwrap_or(10) as u16;
+    let w = (longest + 4).clamp(30, area.width.saturating_sub(4).max(10));
+    let h = (lines.len() as u16 + 2)
+        .min(area.height.saturating_sub(2))
+        .max(3);
+    let r = centered(area, w, h);
+    Clear.render(r, buf);
+    fill_rect(buf, r, theme.style_base());
+    let inner = pane(buf, r, title.trim(), true, theme);
+    let rows = inner.height as usize;
+    ui.list_rows = rows;
+    let top = top.min(lines.len().saturating_sub(rows));
+    for (k, l) in lines.iter().skip(top).take(rows).enumerate() {
+        put(
+            buf,
+            inner.x + 1,
+            inner.y + k as u16,
+            inner.width.saturating_sub(1),
+            l,
+            theme.style_base(),
+        );
+    }
+    top
+}

@@ -1,0 +1,99 @@
+//! Small drawing helpers: sanitized text into a buffer, clipped to a width; number formats.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+
+use super::sanitize::sanitize_cow;
+
+/// Writes `text` (sanitized) at `(x, y)` using at most `width` columns; returns the
+/// columns used. Wide characters that would not fit are not drawn.
+pub fn put(buf: &mut Buffer, x: u16, y: u16, width: u16, text: &str, style: Style) -> u16 {
+    if width == 0 {
+        return 0;
+    }
+    let clean = sanitize_cow(text);
+    let (end, _) = buf.set_stringn(x, y, clean.as_ref(), width as usize, style);
+    end.saturating_sub(x)
+}
+
+/// Fills a row segment with spaces in `style`.
+pub fn fill(buf: &mut Buffer, x: u16, y: u16, width: u16, style: Style) {
+    let area = buf.area;
+    for cx in x..x.saturating_add(width).min(area.right()) {
+        if let Some(c) = buf.cell_mut((cx, y)) {
+            c.set_symbol(" ");
+            c.set_style(style);
+        }
+    }
+}
+
+/// Fills a whole rect with `style`.
+pub fn fill_rect(buf: &mut Buffer, r: Rect, style: Style) {
+    for y in r.top()..r.bottom() {
+        fill(buf, r.x, y, r.width, style);
+    }
+}
+
+/// `1234` → `1.2k`, `1234567` → `1.2M`.
+pub fn compact(n: u64) -> String {
+    match n {
+        0..=999 => n.to_string(),
+        1_000..=999_999 => trim_zero(format!("{:.1}k", n as f64 / 1e3)),
+        _ => trim_zero(format!("{:.1}M", n as f64 / 1e6)),
+    }
+}
+
+fn trim_zero(s: String) -> String {
+    s.replace(".0k", "k").replace(".0M", "M")
+}
+
+/// Milliseconds as `m:ss` or `h:mm:ss`.
+pub fn elapsed(ms: i64) -> String {
+    let s = ms.max(0) / 1000;
+    if s >= 3600 {
+        format!("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
+    } else {
+        format!("{}:{:02}", s / 60, s % 60)
+    }
+}
+
+/// A text gauge `████▌░░░` of `width` cells for `frac` in [0, 1].
+pub fn bar(frac: f64, width: usize) -> (String, String) {
+    let frac = if frac.is_finite() {
+        frac.clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
+    let eighths = (frac * width as f64 * 8.0).round() as usize;
+    let full = eighths / 8;
+    let part = eighths % 8;
+    let mut filled = "█".repeat(full);
+    if part > 0 && full < width {
+        filled.push(['▏', '▎', '▍', '▌', '▋', '▊', '▉'][part - 1]);
+    }
+    let used = full + usize::from(part > 0 && full < width);
+    (filled, "░".repeat(width.saturating_sub(used)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats() {
+        assert_eq!(compact(999), "999");
+        assert_eq!(compact(1000), "1k");
+        assert_eq!(compact(12_345), "12.3k");
+        assert_eq!(compact(128_000), "128k");
+        assert_eq!(compact(2_500_000), "2.5M");
+        assert_eq!(elapsed(61_000), "1:01");
+        assert_eq!(elapsed(3_661_000), "1:01:01");
+        let (f, e) = bar(0.5, 8);
+        assert_eq!((f.chars().count(), e.chars().count()), (4, 4));
+        let (f, e) = bar(1.7, 4);
+        assert_eq!((f.as_str(), e.as_str()), ("████", ""));
+        let (f, e) = bar(f64::NAN, 3);
+        assert_eq!((f.as_str(), e.as_str()), ("", "░░░"));
+    }
+}

@@ -1,0 +1,361 @@
+//! Snapshot tests of every pane and screen through ratatui's TestBackend, at 80x24 and
+//! 200x60: a recorded demo run (fixtures/runs/demo.jsonl), plus a synthetic run with
+//! Chinese text and a hostile string full of escape sequences.
+
+use std::sync::Arc;
+
+use plexus::app::ui_state::{Doc, DocKey, OutputView, Overlay, Pane, Question};
+use plexus::app::{update, Action, Screen, UiState};
+use plexus::config::keymap::Keymap;
+use plexus::event::{
+    AgentInfo, AtomGrade, AtomsGraded, Chunk, EngineEvent, Envelope, InvocationFinished,
+    InvocationStarted, RunStarted, TaskFinished, TaskInfo, TaskStatus,
+};
+use plexus::protocol::{Constraints, Grade, GradeCounts, InvocationStatus};
+use plexus::state::{reduce, RunState};
+use plexus::ui::theme::Theme;
+use ratatui::backend::TestBackend;
+use ratatui::Terminal;
+
+fn demo_state() -> RunState {
+    let text = include_str!("../fixtures/runs/demo.jsonl");
+    let mut st = RunState::new();
+    for (i, line) in text.lines().enumerate() {
+        let env: Envelope =
+            serde_json::from_str(line).unwrap_or_else(|e| panic!("fixture line {}: {e}", i + 1));
+        reduce(&mut st, &env);
+    }
+    st
+}
+
+/// Renders the state into plain text lines (wide characters take their two cells).
+fn render(st: &RunState, ui: &mut UiState, w: u16, h: u16) -> String {
+    let mut term = Terminal::new(TestBackend::new(w, h)).expect("terminal");
+    let theme = Theme::dark();
+    let keys = Keymap::default_keys();
+    term.draw(|f| plexus::ui::draw(f, st, ui, &theme, &keys))
+        .expect("draw");
+    buffer_text(term.backend().buffer())
+}
+
+fn buffer_text(buf: &ratatui::buffer::Buffer) -> String {
+    let mut out = String::new();
+    for y in 0..buf.area.height {
+        let mut line = String::new();
+        let mut skip = 0;
+        for x in 0..buf.area.width {
+            if skip > 0 {
+                skip -= 1;
+                continue;
+            }
+            let sym = buf[(x, y)].symbol();
+            line.push_str(sym);
+            skip = unicode_width::UnicodeWidthStr::width(sym).saturating_sub(1);
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+fn ui_on(screen: Screen) -> UiState {
+    let mut ui = UiState::new(true);
+    ui.screen = screen;
+    ui
+}
+
+fn env(
+    seq: u64,
+    task: Option<&str>,
+    inv: Option<&str>,
+    agent: Option<&str>,
+    ev: EngineEvent,
+) -> Envelope {
+    Envelope {
+        run_id: Arc::from("R-hostile"),
+        seq,
+        ts: 1_700_000_000_000 + seq as i64 * 250,
+        task_id: task.map(Arc::from),
+        invocation_id: inv.map(Arc::from),
+        agent: agent.map(Arc::from),
+        event: ev,
+    }
+}
+
+const HOSTILE: &str = "evil\u{1b}[2J\u{1b}[H\u{1b}]0;pwned\u{7}\u{1b}]52;c;Y2xpcGJvYXJk\u{7} \u{202e}txet desrever\u{202c} \u{9b}31mred\tTAB\u{7}bell\r\n";
+
+/// A run whose model wrote Chinese and a hostile string.
+fn hostile_state() -> RunState {
+    let agent = "Scholar_Internalizer";
+    let mut st = RunState::new();
+    let mut seq = 0;
+    let mut push = |st: &mut RunState, task: Option<&str>, inv: Option<&str>, ev: EngineEvent| {
+        seq += 1;
+        reduce(st, &env(seq, task, inv, task.map(|_| agent), ev));
+    };
+    push(
+        &mut st,
+        None,
+        None,
+        EngineEvent::RunStarted(RunStarted {
+            plan_id: "计划_中文".into(),
+            execution_mode: "Deep_Internalization".into(),
+            provider: "simulated".into(),
+            seed: 1,
+            concurrency: 2,
+            agents: vec![AgentInfo {
+                name: agent.into(),
+                max_input_tokens: 100_000,
+                data_area_tokens: 80_000,
+            }],
+            tasks: vec![
+                TaskInfo {
+                    task_id: "摘要任务".into(),
+                    agent: agent.into(),
+                    depends_on: vec![],
+                },
+                TaskInfo {
+                    task_id: "evil\u{1b}[31m".into(),
+                    agent: agent.into(),
+                    depends_on: vec!["摘要任务".into()],
+                },
+            ],
+        }),
+    );
+    let inv = Some("inv_Scholar_1");
+    push(
+        &mut st,
+        Some("摘要任务"),
+        inv,
+        EngineEvent::InvocationStarted(InvocationStarted {
+            attempt: 1,
+            prompt_tokens: 4_321,
+            constraints: Constraints::default(),
+            quality_threshold: "B".into(),
+        }),
+    );
+    for text in [
+        "扩散模型的去噪公式：x_{t-1} = ",
+        "μ_θ(x_t, t) + σ_t z。\n中文对齐测试：一二三四五六七八九十一二三四五六七八九十一二三四五六七八九十一二三四五六七八九十\n",
+        HOSTILE,
+        "after\u{1b}[?1049l the end\n",
+    ] {
+        push(
+            &mut st,
+            Some("摘要任务"),
+            inv,
+            EngineEvent::Chunk(Chunk { text: text.into() }),
+        );
+    }
+    push(
+        &mut st,
+        Some("摘要任务"),
+        inv,
+        EngineEvent::AtomsGraded(AtomsGraded {
+            atoms: vec![AtomGrade {
+                asset_id: "原子_01".into(),
+                atom_type: "claim".into(),
+                grade: Grade::A,
+                score: 0.91,
+                confidence: Some(0.9),
+                issues: 0,
+            }],
+        }),
+    );
+    push(
+        &mut st,
+        Some("摘要任务"),
+        inv,
+        EngineEvent::InvocationFinished(InvocationFinished {
+            status: Some(InvocationStatus::Success),
+            execution_time_ms: 1200,
+            output_tokens: 321,
+            chunks: 4,
+            atoms: 1,
+            avg_score: 0.91,
+            grades: GradeCounts {
+                a: 1,
+                b: 0,
+                c: 0,
+                d: 0,
+            },
+            issues: 0,
+            errors: vec![],
+            error_message: None,
+        }),
+    );
+    push(
+        &mut st,
+        Some("摘要任务"),
+        None,
+        EngineEvent::TaskFinished(TaskFinished {
+            status: TaskStatus::Success,
+            attempts: 1,
+            atoms: 1,
+            error_code: None,
+        }),
+    );
+    st
+}
+
+/// No escape or control character reaches the screen.
+fn assert_clean(screen: &str) {
+    for c in screen.chars() {
+        assert!(
+            c == '\n'
+                || !(c.is_control()
+                    || ('\u{202a}'..='\u{202e}').contains(&c)
+                    || ('\u{2066}'..='\u{2069}').contains(&c)),
+            "control character {:?} on screen:\n{screen}",
+            c
+        );
+    }
+}
+
+#[test]
+fn run_screen_80x24() {
+    let st = demo_state();
+    let mut ui = ui_on(Screen::Run);
+    ui.task = 2;
+    let s = render(&st, &mut ui, 80, 24);
+    assert_clean(&s);
+    insta::assert_snapshot!(s);
+}
+
+#[test]
+fn run_screen_200x60() {
+    let st = demo_state();
+    let mut ui = ui_on(Screen::Run);
+    ui.task = 2;
+    let s = render(&st, &mut ui, 200, 60);
+    assert_clean(&s);
+    insta::assert_snapshot!(s);
+}
+
+#[test]
+fn atoms_screen_both_sizes() {
+    let st = demo_state();
+    let mut ui = ui_on(Screen::Atoms);
+    insta::assert_snapshot!("atoms_80x24", render(&st, &mut ui, 80, 24));
+    let mut ui = ui_on(Screen::Atoms);
+    let _ = update(&mut ui, &st, Action::Sort);
+    let _ = update(&mut ui, &st, Action::Sort);
+    insta::assert_snapshot!("atoms_200x60_by_type", render(&st, &mut ui, 200, 60));
+}
+
+#[test]
+fn runs_screen_both_sizes() {
+    let st = demo_state();
+    let mut ui = ui_on(Screen::Runs);
+    ui.runs.rows = Some(vec![plexus::store::RunSummary {
+        run_id: "R20261126-010802-7fe5".into(),
+        plan_id: "AVP_E2E_20260203_001".into(),
+        plan_source: "demo".into(),
+        provider: "simulated".into(),
+        status: "succeeded".into(),
+        created_at: "2026-11-26T01:08:02Z".into(),
+        finished_at: Some("2026-11-26T01:08:09Z".into()),
+        task_count: 5,
+        events: 333,
+        atoms: 9,
+    }]);
+    insta::assert_snapshot!("runs_80x24", render(&st, &mut ui, 80, 24));
+    insta::assert_snapshot!("runs_200x60", render(&st, &mut ui, 200, 60));
+}
+
+#[test]
+fn help_overlay_lists_every_action() {
+    let st = demo_state();
+    let mut ui = ui_on(Screen::Run);
+    ui.overlay = Some(Overlay::Help { top: 0 });
+    let s = render(&st, &mut ui, 200, 60);
+    for a in Action::ALL {
+        assert!(
+            s.contains(plexus::ui::help::describe(*a)),
+            "help lacks {a:?}"
+        );
+    }
+    insta::assert_snapshot!("help_200x60", s);
+    let mut ui = ui_on(Screen::Run);
+    ui.overlay = Some(Overlay::Help { top: 0 });
+    insta::assert_snapshot!("help_80x24", render(&st, &mut ui, 80, 24));
+}
+
+#[test]
+fn confirm_quit_dialog() {
+    let st = demo_state();
+    let mut ui = ui_on(Screen::Run);
+    ui.overlay = Some(Overlay::Confirm(Question::Quit));
+    let s = render(&st, &mut ui, 80, 24);
+    assert!(s.contains("stays resumable"));
+    insta::assert_snapshot!("confirm_80x24", s);
+}
+
+#[test]
+fn output_views_request_and_issues() {
+    let st = demo_state();
+    let mut ui = ui_on(Screen::Run);
+    ui.task = 1;
+    let inv = st.tasks[1].invocation.clone().expect("invocation");
+    ui.view = OutputView::Request;
+    ui.focus = Pane::Output;
+    ui.docs.insert(
+        DocKey::Request(inv.clone()),
+        Doc::Ready("{\n  \"task_id\": \"scholar\",\n  \"instruction\": \"分析去噪公式\"\n}".into()),
+    );
+    let s = render(&st, &mut ui, 80, 24);
+    assert!(s.contains("分析去噪公式"), "{s}");
+    insta::assert_snapshot!("output_request_80x24", s);
+    ui.view = OutputView::Issues;
+    ui.docs.insert(
+        DocKey::Issues(inv),
+        Doc::Missing("response: stored when the invocation ends; shown then".into()),
+    );
+    insta::assert_snapshot!("output_issues_200x60", render(&st, &mut ui, 200, 60));
+}
+
+#[test]
+fn chinese_and_hostile_text_80x24() {
+    let st = hostile_state();
+    let mut ui = ui_on(Screen::Run);
+    let s = render(&st, &mut ui, 80, 24);
+    assert_clean(&s);
+    assert!(s.contains("␛"), "escape sequences are shown as ␛:\n{s}");
+    assert!(s.contains("摘要任务"));
+    assert!(!s.contains("pwned") || s.contains("␛"));
+    insta::assert_snapshot!(s);
+}
+
+#[test]
+fn chinese_and_hostile_text_200x60() {
+    let st = hostile_state();
+    let mut ui = ui_on(Screen::Run);
+    let s = render(&st, &mut ui, 200, 60);
+    assert_clean(&s);
+    insta::assert_snapshot!(s);
+    let mut ui = ui_on(Screen::Atoms);
+    let s = render(&st, &mut ui, 200, 60);
+    assert!(s.contains("原子_01"));
+    insta::assert_snapshot!("hostile_atoms_200x60", s);
+}
+
+#[test]
+fn chinese_lines_align_in_the_buffer() {
+    // Every row of the rendered buffer is exactly the terminal width in display columns.
+    let st = hostile_state();
+    let mut ui = ui_on(Screen::Run);
+    let s = render(&st, &mut ui, 80, 24);
+    for line in s.lines() {
+        assert!(
+            unicode_width::UnicodeWidthStr::width(line) <= 80,
+            "too wide: {line}"
+        );
+    }
+    // The right border of the output pane is in the same column on every row.
+    let rows: Vec<&str> = s.lines().filter(|l| l.contains("中文对齐")).collect();
+    assert!(!rows.is_empty(), "{s}");
+    for r in rows {
+        assert!(r.trim_end().ends_with('│'), "border misaligned: {r}");
+        assert_eq!(unicode_width::UnicodeWidthStr::width(r), 80, "{r}");
+    }
+}

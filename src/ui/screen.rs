@@ -224,6 +224,7 @@ fn draw_status(buf: &mut Buffer, r: Rect, run: &RunState, ui: &UiState, theme: &
     };
     let since = run.started_ts.unwrap_or(run.last_ts);
     let end = match run.finished_ts {
+        _ if run.started_ts.is_none() => since,
         Some(f) if !run.is_live() => f,
         _ if ui.read_only || ui.now_ms == 0 => run.last_ts,
         _ => ui.now_ms.max(run.last_ts),

@@ -1,0 +1,229 @@
+//! End to end through a pseudo-terminal: the real binary, real keys, the screen parsed by
+//! a VT emulator. One test walks the demo (select, help, screens, quit) and checks the
+//! terminal is restored; another quits mid-run and resumes the run headless.
+
+#![cfg(unix)]
+
+use std::io::{Read, Write};
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use nix::sys::termios::LocalFlags;
+use portable_pty::{native_pty_system, Child, CommandBuilder, MasterPty, PtySize};
+
+const ROWS: u16 = 30;
+const COLS: u16 = 110;
+
+struct Session {
+    master: Box<dyn MasterPty + Send>,
+    writer: Box<dyn Write + Send>,
+    child: Box<dyn Child + Send + Sync>,
+    parser: Arc<Mutex<vt100::Parser>>,
+}
+
+impl Session {
+    fn start(args: &[&str], dir: &Path) -> Session {
+        let pty = native_pty_system();
+        let pair = pty
+            .openpty(PtySize {
+                rows: ROWS,
+                cols: COLS,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .expect("openpty");
+        let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_plexus"));
+        cmd.args(args);
+        cmd.cwd(dir);
+        cmd.env("TERM", "xterm-256color");
+        cmd.env("PLEXUS_CONFIG", dir.join("none.toml"));
+        cmd.env_remove("PLEXUS_DB");
+        cmd.env_remove("PLEXUS_THEME");
+        std::fs::write(dir.join("none.toml"), "").expect("config");
+        let child = pair.slave.spawn_command(cmd).expect("spawn");
+        drop(pair.slave);
+        let mut reader = pair.master.try_clone_reader().expect("reader");
+        let writer = pair.master.take_writer().expect("writer");
+        let parser = Arc::new(Mutex::new(vt100::Parser::new(ROWS, COLS, 0)));
+        let p = parser.clone();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 8192];
+            loop {
+                match reader.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => {
+                        if let Ok(mut parser) = p.lock() {
+                            parser.process(&buf[..n]);
+                        }
+                    }
+                }
+            }
+        });
+        Session {
+            master: pair.master,
+            writer,
+            child,
+            parser,
+        }
+    }
+
+    fn screen(&self) -> String {
+        self.parser.lock().expect("parser").screen().contents()
+    }
+
+    /// Waits until the screen contains `text`; fails with the screen on timeout.
+    fn wait_for(&self, text: &str, secs: u64) -> String {
+        let end = Instant::now() + Duration::from_secs(secs);
+        loop {
+            let s = self.screen();
+            if s.contains(text) {
+                return s;
+            }
+            if Instant::now() > end {
+                panic!("timed out waiting for {text:?}; screen:\n{s}");
+            }
+            std::thread::sleep(Duration::from_millis(30));
+        }
+    }
+
+    fn send(&mut self, keys: &str) {
+        self.writer.write_all(keys.as_bytes()).expect("write");
+        self.writer.flush().expect("flush");
+        std::thread::sleep(Duration::from_millis(150));
+    }
+
+    /// Quits: `q`, then `y` if asked. Returns the exit status.
+    fn quit(&mut self) -> portable_pty::ExitStatus {
+        self.send("q");
+        let end = Instant::now() + Duration::from_secs(20);
+        let mut answered = false;
+        loop {
+            if let Some(st) = self.child.try_wait().expect("try_wait") {
+                return st;
+            }
+            if !answered && self.screen().contains("Quit?") {
+                self.send("y");
+                answered = true;
+            }
+            if Instant::now() > end {
+                let _ = self.child.kill();
+                panic!("the program did not quit; screen:\n{}", self.screen());
+            }
+            std::thread::sleep(Duration::from_millis(30));
+        }
+    }
+
+    fn assert_restored(&self) {
+        let p = self.parser.lock().expect("parser");
+        let s = p.screen();
+        assert!(!s.alternate_screen(), "still on the alternate screen");
+        assert!(!s.hide_cursor(), "cursor still hidden");
+        assert_eq!(
+            s.mouse_protocol_mode(),
+            vt100::MouseProtocolMode::None,
+            "mouse capture still on"
+        );
+        if let Some(t) = self.master.get_termios() {
+            assert!(
+                t.local_flags.contains(LocalFlags::ICANON)
+                    && t.local_flags.contains(LocalFlags::ECHO),
+                "the terminal was left in raw mode"
+            );
+        }
+    }
+}
+
+#[test]
+fn demo_walkthrough_in_a_pty() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("p.db");
+    let db_s = db.to_string_lossy().to_string();
+    let mut s = Session::start(&["--db", &db_s, "demo", "--chunk-ms", "40"], dir.path());
+    s.wait_for("Plan DAG", 20);
+    // The status bar names the provider once the run has started.
+    let screen = s.wait_for("│ simulated │", 20);
+    assert!(
+        screen.contains("Token budget") && screen.contains("Quality"),
+        "{screen}"
+    );
+    // The first task is selected; j moves to the next layer.
+    s.wait_for("Output · TASK_VAULT_CHECK_01", 10);
+    s.send("j");
+    s.wait_for("Output · TASK_SCHOLAR_DIFF_01", 5);
+    s.send("k");
+    s.wait_for("Output · TASK_VAULT_CHECK_01", 5);
+    s.send("j");
+    // Help lists the keys; Esc closes it.
+    s.send("?");
+    let help = s.wait_for("Keys (rebind", 5);
+    assert!(help.contains("pause / resume dispatch"), "{help}");
+    s.send("\x1b");
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(!s.screen().contains("Keys (rebind"), "help did not close");
+    // Screens.
+    s.send("2");
+    s.wait_for("atoms ·", 5);
+    s.send("3");
+    s.wait_for("Runs in this database", 5);
+    s.wait_for("AVP_E2E", 5);
+    s.send("1");
+    s.wait_for("Plan DAG", 5);
+    // Let the demo finish, then quit.
+    s.wait_for("succeeded", 60);
+    let st = s.quit();
+    assert!(st.success(), "exit status {st:?}; screen:\n{}", s.screen());
+    s.assert_restored();
+    let after = s.screen();
+    assert!(
+        after.contains("run R"),
+        "summary printed after the UI:\n{after}"
+    );
+}
+
+#[test]
+fn quit_mid_run_then_resume_headless() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("p.db");
+    let db_s = db.to_string_lossy().to_string();
+    let mut s = Session::start(
+        &["--db", &db_s, "demo", "--no-faults", "--chunk-ms", "60"],
+        dir.path(),
+    );
+    s.wait_for("Plan DAG", 20);
+    // Mid-run: the first task is streaming.
+    s.wait_for("running", 20);
+    std::thread::sleep(Duration::from_millis(400));
+    let st = s.quit();
+    s.assert_restored();
+    assert_eq!(
+        st.exit_code(),
+        3,
+        "an interrupted run exits 3; screen:\n{}",
+        s.screen()
+    );
+    assert!(
+        s.screen().contains("resume with: plexus resume"),
+        "{}",
+        s.screen()
+    );
+    let store = plexus::store::Store::open(&db).expect("store");
+    let run = store.run("latest").expect("run");
+    assert_eq!(run.status, "interrupted");
+    drop(store);
+    // Resume headless (not a terminal) to the end.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_plexus"))
+        .args(["--db", &db_s, "resume", "latest", "--headless"])
+        .current_dir(dir.path())
+        .output()
+        .expect("resume");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "resume failed:\n{err}");
+    assert!(err.contains("succeeded"), "{err}");
+    let store = plexus::store::Store::open(&db).expect("store");
+    let run = store.run("latest").expect("run");
+    assert_eq!(run.status, "succeeded");
+    for t in store.tasks(&run.run_id).expect("tasks") {
+        assert_eq!(t.status, "success", "task {} ended {}", t.task_id, t.status);
+    }
+}

@@ -1,0 +1,146 @@
+//! Retrying a failed task from the keyboard: the run is held open after its last task,
+//! a retry resets the task and the tasks it blocked, and the run ends again — folded by
+//! the same reducer the TUI uses.
+
+mod common;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::{one_task_plan, quick_sim, test_config};
+use plexus::engine::{start_run, Control, RunSpec};
+use plexus::event::{EngineEvent, Envelope, RunStatus, TaskStatus};
+use plexus::plan::parse_plan;
+use plexus::provider::{Fault, SimulatedProvider};
+use plexus::state::{reduce, RunState};
+use plexus::store::{spawn_writer, RunRow, Store, WriteOp};
+use tokio::sync::mpsc::UnboundedReceiver;
+
+/// Reads delivered events until `stop` says so; folds them all.
+async fn until(
+    rx: &mut UnboundedReceiver<Vec<Arc<Envelope>>>,
+    st: &mut RunState,
+    log: &mut Vec<Arc<Envelope>>,
+    stop: impl Fn(&Envelope) -> bool,
+) {
+    loop {
+        let batch = tokio::time::timeout(Duration::from_secs(20), rx.recv())
+            .await
+            .expect("events keep coming")
+            .expect("channel open");
+        let mut done = false;
+        for e in batch {
+            reduce(st, &e);
+            done |= stop(&e);
+            log.push(e);
+        }
+        if done {
+            return;
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_failed_task_is_retried_and_unblocks_its_dependents() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("t.db");
+    let plan_json = one_task_plan(
+        r#",{"task_id":"B","agent":"Scholar_Internalizer","instruction":"Use A.","depends_on":["A"]},
+           {"task_id":"C","agent":"Scholar_Internalizer","instruction":"Use B.","depends_on":["B"]}"#,
+    );
+    let plan = Arc::new(parse_plan(&plan_json, "retry plan").expect("plan"));
+    let mut sim = quick_sim();
+    // A's first attempt hits a permanent provider error (E008: not retried by the engine).
+    sim.script = HashMap::from([("A".to_string(), vec![Fault::SystemError, Fault::None])]);
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let (writer, thread) = spawn_writer(&db, Some(tx)).expect("writer");
+    writer
+        .send(WriteOp::CreateRun(Box::new(RunRow::for_plan(
+            "R-retry",
+            &plan,
+            "simulated",
+            "{}".into(),
+        ))))
+        .expect("create");
+    let mut config = test_config();
+    config.hold_open = true;
+    let handle = start_run(RunSpec {
+        run_id: "R-retry".into(),
+        plan,
+        provider: Arc::new(SimulatedProvider::new(sim)),
+        config,
+        writer: writer.clone(),
+        known_assets: Default::default(),
+        resume: None,
+    });
+    let mut st = RunState::new();
+    let mut log = Vec::new();
+    let finished = |e: &Envelope| matches!(e.event, EngineEvent::RunFinished(_));
+    until(&mut rx, &mut st, &mut log, finished).await;
+    assert_eq!(st.status, Some(RunStatus::Failed));
+    assert_eq!(st.tasks[0].status, TaskStatus::Failed);
+    assert_eq!(st.tasks[1].status, TaskStatus::Blocked);
+    assert_eq!(st.tasks[2].status, TaskStatus::Blocked);
+    assert!(st.is_live() || st.status == Some(RunStatus::Failed));
+
+    // Retrying a task that did not fail changes nothing; retrying A reopens the run.
+    handle
+        .control
+        .send(Control::Retry("B".into()))
+        .expect("send");
+    handle
+        .control
+        .send(Control::Retry("A".into()))
+        .expect("send");
+    until(&mut rx, &mut st, &mut log, finished).await;
+    assert_eq!(
+        st.status,
+        Some(RunStatus::Succeeded),
+        "notes: {:?}",
+        st.notes
+    );
+    for t in &st.tasks {
+        assert_eq!(t.status, TaskStatus::Success, "task {}", t.id);
+    }
+    assert_eq!(st.tasks[0].attempts, 2, "the retry is attempt 2");
+    let resets: Vec<&str> = log
+        .iter()
+        .filter(|e| matches!(e.event, EngineEvent::TaskReset(_)))
+        .filter_map(|e| e.task_id.as_deref())
+        .collect();
+    assert_eq!(
+        resets,
+        vec!["A", "B", "C"],
+        "the task and everything it blocked"
+    );
+    // The reducer's quality totals agree with the engine's final report.
+    let Some(EngineEvent::RunFinished(f)) = log
+        .iter()
+        .rev()
+        .map(|e| &e.event)
+        .find(|e| matches!(e, EngineEvent::RunFinished(_)))
+    else {
+        panic!("no run_finished");
+    };
+    assert_eq!(st.quality.grades, f.grades);
+    assert_eq!(st.quality.atoms(), f.atoms);
+
+    // Quit: the held run ends without a second report.
+    let before = log.len();
+    handle.control.send(Control::Interrupt).expect("send");
+    let outcome = handle.join.await.expect("join").expect("run");
+    assert_eq!(outcome.status, RunStatus::Succeeded);
+    drop(writer);
+    thread.join().expect("writer");
+    while let Ok(b) = rx.try_recv() {
+        log.extend(b);
+    }
+    assert_eq!(log.len(), before, "no event after the quit");
+    let store = Store::open(&db).expect("store");
+    let run = store.run("R-retry").expect("run");
+    assert_eq!(run.status, "succeeded");
+    for t in store.tasks("R-retry").expect("tasks") {
+        assert_eq!(t.status, "success", "{}", t.task_id);
+    }
+}

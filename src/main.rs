@@ -146,6 +146,29 @@ enum Command {
         #[arg(long, default_value_t = 1)]
         max_atoms: u32,
     },
+    /// TUI benchmark: the Run screen of a 1,000-task DAG with a 100,000-line output
+    /// buffer rendered at 200x60 while 10,000 events/s are folded; reducer throughput;
+    /// memory under a long stream.
+    BenchUi {
+        /// Tasks in the DAG.
+        #[arg(long, default_value_t = 1000)]
+        tasks: usize,
+        /// Lines in the selected task's output.
+        #[arg(long, default_value_t = 100_000)]
+        lines: usize,
+        /// Frames to render.
+        #[arg(long, default_value_t = 1000)]
+        frames: usize,
+        /// Events per second fed while rendering.
+        #[arg(long, default_value_t = 10_000)]
+        events_per_s: usize,
+        /// Events folded in the reducer throughput run.
+        #[arg(long, default_value_t = 2_000_000)]
+        reducer_events: usize,
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Engine benchmark: a generated plan on the simulated provider with zero latency,
     /// every event logged, beside a bare batched SQLite insert loop.
     Bench {
@@ -426,6 +449,32 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
                 max_atoms,
             });
             println!("{}", serde_json::to_string_pretty(&v)?);
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::BenchUi {
+            tasks,
+            lines,
+            frames,
+            events_per_s,
+            reducer_events,
+            json,
+        } => {
+            let r = plexus::commands::bench_ui::run_ui_bench(
+                &plexus::commands::bench_ui::UiBenchOptions {
+                    tasks: tasks.max(1),
+                    lines,
+                    frames: frames.max(1),
+                    events_per_s,
+                    reducer_events,
+                    width: 200,
+                    height: 60,
+                },
+            )?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&r)?);
+            } else {
+                plexus::commands::bench_ui::print_ui_report(&r);
+            }
             Ok(ExitCode::SUCCESS)
         }
         Command::Bench {

@@ -77,12 +77,21 @@ pub struct BenchReport {
     pub status: String,
 }
 
-fn peak_rss_mib() -> f64 {
+pub(crate) fn peak_rss_mib() -> f64 {
+    proc_status_mib("VmHWM:")
+}
+
+/// Current resident memory, MiB (Linux; 0 elsewhere).
+pub(crate) fn rss_mib() -> f64 {
+    proc_status_mib("VmRSS:")
+}
+
+fn proc_status_mib(key: &str) -> f64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
         .and_then(|s| {
             s.lines()
-                .find(|l| l.starts_with("VmHWM:"))
+                .find(|l| l.starts_with(key))
                 .map(|l| l.to_string())
         })
         .and_then(|l| {

@@ -61,6 +61,16 @@ impl OutputBuffer {
         &self.text[start..]
     }
 
+    /// Drops the oldest half of the lines (or all text when there is one long line).
+    pub fn drop_oldest_half(&mut self) {
+        let n = self.starts.len();
+        if n > 2 {
+            self.drop_front(n / 2);
+        } else {
+            self.evict();
+        }
+    }
+
     fn drop_front(&mut self, lines: usize) {
         let lines = lines.min(self.starts.len().saturating_sub(1));
         if lines == 0 {
@@ -69,6 +79,9 @@ impl OutputBuffer {
         let cut = self.starts[lines] as usize;
         self.text.drain(..cut);
         self.starts.drain(..lines);
+        self.text.shrink_to(self.text.len() + self.text.len() / 4);
+        self.starts
+            .shrink_to(self.starts.len() + self.starts.len() / 4);
         for s in &mut self.starts {
             *s -= cut as u32;
         }
@@ -108,9 +121,9 @@ impl OutputBuffer {
         self.dropped
     }
 
-    /// Bytes of text held.
+    /// Bytes of memory held (allocated capacity, not just text).
     pub fn bytes(&self) -> usize {
-        self.text.len() + self.starts.len() * 4
+        self.text.capacity() + self.starts.capacity() * 4
     }
 
     /// Frees the text (it stays in the log), remembering how many lines there were.

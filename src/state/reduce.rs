@@ -405,11 +405,13 @@ fn note(st: &mut RunState, ts: i64, text: String) {
     st.notes.push_back(Note { ts, text });
 }
 
-/// Evicts finished tasks' text, oldest finished first, until within budget.
+/// Brings the streamed text held back within budget: first finished tasks' text goes,
+/// oldest finished first (it stays in the log and is loaded back when looked at); if
+/// that is not enough, the largest buffers drop their oldest half.
 fn enforce_budget(st: &mut RunState) {
     while st.output_bytes > st.output_budget {
         let Some(i) = st.evict_queue.pop_front() else {
-            return;
+            break;
         };
         let t = &mut st.tasks[i];
         if !(t.status.is_final() || t.status == TaskStatus::Cancelled) || t.output.is_empty() {
@@ -419,5 +421,23 @@ fn enforce_budget(st: &mut RunState) {
         t.output.evict();
         st.output_bytes += t.output.bytes();
         t.spilled = true;
+    }
+    while st.output_bytes > st.output_budget {
+        let Some((i, _)) = st
+            .tasks
+            .iter()
+            .enumerate()
+            .max_by_key(|(_, t)| t.output.bytes())
+        else {
+            return;
+        };
+        let t = &mut st.tasks[i];
+        let before = t.output.bytes();
+        t.output.drop_oldest_half();
+        let after = t.output.bytes();
+        if after >= before {
+            return;
+        }
+        st.output_bytes = st.output_bytes.saturating_sub(before - after);
     }
 }

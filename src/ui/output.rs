@@ -167,7 +167,10 @@ fn draw_lines<L: Lines>(buf: &mut Buffer, area: Rect, lines: &L, ui: &mut UiStat
 
 fn wrapped_count(line: &str, width: u16) -> usize {
     let clean = super::sanitize::sanitize_cow(line);
-    if clean.len() <= width as usize && clean.is_ascii() {
+    // A line no wider than the pane in bytes, or in columns, takes one row.
+    if clean.len() <= width as usize
+        || unicode_width::UnicodeWidthStr::width(clean.as_ref()) <= width as usize
+    {
         return 1;
     }
     wrap_ranges(&clean, width).len()

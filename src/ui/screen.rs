@@ -6,7 +6,7 @@ use ratatui::style::{Modifier, Style};
 use ratatui::widgets::{Block, BorderType, Borders, Clear, Widget};
 use ratatui::Frame;
 
-use super::text::{elapsed, fill, fill_rect, put};
+use super::text::{elapsed, fill, fill_rect, paint, put};
 use super::theme::Theme;
 use super::{atoms, budget, dag, help, output, quality, runs};
 use crate::app::ui_state::{Overlay, Pane, Question};
@@ -30,7 +30,7 @@ pub fn draw_buffer(
     theme: &Theme,
     keys: &Keymap,
 ) {
-    fill_rect(buf, area, theme.style_base());
+    paint(buf, area, theme.style_base());
     if area.height < 4 || area.width < 20 {
         put(
             buf,

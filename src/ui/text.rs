@@ -28,11 +28,17 @@ pub fn fill(buf: &mut Buffer, x: u16, y: u16, width: u16, style: Style) {
     }
 }
 
-/// Fills a whole rect with `style`.
+/// Blanks a whole rect in `style`.
 pub fn fill_rect(buf: &mut Buffer, r: Rect, style: Style) {
     for y in r.top()..r.bottom() {
         fill(buf, r.x, y, r.width, style);
     }
+}
+
+/// Sets the style of a rect, keeping its symbols (a frame starts blank, so this is all
+/// the background needs).
+pub fn paint(buf: &mut Buffer, r: Rect, style: Style) {
+    buf.set_style(r.intersection(buf.area), style);
 }
 
 /// `1234` → `1.2k`, `1234567` → `1.2M`.

@@ -21,7 +21,8 @@ pub const ELLIPSIS: char = '…';
 /// whole line; an empty line gives one empty range.
 pub fn wrap_ranges(line: &str, width: u16) -> Vec<Range<usize>> {
     let width = usize::from(width);
-    if width == 0 || line.is_empty() {
+    // Fits on one row: a character never takes more columns than it has bytes.
+    if width == 0 || line.len() <= width || unicode_width::UnicodeWidthStr::width(line) <= width {
         return std::iter::once(0..line.len()).collect();
     }
     let mut rows = Vec::new();

@@ -196,7 +196,7 @@ fn event_mix(ids: &[Arc<str>], n: usize, first_seq: u64) -> Vec<Envelope> {
             }),
             39 => EngineEvent::TaskReady(Empty {}),
             _ => EngineEvent::Chunk(Chunk {
-                text: text[..20 + k % 60].to_string() + if k % 3 == 0 { "\n" } else { "" },
+                text: text[..20 + k % 60].to_string() + if k.is_multiple_of(3) { "\n" } else { "" },
             }),
         };
         out.push(env(seq, task, t, ev));

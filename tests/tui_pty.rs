@@ -179,6 +179,55 @@ fn demo_walkthrough_in_a_pty() {
         after.contains("run R"),
         "summary printed after the UI:\n{after}"
     );
+
+    // Browse the database: the Runs screen lists the demo; Enter opens it read-only.
+    let mut b = Session::start(&["--db", &db_s, "browse"], dir.path());
+    b.wait_for("Runs in this database", 10);
+    b.wait_for("succeeded", 10);
+    b.send("\r");
+    let opened = b.wait_for("(read-only)", 10);
+    assert!(opened.contains("TASK_CRITIC_DIFF_01"), "{opened}");
+    b.send("p");
+    b.wait_for("read-only: this run", 5);
+    let st = b.quit();
+    assert!(st.success());
+    b.assert_restored();
+}
+
+#[test]
+fn sigterm_restores_the_terminal_and_leaves_the_run_resumable() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("p.db");
+    let db_s = db.to_string_lossy().to_string();
+    let s = Session::start(
+        &["--db", &db_s, "demo", "--no-faults", "--chunk-ms", "60"],
+        dir.path(),
+    );
+    s.wait_for("running", 20);
+    let mut s = s;
+    let pid = s.child.process_id().expect("pid");
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .expect("kill");
+    let end = Instant::now() + Duration::from_secs(20);
+    let status = loop {
+        if let Some(st) = s.child.try_wait().expect("wait") {
+            break st;
+        }
+        assert!(
+            Instant::now() < end,
+            "no exit after SIGTERM:\n{}",
+            s.screen()
+        );
+        std::thread::sleep(Duration::from_millis(30));
+    };
+    std::thread::sleep(Duration::from_millis(200));
+    s.assert_restored();
+    assert_eq!(status.exit_code(), 3, "{}", s.screen());
+    let store = plexus::store::Store::open(&db).expect("store");
+    assert_eq!(store.run("latest").expect("run").status, "interrupted");
 }
 
 #[test]

@@ -270,6 +270,8 @@ pub async fn run_loop(
     let mut last_frame = Instant::now() - FRAME_INTERVAL;
     let mut last_spin = Instant::now();
     let mut events_open = true;
+    // SIGTERM / SIGHUP: leave like a confirmed quit (the run stays resumable).
+    let mut term_signal = terminate_signals();
     loop {
         if app.ui.quitting && engine_done.is_none() {
             break;
@@ -328,6 +330,11 @@ pub async fn run_loop(
                 }
                 dirty = true;
             },
+            _ = term_signal.recv() => {
+                let fx = vec![Effect::Engine(Control::Interrupt), Effect::Quit];
+                app.run_effects(fx);
+                dirty = true;
+            },
             _ = tokio::time::sleep_until(wake) => {},
         }
     }
@@ -338,6 +345,30 @@ pub async fn run_loop(
         }
     }
     Ok(())
+}
+
+/// A receiver that yields once per SIGTERM or SIGHUP (never on other platforms).
+fn terminate_signals() -> tokio::sync::mpsc::UnboundedReceiver<()> {
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        for kind in [SignalKind::terminate(), SignalKind::hangup()] {
+            if let Ok(mut s) = signal(kind) {
+                let tx = tx.clone();
+                tokio::spawn(async move {
+                    while s.recv().await.is_some() {
+                        if tx.send(()).is_err() {
+                            break;
+                        }
+                    }
+                });
+            }
+        }
+    }
+    // Keep one sender alive so the channel never reports closed.
+    std::mem::forget(tx);
+    rx
 }
 
 fn draw(guard: &mut TerminalGuard, app: &mut App) -> std::io::Result<()> {

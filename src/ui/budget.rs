@@ -61,9 +61,10 @@ pub fn draw(buf: &mut Buffer, inner: Rect, run: &RunState, theme: &Theme) {
         let limit = a.max_input_tokens;
         let frac = ratio(a.last_prompt, limit);
         x += gauge(buf, x, y, gauge_w.min(room(x) as usize), frac, theme);
+        let unused = a.invocations == 0;
         let nums = format!(
             "{:>nums_w$}",
-            format!("{}/{}", compact(a.last_prompt), compact(limit))
+            format!("{}/{}", or_dash(a.last_prompt, unused), compact(limit))
         );
         x += put(buf, x, y, room(x), &nums, level(frac, theme));
         x += 1;
@@ -88,6 +89,15 @@ pub fn draw(buf: &mut Buffer, inner: Rect, run: &RunState, theme: &Theme) {
             put(buf, x, y, room(x), &rest, theme.style_base());
         }
         y += 1;
+    }
+}
+
+/// `—` for a figure not known yet (the agent has not been invoked).
+fn or_dash(n: u64, unknown: bool) -> String {
+    if unknown {
+        "—".into()
+    } else {
+        compact(n)
     }
 }
 

@@ -3,6 +3,7 @@
 
 mod attempt;
 pub mod config;
+pub mod context;
 pub mod emit;
 mod inputs;
 pub mod parse;

@@ -1,0 +1,8 @@
+//! Context budgets (seed 000 §4–§6): per-agent limits, the transfer mode of each input,
+//! summaries, priority trimming with its `context_management` report, and batching.
+
+pub mod batch;
+pub mod limits;
+pub mod select;
+pub mod summary;
+pub mod trim;

@@ -10,6 +10,7 @@ pub mod config;
 pub mod engine;
 pub mod event;
 pub mod jsonpath;
+pub mod panic_guard;
 pub mod plan;
 pub mod protocol;
 pub mod provider;

@@ -225,6 +225,13 @@ fn init_logging(db: &Path) -> Option<PathBuf> {
 
 fn main() -> ExitCode {
     let _ = color_eyre::install();
+    // Panics caught on purpose (a third-party parser on untrusted bytes) are not reported.
+    let report = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if !plexus::panic_guard::in_guarded() {
+            report(info);
+        }
+    }));
     let cli = Cli::parse();
     let log = init_logging(&cli.db);
     // The store's writer thread gets a core of its own: the runtime takes the others

@@ -62,6 +62,11 @@ fn install_panic_hook() {
     ONCE.call_once(|| {
         let previous = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
+            // A panic caught on purpose (a third-party parser on untrusted bytes) leaves
+            // the terminal alone; it is reported where it is caught.
+            if crate::panic_guard::in_guarded() {
+                return;
+            }
             restore();
             previous(info);
         }));

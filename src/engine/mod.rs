@@ -4,9 +4,12 @@
 mod attempt;
 pub mod config;
 pub mod context;
+pub mod db_ref;
 pub mod emit;
+pub mod file_ref;
 mod inputs;
 pub mod parse;
+pub mod pdf_text;
 pub mod quality;
 pub mod refs;
 pub mod request;

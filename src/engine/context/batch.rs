@@ -47,7 +47,6 @@ pub fn split(sizes: &[u64], cfg: &BatchConfig) -> Split {
         }
         batches.push(start..end);
         if end >= sizes.len() {
-            start = end;
             break;
         }
         // Overlap: step back over the last items worth `overlap_tokens`.

@@ -3,6 +3,7 @@
 
 pub mod batch;
 pub mod limits;
+pub mod plan;
 pub mod select;
 pub mod summary;
 pub mod trim;

@@ -1,0 +1,390 @@
+//! Planning a task's context: each resolved input gets its transfer mode (§5), its
+//! payload (full data, a summary, or a reference with stats and a preview), then the
+//! whole is trimmed by priority to the agent's effective data limit (§6.3), giving the
+//! payloads sent and the `context_management` report (§7.2).
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+use super::select::{choose, DataType, Rule};
+use super::summary::{summarize_atoms, summarize_text, text_of, Strategy};
+use super::trim::{atom_priority, trim, Decision, Item, Part};
+use crate::protocol::context::{ContextManagement, TransferMode};
+use crate::tokens::TokenCounter;
+
+/// A resolved input before planning.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Input {
+    /// Name in the report (`task_output:TASK_A`, `file:papers/x.md`, `db_query:papers`).
+    pub name: String,
+    /// The data.
+    pub data: Value,
+    /// Priority 1–4.
+    pub priority: u8,
+    /// What the data is.
+    pub data_type: DataType,
+    /// Mode named by the task's transfer_config.
+    pub configured: Option<TransferMode>,
+    /// The reference itself, passed on in reference mode.
+    pub reference: Value,
+}
+
+/// How one input was passed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InputPlan {
+    /// Name.
+    pub name: String,
+    /// Tokens of the data as resolved.
+    pub tokens: u64,
+    /// Mode chosen.
+    pub mode: TransferMode,
+    /// Whether it is passed in batches (> 50K tokens).
+    pub batched: bool,
+    /// The rule that chose the mode.
+    pub rule: Rule,
+    /// Priority.
+    pub priority: u8,
+    /// What trimming did (`keep`, `summarize`, `filter_by_priority`, `omit`).
+    pub action: String,
+    /// Tokens sent.
+    pub tokens_after: u64,
+}
+
+/// A planned context.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Planned {
+    /// Payloads to put in the request (omitted inputs are left out).
+    pub payloads: Vec<Value>,
+    /// Per input.
+    pub inputs: Vec<InputPlan>,
+    /// The §7.2 report.
+    pub report: ContextManagement,
+}
+
+/// Atoms of a value: its `atoms` array, or the value itself when it is an array.
+fn atoms_of(v: &Value) -> Option<&Vec<Value>> {
+    match v {
+        Value::Array(a) => Some(a),
+        Value::Object(o) => o.get("atoms").and_then(Value::as_array),
+        _ => None,
+    }
+}
+
+fn count(v: &Value, c: &TokenCounter) -> u64 {
+    match v {
+        Value::String(s) => c.count(s),
+        other => c.count(&other.to_string()),
+    }
+}
+
+/// A summary of `data` within about `target` tokens.
+fn summarize(data: &Value, target: u64, c: &TokenCounter) -> Value {
+    match atoms_of(data) {
+        Some(atoms) => summarize_atoms(atoms, target, Strategy::Extractive, c),
+        None => Value::String(summarize_text(
+            &text_of(data),
+            target,
+            Strategy::Extractive,
+            c,
+        )),
+    }
+}
+
+/// The reference-mode payload: available paths, data stats and an inline preview (§4.3).
+fn reference_payload(input: &Input, tokens: u64, batched: bool, preview: usize) -> Value {
+    let data = &input.data;
+    let mut paths: Vec<String> = match data {
+        Value::Object(o) => o.keys().map(|k| format!("$.{k}")).collect(),
+        Value::Array(_) => vec!["$[*]".into()],
+        _ => vec!["$".into()],
+    };
+    paths.sort();
+    let atoms = atoms_of(data);
+    let relations = data
+        .get("relations")
+        .and_then(Value::as_array)
+        .map_or(0, Vec::len);
+    let mut stats = json!({
+        "total_atoms": atoms.map_or(0, Vec::len),
+        "total_relations": relations,
+        "estimated_size_bytes": data.to_string().len(),
+        "estimated_tokens": tokens,
+    });
+    if batched {
+        stats["batched"] = json!(true);
+    }
+    let preview_items: Vec<Value> = atoms
+        .map(|a| {
+            a.iter()
+                .take(preview)
+                .map(|x| {
+                    let text = x.get("content").map(text_of).unwrap_or_else(|| text_of(x));
+                    let cut: String = text.chars().take(80).collect();
+                    json!({
+                        "atom_id": x.get("asset_id").or_else(|| x.get("atom_id")).cloned().unwrap_or(Value::Null),
+                        "atom_type": x.get("atom_type").cloned().unwrap_or(Value::Null),
+                        "content_preview": if text.chars().count() > 80 { format!("{cut}…") } else { cut },
+                    })
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    json!({
+        "source": input.name,
+        "transfer_mode": "reference",
+        "reference": {
+            "ref": input.reference,
+            "available_paths": paths,
+            "data_stats": stats,
+        },
+        "inline_preview": {"atoms_preview": preview_items, "preview_count": preview_items.len()},
+    })
+}
+
+/// Plans the context of `task_id` for `agent` within `limit` data tokens.
+#[allow(clippy::too_many_arguments)]
+pub fn plan(
+    task_id: &str,
+    agent: &str,
+    limit: u64,
+    system_tokens: u64,
+    instruction_tokens: u64,
+    inputs: &[Input],
+    preview_count: usize,
+    c: &TokenCounter,
+) -> Planned {
+    // 1. Modes and payloads.
+    let mut payloads = Vec::with_capacity(inputs.len());
+    let mut plans = Vec::with_capacity(inputs.len());
+    for input in inputs {
+        let tokens = count(&input.data, c);
+        let choice = choose(tokens, agent, input.data_type, input.configured);
+        let payload = match choice.mode {
+            TransferMode::Full => {
+                json!({"source": input.name, "transfer_mode": "full", "data": input.data})
+            }
+            TransferMode::Summary => {
+                let target = ((tokens as f64 * 0.3) as u64)
+                    .clamp(200.min(tokens), 2_000.max((tokens as f64 * 0.1) as u64));
+                json!({"source": input.name, "transfer_mode": "summary",
+                       "summary_config": {"max_length": target, "preserve_fields": ["atom_id", "asset_id", "atom_type", "confidence"],
+                                          "summarize_fields": ["content"], "summary_ratio": 0.3},
+                       "data": summarize(&input.data, target, c)})
+            }
+            TransferMode::Reference => {
+                reference_payload(input, tokens, choice.batched, preview_count)
+            }
+        };
+        plans.push(InputPlan {
+            name: input.name.clone(),
+            tokens,
+            mode: choice.mode,
+            batched: choice.batched,
+            rule: choice.rule,
+            priority: input.priority,
+            action: "keep".into(),
+            tokens_after: 0,
+        });
+        payloads.push(payload);
+    }
+    // 2. Trimming over what would be sent, with the system prompt and instructions.
+    let mut items: Vec<Item> = payloads
+        .iter()
+        .zip(inputs)
+        .map(|(p, input)| {
+            let parts = match (p["transfer_mode"].as_str(), atoms_of(&p["data"])) {
+                (Some("full"), Some(atoms)) => atoms
+                    .iter()
+                    .map(|a| Part {
+                        priority: atom_priority(
+                            a.get("atom_type").and_then(Value::as_str).unwrap_or(""),
+                        ),
+                        tokens: count(a, c),
+                    })
+                    .collect(),
+                _ => Vec::new(),
+            };
+            Item {
+                name: input.name.clone(),
+                priority: input.priority,
+                tokens: count(p, c),
+                parts,
+                compressible: true,
+            }
+        })
+        .collect();
+    for (name, tokens) in [
+        ("system_prompt", system_tokens),
+        ("task_instructions", instruction_tokens),
+    ] {
+        items.push(Item {
+            name: name.into(),
+            priority: 1,
+            tokens,
+            parts: Vec::new(),
+            compressible: false,
+        });
+    }
+    let trimmed = trim(task_id, &items, limit);
+    // 3. Apply the decisions.
+    let mut out = Vec::with_capacity(payloads.len());
+    for (i, mut p) in payloads.into_iter().enumerate() {
+        let d = trimmed.decisions[i];
+        plans[i].action = match d {
+            Decision::Keep => "keep",
+            Decision::FilterByPriority { .. } => "filter_by_priority",
+            Decision::Summarize { .. } => "summarize",
+            Decision::Omit => "omit",
+        }
+        .into();
+        match d {
+            Decision::Keep => {}
+            Decision::FilterByPriority { max_priority, .. } => {
+                let keep = |a: &Value| {
+                    atom_priority(a.get("atom_type").and_then(Value::as_str).unwrap_or(""))
+                        <= max_priority
+                };
+                if let Some(arr) = p["data"].as_array_mut() {
+                    arr.retain(keep);
+                } else if let Some(arr) = p["data"].get_mut("atoms").and_then(Value::as_array_mut) {
+                    arr.retain(keep);
+                }
+                p["priority_filter"] = json!(format!("priority <= {max_priority}"));
+            }
+            Decision::Summarize { tokens } => {
+                p = json!({"source": inputs[i].name, "transfer_mode": "summary",
+                           "summary_config": {"max_length": tokens, "summary_ratio": tokens as f64 / plans[i].tokens.max(1) as f64},
+                           "data": summarize(&inputs[i].data, tokens, c)});
+                plans[i].mode = TransferMode::Summary;
+            }
+            Decision::Omit => {
+                plans[i].tokens_after = 0;
+                continue;
+            }
+        }
+        plans[i].tokens_after = count(&p, c);
+        out.push(p);
+    }
+    Planned {
+        payloads: out,
+        inputs: plans,
+        report: trimmed.report,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn atoms(n: usize, words: usize) -> Value {
+        let text = "the reverse process removes a little noise at each step ".repeat(words);
+        json!({"atoms": (0..n).map(|i| json!({
+            "asset_id": format!("A{i}"),
+            "atom_type": if i % 4 == 3 { "background" } else { "claim" },
+            "confidence": 0.9,
+            "content": {"text": text},
+        })).collect::<Vec<_>>()})
+    }
+
+    fn input(name: &str, data: Value, priority: u8) -> Input {
+        Input {
+            name: name.into(),
+            data,
+            priority,
+            data_type: DataType::Atoms,
+            configured: None,
+            reference: json!({"ref_type": "task_output", "task_id": name}),
+        }
+    }
+
+    #[test]
+    fn small_inputs_pass_whole_and_the_report_says_so() {
+        let c = TokenCounter::default();
+        let p = plan(
+            "t",
+            "Strategic_Critic",
+            82_800,
+            500,
+            200,
+            &[input("a", atoms(2, 3), 1)],
+            3,
+            &c,
+        );
+        assert_eq!(p.inputs[0].mode, TransferMode::Full);
+        assert_eq!(p.payloads[0]["transfer_mode"], "full");
+        assert_eq!(p.report.resolution.strategy, "none");
+        assert!(p.report.resolution.within_limit);
+        assert_eq!(p.report.total_input_data.len(), 3);
+    }
+
+    #[test]
+    fn the_critic_gets_a_summary_and_the_vault_a_reference() {
+        let c = TokenCounter::default();
+        let data = atoms(40, 5); // a few thousand tokens
+        let p = plan(
+            "t",
+            "Strategic_Critic",
+            82_800,
+            500,
+            200,
+            &[input("a", data.clone(), 1)],
+            3,
+            &c,
+        );
+        assert_eq!(p.inputs[0].mode, TransferMode::Summary);
+        assert!(
+            p.inputs[0].tokens_after < p.inputs[0].tokens,
+            "{:?}",
+            p.inputs[0]
+        );
+        assert_eq!(p.payloads[0]["data"]["total_atoms"], 40);
+        let p = plan(
+            "t",
+            "Knowledge_Vault",
+            82_800,
+            500,
+            200,
+            &[input("a", data, 1)],
+            5,
+            &c,
+        );
+        assert_eq!(p.inputs[0].mode, TransferMode::Reference);
+        let r = &p.payloads[0];
+        assert_eq!(r["reference"]["data_stats"]["total_atoms"], 40);
+        assert_eq!(r["inline_preview"]["preview_count"], 5);
+        assert_eq!(r["reference"]["available_paths"], json!(["$.atoms"]));
+    }
+
+    #[test]
+    fn over_the_limit_inputs_are_trimmed_and_reported() {
+        let c = TokenCounter::default();
+        // A scholar output that must go whole for a Scholar agent, bigger than the limit.
+        let big = atoms(60, 30);
+        let mut inp = input("task_output:S", big, 1);
+        inp.configured = Some(TransferMode::Full);
+        let extra = input("db_query:knowledge_atoms", atoms(20, 30), 2);
+        let p = plan(
+            "t",
+            "Scholar_Internalizer",
+            20_000,
+            1_000,
+            500,
+            &[inp, extra],
+            3,
+            &c,
+        );
+        let r = &p.report;
+        assert!(r.total_tokens > 20_000, "{}", r.total_tokens);
+        assert_eq!(r.resolution.strategy, "priority_based_trimming");
+        assert!(!r.resolution.actions.is_empty());
+        let sent: u64 = p.inputs.iter().map(|i| i.tokens_after).sum::<u64>() + 1_500;
+        assert!(r.resolution.within_limit, "{r:?}");
+        // The planned figures are the tokens actually sent, within a small framing margin.
+        assert!(sent <= 20_000 + 600, "sent {sent}");
+        assert_eq!(p.inputs[0].action, "filter_by_priority");
+        let kept = p.payloads[0]["data"]["atoms"]
+            .as_array()
+            .map_or(0, Vec::len);
+        assert_eq!(kept, 45, "background atoms dropped");
+    }
+}

@@ -372,6 +372,18 @@ pub struct ReferenceFailed {
     pub failure: ResolutionFailure,
 }
 
+/// A task's context was planned (seed 000 §5–§7): how each input is passed and the
+/// `context_management` report.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ContextPlanned {
+    /// Per input: mode, rule, priority, action, tokens before and after.
+    pub inputs: Vec<crate::engine::context::plan::InputPlan>,
+    /// The §7.2 report.
+    pub report: crate::protocol::context::ContextManagement,
+    /// The agent's effective data limit.
+    pub effective_data_limit: u64,
+}
+
 macro_rules! engine_events {
     ($( $(#[$doc:meta])* $variant:ident($ty:ty) = $kind:literal, )*) => {
         /// A fact reported by the engine. Persisted, replayable, folded by reducers.
@@ -443,6 +455,8 @@ engine_events! {
     RetryScheduled(RetryScheduled) = "retry_scheduled",
     /// A data reference failed.
     ReferenceFailed(ReferenceFailed) = "reference_failed",
+    /// A task's context was planned.
+    ContextPlanned(ContextPlanned) = "context_planned",
 }
 
 /// A stored event that could not be decoded.

@@ -415,6 +415,7 @@ async fn cancel_stops_in_flight_work_and_records_why() {
     let mut sim = quick_sim();
     sim.chunk_ms = 50; // slow stream so the cancel lands mid-invocation
     let h = plexus::engine::start_run(plexus::engine::RunSpec {
+        db: None,
         run_id: "R-c".into(),
         plan,
         provider: std::sync::Arc::new(plexus::provider::SimulatedProvider::new(sim)),

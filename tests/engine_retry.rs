@@ -66,6 +66,7 @@ async fn a_failed_task_is_retried_and_unblocks_its_dependents() {
     let mut config = test_config();
     config.hold_open = true;
     let handle = start_run(RunSpec {
+        db: None,
         run_id: "R-retry".into(),
         plan,
         provider: Arc::new(SimulatedProvider::new(sim)),

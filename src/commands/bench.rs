@@ -322,6 +322,7 @@ async fn measured_run(
     let stats = writer.stats().clone();
     let start = Instant::now();
     let handle = start_run(RunSpec {
+        db: None,
         run_id,
         plan,
         provider: Arc::new(SimulatedProvider::new(sim)),

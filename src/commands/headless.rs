@@ -99,6 +99,23 @@ impl Progress {
                     width = self.total.to_string().len()
                 ))
             }
+            EngineEvent::ContextPlanned(c) => {
+                let r = &c.report.resolution;
+                (!r.actions.is_empty() || c.inputs.iter().any(|i| i.batched)).then(|| {
+                    format!(
+                        "{task}: context {} → {} of {} tokens ({} action(s){})",
+                        c.report.total_tokens,
+                        r.final_tokens,
+                        c.report.context_limit,
+                        r.actions.len(),
+                        if r.within_limit {
+                            ""
+                        } else {
+                            "; still over the limit"
+                        }
+                    )
+                })
+            }
             EngineEvent::TaskReset(r) => Some(format!("{task}: reset — {}", r.reason)),
             EngineEvent::InvocationStarted(s) => {
                 let a = self

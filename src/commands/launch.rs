@@ -87,6 +87,14 @@ pub fn start(
     resume: Option<(String, ResumeState)>,
     demo_assets: bool,
 ) -> Result<Started> {
+    let mut config = config;
+    // File references resolve against the directory the run started in (stored with the
+    // run, so a resume reads the same files).
+    if resume.is_none() && config.engine.workspace.is_relative() {
+        if let Ok(cwd) = std::env::current_dir() {
+            config.engine.workspace = cwd.join(&config.engine.workspace);
+        }
+    }
     let (sub_tx, sub_rx) = tokio::sync::mpsc::unbounded_channel();
     let (writer, writer_thread) = spawn_writer(&globals.db, Some(sub_tx))
         .wrap_err_with(|| format!("cannot open the database {}", globals.db.display()))?;
@@ -111,6 +119,7 @@ pub fn start(
     let known_assets = Store::open(&globals.db)?.known_asset_ids()?;
     let provider = Arc::new(SimulatedProvider::new(config.simulated.clone()));
     let handle = start_run(RunSpec {
+        db: Some(globals.db.clone()),
         run_id: run_id.clone(),
         plan,
         provider,

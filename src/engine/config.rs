@@ -35,6 +35,8 @@ pub struct EngineConfig {
     /// TUI sets this; upstream outputs are then kept in memory for retries).
     #[serde(skip)]
     pub hold_open: bool,
+    /// Root that `file` references are read from (nothing outside it).
+    pub workspace: std::path::PathBuf,
 }
 
 impl Default for EngineConfig {
@@ -51,6 +53,7 @@ impl Default for EngineConfig {
             chunk_flush_ms: 16,
             chunk_flush_max: 4,
             hold_open: false,
+            workspace: std::path::PathBuf::from("."),
         }
     }
 }

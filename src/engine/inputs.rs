@@ -1,20 +1,167 @@
-//! What a task is handed besides its instruction: resolved `task_output` references,
-//! references passed on in reference mode, and the asset ids of its upstream tasks.
+//! What a task is handed besides its instruction. At dispatch (seed 000 §3.1: files and
+//! queries at scheduling, task outputs once their task is done — in a DAG that is before
+//! dispatch too) every data reference is resolved; failures follow the task's
+//! `fallback_config` or the defaults of §3.2 and are logged as `reference_failed`; the
+//! resolved data is then planned into the agent's context (`context_planned`).
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::Duration;
 
 use serde_json::{json, Value};
 
+use super::context::limits::limits;
+use super::context::plan::{plan, Input};
+use super::context::select::DataType;
 use super::emit::Scope;
-use super::refs::resolve_task_output;
+use super::refs::{resolve_task_output, RefFailure};
 use super::run::RunCtx;
-use crate::event::{EngineEvent, ReferenceFailed};
+use crate::event::{ContextPlanned, EngineEvent, ReferenceFailed};
 use crate::protocol::refs::{RefErrorCode, ResolutionFailure};
-use crate::protocol::{DataReference, FallbackStrategy, ResponseOutput};
+use crate::protocol::{DataReference, FallbackConfig, FallbackStrategy, ResponseOutput};
 
-/// Resolves the task's references and the upstream asset ids.
-pub(super) fn gather_inputs(ctx: &RunCtx, idx: usize, scope: &Scope) -> (Vec<String>, Vec<Value>) {
+/// How long a db_query may run.
+pub const DB_QUERY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// A task's gathered inputs.
+pub(super) struct Gathered {
+    /// Asset ids of upstream work (for delta audits).
+    pub assets: Vec<String>,
+    /// Payloads for the request's `context.inputs`.
+    pub payloads: Vec<Value>,
+    /// The context report, stored with each invocation.
+    pub report: Option<Value>,
+    /// Set when a reference failure aborts the task.
+    pub abort: Option<String>,
+}
+
+/// What to do after a failure, by the §3.2 table when the task configures nothing.
+fn default_strategy(code: RefErrorCode, has_default: bool) -> &'static str {
+    match code {
+        RefErrorCode::RefNotFound if has_default => "use_default",
+        RefErrorCode::RefNotFound => "skip",
+        RefErrorCode::RefTimeout => "retry",
+        RefErrorCode::RefPermissionDenied => "abort",
+        RefErrorCode::RefFormatError => "abort",
+        RefErrorCode::RefPathInvalid => "return_full",
+        RefErrorCode::RefFilterError => "ignore_filter",
+    }
+}
+
+fn strategy_name(s: FallbackStrategy) -> &'static str {
+    match s {
+        FallbackStrategy::UseDefault => "use_default",
+        FallbackStrategy::Retry => "retry",
+        FallbackStrategy::Skip => "skip",
+        FallbackStrategy::Abort => "abort",
+    }
+}
+
+fn ref_name(r: &DataReference) -> String {
+    match r {
+        DataReference::TaskOutput(t) => format!("task_output:{}", t.task_id),
+        DataReference::File(f) => format!("file:{}", f.path),
+        DataReference::DbQuery(q) => format!("db_query:{}", q.table),
+    }
+}
+
+fn data_type_of(r: &DataReference, data: &Value) -> DataType {
+    match r {
+        DataReference::TaskOutput(_) => DataType::Atoms,
+        DataReference::File(f) => match f.format.as_deref() {
+            Some("json") => DataType::Metadata,
+            _ if f.path.ends_with(".json") => DataType::Metadata,
+            _ => DataType::Text,
+        },
+        DataReference::DbQuery(q) => match q.table.as_str() {
+            "relations" => DataType::Relations,
+            "knowledge_atoms" => DataType::Atoms,
+            "papers" => DataType::Metadata,
+            _ if data.is_null() => DataType::Metadata,
+            _ => DataType::Table,
+        },
+    }
+}
+
+/// Resolves one reference once.
+async fn resolve_once(
+    ctx: &RunCtx,
+    r: &DataReference,
+    outputs: &HashMap<usize, Arc<ResponseOutput>>,
+) -> Result<Value, RefFailure> {
+    match r {
+        DataReference::TaskOutput(t) => {
+            let out = ctx
+                .plan
+                .task_index(&t.task_id)
+                .and_then(|j| outputs.get(&j).cloned());
+            match out {
+                Some(o) => match serde_json::to_value(&*o) {
+                    Ok(v) => resolve_task_output(&v, t),
+                    Err(e) => Err(RefFailure {
+                        code: RefErrorCode::RefFormatError,
+                        message: format!("the output of `{}` does not serialise: {e}", t.task_id),
+                    }),
+                },
+                None => Err(RefFailure {
+                    code: RefErrorCode::RefNotFound,
+                    message: format!("task `{}` produced no output", t.task_id),
+                }),
+            }
+        }
+        DataReference::File(f) => {
+            let root = ctx.config.workspace.clone();
+            let f = f.clone();
+            tokio::task::spawn_blocking(move || super::file_ref::resolve_file(&root, &f))
+                .await
+                .unwrap_or_else(|e| {
+                    Err(RefFailure {
+                        code: RefErrorCode::RefFormatError,
+                        message: format!("file reader failed: {e}"),
+                    })
+                })
+        }
+        DataReference::DbQuery(q) => {
+            let Some(db) = ctx.db.clone() else {
+                return Err(RefFailure {
+                    code: RefErrorCode::RefNotFound,
+                    message: "no database to query".into(),
+                });
+            };
+            let q = q.clone();
+            tokio::task::spawn_blocking(move || {
+                super::db_ref::resolve_db(&db, &q, DB_QUERY_TIMEOUT)
+            })
+            .await
+            .unwrap_or_else(|e| {
+                Err(RefFailure {
+                    code: RefErrorCode::RefFormatError,
+                    message: format!("query failed: {e}"),
+                })
+            })
+        }
+    }
+}
+
+/// The reference with its path (`return_full`) or filter (`ignore_filter`) dropped.
+fn degraded(r: &DataReference, code: RefErrorCode) -> Option<DataReference> {
+    match (r, code) {
+        (DataReference::TaskOutput(t), RefErrorCode::RefPathInvalid) => {
+            let mut t = t.clone();
+            t.path = None;
+            Some(DataReference::TaskOutput(t))
+        }
+        (DataReference::TaskOutput(t), RefErrorCode::RefFilterError) => {
+            let mut t = t.clone();
+            t.filter = None;
+            Some(DataReference::TaskOutput(t))
+        }
+        _ => None,
+    }
+}
+
+/// Resolves the task's references, applies fallbacks, and plans the context.
+pub(super) async fn gather_inputs(ctx: &RunCtx, idx: usize, scope: &Scope) -> Gathered {
     let task = &ctx.plan.tasks[idx];
     let mut assets: Vec<String> = task.context.existing_assets.clone().unwrap_or_default();
     let needed: Vec<usize> = task
@@ -42,58 +189,176 @@ pub(super) fn gather_inputs(ctx: &RunCtx, idx: usize, scope: &Scope) -> (Vec<Str
             }
         }
     }
-    let mut inputs = Vec::new();
+    let fallback: Option<&FallbackConfig> = task.fallback_config.as_ref();
+    let mut inputs: Vec<Input> = Vec::new();
+    let mut abort = None;
     for (i, r) in task.data_references.iter().enumerate() {
-        match r {
-            DataReference::TaskOutput(t) => {
-                let out = ctx.plan.task_index(&t.task_id).and_then(|j| outputs.get(&j).cloned());
-                let res = match out {
-                    Some(o) => match serde_json::to_value(&*o) {
-                        Ok(v) => resolve_task_output(&v, t),
-                        Err(e) => Err(super::refs::RefFailure {
-                            code: RefErrorCode::RefFormatError,
-                            message: format!("the output of `{}` does not serialise: {e}", t.task_id),
-                        }),
-                    },
-                    None => Err(super::refs::RefFailure {
-                        code: RefErrorCode::RefNotFound,
-                        message: format!("task `{}` produced no output", t.task_id),
-                    }),
-                };
-                match res {
-                    Ok(data) => inputs.push(json!({
-                        "source": format!("task_output:{}{}", t.task_id, t.path.as_deref().map(|p| format!(" {p}")).unwrap_or_default()),
-                        "transfer_mode": "full",
-                        "data": data
-                    })),
-                    Err(f) => {
-                        let (strategy, value) = match &task.fallback_config {
-                            Some(fc) if fc.strategy == FallbackStrategy::UseDefault => ("use_default", fc.default_value.clone()),
-                            _ => match f.code {
-                                RefErrorCode::RefPathInvalid => ("return_full", Value::Null),
-                                RefErrorCode::RefFilterError => ("ignore_filter", Value::Null),
-                                _ => ("skip", Value::Null),
-                            },
-                        };
-                        let failure = ResolutionFailure {
-                            ref_type: "task_output".into(),
-                            task_id: Some(t.task_id.clone()),
-                            error_code: f.code,
-                            error_message: f.message,
-                            fallback_strategy: strategy.into(),
-                            fallback_value: value.clone(),
-                            timestamp: crate::store::writer::now_rfc3339(),
-                            extra: Default::default(),
-                        };
-                        let _ = ctx.emitter.emit(scope, EngineEvent::ReferenceFailed(ReferenceFailed { index: i, failure }));
-                        if !value.is_null() {
-                            inputs.push(json!({"source": format!("task_output:{}", t.task_id), "transfer_mode": "full", "data": value}));
+        let report = |failure: ResolutionFailure| {
+            let _ = ctx.emitter.emit(
+                scope,
+                EngineEvent::ReferenceFailed(ReferenceFailed { index: i, failure }),
+            );
+        };
+        let record = |f: &RefFailure, strategy: &str, value: Value| ResolutionFailure {
+            ref_type: r.ref_type().into(),
+            task_id: match r {
+                DataReference::TaskOutput(t) => Some(t.task_id.clone()),
+                _ => None,
+            },
+            error_code: f.code,
+            error_message: f.message.clone(),
+            fallback_strategy: strategy.into(),
+            fallback_value: value,
+            timestamp: crate::store::writer::now_rfc3339(),
+            extra: Default::default(),
+        };
+        let mut resolved = resolve_once(ctx, r, &outputs).await;
+        let mut used_ref = r.clone();
+        if let Err(f) = &resolved {
+            let f = f.clone();
+            let default_value = fallback
+                .map(|c| c.default_value.clone())
+                .unwrap_or(Value::Null);
+            let strategy = match fallback {
+                Some(c) => strategy_name(c.strategy),
+                None => default_strategy(f.code, !default_value.is_null()),
+            };
+            match strategy {
+                "retry" => {
+                    let (count, delay, last) = match fallback {
+                        Some(c) => (
+                            c.retry_count,
+                            c.retry_delay_ms,
+                            c.on_final_failure.unwrap_or(FallbackStrategy::Skip),
+                        ),
+                        None => (3, 1_000, FallbackStrategy::Skip),
+                    };
+                    let mut last_err = f;
+                    for _ in 0..count {
+                        report(record(&last_err, "retry", Value::Null));
+                        tokio::time::sleep(Duration::from_millis(delay)).await;
+                        match resolve_once(ctx, r, &outputs).await {
+                            Ok(v) => {
+                                resolved = Ok(v);
+                                break;
+                            }
+                            Err(e) => last_err = e,
+                        }
+                    }
+                    if resolved.is_err() {
+                        let final_strategy = strategy_name(last);
+                        report(record(&last_err, final_strategy, default_value.clone()));
+                        match last {
+                            FallbackStrategy::Abort => {
+                                abort = Some(format!(
+                                    "{}: {} {}",
+                                    ref_name(r),
+                                    last_err.code.as_str(),
+                                    last_err.message
+                                ))
+                            }
+                            FallbackStrategy::UseDefault if !default_value.is_null() => {
+                                resolved = Ok(default_value.clone())
+                            }
+                            _ => {}
                         }
                     }
                 }
+                "return_full" | "ignore_filter" => {
+                    report(record(&f, strategy, Value::Null));
+                    if let Some(d) = degraded(r, f.code) {
+                        resolved = resolve_once(ctx, &d, &outputs).await;
+                        used_ref = d;
+                    }
+                }
+                "use_default" => {
+                    report(record(&f, strategy, default_value.clone()));
+                    if !default_value.is_null() {
+                        resolved = Ok(default_value.clone());
+                    }
+                }
+                "abort" => {
+                    report(record(&f, strategy, Value::Null));
+                    abort = Some(format!(
+                        "{}: {} {}",
+                        ref_name(r),
+                        f.code.as_str(),
+                        f.message
+                    ));
+                }
+                _ => report(record(&f, strategy, Value::Null)),
             }
-            other => inputs.push(json!({"source": other.ref_type(), "transfer_mode": "reference", "reference": other})),
+        }
+        if abort.is_some() {
+            break;
+        }
+        if let Ok(data) = resolved {
+            let priority = match r {
+                DataReference::TaskOutput(_) => 1,
+                _ => 2,
+            };
+            inputs.push(Input {
+                name: ref_name(r),
+                data_type: data_type_of(r, &data),
+                data,
+                priority,
+                configured: task.transfer_config.as_ref().and_then(|c| c.mode),
+                reference: serde_json::to_value(&used_ref).unwrap_or(Value::Null),
+            });
         }
     }
-    (assets, inputs)
+    if let Some(a) = abort {
+        return Gathered {
+            assets,
+            payloads: Vec::new(),
+            report: None,
+            abort: Some(a),
+        };
+    }
+    if inputs.is_empty() {
+        return Gathered {
+            assets,
+            payloads: Vec::new(),
+            report: None,
+            abort: None,
+        };
+    }
+    let agent = &ctx.plan.agents[&task.agent];
+    let lim = limits(
+        agent.max_input_tokens,
+        agent.max_tokens as u64,
+        Some(agent.data_area_tokens),
+    );
+    let (_, system_tokens) = ctx.system_prompt_info(&task.agent);
+    let instruction_tokens = ctx.config.tokens.count(&task.instruction);
+    let preview = task
+        .transfer_config
+        .as_ref()
+        .and_then(|c| c.inline_preview_count)
+        .unwrap_or(3) as usize;
+    let planned = plan(
+        &task.task_id,
+        &task.agent,
+        lim.effective_data_limit,
+        system_tokens,
+        instruction_tokens,
+        &inputs,
+        preview,
+        &ctx.config.tokens,
+    );
+    let report = json!({"context_management": planned.report, "inputs": planned.inputs, "effective_data_limit": lim.effective_data_limit});
+    let _ = ctx.emitter.emit(
+        scope,
+        EngineEvent::ContextPlanned(ContextPlanned {
+            inputs: planned.inputs,
+            report: planned.report,
+            effective_data_limit: lim.effective_data_limit,
+        }),
+    );
+    Gathered {
+        assets,
+        payloads: planned.payloads,
+        report: Some(report),
+        abort: None,
+    }
 }

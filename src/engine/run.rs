@@ -76,6 +76,8 @@ pub struct RunSpec {
     pub known_assets: HashSet<String>,
     /// Set when resuming.
     pub resume: Option<ResumeState>,
+    /// The database file `db_query` references read (None: such references fail).
+    pub db: Option<std::path::PathBuf>,
 }
 
 /// How a run ended.
@@ -111,6 +113,7 @@ pub struct RunCtx {
     pub(super) known_assets: RwLock<HashSet<String>>,
     pub(super) outputs: RwLock<HashMap<usize, Arc<ResponseOutput>>>,
     pub(super) base_constraints: Vec<Constraints>,
+    pub(super) db: Option<std::path::PathBuf>,
     agents: HashMap<String, AgentCache>,
     inv_seq: Mutex<HashMap<String, u32>>,
 }
@@ -229,6 +232,7 @@ async fn coordinate(
         known_assets: RwLock::new(spec.known_assets),
         outputs: RwLock::new(outputs),
         base_constraints,
+        db: spec.db.clone(),
         agents,
         inv_seq: Mutex::new(
             resume

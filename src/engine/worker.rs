@@ -141,7 +141,34 @@ pub async fn run_task(
         invocation_id: None,
         agent: Some(agent.clone()),
     };
-    let (assets, inputs) = gather_inputs(&ctx, idx, &task_scope);
+    let gathered = tokio::select! {
+        g = gather_inputs(&ctx, idx, &task_scope) => g,
+        s = stopped(&mut stop) => return TaskOutcome {
+            status: s.task_status(),
+            attempts: first_attempt,
+            atoms: 0,
+            error_code: None,
+            output: None,
+            grades: GradeCounts::default(),
+            invocation_id: None,
+        },
+    };
+    if let Some(why) = gathered.abort {
+        tracing::warn!(
+            "task {} aborted by a reference failure: {why}",
+            task.task_id
+        );
+        return TaskOutcome {
+            status: TaskStatus::Failed,
+            attempts: first_attempt,
+            atoms: 0,
+            error_code: Some(ErrorCode::E008),
+            output: None,
+            grades: GradeCounts::default(),
+            invocation_id: None,
+        };
+    }
+    let (assets, inputs, context_report) = (gathered.assets, gathered.payloads, gathered.report);
     let (prompt_hash, system_tokens) = ctx.system_prompt_info(&task.agent);
     loop {
         attempt += 1;
@@ -185,7 +212,12 @@ pub async fn run_task(
             system_prompt: agent_def.system_prompt.clone(),
             user_prompt,
             constraints,
-            extra: Default::default(),
+            extra: match &context_report {
+                Some(r) => [("context_management".to_string(), r.clone())]
+                    .into_iter()
+                    .collect(),
+                None => Default::default(),
+            },
         });
         let raw_user = serde_json::value::RawValue::from_string(user_text).ok();
         let request_json = match &raw_user {

@@ -108,6 +108,8 @@ pub struct TaskView {
     pub retries: u32,
     /// Task notes (retries, blocked by, reference failures), oldest first.
     pub notes: Vec<String>,
+    /// The task's context plan (inputs, modes, trimming), when it had inputs.
+    pub context: Option<crate::event::ContextPlanned>,
     /// Streamed text of every attempt, with markers between attempts.
     pub output: OutputBuffer,
     /// Whether older text was evicted or dropped and lives only in the log.
@@ -164,6 +166,10 @@ pub struct AgentView {
     pub invocations: u32,
     /// Invocations in flight.
     pub in_flight: u32,
+    /// Trimming actions applied to this agent's contexts.
+    pub trims: u32,
+    /// Inputs passed to this agent in batches.
+    pub batches: u32,
     /// Quality of this agent's accepted work.
     pub quality: Quality,
 }

@@ -134,6 +134,14 @@ pub fn reduce(st: &mut RunState, env: &Envelope) {
                 enforce_budget(st);
             }
         }
+        EngineEvent::ContextPlanned(c) => {
+            if let Some(i) = task {
+                let agent = st.tasks[i].agent;
+                st.agents[agent].trims += c.report.resolution.actions.len() as u32;
+                st.agents[agent].batches += c.inputs.iter().filter(|x| x.batched).count() as u32;
+                st.tasks[i].context = Some(c.clone());
+            }
+        }
         EngineEvent::TaskReset(r) => {
             if let Some(i) = task {
                 let prev = st.tasks[i].status;
@@ -321,6 +329,7 @@ fn start_tasks(st: &mut RunState, r: &crate::event::RunStarted) {
             prompt_tokens: 0,
             max_tokens: 0,
             last: None,
+            context: None,
             retries: 0,
             notes: Vec::new(),
             output: OutputBuffer::new(),

@@ -37,6 +37,8 @@ pub struct EngineConfig {
     pub hold_open: bool,
     /// Root that `file` references are read from (nothing outside it).
     pub workspace: std::path::PathBuf,
+    /// Longest a `db_query` reference may run, ms (REF_TIMEOUT after).
+    pub ref_timeout_ms: u64,
 }
 
 impl Default for EngineConfig {
@@ -54,6 +56,7 @@ impl Default for EngineConfig {
             chunk_flush_max: 4,
             hold_open: false,
             workspace: std::path::PathBuf::from("."),
+            ref_timeout_ms: 5_000,
         }
     }
 }

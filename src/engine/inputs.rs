@@ -20,9 +20,6 @@ use crate::event::{ContextPlanned, EngineEvent, ReferenceFailed};
 use crate::protocol::refs::{RefErrorCode, ResolutionFailure};
 use crate::protocol::{DataReference, FallbackConfig, FallbackStrategy, ResponseOutput};
 
-/// How long a db_query may run.
-pub const DB_QUERY_TIMEOUT: Duration = Duration::from_secs(5);
-
 /// A task's gathered inputs.
 pub(super) struct Gathered {
     /// Asset ids of upstream work (for delta audits).
@@ -129,16 +126,15 @@ async fn resolve_once(
                 });
             };
             let q = q.clone();
-            tokio::task::spawn_blocking(move || {
-                super::db_ref::resolve_db(&db, &q, DB_QUERY_TIMEOUT)
-            })
-            .await
-            .unwrap_or_else(|e| {
-                Err(RefFailure {
-                    code: RefErrorCode::RefFormatError,
-                    message: format!("query failed: {e}"),
+            let timeout = Duration::from_millis(ctx.config.ref_timeout_ms);
+            tokio::task::spawn_blocking(move || super::db_ref::resolve_db(&db, &q, timeout))
+                .await
+                .unwrap_or_else(|e| {
+                    Err(RefFailure {
+                        code: RefErrorCode::RefFormatError,
+                        message: format!("query failed: {e}"),
+                    })
                 })
-            })
         }
     }
 }

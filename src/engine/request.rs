@@ -142,6 +142,10 @@ pub struct StoredRequest<'a> {
     pub user_prompt: &'a serde_json::value::RawValue,
     /// Constraints.
     pub constraints: &'a Constraints,
+    /// The context plan (seed 000 §7.2 report and per-input modes), when the task had
+    /// inputs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub context_management: Option<&'a serde_json::Value>,
 }
 
 impl<'a> StoredRequest<'a> {
@@ -159,6 +163,7 @@ impl<'a> StoredRequest<'a> {
             system_prompt_ref: prompt_hash,
             user_prompt,
             constraints: &r.constraints,
+            context_management: r.extra.get("context_management"),
         }
     }
 }

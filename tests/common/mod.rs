@@ -137,7 +137,7 @@ pub async fn run_plan(plan_json: &str, sim: SimConfig, config: EngineConfig) -> 
         .expect("create run");
     let known = ["MATH_VAD_ATTENTION_01".to_string()].into_iter().collect();
     let handle = start_run(RunSpec {
-        db: None,
+        db: Some(db.clone()),
         run_id: run_id.clone(),
         plan,
         provider: Arc::new(SimulatedProvider::new(sim)),

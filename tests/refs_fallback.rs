@@ -1,0 +1,270 @@
+//! Reference failures through the engine: each REF_* code with its default strategy
+//! (seed 000 §3.2) and each fallback_config strategy, logged as `reference_failed`; and
+//! resolved inputs planned into the context (`context_planned`).
+
+mod common;
+
+use common::{quick_sim, run_plan, test_config, Ran};
+use plexus::event::EngineEvent;
+use plexus::protocol::refs::{RefErrorCode, ResolutionFailure};
+use plexus::protocol::ErrorCode;
+use serde_json::{json, Value};
+
+fn plan(refs: Value, fallback: Option<Value>, upstream: bool) -> String {
+    let mut tasks = vec![];
+    if upstream {
+        tasks.push(json!({"task_id": "U", "agent": "Scholar_Internalizer", "instruction": "Analyse the denoising formula.",
+            "output_requirements": {"required_fields": ["content.mathematical_expression"], "quality_threshold": "C", "max_atoms": 3}}));
+    }
+    let mut t = json!({"task_id": "A", "agent": "Scholar_Internalizer", "instruction": "Use the references.",
+        "output_requirements": {"required_fields": ["content.mathematical_expression"], "quality_threshold": "C", "max_atoms": 2},
+        "data_references": refs});
+    if upstream {
+        t["depends_on"] = json!(["U"]);
+    }
+    if let Some(f) = fallback {
+        t["fallback_config"] = f;
+    }
+    tasks.push(t);
+    json!({"plan_id": "P", "execution_mode": "Deep_Internalization", "tasks": tasks}).to_string()
+}
+
+async fn run(refs: Value, fallback: Option<Value>, upstream: bool, ws: &std::path::Path) -> Ran {
+    let mut cfg = test_config();
+    cfg.workspace = ws.to_path_buf();
+    run_plan(&plan(refs, fallback, upstream), quick_sim(), cfg).await
+}
+
+fn failures(r: &Ran) -> Vec<(RefErrorCode, String)> {
+    r.of(|e| match e {
+        EngineEvent::ReferenceFailed(f) => Some(&f.failure),
+        _ => None,
+    })
+    .into_iter()
+    .map(|(_, f): (_, &ResolutionFailure)| (f.error_code, f.fallback_strategy.clone()))
+    .collect()
+}
+
+fn planned(r: &Ran) -> Vec<String> {
+    r.of(|e| match e {
+        EngineEvent::ContextPlanned(c) => Some(c),
+        _ => None,
+    })
+    .into_iter()
+    .flat_map(|(_, c)| {
+        c.inputs
+            .iter()
+            .map(|i| format!("{}:{:?}", i.name, i.mode))
+            .collect::<Vec<_>>()
+    })
+    .collect()
+}
+
+fn ws() -> tempfile::TempDir {
+    let d = tempfile::tempdir().expect("tempdir");
+    std::fs::write(
+        d.path().join("notes.md"),
+        "# Notes\n## Abstract\nDiffusion denoises.\n",
+    )
+    .expect("md");
+    std::fs::write(d.path().join("bad.json"), "{oops").expect("bad");
+    d
+}
+
+#[tokio::test]
+async fn not_found_is_skipped_by_default() {
+    let w = ws();
+    let r = run(
+        json!([{"ref_type": "file", "path": "missing.md"}]),
+        None,
+        false,
+        w.path(),
+    )
+    .await;
+    assert_eq!(
+        failures(&r),
+        vec![(RefErrorCode::RefNotFound, "skip".into())]
+    );
+    assert_eq!(r.status_of("A"), "success");
+    assert!(planned(&r).is_empty(), "nothing to plan");
+}
+
+#[tokio::test]
+async fn use_default_passes_the_default_value() {
+    let w = ws();
+    let r = run(
+        json!([{"ref_type": "file", "path": "missing.md"}]),
+        Some(json!({"strategy": "use_default", "default_value": {"note": "no notes"}})),
+        false,
+        w.path(),
+    )
+    .await;
+    assert_eq!(
+        failures(&r),
+        vec![(RefErrorCode::RefNotFound, "use_default".into())]
+    );
+    assert_eq!(planned(&r), vec!["file:missing.md:Full"]);
+    let req = r
+        .store
+        .invocation_request(&first_invocation(&r))
+        .expect("q")
+        .expect("request");
+    let inputs = &req["user_prompt"]["context"]["inputs"];
+    assert_eq!(inputs[0]["data"]["note"], "no notes", "{inputs}");
+    assert!(
+        req["context_management"]["context_management"]["resolution"]["within_limit"]
+            .as_bool()
+            .unwrap_or(false)
+    );
+}
+
+fn first_invocation(r: &Ran) -> String {
+    r.store
+        .invocations(&r.run_id)
+        .expect("invocations")
+        .into_iter()
+        .next()
+        .expect("one")
+        .invocation_id
+}
+
+#[tokio::test]
+async fn permission_denied_aborts_the_task() {
+    let w = ws();
+    let r = run(
+        json!([{"ref_type": "file", "path": "../etc/passwd"}]),
+        None,
+        false,
+        w.path(),
+    )
+    .await;
+    assert_eq!(
+        failures(&r),
+        vec![(RefErrorCode::RefPermissionDenied, "abort".into())]
+    );
+    assert_eq!(r.status_of("A"), "failed");
+    assert_eq!(
+        r.invocations_of("A"),
+        0,
+        "no model call with a forbidden input"
+    );
+    let t = r.store.tasks(&r.run_id).expect("tasks");
+    assert_eq!(t[0].error_code.as_deref(), Some(ErrorCode::E008.as_str()));
+}
+
+#[tokio::test]
+async fn format_errors_abort_by_default_and_skip_when_configured() {
+    let w = ws();
+    let r = run(
+        json!([{"ref_type": "file", "path": "bad.json"}]),
+        None,
+        false,
+        w.path(),
+    )
+    .await;
+    assert_eq!(
+        failures(&r),
+        vec![(RefErrorCode::RefFormatError, "abort".into())]
+    );
+    assert_eq!(r.status_of("A"), "failed");
+    let r = run(
+        json!([{"ref_type": "file", "path": "bad.json"}]),
+        Some(json!({"strategy": "skip"})),
+        false,
+        w.path(),
+    )
+    .await;
+    assert_eq!(
+        failures(&r),
+        vec![(RefErrorCode::RefFormatError, "skip".into())]
+    );
+    assert_eq!(r.status_of("A"), "success");
+}
+
+#[tokio::test]
+async fn retry_then_the_final_failure_strategy() {
+    let w = ws();
+    let cfg = json!({"strategy": "retry", "retry_count": 2, "retry_delay_ms": 5, "on_final_failure": "abort"});
+    let r = run(
+        json!([{"ref_type": "file", "path": "missing.md"}]),
+        Some(cfg),
+        false,
+        w.path(),
+    )
+    .await;
+    assert_eq!(
+        failures(&r),
+        vec![
+            (RefErrorCode::RefNotFound, "retry".into()),
+            (RefErrorCode::RefNotFound, "retry".into()),
+            (RefErrorCode::RefNotFound, "abort".into())
+        ]
+    );
+    assert_eq!(r.status_of("A"), "failed");
+    let cfg = json!({"strategy": "retry", "retry_count": 1, "retry_delay_ms": 1, "on_final_failure": "skip"});
+    let r = run(
+        json!([{"ref_type": "file", "path": "missing.md"}]),
+        Some(cfg),
+        false,
+        w.path(),
+    )
+    .await;
+    assert_eq!(
+        failures(&r),
+        vec![
+            (RefErrorCode::RefNotFound, "retry".into()),
+            (RefErrorCode::RefNotFound, "skip".into())
+        ]
+    );
+    assert_eq!(r.status_of("A"), "success");
+}
+
+#[tokio::test]
+async fn a_query_past_its_deadline_times_out_and_is_retried() {
+    let w = ws();
+    let mut cfg = test_config();
+    cfg.workspace = w.path().to_path_buf();
+    cfg.ref_timeout_ms = 0;
+    let p = plan(
+        json!([{"ref_type": "db_query", "table": "knowledge_atoms", "order_by": {"field": "content", "direction": "desc"}}]),
+        Some(
+            json!({"strategy": "retry", "retry_count": 1, "retry_delay_ms": 1, "on_final_failure": "skip"}),
+        ),
+        true,
+    );
+    let r = run_plan(&p, quick_sim(), cfg).await;
+    let f = failures(&r);
+    // An empty table answers before the deadline is checked; a filled one times out.
+    assert!(
+        f.is_empty()
+            || f == vec![
+                (RefErrorCode::RefTimeout, "retry".into()),
+                (RefErrorCode::RefTimeout, "skip".into())
+            ],
+        "{f:?}"
+    );
+}
+
+#[tokio::test]
+async fn invalid_filters_are_ignored_and_inputs_are_planned() {
+    let w = ws();
+    let refs = json!([
+        {"ref_type": "task_output", "task_id": "U", "path": "$.atoms", "filter": {"field": "confidence", "operator": "gt", "value": {"x": 1}}},
+        {"ref_type": "file", "path": "notes.md", "sections": ["abstract"]},
+        {"ref_type": "db_query", "table": "knowledge_atoms", "limit": 5}
+    ]);
+    let r = run(refs, None, true, w.path()).await;
+    assert_eq!(
+        failures(&r),
+        vec![(RefErrorCode::RefFilterError, "ignore_filter".into())]
+    );
+    assert_eq!(
+        planned(&r),
+        vec![
+            "task_output:U:Full",
+            "file:notes.md:Full",
+            "db_query:knowledge_atoms:Full"
+        ]
+    );
+    assert_eq!(r.status_of("A"), "success");
+}

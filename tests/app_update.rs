@@ -243,3 +243,13 @@ fn screens_cycle_and_the_runs_screen_loads_its_list() {
     update(&mut ui, &st, Action::PrevScreen);
     assert_eq!(ui.screen, Screen::Runs);
 }
+
+#[test]
+fn quitting_while_a_stored_run_is_shown_asks_if_the_live_run_is_running() {
+    let stored = finished();
+    let mut ui = UiState::new(true);
+    ui.read_only = true;
+    ui.live_running = true;
+    assert!(update(&mut ui, &stored, Action::Quit).is_empty());
+    assert_eq!(ui.overlay, Some(Overlay::Confirm(Question::Quit)));
+}

@@ -145,3 +145,110 @@ async fn a_failed_task_is_retried_and_unblocks_its_dependents() {
         assert_eq!(t.status, "success", "{}", t.task_id);
     }
 }
+
+/// Runs a plan held open; returns the delivered events' fold after the first end.
+async fn held_run(
+    plan_json: &str,
+    script: HashMap<String, Vec<Fault>>,
+) -> (
+    RunState,
+    Vec<Arc<Envelope>>,
+    plexus::engine::RunHandle,
+    UnboundedReceiver<Vec<Arc<Envelope>>>,
+    tempfile::TempDir,
+) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("t.db");
+    let plan = Arc::new(parse_plan(plan_json, "plan").expect("plan"));
+    let mut sim = quick_sim();
+    sim.script = script;
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let (writer, _thread) = spawn_writer(&db, Some(tx)).expect("writer");
+    writer
+        .send(WriteOp::CreateRun(Box::new(RunRow::for_plan(
+            "R",
+            &plan,
+            "simulated",
+            "{}".into(),
+        ))))
+        .expect("create");
+    let mut config = test_config();
+    config.hold_open = true;
+    let handle = start_run(RunSpec {
+        db: None,
+        run_id: "R".into(),
+        plan,
+        provider: Arc::new(SimulatedProvider::new(sim)),
+        config,
+        writer,
+        known_assets: Default::default(),
+        resume: None,
+    });
+    let mut st = RunState::new();
+    let mut log = Vec::new();
+    until(&mut rx, &mut st, &mut log, |e| {
+        matches!(e.event, EngineEvent::RunFinished(_))
+    })
+    .await;
+    (st, log, handle, rx, dir)
+}
+
+#[tokio::test]
+async fn a_child_of_two_failed_tasks_stays_blocked_when_one_is_retried() {
+    let plan = one_task_plan(
+        r#",{"task_id":"B","agent":"Scholar_Internalizer","instruction":"Other."},
+           {"task_id":"C","agent":"Scholar_Internalizer","instruction":"Both.","depends_on":["A","B"]}"#,
+    );
+    let script = HashMap::from([
+        ("A".to_string(), vec![Fault::SystemError, Fault::None]),
+        ("B".to_string(), vec![Fault::SystemError]),
+    ]);
+    let (mut st, mut log, handle, mut rx, _d) = held_run(&plan, script).await;
+    assert_eq!(st.tasks[2].status, TaskStatus::Blocked);
+    handle
+        .control
+        .send(Control::Retry("A".into()))
+        .expect("send");
+    until(&mut rx, &mut st, &mut log, |e| {
+        matches!(e.event, EngineEvent::RunFinished(_))
+    })
+    .await;
+    assert_eq!(st.tasks[0].status, TaskStatus::Success);
+    assert_eq!(st.tasks[2].status, TaskStatus::Blocked, "B still failed");
+    assert_eq!(
+        st.status,
+        Some(RunStatus::Failed),
+        "an end, not an interruption"
+    );
+    let resumed = log.iter().rev().find_map(|e| match &e.event {
+        EngineEvent::RunResumed(r) => Some(r.previous_status),
+        _ => None,
+    });
+    assert_eq!(
+        resumed,
+        Some(RunStatus::Failed),
+        "the status before the retry"
+    );
+    handle.control.send(Control::Interrupt).expect("send");
+    let _ = handle.join.await;
+}
+
+#[tokio::test]
+async fn a_lenient_task_behind_a_blocked_one_still_runs() {
+    let plan = one_task_plan(
+        r#",{"task_id":"B","agent":"Scholar_Internalizer","instruction":"Strict.","depends_on":["A"]},
+           {"task_id":"D","agent":"Scholar_Internalizer","instruction":"Lenient.","depends_on":["B"],
+            "fallback_config":{"strategy":"skip"}}"#,
+    );
+    let script = HashMap::from([("A".to_string(), vec![Fault::SystemError])]);
+    let (st, _log, handle, _rx, _d) = held_run(&plan, script).await;
+    assert_eq!(st.tasks[1].status, TaskStatus::Blocked);
+    assert_eq!(
+        st.tasks[2].status,
+        TaskStatus::Success,
+        "D skips its blocked input"
+    );
+    assert_eq!(st.status, Some(RunStatus::Failed));
+    handle.control.send(Control::Interrupt).expect("send");
+    let _ = handle.join.await;
+}

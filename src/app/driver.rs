@@ -66,6 +66,8 @@ impl App {
         for env in batch {
             reduce(live, env);
         }
+        let running = live.is_live();
+        self.ui.live_running = running;
         // A document that was missing because the invocation was still going is asked
         // for again once it ended.
         if viewing_live {
@@ -87,13 +89,18 @@ impl App {
     pub fn run_effects(&mut self, fx: Vec<Effect>) {
         for e in fx {
             match e {
-                Effect::Engine(c) => {
-                    if let Some(tx) = &self.control {
+                Effect::Engine(c) => match &self.control {
+                    Some(tx) => {
                         if tx.send(c).is_err() {
-                            self.ui.flash("the engine has stopped", true);
+                            self.ui
+                                .flash("the engine has stopped; nothing was sent", true);
                         }
                     }
-                }
+                    None if !self.ui.quitting => self
+                        .ui
+                        .flash("the engine has stopped; nothing was sent", true),
+                    None => {}
+                },
                 Effect::LoadDoc(k) => self.loader.ask(Query::Doc(k)),
                 Effect::LoadRuns => self.loader.ask(Query::Runs),
                 Effect::OpenRun(id) => {
@@ -270,6 +277,7 @@ pub async fn run_loop(
     let mut last_frame = Instant::now() - FRAME_INTERVAL;
     let mut last_spin = Instant::now();
     let mut events_open = true;
+    let mut loaded_open = true;
     // SIGTERM / SIGHUP: leave like a confirmed quit (the run stays resumable).
     let mut term_signal = terminate_signals();
     loop {
@@ -315,10 +323,17 @@ pub async fn run_loop(
                     dirty = true;
                 }
             },
-            msg = loaded.recv() => {
-                if let Some(m) = msg {
-                    app.loaded(m);
-                    dirty = true;
+            msg = loaded.recv(), if loaded_open => {
+                match msg {
+                    Some(m) => {
+                        app.loaded(m);
+                        dirty = true;
+                    }
+                    None => {
+                        loaded_open = false;
+                        app.ui.flash("the database reader stopped; documents cannot be loaded", true);
+                        dirty = true;
+                    }
                 }
             },
             _ = async { if let Some(rx) = engine_done.as_mut() { let _ = rx.await; } }, if engine_done.is_some() => {

@@ -59,9 +59,16 @@ pub fn restore() {
 
 fn install_panic_hook() {
     static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
+    // Only a panic on the UI's thread ends the UI; other threads' panics are caught
+    // (an engine worker's becomes E008) and must not pull the terminal from under it.
+    let ui_thread = std::thread::current().id();
+    ONCE.call_once(move || {
         let previous = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
+            if std::thread::current().id() != ui_thread {
+                tracing::error!("panic on a background thread: {info}");
+                return;
+            }
             // A panic caught on purpose (a third-party parser on untrusted bytes) leaves
             // the terminal alone; it is reported where it is caught.
             if crate::panic_guard::in_guarded() {

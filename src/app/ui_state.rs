@@ -262,6 +262,9 @@ pub struct UiState {
     pub read_only: bool,
     /// Whether a live engine is attached.
     pub engine_attached: bool,
+    /// Whether the live run is running (kept by the driver; differs from the shown run's
+    /// state while a stored run is open).
+    pub live_running: bool,
     /// Wall clock at the last frame (ms), set by the driver; used only for elapsed time.
     pub now_ms: i64,
     /// Frame counter for spinners.
@@ -291,6 +294,7 @@ impl UiState {
             flash: None,
             read_only: !engine_attached,
             engine_attached,
+            live_running: false,
             now_ms: 0,
             tick: 0,
             quitting: false,

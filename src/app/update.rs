@@ -54,7 +54,8 @@ pub fn update(ui: &mut UiState, run: &RunState, action: Action) -> Vec<Effect> {
     }
     match action {
         Action::Quit => {
-            if controllable(ui, run) {
+            // Ask while the live run is running, even when a stored run is on screen.
+            if controllable(ui, run) || (ui.engine_attached && ui.live_running) {
                 ui.overlay = Some(Overlay::Confirm(Question::Quit));
             } else {
                 if ui.engine_attached {

@@ -38,6 +38,15 @@ pub async fn run_tui(
 ) -> Result<Finished> {
     // Held open after the last task so a failed task can be retried from the keyboard.
     config.engine.hold_open = true;
+    // A resumed run shows what its log already holds; the engine adds to it.
+    let prior = match &resume {
+        Some((id, _)) => {
+            let store = Store::open(&globals.db)
+                .wrap_err_with(|| format!("cannot open the database {}", globals.db.display()))?;
+            Some(fold_run(&store, id, None).map_err(|e| eyre!("{e}"))?)
+        }
+        None => None,
+    };
     let mut started = start(globals, plan, config, resume, demo_assets)?;
     let run_id = started.run_id.clone();
     let events = std::mem::replace(
@@ -50,7 +59,7 @@ pub async fn run_tui(
         ui.flash(w, true);
     }
     let mut app = App {
-        run: RunState::new(),
+        run: prior.unwrap_or_else(RunState::new),
         stashed_live: None,
         ui,
         theme: setup.theme,

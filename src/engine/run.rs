@@ -347,7 +347,7 @@ async fn coordinate(
                         if st.satisfies_dependents() || fallback_allows(&plan, d) {
                             nodes[d].remaining = nodes[d].remaining.saturating_sub(1);
                         } else {
-                            block(&ctx, &mut nodes, d, i)?;
+                            block(&ctx, &mut nodes, d, i, None)?;
                         }
                     }
                 }
@@ -397,7 +397,12 @@ async fn coordinate(
             if stopping.is_some() || !ctx.config.hold_open || !control_open {
                 break;
             }
-            // Held open: report the outcome once, then wait for a retry or a quit.
+            // Held open: report the outcome once, then wait for a retry or a quit. A pause
+            // ends here (nothing is left to hold back), so a retry dispatches at once.
+            if paused {
+                paused = false;
+                em.emit(&run_scope, EngineEvent::RunUnpaused(Empty {}))?;
+            }
             if !reported {
                 let status = final_status(&nodes, None);
                 report_end(&ctx, &run_scope, &nodes, status, totals)?;
@@ -406,12 +411,13 @@ async fn coordinate(
             match control.recv().await {
                 None => break,
                 Some(Control::Retry(task)) => {
+                    let previous = status_after(&nodes);
                     if retry(&ctx, &mut nodes, &mut ready, &task)? {
                         reported = false;
                         em.emit(
                             &run_scope,
                             EngineEvent::RunResumed(RunResumed {
-                                previous_status: status_after(&nodes),
+                                previous_status: previous,
                                 finished_tasks: nodes.iter().filter(|n| n.status.is_final()).count()
                                     as u32,
                                 remaining_tasks: nodes
@@ -432,12 +438,8 @@ async fn coordinate(
                     }
                 }
                 Some(Control::Interrupt | Control::Cancel(_)) => break,
-                Some(Control::Pause) => {
-                    paused = true;
-                }
-                Some(Control::Resume) => {
-                    paused = false;
-                }
+                // Nothing runs while held open: pause and resume have nothing to act on.
+                Some(Control::Pause | Control::Resume) => {}
             }
             continue;
         }
@@ -615,10 +617,23 @@ fn retry(
     reset(ctx, nodes, i)?;
     nodes[i].status = TaskStatus::Ready;
     ready.push_back(i);
-    // Blocked descendants wait for their dependencies again.
+    // Blocked descendants wait for their dependencies again — unless another strict
+    // dependency of theirs still failed, in which case they stay blocked.
     let mut stack = nodes[i].dependents.clone();
     while let Some(d) = stack.pop() {
         if nodes[d].status != TaskStatus::Blocked {
+            continue;
+        }
+        let lenient = fallback_allows(&ctx.plan, d);
+        let still_failed = !lenient
+            && ctx.plan.tasks[d]
+                .depends_on
+                .iter()
+                .filter_map(|dep| ctx.plan.task_index(dep))
+                .any(|j| {
+                    j != i && nodes[j].status.is_final() && !nodes[j].status.satisfies_dependents()
+                });
+        if still_failed {
             continue;
         }
         reset(ctx, nodes, d)?;
@@ -639,6 +654,10 @@ fn retry(
                     }
                 })
                 .count();
+            if nodes[d].remaining == 0 && d != i {
+                nodes[d].status = TaskStatus::Ready;
+                ready.push_back(d);
+            }
         }
     }
     Ok(true)
@@ -681,7 +700,17 @@ fn write_task(
 }
 
 /// Marks `i` blocked (E006) because `upstream` failed, and everything below it.
-fn block(ctx: &RunCtx, nodes: &mut [Node], i: usize, upstream: usize) -> Result<(), EngineError> {
+///
+/// A lenient dependent (fallback skip / use_default) counts the blocked task as finished;
+/// when that was its last dependency it becomes ready and is queued on `ready`. Without a
+/// queue (resume) the caller's walk over finished tasks does the counting.
+fn block(
+    ctx: &RunCtx,
+    nodes: &mut [Node],
+    i: usize,
+    upstream: usize,
+    mut ready: Option<&mut VecDeque<usize>>,
+) -> Result<(), EngineError> {
     let mut stack = vec![(i, upstream)];
     while let Some((i, up)) = stack.pop() {
         if nodes[i].status.is_final() || nodes[i].status == TaskStatus::Running {
@@ -710,7 +739,18 @@ fn block(ctx: &RunCtx, nodes: &mut [Node], i: usize, upstream: usize) -> Result<
         )?;
         for &d in &nodes[i].dependents.clone() {
             if fallback_allows(&ctx.plan, d) {
-                // handled when its other dependencies finish
+                // On resume (no queue) the caller's walk over finished tasks counts it.
+                if let Some(q) = ready.as_deref_mut() {
+                    if nodes[d].status == TaskStatus::Pending {
+                        nodes[d].remaining = nodes[d].remaining.saturating_sub(1);
+                        if nodes[d].remaining == 0 {
+                            nodes[d].status = TaskStatus::Ready;
+                            ctx.emitter
+                                .emit(&task_scope(ctx, d), EngineEvent::TaskReady(Empty {}))?;
+                            q.push_back(d);
+                        }
+                    }
+                }
                 continue;
             }
             stack.push((d, i));
@@ -782,7 +822,7 @@ fn finish(
                 ready.push_back(d);
             }
         } else {
-            block(ctx, nodes, d, i)?;
+            block(ctx, nodes, d, i, Some(ready))?;
         }
     }
     // Free outputs nobody downstream still needs (kept when a retry may need them).

@@ -25,6 +25,17 @@ pub fn reduce(st: &mut RunState, env: &Envelope) {
         .and_then(|t| st.task_index.get(t).copied());
     match &env.event {
         EngineEvent::RunStarted(r) => {
+            if !st.tasks.is_empty() {
+                // A second start (untrusted log): begin again rather than mix two runs.
+                let (budget, events, seq, last_ts) =
+                    (st.output_budget, st.events, st.last_seq, st.last_ts);
+                *st = RunState::new();
+                st.output_budget = budget;
+                st.events = events;
+                st.last_seq = seq;
+                st.last_ts = last_ts;
+                st.run_id = env.run_id.to_string();
+            }
             st.plan_id = r.plan_id.clone();
             st.execution_mode = r.execution_mode.clone();
             st.provider = r.provider.clone();
@@ -149,6 +160,8 @@ pub fn reduce(st: &mut RunState, env: &Envelope) {
                     unaccount_quality(st, i, prev);
                 }
                 st.tasks[i].error = None;
+                // Its earlier text stays in the log; the new attempt streams afresh.
+                st.tasks[i].spilled = false;
                 st.tasks[i].notes.push(r.reason.clone());
                 marker(st, i, &format!("── reset: {} ──", r.reason));
                 set_status(st, i, TaskStatus::Pending);

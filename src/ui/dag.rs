@@ -48,7 +48,8 @@ fn grid(run: &RunState, width: u16) -> Grid {
         .iter()
         .map(|t| super::sanitize::display_width(&t.id))
         .max()
-        .unwrap_or(4) as u16;
+        .unwrap_or(4)
+        .min(64) as u16;
     let usable = width.saturating_sub(GUTTER).max(1);
     let cell = (longest + 6).clamp(10, 34).min(usable);
     let per_line = (usable / cell).max(1) as usize;

@@ -106,8 +106,8 @@ pub fn draw_buffer(
 }
 
 fn draw_run(buf: &mut Buffer, body: Rect, run: &RunState, ui: &mut UiState, theme: &Theme) {
-    let agents = run.agents.len().max(1) as u16;
-    let bottom_h = (agents + 4).clamp(5, body.height / 2);
+    let agents = u16::try_from(run.agents.len().max(1)).unwrap_or(u16::MAX);
+    let bottom_h = agents.saturating_add(4).max(5).min(body.height / 2);
     let rows = Layout::default()
         .direction(Direction::Vertical)
         .constraints([Constraint::Min(3), Constraint::Length(bottom_h)])
@@ -244,7 +244,7 @@ fn draw_status(buf: &mut Buffer, r: Rect, run: &RunState, ui: &UiState, theme: &
             &run.run_id
         },
         state,
-        elapsed(end - since),
+        elapsed(end.saturating_sub(since)),
         provider,
         run.finished(),
         run.tasks.len(),
@@ -310,9 +310,15 @@ fn scroll_overlay(
         .iter()
         .map(|l| super::sanitize::display_width(&super::sanitize::sanitize(l)))
         .max()
-        .unwrap_or(10) as u16;
-    let w = (longest + 4).clamp(30, area.width.saturating_sub(4).max(10));
-    let h = (lines.len() as u16 + 2)
+        .unwrap_or(10);
+    let longest = u16::try_from(longest).unwrap_or(u16::MAX);
+    let w = longest
+        .saturating_add(4)
+        .max(30)
+        .min(area.width.saturating_sub(4).max(10));
+    let h = u16::try_from(lines.len())
+        .unwrap_or(u16::MAX)
+        .saturating_add(2)
         .min(area.height.saturating_sub(2))
         .max(3);
     let r = centered(area, w, h);

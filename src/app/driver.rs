@@ -89,18 +89,13 @@ impl App {
     pub fn run_effects(&mut self, fx: Vec<Effect>) {
         for e in fx {
             match e {
-                Effect::Engine(c) => match &self.control {
-                    Some(tx) => {
-                        if tx.send(c).is_err() {
-                            self.ui
-                                .flash("the engine has stopped; nothing was sent", true);
-                        }
+                Effect::Engine(c) => {
+                    let sent = self.control.as_ref().is_some_and(|tx| tx.send(c).is_ok());
+                    if !sent && !self.ui.quitting {
+                        self.ui
+                            .flash("the engine has stopped; nothing was sent", true);
                     }
-                    None if !self.ui.quitting => self
-                        .ui
-                        .flash("the engine has stopped; nothing was sent", true),
-                    None => {}
-                },
+                }
                 Effect::LoadDoc(k) => self.loader.ask(Query::Doc(k)),
                 Effect::LoadRuns => self.loader.ask(Query::Runs),
                 Effect::OpenRun(id) => {

@@ -388,3 +388,56 @@ fn no_size_panics_any_screen_or_overlay() {
         }
     }
 }
+
+#[test]
+fn context_view_shows_the_report() {
+    use plexus::engine::context::plan::{plan, Input};
+    use plexus::engine::context::select::DataType;
+    use plexus::event::ContextPlanned;
+    let mut st = demo_state();
+    let atoms: Vec<serde_json::Value> = (0..60)
+        .map(|i| serde_json::json!({"asset_id": format!("A{i}"), "atom_type": if i % 4 == 3 { "background" } else { "claim" },
+            "content": {"text": "the reverse process removes a little noise at each step ".repeat(30)}}))
+        .collect();
+    let inputs = vec![Input {
+        name: "task_output:TASK_SCHOLAR_DIFF_01".into(),
+        data: serde_json::json!({ "atoms": atoms }),
+        priority: 1,
+        data_type: DataType::Atoms,
+        configured: Some(plexus::protocol::context::TransferMode::Full),
+        reference: serde_json::Value::Null,
+    }];
+    let p = plan(
+        "TASK_CODE_DIFF_01",
+        "Code_Architect",
+        20_000,
+        1_000,
+        300,
+        &inputs,
+        3,
+        &Default::default(),
+    );
+    let task = st.tasks[2].id.clone();
+    reduce(
+        &mut st,
+        &env(
+            999,
+            Some(&task),
+            None,
+            Some("Code_Architect"),
+            EngineEvent::ContextPlanned(ContextPlanned {
+                inputs: p.inputs,
+                report: p.report,
+                effective_data_limit: 20_000,
+            }),
+        ),
+    );
+    let mut ui = ui_on(Screen::Run);
+    ui.task = 2;
+    ui.view = OutputView::Context;
+    let s = render(&st, &mut ui, 200, 60);
+    assert!(s.contains("filter_by_priority"), "{s}");
+    assert!(s.contains("within limit: yes"), "{s}");
+    insta::assert_snapshot!("context_view_200x60", s);
+    assert_eq!(st.agents[st.tasks[2].agent].trims, 1);
+}

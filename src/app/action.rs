@@ -99,6 +99,8 @@ actions! {
     ViewRequest = "view_request",
     /// Output pane: the quality issues.
     ViewIssues = "view_issues",
+    /// Output pane: the context plan (inputs, modes, trimming).
+    ViewContext = "view_context",
     /// Pause or resume dispatch.
     TogglePause = "toggle_pause",
     /// Cancel the run (asks first).

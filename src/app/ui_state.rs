@@ -37,6 +37,8 @@ pub enum OutputView {
     Request,
     /// Quality issues, errors and notes.
     Issues,
+    /// The context plan: inputs, transfer modes, trimming (seed 000 §7.2).
+    Context,
 }
 
 impl OutputView {
@@ -47,6 +49,7 @@ impl OutputView {
             OutputView::Atoms => "parsed atoms",
             OutputView::Request => "request",
             OutputView::Issues => "issues",
+            OutputView::Context => "context",
         }
     }
 }

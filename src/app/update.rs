@@ -244,6 +244,7 @@ fn run_screen(ui: &mut UiState, run: &RunState, action: Action, fx: &mut Vec<Eff
         Action::ViewAtoms => set_view(ui, run, OutputView::Atoms, fx),
         Action::ViewRequest => set_view(ui, run, OutputView::Request, fx),
         Action::ViewIssues => set_view(ui, run, OutputView::Issues, fx),
+        Action::ViewContext => set_view(ui, run, OutputView::Context, fx),
         _ => match ui.focus {
             Pane::Output => scroll_output(ui, action),
             _ => move_selection(ui, run, action, fx),
@@ -266,7 +267,7 @@ pub fn request_docs(ui: &mut UiState, run: &RunState, fx: &mut Vec<Effect>) {
         return;
     };
     let key = match ui.view {
-        OutputView::Raw => return,
+        OutputView::Raw | OutputView::Context => return,
         OutputView::Request => DocKey::Request(inv),
         OutputView::Atoms => DocKey::Atoms(inv),
         OutputView::Issues => DocKey::Issues(inv),

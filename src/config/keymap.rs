@@ -38,6 +38,7 @@ const DEFAULT_BINDINGS: &[(Action, &[&str])] = &[
     (Action::ViewAtoms, &["a"]),
     (Action::ViewRequest, &["e"]),
     (Action::ViewIssues, &["i"]),
+    (Action::ViewContext, &["m"]),
     (Action::TogglePause, &["space", "p"]),
     (Action::Cancel, &["c"]),
     (Action::Retry, &["r"]),

@@ -19,7 +19,7 @@ pub fn draw(buf: &mut Buffer, inner: Rect, run: &RunState, theme: &Theme) {
     let wide = w >= 90;
     let gauge_w = if w >= 110 { 12 } else { 6 };
     let nums_w = if wide { 12 } else { 10 };
-    let extras = if wide { 28 } else { 0 };
+    let extras = if wide { 40 } else { 0 };
     let fixed = 1 + gauge_w + nums_w + 1 + gauge_w + nums_w + extras;
     let name_w = w.saturating_sub(fixed).clamp(4, 22);
     let mut y = inner.y;
@@ -34,7 +34,10 @@ pub fn draw(buf: &mut Buffer, inner: Rect, run: &RunState, theme: &Theme) {
         nw = nums_w
     );
     if wide {
-        header.push_str(&format!(" {:>8} {:>8} {:>9}", "in", "out", "calls"));
+        header.push_str(&format!(
+            " {:>8} {:>8} {:>9} {:>5} {:>5}",
+            "in", "out", "calls", "trims", "batch"
+        ));
     }
     put(buf, inner.x, y, inner.width, &header, theme.muted());
     y += 1;
@@ -81,10 +84,12 @@ pub fn draw(buf: &mut Buffer, inner: Rect, run: &RunState, theme: &Theme) {
         x += put(buf, x, y, room(x), &onums, level(ofrac, theme));
         if wide {
             let rest = format!(
-                " {:>8} {:>8} {:>9}",
+                " {:>8} {:>8} {:>9} {:>5} {:>5}",
                 compact(a.tokens_in),
                 compact(a.tokens_out),
-                calls(a)
+                calls(a),
+                a.trims,
+                a.batches
             );
             put(buf, x, y, room(x), &rest, theme.style_base());
         }

@@ -28,6 +28,7 @@ pub fn describe(a: Action) -> &'static str {
         Action::ViewAtoms => "output: parsed atoms",
         Action::ViewRequest => "output: the full request",
         Action::ViewIssues => "output: quality issues and errors",
+        Action::ViewContext => "output: context plan (inputs, modes, trimming)",
         Action::TogglePause => "pause / resume dispatch",
         Action::Cancel => "cancel the run (asks)",
         Action::Retry => "retry the selected failed task",

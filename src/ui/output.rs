@@ -99,6 +99,11 @@ pub fn draw(buf: &mut Buffer, inner: Rect, run: &RunState, ui: &mut UiState, the
             lines.extend(doc.lines());
             draw_lines(buf, inner, &lines, ui, theme);
         }
+        OutputView::Context => {
+            let text = context_lines(task);
+            let lines: Vec<&str> = text.iter().map(String::as_str).collect();
+            draw_lines(buf, inner, &lines, ui, theme);
+        }
         OutputView::Atoms | OutputView::Request => {
             let key = task.invocation.clone().map(|inv| match ui.view {
                 OutputView::Atoms => DocKey::Atoms(inv),
@@ -109,6 +114,70 @@ pub fn draw(buf: &mut Buffer, inner: Rect, run: &RunState, ui: &mut UiState, the
             draw_lines(buf, inner, &lines, ui, theme);
         }
     }
+}
+
+/// The context report of a task as a table: each input with its tokens, priority, mode,
+/// action and tokens after; then the limit and whether it fits (seed 000 §7.2).
+pub fn context_lines(task: &TaskView) -> Vec<String> {
+    let Some(c) = &task.context else {
+        return vec!["no inputs: this task has no data references".into()];
+    };
+    let r = &c.report;
+    let mut out = vec![format!(
+        "{:<34} {:>8} {:>4} {:<10} {:<18} {:>8}",
+        "input", "tokens", "prio", "mode", "action", "after"
+    )];
+    for i in &c.inputs {
+        out.push(format!(
+            "{:<34} {:>8} {:>4} {:<10} {:<18} {:>8}",
+            crate::ui::wrap::pad_or_truncate(&i.name, 34),
+            i.tokens,
+            i.priority,
+            format!("{:?}{}", i.mode, if i.batched { "*" } else { "" }).to_lowercase(),
+            i.action,
+            i.tokens_after
+        ));
+    }
+    for (name, size) in &r.total_input_data {
+        if name == "system_prompt" || name == "task_instructions" {
+            out.push(format!(
+                "{:<34} {:>8} {:>4} {:<10} {:<18} {:>8}",
+                name, size.tokens, size.priority, "—", "keep", size.tokens
+            ));
+        }
+    }
+    out.push(String::new());
+    out.push(format!(
+        "total {} tokens · limit {} (effective data limit) · overflow {}",
+        r.total_tokens, r.context_limit, r.overflow
+    ));
+    out.push(format!(
+        "{} → {} tokens · within limit: {}",
+        r.resolution.strategy,
+        r.resolution.final_tokens,
+        if r.resolution.within_limit {
+            "yes"
+        } else {
+            "NO"
+        }
+    ));
+    for a in &r.resolution.actions {
+        out.push(format!(
+            "  {} {}{}: {} → {}",
+            a.action,
+            a.data,
+            a.filter
+                .as_deref()
+                .map(|f| format!(" ({f})"))
+                .unwrap_or_default(),
+            a.original_tokens,
+            a.reduced_tokens
+        ));
+    }
+    if c.inputs.iter().any(|i| i.batched) {
+        out.push("* over 50,000 tokens: passed by reference in batches".into());
+    }
+    out
 }
 
 fn waiting_text(task: &TaskView) -> String {

@@ -76,7 +76,12 @@ impl Encoding {
         })
     }
 
-    /// Counts with tiktoken-rs itself (the reference; slower).
+    /// Counts with bpe-openai directly, without the piece cache (for benchmarks).
+    pub fn count_uncached(self, text: &str) -> usize {
+        self.tokenizer().count(text)
+    }
+
+    /// Counts with tiktoken-rs (the reference; slower).
     pub fn count_reference(self, text: &str) -> usize {
         match self {
             Encoding::Cl100kBase => tiktoken_rs::cl100k_base_singleton()

@@ -406,6 +406,7 @@ fn context_view_shows_the_report() {
         data_type: DataType::Atoms,
         configured: Some(plexus::protocol::context::TransferMode::Full),
         reference: serde_json::Value::Null,
+        tokens: None,
     }];
     let p = plan(
         "TASK_CODE_DIFF_01",

@@ -1,6 +1,7 @@
 //! The CLI's commands: run, demo, validate, runs, show, resume, bench, gen-plan.
 
 pub mod bench;
+pub mod bench_tokens;
 pub mod bench_ui;
 pub mod headless;
 pub mod launch;

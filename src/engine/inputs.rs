@@ -300,6 +300,7 @@ pub(super) async fn gather_inputs(ctx: &RunCtx, idx: usize, scope: &Scope) -> Ga
                 priority,
                 configured: task.transfer_config.as_ref().and_then(|c| c.mode),
                 reference: serde_json::to_value(&used_ref).unwrap_or(Value::Null),
+                tokens: None,
             });
         }
     }

@@ -27,6 +27,9 @@ pub struct Input {
     pub configured: Option<TransferMode>,
     /// The reference itself, passed on in reference mode.
     pub reference: Value,
+    /// Tokens of `data` when already known (counted when it was produced); counted here
+    /// otherwise.
+    pub tokens: Option<u64>,
 }
 
 /// How one input was passed.
@@ -70,6 +73,23 @@ fn atoms_of(v: &Value) -> Option<&Vec<Value>> {
     }
 }
 
+/// Bytes of a value's JSON text, without writing it (escapes not counted).
+fn json_len(v: &Value) -> usize {
+    match v {
+        Value::Null => 4,
+        Value::Bool(b) => 4 + usize::from(!*b),
+        Value::Number(n) => n.to_string().len(),
+        Value::String(s) => s.len() + 2,
+        Value::Array(a) => 2 + a.iter().map(|x| json_len(x) + 1).sum::<usize>(),
+        Value::Object(o) => {
+            2 + o
+                .iter()
+                .map(|(k, x)| k.len() + 4 + json_len(x))
+                .sum::<usize>()
+        }
+    }
+}
+
 fn count(v: &Value, c: &TokenCounter) -> u64 {
     match v {
         Value::String(s) => c.count(s),
@@ -107,7 +127,7 @@ fn reference_payload(input: &Input, tokens: u64, batched: bool, preview: usize) 
     let mut stats = json!({
         "total_atoms": atoms.map_or(0, Vec::len),
         "total_relations": relations,
-        "estimated_size_bytes": data.to_string().len(),
+        "estimated_size_bytes": json_len(data),
         "estimated_tokens": tokens,
     });
     if batched {
@@ -157,7 +177,7 @@ pub fn plan(
     let mut payloads = Vec::with_capacity(inputs.len());
     let mut plans = Vec::with_capacity(inputs.len());
     for input in inputs {
-        let tokens = count(&input.data, c);
+        let tokens = input.tokens.unwrap_or_else(|| count(&input.data, c));
         let choice = choose(tokens, agent, input.data_type, input.configured);
         let payload = match choice.mode {
             TransferMode::Full => {
@@ -294,6 +314,7 @@ mod tests {
             data_type: DataType::Atoms,
             configured: None,
             reference: json!({"ref_type": "task_output", "task_id": name}),
+            tokens: None,
         }
     }
 

@@ -268,3 +268,57 @@ async fn invalid_filters_are_ignored_and_inputs_are_planned() {
     );
     assert_eq!(r.status_of("A"), "success");
 }
+
+#[tokio::test]
+async fn an_input_over_50k_tokens_runs_in_batches_and_is_aggregated() {
+    let w = ws();
+    let line = "The reverse diffusion process removes a little noise at each step, conditioned on the scene and the route.\n";
+    std::fs::write(w.path().join("big.txt"), line.repeat(3_500)).expect("big");
+    let r = run(
+        json!([{"ref_type": "file", "path": "big.txt"}]),
+        None,
+        false,
+        w.path(),
+    )
+    .await;
+    let plans = r.of(|e| match e {
+        EngineEvent::ContextPlanned(c) => Some(c),
+        _ => None,
+    });
+    let input = &plans[0].1.inputs[0];
+    assert!(input.tokens > 50_000, "{}", input.tokens);
+    assert!(input.batched);
+    let invs = r.store.invocations(&r.run_id).expect("invocations");
+    assert!(invs.len() >= 3, "one invocation per batch: {}", invs.len());
+    let mut seen = Vec::new();
+    for inv in &invs {
+        let req = r
+            .store
+            .invocation_request(&inv.invocation_id)
+            .expect("q")
+            .expect("request");
+        let inputs = req["user_prompt"]["context"]["inputs"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        let b = inputs
+            .iter()
+            .find(|i| i.get("batch").is_some())
+            .expect("a batch payload");
+        seen.push(b["batch"]["index"].as_u64().unwrap_or(0));
+        assert!(
+            b["data"].as_str().map_or(0, str::len) < line.len() * 3_500,
+            "a part, not the whole"
+        );
+        assert_eq!(b["transfer_mode"], "full");
+    }
+    let n = seen.len() as u64;
+    assert_eq!(seen, (1..=n).collect::<Vec<_>>(), "batches in order");
+    assert_eq!(r.status_of("A"), "success");
+    let t = r.store.tasks(&r.run_id).expect("tasks");
+    assert!(
+        t[0].atoms >= 2,
+        "atoms of every batch, merged: {}",
+        t[0].atoms
+    );
+}

@@ -30,6 +30,76 @@ pub(super) struct Gathered {
     pub report: Option<Value>,
     /// Set when a reference failure aborts the task.
     pub abort: Option<String>,
+    /// An input too large for one invocation, split into batches (seed 000 §6.2).
+    pub batched: Option<Batched>,
+}
+
+/// An input split into batches, one invocation each.
+pub(super) struct Batched {
+    /// One full-mode payload per batch.
+    pub batches: Vec<Value>,
+    /// How the batches' atoms are combined.
+    pub aggregation: String,
+}
+
+/// Splits the largest batched input into batch payloads.
+fn batches_of(
+    input: &Input,
+    cfg: &crate::protocol::context::BatchConfig,
+    counter: &crate::tokens::TokenCounter,
+) -> Vec<Value> {
+    use super::context::batch::split;
+    let (items, atoms): (Vec<Value>, bool) = match &input.data {
+        Value::Array(a) => (a.clone(), true),
+        Value::Object(o) if o.get("atoms").is_some_and(Value::is_array) => (
+            o.get("atoms")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default(),
+            true,
+        ),
+        other => (
+            super::context::summary::text_of(other)
+                .lines()
+                .map(|l| Value::String(l.to_string()))
+                .collect(),
+            false,
+        ),
+    };
+    let sizes: Vec<u64> = items
+        .iter()
+        .map(|v| match v {
+            Value::String(s) => counter.count(s) + 1,
+            other => counter.count(&other.to_string()),
+        })
+        .collect();
+    let s = split(&sizes, cfg);
+    if s.dropped > 0 {
+        tracing::warn!(
+            "{}: {} item(s) beyond max_batches {} are not sent",
+            input.name,
+            s.dropped,
+            cfg.max_batches
+        );
+    }
+    s.batches
+        .into_iter()
+        .map(|r| {
+            let slice = &items[r];
+            let data = if atoms {
+                Value::Array(slice.to_vec())
+            } else {
+                Value::String(
+                    slice
+                        .iter()
+                        .filter_map(Value::as_str)
+                        .collect::<Vec<_>>()
+                        .join("\n"),
+                )
+            };
+            json!({"source": input.name, "transfer_mode": "full", "data": data})
+        })
+        .collect()
 }
 
 /// What to do after a failure, by the §3.2 table when the task configures nothing.
@@ -310,6 +380,7 @@ pub(super) async fn gather_inputs(ctx: &RunCtx, idx: usize, scope: &Scope) -> Ga
             payloads: Vec::new(),
             report: None,
             abort: Some(a),
+            batched: None,
         };
     }
     if inputs.is_empty() {
@@ -318,6 +389,7 @@ pub(super) async fn gather_inputs(ctx: &RunCtx, idx: usize, scope: &Scope) -> Ga
             payloads: Vec::new(),
             report: None,
             abort: None,
+            batched: None,
         };
     }
     let agent = &ctx.plan.agents[&task.agent];
@@ -343,7 +415,30 @@ pub(super) async fn gather_inputs(ctx: &RunCtx, idx: usize, scope: &Scope) -> Ga
         preview,
         &ctx.config.tokens,
     );
-    let report = json!({"context_management": planned.report, "inputs": planned.inputs, "effective_data_limit": lim.effective_data_limit});
+    // The largest input marked for batches (over 50K tokens) is split, when batching is
+    // enabled in the task's transfer_config (`batch_config`, seed defaults otherwise).
+    let batch_cfg = task
+        .transfer_config
+        .as_ref()
+        .and_then(|c| c.extra.get("batch_config"))
+        .and_then(|v| serde_json::from_value(v.clone()).ok())
+        .unwrap_or_else(super::context::batch::default_config);
+    let batched = planned
+        .inputs
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| p.batched && p.action != "omit")
+        .max_by_key(|(_, p)| p.tokens)
+        .map(|(i, _)| i)
+        .filter(|_| batch_cfg.enabled)
+        .and_then(|i| {
+            let b = batches_of(&inputs[i], &batch_cfg, &ctx.config.tokens);
+            (b.len() > 1).then(|| Batched {
+                batches: b,
+                aggregation: batch_cfg.aggregation_strategy.clone(),
+            })
+        });
+    let report = json!({"context_management": planned.report, "inputs": planned.inputs, "effective_data_limit": lim.effective_data_limit, "batches": batched.as_ref().map(|b| b.batches.len())});
     let _ = ctx.emitter.emit(
         scope,
         EngineEvent::ContextPlanned(ContextPlanned {
@@ -357,5 +452,6 @@ pub(super) async fn gather_inputs(ctx: &RunCtx, idx: usize, scope: &Scope) -> Ga
         payloads: planned.payloads,
         report: Some(report),
         abort: None,
+        batched,
     }
 }

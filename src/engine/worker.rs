@@ -124,18 +124,8 @@ pub async fn run_task(
     mut stop: watch::Receiver<StopSignal>,
 ) -> TaskOutcome {
     let task = &ctx.plan.tasks[idx];
-    let agent_def = &ctx.plan.agents[&task.agent];
     let agent = ctx.agent_arc(&task.agent);
     let task_arc: Arc<str> = Arc::from(task.task_id.as_str());
-    let threshold = task
-        .output_requirements
-        .quality_threshold
-        .as_deref()
-        .and_then(Grade::parse)
-        .unwrap_or(Grade::B);
-    let mut adjust = Adjust::new(threshold);
-    let mut retries: HashMap<&'static str, u32> = HashMap::new();
-    let mut attempt = first_attempt;
     let task_scope = Scope {
         task_id: Some(task_arc.clone()),
         invocation_id: None,
@@ -168,7 +158,173 @@ pub async fn run_task(
             invocation_id: None,
         };
     }
-    let (assets, inputs, context_report) = (gathered.assets, gathered.payloads, gathered.report);
+    let Some(batched) = gathered.batched else {
+        return run_attempts(
+            &ctx,
+            idx,
+            first_attempt,
+            stop,
+            gathered.assets,
+            gathered.payloads,
+            gathered.report,
+        )
+        .await;
+    };
+    // Seed 000 §6.2: one invocation (with its own retries) per batch, then aggregation.
+    let mut outcomes: Vec<TaskOutcome> = Vec::new();
+    let mut attempts = first_attempt;
+    let n = batched.batches.len();
+    for (k, payload) in batched.batches.into_iter().enumerate() {
+        let mut inputs = gathered.payloads.clone();
+        let mut p = payload;
+        p["batch"] = json!({"index": k + 1, "of": n, "aggregation": batched.aggregation});
+        inputs.push(p);
+        let o = run_attempts(
+            &ctx,
+            idx,
+            attempts,
+            stop.clone(),
+            gathered.assets.clone(),
+            inputs,
+            gathered.report.clone(),
+        )
+        .await;
+        attempts = o.attempts;
+        let stop_now = matches!(o.status, TaskStatus::Pending | TaskStatus::Cancelled);
+        outcomes.push(o);
+        if stop_now {
+            break;
+        }
+    }
+    aggregate_batches(&ctx, idx, outcomes, &batched.aggregation)
+}
+
+/// Combines the outcomes of a task's batches: the atoms of usable batches aggregated by
+/// the strategy; success when every batch succeeded, partial when some did, failed when
+/// none did. A stop (cancel, interrupt) wins.
+fn aggregate_batches(
+    ctx: &RunCtx,
+    idx: usize,
+    outcomes: Vec<TaskOutcome>,
+    strategy: &str,
+) -> TaskOutcome {
+    let attempts = outcomes.last().map_or(0, |o| o.attempts);
+    let invocation_id = outcomes.iter().rev().find_map(|o| o.invocation_id.clone());
+    if let Some(o) = outcomes
+        .iter()
+        .find(|o| matches!(o.status, TaskStatus::Pending | TaskStatus::Cancelled))
+    {
+        return TaskOutcome {
+            status: o.status,
+            attempts,
+            atoms: 0,
+            error_code: None,
+            output: None,
+            grades: GradeCounts::default(),
+            invocation_id,
+        };
+    }
+    let usable: Vec<&TaskOutcome> = outcomes
+        .iter()
+        .filter(|o| o.status.satisfies_dependents())
+        .collect();
+    let error_code = outcomes.iter().find_map(|o| o.error_code);
+    if usable.is_empty() {
+        return TaskOutcome {
+            status: outcomes.last().map_or(TaskStatus::Failed, |o| o.status),
+            attempts,
+            atoms: 0,
+            error_code,
+            output: None,
+            grades: GradeCounts::default(),
+            invocation_id,
+        };
+    }
+    let per_batch: Vec<Vec<serde_json::Value>> = usable
+        .iter()
+        .map(|o| {
+            o.output
+                .as_ref()
+                .map(|out| {
+                    out.atoms
+                        .iter()
+                        .filter_map(|a| serde_json::to_value(a).ok())
+                        .collect()
+                })
+                .unwrap_or_default()
+        })
+        .collect();
+    let merged = match super::context::batch::aggregate(strategy, &per_batch) {
+        Ok(m) => m,
+        Err(e) => {
+            tracing::warn!("task {}: {e}; merging", ctx.plan.tasks[idx].task_id);
+            super::context::batch::aggregate("merge", &per_batch).unwrap_or_default()
+        }
+    };
+    let atoms: Vec<Atom> = merged
+        .into_iter()
+        .filter_map(|v| serde_json::from_value(v).ok())
+        .collect();
+    let mut grades = GradeCounts::default();
+    for o in &usable {
+        grades.merge(&o.grades);
+    }
+    let all_ok =
+        usable.len() == outcomes.len() && usable.iter().all(|o| o.status == TaskStatus::Success);
+    let summary = format!(
+        "{} atom(s) aggregated ({strategy}) from {} of {} batches",
+        atoms.len(),
+        usable.len(),
+        outcomes.len()
+    );
+    TaskOutcome {
+        status: if all_ok {
+            TaskStatus::Success
+        } else {
+            TaskStatus::Partial
+        },
+        attempts,
+        atoms: atoms.len() as u32,
+        error_code: if all_ok { None } else { error_code },
+        output: Some(Arc::new(ResponseOutput {
+            atoms,
+            summary,
+            extra: Default::default(),
+        })),
+        grades,
+        invocation_id,
+    }
+}
+
+/// Invocations of one task (or one batch of it) until success or the retries run out.
+async fn run_attempts(
+    ctx: &Arc<RunCtx>,
+    idx: usize,
+    first_attempt: u32,
+    mut stop: watch::Receiver<StopSignal>,
+    assets: Vec<String>,
+    inputs: Vec<serde_json::Value>,
+    context_report: Option<serde_json::Value>,
+) -> TaskOutcome {
+    let ctx = ctx.clone();
+    let task = &ctx.plan.tasks[idx];
+    let agent_def = &ctx.plan.agents[&task.agent];
+    let agent = ctx.agent_arc(&task.agent);
+    let task_arc: Arc<str> = Arc::from(task.task_id.as_str());
+    let threshold = task
+        .output_requirements
+        .quality_threshold
+        .as_deref()
+        .and_then(Grade::parse)
+        .unwrap_or(Grade::B);
+    let mut adjust = Adjust::new(threshold);
+    let mut retries: HashMap<&'static str, u32> = HashMap::new();
+    let mut attempt = first_attempt;
+    let task_scope = Scope {
+        task_id: Some(task_arc.clone()),
+        invocation_id: None,
+        agent: Some(agent.clone()),
+    };
     let (prompt_hash, system_tokens) = ctx.system_prompt_info(&task.agent);
     loop {
         attempt += 1;

@@ -167,7 +167,7 @@ pub fn resolve_db(db: &Path, q: &DbQueryRef, timeout: Duration) -> Result<Value,
     })?;
     let _ = conn.busy_timeout(timeout);
     let deadline = Instant::now() + timeout;
-    conn.progress_handler(1_000, Some(move || Instant::now() > deadline));
+    conn.progress_handler(100, Some(move || Instant::now() > deadline));
     let run = || -> rusqlite::Result<Vec<Value>> {
         let mut st = conn.prepare(&sql)?;
         let names: Vec<String> = st.column_names().iter().map(|s| s.to_string()).collect();

@@ -97,6 +97,10 @@ enum Command {
         /// Divide every retry delay by this (1 = seed 001 delays: 5 s, 15 s, 30 s…).
         #[arg(long, default_value_t = 1)]
         retry_delay_div: u64,
+        /// Have the provider write summaries of large inputs (abstractive) instead of
+        /// extracting key sentences.
+        #[arg(long)]
+        abstractive_summaries: bool,
     },
     /// Browse the database in the terminal UI: the Runs screen, or RUN opened read-only.
     Browse {
@@ -369,6 +373,7 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
             first_chunk_ms,
             timeout_scale,
             retry_delay_div,
+            abstractive_summaries,
         } => {
             let plan = load_plan_file(&plan).map_err(|e| eyre!("{e}"))?;
             let faults = match faults.as_str() {
@@ -384,6 +389,7 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
                 EngineConfig {
                     timeout_scale,
                     retry: RetryPolicy::default().scaled(retry_delay_div),
+                    abstractive_summaries,
                     ..EngineConfig::default()
                 },
             );

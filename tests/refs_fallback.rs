@@ -322,3 +322,45 @@ async fn an_input_over_50k_tokens_runs_in_batches_and_is_aggregated() {
         t[0].atoms
     );
 }
+
+#[tokio::test]
+async fn abstractive_summaries_come_from_the_provider() {
+    let w = ws();
+    let para = "Diffusion planners denoise trajectories step by step. The reverse process removes a little noise at each step.\nPedestrians step out between parked cars. Reaction time budgets of 150 ms are typical.\n";
+    std::fs::write(w.path().join("mid.md"), para.repeat(120)).expect("mid");
+    let p = json!({"plan_id": "P", "execution_mode": "Deep_Internalization", "tasks": [
+        {"task_id": "A", "agent": "Strategic_Critic", "instruction": "Judge the notes.",
+         "output_requirements": {"required_fields": [], "quality_threshold": "D", "max_atoms": 1},
+         "data_references": [{"ref_type": "file", "path": "mid.md"}],
+         "transfer_config": {"summary_strategy": "abstractive"}}]})
+    .to_string();
+    let mut cfg = test_config();
+    cfg.workspace = w.path().to_path_buf();
+    let r = run_plan(&p, quick_sim(), cfg).await;
+    let req = r
+        .store
+        .invocation_request(&first_invocation(&r))
+        .expect("q")
+        .expect("request");
+    let input = &req["user_prompt"]["context"]["inputs"][0];
+    assert_eq!(input["transfer_mode"], "summary", "{input}");
+    assert_eq!(
+        input["summary_config"]["strategy"], "abstractive",
+        "{input}"
+    );
+    let summary = input["data"]["summary"].as_str().expect("summary text");
+    assert!(
+        summary.contains("Diffusion planners denoise trajectories"),
+        "{summary}"
+    );
+    assert!(
+        summary.len() < para.len() * 120 / 2,
+        "shorter than the data"
+    );
+    let plans = r.of(|e| match e {
+        EngineEvent::ContextPlanned(c) => Some(c),
+        _ => None,
+    });
+    let plan = &plans[0].1.inputs[0];
+    assert!(plan.tokens_after < plan.tokens, "{plan:?}");
+}

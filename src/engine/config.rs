@@ -39,6 +39,9 @@ pub struct EngineConfig {
     pub workspace: std::path::PathBuf,
     /// Longest a `db_query` reference may run, ms (REF_TIMEOUT after).
     pub ref_timeout_ms: u64,
+    /// Summaries are written by the provider (abstractive, seed 000 §4.2) instead of
+    /// extracted; a task can also ask with `transfer_config.summary_strategy`.
+    pub abstractive_summaries: bool,
 }
 
 impl Default for EngineConfig {
@@ -57,6 +60,7 @@ impl Default for EngineConfig {
             hold_open: false,
             workspace: std::path::PathBuf::from("."),
             ref_timeout_ms: 5_000,
+            abstractive_summaries: false,
         }
     }
 }

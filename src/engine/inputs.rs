@@ -226,6 +226,63 @@ fn degraded(r: &DataReference, code: RefErrorCode) -> Option<DataReference> {
     }
 }
 
+/// Asks the provider for a summary of `data` within `target` tokens (seed 000 §4.2
+/// `abstractive`). The call is an auxiliary one: it is logged, not graded.
+async fn abstractive_summary(
+    ctx: &RunCtx,
+    idx: usize,
+    k: usize,
+    data: &Value,
+    target: u64,
+) -> Result<String, String> {
+    use crate::protocol::{AgentRequest, Constraints, UserPrompt};
+    struct Collect(String);
+    impl crate::provider::ChunkSink for Collect {
+        fn chunk(&mut self, text: &str) {
+            self.0.push_str(text);
+        }
+    }
+    let task = &ctx.plan.tasks[idx];
+    let mut prompt = UserPrompt {
+        instruction: format!(
+            "Summarise the data below in at most {target} tokens. Keep identifiers, numbers and formulas exactly; add nothing that is not in the data."
+        ),
+        ..Default::default()
+    };
+    prompt.context.extra.insert("inputs".into(), data.clone());
+    let request = Arc::new(AgentRequest {
+        invocation_id: format!("{}_SUMMARY_{}", task.task_id, k + 1),
+        agent: task.agent.clone(),
+        task_id: task.task_id.clone(),
+        plan_id: ctx.plan.plan_id.clone(),
+        system_prompt: "You write faithful, compact summaries of research data.".into(),
+        user_prompt: prompt,
+        constraints: Constraints {
+            timeout_seconds: 60.0,
+            max_tokens: u32::try_from(target).unwrap_or(u32::MAX),
+            temperature: 0.2,
+        },
+        extra: [("purpose".to_string(), json!("summary"))]
+            .into_iter()
+            .collect(),
+    });
+    let mut sink = Collect(String::new());
+    let call = ctx.provider.invoke(request, 1, &mut sink);
+    match tokio::time::timeout(Duration::from_secs(60), call).await {
+        Ok(Ok(_)) if !sink.0.trim().is_empty() => {
+            tracing::info!(
+                "task {}: abstractive summary of {} chars",
+                task.task_id,
+                sink.0.len()
+            );
+            Ok(sink.0)
+        }
+        Ok(Ok(_)) => Err("the provider returned an empty summary".into()),
+        Ok(Err(e)) => Err(e.to_string()),
+        Err(_) => Err("the summary call timed out after 60 s".into()),
+    }
+}
+
 /// Resolves the task's references, applies fallbacks, and plans the context.
 pub(super) async fn gather_inputs(ctx: &RunCtx, idx: usize, scope: &Scope) -> Gathered {
     let task = &ctx.plan.tasks[idx];
@@ -415,6 +472,50 @@ pub(super) async fn gather_inputs(ctx: &RunCtx, idx: usize, scope: &Scope) -> Ga
         preview,
         &ctx.config.tokens,
     );
+    // Abstractive summaries: the provider rewrites the summary payloads.
+    let mut planned = planned;
+    let abstractive = ctx.config.abstractive_summaries
+        || task
+            .transfer_config
+            .as_ref()
+            .and_then(|c| c.extra.get("summary_strategy"))
+            .and_then(Value::as_str)
+            == Some("abstractive");
+    if abstractive {
+        for (k, p) in planned.payloads.iter_mut().enumerate() {
+            if p["transfer_mode"] != "summary" {
+                continue;
+            }
+            let Some(input) = inputs
+                .iter()
+                .find(|i| Some(i.name.as_str()) == p["source"].as_str())
+            else {
+                continue;
+            };
+            let target = p["summary_config"]["max_length"]
+                .as_u64()
+                .unwrap_or(2_000)
+                .max(50);
+            match abstractive_summary(ctx, idx, k, &input.data, target).await {
+                Ok(text) => {
+                    p["data"] = json!({"summary": text});
+                    p["summary_config"]["strategy"] = json!("abstractive");
+                    let sent = ctx.config.tokens.count(&p.to_string());
+                    if let Some(plan) = planned.inputs.iter_mut().find(|x| x.name == input.name) {
+                        plan.tokens_after = sent;
+                    }
+                }
+                Err(e) => {
+                    tracing::warn!(
+                        "task {}: abstractive summary failed ({e}); extractive kept",
+                        task.task_id
+                    );
+                    p["summary_config"]["strategy"] = json!("extractive");
+                    p["summary_config"]["abstractive_error"] = json!(e);
+                }
+            }
+        }
+    }
     // The largest input marked for batches (over 50K tokens) is split, when batching is
     // enabled in the task's transfer_config (`batch_config`, seed defaults otherwise).
     let batch_cfg = task

@@ -418,6 +418,31 @@ impl Provider for SimulatedProvider {
         sink: &'a mut dyn ChunkSink,
     ) -> ProviderFuture<'a> {
         Box::pin(async move {
+            // A summary request (abstractive summaries of seed 000 §4.2): the simulated
+            // model answers with a faithful extract of the data within max_tokens.
+            if request.extra.get("purpose").and_then(|v| v.as_str()) == Some("summary") {
+                let data = request
+                    .user_prompt
+                    .context
+                    .extra
+                    .get("inputs")
+                    .map(crate::engine::context::summary::text_of)
+                    .unwrap_or_default();
+                let counter = crate::tokens::TokenCounter::default();
+                let text = crate::engine::context::summary::key_points(
+                    &data,
+                    u64::from(request.constraints.max_tokens),
+                    &counter,
+                );
+                let words: Vec<&str> = text.split_inclusive(' ').collect();
+                for part in words.chunks(8) {
+                    if self.config.chunk_ms > 0 {
+                        tokio::time::sleep(Duration::from_millis(self.config.chunk_ms)).await;
+                    }
+                    sink.chunk(&part.concat());
+                }
+                return Ok(ProviderOutput::default());
+            }
             let mut rng = self.rng_for(&request, attempt);
             let fault = self.fault_for(&request.task_id, attempt, &mut rng);
             if self.config.first_chunk_ms > 0 {

@@ -1,8 +1,8 @@
 //! Fuzzing the JSONPath parser, the path evaluator and the reference filters with
 //! proptest: arbitrary and near-valid paths, arbitrary JSON documents, arbitrary filters.
 //! None may panic. CI runs a few thousand cases; a long run is
-//! `PROPTEST_CASES=2000000 cargo test --release --test fuzz_jsonpath` (about ten
-//! minutes on a 2-core machine; see the README).
+//! `PROPTEST_CASES=4200000 cargo test --release --test fuzz_jsonpath` (ten minutes on a
+//! 2-core machine; see the README).
 
 use plexus::engine::refs::{filter_matches, resolve_task_output};
 use plexus::jsonpath::JsonPath;

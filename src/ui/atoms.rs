@@ -63,11 +63,7 @@ pub fn draw(buf: &mut Buffer, inner: Rect, run: &RunState, ui: &mut UiState, the
         return;
     }
     t.selected = t.selected.min(view.len() - 1);
-    if t.selected < t.top {
-        t.top = t.selected;
-    } else if rows > 0 && t.selected >= t.top + rows {
-        t.top = t.selected + 1 - rows;
-    }
+    t.top = super::text::keep_visible(t.selected, t.top, rows);
     for (k, &ai) in view.iter().enumerate().skip(t.top).take(rows) {
         let a = &run.atoms[ai];
         let current = run.atom_is_current(a);

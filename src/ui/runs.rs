@@ -59,12 +59,7 @@ pub fn draw(buf: &mut Buffer, inner: Rect, ui: &mut UiState, theme: &Theme) {
         return;
     }
     let selected = ui.runs.selected.min(list.len() - 1);
-    let mut top = ui.runs.top;
-    if selected < top {
-        top = selected;
-    } else if rows > 0 && selected >= top + rows {
-        top = selected + 1 - rows;
-    }
+    let top = super::text::keep_visible(selected, ui.runs.top, rows);
     for (k, run) in list.iter().enumerate().skip(top).take(rows) {
         let style = if k == selected {
             theme.selected()

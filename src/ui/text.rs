@@ -41,6 +41,18 @@ pub fn paint(buf: &mut Buffer, r: Rect, style: Style) {
     buf.set_style(r.intersection(buf.area), style);
 }
 
+/// The first row to show so that `selected` is visible in `rows` rows, moving `top` as
+/// little as possible.
+pub fn keep_visible(selected: usize, top: usize, rows: usize) -> usize {
+    if selected < top {
+        selected
+    } else if rows > 0 && selected >= top + rows {
+        selected + 1 - rows
+    } else {
+        top
+    }
+}
+
 /// `1234` → `1.2k`, `1234567` → `1.2M`.
 pub fn compact(n: u64) -> String {
     match n {

@@ -43,58 +43,29 @@ async fn until(
 
 #[tokio::test]
 async fn a_failed_task_is_retried_and_unblocks_its_dependents() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let db = dir.path().join("t.db");
     let plan_json = one_task_plan(
         r#",{"task_id":"B","agent":"Scholar_Internalizer","instruction":"Use A.","depends_on":["A"]},
            {"task_id":"C","agent":"Scholar_Internalizer","instruction":"Use B.","depends_on":["B"]}"#,
     );
-    let plan = Arc::new(parse_plan(&plan_json, "retry plan").expect("plan"));
-    let mut sim = quick_sim();
     // A's first attempt hits a permanent provider error (E008: not retried by the engine).
-    sim.script = HashMap::from([("A".to_string(), vec![Fault::SystemError, Fault::None])]);
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let (writer, thread) = spawn_writer(&db, Some(tx)).expect("writer");
-    writer
-        .send(WriteOp::CreateRun(Box::new(RunRow::for_plan(
-            "R-retry",
-            &plan,
-            "simulated",
-            "{}".into(),
-        ))))
-        .expect("create");
-    let mut config = test_config();
-    config.hold_open = true;
-    let handle = start_run(RunSpec {
-        db: None,
-        run_id: "R-retry".into(),
-        plan,
-        provider: Arc::new(SimulatedProvider::new(sim)),
-        config,
-        writer: writer.clone(),
-        known_assets: Default::default(),
-        resume: None,
-    });
-    let mut st = RunState::new();
-    let mut log = Vec::new();
-    let finished = |e: &Envelope| matches!(e.event, EngineEvent::RunFinished(_));
-    until(&mut rx, &mut st, &mut log, finished).await;
-    assert_eq!(st.status, Some(RunStatus::Failed));
-    assert_eq!(st.tasks[0].status, TaskStatus::Failed);
-    assert_eq!(st.tasks[1].status, TaskStatus::Blocked);
-    assert_eq!(st.tasks[2].status, TaskStatus::Blocked);
-    assert!(st.is_live() || st.status == Some(RunStatus::Failed));
+    let script = HashMap::from([("A".to_string(), vec![Fault::SystemError, Fault::None])]);
+    let mut h = held_run(&plan_json, script).await;
+    assert_eq!(h.st.status, Some(RunStatus::Failed));
+    assert_eq!(h.st.tasks[0].status, TaskStatus::Failed);
+    assert_eq!(h.st.tasks[1].status, TaskStatus::Blocked);
+    assert_eq!(h.st.tasks[2].status, TaskStatus::Blocked);
 
     // Retrying a task that did not fail changes nothing; retrying A reopens the run.
-    handle
+    h.handle
         .control
         .send(Control::Retry("B".into()))
         .expect("send");
-    handle
+    h.handle
         .control
         .send(Control::Retry("A".into()))
         .expect("send");
-    until(&mut rx, &mut st, &mut log, finished).await;
+    h.until_finished().await;
+    let st = &h.st;
     assert_eq!(
         st.status,
         Some(RunStatus::Succeeded),
@@ -105,7 +76,8 @@ async fn a_failed_task_is_retried_and_unblocks_its_dependents() {
         assert_eq!(t.status, TaskStatus::Success, "task {}", t.id);
     }
     assert_eq!(st.tasks[0].attempts, 2, "the retry is attempt 2");
-    let resets: Vec<&str> = log
+    let resets: Vec<&str> = h
+        .log
         .iter()
         .filter(|e| matches!(e.event, EngineEvent::TaskReset(_)))
         .filter_map(|e| e.task_id.as_deref())
@@ -116,7 +88,8 @@ async fn a_failed_task_is_retried_and_unblocks_its_dependents() {
         "the task and everything it blocked"
     );
     // The reducer's quality totals agree with the engine's final report.
-    let Some(EngineEvent::RunFinished(f)) = log
+    let Some(EngineEvent::RunFinished(f)) = h
+        .log
         .iter()
         .rev()
         .map(|e| &e.event)
@@ -128,42 +101,52 @@ async fn a_failed_task_is_retried_and_unblocks_its_dependents() {
     assert_eq!(st.quality.atoms(), f.atoms);
 
     // Quit: the held run ends without a second report.
-    let before = log.len();
-    handle.control.send(Control::Interrupt).expect("send");
-    let outcome = handle.join.await.expect("join").expect("run");
+    let before = h.log.len();
+    h.handle.control.send(Control::Interrupt).expect("send");
+    let outcome = h.handle.join.await.expect("join").expect("run");
     assert_eq!(outcome.status, RunStatus::Succeeded);
-    drop(writer);
-    thread.join().expect("writer");
-    while let Ok(b) = rx.try_recv() {
-        log.extend(b);
+    h.writer_thread.join().expect("writer");
+    while let Ok(b) = h.rx.try_recv() {
+        h.log.extend(b);
     }
-    assert_eq!(log.len(), before, "no event after the quit");
-    let store = Store::open(&db).expect("store");
-    let run = store.run("R-retry").expect("run");
-    assert_eq!(run.status, "succeeded");
-    for t in store.tasks("R-retry").expect("tasks") {
+    assert_eq!(h.log.len(), before, "no event after the quit");
+    let store = Store::open(&h.db).expect("store");
+    assert_eq!(store.run("R").expect("run").status, "succeeded");
+    for t in store.tasks("R").expect("tasks") {
         assert_eq!(t.status, "success", "{}", t.task_id);
     }
 }
 
-/// Runs a plan held open; returns the delivered events' fold after the first end.
-async fn held_run(
-    plan_json: &str,
-    script: HashMap<String, Vec<Fault>>,
-) -> (
-    RunState,
-    Vec<Arc<Envelope>>,
-    plexus::engine::RunHandle,
-    UnboundedReceiver<Vec<Arc<Envelope>>>,
-    tempfile::TempDir,
-) {
+/// A run held open after its first end, with what it delivered so far.
+struct Held {
+    st: RunState,
+    log: Vec<Arc<Envelope>>,
+    handle: plexus::engine::RunHandle,
+    rx: UnboundedReceiver<Vec<Arc<Envelope>>>,
+    writer_thread: std::thread::JoinHandle<()>,
+    db: std::path::PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Held {
+    /// Folds delivered events until the next `run_finished`.
+    async fn until_finished(&mut self) {
+        until(&mut self.rx, &mut self.st, &mut self.log, |e| {
+            matches!(e.event, EngineEvent::RunFinished(_))
+        })
+        .await;
+    }
+}
+
+/// Runs a plan (run id `R`) with the engine holding it open, up to its first end.
+async fn held_run(plan_json: &str, script: HashMap<String, Vec<Fault>>) -> Held {
     let dir = tempfile::tempdir().expect("tempdir");
     let db = dir.path().join("t.db");
     let plan = Arc::new(parse_plan(plan_json, "plan").expect("plan"));
     let mut sim = quick_sim();
     sim.script = script;
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let (writer, _thread) = spawn_writer(&db, Some(tx)).expect("writer");
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    let (writer, writer_thread) = spawn_writer(&db, Some(tx)).expect("writer");
     writer
         .send(WriteOp::CreateRun(Box::new(RunRow::for_plan(
             "R",
@@ -184,13 +167,17 @@ async fn held_run(
         known_assets: Default::default(),
         resume: None,
     });
-    let mut st = RunState::new();
-    let mut log = Vec::new();
-    until(&mut rx, &mut st, &mut log, |e| {
-        matches!(e.event, EngineEvent::RunFinished(_))
-    })
-    .await;
-    (st, log, handle, rx, dir)
+    let mut held = Held {
+        st: RunState::new(),
+        log: Vec::new(),
+        handle,
+        rx,
+        writer_thread,
+        db,
+        _dir: dir,
+    };
+    held.until_finished().await;
+    held
 }
 
 #[tokio::test]
@@ -203,16 +190,14 @@ async fn a_child_of_two_failed_tasks_stays_blocked_when_one_is_retried() {
         ("A".to_string(), vec![Fault::SystemError, Fault::None]),
         ("B".to_string(), vec![Fault::SystemError]),
     ]);
-    let (mut st, mut log, handle, mut rx, _d) = held_run(&plan, script).await;
-    assert_eq!(st.tasks[2].status, TaskStatus::Blocked);
-    handle
+    let mut h = held_run(&plan, script).await;
+    assert_eq!(h.st.tasks[2].status, TaskStatus::Blocked);
+    h.handle
         .control
         .send(Control::Retry("A".into()))
         .expect("send");
-    until(&mut rx, &mut st, &mut log, |e| {
-        matches!(e.event, EngineEvent::RunFinished(_))
-    })
-    .await;
+    h.until_finished().await;
+    let (st, log, handle) = (&h.st, &h.log, h.handle);
     assert_eq!(st.tasks[0].status, TaskStatus::Success);
     assert_eq!(st.tasks[2].status, TaskStatus::Blocked, "B still failed");
     assert_eq!(
@@ -241,7 +226,8 @@ async fn a_lenient_task_behind_a_blocked_one_still_runs() {
             "fallback_config":{"strategy":"skip"}}"#,
     );
     let script = HashMap::from([("A".to_string(), vec![Fault::SystemError])]);
-    let (st, _log, handle, _rx, _d) = held_run(&plan, script).await;
+    let h = held_run(&plan, script).await;
+    let (st, handle) = (&h.st, h.handle);
     assert_eq!(st.tasks[1].status, TaskStatus::Blocked);
     assert_eq!(
         st.tasks[2].status,

@@ -156,42 +156,39 @@ fn streamed_text_stays_within_the_budget() {
     let mut st = fold(&events);
     st.output_budget = 256 << 10;
     let line = format!("{}\n", "x".repeat(199));
-    let mut seq = 2;
-    let run: Arc<str> = Arc::from("R");
+    let mut seq = 1;
+    // Folds one event for task `id` at the next seq.
+    let mut feed = |st: &mut RunState, id: &str, event: EngineEvent| {
+        seq += 1;
+        let env = Envelope {
+            run_id: Arc::from("R"),
+            seq,
+            ts: seq as i64,
+            task_id: Some(Arc::from(id)),
+            invocation_id: None,
+            agent: None,
+            event,
+        };
+        reduce(st, &env);
+    };
     for id in &ids {
         for _ in 0..2_000 {
-            reduce(
+            feed(
                 &mut st,
-                &Envelope {
-                    run_id: run.clone(),
-                    seq,
-                    ts: seq as i64,
-                    task_id: Some(Arc::from(id.as_str())),
-                    invocation_id: None,
-                    agent: None,
-                    event: EngineEvent::Chunk(Chunk { text: line.clone() }),
-                },
+                id,
+                EngineEvent::Chunk(Chunk { text: line.clone() }),
             );
-            seq += 1;
         }
-        reduce(
+        feed(
             &mut st,
-            &Envelope {
-                run_id: run.clone(),
-                seq,
-                ts: seq as i64,
-                task_id: Some(Arc::from(id.as_str())),
-                invocation_id: None,
-                agent: None,
-                event: EngineEvent::TaskFinished(TaskFinished {
-                    status: TaskStatus::Success,
-                    attempts: 1,
-                    atoms: 0,
-                    error_code: None,
-                }),
-            },
+            id,
+            EngineEvent::TaskFinished(TaskFinished {
+                status: TaskStatus::Success,
+                attempts: 1,
+                atoms: 0,
+                error_code: None,
+            }),
         );
-        seq += 1;
         // 400 KB streamed per task: at most the budget plus the task still streaming.
         assert!(
             st.output_bytes <= st.output_budget + 2 * 410_000,

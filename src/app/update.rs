@@ -351,17 +351,29 @@ pub fn select_task(ui: &mut UiState, run: &RunState, task: usize, fx: &mut Vec<E
     request_docs(ui, run, fx);
 }
 
+/// The selection in a list of `len` rows after a movement action (`None` for others).
+fn move_in_list(selected: usize, len: usize, action: Action, page: usize) -> Option<usize> {
+    let last = len.saturating_sub(1);
+    Some(match action {
+        Action::Up => selected.saturating_sub(1),
+        Action::Down => (selected + 1).min(last),
+        Action::PageUp => selected.saturating_sub(page),
+        Action::PageDown => (selected + page).min(last),
+        Action::Top => 0,
+        Action::Bottom => last,
+        _ => return None,
+    })
+}
+
 fn atoms_screen(ui: &mut UiState, run: &RunState, action: Action, fx: &mut Vec<Effect>) {
     let rows = atom_view(run, &ui.atoms).len();
     let t = &mut ui.atoms;
     let page = ui.list_rows.max(1);
+    if let Some(sel) = move_in_list(t.selected, rows, action, page) {
+        t.selected = sel;
+        return;
+    }
     match action {
-        Action::Up => t.selected = t.selected.saturating_sub(1),
-        Action::Down => t.selected = (t.selected + 1).min(rows.saturating_sub(1)),
-        Action::PageUp => t.selected = t.selected.saturating_sub(page),
-        Action::PageDown => t.selected = (t.selected + page).min(rows.saturating_sub(1)),
-        Action::Top => t.selected = 0,
-        Action::Bottom => t.selected = rows.saturating_sub(1),
         Action::Sort => {
             let i = AtomSort::ALL.iter().position(|&s| s == t.sort).unwrap_or(0);
             t.sort = AtomSort::ALL[(i + 1) % AtomSort::ALL.len()];
@@ -422,19 +434,14 @@ fn runs_screen(ui: &mut UiState, action: Action, fx: &mut Vec<Effect>) {
     let n = ui.runs.rows.as_ref().map_or(0, Vec::len);
     let page = ui.list_rows.max(1);
     let r = &mut ui.runs;
-    match action {
-        Action::Up => r.selected = r.selected.saturating_sub(1),
-        Action::Down => r.selected = (r.selected + 1).min(n.saturating_sub(1)),
-        Action::PageUp => r.selected = r.selected.saturating_sub(page),
-        Action::PageDown => r.selected = (r.selected + page).min(n.saturating_sub(1)),
-        Action::Top => r.selected = 0,
-        Action::Bottom => r.selected = n.saturating_sub(1),
-        Action::Open => {
-            if let Some(row) = r.rows.as_ref().and_then(|rows| rows.get(r.selected)) {
-                fx.push(Effect::OpenRun(row.run_id.clone()));
-            }
+    if let Some(sel) = move_in_list(r.selected, n, action, page) {
+        r.selected = sel;
+        return;
+    }
+    if action == Action::Open {
+        if let Some(row) = r.rows.as_ref().and_then(|rows| rows.get(r.selected)) {
+            fx.push(Effect::OpenRun(row.run_id.clone()));
         }
-        _ => {}
     }
 }
 

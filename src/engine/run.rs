@@ -320,20 +320,11 @@ async fn coordinate(
                     nodes[i].attempts = *a;
                 }
             }
-            let finished = nodes.iter().filter(|n| n.status.is_final()).count() as u32;
             em.emit(
                 &run_scope,
-                EngineEvent::RunResumed(RunResumed {
-                    previous_status: r.previous_status.unwrap_or(RunStatus::Interrupted),
-                    finished_tasks: finished,
-                    remaining_tasks: nodes.len() as u32 - finished,
-                }),
+                resumed(&nodes, r.previous_status.unwrap_or(RunStatus::Interrupted)),
             )?;
-            em.write(WriteOp::RunStatus {
-                run_id: run_id.to_string(),
-                status: RunStatus::Running.as_str().into(),
-                finished_at: None,
-            })?;
+            write_run_status(&ctx, RunStatus::Running)?;
             // Re-apply finished tasks to their dependents.
             let order: Vec<usize> = plan.layers().into_iter().flatten().collect();
             for &i in &order {
@@ -414,24 +405,8 @@ async fn coordinate(
                     let previous = status_after(&nodes);
                     if retry(&ctx, &mut nodes, &mut ready, &task)? {
                         reported = false;
-                        em.emit(
-                            &run_scope,
-                            EngineEvent::RunResumed(RunResumed {
-                                previous_status: previous,
-                                finished_tasks: nodes.iter().filter(|n| n.status.is_final()).count()
-                                    as u32,
-                                remaining_tasks: nodes
-                                    .iter()
-                                    .filter(|n| !n.status.is_final())
-                                    .count()
-                                    as u32,
-                            }),
-                        )?;
-                        em.write(WriteOp::RunStatus {
-                            run_id: run_id.to_string(),
-                            status: RunStatus::Running.as_str().into(),
-                            finished_at: None,
-                        })?;
+                        em.emit(&run_scope, resumed(&nodes, previous))?;
+                        write_run_status(&ctx, RunStatus::Running)?;
                         for &i in &ready {
                             em.emit(&task_scope(&ctx, i), EngineEvent::TaskReady(Empty {}))?;
                         }
@@ -463,12 +438,12 @@ async fn coordinate(
                 Some(Control::Pause) => if !paused && stopping.is_none() {
                     paused = true;
                     em.emit(&run_scope, EngineEvent::RunPaused(Empty {}))?;
-                    em.write(WriteOp::RunStatus { run_id: run_id.to_string(), status: RunStatus::Paused.as_str().into(), finished_at: None })?;
+                    write_run_status(&ctx, RunStatus::Paused)?;
                 },
                 Some(Control::Resume) => if paused {
                     paused = false;
                     em.emit(&run_scope, EngineEvent::RunUnpaused(Empty {}))?;
-                    em.write(WriteOp::RunStatus { run_id: run_id.to_string(), status: RunStatus::Running.as_str().into(), finished_at: None })?;
+                    write_run_status(&ctx, RunStatus::Running)?;
                 },
                 Some(Control::Cancel(reason)) => if stopping.is_none() {
                     em.emit(&run_scope, EngineEvent::CancelRequested(CancelRequested { reason }))?;
@@ -562,6 +537,30 @@ fn status_after(nodes: &[Node]) -> RunStatus {
     }
 }
 
+/// Writes the run's status row; a run that ended (not interrupted) gets its finish time.
+fn write_run_status(ctx: &RunCtx, status: RunStatus) -> Result<(), EngineError> {
+    let ended = !matches!(
+        status,
+        RunStatus::Running | RunStatus::Paused | RunStatus::Interrupted
+    );
+    ctx.emitter.write(WriteOp::RunStatus {
+        run_id: ctx.run_id.to_string(),
+        status: status.as_str().into(),
+        finished_at: ended.then(crate::store::writer::now_rfc3339),
+    })?;
+    Ok(())
+}
+
+/// The `run_resumed` fact for the current graph.
+fn resumed(nodes: &[Node], previous: RunStatus) -> EngineEvent {
+    let finished = nodes.iter().filter(|n| n.status.is_final()).count() as u32;
+    EngineEvent::RunResumed(RunResumed {
+        previous_status: previous,
+        finished_tasks: finished,
+        remaining_tasks: nodes.len() as u32 - finished,
+    })
+}
+
 /// Emits `run_finished` and writes the run's status.
 fn report_end(
     ctx: &RunCtx,
@@ -580,11 +579,7 @@ fn report_end(
             grades: totals,
         }),
     )?;
-    ctx.emitter.write(WriteOp::RunStatus {
-        run_id: ctx.run_id.to_string(),
-        status: status.as_str().into(),
-        finished_at: (status != RunStatus::Interrupted).then(crate::store::writer::now_rfc3339),
-    })?;
+    write_run_status(ctx, status)?;
     Ok((tasks, atoms))
 }
 

@@ -323,6 +323,10 @@ pub struct InvocationFinished {
     /// First error's message.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_message: Option<String>,
+    /// Usage as the provider reported it (prompt and completion tokens), beside plexus's
+    /// own counts; absent when the provider reports none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider_usage: Option<crate::provider::Usage>,
 }
 
 /// Grade of one atom.

@@ -62,6 +62,11 @@ struct Cli {
     /// Config file (default: ./plexus.toml, else ~/.config/plexus/plexus.toml).
     #[arg(long, global = true, env = "PLEXUS_CONFIG")]
     config: Option<PathBuf>,
+    /// Provider profile to run on: `simulated` (built in, offline) or a
+    /// `[providers.NAME]` table of plexus.toml (see `plexus providers`). A resumed run
+    /// keeps the profile it started with unless this is given.
+    #[arg(long, global = true, env = "PLEXUS_PROVIDER")]
+    provider: Option<String>,
     #[command(subcommand)]
     command: Command,
 }
@@ -138,6 +143,68 @@ enum Command {
     },
     /// Check the database file (`PRAGMA integrity_check`).
     Check,
+    /// List the provider profiles of plexus.toml (kind, model, endpoint, where the key
+    /// comes from — never the key itself).
+    Providers {
+        /// JSON output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Make one tiny call through a provider profile and report latency, model and token
+    /// usage (exit 1 when it fails, with the error code it maps to).
+    Ping {
+        /// Profile name (`simulated` or a `[providers.NAME]`).
+        name: String,
+        /// Seconds to wait for the whole answer.
+        #[arg(long, default_value_t = 30.0)]
+        timeout: f64,
+    },
+    /// Serve a local OpenAI- and Anthropic-compatible mock API on 127.0.0.1 (valid
+    /// answers from the simulated model, streamed over --stream-ms) for trying profiles
+    /// offline and for `bench-http`.
+    MockServer {
+        /// Port (0 = any free port; the address is printed).
+        #[arg(long, default_value_t = 8089)]
+        port: u16,
+        /// Milliseconds over which each answer streams.
+        #[arg(long, default_value_t = 1000)]
+        stream_ms: u64,
+        /// Text events per answer.
+        #[arg(long, default_value_t = 20)]
+        chunks: usize,
+        /// Accept only this key (Bearer or x-api-key); default: any.
+        #[arg(long, env = "PLEXUS_MOCK_KEY")]
+        require_key: Option<String>,
+        /// Server threads.
+        #[arg(long, default_value_t = 1)]
+        threads: usize,
+    },
+    /// HTTP provider benchmark: a generated plan run against a mock server in a child
+    /// process that streams each answer for --stream-ms, with --concurrency calls in
+    /// flight; wall time, CPU and peak memory of plexus itself.
+    BenchHttp {
+        /// Tasks.
+        #[arg(long, default_value_t = 5000)]
+        tasks: usize,
+        /// Calls in flight.
+        #[arg(long, default_value_t = 1000)]
+        calls: usize,
+        /// Milliseconds each answer streams.
+        #[arg(long, default_value_t = 1000)]
+        stream_ms: u64,
+        /// Text events per answer.
+        #[arg(long, default_value_t = 20)]
+        chunks: usize,
+        /// API: openai or anthropic.
+        #[arg(long, default_value = "openai")]
+        api: String,
+        /// Scratch directory.
+        #[arg(long, default_value = "bench-out")]
+        dir: PathBuf,
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Write a generated plan (layers of fan-out and fan-in) to stdout.
     GenPlan {
         /// Tasks.
@@ -314,6 +381,15 @@ async fn launch(
     }
 }
 
+/// A new run's config: engine and simulated settings, and the chosen provider profile.
+fn run_config(g: &Globals, engine: EngineConfig, simulated: SimConfig) -> RunConfig {
+    RunConfig {
+        engine,
+        simulated,
+        provider: g.provider.clone().unwrap_or_else(|| "simulated".into()),
+    }
+}
+
 fn engine_config(g: &Globals, base: EngineConfig) -> EngineConfig {
     let mut e = base;
     if let Some(c) = g.concurrency {
@@ -331,6 +407,8 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
         seed: cli.seed,
         concurrency: cli.concurrency,
         headless: cli.headless,
+        provider: cli.provider.clone(),
+        config: cli.config.clone(),
     };
     let tui = if want_tui(&g) {
         Some(ui_setup(cli.theme.as_deref(), cli.config.as_deref())?)
@@ -364,7 +442,7 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
                 },
                 ..SimConfig::default()
             };
-            finish(launch(&g, tui, plan, RunConfig { engine, simulated }, None, true).await?)
+            finish(launch(&g, tui, plan, run_config(&g, engine, simulated), None, true).await?)
         }
         Command::Run {
             plan,
@@ -400,7 +478,17 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
                 faults,
                 ..SimConfig::default()
             };
-            finish(launch(&g, tui, plan, RunConfig { engine, simulated }, None, false).await?)
+            finish(
+                launch(
+                    &g,
+                    tui,
+                    plan,
+                    run_config(&g, engine, simulated),
+                    None,
+                    false,
+                )
+                .await?,
+            )
         }
         Command::Browse { run } => {
             let Some(setup) = tui else {
@@ -449,7 +537,68 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
             drop(store);
             let mut config = config;
             config.engine = engine_config(&g, config.engine);
+            if let Some(p) = &g.provider {
+                config.provider = p.clone();
+            }
             finish(launch(&g, tui, plan, config, Some((id, state)), false).await?)
+        }
+        Command::Providers { json } => {
+            plexus::commands::providers::print_providers(&g, json)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Ping { name, timeout } => {
+            if !(timeout.is_finite() && timeout > 0.0) {
+                return Err(eyre!("--timeout must be a positive number of seconds"));
+            }
+            let ok = plexus::commands::providers::ping(&g, &name, timeout).await?;
+            Ok(if ok {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            })
+        }
+        Command::MockServer {
+            port,
+            stream_ms,
+            chunks,
+            require_key,
+            threads,
+        } => {
+            plexus::commands::bench_http::serve_mock(
+                port,
+                stream_ms,
+                chunks,
+                require_key,
+                threads,
+            )?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::BenchHttp {
+            tasks,
+            calls,
+            stream_ms,
+            chunks,
+            api,
+            dir,
+            json,
+        } => {
+            let r = plexus::commands::bench_http::run_http_bench(
+                &plexus::commands::bench_http::HttpBenchOptions {
+                    tasks: tasks.max(1),
+                    calls: calls.max(1),
+                    stream_ms,
+                    chunks: chunks.max(1),
+                    api,
+                    dir,
+                },
+            )
+            .await?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&r)?);
+            } else {
+                plexus::commands::bench_http::print_http_report(&r);
+            }
+            Ok(ExitCode::SUCCESS)
         }
         Command::Check => {
             let r = Store::open(&g.db)?.integrity_check()?;

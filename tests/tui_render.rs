@@ -182,6 +182,7 @@ fn hostile_state() -> RunState {
             issues: 0,
             errors: vec![],
             error_message: None,
+            provider_usage: None,
         }),
     );
     push(

@@ -297,6 +297,7 @@ async fn measured_run(
     let config = serde_json::to_string(&RunConfig {
         engine: engine.clone(),
         simulated: sim.clone(),
+        provider: "simulated".into(),
     })?;
     writer.send(WriteOp::CreateRun(Box::new(RunRow::for_plan(
         &run_id,

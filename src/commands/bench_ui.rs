@@ -193,6 +193,7 @@ fn event_mix(ids: &[Arc<str>], n: usize, first_seq: u64) -> Vec<Envelope> {
                 issues: 0,
                 errors: vec![],
                 error_message: None,
+                provider_usage: None,
             }),
             39 => EngineEvent::TaskReady(Empty {}),
             _ => EngineEvent::Chunk(Chunk {

@@ -12,7 +12,6 @@ use super::{Globals, RunConfig};
 use crate::engine::{start_run, Control, ResumeState, RunSpec};
 use crate::event::{RunStatus, TaskStatus};
 use crate::plan::{parse_plan, Plan};
-use crate::provider::SimulatedProvider;
 use crate::store::{spawn_writer, PaperRow, RunRow, Store, WriteOp};
 
 /// A new run id: `R{YYYYMMDD}-{HHMMSS}-{4 hex}`.
@@ -87,6 +86,8 @@ pub fn start(
     resume: Option<(String, ResumeState)>,
     demo_assets: bool,
 ) -> Result<Started> {
+    let profile = super::providers::profile_named(globals, &config.provider)?;
+    let provider = crate::provider::build(&profile, &config.simulated).map_err(|e| eyre!("{e}"))?;
     let mut config = config;
     // File references resolve against the directory the run started in (stored with the
     // run, so a resume reads the same files).
@@ -109,7 +110,7 @@ pub fn start(
             writer.send(WriteOp::CreateRun(Box::new(RunRow::for_plan(
                 &id,
                 &plan,
-                "simulated",
+                &provider.name(),
                 serde_json::to_string(&config)?,
             ))))?;
             id
@@ -117,7 +118,6 @@ pub fn start(
     };
     writer.flush()?;
     let known_assets = Store::open(&globals.db)?.known_asset_ids()?;
-    let provider = Arc::new(SimulatedProvider::new(config.simulated.clone()));
     let handle = start_run(RunSpec {
         db: Some(globals.db.clone()),
         run_id: run_id.clone(),

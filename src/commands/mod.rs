@@ -1,10 +1,12 @@
 //! The CLI's commands: run, demo, validate, runs, show, resume, bench, gen-plan.
 
 pub mod bench;
+pub mod bench_http;
 pub mod bench_tokens;
 pub mod bench_ui;
 pub mod headless;
 pub mod launch;
+pub mod providers;
 pub mod show;
 pub mod tui;
 
@@ -22,6 +24,15 @@ pub struct RunConfig {
     pub engine: EngineConfig,
     /// Simulated provider settings.
     pub simulated: SimConfig,
+    /// Provider profile name (`simulated`, or a `[providers.NAME]` of plexus.toml); the
+    /// profile itself is read from the config when the run starts or resumes, so no
+    /// header or key source is stored with the run.
+    #[serde(default = "simulated_name")]
+    pub provider: String,
+}
+
+fn simulated_name() -> String {
+    "simulated".into()
 }
 
 /// Options shared by every command.
@@ -35,4 +46,8 @@ pub struct Globals {
     pub concurrency: Option<usize>,
     /// Never open a TUI.
     pub headless: bool,
+    /// `--provider`: the profile to run on (overrides the one stored with a resumed run).
+    pub provider: Option<String>,
+    /// `--config`: the config file given on the command line.
+    pub config: Option<PathBuf>,
 }

@@ -41,9 +41,17 @@ impl Adjust {
         }
     }
 
-    /// Changes the next attempt for a retry of `code` (seed 001 §8.2).
-    pub fn for_retry(&mut self, ctx: &RunCtx, code: ErrorCode, errors: &[ErrorInfo]) {
+    /// Changes the next attempt for a retry of `code` (seed 001 §8.2). A fault of the
+    /// transport (`provider_fault`) is not the model's doing and is not told to it.
+    pub fn for_retry(
+        &mut self,
+        ctx: &RunCtx,
+        code: ErrorCode,
+        errors: &[ErrorInfo],
+        provider_fault: bool,
+    ) {
         match code {
+            ErrorCode::E002 if provider_fault => {}
             ErrorCode::E002 => self.feedback = errors.first().map(|e| e.message.clone()),
             ErrorCode::E003 => {
                 self.threshold = self.threshold.lower();
@@ -67,6 +75,8 @@ pub(super) struct Verdict {
     pub errors: Vec<ErrorInfo>,
     /// `Some(retry_after)` when the provider failed transiently.
     pub transient_after: Option<Option<u64>>,
+    /// The error came from the provider's transport, not from the model's text.
+    pub provider_fault: bool,
     /// Parsed atoms.
     pub atoms: Vec<Atom>,
     /// Parsed summary.
@@ -97,6 +107,7 @@ pub(super) fn evaluate(
     let mut summary = String::new();
     let mut quality_check = QualityCheck::default();
     let mut verdicts = Vec::new();
+    let provider_fault = matches!(result, Ok(Err(_)));
     match result {
         Err(_elapsed) => errors.push(ErrorInfo::new(
             ErrorCode::E004,
@@ -115,7 +126,16 @@ pub(super) fn evaluate(
         Ok(Err(ProviderError::SourceNotFound(m))) => {
             errors.push(ErrorInfo::new(ErrorCode::E001, m))
         }
+        Ok(Err(ProviderError::Timeout(m))) => errors.push(ErrorInfo::new(
+            ErrorCode::E004,
+            format!("{m}; {} bytes had streamed", text.len()),
+        )),
+        Ok(Err(ProviderError::Malformed(m))) => errors.push(ErrorInfo::new(ErrorCode::E002, m)),
         Ok(Err(ProviderError::Permanent(m))) => errors.push(ErrorInfo::new(ErrorCode::E008, m)),
+        Ok(Ok(_)) if text.trim().is_empty() => errors.push(ErrorInfo::new(
+            ErrorCode::E002,
+            "the model returned an empty completion",
+        )),
         Ok(Ok(_)) => match parse_response(text, task.output_requirements.max_atoms) {
             Err(e) => errors.push(e),
             Ok(parsed) => {
@@ -174,6 +194,7 @@ pub(super) fn evaluate(
         status,
         errors,
         transient_after,
+        provider_fault,
         atoms,
         summary,
         quality_check,

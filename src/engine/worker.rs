@@ -94,6 +94,12 @@ struct ResponseView<'a> {
     output: OutputView<'a>,
     quality_check: &'a QualityCheck,
     errors: &'a [ErrorInfo],
+    /// What the provider said besides the text (usage, finish reason, tool calls).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    provider: Option<&'a crate::provider::ProviderOutput>,
+    /// The text received, when it gave no atoms (kept for failure browsing).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    raw_text: Option<&'a str>,
 }
 
 /// The `output` of a [`ResponseView`].
@@ -396,6 +402,7 @@ async fn run_attempts(
             output_tokens: 0,
             error_codes: String::new(),
             response_json: String::new(),
+            provider_usage: None,
         };
         let _ = ctx.emitter.emit(
             &scope,
@@ -446,6 +453,7 @@ async fn run_attempts(
                             }
                             .into(),
                         ),
+                        provider_usage: None,
                     }),
                 );
                 record.response_json = json!({"cancelled": true, "partial_text": text}).to_string();
@@ -453,6 +461,11 @@ async fn run_attempts(
                 return TaskOutcome::stopped(signal, attempt, None, inv_id);
             }
         };
+        let provider_out = match &result {
+            Ok(Ok(out)) if !ctx.provider.is_simulated() => Some(out.clone()),
+            _ => None,
+        };
+        record.provider_usage = provider_out.as_ref().and_then(|o| o.usage);
         let verdict = evaluate(
             &ctx,
             task,
@@ -483,6 +496,8 @@ async fn run_attempts(
             },
             quality_check: &verdict.quality_check,
             errors: &verdict.errors,
+            provider: provider_out.as_ref(),
+            raw_text: (verdict.atoms.is_empty() && !text.is_empty()).then_some(text.as_str()),
         };
         record.status = verdict.status.as_str();
         record.error_codes = codes
@@ -491,6 +506,7 @@ async fn run_attempts(
             .collect::<Vec<_>>()
             .join(",");
         record.response_json = serde_json::to_string(&response).unwrap_or_default();
+        let record_usage = record.provider_usage;
         let _ = ctx.emitter.write(WriteOp::Invocation(Box::new(record)));
         let _ = ctx.emitter.emit(
             &scope,
@@ -505,6 +521,7 @@ async fn run_attempts(
                 issues: verdict.quality_check.issues.len() as u32,
                 errors: codes.clone(),
                 error_message: verdict.errors.first().map(|e| e.message.clone()),
+                provider_usage: record_usage,
             }),
         );
         if verdict.status != InvocationStatus::Success {
@@ -525,7 +542,7 @@ async fn run_attempts(
                         adjustment: note,
                     }),
                 );
-                adjust.for_retry(&ctx, code, &verdict.errors);
+                adjust.for_retry(&ctx, code, &verdict.errors, verdict.provider_fault);
                 if delay > 0 {
                     tokio::select! {
                         _ = tokio::time::sleep(Duration::from_millis(delay)) => {}
@@ -606,6 +623,8 @@ mod tests {
             },
             quality_check: &qc,
             errors: &errors,
+            provider: None,
+            raw_text: None,
         };
         let full = AgentResponse {
             invocation_id: "INV_1".into(),

@@ -1,6 +1,10 @@
 //! Providers answer AgentRequests by streaming text. The engine enforces timeouts,
 //! parses and grades; a provider only produces text (or a transport-level error).
 
+pub mod http;
+pub mod mock_server;
+pub mod profile;
+pub mod rate;
 pub mod simulated;
 
 use std::future::Future;
@@ -9,7 +13,22 @@ use std::sync::Arc;
 
 use crate::protocol::AgentRequest;
 
+pub use http::HttpProvider;
+pub use profile::{ProviderKind, ProviderProfile};
 pub use simulated::{Fault, FaultRates, SimConfig, SimulatedProvider};
+
+/// Builds the provider a profile describes (`sim` configures the simulated one).
+pub fn build(
+    profile: &ProviderProfile,
+    sim: &SimConfig,
+) -> Result<Arc<dyn Provider>, profile::ProfileError> {
+    Ok(match profile.kind {
+        ProviderKind::Simulated => Arc::new(SimulatedProvider::new(sim.clone())),
+        ProviderKind::Openai | ProviderKind::Anthropic => {
+            Arc::new(HttpProvider::new(profile.clone())?)
+        }
+    })
+}
 
 /// Receives streamed text as it arrives.
 pub trait ChunkSink: Send {
@@ -26,11 +45,35 @@ pub struct Usage {
     pub completion_tokens: u64,
 }
 
+/// A tool call the model asked for (OpenAI `tool_calls`, Anthropic `tool_use`).
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ToolCall {
+    /// Call id given by the provider.
+    pub id: String,
+    /// Tool name.
+    pub name: String,
+    /// Arguments as the JSON text the model wrote.
+    pub arguments: String,
+}
+
 /// What a finished call returns (the text itself went through the sink).
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ProviderOutput {
     /// Usage reported by the provider, if it reports any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<Usage>,
+    /// Why the model stopped (`stop`, `length`, `end_turn`, `tool_use`, …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finish_reason: Option<String>,
+    /// Model that answered, as the provider names it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// Tool calls requested by the model.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ToolCall>,
+    /// Thinking text (Anthropic `thinking` blocks), kept apart from the answer.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub thinking: String,
 }
 
 /// Transport-level failures, mapped to seed 001 error codes by the engine.
@@ -47,7 +90,16 @@ pub enum ProviderError {
     /// A source the task needs cannot be reached (E001).
     #[error("source not found: {0}")]
     SourceNotFound(String),
-    /// Not retryable: bad credentials, unknown model, internal error (E008).
+    /// The call ran out of time on the transport: HTTP 408, or a stream that stalled
+    /// past the idle timeout (E004, retried with a longer timeout).
+    #[error("provider timeout: {0}")]
+    Timeout(String),
+    /// The provider's answer could not be read: invalid SSE, invalid JSON in a chunk
+    /// (E002, retried).
+    #[error("unreadable provider response: {0}")]
+    Malformed(String),
+    /// Not retryable: bad credentials, unknown model, TLS failure, oversized answer,
+    /// internal error (E008).
     #[error("provider error: {0}")]
     Permanent(String),
 }

@@ -491,7 +491,7 @@ impl Provider for SimulatedProvider {
                 }
                 sink.chunk(c);
             }
-            Ok(ProviderOutput { usage: None })
+            Ok(ProviderOutput::default())
         })
     }
 }

@@ -6,10 +6,11 @@ use rusqlite::Connection;
 use super::StoreError;
 
 /// Current schema version (stored in `PRAGMA user_version`).
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
 
 /// Migrations, in order: `MIGRATIONS[i]` takes the schema from version `i` to `i + 1`.
-const MIGRATIONS: &[&str] = &[r#"
+const MIGRATIONS: &[&str] = &[
+    r#"
 CREATE TABLE runs (
     run_id       TEXT PRIMARY KEY,
     plan_id      TEXT NOT NULL,
@@ -131,7 +132,13 @@ CREATE TABLE execution_logs (
     payload       TEXT NOT NULL,         -- JSON of the event without its kind
     PRIMARY KEY (run_id, seq)
 ) WITHOUT ROWID;
-"#];
+"#,
+    r#"
+-- Usage as the provider reported it, beside plexus's own counts (NULL when not reported).
+ALTER TABLE invocations ADD COLUMN provider_prompt_tokens INTEGER;
+ALTER TABLE invocations ADD COLUMN provider_output_tokens INTEGER;
+"#,
+];
 
 /// Brings `conn` to [`SCHEMA_VERSION`], applying each missing migration in a transaction.
 pub fn migrate(conn: &mut Connection) -> Result<(), StoreError> {

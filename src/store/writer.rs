@@ -193,6 +193,8 @@ pub struct InvocationRecord {
     pub error_codes: String,
     /// Whole response JSON.
     pub response_json: String,
+    /// Usage the provider reported, if any.
+    pub provider_usage: Option<crate::provider::Usage>,
 }
 
 /// One `papers` row to import.
@@ -562,7 +564,7 @@ fn apply(tx: &Transaction<'_>, op: WriteOp, state: &mut WriterState) -> Result<(
                 state.prompts.insert(r.system_prompt.0.clone());
             }
             tx.prepare_cached(
-                "INSERT INTO invocations (invocation_id, run_id, task_id, agent, attempt, status, started_at, execution_time_ms, prompt_tokens, output_tokens, error_codes, request_json, response_json) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+                "INSERT INTO invocations (invocation_id, run_id, task_id, agent, attempt, status, started_at, execution_time_ms, prompt_tokens, output_tokens, error_codes, request_json, response_json, provider_prompt_tokens, provider_output_tokens) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
             )?
             .execute(params![
                 &*r.invocation_id,
@@ -577,7 +579,9 @@ fn apply(tx: &Transaction<'_>, op: WriteOp, state: &mut WriterState) -> Result<(
                 r.output_tokens as i64,
                 if r.error_codes.is_empty() { None } else { Some(&r.error_codes) },
                 r.request_json,
-                r.response_json
+                r.response_json,
+                r.provider_usage.map(|u| u.prompt_tokens as i64),
+                r.provider_usage.map(|u| u.completion_tokens as i64)
             ])?;
         }
         WriteOp::Atoms { run_id, atoms } => {

@@ -1,0 +1,298 @@
+//! `plexus bench-http`: a generated plan of independent tasks run through the HTTP
+//! provider against `plexus mock-server` in a child process, which streams every answer
+//! over `stream_ms`, with `calls` in flight. Measures plexus alone: wall time, CPU time
+//! (the server's is its own process's) and peak memory. Also `plexus mock-server`.
+
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::Instant;
+
+use color_eyre::eyre::{eyre, Result, WrapErr};
+
+use super::bench::peak_rss_mib;
+use super::RunConfig;
+use crate::engine::{start_run, EngineConfig, RunSpec};
+use crate::plan::generate::{generate, GenSpec};
+use crate::plan::parse_plan;
+use crate::provider::mock_server::{MockConfig, MockServer};
+use crate::provider::{HttpProvider, Provider, ProviderKind, ProviderProfile, SimConfig};
+use crate::store::{spawn_writer, RunRow, WriteOp};
+
+/// Raises the open-files limit as far as allowed (a thousand sockets need it).
+pub fn raise_open_files() -> u64 {
+    rlimit::increase_nofile_limit(u64::MAX).unwrap_or(0)
+}
+
+/// Serves the mock API until killed.
+pub fn serve_mock(
+    port: u16,
+    stream_ms: u64,
+    chunks: usize,
+    require_key: Option<String>,
+    threads: usize,
+) -> Result<()> {
+    raise_open_files();
+    let server = MockServer::start(
+        MockConfig {
+            stream_ms,
+            chunks,
+            require_key,
+            ..MockConfig::default()
+        },
+        port,
+        threads,
+    )
+    .wrap_err_with(|| format!("cannot listen on 127.0.0.1:{port}"))?;
+    // One write, errors ignored: whoever started us may stop reading after line one.
+    let banner = format!(
+        "mock server listening on {0}\n  OpenAI-compatible: {0}/v1/chat/completions   Anthropic: {0}/v1/messages\n",
+        server.url()
+    );
+    use std::io::Write;
+    let mut out = std::io::stdout();
+    let _ = out.write_all(banner.as_bytes());
+    let _ = out.flush();
+    server.wait();
+    Ok(())
+}
+
+/// Options of the benchmark.
+#[derive(Debug, Clone)]
+pub struct HttpBenchOptions {
+    /// Tasks.
+    pub tasks: usize,
+    /// Calls in flight (engine and profile concurrency).
+    pub calls: usize,
+    /// Time each answer streams, ms.
+    pub stream_ms: u64,
+    /// Text events per answer.
+    pub chunks: usize,
+    /// `openai` or `anthropic`.
+    pub api: String,
+    /// Scratch directory.
+    pub dir: PathBuf,
+}
+
+/// Figures of one run.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct HttpBenchReport {
+    /// Tasks run.
+    pub tasks: usize,
+    /// Calls in flight.
+    pub calls: usize,
+    /// API spoken.
+    pub api: String,
+    /// Time each answer streamed, ms.
+    pub stream_ms: u64,
+    /// Wall time, s.
+    pub seconds: f64,
+    /// The ideal: tasks / calls × stream time, s.
+    pub ideal_seconds: f64,
+    /// CPU time of plexus (user + system), s.
+    pub cpu_seconds: f64,
+    /// cpu_seconds / seconds.
+    pub cores_used: f64,
+    /// Peak resident memory, MiB.
+    pub peak_rss_mib: f64,
+    /// CPU time of the mock server process, s (not counted above).
+    pub server_cpu_seconds: f64,
+    /// Events logged.
+    pub events: u64,
+    /// Run status.
+    pub status: String,
+    /// Tasks that succeeded.
+    pub succeeded: usize,
+}
+
+/// CPU time of a process so far, s (Linux `/proc/PID/stat`; 0 elsewhere).
+fn cpu_seconds_of(pid: &str) -> f64 {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return 0.0;
+    };
+    // Fields after the parenthesised command name: utime is the 12th, stime the 13th.
+    let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else {
+        return 0.0;
+    };
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+    (ticks(11) + ticks(12)) / 100.0
+}
+
+fn cpu_seconds() -> f64 {
+    cpu_seconds_of("self")
+}
+
+/// Kills the child server when dropped (its stdout kept open until then).
+struct ChildServer(Child, Option<BufReader<std::process::ChildStdout>>);
+
+impl Drop for ChildServer {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn spawn_server(o: &HttpBenchOptions) -> Result<(ChildServer, String)> {
+    let exe = std::env::current_exe().wrap_err("cannot find the plexus binary")?;
+    let mut child = Command::new(exe)
+        .args([
+            "mock-server",
+            "--port",
+            "0",
+            "--stream-ms",
+            &o.stream_ms.to_string(),
+            "--chunks",
+            &o.chunks.to_string(),
+            "--threads",
+            "2",
+        ])
+        .env_remove("PLEXUS_MOCK_KEY")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .wrap_err("cannot start the mock server")?;
+    let stdout = child
+        .stdout
+        .take()
+        .ok_or_else(|| eyre!("no stdout from the mock server"))?;
+    let mut server = ChildServer(child, None);
+    let mut reader = BufReader::new(stdout);
+    let mut line = String::new();
+    reader.read_line(&mut line)?;
+    server.1 = Some(reader);
+    let url = line
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .ok_or_else(|| eyre!("the mock server did not say where it listens: {line:?}"))?
+        .to_string();
+    Ok((server, url))
+}
+
+/// Runs the benchmark.
+pub async fn run_http_bench(o: &HttpBenchOptions) -> Result<HttpBenchReport> {
+    raise_open_files();
+    let kind = match o.api.as_str() {
+        "openai" => ProviderKind::Openai,
+        "anthropic" => ProviderKind::Anthropic,
+        other => return Err(eyre!("--api must be openai or anthropic, not {other:?}")),
+    };
+    std::fs::create_dir_all(&o.dir)?;
+    let db = o.dir.join("bench-http.db");
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", db.display()));
+    }
+    let (server, url) = spawn_server(o)?;
+    let mut profile = ProviderProfile::simulated();
+    profile.name = "bench".into();
+    profile.kind = kind;
+    profile.base_url = if kind == ProviderKind::Openai {
+        format!("{url}/v1")
+    } else {
+        url
+    };
+    profile.model = "mock".into();
+    profile.concurrency = o.calls;
+    let provider: Arc<dyn Provider> =
+        Arc::new(HttpProvider::new(profile).map_err(|e| eyre!("{e}"))?);
+    // Independent tasks: the generated layers with their edges removed.
+    let mut plan_json = generate(GenSpec {
+        tasks: o.tasks,
+        width: o.calls,
+        fan_in: 1,
+        max_atoms: 1,
+    });
+    if let Some(tasks) = plan_json["tasks"].as_array_mut() {
+        for t in tasks {
+            t["depends_on"] = serde_json::json!([]);
+        }
+    }
+    let plan = Arc::new(parse_plan(&plan_json.to_string(), "generated").map_err(|e| eyre!("{e}"))?);
+    let engine = EngineConfig {
+        concurrency: o.calls,
+        ..EngineConfig::default()
+    };
+    let (writer, thread) = spawn_writer(&db, None)?;
+    let run_id = "R-bench-http".to_string();
+    writer.send(WriteOp::CreateRun(Box::new(RunRow::for_plan(
+        &run_id,
+        &plan,
+        &provider.name(),
+        serde_json::to_string(&RunConfig {
+            engine: engine.clone(),
+            simulated: SimConfig::default(),
+            provider: "bench".into(),
+        })?,
+    ))))?;
+    writer.flush()?;
+    let stats = writer.stats().clone();
+    let cpu0 = cpu_seconds();
+    let start = Instant::now();
+    let handle = start_run(RunSpec {
+        db: None,
+        run_id,
+        plan,
+        provider,
+        config: engine,
+        writer: writer.clone(),
+        known_assets: Default::default(),
+        resume: None,
+    });
+    let outcome = handle
+        .join
+        .await
+        .map_err(|e| eyre!("engine crashed: {e}"))??;
+    drop(writer);
+    let _ = tokio::task::spawn_blocking(move || thread.join()).await;
+    let seconds = start.elapsed().as_secs_f64();
+    let cpu = cpu_seconds() - cpu0;
+    let server_cpu = cpu_seconds_of(&server.0.id().to_string());
+    drop(server);
+    let succeeded = crate::store::Store::open(&db)?
+        .tasks("R-bench-http")?
+        .iter()
+        .filter(|t| t.status == "success")
+        .count();
+    Ok(HttpBenchReport {
+        tasks: o.tasks,
+        calls: o.calls,
+        api: o.api.clone(),
+        stream_ms: o.stream_ms,
+        seconds,
+        ideal_seconds: (o.tasks as f64 / o.calls as f64).ceil() * o.stream_ms as f64 / 1000.0,
+        cpu_seconds: cpu,
+        cores_used: cpu / seconds.max(1e-9),
+        peak_rss_mib: peak_rss_mib(),
+        server_cpu_seconds: server_cpu,
+        events: stats.events.load(std::sync::atomic::Ordering::Relaxed),
+        status: outcome.status.as_str().to_string(),
+        succeeded,
+    })
+}
+
+/// Prints a report as the README shows it.
+pub fn print_http_report(r: &HttpBenchReport) {
+    println!("api                   {}", r.api);
+    println!(
+        "tasks                 {} ({} succeeded)",
+        r.tasks, r.succeeded
+    );
+    println!("calls in flight       {}", r.calls);
+    println!("stream per answer     {} ms", r.stream_ms);
+    println!("run status            {}", r.status);
+    println!(
+        "wall time             {:.2} s (ideal {:.1} s)",
+        r.seconds, r.ideal_seconds
+    );
+    println!(
+        "CPU (plexus)          {:.2} s = {:.2} cores on average",
+        r.cpu_seconds, r.cores_used
+    );
+    println!("peak memory (RSS)     {:.1} MiB", r.peak_rss_mib);
+    println!(
+        "CPU (mock server)     {:.2} s (its own process)",
+        r.server_cpu_seconds
+    );
+    println!("events logged         {}", r.events);
+}

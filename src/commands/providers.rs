@@ -1,0 +1,177 @@
+//! `plexus providers` (the profiles of plexus.toml) and `plexus ping NAME` (one tiny
+//! call: latency, model, usage); choosing the profile a run uses.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use color_eyre::eyre::{eyre, Result};
+
+use super::Globals;
+use crate::config::Config;
+use crate::protocol::{AgentRequest, Constraints, UserPrompt};
+use crate::provider::profile::{self, ProviderProfile};
+use crate::provider::{ChunkSink, ProviderError, SimConfig};
+
+/// Loads the config `--config` names (or the usual places).
+fn config(globals: &Globals) -> Result<Config> {
+    Config::load(globals.config.as_deref()).map_err(|e| eyre!("{e}"))
+}
+
+/// The profile called `name` (`simulated` is built in).
+pub fn profile_named(globals: &Globals, name: &str) -> Result<ProviderProfile> {
+    if name == "simulated" {
+        return Ok(ProviderProfile::simulated());
+    }
+    profile::find(&config(globals)?, name).map_err(|e| eyre!("{e}"))
+}
+
+/// Prints the profiles: name, kind, model, endpoint, key source (never the key).
+pub fn print_providers(globals: &Globals, json: bool) -> Result<()> {
+    let cfg = config(globals)?;
+    let mut all = vec![ProviderProfile::simulated()];
+    all.extend(profile::profiles(&cfg).map_err(|e| eyre!("{e}"))?);
+    if json {
+        let rows: Vec<_> = all
+            .iter()
+            .map(|p| {
+                serde_json::json!({
+                    "name": p.name, "kind": p.kind.as_str(), "model": p.model,
+                    "base_url": p.base_url, "key": p.key_source().to_string(),
+                    "concurrency": p.concurrency, "rate_limit_rpm": p.rate_limit_rpm,
+                    "stream": p.stream, "headers": p.headers.keys().collect::<Vec<_>>(),
+                })
+            })
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&rows)?);
+        return Ok(());
+    }
+    match &cfg.path {
+        Some(p) => println!("profiles from {}", p.display()),
+        None => println!("no plexus.toml found; only the built-in simulated provider"),
+    }
+    println!(
+        "{:<14} {:<10} {:<28} {:<36} {:<30} {:>5} {:>7}",
+        "NAME", "KIND", "MODEL", "BASE_URL", "KEY", "CONC", "RPM"
+    );
+    for p in &all {
+        let rpm = if p.rate_limit_rpm == 0 {
+            "-".to_string()
+        } else {
+            p.rate_limit_rpm.to_string()
+        };
+        let base = if p.base_url.is_empty() {
+            "(built in, offline)"
+        } else {
+            &p.base_url
+        };
+        println!(
+            "{:<14} {:<10} {:<28} {:<36} {:<30} {:>5} {:>7}",
+            p.name,
+            p.kind.as_str(),
+            p.model,
+            base,
+            p.key_source().to_string(),
+            p.concurrency,
+            rpm
+        );
+    }
+    Ok(())
+}
+
+/// Records when text first arrived.
+struct PingSink {
+    started: Instant,
+    first_ms: Option<u128>,
+    text: String,
+}
+
+impl ChunkSink for PingSink {
+    fn chunk(&mut self, text: &str) {
+        self.first_ms
+            .get_or_insert_with(|| self.started.elapsed().as_millis());
+        if self.text.len() < 200 {
+            self.text.push_str(text);
+        }
+    }
+}
+
+/// Makes one tiny call through profile `name` and reports latency, model and usage.
+/// `Ok(false)` when the call failed (the reason is printed).
+pub async fn ping(globals: &Globals, name: &str, timeout_s: f64) -> Result<bool> {
+    let profile = profile_named(globals, name)?;
+    let provider = crate::provider::build(
+        &profile,
+        &SimConfig {
+            first_chunk_ms: 0,
+            chunk_ms: 0,
+            ..SimConfig::default()
+        },
+    )
+    .map_err(|e| eyre!("{e}"))?;
+    let request = Arc::new(AgentRequest {
+        invocation_id: "INV_00000000_000000_PING_001".into(),
+        agent: "ping".into(),
+        task_id: "ping".into(),
+        plan_id: "ping".into(),
+        system_prompt: "This is a connectivity check. Reply with the single word: pong".into(),
+        user_prompt: UserPrompt {
+            instruction: "ping".into(),
+            ..UserPrompt::default()
+        },
+        constraints: Constraints {
+            timeout_seconds: timeout_s,
+            max_tokens: 16,
+            temperature: 0.0,
+        },
+        extra: Default::default(),
+    });
+    let mut sink = PingSink {
+        started: Instant::now(),
+        first_ms: None,
+        text: String::new(),
+    };
+    let call = provider.invoke(request, 1, &mut sink);
+    let result = tokio::time::timeout(std::time::Duration::from_secs_f64(timeout_s), call).await;
+    let total = sink.started.elapsed().as_millis();
+    let label = provider.name();
+    match result {
+        Err(_) => {
+            println!("{label}: FAILED (E004) no complete answer within {timeout_s}s");
+            Ok(false)
+        }
+        Ok(Err(e)) => {
+            println!("{label}: FAILED ({}) {e}", code_of(&e));
+            Ok(false)
+        }
+        Ok(Ok(out)) => {
+            let first = sink
+                .first_ms
+                .map(|m| format!("{m} ms"))
+                .unwrap_or_else(|| "-".into());
+            let usage = out
+                .usage
+                .map(|u| format!("{} in / {} out", u.prompt_tokens, u.completion_tokens))
+                .unwrap_or_else(|| "not reported".into());
+            let answer: String = sink.text.trim().chars().take(60).collect();
+            println!("{label}: ok");
+            println!("  latency   first text {first}, whole answer {total} ms");
+            println!(
+                "  model     {}",
+                out.model.as_deref().unwrap_or(&profile.model)
+            );
+            println!("  usage     {usage}");
+            println!("  answer    {answer:?}");
+            Ok(true)
+        }
+    }
+}
+
+/// The seed 001 code a provider error becomes.
+fn code_of(e: &ProviderError) -> &'static str {
+    match e {
+        ProviderError::Transient { .. } | ProviderError::SourceNotFound(_) => "E001",
+        ProviderError::Timeout(_) => "E004",
+        ProviderError::Malformed(_) => "E002",
+        ProviderError::Permanent(_) => "E008",
+    }
+}

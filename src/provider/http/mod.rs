@@ -1,0 +1,571 @@
+//! Providers over HTTP: one pooled client per profile, the profile's concurrency limit
+//! and rate limit, streaming with an idle timeout and a size cap, and every transport
+//! fault mapped to a [`ProviderError`] (and so to a seed 001 error code):
+//!
+//! | fault                                   | error                | code |
+//! |-----------------------------------------|----------------------|------|
+//! | connection refused, reset, stream cut   | `Transient` (backoff) | E001 |
+//! | 429 (Retry-After honoured), 500/502/503/504/529 | `Transient`  | E001 |
+//! | DNS failure                             | `SourceNotFound`     | E001 |
+//! | 408, connect timeout, stalled stream    | `Timeout`            | E004 |
+//! | invalid SSE, invalid JSON in a chunk    | `Malformed`          | E002 |
+//! | 401/403, 404, other 4xx, TLS, oversized | `Permanent`          | E008 |
+//!
+//! The API key lives only in this module's client: it is sent in one header and
+//! replaced by `[redacted]` wherever a server echoes it back (error bodies, text).
+
+pub mod anthropic;
+pub mod openai;
+pub mod sse;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE, RETRY_AFTER};
+use serde_json::Value;
+use tokio::sync::Semaphore;
+
+use super::profile::{ApiKey, ProfileError, ProviderKind, ProviderProfile};
+use super::rate::RateLimiter;
+use super::{ChunkSink, Provider, ProviderError, ProviderFuture, ProviderOutput};
+use crate::engine::request::render_user_prompt;
+use crate::protocol::AgentRequest;
+
+/// Most bytes of an error body kept for the message.
+const ERROR_BODY_CAP: usize = 16 * 1024;
+
+/// Text going to the sink, with the key redacted.
+pub struct Emit<'a> {
+    sink: &'a mut dyn ChunkSink,
+    secret: Option<&'a str>,
+    /// Characters of answer text emitted.
+    pub emitted: usize,
+}
+
+impl Emit<'_> {
+    /// Passes answer text on.
+    pub fn text(&mut self, text: &str) {
+        if text.is_empty() {
+            return;
+        }
+        self.emitted += text.len();
+        match self.secret {
+            Some(k) if text.contains(k) => self.sink.chunk(&text.replace(k, "[redacted]")),
+            _ => self.sink.chunk(text),
+        }
+    }
+}
+
+/// An OpenAI-compatible or Anthropic provider.
+pub struct HttpProvider {
+    profile: ProviderProfile,
+    client: reqwest::Client,
+    key: Option<ApiKey>,
+    slots: Arc<Semaphore>,
+    rate: Option<RateLimiter>,
+}
+
+impl HttpProvider {
+    /// Builds the provider, reading the key (an error when the profile names a key that
+    /// is missing).
+    pub fn new(profile: ProviderProfile) -> Result<HttpProvider, ProfileError> {
+        let key = profile.api_key()?;
+        let fail = |message: String| ProfileError {
+            origin: "client".into(),
+            profile: profile.name.clone(),
+            message,
+        };
+        let mut headers = HeaderMap::new();
+        for (k, v) in &profile.headers {
+            let name = HeaderName::from_bytes(k.as_bytes()).map_err(|e| fail(e.to_string()))?;
+            let value = HeaderValue::from_str(v).map_err(|e| fail(e.to_string()))?;
+            headers.insert(name, value);
+        }
+        match (&key, profile.kind) {
+            (Some(k), ProviderKind::Anthropic) => {
+                let mut v = HeaderValue::from_str(k.expose())
+                    .map_err(|_| fail("the API key has characters not allowed in HTTP".into()))?;
+                v.set_sensitive(true);
+                headers.insert("x-api-key", v);
+            }
+            (Some(k), _) => {
+                let mut v = HeaderValue::from_str(&format!("Bearer {}", k.expose()))
+                    .map_err(|_| fail("the API key has characters not allowed in HTTP".into()))?;
+                v.set_sensitive(true);
+                headers.insert(reqwest::header::AUTHORIZATION, v);
+            }
+            (None, _) => {}
+        }
+        if profile.kind == ProviderKind::Anthropic {
+            let v = HeaderValue::from_str(&profile.anthropic_version)
+                .map_err(|e| fail(e.to_string()))?;
+            headers.insert("anthropic-version", v);
+        }
+        let client = reqwest::Client::builder()
+            .default_headers(headers)
+            .user_agent(concat!("plexus/", env!("CARGO_PKG_VERSION")))
+            .connect_timeout(Duration::from_secs_f64(profile.connect_timeout_s))
+            .pool_idle_timeout(Duration::from_secs(90))
+            .tcp_nodelay(true)
+            .build()
+            .map_err(|e| fail(format!("cannot build the HTTP client: {e}")))?;
+        Ok(HttpProvider {
+            slots: Arc::new(Semaphore::new(profile.concurrency)),
+            rate: RateLimiter::new(profile.rate_limit_rpm, profile.rate_burst),
+            profile,
+            client,
+            key,
+        })
+    }
+
+    /// The profile.
+    pub fn profile(&self) -> &ProviderProfile {
+        &self.profile
+    }
+
+    fn url(&self) -> String {
+        match self.profile.kind {
+            ProviderKind::Anthropic => anthropic::url(&self.profile),
+            _ => openai::url(&self.profile),
+        }
+    }
+
+    /// Replaces the key wherever it appears in `text`.
+    fn redact(&self, text: &str) -> String {
+        match &self.key {
+            Some(k) if text.contains(k.expose()) => text.replace(k.expose(), "[redacted]"),
+            _ => text.to_string(),
+        }
+    }
+
+    async fn call(
+        &self,
+        request: &AgentRequest,
+        sink: &mut dyn ChunkSink,
+    ) -> Result<ProviderOutput, ProviderError> {
+        let _permit = self
+            .slots
+            .acquire()
+            .await
+            .map_err(|_| ProviderError::Permanent("the provider is shutting down".into()))?;
+        if let Some(rate) = &self.rate {
+            rate.acquire().await;
+        }
+        let user_text = render_user_prompt(&request.user_prompt);
+        let body = match self.profile.kind {
+            ProviderKind::Anthropic => anthropic::body(request, &user_text, &self.profile),
+            _ => openai::body(request, &user_text, &self.profile),
+        };
+        let url = self.url();
+        let body = serde_json::to_vec(&body)
+            .map_err(|e| ProviderError::Permanent(format!("cannot encode the request: {e}")))?;
+        let mut builder = self
+            .client
+            .post(&url)
+            .header(CONTENT_TYPE, "application/json")
+            .body(body);
+        for (name, value) in [
+            ("x-plexus-invocation", &request.invocation_id),
+            ("x-plexus-task", &request.task_id),
+        ] {
+            if let Ok(v) = HeaderValue::from_str(value) {
+                builder = builder.header(name, v);
+            }
+        }
+        let response = builder
+            .send()
+            .await
+            .map_err(|e| self.send_error(&e, &url))?;
+        let status = response.status();
+        if !status.is_success() {
+            let headers = response.headers().clone();
+            let body = self.read_capped(response, ERROR_BODY_CAP, true).await;
+            let text = String::from_utf8_lossy(&body.unwrap_or_default()).into_owned();
+            return Err(self.status_error(status, &headers, &text, &url));
+        }
+        let is_sse = response
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.starts_with("text/event-stream"));
+        let secret = self.key.as_ref().map(ApiKey::expose);
+        let mut emit = Emit {
+            sink,
+            secret,
+            emitted: 0,
+        };
+        let mut out = ProviderOutput::default();
+        if is_sse {
+            self.read_stream(response, &mut emit, &mut out).await?;
+        } else {
+            let body = self
+                .read_capped(response, self.profile.max_response_bytes, false)
+                .await?;
+            let v: Value = serde_json::from_slice(&body).map_err(|e| {
+                ProviderError::Malformed(format!(
+                    "the answer is not JSON ({e}): {}",
+                    openai::preview(&self.redact(&String::from_utf8_lossy(&body)))
+                ))
+            })?;
+            match self.profile.kind {
+                ProviderKind::Anthropic => anthropic::whole(&v, &mut emit, &mut out)?,
+                _ => openai::whole(&v, &mut emit, &mut out)?,
+            }
+        }
+        Ok(out)
+    }
+
+    fn idle(&self) -> Duration {
+        Duration::from_secs_f64(self.profile.idle_timeout_s)
+    }
+
+    /// Reads a whole body within the idle timeout; past `cap` it fails (E008) unless
+    /// `truncate`, which keeps the first `cap` bytes.
+    async fn read_capped(
+        &self,
+        response: reqwest::Response,
+        cap: usize,
+        truncate: bool,
+    ) -> Result<Vec<u8>, ProviderError> {
+        let mut stream = response.bytes_stream();
+        let mut body = Vec::new();
+        loop {
+            let next = tokio::time::timeout(self.idle(), stream.next())
+                .await
+                .map_err(|_| self.stalled(body.len()))?;
+            match next {
+                None => return Ok(body),
+                Some(Err(e)) => return Err(self.cut(&e, body.len())),
+                Some(Ok(bytes)) => {
+                    if body.len() + bytes.len() > cap {
+                        if truncate {
+                            body.extend_from_slice(&bytes[..cap - body.len()]);
+                            return Ok(body);
+                        }
+                        return Err(self.oversized(body.len() + bytes.len()));
+                    }
+                    body.extend_from_slice(&bytes);
+                }
+            }
+        }
+    }
+
+    async fn read_stream(
+        &self,
+        response: reqwest::Response,
+        emit: &mut Emit<'_>,
+        out: &mut ProviderOutput,
+    ) -> Result<(), ProviderError> {
+        let mut stream = response.bytes_stream();
+        let mut decoder = sse::SseDecoder::new();
+        let mut events = Vec::new();
+        let mut openai = openai::Stream::default();
+        let mut anthropic = anthropic::Stream::default();
+        let mut received = 0usize;
+        loop {
+            let next = tokio::time::timeout(self.idle(), stream.next())
+                .await
+                .map_err(|_| self.stalled(received))?;
+            let bytes = match next {
+                None => break,
+                Some(Err(e)) => return Err(self.cut(&e, received)),
+                Some(Ok(b)) => b,
+            };
+            received += bytes.len();
+            if received > self.profile.max_response_bytes {
+                return Err(self.oversized(received));
+            }
+            decoder
+                .feed(&bytes, &mut events)
+                .map_err(|e| ProviderError::Malformed(self.redact(&e)))?;
+            for ev in events.drain(..) {
+                let done = match self.profile.kind {
+                    ProviderKind::Anthropic => anthropic.event(&ev.data, emit, out),
+                    _ => openai.event(&ev.data, emit, out),
+                }
+                .map_err(|e| self.redact_error(e))?;
+                if done {
+                    return Ok(());
+                }
+            }
+        }
+        let complete = match self.profile.kind {
+            ProviderKind::Anthropic => anthropic.ended(out),
+            _ => openai.ended(out),
+        };
+        if complete && decoder.pending() == 0 {
+            return Ok(());
+        }
+        Err(ProviderError::Transient {
+            message: format!(
+                "{}: the stream ended before its end marker after {received} bytes ({} bytes of text kept)",
+                self.profile.label(),
+                emit.emitted
+            ),
+            retry_after_ms: None,
+        })
+    }
+
+    fn stalled(&self, received: usize) -> ProviderError {
+        ProviderError::Timeout(format!(
+            "{}: no data for {}s (idle timeout) after {received} bytes",
+            self.profile.label(),
+            self.profile.idle_timeout_s
+        ))
+    }
+
+    fn oversized(&self, received: usize) -> ProviderError {
+        ProviderError::Permanent(format!(
+            "{}: the answer passed max_response_bytes ({} bytes; {received} received)",
+            self.profile.label(),
+            self.profile.max_response_bytes
+        ))
+    }
+
+    fn cut(&self, e: &reqwest::Error, received: usize) -> ProviderError {
+        ProviderError::Transient {
+            message: format!(
+                "{}: the stream was cut after {received} bytes: {}",
+                self.profile.label(),
+                self.redact(&error_chain(e))
+            ),
+            retry_after_ms: None,
+        }
+    }
+
+    fn redact_error(&self, e: ProviderError) -> ProviderError {
+        match e {
+            ProviderError::Transient {
+                message,
+                retry_after_ms,
+            } => ProviderError::Transient {
+                message: self.redact(&message),
+                retry_after_ms,
+            },
+            ProviderError::SourceNotFound(m) => ProviderError::SourceNotFound(self.redact(&m)),
+            ProviderError::Timeout(m) => ProviderError::Timeout(self.redact(&m)),
+            ProviderError::Malformed(m) => ProviderError::Malformed(self.redact(&m)),
+            ProviderError::Permanent(m) => ProviderError::Permanent(self.redact(&m)),
+        }
+    }
+
+    /// A failure before any response: connect, DNS, TLS, timeout.
+    fn send_error(&self, e: &reqwest::Error, url: &str) -> ProviderError {
+        let chain = self.redact(&error_chain(e));
+        let lower = chain.to_ascii_lowercase();
+        let label = self.profile.label();
+        if e.is_timeout() {
+            return ProviderError::Timeout(format!("{label}: {url}: timed out: {chain}"));
+        }
+        if lower.contains("dns error") || lower.contains("failed to lookup address") {
+            return ProviderError::SourceNotFound(format!(
+                "{label}: cannot resolve the host of {url} (DNS): {chain}"
+            ));
+        }
+        if lower.contains("certificate")
+            || lower.contains("tls")
+            || lower.contains("handshake")
+            || lower.contains("invalidcontenttype")
+        {
+            return ProviderError::Permanent(format!(
+                "{label}: TLS failure talking to {url}: {chain}"
+            ));
+        }
+        if lower.contains("connection refused") {
+            return ProviderError::Transient {
+                message: format!("{label}: connection refused by {url}: is the server running?"),
+                retry_after_ms: None,
+            };
+        }
+        ProviderError::Transient {
+            message: format!("{label}: cannot reach {url}: {chain}"),
+            retry_after_ms: None,
+        }
+    }
+
+    /// A non-2xx response.
+    fn status_error(
+        &self,
+        status: reqwest::StatusCode,
+        headers: &HeaderMap,
+        body: &str,
+        url: &str,
+    ) -> ProviderError {
+        let label = self.profile.label();
+        let said = server_message(body)
+            .map(|m| self.redact(&m))
+            .unwrap_or_default();
+        let said = if said.is_empty() {
+            String::new()
+        } else {
+            format!(": {said}")
+        };
+        let head = format!("{label}: HTTP {status} from {url}{said}");
+        match status.as_u16() {
+            401 | 403 => {
+                let key = match (&self.profile.api_key_env, &self.profile.api_key_file) {
+                    (Some(env), _) => format!("the key in ${env}"),
+                    (None, Some(f)) => format!("the key file {}", f.display()),
+                    (None, None) => {
+                        "that the profile needs a key (api_key_env or api_key_file)".into()
+                    }
+                };
+                ProviderError::Permanent(format!(
+                    "{head} — authentication refused; not retried: check {key}"
+                ))
+            }
+            404 => ProviderError::Permanent(format!(
+                "{head} — model {:?} or the endpoint does not exist; not retried (check model and base_url)",
+                self.profile.model
+            )),
+            408 => ProviderError::Timeout(head),
+            429 | 500 | 502 | 503 | 504 | 529 => ProviderError::Transient {
+                message: head,
+                retry_after_ms: retry_after(headers),
+            },
+            _ => ProviderError::Permanent(format!("{head}; not retried")),
+        }
+    }
+}
+
+/// An API error object (`{"type"|"code", "message"}`) mapped to an error.
+pub fn api_error(err: &Value, place: &str) -> ProviderError {
+    let kind = err
+        .get("type")
+        .or_else(|| err.get("code"))
+        .map(|v| match v {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        })
+        .unwrap_or_default();
+    let message = err
+        .get("message")
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .unwrap_or_else(|| err.to_string());
+    let text = format!("provider error in the {place}: {kind}: {message}");
+    match kind.as_str() {
+        "authentication_error"
+        | "permission_error"
+        | "invalid_api_key"
+        | "not_found_error"
+        | "invalid_request_error"
+        | "model_not_found"
+        | "request_too_large" => ProviderError::Permanent(text),
+        "timeout" | "timeout_error" => ProviderError::Timeout(text),
+        _ => ProviderError::Transient {
+            message: text,
+            retry_after_ms: None,
+        },
+    }
+}
+
+/// The `message` of a JSON error body, or the body's first line.
+fn server_message(body: &str) -> Option<String> {
+    if let Ok(v) = serde_json::from_str::<Value>(body) {
+        let err = v.get("error").unwrap_or(&v);
+        if let Some(m) = err.get("message").and_then(Value::as_str) {
+            return Some(m.chars().take(300).collect());
+        }
+        if let Some(m) = err.as_str() {
+            return Some(m.chars().take(300).collect());
+        }
+    }
+    let line = body.lines().find(|l| !l.trim().is_empty())?;
+    Some(line.trim().chars().take(200).collect())
+}
+
+/// `Retry-After` (seconds or an HTTP date) or `retry-after-ms`, in ms.
+fn retry_after(headers: &HeaderMap) -> Option<u64> {
+    if let Some(ms) = headers
+        .get("retry-after-ms")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .filter(|v| v.is_finite() && *v >= 0.0)
+    {
+        return Some(ms.min(3_600_000.0) as u64);
+    }
+    let v = headers.get(RETRY_AFTER)?.to_str().ok()?.trim();
+    if let Ok(secs) = v.parse::<f64>() {
+        if secs.is_finite() && secs >= 0.0 {
+            return Some((secs.min(3600.0) * 1000.0) as u64);
+        }
+        return None;
+    }
+    let when = chrono::DateTime::parse_from_rfc2822(v).ok()?;
+    let ms = (when.with_timezone(&chrono::Utc) - chrono::Utc::now()).num_milliseconds();
+    Some(ms.clamp(0, 3_600_000) as u64)
+}
+
+/// An error and its sources, joined.
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut out = e.to_string();
+    let mut src = e.source();
+    while let Some(s) = src {
+        let t = s.to_string();
+        if !out.contains(&t) {
+            out.push_str(": ");
+            out.push_str(&t);
+        }
+        src = s.source();
+    }
+    out
+}
+
+impl Provider for HttpProvider {
+    fn name(&self) -> String {
+        self.profile.label()
+    }
+
+    fn invoke<'a>(
+        &'a self,
+        request: Arc<AgentRequest>,
+        _attempt: u32,
+        sink: &'a mut dyn ChunkSink,
+    ) -> ProviderFuture<'a> {
+        Box::pin(async move {
+            self.call(&request, sink)
+                .await
+                .map_err(|e| self.redact_error(e))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retry_after_reads_seconds_ms_and_dates() {
+        let mut h = HeaderMap::new();
+        h.insert(RETRY_AFTER, HeaderValue::from_static("2"));
+        assert_eq!(retry_after(&h), Some(2000));
+        h.insert("retry-after-ms", HeaderValue::from_static("150"));
+        assert_eq!(retry_after(&h), Some(150));
+        let mut h = HeaderMap::new();
+        let later = chrono::Utc::now() + chrono::Duration::seconds(30);
+        h.insert(
+            RETRY_AFTER,
+            HeaderValue::from_str(&later.to_rfc2822()).expect("should succeed"),
+        );
+        let ms = retry_after(&h).expect("should succeed");
+        assert!((28_000..=30_000).contains(&ms), "{ms}");
+        h.insert(RETRY_AFTER, HeaderValue::from_static("soon"));
+        assert_eq!(retry_after(&h), None);
+    }
+
+    #[test]
+    fn api_errors_map_to_codes() {
+        let e = api_error(
+            &serde_json::json!({"type": "overloaded_error", "message": "busy"}),
+            "stream",
+        );
+        assert!(matches!(e, ProviderError::Transient { .. }));
+        let e = api_error(
+            &serde_json::json!({"type": "authentication_error", "message": "no"}),
+            "stream",
+        );
+        assert!(matches!(e, ProviderError::Permanent(_)));
+    }
+}

@@ -1,0 +1,485 @@
+//! A local OpenAI- and Anthropic-compatible server for tests, benchmarks and trying a
+//! profile offline (`plexus mock-server`). It answers `POST …/chat/completions` and
+//! `POST …/v1/messages`, streaming or not, with valid AgentResponses built by the
+//! simulated provider, spread over a configurable time, and replays scripted faults per
+//! task (the `x-plexus-task` header plexus sends): HTTP errors with or without
+//! `Retry-After`, streams cut or stalled midway, invalid SSE, invalid JSON, oversized
+//! and empty answers, error events, dropped connections.
+//!
+//! A small HTTP/1.1 server by hand (keep-alive, chunked streaming): faults like a
+//! stream cut mid-chunk need control a framework would hide.
+
+pub mod answer;
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use tokio::io::{AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::net::{TcpListener, TcpStream};
+
+use self::answer::Api;
+use crate::provider::{SimConfig, SimulatedProvider};
+
+/// One scripted behaviour for one call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MockFault {
+    /// A normal answer.
+    None,
+    /// An HTTP error status with an optional `Retry-After` value and a JSON error body.
+    Status {
+        /// Status code.
+        code: u16,
+        /// `Retry-After` header value.
+        retry_after: Option<String>,
+    },
+    /// Half the answer, then the connection is closed mid-stream.
+    Cut,
+    /// Half the answer, then nothing (the client's idle timeout must end it).
+    Stall,
+    /// Half the answer, then a line that is not SSE.
+    InvalidSse,
+    /// Half the answer, then an event whose data is not JSON.
+    InvalidJson,
+    /// An endless answer (the client's size cap must end it).
+    Oversized,
+    /// A well-formed answer with no text.
+    Empty,
+    /// Half the answer, then an API error event (OpenAI `error`, Anthropic `overloaded_error`).
+    ErrorEvent,
+    /// The connection is closed before any response.
+    Drop,
+    /// A normal answer whose reported usage is multiplied by this factor.
+    Usage(f64),
+}
+
+/// How the server behaves.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct MockConfig {
+    /// Time over which an answer streams, ms.
+    pub stream_ms: u64,
+    /// SSE text events per answer.
+    pub chunks: usize,
+    /// Faults per task id, one per call (first call first); then normal answers.
+    pub script: HashMap<String, Vec<MockFault>>,
+    /// Echo the request's key in 401 bodies (as some servers do): tests that plexus
+    /// redacts it.
+    pub echo_key: bool,
+    /// The key the server accepts (`Bearer …` or `x-api-key`); `None` accepts any.
+    pub require_key: Option<String>,
+    /// Seed of the simulated answers.
+    pub seed: u64,
+}
+
+impl Default for MockConfig {
+    fn default() -> Self {
+        MockConfig {
+            stream_ms: 200,
+            chunks: 20,
+            script: HashMap::new(),
+            echo_key: false,
+            require_key: None,
+            seed: 7,
+        }
+    }
+}
+
+/// A request the server saw.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SeenRequest {
+    /// Path.
+    pub path: String,
+    /// Headers, names lower-cased.
+    pub headers: Vec<(String, String)>,
+    /// Body text.
+    pub body: String,
+}
+
+impl SeenRequest {
+    /// A header's value.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+struct Shared {
+    config: MockConfig,
+    sim: SimulatedProvider,
+    calls: Mutex<HashMap<String, usize>>,
+    seen: Mutex<Vec<SeenRequest>>,
+    requests: AtomicU64,
+    keep_seen: bool,
+}
+
+/// A running server on 127.0.0.1.
+pub struct MockServer {
+    /// Address it listens on.
+    pub addr: SocketAddr,
+    shared: Arc<Shared>,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl MockServer {
+    /// Starts a server on its own thread and runtime, on a free port (or `port`).
+    pub fn start(config: MockConfig, port: u16, workers: usize) -> std::io::Result<MockServer> {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(workers.max(1))
+            .enable_all()
+            .build()?;
+        // A deep accept backlog: a thousand clients connect at once, and a dropped SYN
+        // costs a second.
+        let listener = {
+            let _guard = rt.enter();
+            let socket = tokio::net::TcpSocket::new_v4()?;
+            socket.set_reuseaddr(true)?;
+            socket.bind(SocketAddr::from(([127, 0, 0, 1], port)))?;
+            socket.listen(4096)?
+        };
+        let addr = listener.local_addr()?;
+        let shared = Arc::new(Shared {
+            sim: SimulatedProvider::new(SimConfig {
+                seed: config.seed,
+                ..SimConfig::default()
+            }),
+            config,
+            calls: Mutex::new(HashMap::new()),
+            seen: Mutex::new(Vec::new()),
+            requests: AtomicU64::new(0),
+            keep_seen: port == 0,
+        });
+        let (stop, stopped) = tokio::sync::oneshot::channel();
+        let s = shared.clone();
+        let thread = std::thread::Builder::new()
+            .name("mock-server".into())
+            .spawn(move || {
+                rt.block_on(async move {
+                    tokio::select! {
+                        _ = accept_loop(listener, s) => {}
+                        _ = stopped => {}
+                    }
+                });
+                rt.shutdown_background();
+            })?;
+        Ok(MockServer {
+            addr,
+            shared,
+            stop: Some(stop),
+            thread: Some(thread),
+        })
+    }
+
+    /// `http://127.0.0.1:PORT`.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// Requests received so far.
+    pub fn requests(&self) -> u64 {
+        self.shared.requests.load(Ordering::Relaxed)
+    }
+
+    /// The requests received (kept for servers started on port 0, i.e. in tests).
+    pub fn seen(&self) -> Vec<SeenRequest> {
+        self.shared
+            .seen
+            .lock()
+            .map(|s| s.clone())
+            .unwrap_or_default()
+    }
+
+    /// Blocks until the server stops (never, unless the listener fails).
+    pub fn wait(mut self) {
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for MockServer {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+async fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
+    loop {
+        match listener.accept().await {
+            Ok((stream, _)) => {
+                let _ = stream.set_nodelay(true);
+                tokio::spawn(connection(stream, shared.clone()));
+            }
+            Err(_) => tokio::time::sleep(Duration::from_millis(10)).await,
+        }
+    }
+}
+
+struct Request {
+    path: String,
+    headers: Vec<(String, String)>,
+    body: Vec<u8>,
+}
+
+/// Serves one connection's requests in turn (keep-alive).
+async fn connection(stream: TcpStream, shared: Arc<Shared>) {
+    let mut stream = BufReader::new(stream);
+    while let Ok(Some(req)) = read_request(&mut stream).await {
+        shared.requests.fetch_add(1, Ordering::Relaxed);
+        if shared.keep_seen {
+            if let Ok(mut seen) = shared.seen.lock() {
+                seen.push(SeenRequest {
+                    path: req.path.clone(),
+                    headers: req.headers.clone(),
+                    body: String::from_utf8_lossy(&req.body).into_owned(),
+                });
+            }
+        }
+        match respond(stream.get_mut(), &req, &shared).await {
+            Ok(true) => {}
+            _ => return,
+        }
+    }
+}
+
+async fn read_request(stream: &mut BufReader<TcpStream>) -> std::io::Result<Option<Request>> {
+    use tokio::io::AsyncBufReadExt;
+    let mut line = String::new();
+    if stream.read_line(&mut line).await? == 0 {
+        return Ok(None);
+    }
+    let mut parts = line.split_whitespace();
+    let _method = parts.next().unwrap_or_default();
+    let path = parts.next().unwrap_or("/").to_string();
+    let mut headers = Vec::new();
+    loop {
+        let mut h = String::new();
+        if stream.read_line(&mut h).await? == 0 {
+            return Ok(None);
+        }
+        let h = h.trim_end();
+        if h.is_empty() {
+            break;
+        }
+        if let Some((n, v)) = h.split_once(':') {
+            headers.push((n.trim().to_ascii_lowercase(), v.trim().to_string()));
+        }
+        if headers.len() > 200 {
+            return Ok(None);
+        }
+    }
+    let len = headers
+        .iter()
+        .find(|(n, _)| n == "content-length")
+        .and_then(|(_, v)| v.parse::<usize>().ok())
+        .unwrap_or(0)
+        .min(64 * 1024 * 1024);
+    let mut body = vec![0; len];
+    stream.read_exact(&mut body).await?;
+    Ok(Some(Request {
+        path,
+        headers,
+        body,
+    }))
+}
+
+fn header<'a>(req: &'a Request, name: &str) -> Option<&'a str> {
+    req.headers
+        .iter()
+        .find(|(n, _)| n == name)
+        .map(|(_, v)| v.as_str())
+}
+
+/// Answers one request; `Ok(false)` closes the connection.
+async fn respond(stream: &mut TcpStream, req: &Request, shared: &Shared) -> std::io::Result<bool> {
+    let api = if req.path.ends_with("/chat/completions") {
+        Api::Openai
+    } else if req.path.ends_with("/messages") {
+        Api::Anthropic
+    } else {
+        let body = r#"{"error":{"type":"not_found_error","message":"no such route"}}"#;
+        write_whole(stream, 404, "Not Found", &[], body).await?;
+        return Ok(true);
+    };
+    let cfg = &shared.config;
+    let given_key = header(req, "x-api-key").map(str::to_string).or_else(|| {
+        header(req, "authorization").map(|v| v.trim_start_matches("Bearer ").to_string())
+    });
+    if let Some(want) = &cfg.require_key {
+        if given_key.as_deref() != Some(want.as_str()) {
+            let shown = if cfg.echo_key {
+                given_key.unwrap_or_default()
+            } else {
+                "****".into()
+            };
+            let body = serde_json::json!({"error": {"type": "authentication_error",
+                "message": format!("Incorrect API key provided: {shown}")}})
+            .to_string();
+            write_whole(stream, 401, "Unauthorized", &[], &body).await?;
+            return Ok(true);
+        }
+    }
+    let task = header(req, "x-plexus-task").unwrap_or("").to_string();
+    let invocation = header(req, "x-plexus-invocation").unwrap_or("INV_00000000_000000_MOCK_001");
+    let fault = {
+        let mut calls = shared.calls.lock().unwrap_or_else(|p| p.into_inner());
+        let n = calls.entry(task.clone()).or_insert(0);
+        *n += 1;
+        cfg.script
+            .get(&task)
+            .and_then(|s| s.get(*n - 1))
+            .cloned()
+            .unwrap_or(MockFault::None)
+    };
+    let call = answer::call(api, &req.body, &task, invocation, &shared.sim);
+    match fault {
+        MockFault::Drop => return Ok(false),
+        MockFault::Status { code, retry_after } => {
+            let mut extra = Vec::new();
+            if let Some(r) = &retry_after {
+                extra.push(("Retry-After", r.clone()));
+            }
+            let kind = match code {
+                429 => "rate_limit_error",
+                401 => "authentication_error",
+                404 => "not_found_error",
+                408 => "timeout_error",
+                _ => "api_error",
+            };
+            let body = serde_json::json!({"error": {"type": kind, "message": format!("mock status {code}")}}).to_string();
+            write_whole(stream, code, reason(code), &extra, &body).await?;
+            return Ok(true);
+        }
+        _ => {}
+    }
+    let text: &str = if fault == MockFault::Empty {
+        ""
+    } else {
+        &call.text
+    };
+    let factor = match fault {
+        MockFault::Usage(f) => f,
+        _ => 1.0,
+    };
+    let usage = answer::usage(&call, text, factor);
+    if !call.stream {
+        tokio::time::sleep(Duration::from_millis(cfg.stream_ms)).await;
+        write_whole(stream, 200, "OK", &[], &answer::whole(&call, text, usage)).await?;
+        return Ok(true);
+    }
+    let pieces = answer::pieces(text, cfg.chunks);
+    let (open, body, close) = answer::sse_events(&call, &pieces, usage);
+    stream
+        .write_all(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nTransfer-Encoding: chunked\r\n\r\n")
+        .await?;
+    for e in &open {
+        write_chunk(stream, e.as_bytes()).await?;
+    }
+    // Pieces go out on a fixed schedule (not sleep-after-write), so a busy moment does
+    // not stretch the answer past stream_ms.
+    let gap = Duration::from_millis(cfg.stream_ms) / (body.len().max(1) as u32);
+    let started = tokio::time::Instant::now();
+    let half = body.len() / 2;
+    for (i, e) in body.iter().enumerate() {
+        if i == half {
+            match &fault {
+                MockFault::Cut => {
+                    // Half a chunk, then close: the client sees a broken body.
+                    stream.write_all(b"400\r\ndata: {\"cho").await?;
+                    stream.flush().await?;
+                    return Ok(false);
+                }
+                MockFault::Stall => {
+                    tokio::time::sleep(Duration::from_secs(3600)).await;
+                    return Ok(false);
+                }
+                MockFault::InvalidSse => {
+                    write_chunk(stream, b"HTTP/1.1 200 OK\n\n").await?;
+                }
+                MockFault::InvalidJson => {
+                    write_chunk(
+                        stream,
+                        b"data: {\"choices\": [{\"delta\": {\"content\": \"x\"\n\n",
+                    )
+                    .await?;
+                }
+                MockFault::ErrorEvent => {
+                    write_chunk(stream, answer::stream_error(api).as_bytes()).await?;
+                    write_chunk(stream, b"").await?;
+                    return Ok(true);
+                }
+                MockFault::Oversized => {
+                    let filler = "x".repeat(4096);
+                    let (_, big, _) = answer::sse_events(&call, &[filler.as_str()], usage);
+                    loop {
+                        write_chunk(stream, big[0].as_bytes()).await?;
+                    }
+                }
+                _ => {}
+            }
+        }
+        if !gap.is_zero() {
+            tokio::time::sleep_until(started + gap * (i as u32 + 1)).await;
+        }
+        write_chunk(stream, e.as_bytes()).await?;
+    }
+    for e in &close {
+        write_chunk(stream, e.as_bytes()).await?;
+    }
+    write_chunk(stream, b"").await?;
+    Ok(true)
+}
+
+fn reason(code: u16) -> &'static str {
+    match code {
+        401 => "Unauthorized",
+        403 => "Forbidden",
+        404 => "Not Found",
+        408 => "Request Timeout",
+        429 => "Too Many Requests",
+        500 => "Internal Server Error",
+        502 => "Bad Gateway",
+        503 => "Service Unavailable",
+        _ => "Error",
+    }
+}
+
+async fn write_chunk(stream: &mut TcpStream, data: &[u8]) -> std::io::Result<()> {
+    let mut buf = Vec::with_capacity(data.len() + 12);
+    buf.extend_from_slice(format!("{:x}\r\n", data.len()).as_bytes());
+    buf.extend_from_slice(data);
+    buf.extend_from_slice(b"\r\n");
+    stream.write_all(&buf).await
+}
+
+async fn write_whole(
+    stream: &mut TcpStream,
+    code: u16,
+    reason: &str,
+    extra: &[(&str, String)],
+    body: &str,
+) -> std::io::Result<()> {
+    let mut head = format!(
+        "HTTP/1.1 {code} {reason}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    for (k, v) in extra {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    head.push_str("\r\n");
+    stream.write_all(head.as_bytes()).await?;
+    stream.write_all(body.as_bytes()).await?;
+    stream.flush().await
+}

@@ -1,0 +1,484 @@
+//! Provider profiles: the `[providers.NAME]` tables of `plexus.toml`, checked when the
+//! config loads, and the API key each one reads from the environment or a key file.
+//!
+//! ```toml
+//! [providers.openai]
+//! kind = "openai"                      # openai | anthropic | simulated
+//! base_url = "https://api.openai.com/v1"
+//! model = "gpt-4o-mini"
+//! api_key_env = "OPENAI_API_KEY"       # or api_key_file = "~/.config/plexus/openai.key"
+//! headers = { "OpenAI-Organization" = "org-123" }
+//! concurrency = 64                     # calls in flight through this profile
+//! rate_limit_rpm = 500                 # token bucket: requests per minute
+//! ```
+//!
+//! The key itself is never part of a profile: it is read when a provider is built and
+//! lives only inside the HTTP client.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+/// Which API a profile speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ProviderKind {
+    /// OpenAI-compatible `/chat/completions` (OpenAI, vLLM, Ollama, llama.cpp, LiteLLM).
+    Openai,
+    /// Anthropic `/v1/messages`.
+    Anthropic,
+    /// The built-in offline simulation.
+    Simulated,
+}
+
+impl ProviderKind {
+    /// The kind as written in the config.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProviderKind::Openai => "openai",
+            ProviderKind::Anthropic => "anthropic",
+            ProviderKind::Simulated => "simulated",
+        }
+    }
+}
+
+/// One `[providers.NAME]` table.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProviderProfile {
+    /// The table's name (filled in from the key, not written in the table).
+    #[serde(skip)]
+    pub name: String,
+    /// API spoken.
+    pub kind: ProviderKind,
+    /// Endpoint root: `https://api.openai.com/v1` (the provider appends
+    /// `/chat/completions`) or `https://api.anthropic.com` (it appends `/v1/messages`).
+    #[serde(default)]
+    pub base_url: String,
+    /// Model name sent with every call.
+    #[serde(default)]
+    pub model: String,
+    /// Environment variable holding the API key.
+    #[serde(default)]
+    pub api_key_env: Option<String>,
+    /// File holding the API key (first line; `~/` is the home directory).
+    #[serde(default)]
+    pub api_key_file: Option<PathBuf>,
+    /// Extra headers sent with every call (not for secrets: they are shown by
+    /// `plexus providers`).
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    /// Calls in flight through this profile (the run's `--concurrency` applies too).
+    #[serde(default = "default_concurrency")]
+    pub concurrency: usize,
+    /// Requests per minute (token bucket); 0 = unlimited.
+    #[serde(default)]
+    pub rate_limit_rpm: u32,
+    /// Requests the bucket may release at once (default: one second's worth, at least 1).
+    #[serde(default)]
+    pub rate_burst: Option<u32>,
+    /// Stream the answer (SSE); `false` waits for the whole answer.
+    #[serde(default = "yes")]
+    pub stream: bool,
+    /// Seconds to open a connection.
+    #[serde(default = "default_connect_timeout")]
+    pub connect_timeout_s: f64,
+    /// Seconds a stream may go without a byte before the call ends as a timeout (E004).
+    #[serde(default = "default_idle_timeout")]
+    pub idle_timeout_s: f64,
+    /// Largest answer accepted, bytes (the call ends with E008 past it).
+    #[serde(default = "default_max_response")]
+    pub max_response_bytes: usize,
+    /// Name of the max-tokens field (OpenAI only): `max_tokens`, or
+    /// `max_completion_tokens` for OpenAI reasoning models.
+    #[serde(default = "default_max_tokens_param")]
+    pub max_tokens_param: String,
+    /// `anthropic-version` header (Anthropic only).
+    #[serde(default = "default_anthropic_version")]
+    pub anthropic_version: String,
+    /// Anthropic extended thinking budget in tokens (0 = off).
+    #[serde(default)]
+    pub thinking_budget: u32,
+}
+
+fn default_concurrency() -> usize {
+    256
+}
+fn yes() -> bool {
+    true
+}
+fn default_connect_timeout() -> f64 {
+    10.0
+}
+fn default_idle_timeout() -> f64 {
+    60.0
+}
+fn default_max_response() -> usize {
+    8 * 1024 * 1024
+}
+fn default_max_tokens_param() -> String {
+    "max_tokens".into()
+}
+fn default_anthropic_version() -> String {
+    "2023-06-01".into()
+}
+
+/// A profile that cannot be used, naming the file and the table.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{origin}: [providers.{profile}]: {message}")]
+pub struct ProfileError {
+    /// Config file, or `config` for defaults.
+    pub origin: String,
+    /// Profile name.
+    pub profile: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+/// Where the key comes from, for display (never the key itself).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KeySource {
+    /// No key configured (local servers).
+    None,
+    /// `$NAME`, set or not.
+    Env {
+        /// Variable.
+        name: String,
+        /// Whether it is set and non-empty.
+        set: bool,
+    },
+    /// A key file, readable or not.
+    File {
+        /// Path.
+        path: PathBuf,
+        /// Whether it can be read.
+        readable: bool,
+    },
+}
+
+impl fmt::Display for KeySource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            KeySource::None => f.write_str("no key"),
+            KeySource::Env { name, set: true } => write!(f, "${name} (set)"),
+            KeySource::Env { name, set: false } => write!(f, "${name} (NOT SET)"),
+            KeySource::File {
+                path,
+                readable: true,
+            } => write!(f, "{} (readable)", path.display()),
+            KeySource::File {
+                path,
+                readable: false,
+            } => write!(f, "{} (NOT READABLE)", path.display()),
+        }
+    }
+}
+
+/// An API key: printed as `[redacted]` by Debug and Display.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ApiKey(String);
+
+impl ApiKey {
+    /// The key text, for the one header that carries it.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for ApiKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ApiKey([redacted])")
+    }
+}
+
+impl ProviderProfile {
+    /// The simulated provider as a profile (the default when none is chosen).
+    pub fn simulated() -> ProviderProfile {
+        ProviderProfile {
+            name: "simulated".into(),
+            kind: ProviderKind::Simulated,
+            base_url: String::new(),
+            model: "simulated".into(),
+            api_key_env: None,
+            api_key_file: None,
+            headers: BTreeMap::new(),
+            concurrency: default_concurrency(),
+            rate_limit_rpm: 0,
+            rate_burst: None,
+            stream: true,
+            connect_timeout_s: default_connect_timeout(),
+            idle_timeout_s: default_idle_timeout(),
+            max_response_bytes: default_max_response(),
+            max_tokens_param: default_max_tokens_param(),
+            anthropic_version: default_anthropic_version(),
+            thinking_budget: 0,
+        }
+    }
+
+    /// `kind:model@name`, as shown in run lists.
+    pub fn label(&self) -> String {
+        if self.kind == ProviderKind::Simulated {
+            return "simulated".into();
+        }
+        format!("{}:{}@{}", self.kind.as_str(), self.model, self.name)
+    }
+
+    /// Where the key comes from.
+    pub fn key_source(&self) -> KeySource {
+        if let Some(name) = &self.api_key_env {
+            let set = std::env::var(name).map(|v| !v.trim().is_empty()) == Ok(true);
+            return KeySource::Env {
+                name: name.clone(),
+                set,
+            };
+        }
+        if let Some(path) = &self.api_key_file {
+            let path = expand_home(path);
+            let readable = std::fs::File::open(&path).is_ok();
+            return KeySource::File { path, readable };
+        }
+        KeySource::None
+    }
+
+    /// Reads the key: `Ok(None)` when the profile names no key source.
+    pub fn api_key(&self) -> Result<Option<ApiKey>, ProfileError> {
+        let err = |message: String| ProfileError {
+            origin: "key".into(),
+            profile: self.name.clone(),
+            message,
+        };
+        if let Some(name) = &self.api_key_env {
+            return match std::env::var(name) {
+                Ok(v) if !v.trim().is_empty() => Ok(Some(ApiKey(v.trim().to_string()))),
+                _ => Err(err(format!(
+                    "the API key variable ${name} is not set (export it, or use api_key_file)"
+                ))),
+            };
+        }
+        if let Some(path) = &self.api_key_file {
+            let path = expand_home(path);
+            let text = std::fs::read_to_string(&path)
+                .map_err(|e| err(format!("cannot read the key file {}: {e}", path.display())))?;
+            let key = text.lines().next().unwrap_or("").trim().to_string();
+            if key.is_empty() {
+                return Err(err(format!("the key file {} is empty", path.display())));
+            }
+            return Ok(Some(ApiKey(key)));
+        }
+        Ok(None)
+    }
+
+    fn check(&self) -> Result<(), String> {
+        if self.kind == ProviderKind::Simulated {
+            return Ok(());
+        }
+        if self.base_url.trim().is_empty() {
+            return Err("`base_url` is required".into());
+        }
+        let url = self.base_url.trim();
+        if !(url.starts_with("http://") || url.starts_with("https://")) {
+            return Err(format!(
+                "`base_url` must start with http:// or https:// (got {url:?})"
+            ));
+        }
+        if self.model.trim().is_empty() {
+            return Err("`model` is required".into());
+        }
+        if self.api_key_env.is_some() && self.api_key_file.is_some() {
+            return Err("give `api_key_env` or `api_key_file`, not both".into());
+        }
+        if self.concurrency == 0 {
+            return Err("`concurrency` must be at least 1".into());
+        }
+        for (what, v) in [
+            ("connect_timeout_s", self.connect_timeout_s),
+            ("idle_timeout_s", self.idle_timeout_s),
+        ] {
+            if !(v.is_finite() && v > 0.0) {
+                return Err(format!("`{what}` must be a positive number of seconds"));
+            }
+        }
+        if !matches!(
+            self.max_tokens_param.as_str(),
+            "max_tokens" | "max_completion_tokens"
+        ) {
+            return Err("`max_tokens_param` must be max_tokens or max_completion_tokens".into());
+        }
+        if self.max_response_bytes < 1024 {
+            return Err("`max_response_bytes` must be at least 1024".into());
+        }
+        for (k, v) in &self.headers {
+            if reqwest::header::HeaderName::from_bytes(k.as_bytes()).is_err() {
+                return Err(format!("header name {k:?} is not a valid HTTP header name"));
+            }
+            if reqwest::header::HeaderValue::from_str(v).is_err() {
+                return Err(format!("the value of header {k:?} is not valid in HTTP"));
+            }
+        }
+        Ok(())
+    }
+}
+
+fn expand_home(path: &Path) -> PathBuf {
+    if let Ok(rest) = path.strip_prefix("~") {
+        if let Some(home) = std::env::var_os("HOME") {
+            return PathBuf::from(home).join(rest);
+        }
+    }
+    path.to_path_buf()
+}
+
+/// Every profile of a config, by name (sorted).
+pub fn profiles(config: &crate::config::Config) -> Result<Vec<ProviderProfile>, ProfileError> {
+    let origin = config
+        .path
+        .as_ref()
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|| "config".into());
+    let Some(table) = config.other.get("providers") else {
+        return Ok(Vec::new());
+    };
+    let Some(table) = table.as_table() else {
+        return Err(ProfileError {
+            origin,
+            profile: "*".into(),
+            message: "`providers` must be a table of profiles".into(),
+        });
+    };
+    let mut out = Vec::new();
+    for (name, value) in table {
+        let fail = |message: String| ProfileError {
+            origin: origin.clone(),
+            profile: name.clone(),
+            message,
+        };
+        if name == "simulated" {
+            return Err(fail(
+                "`simulated` is built in; give your profile another name".into(),
+            ));
+        }
+        let mut p: ProviderProfile = value
+            .clone()
+            .try_into()
+            .map_err(|e: toml::de::Error| fail(e.message().to_string()))?;
+        p.name = name.clone();
+        p.base_url = p.base_url.trim().trim_end_matches('/').to_string();
+        p.check().map_err(fail)?;
+        out.push(p);
+    }
+    Ok(out)
+}
+
+/// The profile called `name`; `simulated` is always there.
+pub fn find(config: &crate::config::Config, name: &str) -> Result<ProviderProfile, ProfileError> {
+    if name == "simulated" {
+        return Ok(ProviderProfile::simulated());
+    }
+    let all = profiles(config)?;
+    let known: Vec<String> = std::iter::once("simulated".to_string())
+        .chain(all.iter().map(|p| p.name.clone()))
+        .collect();
+    all.into_iter()
+        .find(|p| p.name == name)
+        .ok_or_else(|| ProfileError {
+            origin: config
+                .path
+                .as_ref()
+                .map(|p| p.display().to_string())
+                .unwrap_or_else(|| "config".into()),
+            profile: name.into(),
+            message: format!("no such profile (known: {})", known.join(", ")),
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Config;
+
+    fn cfg(src: &str) -> Config {
+        Config::parse(src, Some(Path::new("plexus.toml"))).expect("should succeed")
+    }
+
+    #[test]
+    fn profiles_parse_with_defaults_and_names() {
+        let c = cfg(r#"
+[providers.local]
+kind = "openai"
+base_url = "http://127.0.0.1:8000/v1/"
+model = "qwen"
+[providers.claude]
+kind = "anthropic"
+base_url = "https://api.anthropic.com"
+model = "claude-sonnet-4-5"
+api_key_env = "ANTHROPIC_API_KEY"
+rate_limit_rpm = 50
+"#);
+        let all = profiles(&c).expect("should succeed");
+        assert_eq!(all.len(), 2);
+        let local = find(&c, "local").expect("should succeed");
+        assert_eq!(local.base_url, "http://127.0.0.1:8000/v1");
+        assert_eq!(local.concurrency, 256);
+        assert!(local.stream);
+        assert_eq!(local.key_source(), KeySource::None);
+        assert_eq!(find(&c, "claude").expect("should succeed").rate_limit_rpm, 50);
+        assert_eq!(find(&c, "simulated").expect("should succeed").kind, ProviderKind::Simulated);
+    }
+
+    #[test]
+    fn bad_profiles_name_file_profile_and_field() {
+        let cases = [
+            ("kind = \"openai\"\nmodel = \"m\"", "`base_url` is required"),
+            (
+                "kind = \"openai\"\nbase_url = \"ftp://x\"\nmodel = \"m\"",
+                "must start with http",
+            ),
+            ("kind = \"gemini\"", "unknown variant"),
+            (
+                "kind = \"openai\"\nbase_url = \"http://x\"\nmodel = \"m\"\napi_kye_env = \"K\"",
+                "unknown field",
+            ),
+            (
+                "kind = \"openai\"\nbase_url = \"http://x\"\nmodel = \"m\"\nconcurrency = 0",
+                "concurrency",
+            ),
+            (
+                "kind = \"openai\"\nbase_url = \"http://x\"\nmodel = \"m\"\nheaders = { \"bad header\" = \"v\" }",
+                "valid HTTP header name",
+            ),
+        ];
+        for (body, want) in cases {
+            let c = cfg(&format!("[providers.p]\n{body}\n"));
+            let e = profiles(&c).expect_err("should fail").to_string();
+            assert!(e.starts_with("plexus.toml: [providers.p]: "), "{e}");
+            assert!(e.contains(want), "{e} should mention {want}");
+        }
+        let c = cfg("");
+        let e = find(&c, "nope").expect_err("should fail").to_string();
+        assert!(e.contains("no such profile (known: simulated)"), "{e}");
+    }
+
+    #[test]
+    fn keys_come_from_env_or_file_and_never_print() {
+        let dir = tempfile::tempdir().expect("should succeed");
+        let file = dir.path().join("k");
+        std::fs::write(&file, "sk-file-123\n").expect("should succeed");
+        let mut p = ProviderProfile::simulated();
+        p.name = "p".into();
+        p.api_key_file = Some(file.clone());
+        let key = p.api_key().expect("should succeed").expect("should succeed");
+        assert_eq!(key.expose(), "sk-file-123");
+        assert!(!format!("{key:?}").contains("sk-file"));
+        p.api_key_file = Some(dir.path().join("missing"));
+        assert!(p.api_key().expect_err("should fail").message.contains("cannot read"));
+        p.api_key_file = None;
+        p.api_key_env = Some("PLEXUS_TEST_SURELY_UNSET_KEY".into());
+        let e = p.api_key().expect_err("should fail").to_string();
+        assert!(
+            e.contains("$PLEXUS_TEST_SURELY_UNSET_KEY is not set"),
+            "{e}"
+        );
+    }
+}

@@ -17,6 +17,12 @@ pub struct AgentTokens {
     pub prompt: u64,
     /// Output tokens.
     pub output: u64,
+    /// Prompt tokens the provider reported (for invocations where it did).
+    pub reported_prompt: u64,
+    /// Output tokens the provider reported.
+    pub reported_output: u64,
+    /// Invocations with reported usage.
+    pub reported: u64,
 }
 
 /// What the printer has folded so far.
@@ -38,6 +44,8 @@ pub struct Progress {
     pub events: u64,
     /// Retries seen.
     pub retries: u64,
+    /// The latest error message per task (shown when the task ends failed).
+    pub last_error: BTreeMap<String, String>,
 }
 
 impl Progress {
@@ -89,8 +97,15 @@ impl Progress {
                 if f.status == TaskStatus::Blocked {
                     return None;
                 }
+                let why = match (
+                    f.status.satisfies_dependents(),
+                    self.last_error.remove(task),
+                ) {
+                    (false, Some(m)) => format!(" — {m}"),
+                    _ => String::new(),
+                };
                 Some(format!(
-                    "[{done:>width$}/{}] {task}: {} after {} attempt(s), {} atom(s){}",
+                    "[{done:>width$}/{}] {task}: {} after {} attempt(s), {} atom(s){}{why}",
                     self.total,
                     f.status.as_str(),
                     f.attempts,
@@ -132,6 +147,15 @@ impl Progress {
                     .entry(env.agent.as_deref().unwrap_or("?").to_string())
                     .or_default();
                 a.output += f.output_tokens;
+                if let Some(u) = f.provider_usage {
+                    a.reported += 1;
+                    a.reported_prompt += u.prompt_tokens;
+                    a.reported_output += u.completion_tokens;
+                }
+                match &f.error_message {
+                    Some(m) => self.last_error.insert(task.to_string(), m.clone()),
+                    None => self.last_error.remove(task),
+                };
                 None
             }
             EngineEvent::RetryScheduled(r) => {
@@ -178,6 +202,18 @@ impl Progress {
                 "  {name:<20} {:>11} {:>13} {:>13}\n",
                 t.invocations, t.prompt, t.output
             ));
+        }
+        if self.agents.values().any(|t| t.reported > 0) {
+            s.push_str(&format!(
+                "\n{:<22} {:>11} {:>13} {:>13}\n",
+                "provider-reported", "invocations", "prompt", "output"
+            ));
+            for (name, t) in self.agents.iter().filter(|(_, t)| t.reported > 0) {
+                s.push_str(&format!(
+                    "  {name:<20} {:>11} {:>13} {:>13}\n",
+                    t.reported, t.reported_prompt, t.reported_output
+                ));
+            }
         }
         s
     }

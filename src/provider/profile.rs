@@ -423,8 +423,14 @@ rate_limit_rpm = 50
         assert_eq!(local.concurrency, 256);
         assert!(local.stream);
         assert_eq!(local.key_source(), KeySource::None);
-        assert_eq!(find(&c, "claude").expect("should succeed").rate_limit_rpm, 50);
-        assert_eq!(find(&c, "simulated").expect("should succeed").kind, ProviderKind::Simulated);
+        assert_eq!(
+            find(&c, "claude").expect("should succeed").rate_limit_rpm,
+            50
+        );
+        assert_eq!(
+            find(&c, "simulated").expect("should succeed").kind,
+            ProviderKind::Simulated
+        );
     }
 
     #[test]
@@ -468,11 +474,18 @@ rate_limit_rpm = 50
         let mut p = ProviderProfile::simulated();
         p.name = "p".into();
         p.api_key_file = Some(file.clone());
-        let key = p.api_key().expect("should succeed").expect("should succeed");
+        let key = p
+            .api_key()
+            .expect("should succeed")
+            .expect("should succeed");
         assert_eq!(key.expose(), "sk-file-123");
         assert!(!format!("{key:?}").contains("sk-file"));
         p.api_key_file = Some(dir.path().join("missing"));
-        assert!(p.api_key().expect_err("should fail").message.contains("cannot read"));
+        assert!(p
+            .api_key()
+            .expect_err("should fail")
+            .message
+            .contains("cannot read"));
         p.api_key_file = None;
         p.api_key_env = Some("PLEXUS_TEST_SURELY_UNSET_KEY".into());
         let e = p.api_key().expect_err("should fail").to_string();

@@ -119,8 +119,17 @@ impl Ran {
     }
 }
 
-/// Runs plan JSON to the end.
+/// Runs plan JSON to the end on the simulated provider.
 pub async fn run_plan(plan_json: &str, sim: SimConfig, config: EngineConfig) -> Ran {
+    run_plan_with(plan_json, Arc::new(SimulatedProvider::new(sim)), config).await
+}
+
+/// Runs plan JSON to the end on `provider`.
+pub async fn run_plan_with(
+    plan_json: &str,
+    provider: Arc<dyn plexus::provider::Provider>,
+    config: EngineConfig,
+) -> Ran {
     let dir = tempfile::tempdir().expect("tempdir");
     let db = dir.path().join("t.db");
     let plan = Arc::new(parse_plan(plan_json, "test plan").expect("valid plan"));
@@ -140,7 +149,7 @@ pub async fn run_plan(plan_json: &str, sim: SimConfig, config: EngineConfig) -> 
         db: Some(db.clone()),
         run_id: run_id.clone(),
         plan,
-        provider: Arc::new(SimulatedProvider::new(sim)),
+        provider,
         config,
         writer: writer.clone(),
         known_assets: known,

@@ -141,7 +141,11 @@ mod tests {
         assert_eq!(whole[1].data, "l1\nl2");
         for cut in 0..text.len() {
             let (a, b) = text.split_at(cut);
-            assert_eq!(decode(&[a, b]).expect("should succeed"), whole, "cut at {cut}");
+            assert_eq!(
+                decode(&[a, b]).expect("should succeed"),
+                whole,
+                "cut at {cut}"
+            );
         }
     }
 

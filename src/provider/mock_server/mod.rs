@@ -116,6 +116,8 @@ struct Shared {
     calls: Mutex<HashMap<String, usize>>,
     seen: Mutex<Vec<SeenRequest>>,
     requests: AtomicU64,
+    in_flight: AtomicU64,
+    max_in_flight: AtomicU64,
     keep_seen: bool,
 }
 
@@ -154,6 +156,8 @@ impl MockServer {
             calls: Mutex::new(HashMap::new()),
             seen: Mutex::new(Vec::new()),
             requests: AtomicU64::new(0),
+            in_flight: AtomicU64::new(0),
+            max_in_flight: AtomicU64::new(0),
             keep_seen: port == 0,
         });
         let (stop, stopped) = tokio::sync::oneshot::channel();
@@ -185,6 +189,11 @@ impl MockServer {
     /// Requests received so far.
     pub fn requests(&self) -> u64 {
         self.shared.requests.load(Ordering::Relaxed)
+    }
+
+    /// Most requests that were being answered at the same time.
+    pub fn max_in_flight(&self) -> u64 {
+        self.shared.max_in_flight.load(Ordering::Relaxed)
     }
 
     /// The requests received (kept for servers started on port 0, i.e. in tests).
@@ -247,9 +256,12 @@ async fn connection(stream: TcpStream, shared: Arc<Shared>) {
                 });
             }
         }
-        match respond(stream.get_mut(), &req, &shared).await {
-            Ok(true) => {}
-            _ => return,
+        let now = shared.in_flight.fetch_add(1, Ordering::Relaxed) + 1;
+        shared.max_in_flight.fetch_max(now, Ordering::Relaxed);
+        let answered = respond(stream.get_mut(), &req, &shared).await;
+        shared.in_flight.fetch_sub(1, Ordering::Relaxed);
+        if !matches!(answered, Ok(true)) {
+            return;
         }
     }
 }

@@ -1,0 +1,513 @@
+//! The HTTP providers end to end on the engine, against a mock OpenAI/Anthropic server on
+//! 127.0.0.1 started by each test: streaming and whole answers, usage, and every
+//! transport fault of issue 5 with the status, error code, retry count and kept text it
+//! must produce.
+
+mod common;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use common::*;
+use plexus::engine::EngineConfig;
+use plexus::event::{EngineEvent, RunStatus};
+use plexus::protocol::ErrorCode;
+use plexus::provider::mock_server::{MockConfig, MockFault, MockServer};
+use plexus::provider::{HttpProvider, ProviderKind, ProviderProfile};
+
+const APIS: [ProviderKind; 2] = [ProviderKind::Openai, ProviderKind::Anthropic];
+
+fn server(script: Vec<MockFault>) -> MockServer {
+    MockServer::start(
+        MockConfig {
+            stream_ms: 40,
+            chunks: 10,
+            script: HashMap::from([("A".to_string(), script)]),
+            ..MockConfig::default()
+        },
+        0,
+        1,
+    )
+    .expect("mock server")
+}
+
+fn profile(kind: ProviderKind, base: &str) -> ProviderProfile {
+    let mut p = ProviderProfile::simulated();
+    p.name = "mock".into();
+    p.kind = kind;
+    p.base_url = match kind {
+        ProviderKind::Openai => format!("{base}/v1"),
+        _ => base.to_string(),
+    };
+    p.model = "mock-model".into();
+    p.idle_timeout_s = 0.5;
+    p.connect_timeout_s = 5.0;
+    p.max_response_bytes = 64 * 1024;
+    p
+}
+
+/// Engine settings: millisecond retries, timeouts of a few seconds.
+fn config() -> EngineConfig {
+    EngineConfig {
+        timeout_scale: 0.01,
+        ..test_config()
+    }
+}
+
+async fn run(p: ProviderProfile) -> Ran {
+    let provider = Arc::new(HttpProvider::new(p).expect("provider"));
+    run_plan_with(&one_task_plan(""), provider, config()).await
+}
+
+/// `(error codes, message)` of each invocation of task A, in order.
+fn attempts(r: &Ran) -> Vec<(Vec<ErrorCode>, String)> {
+    r.of(|e| match e {
+        EngineEvent::InvocationFinished(f) => Some(f),
+        _ => None,
+    })
+    .into_iter()
+    .map(|(_, f)| {
+        (
+            f.errors.clone(),
+            f.error_message.clone().unwrap_or_default(),
+        )
+    })
+    .collect()
+}
+
+/// `(code, delay)` of each scheduled retry.
+fn retries(r: &Ran) -> Vec<(ErrorCode, u64)> {
+    r.of(|e| match e {
+        EngineEvent::RetryScheduled(x) => Some(x),
+        _ => None,
+    })
+    .into_iter()
+    .map(|(_, x)| (x.error_code, x.delay_ms))
+    .collect()
+}
+
+/// Text logged in chunk events before the first invocation finished.
+fn first_attempt_text(r: &Ran) -> String {
+    let mut text = String::new();
+    for e in &r.events {
+        match e.event.as_ref() {
+            Ok(EngineEvent::Chunk(c)) => text.push_str(&c.text),
+            Ok(EngineEvent::InvocationFinished(_)) => break,
+            _ => {}
+        }
+    }
+    text
+}
+
+fn first_code(r: &Ran) -> ErrorCode {
+    attempts(r)[0].0[0]
+}
+
+#[tokio::test]
+async fn streamed_answers_succeed_with_usage_stored_beside_our_counts() {
+    for kind in APIS {
+        let s = server(vec![]);
+        let r = run(profile(kind, &s.url())).await;
+        assert_eq!(r.status_of("A"), "success", "{kind:?}: {:?}", attempts(&r));
+        assert_eq!(r.invocations_of("A"), 1);
+        let fin = r.of(|e| match e {
+            EngineEvent::InvocationFinished(f) => Some(f),
+            _ => None,
+        });
+        let usage = fin[0].1.provider_usage.expect("usage reported");
+        assert!(
+            usage.prompt_tokens > 100 && usage.completion_tokens > 10,
+            "{usage:?}"
+        );
+        let conn = rusqlite::Connection::open(&r.db).expect("db");
+        let (pp, po, ours): (i64, i64, i64) = conn
+            .query_row(
+                "SELECT provider_prompt_tokens, provider_output_tokens, output_tokens FROM invocations",
+                [],
+                |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
+            )
+            .expect("row");
+        assert_eq!(
+            (pp as u64, po as u64),
+            (usage.prompt_tokens, usage.completion_tokens)
+        );
+        // The mock counts with cl100k too: our count of the streamed text agrees.
+        assert_eq!(ours, po, "{kind:?}");
+        let chunks = r
+            .of(|e| match e {
+                EngineEvent::Chunk(c) => Some(c),
+                _ => None,
+            })
+            .len();
+        assert!(chunks >= 3, "streamed in pieces, got {chunks} chunk events");
+        let seen = s.seen();
+        assert_eq!(seen.len(), 1);
+        let body: serde_json::Value = serde_json::from_str(&seen[0].body).expect("json body");
+        assert_eq!(body["model"], "mock-model");
+        assert_eq!(body["stream"], true);
+        match kind {
+            ProviderKind::Openai => {
+                assert_eq!(seen[0].path, "/v1/chat/completions");
+                assert_eq!(body["stream_options"]["include_usage"], true);
+                assert_eq!(body["messages"][0]["role"], "system");
+                assert_eq!(body["messages"][1]["role"], "user");
+                assert!(body["max_tokens"].as_u64().is_some());
+            }
+            _ => {
+                assert_eq!(seen[0].path, "/v1/messages");
+                assert_eq!(seen[0].header("anthropic-version"), Some("2023-06-01"));
+                assert!(body["system"].as_str().is_some_and(|s| !s.is_empty()));
+                assert_eq!(body["messages"][0]["role"], "user");
+            }
+        }
+        assert_eq!(seen[0].header("x-plexus-task"), Some("A"));
+    }
+}
+
+#[tokio::test]
+async fn whole_answers_succeed_too() {
+    for kind in APIS {
+        let s = server(vec![]);
+        let mut p = profile(kind, &s.url());
+        p.stream = false;
+        let r = run(p).await;
+        assert_eq!(r.status_of("A"), "success", "{kind:?}: {:?}", attempts(&r));
+        let body: serde_json::Value = serde_json::from_str(&s.seen()[0].body).expect("json");
+        assert_eq!(body["stream"], false);
+        assert!(body.get("stream_options").is_none());
+        let conn = rusqlite::Connection::open(&r.db).expect("db");
+        let pp: Option<i64> = conn
+            .query_row(
+                "SELECT provider_prompt_tokens FROM invocations",
+                [],
+                |row| row.get(0),
+            )
+            .expect("row");
+        assert!(pp.is_some_and(|n| n > 0));
+    }
+}
+
+#[tokio::test]
+async fn auth_failures_are_not_retried_and_say_what_to_check() {
+    for kind in APIS {
+        for code in [401, 403] {
+            let s = server(vec![MockFault::Status {
+                code,
+                retry_after: None,
+            }]);
+            let mut p = profile(kind, &s.url());
+            let r = run(p).await;
+            assert_eq!(r.invocations_of("A"), 1, "{kind:?} {code}: no retry");
+            assert!(retries(&r).is_empty());
+            let (codes, msg) = &attempts(&r)[0];
+            assert_eq!(codes, &vec![ErrorCode::E008]);
+            assert!(msg.contains(&format!("HTTP {code}")), "{msg}");
+            assert!(msg.contains("authentication refused; not retried"), "{msg}");
+            assert_eq!(r.status_of("A"), "failed");
+            assert_eq!(r.outcome.status, RunStatus::Failed);
+        }
+    }
+}
+
+#[tokio::test]
+async fn unknown_model_is_e008_naming_the_model() {
+    for kind in APIS {
+        let s = server(vec![MockFault::Status {
+            code: 404,
+            retry_after: None,
+        }]);
+        let r = run(profile(kind, &s.url())).await;
+        assert_eq!(r.invocations_of("A"), 1);
+        let (codes, msg) = &attempts(&r)[0];
+        assert_eq!(codes, &vec![ErrorCode::E008]);
+        assert!(msg.contains("\"mock-model\""), "{msg}");
+    }
+}
+
+#[tokio::test]
+async fn request_timeout_408_is_e004_and_retried() {
+    for kind in APIS {
+        let s = server(vec![MockFault::Status {
+            code: 408,
+            retry_after: None,
+        }]);
+        let r = run(profile(kind, &s.url())).await;
+        assert_eq!(first_code(&r), ErrorCode::E004);
+        assert_eq!(retries(&r), vec![(ErrorCode::E004, 4)]);
+        assert_eq!(r.invocations_of("A"), 2);
+        assert_eq!(r.status_of("A"), "success");
+    }
+}
+
+#[tokio::test]
+async fn rate_limits_wait_for_retry_after_or_back_off() {
+    for kind in APIS {
+        let s = server(vec![
+            MockFault::Status {
+                code: 429,
+                retry_after: Some("1".into()),
+            },
+            MockFault::Status {
+                code: 429,
+                retry_after: None,
+            },
+        ]);
+        let r = run(profile(kind, &s.url())).await;
+        assert_eq!(
+            retries(&r),
+            vec![(ErrorCode::E001, 1000), (ErrorCode::E001, 4)],
+            "{kind:?}: Retry-After: 1 waits 1000 ms; then exponential backoff (2, 4 ms)"
+        );
+        assert_eq!(r.invocations_of("A"), 3);
+        assert_eq!(r.status_of("A"), "success");
+    }
+}
+
+#[tokio::test]
+async fn server_errors_back_off_then_recover_or_give_up() {
+    for kind in APIS {
+        let st = |code| MockFault::Status {
+            code,
+            retry_after: None,
+        };
+        let s = server(vec![st(500), st(502), st(503)]);
+        let r = run(profile(kind, &s.url())).await;
+        assert_eq!(
+            retries(&r),
+            vec![
+                (ErrorCode::E001, 2),
+                (ErrorCode::E001, 4),
+                (ErrorCode::E001, 8)
+            ]
+        );
+        assert_eq!(r.invocations_of("A"), 4);
+        assert_eq!(r.status_of("A"), "success", "{kind:?}");
+
+        let s = server(vec![st(503); 4]);
+        let r = run(profile(kind, &s.url())).await;
+        assert_eq!(r.invocations_of("A"), 4, "1 try + 3 backoff retries");
+        assert_eq!(r.status_of("A"), "failed");
+        assert!(attempts(&r)[3].1.contains("HTTP 503"));
+    }
+}
+
+#[tokio::test]
+async fn a_stream_cut_midway_is_retried_and_what_streamed_is_kept() {
+    for kind in APIS {
+        let s = server(vec![MockFault::Cut]);
+        let r = run(profile(kind, &s.url())).await;
+        let (codes, msg) = &attempts(&r)[0];
+        assert_eq!(codes, &vec![ErrorCode::E001], "{kind:?}: {msg}");
+        assert!(msg.contains("cut") || msg.contains("ended before"), "{msg}");
+        let kept = first_attempt_text(&r);
+        assert!(kept.len() > 20, "partial text logged: {kept:?}");
+        assert_eq!(r.invocations_of("A"), 2);
+        assert_eq!(r.status_of("A"), "success");
+        let conn = rusqlite::Connection::open(&r.db).expect("db");
+        let first: String = conn
+            .query_row(
+                "SELECT response_json FROM invocations WHERE attempt = 1",
+                [],
+                |row| row.get(0),
+            )
+            .expect("row");
+        let v: serde_json::Value = serde_json::from_str(&first).expect("json");
+        assert_eq!(v["raw_text"].as_str(), Some(kept.as_str()));
+    }
+}
+
+#[tokio::test]
+async fn a_stalled_stream_ends_at_the_idle_timeout_as_e004() {
+    for kind in APIS {
+        let s = server(vec![MockFault::Stall]);
+        let r = run(profile(kind, &s.url())).await;
+        let (codes, msg) = &attempts(&r)[0];
+        assert_eq!(codes, &vec![ErrorCode::E004], "{kind:?}: {msg}");
+        assert!(msg.contains("idle timeout"), "{msg}");
+        assert!(!first_attempt_text(&r).is_empty(), "what streamed is kept");
+        assert_eq!(retries(&r)[0].0, ErrorCode::E004);
+        assert_eq!(r.status_of("A"), "success");
+    }
+}
+
+#[tokio::test]
+async fn invalid_sse_and_invalid_json_are_e002_retried_without_blaming_the_model() {
+    for kind in APIS {
+        for fault in [MockFault::InvalidSse, MockFault::InvalidJson] {
+            let s = server(vec![fault.clone()]);
+            let r = run(profile(kind, &s.url())).await;
+            let (codes, msg) = &attempts(&r)[0];
+            assert_eq!(codes, &vec![ErrorCode::E002], "{kind:?} {fault:?}: {msg}");
+            let want = if fault == MockFault::InvalidSse {
+                "invalid SSE line"
+            } else {
+                "invalid JSON in stream event"
+            };
+            assert!(msg.contains(want), "{msg}");
+            assert!(!first_attempt_text(&r).is_empty());
+            assert_eq!(r.invocations_of("A"), 2);
+            assert_eq!(r.status_of("A"), "success");
+            // The retried prompt does not tell the model about a transport fault.
+            let second = &s.seen()[1].body;
+            assert!(!second.contains(want), "fault leaked into the prompt");
+        }
+    }
+}
+
+#[tokio::test]
+async fn an_oversized_answer_is_cut_at_the_cap_as_e008() {
+    for kind in APIS {
+        let s = server(vec![MockFault::Oversized]);
+        let r = run(profile(kind, &s.url())).await;
+        let (codes, msg) = &attempts(&r)[0];
+        assert_eq!(codes, &vec![ErrorCode::E008], "{kind:?}: {msg}");
+        assert!(msg.contains("max_response_bytes (65536 bytes"), "{msg}");
+        assert_eq!(r.invocations_of("A"), 1);
+        assert_eq!(r.status_of("A"), "failed");
+    }
+}
+
+#[tokio::test]
+async fn an_empty_completion_is_e002_and_retried() {
+    for kind in APIS {
+        let s = server(vec![MockFault::Empty]);
+        let r = run(profile(kind, &s.url())).await;
+        let (codes, msg) = &attempts(&r)[0];
+        assert_eq!(codes, &vec![ErrorCode::E002], "{kind:?}");
+        assert_eq!(msg, "the model returned an empty completion");
+        assert_eq!(r.status_of("A"), "success");
+    }
+}
+
+#[tokio::test]
+async fn error_events_and_dropped_connections_are_transient() {
+    for kind in APIS {
+        for fault in [MockFault::ErrorEvent, MockFault::Drop] {
+            let s = server(vec![fault.clone()]);
+            let r = run(profile(kind, &s.url())).await;
+            let (codes, msg) = &attempts(&r)[0];
+            assert_eq!(codes, &vec![ErrorCode::E001], "{kind:?} {fault:?}: {msg}");
+            assert_eq!(retries(&r), vec![(ErrorCode::E001, 2)]);
+            assert_eq!(r.status_of("A"), "success");
+        }
+    }
+}
+
+#[tokio::test]
+async fn connection_refused_is_retried_then_fails() {
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        l.local_addr().expect("addr").port()
+    };
+    let r = run(profile(
+        ProviderKind::Openai,
+        &format!("http://127.0.0.1:{port}"),
+    ))
+    .await;
+    assert_eq!(r.invocations_of("A"), 4);
+    let (codes, msg) = &attempts(&r)[0];
+    assert_eq!(codes, &vec![ErrorCode::E001]);
+    assert!(msg.contains("connection refused"), "{msg}");
+    assert_eq!(r.status_of("A"), "failed");
+}
+
+#[tokio::test]
+async fn dns_failure_is_source_not_found_on_the_e001_schedule() {
+    let r = run(profile(
+        ProviderKind::Openai,
+        "http://plexus-test-host.invalid",
+    ))
+    .await;
+    let (codes, msg) = &attempts(&r)[0];
+    assert_eq!(codes, &vec![ErrorCode::E001]);
+    assert!(msg.contains("DNS"), "{msg}");
+    assert_eq!(
+        retries(&r),
+        vec![
+            (ErrorCode::E001, 5),
+            (ErrorCode::E001, 15),
+            (ErrorCode::E001, 30)
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_tls_failure_is_e008_and_not_retried() {
+    // The mock speaks plain HTTP: a TLS handshake with it fails.
+    let s = server(vec![]);
+    let url = s.url().replace("http://", "https://");
+    let r = run(profile(ProviderKind::Anthropic, &url)).await;
+    let (codes, msg) = &attempts(&r)[0];
+    assert_eq!(codes, &vec![ErrorCode::E008], "{msg}");
+    assert!(msg.contains("TLS failure"), "{msg}");
+    assert_eq!(r.invocations_of("A"), 1);
+}
+
+fn many_tasks(n: usize) -> String {
+    let tasks: Vec<String> = (0..n)
+        .map(|i| {
+            format!(
+                r#"{{"task_id":"T{i}","agent":"Scholar_Internalizer","instruction":"Analyse part {i}.",
+                "output_requirements":{{"required_fields":["content.mathematical_expression"],"quality_threshold":"C","max_atoms":1}}}}"#
+            )
+        })
+        .collect();
+    format!(
+        r#"{{"plan_id":"P","execution_mode":"Deep_Internalization","tasks":[{}]}}"#,
+        tasks.join(",")
+    )
+}
+
+#[tokio::test]
+async fn the_profile_concurrency_limit_holds_below_the_engine_s() {
+    let s = server(vec![]);
+    let mut p = profile(ProviderKind::Openai, &s.url());
+    p.concurrency = 2;
+    let provider = Arc::new(HttpProvider::new(p).expect("provider"));
+    let r = run_plan_with(&many_tasks(8), provider, config()).await;
+    assert_eq!(r.outcome.status, RunStatus::Succeeded);
+    assert_eq!(s.requests(), 8);
+    assert_eq!(s.max_in_flight(), 2, "engine allows 8, the profile 2");
+}
+
+#[tokio::test]
+async fn the_rate_limit_spaces_requests() {
+    let s = server(vec![]);
+    let mut p = profile(ProviderKind::Openai, &s.url());
+    p.rate_limit_rpm = 600; // one every 100 ms
+    p.rate_burst = Some(1);
+    let provider = Arc::new(HttpProvider::new(p).expect("provider"));
+    let r = run_plan_with(&many_tasks(4), provider, config()).await;
+    assert_eq!(r.outcome.status, RunStatus::Succeeded);
+    let starts: Vec<i64> = r
+        .events
+        .iter()
+        .filter(|e| matches!(e.event.as_ref(), Ok(EngineEvent::InvocationStarted(_))))
+        .map(|e| e.ts)
+        .collect();
+    let finishes: Vec<i64> = r
+        .events
+        .iter()
+        .filter(|e| matches!(e.event.as_ref(), Ok(EngineEvent::InvocationFinished(_))))
+        .map(|e| e.ts)
+        .collect();
+    // All four dispatch at once; the bucket lets one request out per 100 ms, so the
+    // last answer cannot come before 300 ms after the first dispatch.
+    let span = finishes.iter().max().expect("f") - starts.iter().min().expect("s");
+    assert!(
+        span >= 290,
+        "4 requests at 600/min finished within {span} ms"
+    );
+}
+
+#[tokio::test]
+async fn a_missing_key_is_a_clear_error_before_any_call() {
+    let mut p = profile(ProviderKind::Openai, "http://127.0.0.1:9");
+    p.api_key_env = Some("PLEXUS_TEST_SURELY_UNSET_KEY_VAR".into());
+    let e = HttpProvider::new(p).err().expect("no key, no provider");
+    assert!(
+        e.to_string()
+            .contains("the API key variable $PLEXUS_TEST_SURELY_UNSET_KEY_VAR is not set"),
+        "{e}"
+    );
+}

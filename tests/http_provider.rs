@@ -195,8 +195,7 @@ async fn auth_failures_are_not_retried_and_say_what_to_check() {
                 code,
                 retry_after: None,
             }]);
-            let mut p = profile(kind, &s.url());
-            let r = run(p).await;
+            let r = run(profile(kind, &s.url())).await;
             assert_eq!(r.invocations_of("A"), 1, "{kind:?} {code}: no retry");
             assert!(retries(&r).is_empty());
             let (codes, msg) = &attempts(&r)[0];

@@ -445,3 +445,109 @@ fn context_view_shows_the_report() {
     insta::assert_snapshot!("context_view_200x60", s);
     assert_eq!(st.agents[st.tasks[2].agent].trims, 1);
 }
+
+/// Two agents called through a real provider: one whose reported usage agrees with our
+/// counts, one whose provider counts twice as many tokens.
+fn usage_state() -> RunState {
+    let agents = ["Scholar_Internalizer", "Code_Architect"];
+    let mut st = RunState::new();
+    let tasks = agents
+        .iter()
+        .enumerate()
+        .map(|(i, a)| TaskInfo {
+            task_id: format!("T{i}"),
+            agent: (*a).into(),
+            depends_on: vec![],
+        })
+        .collect();
+    reduce(
+        &mut st,
+        &env(
+            1,
+            None,
+            None,
+            None,
+            EngineEvent::RunStarted(RunStarted {
+                plan_id: "P".into(),
+                execution_mode: "Deep_Internalization".into(),
+                provider: "openai:gpt-4o@openai".into(),
+                seed: 1,
+                concurrency: 2,
+                agents: agents
+                    .iter()
+                    .map(|a| AgentInfo {
+                        name: (*a).into(),
+                        max_input_tokens: 100_000,
+                        data_area_tokens: 80_000,
+                    })
+                    .collect(),
+                tasks,
+            }),
+        ),
+    );
+    let mut seq = 1;
+    for (i, (agent, factor)) in agents.iter().zip([1.04, 2.0]).enumerate() {
+        let task = format!("T{i}");
+        let inv = format!("inv{i}");
+        let mut push = |ev| {
+            seq += 1;
+            reduce(&mut st, &env(seq, Some(&task), Some(&inv), Some(agent), ev));
+        };
+        push(EngineEvent::InvocationStarted(InvocationStarted {
+            attempt: 1,
+            prompt_tokens: 5_000,
+            constraints: Constraints::default(),
+            quality_threshold: "B".into(),
+        }));
+        push(EngineEvent::InvocationFinished(InvocationFinished {
+            status: Some(InvocationStatus::Success),
+            execution_time_ms: 900,
+            output_tokens: 1_000,
+            chunks: 10,
+            atoms: 1,
+            avg_score: 0.9,
+            grades: GradeCounts::default(),
+            issues: 0,
+            errors: vec![],
+            error_message: None,
+            provider_usage: Some(plexus::provider::Usage {
+                prompt_tokens: (5_000.0 * factor) as u64,
+                completion_tokens: (1_000.0 * factor) as u64,
+            }),
+        }));
+    }
+    st
+}
+
+#[test]
+fn budget_pane_shows_provider_usage_and_flags_disagreement() {
+    let st = usage_state();
+    assert!(
+        !st.agents[0].reported.disagrees(),
+        "4% apart is not flagged"
+    );
+    assert!(st.agents[1].reported.disagrees(), "2x apart is flagged");
+    let wide = render(&st, &mut ui_on(Screen::Run), 200, 60);
+    assert!(wide.contains("Token budget · ≠ provider count >25% off"));
+    let row = |name: &str| {
+        wide.lines()
+            .find(|l| l.contains(name) && l.contains("5k/"))
+            .unwrap_or_else(|| panic!("no budget row for {name}:\n{wide}"))
+            .to_string()
+    };
+    let scholar = row("Scholar_Internalizer");
+    let code = row("Code_Architect");
+    assert!(
+        !scholar.contains('≠') && scholar.contains("5.2k/1k"),
+        "{scholar}"
+    );
+    assert!(code.contains('≠') && code.contains("10k/2k"), "{code}");
+    insta::assert_snapshot!("budget_provider_usage_200x60", wide);
+    // At 80 columns the provider column does not fit; the flag still shows.
+    let narrow = render(&st, &mut ui_on(Screen::Run), 80, 24);
+    assert_clean(&narrow);
+    assert!(narrow.contains("Token budget · ≠ provider count >25% off"));
+    assert!(narrow
+        .lines()
+        .any(|l| l.contains("Code_Ar") && l.contains('≠')));
+}

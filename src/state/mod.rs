@@ -170,8 +170,51 @@ pub struct AgentView {
     pub trims: u32,
     /// Inputs passed to this agent in batches.
     pub batches: u32,
+    /// Usage as the provider reported it, beside our counts of the same invocations.
+    pub reported: ReportedUsage,
     /// Quality of this agent's accepted work.
     pub quality: Quality,
+}
+
+/// Provider-reported usage and plexus's own counts over the same invocations.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ReportedUsage {
+    /// Invocations whose usage the provider reported.
+    pub calls: u32,
+    /// Prompt tokens the provider reported.
+    pub prompt: u64,
+    /// Output tokens the provider reported.
+    pub output: u64,
+    /// Our prompt count of those invocations.
+    pub counted_prompt: u64,
+    /// Our output count of those invocations.
+    pub counted_output: u64,
+}
+
+impl ReportedUsage {
+    /// Relative gap above which the two counts are flagged (tokenizers differ a
+    /// little, chat templates add a few tokens per message; more means a wrong
+    /// encoding or a budget that is not what it seems).
+    pub const FLAG_RATIO: f64 = 0.25;
+    /// Absolute gap (tokens) below which nothing is flagged.
+    pub const FLAG_MIN: u64 = 50;
+
+    /// The larger relative gap of prompt and output: |ours − theirs| / theirs.
+    pub fn gap(&self) -> f64 {
+        let rel = |ours: u64, theirs: u64| {
+            if ours.abs_diff(theirs) < Self::FLAG_MIN {
+                0.0
+            } else {
+                ours.abs_diff(theirs) as f64 / theirs.max(1) as f64
+            }
+        };
+        rel(self.counted_prompt, self.prompt).max(rel(self.counted_output, self.output))
+    }
+
+    /// Whether our counts and the provider's disagree by more than [`Self::FLAG_RATIO`].
+    pub fn disagrees(&self) -> bool {
+        self.calls > 0 && self.gap() > Self::FLAG_RATIO
+    }
 }
 
 /// Grades, scores and issues.

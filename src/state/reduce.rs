@@ -240,6 +240,15 @@ pub fn reduce(st: &mut RunState, env: &Envelope) {
                 a.last_output = f.output_tokens;
                 a.peak_output = a.peak_output.max(f.output_tokens);
                 a.tokens_out += f.output_tokens;
+                if let Some(u) = f.provider_usage {
+                    let ours_prompt = st.tasks[i].prompt_tokens;
+                    let r = &mut st.agents[agent].reported;
+                    r.calls += 1;
+                    r.prompt += u.prompt_tokens;
+                    r.output += u.completion_tokens;
+                    r.counted_prompt += ours_prompt;
+                    r.counted_output += f.output_tokens;
+                }
             }
         }
         EngineEvent::AtomsGraded(g) => {

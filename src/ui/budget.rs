@@ -1,5 +1,7 @@
 //! The Token budget pane: one row per agent — latest prompt against the agent's context
-//! limit and latest output against max_tokens as gauges, cumulative in/out, invocations.
+//! limit and latest output against max_tokens as gauges, cumulative in/out, invocations,
+//! and (when the provider reports usage) its own counts beside ours, with `≠` on an agent
+//! whose counts disagree by more than a quarter.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -17,16 +19,22 @@ pub fn draw(buf: &mut Buffer, inner: Rect, run: &RunState, theme: &Theme) {
     }
     let w = inner.width as usize;
     let wide = w >= 90;
-    let gauge_w = if w >= 110 { 12 } else { 6 };
+
     let nums_w = if wide { 12 } else { 10 };
-    let extras = if wide { 40 } else { 0 };
+    let reported_col = w >= 104 && run.agents.iter().any(|a| a.reported.calls > 0);
+    let gauge_w = if w >= 110 + if reported_col { 14 } else { 0 } {
+        12
+    } else {
+        6
+    };
+    let extras = if wide { 40 } else { 0 } + if reported_col { 14 } else { 0 };
     let fixed = 1 + gauge_w + nums_w + 1 + gauge_w + nums_w + extras;
     let name_w = w.saturating_sub(fixed).clamp(4, 22);
     let mut y = inner.y;
     let mut header = format!(
         "{:name_w$} {:<gw$}{:>nw$} {:<gw$}{:>nw$}",
         "agent",
-        "context",
+        if gauge_w > 7 { "context" } else { "ctx" },
         "",
         "output",
         "",
@@ -38,6 +46,9 @@ pub fn draw(buf: &mut Buffer, inner: Rect, run: &RunState, theme: &Theme) {
             " {:>8} {:>8} {:>9} {:>5} {:>5}",
             "in", "out", "calls", "trims", "batch"
         ));
+    }
+    if reported_col {
+        header.push_str(&format!(" {:>13}", "provider i/o"));
     }
     put(buf, inner.x, y, inner.width, &header, theme.muted());
     y += 1;
@@ -51,7 +62,8 @@ pub fn draw(buf: &mut Buffer, inner: Rect, run: &RunState, theme: &Theme) {
         }
         let room = |x: u16| right.saturating_sub(x);
         let mut x = inner.x;
-        let name = pad_or_truncate(&a.name, name_w);
+        let flagged = a.reported.disagrees();
+        let name = pad_or_truncate(&a.name, name_w.saturating_sub(if flagged { 2 } else { 0 }));
         x += put(
             buf,
             x,
@@ -60,6 +72,9 @@ pub fn draw(buf: &mut Buffer, inner: Rect, run: &RunState, theme: &Theme) {
             &name,
             Style::default().fg(theme.agent(i)),
         );
+        if flagged {
+            x += put(buf, x, y, room(x), " ≠", theme.warn());
+        }
         x += 1;
         let limit = a.max_input_tokens;
         let frac = ratio(a.last_prompt, limit);
@@ -91,9 +106,35 @@ pub fn draw(buf: &mut Buffer, inner: Rect, run: &RunState, theme: &Theme) {
                 a.trims,
                 a.batches
             );
-            put(buf, x, y, room(x), &rest, theme.style_base());
+            x += put(buf, x, y, room(x), &rest, theme.style_base());
+        }
+        if reported_col {
+            let r = &a.reported;
+            let cell = if r.calls == 0 {
+                format!(" {:>13}", "—")
+            } else {
+                format!(
+                    " {:>13}",
+                    format!("{}/{}", compact(r.prompt), compact(r.output))
+                )
+            };
+            let style = if flagged {
+                theme.warn()
+            } else {
+                theme.style_base()
+            };
+            put(buf, x, y, room(x), &cell, style);
         }
         y += 1;
+    }
+}
+
+/// The pane's title: says what `≠` means when an agent is flagged.
+pub fn title(run: &RunState) -> String {
+    if run.agents.iter().any(|a| a.reported.disagrees()) {
+        "Token budget · ≠ provider count >25% off".into()
+    } else {
+        "Token budget".into()
     }
 }
 

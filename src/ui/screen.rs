@@ -147,7 +147,7 @@ fn draw_run(buf: &mut Buffer, body: Rect, run: &RunState, ui: &mut UiState, them
     let inner = pane(
         buf,
         bottom[0],
-        "Token budget",
+        &budget::title(run),
         ui.focus == Pane::Budget,
         theme,
     );

@@ -23,19 +23,20 @@ pub fn print_runs(store: &Store, json_out: bool) -> Result<()> {
         return Ok(());
     }
     println!(
-        "{:<24} {:<12} {:<26} {:>6} {:>8} {:>6}  {}",
-        "RUN", "STATUS", "PLAN", "TASKS", "EVENTS", "ATOMS", "CREATED"
+        "{:<24} {:<12} {:<26} {:>6} {:>8} {:>6}  {:<25} {}",
+        "RUN", "STATUS", "PLAN", "TASKS", "EVENTS", "ATOMS", "CREATED", "PROVIDER"
     );
     for r in runs {
         println!(
-            "{:<24} {:<12} {:<26} {:>6} {:>8} {:>6}  {}",
+            "{:<24} {:<12} {:<26} {:>6} {:>8} {:>6}  {:<25} {}",
             r.run_id,
             r.status,
             truncate(&r.plan_id, 26),
             r.task_count,
             r.events,
             r.atoms,
-            r.created_at
+            r.created_at,
+            r.provider
         );
     }
     Ok(())

@@ -58,6 +58,8 @@ pub fn call(api: Api, body: &[u8], task: &str, invocation: &str, sim: &Simulated
         ),
     };
     let text = match serde_json::from_str::<UserPrompt>(&user) {
+        // `plexus ping`.
+        Ok(user_prompt) if user_prompt.instruction == "ping" => "pong".to_string(),
         Ok(user_prompt) => {
             let request = AgentRequest {
                 invocation_id: invocation.to_string(),

@@ -160,6 +160,8 @@ impl MockServer {
             max_in_flight: AtomicU64::new(0),
             keep_seen: port == 0,
         });
+        // Load the tokenizer now, not inside the first answer.
+        crate::tokens::TokenCounter::default().count("warm up");
         let (stop, stopped) = tokio::sync::oneshot::channel();
         let s = shared.clone();
         let thread = std::thread::Builder::new()

@@ -297,7 +297,7 @@ async fn a_stream_cut_midway_is_retried_and_what_streamed_is_kept() {
         let r = run(profile(kind, &s.url())).await;
         let (codes, msg) = &attempts(&r)[0];
         assert_eq!(codes, &vec![ErrorCode::E001], "{kind:?}: {msg}");
-        assert!(msg.contains("cut") || msg.contains("ended before"), "{msg}");
+        assert!(msg.contains("the stream was cut after"), "{msg}");
         let kept = first_attempt_text(&r);
         assert!(kept.len() > 20, "partial text logged: {kept:?}");
         assert_eq!(r.invocations_of("A"), 2);
@@ -509,4 +509,98 @@ async fn a_missing_key_is_a_clear_error_before_any_call() {
             .contains("the API key variable $PLEXUS_TEST_SURELY_UNSET_KEY_VAR is not set"),
         "{e}"
     );
+}
+
+#[tokio::test]
+async fn a_stream_that_ends_cleanly_without_its_end_marker_is_retried() {
+    for kind in APIS {
+        let s = server(vec![MockFault::CleanEof]);
+        let r = run(profile(kind, &s.url())).await;
+        let (codes, msg) = &attempts(&r)[0];
+        assert_eq!(codes, &vec![ErrorCode::E001], "{kind:?}: {msg}");
+        assert!(
+            msg.contains("the stream ended before its end marker"),
+            "{msg}"
+        );
+        assert!(!first_attempt_text(&r).is_empty());
+        assert_eq!(r.status_of("A"), "success");
+    }
+}
+
+#[tokio::test]
+async fn an_exhausted_quota_429_is_not_retried() {
+    for kind in APIS {
+        let s = server(vec![MockFault::Quota]);
+        let r = run(profile(kind, &s.url())).await;
+        let (codes, msg) = &attempts(&r)[0];
+        assert_eq!(codes, &vec![ErrorCode::E008], "{kind:?}: {msg}");
+        assert!(msg.contains("quota or billing limit is exhausted"), "{msg}");
+        assert_eq!(r.invocations_of("A"), 1);
+    }
+}
+
+#[tokio::test]
+async fn whole_answers_that_are_not_json_or_too_big_fail_clearly() {
+    for kind in APIS {
+        for (fault, code, want) in [
+            (
+                MockFault::InvalidJson,
+                ErrorCode::E002,
+                "the answer is not JSON",
+            ),
+            (MockFault::Oversized, ErrorCode::E008, "max_response_bytes"),
+        ] {
+            let s = server(vec![fault.clone()]);
+            let mut p = profile(kind, &s.url());
+            p.stream = false;
+            let r = run(p).await;
+            let (codes, msg) = &attempts(&r)[0];
+            assert_eq!(codes, &vec![code], "{kind:?} {fault:?}: {msg}");
+            assert!(msg.contains(want), "{msg}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_refused_connection_is_never_taken_for_tls_by_the_words_in_its_url() {
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        l.local_addr().expect("addr").port()
+    };
+    let base = format!("http://127.0.0.1:{port}/tls/certificate/handshake");
+    let r = run(profile(ProviderKind::Openai, &base)).await;
+    let (codes, msg) = &attempts(&r)[0];
+    assert_eq!(codes, &vec![ErrorCode::E001], "{msg}");
+    assert!(msg.contains("connection refused"), "{msg}");
+}
+
+#[tokio::test]
+async fn waiting_for_a_profile_slot_does_not_count_against_the_timeout() {
+    // One call at a time, each streaming 300 ms, timeouts of about 0.9 s: the fourth
+    // task waits ~0.9 s for its slot and must still succeed.
+    let s = MockServer::start(
+        MockConfig {
+            stream_ms: 300,
+            chunks: 5,
+            ..MockConfig::default()
+        },
+        0,
+        1,
+    )
+    .expect("mock");
+    let mut p = profile(ProviderKind::Openai, &s.url());
+    p.concurrency = 1;
+    let provider = Arc::new(HttpProvider::new(p).expect("provider"));
+    let config = EngineConfig {
+        timeout_scale: 0.003,
+        ..test_config()
+    };
+    let r = run_plan_with(&many_tasks(4), provider, config).await;
+    let timeouts: Vec<_> = attempts(&r)
+        .into_iter()
+        .filter(|(c, _)| c.contains(&ErrorCode::E004))
+        .collect();
+    assert!(timeouts.is_empty(), "queued calls timed out: {timeouts:?}");
+    assert_eq!(r.outcome.status, RunStatus::Succeeded);
+    assert_eq!(s.max_in_flight(), 1);
 }

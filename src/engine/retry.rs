@@ -132,7 +132,9 @@ impl RetryPolicy {
     }
 
     /// Delay before transient retry `n` (1-based): `base × factor^(n-1)`, capped, with
-    /// jitter from `unit` in [0, 1), and at least the server's `retry_after_ms`.
+    /// jitter from `unit` in [0, 1), and at least the server's `retry_after_ms` — which
+    /// gets jitter too, upwards only, so calls told the same Retry-After do not all
+    /// come back at the same instant.
     pub fn transient_delay(&self, n: u32, retry_after_ms: Option<u64>, unit: f64) -> Option<u64> {
         let b = &self.transient;
         if n == 0 || n > b.max_retries {
@@ -141,7 +143,10 @@ impl RetryPolicy {
         let raw = (b.base_ms as f64 * b.factor.powi(n as i32 - 1)).min(b.max_ms as f64);
         let jittered = raw * (1.0 + b.jitter * (2.0 * unit - 1.0));
         let d = jittered.max(0.0).round() as u64;
-        Some(d.max(retry_after_ms.unwrap_or(0)))
+        let after = retry_after_ms
+            .map(|ms| (ms as f64 * (1.0 + b.jitter * unit)).round() as u64)
+            .unwrap_or(0);
+        Some(d.max(after))
     }
 }
 
@@ -168,6 +173,7 @@ mod tests {
         assert_eq!(p.transient_delay(6, None, 0.5), None);
         assert_eq!(p.transient_delay(1, None, 0.0), Some(800));
         assert_eq!(p.transient_delay(1, None, 0.999_999), Some(1200));
-        assert_eq!(p.transient_delay(1, Some(7000), 0.5), Some(7000));
+        assert_eq!(p.transient_delay(1, Some(7000), 0.0), Some(7000));
+        assert_eq!(p.transient_delay(1, Some(7000), 0.5), Some(7700));
     }
 }

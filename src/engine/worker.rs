@@ -414,14 +414,23 @@ async fn run_attempts(
             }),
         );
         let effective_timeout = constraints.timeout_seconds * ctx.config.timeout_scale;
-        let started = Instant::now();
+        let mut started = Instant::now();
         let mut sink = StreamSink::new(&ctx, &scope);
         let result = {
-            let call = ctx.provider.invoke(request.clone(), attempt, &mut sink);
-            let timed =
-                tokio::time::timeout(Duration::from_secs_f64(effective_timeout.max(0.001)), call);
+            // The provider's own limits (a slot, a rate token) are waited for before the
+            // request's timeout starts: queueing is not the model being slow.
+            let provider = &ctx.provider;
+            let (started, sink, req) = (&mut started, &mut sink, request.clone());
+            let limit = Duration::from_secs_f64(effective_timeout.max(0.001));
+            let call = async move {
+                let admission = provider.admit().await;
+                *started = Instant::now();
+                let r = tokio::time::timeout(limit, provider.invoke(req, attempt, sink)).await;
+                drop(admission);
+                r
+            };
             tokio::select! {
-                r = timed => Ok(r),
+                r = call => Ok(r),
                 s = stopped(&mut stop) => Err(s),
             }
         };

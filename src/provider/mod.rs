@@ -104,6 +104,13 @@ pub enum ProviderError {
     Permanent(String),
 }
 
+/// Held while a call may run: a slot of the provider's own concurrency limit and rate
+/// limit, or nothing. Dropping it frees the slot.
+pub type Admission = Option<Box<dyn std::any::Any + Send>>;
+
+/// A boxed future that admits one call.
+pub type AdmitFuture<'a> = Pin<Box<dyn Future<Output = Admission> + Send + 'a>>;
+
 /// A boxed future returned by providers.
 pub type ProviderFuture<'a> =
     Pin<Box<dyn Future<Output = Result<ProviderOutput, ProviderError>> + Send + 'a>>;
@@ -118,7 +125,14 @@ pub trait Provider: Send + Sync {
         false
     }
 
-    /// Answers one request, streaming text into `sink`.
+    /// Waits until the provider may start another call (its concurrency and rate
+    /// limits) and returns the slot, held for the call. The engine waits for this
+    /// before the request's timeout starts, so queueing is never a timeout.
+    fn admit(&self) -> AdmitFuture<'_> {
+        Box::pin(std::future::ready(None))
+    }
+
+    /// Answers one request, streaming text into `sink` (after [`Provider::admit`]).
     fn invoke<'a>(
         &'a self,
         request: Arc<AgentRequest>,

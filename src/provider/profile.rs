@@ -296,8 +296,10 @@ impl ProviderProfile {
             ("connect_timeout_s", self.connect_timeout_s),
             ("idle_timeout_s", self.idle_timeout_s),
         ] {
-            if !(v.is_finite() && v > 0.0) {
-                return Err(format!("`{what}` must be a positive number of seconds"));
+            if !(v.is_finite() && v > 0.0 && v <= 86_400.0) {
+                return Err(format!(
+                    "`{what}` must be a number of seconds above 0 and at most 86400"
+                ));
             }
         }
         if !matches!(
@@ -305,6 +307,9 @@ impl ProviderProfile {
             "max_tokens" | "max_completion_tokens"
         ) {
             return Err("`max_tokens_param` must be max_tokens or max_completion_tokens".into());
+        }
+        if self.thinking_budget != 0 && self.thinking_budget < 1024 {
+            return Err("`thinking_budget` must be 0 (off) or at least 1024 tokens".into());
         }
         if self.max_response_bytes < 1024 {
             return Err("`max_response_bytes` must be at least 1024".into());

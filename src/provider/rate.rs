@@ -42,11 +42,42 @@ impl RateLimiter {
         Duration::from_secs_f64((send_at - now).max(0.0))
     }
 
-    /// Waits for the next slot.
+    /// Gives back a reservation whose wait was abandoned (cancelled or timed out), so
+    /// the callers behind it do not wait for a request that never went out.
+    fn refund(&self) {
+        let now = self.start.elapsed().as_secs_f64();
+        let mut tat = match self.tat.lock() {
+            Ok(t) => t,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        *tat = (*tat - self.interval).max(now);
+    }
+
+    /// Waits for the next slot; dropped while waiting, it gives the slot back.
     pub async fn acquire(&self) {
         let wait = self.reserve();
-        if !wait.is_zero() {
-            tokio::time::sleep(wait).await;
+        if wait.is_zero() {
+            return;
+        }
+        let mut refund = Refund {
+            limiter: self,
+            armed: true,
+        };
+        tokio::time::sleep(wait).await;
+        refund.armed = false;
+    }
+}
+
+/// Refunds a reservation unless disarmed (the wait completed).
+struct Refund<'a> {
+    limiter: &'a RateLimiter,
+    armed: bool,
+}
+
+impl Drop for Refund<'_> {
+    fn drop(&mut self) {
+        if self.armed {
+            self.limiter.refund();
         }
     }
 }
@@ -67,5 +98,17 @@ mod tests {
             assert!((w - want).abs() < 0.05, "{waits:?}");
         }
         assert!(RateLimiter::new(0, None).is_none());
+    }
+
+    #[tokio::test]
+    async fn abandoned_waits_give_their_slots_back() {
+        let r = RateLimiter::new(60, Some(1)).expect("limiter");
+        r.acquire().await;
+        for _ in 0..10 {
+            let waited = tokio::time::timeout(Duration::from_millis(1), r.acquire()).await;
+            assert!(waited.is_err(), "a slot a second: the wait is cut short");
+        }
+        let next = r.reserve().as_secs_f64();
+        assert!(next <= 1.0, "ten abandoned waits left {next:.2}s to wait");
     }
 }

@@ -31,7 +31,10 @@ pub fn body(request: &AgentRequest, user_text: &str, profile: &ProviderProfile) 
     if profile.thinking_budget > 0 {
         // Extended thinking takes its budget out of max_tokens and fixes temperature.
         body["thinking"] = json!({"type": "enabled", "budget_tokens": profile.thinking_budget});
-        body["max_tokens"] = json!(request.constraints.max_tokens + profile.thinking_budget);
+        body["max_tokens"] = json!(request
+            .constraints
+            .max_tokens
+            .saturating_add(profile.thinking_budget));
     } else {
         body["temperature"] = json!(request.constraints.temperature.clamp(0.0, 1.0));
     }
@@ -151,6 +154,7 @@ impl Stream {
                 }
             }
             "message_stop" => {
+                self.default_tool_inputs(out);
                 if self.saw_usage {
                     out.usage = Some(self.usage);
                 }
@@ -160,6 +164,17 @@ impl Stream {
             _ => {}
         }
         Ok(false)
+    }
+
+    /// A tool_use block streamed with no input has input `{}` (as in whole answers).
+    fn default_tool_inputs(&self, out: &mut ProviderOutput) {
+        for (_, b) in &self.blocks {
+            if let Block::Tool(t) = b {
+                if out.tool_calls[*t].arguments.is_empty() {
+                    out.tool_calls[*t].arguments = "{}".into();
+                }
+            }
+        }
     }
 
     /// Called when the stream ends without `message_stop`: never complete.
@@ -233,4 +248,87 @@ fn str_of(v: &Value, key: &str) -> String {
         .and_then(Value::as_str)
         .unwrap_or_default()
         .to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::provider::ChunkSink;
+
+    struct Text(String);
+    impl ChunkSink for Text {
+        fn chunk(&mut self, t: &str) {
+            self.0.push_str(t);
+        }
+    }
+
+    #[test]
+    fn blocks_of_every_kind_stream_into_place() {
+        let events = [
+            r#"{"type":"message_start","message":{"model":"claude-x","usage":{"input_tokens":20,"cache_read_input_tokens":5,"output_tokens":1}}}"#,
+            r#"{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":""}}"#,
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"let me see"}}"#,
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"abc"}}"#,
+            r#"{"type":"content_block_stop","index":0}"#,
+            r#"{"type":"content_block_start","index":1,"content_block":{"type":"text","text":""}}"#,
+            r#"{"type":"ping"}"#,
+            r#"{"type":"content_block_delta","index":1,"delta":{"type":"text_delta","text":"Hi "}}"#,
+            r#"{"type":"content_block_delta","index":1,"delta":{"type":"text_delta","text":"there"}}"#,
+            r#"{"type":"content_block_start","index":2,"content_block":{"type":"tool_use","id":"tu1","name":"get_now","input":{}}}"#,
+            r#"{"type":"content_block_delta","index":2,"delta":{"type":"input_json_delta","partial_json":"{\"tz\""}}"#,
+            r#"{"type":"content_block_delta","index":2,"delta":{"type":"input_json_delta","partial_json":":\"UTC\"}"}}"#,
+            r#"{"type":"content_block_start","index":3,"content_block":{"type":"tool_use","id":"tu2","name":"noargs","input":{}}}"#,
+            r#"{"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":42}}"#,
+            r#"{"type":"message_stop"}"#,
+        ];
+        let mut sink = Text(String::new());
+        let mut emit = Emit {
+            sink: &mut sink,
+            emitted: 0,
+        };
+        let mut out = ProviderOutput::default();
+        let mut s = Stream::default();
+        let mut done = false;
+        for e in events {
+            done = s.event(e, &mut emit, &mut out).expect("valid");
+        }
+        assert!(done);
+        assert_eq!(sink.0, "Hi there");
+        assert_eq!(out.thinking, "let me see");
+        assert_eq!(out.model.as_deref(), Some("claude-x"));
+        assert_eq!(out.finish_reason.as_deref(), Some("tool_use"));
+        assert_eq!(
+            out.usage,
+            Some(Usage {
+                prompt_tokens: 25,
+                completion_tokens: 42
+            })
+        );
+        assert_eq!(out.tool_calls[0].arguments, r#"{"tz":"UTC"}"#);
+        assert_eq!(out.tool_calls[1].arguments, "{}");
+    }
+
+    #[test]
+    fn errors_and_deltas_for_unknown_blocks() {
+        let mut sink = Text(String::new());
+        let mut emit = Emit {
+            sink: &mut sink,
+            emitted: 0,
+        };
+        let mut out = ProviderOutput::default();
+        let mut s = Stream::default();
+        let e = s.event(
+            r#"{"type":"content_block_delta","index":4,"delta":{"type":"text_delta","text":"x"}}"#,
+            &mut emit,
+            &mut out,
+        );
+        assert!(matches!(e, Err(ProviderError::Malformed(m)) if m.contains("never started")));
+        let e = s.event(
+            r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#,
+            &mut emit,
+            &mut out,
+        );
+        assert!(matches!(e, Err(ProviderError::Transient { .. })));
+        assert!(!s.ended(&mut out));
+    }
 }

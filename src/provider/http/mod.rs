@@ -11,11 +11,13 @@
 //! | invalid SSE, invalid JSON in a chunk    | `Malformed`          | E002 |
 //! | 401/403, 404, other 4xx, TLS, oversized | `Permanent`          | E008 |
 //!
-//! The API key lives only in this module's client: it is sent in one header and
-//! replaced by `[redacted]` wherever a server echoes it back (error bodies, text).
+//! The API key lives only in this module's client: it is sent in one header, and the
+//! bytes of every response pass through a [`redact::Redactor`] before they are decoded,
+//! so a server that echoes the key back cannot get it into a message, the log or text.
 
 pub mod anthropic;
 pub mod openai;
+pub mod redact;
 pub mod sse;
 
 use std::sync::Arc;
@@ -26,20 +28,20 @@ use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE, RETRY_AF
 use serde_json::Value;
 use tokio::sync::Semaphore;
 
+use self::redact::Redactor;
 use super::profile::{ApiKey, ProfileError, ProviderKind, ProviderProfile};
 use super::rate::RateLimiter;
-use super::{ChunkSink, Provider, ProviderError, ProviderFuture, ProviderOutput};
+use super::{AdmitFuture, ChunkSink, Provider, ProviderError, ProviderFuture, ProviderOutput};
 use crate::engine::request::render_user_prompt;
 use crate::protocol::AgentRequest;
 
 /// Most bytes of an error body kept for the message.
 const ERROR_BODY_CAP: usize = 16 * 1024;
 
-/// Text going to the sink, with the key redacted.
+/// Answer text going to the sink (already redacted on the raw bytes).
 pub struct Emit<'a> {
     sink: &'a mut dyn ChunkSink,
-    secret: Option<&'a str>,
-    /// Characters of answer text emitted.
+    /// Bytes of answer text emitted.
     pub emitted: usize,
 }
 
@@ -50,10 +52,7 @@ impl Emit<'_> {
             return;
         }
         self.emitted += text.len();
-        match self.secret {
-            Some(k) if text.contains(k) => self.sink.chunk(&text.replace(k, "[redacted]")),
-            _ => self.sink.chunk(text),
-        }
+        self.sink.chunk(text);
     }
 }
 
@@ -61,7 +60,7 @@ impl Emit<'_> {
 pub struct HttpProvider {
     profile: ProviderProfile,
     client: reqwest::Client,
-    key: Option<ApiKey>,
+    redactor: Redactor,
     slots: Arc<Semaphore>,
     rate: Option<RateLimiter>,
 }
@@ -113,9 +112,9 @@ impl HttpProvider {
         Ok(HttpProvider {
             slots: Arc::new(Semaphore::new(profile.concurrency)),
             rate: RateLimiter::new(profile.rate_limit_rpm, profile.rate_burst),
+            redactor: Redactor::new(key.as_ref().map(ApiKey::expose)),
             profile,
             client,
-            key,
         })
     }
 
@@ -131,27 +130,27 @@ impl HttpProvider {
         }
     }
 
-    /// Replaces the key wherever it appears in `text`.
+    /// Replaces the key wherever it appears in `text` (messages built here).
     fn redact(&self, text: &str) -> String {
-        match &self.key {
-            Some(k) if text.contains(k.expose()) => text.replace(k.expose(), "[redacted]"),
-            _ => text.to_string(),
+        self.redactor.text(text)
+    }
+
+    /// Takes a slot of the profile's concurrency limit, then a rate-limit token.
+    pub async fn admit_call(&self) -> Option<tokio::sync::OwnedSemaphorePermit> {
+        let permit = self.slots.clone().acquire_owned().await.ok();
+        if let Some(rate) = &self.rate {
+            rate.acquire().await;
         }
+        permit
     }
 
     async fn call(
         &self,
         request: &AgentRequest,
+        attempt: u32,
         sink: &mut dyn ChunkSink,
     ) -> Result<ProviderOutput, ProviderError> {
-        let _permit = self
-            .slots
-            .acquire()
-            .await
-            .map_err(|_| ProviderError::Permanent("the provider is shutting down".into()))?;
-        if let Some(rate) = &self.rate {
-            rate.acquire().await;
-        }
+        let idle = self.idle(attempt);
         let user_text = render_user_prompt(&request.user_prompt);
         let body = match self.profile.kind {
             ProviderKind::Anthropic => anthropic::body(request, &user_text, &self.profile),
@@ -180,7 +179,7 @@ impl HttpProvider {
         let status = response.status();
         if !status.is_success() {
             let headers = response.headers().clone();
-            let body = self.read_capped(response, ERROR_BODY_CAP, true).await;
+            let body = self.read_capped(response, ERROR_BODY_CAP, true, idle).await;
             let text = String::from_utf8_lossy(&body.unwrap_or_default()).into_owned();
             return Err(self.status_error(status, &headers, &text, &url));
         }
@@ -189,23 +188,19 @@ impl HttpProvider {
             .get(CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
             .is_some_and(|v| v.starts_with("text/event-stream"));
-        let secret = self.key.as_ref().map(ApiKey::expose);
-        let mut emit = Emit {
-            sink,
-            secret,
-            emitted: 0,
-        };
+        let mut emit = Emit { sink, emitted: 0 };
         let mut out = ProviderOutput::default();
         if is_sse {
-            self.read_stream(response, &mut emit, &mut out).await?;
+            self.read_stream(response, &mut emit, &mut out, idle)
+                .await?;
         } else {
             let body = self
-                .read_capped(response, self.profile.max_response_bytes, false)
+                .read_capped(response, self.profile.max_response_bytes, false, idle)
                 .await?;
             let v: Value = serde_json::from_slice(&body).map_err(|e| {
                 ProviderError::Malformed(format!(
                     "the answer is not JSON ({e}): {}",
-                    openai::preview(&self.redact(&String::from_utf8_lossy(&body)))
+                    openai::preview(&String::from_utf8_lossy(&body))
                 ))
             })?;
             match self.profile.kind {
@@ -216,28 +211,46 @@ impl HttpProvider {
         Ok(out)
     }
 
-    fn idle(&self) -> Duration {
-        Duration::from_secs_f64(self.profile.idle_timeout_s)
+    /// The idle timeout of an attempt: ×1.5 per retry (a model that thinks silently
+    /// gets longer), at most ×4.
+    fn idle(&self, attempt: u32) -> Duration {
+        let grow = 1.5f64
+            .powi(attempt.saturating_sub(1).min(8) as i32)
+            .min(4.0);
+        Duration::from_secs_f64(self.profile.idle_timeout_s * grow)
     }
 
-    /// Reads a whole body within the idle timeout; past `cap` it fails (E008) unless
-    /// `truncate`, which keeps the first `cap` bytes.
+    /// Reads a whole body (redacted) within the idle timeout; past `cap` it fails (E008)
+    /// unless `truncate`, which keeps the first `cap` bytes.
     async fn read_capped(
         &self,
         response: reqwest::Response,
         cap: usize,
         truncate: bool,
+        idle: Duration,
     ) -> Result<Vec<u8>, ProviderError> {
         let mut stream = response.bytes_stream();
+        let mut redactor = self.redactor.clone();
         let mut body = Vec::new();
         loop {
-            let next = tokio::time::timeout(self.idle(), stream.next())
+            let next = tokio::time::timeout(idle, stream.next())
                 .await
-                .map_err(|_| self.stalled(body.len()))?;
+                .map_err(|_| self.stalled(body.len(), idle))?;
             match next {
-                None => return Ok(body),
+                None => {
+                    body.extend(redactor.finish());
+                    if body.len() > cap {
+                        if truncate {
+                            body.truncate(cap);
+                        } else {
+                            return Err(self.oversized(body.len()));
+                        }
+                    }
+                    return Ok(body);
+                }
                 Some(Err(e)) => return Err(self.cut(&e, body.len())),
                 Some(Ok(bytes)) => {
+                    let bytes = redactor.push(&bytes);
                     if body.len() + bytes.len() > cap {
                         if truncate {
                             body.extend_from_slice(&bytes[..cap - body.len()]);
@@ -256,35 +269,42 @@ impl HttpProvider {
         response: reqwest::Response,
         emit: &mut Emit<'_>,
         out: &mut ProviderOutput,
+        idle: Duration,
     ) -> Result<(), ProviderError> {
         let mut stream = response.bytes_stream();
+        let mut redactor = self.redactor.clone();
         let mut decoder = sse::SseDecoder::new();
         let mut events = Vec::new();
         let mut openai = openai::Stream::default();
         let mut anthropic = anthropic::Stream::default();
         let mut received = 0usize;
-        loop {
-            let next = tokio::time::timeout(self.idle(), stream.next())
+        let mut ended = false;
+        while !ended {
+            let next = tokio::time::timeout(idle, stream.next())
                 .await
-                .map_err(|_| self.stalled(received))?;
+                .map_err(|_| self.stalled(received, idle))?;
             let bytes = match next {
-                None => break,
+                None => {
+                    ended = true;
+                    redactor.finish()
+                }
                 Some(Err(e)) => return Err(self.cut(&e, received)),
-                Some(Ok(b)) => b,
+                Some(Ok(b)) => {
+                    received += b.len();
+                    if received > self.profile.max_response_bytes {
+                        return Err(self.oversized(received));
+                    }
+                    redactor.push(&b)
+                }
             };
-            received += bytes.len();
-            if received > self.profile.max_response_bytes {
-                return Err(self.oversized(received));
-            }
             decoder
                 .feed(&bytes, &mut events)
-                .map_err(|e| ProviderError::Malformed(self.redact(&e)))?;
+                .map_err(ProviderError::Malformed)?;
             for ev in events.drain(..) {
                 let done = match self.profile.kind {
                     ProviderKind::Anthropic => anthropic.event(&ev.data, emit, out),
                     _ => openai.event(&ev.data, emit, out),
-                }
-                .map_err(|e| self.redact_error(e))?;
+                }?;
                 if done {
                     return Ok(());
                 }
@@ -307,11 +327,11 @@ impl HttpProvider {
         })
     }
 
-    fn stalled(&self, received: usize) -> ProviderError {
+    fn stalled(&self, received: usize, idle: Duration) -> ProviderError {
         ProviderError::Timeout(format!(
-            "{}: no data for {}s (idle timeout) after {received} bytes",
+            "{}: no data for {:.1}s (idle timeout) after {received} bytes",
             self.profile.label(),
-            self.profile.idle_timeout_s
+            idle.as_secs_f64()
         ))
     }
 
@@ -350,36 +370,65 @@ impl HttpProvider {
         }
     }
 
-    /// A failure before any response: connect, DNS, TLS, timeout.
+    /// A failure before any response: connect, DNS, TLS, timeout. Classified from the
+    /// error's sources (I/O error kinds first, then their text) with the URL left out,
+    /// so a host or path cannot make a refused connection look like a TLS failure.
     fn send_error(&self, e: &reqwest::Error, url: &str) -> ProviderError {
-        let chain = self.redact(&error_chain(e));
-        let lower = chain.to_ascii_lowercase();
         let label = self.profile.label();
-        if e.is_timeout() {
-            return ProviderError::Timeout(format!("{label}: {url}: timed out: {chain}"));
+        let mut chain: Vec<String> = Vec::new();
+        let mut kinds = Vec::new();
+        let mut src: Option<&(dyn std::error::Error + 'static)> = std::error::Error::source(e);
+        while let Some(s) = src {
+            if let Some(io) = s.downcast_ref::<std::io::Error>() {
+                kinds.push(io.kind());
+            }
+            chain.push(s.to_string());
+            src = s.source();
         }
-        if lower.contains("dns error") || lower.contains("failed to lookup address") {
-            return ProviderError::SourceNotFound(format!(
-                "{label}: cannot resolve the host of {url} (DNS): {chain}"
-            ));
+        let detail = self.redact(&chain.join(": "));
+        let lower = detail.to_ascii_lowercase();
+        use std::io::ErrorKind as K;
+        if e.is_timeout() || kinds.contains(&K::TimedOut) {
+            return ProviderError::Timeout(format!("{label}: {url}: timed out: {detail}"));
         }
-        if lower.contains("certificate")
-            || lower.contains("tls")
-            || lower.contains("handshake")
-            || lower.contains("invalidcontenttype")
-        {
-            return ProviderError::Permanent(format!(
-                "{label}: TLS failure talking to {url}: {chain}"
-            ));
-        }
-        if lower.contains("connection refused") {
+        if kinds.contains(&K::ConnectionRefused) {
             return ProviderError::Transient {
                 message: format!("{label}: connection refused by {url}: is the server running?"),
                 retry_after_ms: None,
             };
         }
+        if kinds.iter().any(|k| {
+            matches!(
+                k,
+                K::ConnectionReset | K::ConnectionAborted | K::BrokenPipe | K::UnexpectedEof
+            )
+        }) {
+            return ProviderError::Transient {
+                message: format!("{label}: the connection to {url} was reset: {detail}"),
+                retry_after_ms: None,
+            };
+        }
+        if lower.contains("dns error") || lower.contains("failed to lookup address") {
+            return ProviderError::SourceNotFound(format!(
+                "{label}: cannot resolve the host of {url} (DNS): {detail}"
+            ));
+        }
+        let tls_words = [
+            "certificate",
+            "tls",
+            "handshake",
+            "corrupt message",
+            "alert",
+        ];
+        if url.starts_with("https://")
+            && (kinds.contains(&K::InvalidData) || tls_words.iter().any(|w| lower.contains(w)))
+        {
+            return ProviderError::Permanent(format!(
+                "{label}: TLS failure talking to {url}: {detail}"
+            ));
+        }
         ProviderError::Transient {
-            message: format!("{label}: cannot reach {url}: {chain}"),
+            message: format!("{label}: cannot reach {url}: {detail}"),
             retry_after_ms: None,
         }
     }
@@ -420,6 +469,9 @@ impl HttpProvider {
                 self.profile.model
             )),
             408 => ProviderError::Timeout(head),
+            429 if is_quota(body) => ProviderError::Permanent(format!(
+                "{head} — the account's quota or billing limit is exhausted; not retried"
+            )),
             429 | 500 | 502 | 503 | 504 | 529 => ProviderError::Transient {
                 message: head,
                 retry_after_ms: retry_after(headers),
@@ -460,6 +512,27 @@ pub fn api_error(err: &Value, place: &str) -> ProviderError {
         },
     }
 }
+
+/// Whether an error body says the quota is exhausted (a 429 that retrying cannot fix).
+fn is_quota(body: &str) -> bool {
+    let Ok(v) = serde_json::from_str::<Value>(body) else {
+        return false;
+    };
+    let err = v.get("error").unwrap_or(&v);
+    ["type", "code"].iter().any(|k| {
+        err.get(k)
+            .and_then(Value::as_str)
+            .is_some_and(|t| QUOTA_ERRORS.contains(&t))
+    })
+}
+
+/// Error types meaning the account cannot make calls until someone pays or waits a
+/// billing period.
+const QUOTA_ERRORS: [&str; 3] = [
+    "insufficient_quota",
+    "billing_hard_limit_reached",
+    "billing_error",
+];
 
 /// The `message` of a JSON error body, or the body's first line.
 fn server_message(body: &str) -> Option<String> {
@@ -518,14 +591,22 @@ impl Provider for HttpProvider {
         self.profile.label()
     }
 
+    fn admit(&self) -> AdmitFuture<'_> {
+        Box::pin(async move {
+            self.admit_call()
+                .await
+                .map(|p| Box::new(p) as Box<dyn std::any::Any + Send>)
+        })
+    }
+
     fn invoke<'a>(
         &'a self,
         request: Arc<AgentRequest>,
-        _attempt: u32,
+        attempt: u32,
         sink: &'a mut dyn ChunkSink,
     ) -> ProviderFuture<'a> {
         Box::pin(async move {
-            self.call(&request, sink)
+            self.call(&request, attempt, sink)
                 .await
                 .map_err(|e| self.redact_error(e))
         })

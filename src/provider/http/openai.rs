@@ -37,6 +37,7 @@ pub fn body(request: &AgentRequest, user_text: &str, profile: &ProviderProfile) 
 pub struct Stream {
     tools: Vec<ToolCall>,
     events: usize,
+    saw_usage: bool,
 }
 
 impl Stream {
@@ -67,6 +68,7 @@ impl Stream {
         }
         if let Some(u) = usage(&v) {
             out.usage = Some(u);
+            self.saw_usage = true;
         }
         let Some(choice) = v.get("choices").and_then(|c| c.get(0)) else {
             return Ok(false);
@@ -77,7 +79,16 @@ impl Stream {
             }
             if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
                 for c in calls {
-                    let i = c.get("index").and_then(Value::as_u64).unwrap_or(0) as usize;
+                    let id = c.get("id").and_then(Value::as_str);
+                    // Servers that omit `index` start a new call with each new id.
+                    let i = match c.get("index").and_then(Value::as_u64) {
+                        Some(i) => i as usize,
+                        None => match (id, self.tools.last()) {
+                            (Some(id), Some(last)) if last.id != id => self.tools.len(),
+                            (_, None) => 0,
+                            _ => self.tools.len() - 1,
+                        },
+                    };
                     if i > 1024 {
                         return Err(ProviderError::Malformed(format!(
                             "tool call index {i} in stream event {}",
@@ -88,7 +99,7 @@ impl Stream {
                         self.tools.resize(i + 1, ToolCall::default());
                     }
                     let t = &mut self.tools[i];
-                    if let Some(id) = c.get("id").and_then(Value::as_str) {
+                    if let Some(id) = id {
                         t.id = id.to_string();
                     }
                     if let Some(f) = c.get("function") {
@@ -108,10 +119,11 @@ impl Stream {
         Ok(false)
     }
 
-    /// Called when the stream ends without `[DONE]`: complete if a finish_reason came.
+    /// Called when the stream ends without `[DONE]`: complete only if both the finish
+    /// reason and the usage chunk (asked for, and sent last) arrived.
     pub fn ended(&mut self, out: &mut ProviderOutput) -> bool {
         out.tool_calls = std::mem::take(&mut self.tools);
-        out.finish_reason.is_some()
+        out.finish_reason.is_some() && self.saw_usage
     }
 }
 
@@ -179,5 +191,123 @@ pub fn preview(s: &str) -> String {
         format!("{p:?}…")
     } else {
         format!("{p:?}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::provider::ChunkSink;
+
+    struct Text(String);
+    impl ChunkSink for Text {
+        fn chunk(&mut self, t: &str) {
+            self.0.push_str(t);
+        }
+    }
+
+    fn feed(events: &[&str]) -> (Result<bool, ProviderError>, String, ProviderOutput, Stream) {
+        let mut sink = Text(String::new());
+        let mut emit = Emit {
+            sink: &mut sink,
+            emitted: 0,
+        };
+        let mut out = ProviderOutput::default();
+        let mut s = Stream::default();
+        let mut last = Ok(false);
+        for e in events {
+            last = s.event(e, &mut emit, &mut out);
+            if !matches!(last, Ok(false)) {
+                break;
+            }
+        }
+        (last, sink.0, out, s)
+    }
+
+    #[test]
+    fn text_tool_calls_finish_and_usage() {
+        let (r, text, out, _) = feed(&[
+            r#"{"model":"gpt-x","choices":[{"index":0,"delta":{"role":"assistant","content":"Hel"}}]}"#,
+            r#"{"choices":[{"delta":{"content":"lo"}}]}"#,
+            r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"c1","function":{"name":"get_now","arguments":""}}]}}]}"#,
+            r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"tz\":"}}]}}]}"#,
+            r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"arguments":"\"UTC\"}"}},{"index":1,"id":"c2","function":{"name":"calc","arguments":"{}"}}]}}]}"#,
+            r#"{"choices":[{"delta":{},"finish_reason":"tool_calls"}]}"#,
+            r#"{"choices":[],"usage":{"prompt_tokens":12,"completion_tokens":7}}"#,
+            "[DONE]",
+        ]);
+        assert_eq!(r, Ok(true));
+        assert_eq!(text, "Hello");
+        assert_eq!(out.model.as_deref(), Some("gpt-x"));
+        assert_eq!(out.finish_reason.as_deref(), Some("tool_calls"));
+        assert_eq!(
+            out.usage,
+            Some(Usage {
+                prompt_tokens: 12,
+                completion_tokens: 7
+            })
+        );
+        assert_eq!(out.tool_calls.len(), 2);
+        assert_eq!(out.tool_calls[0].name, "get_now");
+        assert_eq!(out.tool_calls[0].arguments, r#"{"tz":"UTC"}"#);
+        assert_eq!(out.tool_calls[1].id, "c2");
+    }
+
+    #[test]
+    fn tool_calls_without_index_split_by_id() {
+        let (_, _, _, mut s) = feed(&[
+            r#"{"choices":[{"delta":{"tool_calls":[{"id":"a","function":{"name":"f","arguments":"{}"}}]}}]}"#,
+            r#"{"choices":[{"delta":{"tool_calls":[{"id":"b","function":{"name":"g","arguments":"{}"}}]}}]}"#,
+        ]);
+        let mut out = ProviderOutput::default();
+        s.ended(&mut out);
+        assert_eq!(out.tool_calls.len(), 2);
+        assert_eq!(
+            (
+                out.tool_calls[1].id.as_str(),
+                out.tool_calls[1].name.as_str()
+            ),
+            ("b", "g")
+        );
+    }
+
+    #[test]
+    fn errors_bad_json_and_missing_end_markers() {
+        let (r, ..) = feed(&[r#"{"error":{"type":"server_error","message":"boom"}}"#]);
+        assert!(matches!(r, Err(ProviderError::Transient { .. })));
+        let (r, ..) = feed(&["{not json"]);
+        assert!(matches!(r, Err(ProviderError::Malformed(m)) if m.contains("stream event 1")));
+        // A finish reason without the usage chunk that was asked for: truncated.
+        let (_, _, mut out, mut s) =
+            feed(&[r#"{"choices":[{"delta":{},"finish_reason":"stop"}]}"#]);
+        assert!(!s.ended(&mut out));
+        let (_, _, mut out, mut s) = feed(&[
+            r#"{"choices":[{"delta":{},"finish_reason":"stop"}]}"#,
+            r#"{"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":1}}"#,
+        ]);
+        assert!(s.ended(&mut out));
+    }
+
+    #[test]
+    fn whole_answers() {
+        let mut sink = Text(String::new());
+        let mut emit = Emit {
+            sink: &mut sink,
+            emitted: 0,
+        };
+        let mut out = ProviderOutput::default();
+        let v: Value = serde_json::from_str(r#"{"model":"m","choices":[{"message":{"content":"hi","tool_calls":[{"id":"t","function":{"name":"n","arguments":"{}"}}]},"finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":1}}"#).expect("json");
+        whole(&v, &mut emit, &mut out).expect("ok");
+        assert_eq!(sink.0, "hi");
+        assert_eq!(out.tool_calls[0].name, "n");
+        assert_eq!(out.usage.map(|u| u.prompt_tokens), Some(3));
+        let mut out = ProviderOutput::default();
+        let mut sink = Text(String::new());
+        let mut emit = Emit {
+            sink: &mut sink,
+            emitted: 0,
+        };
+        let e = whole(&serde_json::json!({"choices": []}), &mut emit, &mut out);
+        assert!(matches!(e, Err(ProviderError::Malformed(_))));
     }
 }

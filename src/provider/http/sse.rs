@@ -23,6 +23,7 @@ pub struct SseDecoder {
     has_data: bool,
     line_no: usize,
     skip_lf: bool,
+    started: bool,
 }
 
 /// Longest line accepted (bytes).
@@ -37,6 +38,24 @@ impl SseDecoder {
     /// Feeds bytes; complete events go to `out`.
     pub fn feed(&mut self, bytes: &[u8], out: &mut Vec<SseEvent>) -> Result<(), String> {
         let mut rest = bytes;
+        if rest.is_empty() {
+            return Ok(());
+        }
+        if !self.started {
+            // A byte-order mark at the start of the stream is dropped (as the SSE
+            // standard says); a partial one waits for more bytes.
+            const BOM: &[u8] = b"\xEF\xBB\xBF";
+            self.buf.extend_from_slice(rest);
+            if self.buf.len() < BOM.len() && BOM.starts_with(&self.buf) {
+                return Ok(());
+            }
+            self.started = true;
+            let mut all = std::mem::take(&mut self.buf);
+            if all.starts_with(BOM) {
+                all.drain(..BOM.len());
+            }
+            return self.feed(&all, out);
+        }
         if self.skip_lf {
             if let Some((&b'\n', tail)) = rest.split_first() {
                 rest = tail;
@@ -147,6 +166,29 @@ mod tests {
                 "cut at {cut}"
             );
         }
+    }
+
+    #[test]
+    fn empty_reads_boms_and_lone_crs() {
+        let ev = |data: &str| SseEvent {
+            event: String::new(),
+            data: data.into(),
+        };
+        // An empty read between \r and \n does not end a line twice.
+        assert_eq!(
+            decode(&[b"data: a\r", b"", b"\ndata: b\r\n\r\n"]).expect("ok"),
+            vec![ev("a\nb")]
+        );
+        // A BOM at the start, even split, is dropped.
+        assert_eq!(
+            decode(&[b"\xEF", b"\xBB", b"\xBFdata: x\n\n"]).expect("ok"),
+            vec![ev("x")]
+        );
+        // CR-only line ends.
+        assert_eq!(decode(&[b"data: y\r\r"]).expect("ok"), vec![ev("y")]);
+        // A line over the cap is an error, not unbounded memory.
+        let long = vec![b'a'; MAX_LINE + 10];
+        assert!(decode(&[b"data: ", &long]).is_err());
     }
 
     #[test]

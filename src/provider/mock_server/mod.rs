@@ -39,6 +39,10 @@ pub enum MockFault {
     },
     /// Half the answer, then the connection is closed mid-stream.
     Cut,
+    /// Half the answer, then the body ends cleanly — without the API's end marker.
+    CleanEof,
+    /// 429 with an `insufficient_quota` error (retrying cannot help).
+    Quota,
     /// Half the answer, then nothing (the client's idle timeout must end it).
     Stall,
     /// Half the answer, then a line that is not SSE.
@@ -338,8 +342,14 @@ async fn respond(stream: &mut TcpStream, req: &Request, shared: &Shared) -> std:
             } else {
                 "****".into()
             };
+            // Some servers pad their messages; the key lands past any preview's cut.
+            let pad = if cfg.echo_key {
+                "x".repeat(260)
+            } else {
+                String::new()
+            };
             let body = serde_json::json!({"error": {"type": "authentication_error",
-                "message": format!("Incorrect API key provided: {shown}")}})
+                "message": format!("{pad}Incorrect API key provided: {shown}")}})
             .to_string();
             write_whole(stream, 401, "Unauthorized", &[], &body).await?;
             return Ok(true);
@@ -360,6 +370,11 @@ async fn respond(stream: &mut TcpStream, req: &Request, shared: &Shared) -> std:
     let call = answer::call(api, &req.body, &task, invocation, &shared.sim);
     match fault {
         MockFault::Drop => return Ok(false),
+        MockFault::Quota => {
+            let body = r#"{"error":{"message":"You exceeded your current quota (mock)","type":"insufficient_quota","code":"insufficient_quota"}}"#;
+            write_whole(stream, 429, reason(429), &[], body).await?;
+            return Ok(true);
+        }
         MockFault::Status { code, retry_after } => {
             let mut extra = Vec::new();
             if let Some(r) = &retry_after {
@@ -390,7 +405,12 @@ async fn respond(stream: &mut TcpStream, req: &Request, shared: &Shared) -> std:
     let usage = answer::usage(&call, text, factor);
     if !call.stream {
         tokio::time::sleep(Duration::from_millis(cfg.stream_ms)).await;
-        write_whole(stream, 200, "OK", &[], &answer::whole(&call, text, usage)).await?;
+        let body = match fault {
+            MockFault::InvalidJson => "{\"choices\": [{\"message\": ".to_string(),
+            MockFault::Oversized => answer::whole(&call, &"x".repeat(256 * 1024), usage),
+            _ => answer::whole(&call, text, usage),
+        };
+        write_whole(stream, 200, "OK", &[], &body).await?;
         return Ok(true);
     }
     let pieces = answer::pieces(text, cfg.chunks);
@@ -414,6 +434,10 @@ async fn respond(stream: &mut TcpStream, req: &Request, shared: &Shared) -> std:
                     stream.write_all(b"400\r\ndata: {\"cho").await?;
                     stream.flush().await?;
                     return Ok(false);
+                }
+                MockFault::CleanEof => {
+                    write_chunk(stream, b"").await?;
+                    return Ok(true);
                 }
                 MockFault::Stall => {
                     tokio::time::sleep(Duration::from_secs(3600)).await;

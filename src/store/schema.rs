@@ -244,3 +244,36 @@ pub const QUERYABLE: &[(&str, &[&str])] = &[
 pub fn queryable_columns(table: &str) -> Option<&'static [&'static str]> {
     QUERYABLE.iter().find(|(t, _)| *t == table).map(|(_, c)| *c)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_version_1_database_migrates_forward_keeping_its_rows() {
+        let mut conn = Connection::open_in_memory().expect("db");
+        conn.execute_batch(MIGRATIONS[0]).expect("v1");
+        conn.pragma_update(None, "user_version", 1)
+            .expect("version");
+        conn.execute(
+            "INSERT INTO runs VALUES ('R1','P','f','{}','simulated','{}','succeeded','t',NULL,1)",
+            [],
+        )
+        .expect("row");
+        migrate(&mut conn).expect("migrate");
+        let v: i64 = conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .expect("version");
+        assert_eq!(v, SCHEMA_VERSION);
+        conn.execute(
+            "INSERT INTO invocations (invocation_id, run_id, task_id, agent, attempt, started_at, prompt_tokens, request_json, provider_prompt_tokens, provider_output_tokens) VALUES ('I','R1','T','A',1,'t',5,'{}',7,3)",
+            [],
+        )
+        .expect("new columns exist");
+        let runs: i64 = conn
+            .query_row("SELECT COUNT(*) FROM runs", [], |r| r.get(0))
+            .expect("count");
+        assert_eq!(runs, 1);
+        migrate(&mut conn).expect("idempotent");
+    }
+}

@@ -604,3 +604,50 @@ async fn waiting_for_a_profile_slot_does_not_count_against_the_timeout() {
     assert_eq!(r.outcome.status, RunStatus::Succeeded);
     assert_eq!(s.max_in_flight(), 1);
 }
+
+#[tokio::test]
+async fn retry_after_holds_the_whole_profile() {
+    use plexus::provider::{ChunkSink, Provider};
+    struct Discard;
+    impl ChunkSink for Discard {
+        fn chunk(&mut self, _: &str) {}
+    }
+    let s = server(vec![MockFault::Status {
+        code: 429,
+        retry_after: Some("1".into()),
+    }]);
+    let provider = HttpProvider::new(profile(ProviderKind::Openai, &s.url())).expect("provider");
+    let request = |task: &str| {
+        Arc::new(plexus::protocol::AgentRequest {
+            invocation_id: "INV_1".into(),
+            agent: "Scholar_Internalizer".into(),
+            task_id: task.into(),
+            plan_id: "P".into(),
+            system_prompt: "s".into(),
+            user_prompt: Default::default(),
+            constraints: Default::default(),
+            extra: Default::default(),
+        })
+    };
+    // A is told to come back in 1 s.
+    let slot = provider.admit().await;
+    let a = provider.invoke(request("A"), 1, &mut Discard).await;
+    drop(slot);
+    assert!(
+        matches!(
+            a,
+            Err(plexus::provider::ProviderError::Transient {
+                retry_after_ms: Some(1000),
+                ..
+            })
+        ),
+        "{a:?}"
+    );
+    // Any other call through the profile waits that second too.
+    let t = std::time::Instant::now();
+    let _slot = provider.admit().await;
+    let waited = t.elapsed().as_millis();
+    assert!(waited >= 900, "B was admitted after {waited} ms");
+    let b = provider.invoke(request("B"), 1, &mut Discard).await;
+    assert!(b.is_ok(), "{b:?}");
+}

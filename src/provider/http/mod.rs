@@ -63,6 +63,9 @@ pub struct HttpProvider {
     redactor: Redactor,
     slots: Arc<Semaphore>,
     rate: Option<RateLimiter>,
+    /// No call starts before this: set by a 429/503 with Retry-After, so the whole
+    /// profile waits, not only the call that was told.
+    not_before: std::sync::Mutex<Option<tokio::time::Instant>>,
 }
 
 impl HttpProvider {
@@ -113,6 +116,7 @@ impl HttpProvider {
             slots: Arc::new(Semaphore::new(profile.concurrency)),
             rate: RateLimiter::new(profile.rate_limit_rpm, profile.rate_burst),
             redactor: Redactor::new(key.as_ref().map(ApiKey::expose)),
+            not_before: std::sync::Mutex::new(None),
             profile,
             client,
         })
@@ -135,13 +139,27 @@ impl HttpProvider {
         self.redactor.text(text)
     }
 
-    /// Takes a slot of the profile's concurrency limit, then a rate-limit token.
+    /// Takes a slot of the profile's concurrency limit, waits out a server's
+    /// Retry-After, then takes a rate-limit token.
     pub async fn admit_call(&self) -> Option<tokio::sync::OwnedSemaphorePermit> {
         let permit = self.slots.clone().acquire_owned().await.ok();
+        let until = *self.not_before.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(until) = until {
+            tokio::time::sleep_until(until).await;
+        }
         if let Some(rate) = &self.rate {
             rate.acquire().await;
         }
         permit
+    }
+
+    /// Holds every new call of this profile until `ms` from now.
+    fn pause_profile(&self, ms: u64) {
+        let until = tokio::time::Instant::now() + Duration::from_millis(ms);
+        let mut nb = self.not_before.lock().unwrap_or_else(|p| p.into_inner());
+        if nb.is_none_or(|t| t < until) {
+            *nb = Some(until);
+        }
     }
 
     async fn call(
@@ -472,10 +490,16 @@ impl HttpProvider {
             429 if is_quota(body) => ProviderError::Permanent(format!(
                 "{head} — the account's quota or billing limit is exhausted; not retried"
             )),
-            429 | 500 | 502 | 503 | 504 | 529 => ProviderError::Transient {
-                message: head,
-                retry_after_ms: retry_after(headers),
-            },
+            429 | 500 | 502 | 503 | 504 | 529 => {
+                let after = retry_after(headers);
+                if let Some(ms) = after {
+                    self.pause_profile(ms);
+                }
+                ProviderError::Transient {
+                    message: head,
+                    retry_after_ms: after,
+                }
+            }
             _ => ProviderError::Permanent(format!("{head}; not retried")),
         }
     }

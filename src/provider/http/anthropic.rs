@@ -4,8 +4,7 @@
 
 use serde_json::{json, Value};
 
-use super::openai::preview;
-use super::{api_error, Emit};
+use super::{api_error, event_json, Emit};
 use crate::protocol::AgentRequest;
 use crate::provider::profile::ProviderProfile;
 use crate::provider::{ProviderError, ProviderOutput, ToolCall, Usage};
@@ -67,13 +66,7 @@ impl Stream {
         out: &mut ProviderOutput,
     ) -> Result<bool, ProviderError> {
         self.events += 1;
-        let v: Value = serde_json::from_str(data).map_err(|e| {
-            ProviderError::Malformed(format!(
-                "invalid JSON in stream event {}: {e}: {}",
-                self.events,
-                preview(data)
-            ))
-        })?;
+        let v = event_json(data, self.events)?;
         let kind = v.get("type").and_then(Value::as_str).unwrap_or_default();
         match kind {
             "message_start" => {

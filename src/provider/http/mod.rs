@@ -505,6 +505,16 @@ impl HttpProvider {
     }
 }
 
+/// Parses the JSON data of stream event number `n` (E002 when it is not JSON).
+pub fn event_json(data: &str, n: usize) -> Result<Value, ProviderError> {
+    serde_json::from_str(data).map_err(|e| {
+        ProviderError::Malformed(format!(
+            "invalid JSON in stream event {n}: {e}: {}",
+            openai::preview(data)
+        ))
+    })
+}
+
 /// An API error object (`{"type"|"code", "message"}`) mapped to an error.
 pub fn api_error(err: &Value, place: &str) -> ProviderError {
     let kind = err

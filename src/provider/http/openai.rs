@@ -4,7 +4,7 @@
 
 use serde_json::{json, Value};
 
-use super::{api_error, Emit};
+use super::{api_error, event_json, Emit};
 use crate::protocol::AgentRequest;
 use crate::provider::profile::ProviderProfile;
 use crate::provider::{ProviderError, ProviderOutput, ToolCall, Usage};
@@ -53,13 +53,7 @@ impl Stream {
             out.tool_calls = std::mem::take(&mut self.tools);
             return Ok(true);
         }
-        let v: Value = serde_json::from_str(data).map_err(|e| {
-            ProviderError::Malformed(format!(
-                "invalid JSON in stream event {}: {e}: {}",
-                self.events,
-                preview(data)
-            ))
-        })?;
+        let v = event_json(data, self.events)?;
         if let Some(err) = v.get("error") {
             return Err(api_error(err, "stream"));
         }

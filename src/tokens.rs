@@ -50,26 +50,34 @@ impl Encoding {
     /// The text is split by the encoding's pre-tokenizer exactly as tiktoken splits it;
     /// each piece is encoded on its own, so the count of a piece never depends on its
     /// neighbours. Counts of pieces (words, JSON keys, punctuation runs) are cached per
-    /// thread, which skips the byte-pair merge for text seen before.
+    /// thread, which skips the byte-pair merge for text seen before; whole lines are
+    /// cached from the second time they are seen (a first sighting only leaves a
+    /// 64-bit fingerprint, so text that never repeats costs no copies).
     pub fn count(self, text: &str) -> usize {
         let tok = self.tokenizer();
+        let e = self as usize;
         COUNT_CACHE.with(|cache| {
             let mut cache = cache.borrow_mut();
             let cache = &mut *cache;
-            if cache.pieces.len() + cache.segments.len() > CACHE_LIMIT {
-                cache.pieces.clear();
-                cache.segments.clear();
+            if cache.pieces[e].len() + cache.segments[e].len() + cache.seen.len() > CACHE_LIMIT {
+                cache.pieces[e].clear();
+                cache.segments[e].clear();
+                cache.seen.clear();
             }
             segments(text)
                 .map(|seg| {
                     if seg.len() > SEGMENT_CACHE_MAX_LEN {
-                        return count_pieces(self, tok, seg, &mut cache.pieces);
+                        return count_pieces(tok, seg, &mut cache.pieces[e]);
                     }
-                    if let Some(n) = cache.segments.get(&(self, seg) as &dyn PieceKey) {
+                    if let Some(n) = cache.segments[e].get(seg) {
                         return *n as usize;
                     }
-                    let n = count_pieces(self, tok, seg, &mut cache.pieces);
-                    cache.segments.insert((self, seg.into()), n as u32);
+                    let n = count_pieces(tok, seg, &mut cache.pieces[e]);
+                    let mut h = rustc_hash::FxHasher::default();
+                    std::hash::Hash::hash(&(self, seg), &mut h);
+                    if !cache.seen.insert(std::hash::Hasher::finish(&h)) {
+                        cache.segments[e].insert(seg.into(), n as u32);
+                    }
                     n
                 })
                 .sum()
@@ -99,16 +107,18 @@ const PIECE_CACHE_MAX_LEN: usize = 48;
 
 /// Segments (lines, see [`segments`]) longer than this are not cached.
 const SEGMENT_CACHE_MAX_LEN: usize = 512;
-/// Both caches are emptied when they hold more entries than this together.
+/// The caches are emptied when they hold more entries than this together.
 const CACHE_LIMIT: usize = 200_000;
 
-type PieceMap = rustc_hash::FxHashMap<(Encoding, Box<str>), u32>;
+type CountMap = rustc_hash::FxHashMap<Box<str>, u32>;
 
-/// Per-thread counts of pieces and of whole segments already seen.
+/// Per-thread counts of pieces and of whole segments, one map per encoding, and the
+/// fingerprints of segments seen once.
 #[derive(Default)]
 struct CountCache {
-    pieces: PieceMap,
-    segments: PieceMap,
+    pieces: [CountMap; 2],
+    segments: [CountMap; 2],
+    seen: rustc_hash::FxHashSet<u64>,
 }
 
 thread_local! {
@@ -116,22 +126,17 @@ thread_local! {
 }
 
 /// Counts one segment piece by piece, with cached piece counts.
-fn count_pieces(
-    enc: Encoding,
-    tok: &bpe_openai::Tokenizer,
-    text: &str,
-    pieces: &mut PieceMap,
-) -> usize {
+fn count_pieces(tok: &bpe_openai::Tokenizer, text: &str, pieces: &mut CountMap) -> usize {
     tok.split(text)
         .map(|piece| {
             if piece.len() > PIECE_CACHE_MAX_LEN {
                 return tok.bpe.count(piece.as_bytes());
             }
-            if let Some(n) = pieces.get(&(enc, piece) as &dyn PieceKey) {
+            if let Some(n) = pieces.get(piece) {
                 return *n as usize;
             }
             let n = tok.bpe.count(piece.as_bytes());
-            pieces.insert((enc, piece.into()), n as u32);
+            pieces.insert(piece.into(), n as u32);
             n
         })
         .sum()
@@ -148,69 +153,33 @@ pub fn segments(text: &str) -> impl Iterator<Item = &str> {
         if rest.is_empty() {
             return None;
         }
-        let mut chars = rest.char_indices().peekable();
-        while let Some((i, c)) = chars.next() {
-            if c == '\n' || c == '\r' {
-                // extend over the whole whitespace run, remembering its last line break
-                let mut last_break = i + c.len_utf8();
-                while let Some(&(j, d)) = chars.peek() {
-                    if !d.is_whitespace() {
-                        break;
-                    }
-                    if d == '\n' || d == '\r' {
-                        last_break = j + d.len_utf8();
-                    }
-                    chars.next();
+        let mut from = 0;
+        while let Some(at) = memchr::memchr2(b'\n', b'\r', &rest.as_bytes()[from..]) {
+            let i = from + at;
+            // extend over the whole whitespace run, remembering its last line break
+            let mut last_break = i + 1;
+            let mut end = i + 1;
+            for (j, d) in rest[end..].char_indices() {
+                if !d.is_whitespace() {
+                    break;
                 }
-                if last_break < rest.len() && !rest[last_break..].starts_with('/') {
-                    let (seg, tail) = rest.split_at(last_break);
-                    rest = tail;
-                    return Some(seg);
+                end = i + 1 + j + d.len_utf8();
+                if d == '\n' || d == '\r' {
+                    last_break = end;
                 }
             }
+            if last_break < rest.len() && !rest[last_break..].starts_with('/') {
+                let (seg, tail) = rest.split_at(last_break);
+                rest = tail;
+                return Some(seg);
+            }
+            from = end;
         }
         let seg = rest;
         rest = "";
         Some(seg)
     })
 }
-
-/// Lets the cache be probed with a borrowed `(Encoding, &str)` without allocating.
-trait PieceKey {
-    fn key(&self) -> (Encoding, &str);
-}
-
-impl PieceKey for (Encoding, Box<str>) {
-    fn key(&self) -> (Encoding, &str) {
-        (self.0, &self.1)
-    }
-}
-
-impl PieceKey for (Encoding, &str) {
-    fn key(&self) -> (Encoding, &str) {
-        (self.0, self.1)
-    }
-}
-
-impl<'a> std::borrow::Borrow<dyn PieceKey + 'a> for (Encoding, Box<str>) {
-    fn borrow(&self) -> &(dyn PieceKey + 'a) {
-        self
-    }
-}
-
-impl std::hash::Hash for dyn PieceKey + '_ {
-    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        self.key().hash(state)
-    }
-}
-
-impl PartialEq for dyn PieceKey + '_ {
-    fn eq(&self, other: &Self) -> bool {
-        self.key() == other.key()
-    }
-}
-
-impl Eq for dyn PieceKey + '_ {}
 
 /// Counts tokens for one provider: an encoding plus a safety factor for vendors whose
 /// tokenizer differs (seed 003: +15% for Claude).

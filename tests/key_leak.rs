@@ -58,7 +58,7 @@ const ARGS: [&str; 11] = [
     "--headless",
 ];
 
-/// Every file the run left in `dir` (database, WAL, log), checked for the key.
+/// Every file the run left in `dir` (database, its WAL if still there, log), checked for the key.
 fn assert_no_key_in_files(dir: &Path) {
     let mut checked = 0;
     for entry in std::fs::read_dir(dir).expect("dir").flatten() {

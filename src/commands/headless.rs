@@ -101,7 +101,7 @@ impl Progress {
                     f.status.satisfies_dependents(),
                     self.last_error.remove(task),
                 ) {
-                    (false, Some(m)) => format!(" — {m}"),
+                    (false, Some(m)) => format!(" — {}", crate::ui::sanitize::sanitize(&m)),
                     _ => String::new(),
                 };
                 Some(format!(
@@ -149,8 +149,8 @@ impl Progress {
                 a.output += f.output_tokens;
                 if let Some(u) = f.provider_usage {
                     a.reported += 1;
-                    a.reported_prompt += u.prompt_tokens;
-                    a.reported_output += u.completion_tokens;
+                    a.reported_prompt = a.reported_prompt.saturating_add(u.prompt_tokens);
+                    a.reported_output = a.reported_output.saturating_add(u.completion_tokens);
                 }
                 match &f.error_message {
                     Some(m) => self.last_error.insert(task.to_string(), m.clone()),

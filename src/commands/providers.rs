@@ -142,7 +142,8 @@ pub async fn ping(globals: &Globals, name: &str, timeout_s: f64) -> Result<bool>
             Ok(false)
         }
         Ok(Err(e)) => {
-            println!("{label}: FAILED ({}) {e}", code_of(&e));
+            let said = crate::ui::sanitize::sanitize(&e.to_string());
+            println!("{label}: FAILED ({}) {said}", code_of(&e));
             Ok(false)
         }
         Ok(Ok(out)) => {
@@ -154,7 +155,10 @@ pub async fn ping(globals: &Globals, name: &str, timeout_s: f64) -> Result<bool>
                 .usage
                 .map(|u| format!("{} in / {} out", u.prompt_tokens, u.completion_tokens))
                 .unwrap_or_else(|| "not reported".into());
-            let answer: String = sink.text.trim().chars().take(60).collect();
+            let answer: String = crate::ui::sanitize::sanitize(sink.text.trim())
+                .chars()
+                .take(60)
+                .collect();
             println!("{label}: ok");
             println!("  latency   first text {first}, whole answer {total} ms");
             println!(

@@ -244,10 +244,10 @@ pub fn reduce(st: &mut RunState, env: &Envelope) {
                     let ours_prompt = st.tasks[i].prompt_tokens;
                     let r = &mut st.agents[agent].reported;
                     r.calls += 1;
-                    r.prompt += u.prompt_tokens;
-                    r.output += u.completion_tokens;
-                    r.counted_prompt += ours_prompt;
-                    r.counted_output += f.output_tokens;
+                    r.prompt = r.prompt.saturating_add(u.prompt_tokens);
+                    r.output = r.output.saturating_add(u.completion_tokens);
+                    r.counted_prompt = r.counted_prompt.saturating_add(ours_prompt);
+                    r.counted_output = r.counted_output.saturating_add(f.output_tokens);
                 }
             }
         }

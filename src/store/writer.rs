@@ -580,8 +580,10 @@ fn apply(tx: &Transaction<'_>, op: WriteOp, state: &mut WriterState) -> Result<(
                 if r.error_codes.is_empty() { None } else { Some(&r.error_codes) },
                 r.request_json,
                 r.response_json,
-                r.provider_usage.map(|u| u.prompt_tokens as i64),
-                r.provider_usage.map(|u| u.completion_tokens as i64)
+                r.provider_usage
+                    .map(|u| i64::try_from(u.prompt_tokens).unwrap_or(i64::MAX)),
+                r.provider_usage
+                    .map(|u| i64::try_from(u.completion_tokens).unwrap_or(i64::MAX))
             ])?;
         }
         WriteOp::Atoms { run_id, atoms } => {

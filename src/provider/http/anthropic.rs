@@ -4,6 +4,7 @@
 
 use serde_json::{json, Value};
 
+use super::openai::count_at;
 use super::{api_error, event_json, Emit};
 use crate::protocol::AgentRequest;
 use crate::provider::profile::ProviderProfile;
@@ -179,18 +180,14 @@ impl Stream {
     }
 
     fn take_usage(&mut self, u: &Value) {
-        if let Some(n) = u.get("input_tokens").and_then(Value::as_u64) {
-            self.usage.prompt_tokens = n
-                + u.get("cache_read_input_tokens")
-                    .and_then(Value::as_u64)
-                    .unwrap_or(0)
-                + u.get("cache_creation_input_tokens")
-                    .and_then(Value::as_u64)
-                    .unwrap_or(0);
+        if u.get("input_tokens").and_then(Value::as_u64).is_some() {
+            self.usage.prompt_tokens = count_at(u, "input_tokens")
+                + count_at(u, "cache_read_input_tokens")
+                + count_at(u, "cache_creation_input_tokens");
             self.saw_usage = true;
         }
-        if let Some(n) = u.get("output_tokens").and_then(Value::as_u64) {
-            self.usage.completion_tokens = n;
+        if u.get("output_tokens").and_then(Value::as_u64).is_some() {
+            self.usage.completion_tokens = count_at(u, "output_tokens");
             self.saw_usage = true;
         }
     }

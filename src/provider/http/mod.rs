@@ -145,7 +145,10 @@ impl HttpProvider {
         let permit = self.slots.clone().acquire_owned().await.ok();
         let until = *self.not_before.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(until) = until {
-            tokio::time::sleep_until(until).await;
+            // Spread the calls held back over a fifth of the pause after it ends, so
+            // they do not all come back at the same instant.
+            let left = until.saturating_duration_since(tokio::time::Instant::now());
+            tokio::time::sleep_until(until + left.mul_f64(0.2 * fastrand::f64())).await;
         }
         if let Some(rate) = &self.rate {
             rate.acquire().await;

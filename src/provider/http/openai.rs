@@ -162,12 +162,15 @@ pub fn whole(
 fn usage(v: &Value) -> Option<Usage> {
     let u = v.get("usage").filter(|u| u.is_object())?;
     Some(Usage {
-        prompt_tokens: u.get("prompt_tokens").and_then(Value::as_u64).unwrap_or(0),
-        completion_tokens: u
-            .get("completion_tokens")
-            .and_then(Value::as_u64)
-            .unwrap_or(0),
+        prompt_tokens: count_at(u, "prompt_tokens"),
+        completion_tokens: count_at(u, "completion_tokens"),
     })
+}
+
+/// A token count a server reported, capped at 2^40 (no real call comes near; a hostile
+/// number cannot overflow sums or the database's signed integers).
+pub fn count_at(u: &Value, key: &str) -> u64 {
+    u.get(key).and_then(Value::as_u64).unwrap_or(0).min(1 << 40)
 }
 
 fn str_at(v: &Value, path: &[&str]) -> String {

@@ -275,7 +275,7 @@ async fn connection(stream: TcpStream, shared: Arc<Shared>) {
 async fn read_request(stream: &mut BufReader<TcpStream>) -> std::io::Result<Option<Request>> {
     use tokio::io::AsyncBufReadExt;
     let mut line = String::new();
-    if stream.read_line(&mut line).await? == 0 {
+    if (&mut *stream).take(64 * 1024).read_line(&mut line).await? == 0 {
         return Ok(None);
     }
     let mut parts = line.split_whitespace();
@@ -284,7 +284,7 @@ async fn read_request(stream: &mut BufReader<TcpStream>) -> std::io::Result<Opti
     let mut headers = Vec::new();
     loop {
         let mut h = String::new();
-        if stream.read_line(&mut h).await? == 0 {
+        if (&mut *stream).take(64 * 1024).read_line(&mut h).await? == 0 {
             return Ok(None);
         }
         let h = h.trim_end();
@@ -303,7 +303,7 @@ async fn read_request(stream: &mut BufReader<TcpStream>) -> std::io::Result<Opti
         .find(|(n, _)| n == "content-length")
         .and_then(|(_, v)| v.parse::<usize>().ok())
         .unwrap_or(0)
-        .min(64 * 1024 * 1024);
+        .min(8 * 1024 * 1024);
     let mut body = vec![0; len];
     stream.read_exact(&mut body).await?;
     Ok(Some(Request {

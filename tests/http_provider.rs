@@ -605,6 +605,17 @@ async fn waiting_for_a_profile_slot_does_not_count_against_the_timeout() {
     assert!(timeouts.is_empty(), "queued calls timed out: {timeouts:?}");
     assert_eq!(r.outcome.status, RunStatus::Succeeded);
     assert_eq!(s.max_in_flight(), 1);
+    // A queued call is not shown as running: invocations start one at a time.
+    let (mut open, mut most) = (0i32, 0i32);
+    for e in &r.events {
+        match e.event.as_ref() {
+            Ok(EngineEvent::InvocationStarted(_)) => open += 1,
+            Ok(EngineEvent::InvocationFinished(_)) => open -= 1,
+            _ => {}
+        }
+        most = most.max(open);
+    }
+    assert_eq!(most, 1, "invocations shown running at once");
 }
 
 #[tokio::test]

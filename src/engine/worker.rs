@@ -387,6 +387,12 @@ async fn run_attempts(
                 .unwrap_or_default(),
             None => String::new(),
         };
+        // The provider's own limits (a slot, a rate token) are waited for before the
+        // invocation starts: a queued call is not running, and its timeout has not begun.
+        let admission = tokio::select! {
+            a = ctx.provider.admit() => a,
+            s = stopped(&mut stop) => return TaskOutcome::stopped(s, attempt - 1, None, inv_id),
+        };
         let mut record = InvocationRecord {
             invocation_id: inv_id.clone(),
             run_id: ctx.run_id.clone(),
@@ -414,26 +420,18 @@ async fn run_attempts(
             }),
         );
         let effective_timeout = constraints.timeout_seconds * ctx.config.timeout_scale;
-        let mut started = Instant::now();
+        let started = Instant::now();
         let mut sink = StreamSink::new(&ctx, &scope);
         let result = {
-            // The provider's own limits (a slot, a rate token) are waited for before the
-            // request's timeout starts: queueing is not the model being slow.
-            let provider = &ctx.provider;
-            let (started, sink, req) = (&mut started, &mut sink, request.clone());
-            let limit = Duration::from_secs_f64(effective_timeout.max(0.001));
-            let call = async move {
-                let admission = provider.admit().await;
-                *started = Instant::now();
-                let r = tokio::time::timeout(limit, provider.invoke(req, attempt, sink)).await;
-                drop(admission);
-                r
-            };
+            let call = ctx.provider.invoke(request.clone(), attempt, &mut sink);
+            let timed =
+                tokio::time::timeout(Duration::from_secs_f64(effective_timeout.max(0.001)), call);
             tokio::select! {
-                r = call => Ok(r),
+                r = timed => Ok(r),
                 s = stopped(&mut stop) => Err(s),
             }
         };
+        drop(admission);
         let elapsed_ms = started.elapsed().as_millis() as u64;
         let (text, chunks) = sink.finish();
         let output_tokens = ctx.config.tokens.count(&text);

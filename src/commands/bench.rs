@@ -11,11 +11,11 @@ use color_eyre::eyre::{eyre, Result};
 use rusqlite::params;
 
 use super::RunConfig;
-use crate::engine::{start_run, EngineConfig, RunSpec};
+use crate::engine::{start_run, EngineConfig, RunOutcome, RunSpec};
 use crate::plan::generate::{generate, GenSpec};
 use crate::plan::parse_plan;
-use crate::provider::{SimConfig, SimulatedProvider};
-use crate::store::{open_connection, spawn_writer, RunRow, WriteOp};
+use crate::provider::{Provider, SimConfig, SimulatedProvider};
+use crate::store::{open_connection, spawn_writer, RunRow, WriteOp, Writer};
 
 /// Options of the benchmark.
 #[derive(Debug, Clone)]
@@ -321,24 +321,16 @@ async fn measured_run(
         (all, chunk_events, streamed)
     });
     let stats = writer.stats().clone();
-    let start = Instant::now();
-    let handle = start_run(RunSpec {
-        db: None,
+    let timed = run_to_end(
+        writer,
+        thread,
         run_id,
         plan,
-        provider: Arc::new(SimulatedProvider::new(sim)),
-        config: engine,
-        writer: writer.clone(),
-        known_assets: Default::default(),
-        resume: None,
-    });
-    let outcome = handle
-        .join
-        .await
-        .map_err(|e| eyre!("engine crashed: {e}"))??;
-    let seconds = start.elapsed().as_secs_f64();
-    drop(writer);
-    let _ = tokio::task::spawn_blocking(move || thread.join()).await;
+        Arc::new(SimulatedProvider::new(sim)),
+        engine,
+    )
+    .await?;
+    let (outcome, seconds) = (timed.outcome, timed.run_seconds);
     let (seen, chunk_events, chunks_streamed) = consumer.await?;
     let events = stats.events.load(Ordering::Relaxed);
     if seen != events {
@@ -353,6 +345,50 @@ async fn measured_run(
         chunks_streamed,
         stats,
         status: outcome.status.as_str().to_string(),
+    })
+}
+
+/// A benchmark run that went to the end.
+pub(crate) struct TimedRun {
+    /// How it ended.
+    pub outcome: RunOutcome,
+    /// Seconds until the engine finished.
+    pub run_seconds: f64,
+    /// Seconds until the writer had committed everything and stopped.
+    pub total_seconds: f64,
+}
+
+/// Runs a created run on the engine to the end, then stops its writer.
+pub(crate) async fn run_to_end(
+    writer: Writer,
+    thread: std::thread::JoinHandle<()>,
+    run_id: String,
+    plan: Arc<crate::plan::Plan>,
+    provider: Arc<dyn Provider>,
+    engine: EngineConfig,
+) -> Result<TimedRun> {
+    let start = Instant::now();
+    let handle = start_run(RunSpec {
+        db: None,
+        run_id,
+        plan,
+        provider,
+        config: engine,
+        writer: writer.clone(),
+        known_assets: Default::default(),
+        resume: None,
+    });
+    let outcome = handle
+        .join
+        .await
+        .map_err(|e| eyre!("engine crashed: {e}"))??;
+    let run_seconds = start.elapsed().as_secs_f64();
+    drop(writer);
+    let _ = tokio::task::spawn_blocking(move || thread.join()).await;
+    Ok(TimedRun {
+        outcome,
+        run_seconds,
+        total_seconds: start.elapsed().as_secs_f64(),
     })
 }
 

@@ -7,13 +7,12 @@ use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
-use std::time::Instant;
 
 use color_eyre::eyre::{eyre, Result, WrapErr};
 
-use super::bench::peak_rss_mib;
+use super::bench::{peak_rss_mib, run_to_end};
 use super::RunConfig;
-use crate::engine::{start_run, EngineConfig, RunSpec};
+use crate::engine::EngineConfig;
 use crate::plan::generate::{generate, GenSpec};
 use crate::plan::parse_plan;
 use crate::provider::mock_server::{MockConfig, MockServer};
@@ -228,24 +227,8 @@ pub async fn run_http_bench(o: &HttpBenchOptions) -> Result<HttpBenchReport> {
     writer.flush()?;
     let stats = writer.stats().clone();
     let cpu0 = cpu_seconds();
-    let start = Instant::now();
-    let handle = start_run(RunSpec {
-        db: None,
-        run_id,
-        plan,
-        provider,
-        config: engine,
-        writer: writer.clone(),
-        known_assets: Default::default(),
-        resume: None,
-    });
-    let outcome = handle
-        .join
-        .await
-        .map_err(|e| eyre!("engine crashed: {e}"))??;
-    drop(writer);
-    let _ = tokio::task::spawn_blocking(move || thread.join()).await;
-    let seconds = start.elapsed().as_secs_f64();
+    let timed = run_to_end(writer, thread, run_id, plan, provider, engine).await?;
+    let (outcome, seconds) = (timed.outcome, timed.total_seconds);
     let cpu = cpu_seconds() - cpu0;
     let server_cpu = cpu_seconds_of(&server.0.id().to_string());
     drop(server);

@@ -272,10 +272,7 @@ mod tests {
             r#"{"type":"message_stop"}"#,
         ];
         let mut sink = Text(String::new());
-        let mut emit = Emit {
-            sink: &mut sink,
-            emitted: 0,
-        };
+        let mut emit = Emit::new(&mut sink);
         let mut out = ProviderOutput::default();
         let mut s = Stream::default();
         let mut done = false;
@@ -301,10 +298,7 @@ mod tests {
     #[test]
     fn errors_and_deltas_for_unknown_blocks() {
         let mut sink = Text(String::new());
-        let mut emit = Emit {
-            sink: &mut sink,
-            emitted: 0,
-        };
+        let mut emit = Emit::new(&mut sink);
         let mut out = ProviderOutput::default();
         let mut s = Stream::default();
         let e = s.event(

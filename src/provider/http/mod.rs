@@ -45,7 +45,12 @@ pub struct Emit<'a> {
     pub emitted: usize,
 }
 
-impl Emit<'_> {
+impl<'a> Emit<'a> {
+    /// Text for `sink`, none emitted yet.
+    pub fn new(sink: &'a mut dyn ChunkSink) -> Emit<'a> {
+        Emit { sink, emitted: 0 }
+    }
+
     /// Passes answer text on.
     pub fn text(&mut self, text: &str) {
         if text.is_empty() {
@@ -120,11 +125,6 @@ impl HttpProvider {
             profile,
             client,
         })
-    }
-
-    /// The profile.
-    pub fn profile(&self) -> &ProviderProfile {
-        &self.profile
     }
 
     fn url(&self) -> String {
@@ -209,7 +209,7 @@ impl HttpProvider {
             .get(CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
             .is_some_and(|v| v.starts_with("text/event-stream"));
-        let mut emit = Emit { sink, emitted: 0 };
+        let mut emit = Emit::new(sink);
         let mut out = ProviderOutput::default();
         if is_sse {
             self.read_stream(response, &mut emit, &mut out, idle)

@@ -205,10 +205,7 @@ mod tests {
 
     fn feed(events: &[&str]) -> (Result<bool, ProviderError>, String, ProviderOutput, Stream) {
         let mut sink = Text(String::new());
-        let mut emit = Emit {
-            sink: &mut sink,
-            emitted: 0,
-        };
+        let mut emit = Emit::new(&mut sink);
         let mut out = ProviderOutput::default();
         let mut s = Stream::default();
         let mut last = Ok(false);
@@ -288,10 +285,7 @@ mod tests {
     #[test]
     fn whole_answers() {
         let mut sink = Text(String::new());
-        let mut emit = Emit {
-            sink: &mut sink,
-            emitted: 0,
-        };
+        let mut emit = Emit::new(&mut sink);
         let mut out = ProviderOutput::default();
         let v: Value = serde_json::from_str(r#"{"model":"m","choices":[{"message":{"content":"hi","tool_calls":[{"id":"t","function":{"name":"n","arguments":"{}"}}]},"finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":1}}"#).expect("json");
         whole(&v, &mut emit, &mut out).expect("ok");
@@ -300,10 +294,7 @@ mod tests {
         assert_eq!(out.usage.map(|u| u.prompt_tokens), Some(3));
         let mut out = ProviderOutput::default();
         let mut sink = Text(String::new());
-        let mut emit = Emit {
-            sink: &mut sink,
-            emitted: 0,
-        };
+        let mut emit = Emit::new(&mut sink);
         let e = whole(&serde_json::json!({"choices": []}), &mut emit, &mut out);
         assert!(matches!(e, Err(ProviderError::Malformed(_))));
     }

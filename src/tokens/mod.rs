@@ -4,6 +4,9 @@
 
 use serde::{Deserialize, Serialize};
 
+mod char_class;
+mod pretokenize;
+
 /// A BPE encoding.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
 #[serde(rename_all = "snake_case")]
@@ -67,12 +70,12 @@ impl Encoding {
             segments(text)
                 .map(|seg| {
                     if seg.len() > SEGMENT_CACHE_MAX_LEN {
-                        return count_pieces(tok, seg, &mut cache.pieces[e]);
+                        return count_pieces(tok, self, seg, &mut cache.pieces[e]);
                     }
                     if let Some(n) = cache.segments[e].get(seg) {
                         return *n as usize;
                     }
-                    let n = count_pieces(tok, seg, &mut cache.pieces[e]);
+                    let n = count_pieces(tok, self, seg, &mut cache.pieces[e]);
                     let mut h = rustc_hash::FxHasher::default();
                     std::hash::Hash::hash(&(self, seg), &mut h);
                     if !cache.seen.insert(std::hash::Hasher::finish(&h)) {
@@ -103,7 +106,7 @@ impl Encoding {
 }
 
 /// Pieces longer than this are not cached (long digit or space runs are rare).
-const PIECE_CACHE_MAX_LEN: usize = 48;
+const PIECE_CACHE_MAX_LEN: usize = 24;
 
 /// Segments (lines, see [`segments`]) longer than this are not cached.
 const SEGMENT_CACHE_MAX_LEN: usize = 512;
@@ -126,8 +129,13 @@ thread_local! {
 }
 
 /// Counts one segment piece by piece, with cached piece counts.
-fn count_pieces(tok: &bpe_openai::Tokenizer, text: &str, pieces: &mut CountMap) -> usize {
-    tok.split(text)
+fn count_pieces(
+    tok: &bpe_openai::Tokenizer,
+    enc: Encoding,
+    text: &str,
+    pieces: &mut CountMap,
+) -> usize {
+    pretokenize::pieces(text, enc == Encoding::O200kBase)
         .map(|piece| {
             if piece.len() > PIECE_CACHE_MAX_LEN {
                 return tok.bpe.count(piece.as_bytes());
@@ -145,7 +153,8 @@ fn count_pieces(tok: &bpe_openai::Tokenizer, text: &str, pieces: &mut CountMap) 
 /// Splits text where the cl100k_base and o200k_base pre-tokenizers always end a piece:
 /// right after the last line break of a whitespace run (the `\s*[\r\n]+` alternative wins
 /// there, and no other alternative crosses a line break), unless a `/` follows (o200k's
-/// punctuation alternative may run on over `[\r\n/]*`). Counting each segment on its own
+/// punctuation alternative may run on over `[\r\n/]*`) or the white space runs to the
+/// end of the text (cl100k_base's `\s++$` takes it whole). Counting each segment on its own
 /// therefore gives exactly the count of the whole text, and repeated lines are cached.
 pub fn segments(text: &str) -> impl Iterator<Item = &str> {
     let mut rest = text;
@@ -168,7 +177,8 @@ pub fn segments(text: &str) -> impl Iterator<Item = &str> {
                     last_break = end;
                 }
             }
-            if last_break < rest.len() && !rest[last_break..].starts_with('/') {
+            // cl100k_base's `\s++$` keeps white space that runs to the end in one piece
+            if end < rest.len() && !rest[last_break..].starts_with('/') {
                 let (seg, tail) = rest.split_at(last_break);
                 rest = tail;
                 return Some(seg);

@@ -92,14 +92,16 @@ impl Encoding {
         self.tokenizer().count(text)
     }
 
-    /// Counts with tiktoken-rs (the reference; slower).
+    /// Counts with tiktoken-rs (the reference; slower). Text is text: a special token's
+    /// spelling such as `<|endoftext|>` in a prompt counts as the ordinary tokens it is
+    /// made of, as the providers' APIs treat it.
     pub fn count_reference(self, text: &str) -> usize {
         match self {
             Encoding::Cl100kBase => tiktoken_rs::cl100k_base_singleton()
-                .encode_with_special_tokens(text)
+                .encode_ordinary(text)
                 .len(),
             Encoding::O200kBase => tiktoken_rs::o200k_base_singleton()
-                .encode_with_special_tokens(text)
+                .encode_ordinary(text)
                 .len(),
         }
     }
@@ -137,6 +139,10 @@ fn count_pieces(
 ) -> usize {
     pretokenize::pieces(text, enc == Encoding::O200kBase)
         .map(|piece| {
+            // Every byte is a token.
+            if piece.len() == 1 {
+                return 1;
+            }
             if piece.len() > PIECE_CACHE_MAX_LEN {
                 return tok.bpe.count(piece.as_bytes());
             }
@@ -248,6 +254,7 @@ mod tests {
             "{\"output\": {\"atoms\": [{\"asset_id\": \"MATH_DIFF_01\", \"confidence\": 0.93}]}}\n\n\t  ",
             "   leading spaces and 'quotes' don't   matter 12345 67890 ¡émigré! 🚗🅿️",
             "fn main() {\n    println!(\"{}\", 1 + 2);\n}\n",
+            "a prompt that spells <|endoftext|> and <|fim_prefix|> as text",
         ];
         for enc in [Encoding::Cl100kBase, Encoding::O200kBase] {
             for s in samples {
@@ -285,6 +292,8 @@ mod tests {
             "path,\n/usr/bin and ,\n\n/x",
             "spaces   \n   \u{3000}\u{3000}全角\n  \n",
             "crlf\r\n\r\nnext\rold mac\r",
+            "white space to the end\n\n\t  ",
+            "x\n \n   ",
         ];
         for enc in [Encoding::Cl100kBase, Encoding::O200kBase] {
             for s in samples {

@@ -272,10 +272,16 @@ impl Pieces<'_> {
     fn o200k_end(&self, i: usize) -> Option<usize> {
         let (c, first_end, m) = self.at(i)?;
         let prefix = Self::may_prefix(c, m);
-        let word = (prefix.then(|| self.upper_lower(first_end)).flatten())
-            .or_else(|| self.upper_lower(i))
-            .or_else(|| prefix.then(|| self.upper_then_lower(first_end)).flatten())
-            .or_else(|| self.upper_then_lower(i));
+        // A word alternative needs a U or W first, or after the prefix.
+        let wordy = |m: u8| m & (UPPER | LOWER) != 0;
+        let may_word =
+            wordy(m) || (prefix && self.at(first_end).is_some_and(|(_, _, m2)| wordy(m2)));
+        let word = may_word.then_some(()).and_then(|()| {
+            (prefix.then(|| self.upper_lower(first_end)).flatten())
+                .or_else(|| self.upper_lower(i))
+                .or_else(|| prefix.then(|| self.upper_then_lower(first_end)).flatten())
+                .or_else(|| self.upper_then_lower(i))
+        });
         if let Some(end) = word {
             return Some(self.contraction(end).unwrap_or(end));
         }

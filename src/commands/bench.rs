@@ -160,6 +160,8 @@ fn sync_files(path: &Path) {
 
 /// Runs the benchmark and returns its figures.
 pub async fn run_bench(opts: &BenchOptions) -> Result<BenchReport> {
+    // As `run` does: the encoder loads while the database and the plan are prepared.
+    EngineConfig::default().tokens.encoding.preload();
     std::fs::create_dir_all(&opts.dir)?;
     let bare_path = opts.dir.join("bare.db");
     let db = opts.dir.join("bench.db");

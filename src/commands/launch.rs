@@ -86,6 +86,7 @@ pub fn start(
     resume: Option<(String, ResumeState)>,
     demo_assets: bool,
 ) -> Result<Started> {
+    config.engine.tokens.encoding.preload();
     let profile = super::providers::profile_named(globals, &config.provider)?;
     let provider = crate::provider::build(&profile, &config.simulated).map_err(|e| eyre!("{e}"))?;
     let mut config = config;

@@ -105,23 +105,28 @@ fn parse_well_formed(text: &str, max_atoms: Option<u32>) -> Option<ParsedOutput>
     if trimmed.is_empty() || text.len() > MAX_RESPONSE_BYTES {
         return None;
     }
-    let mut candidates = vec![trimmed];
-    if let Some(start) = trimmed.find("```") {
+    // The candidates are found lazily: a plain JSON answer, the usual case, is parsed
+    // without scanning it for fences first.
+    let fenced = || {
+        let start = trimmed.find("```")?;
         let after = &trimmed[start + 3..];
         let body_start = after.find('\n').map(|i| i + 1).unwrap_or(after.len());
         let body = &after[body_start..];
-        candidates.push(
+        Some(
             body.find("```")
                 .map(|end| &body[..end])
                 .unwrap_or(body)
                 .trim(),
-        );
-    }
-    if let (Some(open), Some(close)) = (trimmed.find('{'), trimmed.rfind('}')) {
-        if open < close {
-            candidates.push(&trimmed[open..=close]);
-        }
-    }
+        )
+    };
+    let braced = || {
+        let (open, close) = (trimmed.find('{')?, trimmed.rfind('}')?);
+        (open < close).then(|| &trimmed[open..=close])
+    };
+    let candidates = std::iter::once(Some(trimmed))
+        .chain(std::iter::once_with(fenced))
+        .chain(std::iter::once_with(braced))
+        .flatten();
     for c in candidates {
         match serde_json::from_str::<FastEnvelope>(c) {
             Ok(env) => {

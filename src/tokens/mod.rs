@@ -4,6 +4,8 @@
 //! identical to tiktoken-rs's (checked in tests and by `plexus bench-tokens`), several
 //! times faster.
 
+use std::hash::BuildHasher;
+
 use serde::{Deserialize, Serialize};
 
 mod char_class;
@@ -89,6 +91,17 @@ impl Encoding {
         })
     }
 
+    /// Loads the encoder and the pre-tokenizer's tables on a background thread, so the
+    /// first count of a run does not wait for them (loading takes tens of milliseconds).
+    pub fn preload(self) {
+        let _ = std::thread::Builder::new()
+            .name("plexus-tokens".into())
+            .spawn(move || {
+                let _ = self.tokenizer();
+                let _ = char_class::CharClasses::get();
+            });
+    }
+
     /// Counts with bpe-openai directly, without the piece cache (for benchmarks).
     pub fn count_uncached(self, text: &str) -> usize {
         self.tokenizer().count(text)
@@ -109,8 +122,10 @@ impl Encoding {
     }
 }
 
-/// Pieces longer than this are not cached (long digit or space runs are rare).
+/// Pieces up to this long are cached from their first sighting.
 const PIECE_CACHE_MAX_LEN: usize = 32;
+/// Longer pieces up to this long are cached from their second sighting; longer ones not.
+const LONG_PIECE_MAX_LEN: usize = 512;
 
 /// Segments (lines, see [`segments`]) longer than this are not cached.
 const SEGMENT_CACHE_MAX_LEN: usize = 512;
@@ -124,16 +139,18 @@ type CountMap = rustc_hash::FxHashMap<Box<str>, u32>;
 struct PieceCounts {
     short: rustc_hash::FxHashMap<u128, u32>,
     long: CountMap,
+    seen_long: rustc_hash::FxHashSet<u64>,
 }
 
 impl PieceCounts {
     fn len(&self) -> usize {
-        self.short.len() + self.long.len()
+        self.short.len() + self.long.len() + self.seen_long.len()
     }
 
     fn clear(&mut self) {
         self.short.clear();
         self.long.clear();
+        self.seen_long.clear();
     }
 }
 
@@ -171,14 +188,22 @@ fn count_pieces(
                     .or_insert_with(|| tok.bpe.count(bytes) as u32)
                     as usize;
             }
-            if bytes.len() > PIECE_CACHE_MAX_LEN {
+            if bytes.len() > LONG_PIECE_MAX_LEN {
                 return tok.bpe.count(bytes);
             }
             if let Some(n) = pieces.long.get(piece) {
                 return *n as usize;
             }
             let n = tok.bpe.count(bytes);
-            pieces.long.insert(piece.into(), n as u32);
+            // Long pieces (a Chinese clause is one piece) are kept from their second
+            // sighting on, like lines: unique ones cost no copies.
+            if bytes.len() <= PIECE_CACHE_MAX_LEN
+                || !pieces
+                    .seen_long
+                    .insert(rustc_hash::FxBuildHasher.hash_one(piece))
+            {
+                pieces.long.insert(piece.into(), n as u32);
+            }
             n
         })
         .sum()

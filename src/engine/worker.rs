@@ -364,8 +364,11 @@ async fn run_attempts(
             assets.clone(),
             inputs.clone(),
         );
-        let user_text = render_user_prompt(&user_prompt);
-        let prompt_tokens = system_tokens + ctx.config.tokens.count(&user_text);
+        // Rendered once: counted here, stored as it is (no second parse to validate it).
+        let raw_user = serde_json::value::to_raw_value(&user_prompt).ok();
+        let user_text = raw_user.as_deref().map(|r| r.get()).unwrap_or_default();
+        debug_assert_eq!(user_text, render_user_prompt(&user_prompt));
+        let prompt_tokens = system_tokens + ctx.config.tokens.count(user_text);
         let request = Arc::new(AgentRequest {
             invocation_id: inv_id.to_string(),
             agent: task.agent.clone(),
@@ -381,7 +384,6 @@ async fn run_attempts(
                 None => Default::default(),
             },
         });
-        let raw_user = serde_json::value::RawValue::from_string(user_text).ok();
         let request_json = match &raw_user {
             Some(raw) => serde_json::to_string(&StoredRequest::new(&request, &prompt_hash, raw))
                 .unwrap_or_default(),

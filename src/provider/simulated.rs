@@ -10,6 +10,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
+use super::sim_answer::{Answer, DeltaAudit, Metadata, Output, SimAtom};
 use super::{ChunkSink, Provider, ProviderError, ProviderFuture, ProviderOutput};
 use crate::protocol::AgentRequest;
 
@@ -299,32 +300,44 @@ impl SimulatedProvider {
             } else {
                 Some(self.sentence(rng))
             };
-            atoms.push(json!({
-                "asset_id": asset_id,
-                "atom_type": atom_type,
-                "category": format!("{}_Ops", prefix.chars().next().map(|c| c.to_string()).unwrap_or_default() + &prefix[1..].to_ascii_lowercase()),
-                "data_status": "Verified_Source_Anchored",
-                "confidence": ((0.6 + rng.f64() * 0.39) * 100.0).round() / 100.0,
-                "metadata": {
-                    "created_at": format!("{date}T00:00:00Z"),
-                    "created_by": req.agent,
-                    "version": "1.0",
-                    "tags": [format!("#{prefix}")]
+            let initial = prefix
+                .chars()
+                .next()
+                .map(|c| c.to_string())
+                .unwrap_or_default();
+            atoms.push(SimAtom {
+                asset_id,
+                atom_type: &atom_type,
+                category: format!("{initial}{}_Ops", prefix[1..].to_ascii_lowercase()),
+                data_status: "Verified_Source_Anchored",
+                confidence: ((0.6 + rng.f64() * 0.39) * 100.0).round() / 100.0,
+                metadata: Metadata {
+                    created_at: format!("{date}T00:00:00Z"),
+                    created_by: &req.agent,
+                    version: "1.0",
+                    tags: [format!("#{prefix}")],
                 },
-                "content": Value::Object(content),
-                "provenance": Value::Object(provenance),
-                "delta_audit": {
-                    "existing_assets": refs,
-                    "incremental_value": incremental,
-                    "contradiction_marked": false
-                }
-            }));
+                content,
+                provenance,
+                delta_audit: DeltaAudit {
+                    existing_assets: refs,
+                    incremental_value: incremental,
+                    contradiction_marked: false,
+                },
+            });
         }
         let summary = format!("Produced {n} {atom_type} for {}.", req.task_id);
-        let body = if fault == Fault::InvalidShape {
-            json!({"output": {"result": atoms, "summary": summary}})
+        let (valid, invalid) = if fault == Fault::InvalidShape {
+            (None, Some(atoms.as_slice()))
         } else {
-            json!({"output": {"atoms": atoms, "summary": summary}})
+            (Some(atoms.as_slice()), None)
+        };
+        let body = Answer {
+            output: Output {
+                atoms: valid,
+                result: invalid,
+                summary: &summary,
+            },
         };
         let text = serde_json::to_string_pretty(&body).unwrap_or_default();
         let mut text = if rng.u8(..4) == 0 {

@@ -361,4 +361,25 @@ mod tests {
             check(&text);
         }
     }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig {
+            cases: 512,
+            ..proptest::prelude::ProptestConfig::default()
+        })]
+
+        /// Arbitrary Unicode (every category, unassigned code points, 4-byte characters).
+        #[test]
+        fn pieces_match_the_regex_on_arbitrary_unicode(text in proptest::prelude::any::<String>()) {
+            check(&text);
+        }
+
+        /// Arbitrary mixes of the characters where the alternatives meet.
+        #[test]
+        fn pieces_match_the_regex_on_boundary_characters(
+            text in "[a-zA-Z0-9 \\t\\r\\n'sStTdDmMlLrReEvVſ.,/\"{}\u{a0}\u{3000}\u{85}\u{2028}\u{301}\u{1c5}\u{2b0}\u{6e9}去٣²Ⅷ🚗]{0,40}"
+        ) {
+            check(&text);
+        }
+    }
 }

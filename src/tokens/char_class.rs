@@ -18,6 +18,15 @@ pub const UPPER: u8 = 8;
 /// o200k's `[\p{Ll}\p{Lm}\p{Lo}\p{M}]`: what may continue a word.
 pub const LOWER: u8 = 16;
 
+/// Each class as the regex spells it, with its bit.
+const CLASSES: [(&str, u8); 5] = [
+    (r"\p{L}", LETTER),
+    (r"\p{N}", NUMBER),
+    (r"\s", SPACE),
+    (r"[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]", UPPER),
+    (r"[\p{Ll}\p{Lm}\p{Lo}\p{M}]", LOWER),
+];
+
 /// Code points per block of the two-level table.
 const BLOCK: usize = 128;
 /// One past the largest code point.
@@ -49,13 +58,7 @@ impl CharClasses {
 
     fn build() -> CharClasses {
         let mut flat = vec![0u8; CODE_POINTS];
-        for (pattern, bit) in [
-            (r"\p{L}", LETTER),
-            (r"\p{N}", NUMBER),
-            (r"\s", SPACE),
-            (r"[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]", UPPER),
-            (r"[\p{Ll}\p{Lm}\p{Lo}\p{M}]", LOWER),
-        ] {
+        for (pattern, bit) in CLASSES {
             for (start, end) in class_ranges(pattern) {
                 for b in &mut flat[start as usize..=end as usize] {
                     *b |= bit;
@@ -111,13 +114,7 @@ mod tests {
     #[test]
     fn table_agrees_with_regex_syntax_on_every_code_point() {
         let table = CharClasses::get();
-        for (pattern, bit) in [
-            (r"\p{L}", LETTER),
-            (r"\p{N}", NUMBER),
-            (r"\s", SPACE),
-            (r"[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]", UPPER),
-            (r"[\p{Ll}\p{Lm}\p{Lo}\p{M}]", LOWER),
-        ] {
+        for (pattern, bit) in CLASSES {
             let ranges = class_ranges(pattern);
             assert!(ranges.len() > 3, "{pattern} parsed to a class");
             for c in (0..CODE_POINTS as u32).filter_map(char::from_u32) {

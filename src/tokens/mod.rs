@@ -80,9 +80,10 @@ impl Encoding {
                         return *n as usize;
                     }
                     let n = count_pieces(tok, self, seg, &mut cache.pieces[e]);
-                    let mut h = rustc_hash::FxHasher::default();
-                    std::hash::Hash::hash(&(self, seg), &mut h);
-                    if !cache.seen.insert(std::hash::Hasher::finish(&h)) {
+                    if !cache
+                        .seen
+                        .insert(rustc_hash::FxBuildHasher.hash_one((self, seg)))
+                    {
                         cache.segments[e].insert(seg.into(), n as u32);
                     }
                     n

@@ -120,9 +120,10 @@ pub fn user_prompt_for(
     }
 }
 
-/// The user message text sent to a model: the user prompt as compact JSON.
-pub fn render_user_prompt(p: &UserPrompt) -> String {
-    serde_json::to_string(p).unwrap_or_default()
+/// The user message sent to a model: the user prompt as compact JSON (its text is
+/// `.get()`), rendered once and stored as it is. `None` only if serialisation fails.
+pub fn render_user_prompt(p: &UserPrompt) -> Option<Box<serde_json::value::RawValue>> {
+    serde_json::value::to_raw_value(p).ok()
 }
 
 /// The request as stored: the system prompt replaced by a reference into `prompts`.

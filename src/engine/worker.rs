@@ -365,9 +365,8 @@ async fn run_attempts(
             inputs.clone(),
         );
         // Rendered once: counted here, stored as it is (no second parse to validate it).
-        let raw_user = serde_json::value::to_raw_value(&user_prompt).ok();
+        let raw_user = render_user_prompt(&user_prompt);
         let user_text = raw_user.as_deref().map(|r| r.get()).unwrap_or_default();
-        debug_assert_eq!(user_text, render_user_prompt(&user_prompt));
         let prompt_tokens = system_tokens + ctx.config.tokens.count(user_text);
         let request = Arc::new(AgentRequest {
             invocation_id: inv_id.to_string(),

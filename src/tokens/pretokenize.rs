@@ -141,7 +141,7 @@ impl Pieces<'_> {
         }
     }
 
-    /// Whether the character at `i` (with classes `m`) may be the optional
+    /// Whether `c` (with classes `m`) may be the optional
     /// `[^\r\n\p{L}\p{N}]` before a word.
     #[inline]
     fn may_prefix(c: char, m: u8) -> bool {

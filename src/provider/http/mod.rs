@@ -172,10 +172,11 @@ impl HttpProvider {
         sink: &mut dyn ChunkSink,
     ) -> Result<ProviderOutput, ProviderError> {
         let idle = self.idle(attempt);
-        let user_text = render_user_prompt(&request.user_prompt);
+        let rendered = render_user_prompt(&request.user_prompt);
+        let user_text = rendered.as_deref().map(|r| r.get()).unwrap_or_default();
         let body = match self.profile.kind {
-            ProviderKind::Anthropic => anthropic::body(request, &user_text, &self.profile),
-            _ => openai::body(request, &user_text, &self.profile),
+            ProviderKind::Anthropic => anthropic::body(request, user_text, &self.profile),
+            _ => openai::body(request, user_text, &self.profile),
         };
         let url = self.url();
         let body = serde_json::to_vec(&body)

@@ -411,6 +411,20 @@ macro_rules! engine_events {
                 match self { $( EngineEvent::$variant(x) => serde_json::to_writer(w, x), )* }
             }
 
+            /// Appends the payload to `buf`, as [`EngineEvent::write_payload`] writes it;
+            /// a chunk's text (the bulk of a log) goes through the fast string writer.
+            pub fn append_payload(&self, buf: &mut Vec<u8>) -> serde_json::Result<()> {
+                match self {
+                    EngineEvent::Chunk(c) => {
+                        buf.extend_from_slice(b"{\"text\":");
+                        crate::json_text::push_json_str(buf, &c.text);
+                        buf.push(b'}');
+                        Ok(())
+                    }
+                    other => other.write_payload(buf),
+                }
+            }
+
             /// Rebuilds an event from its stored kind and payload.
             pub fn from_parts(kind: &str, payload: &str) -> Result<EngineEvent, EventDecodeError> {
                 match kind {
@@ -505,6 +519,22 @@ pub struct Envelope {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn appended_chunk_payload_is_the_serde_payload() {
+        for text in [
+            "",
+            "plain",
+            "{\n  \"a\": \"b\\c\"\n}\t\u{1}",
+            "你好 \u{1b}[31m",
+        ] {
+            let ev = EngineEvent::Chunk(Chunk { text: text.into() });
+            let (mut fast, mut serde) = (Vec::new(), Vec::new());
+            ev.append_payload(&mut fast).expect("appends");
+            ev.write_payload(&mut serde).expect("serialises");
+            assert_eq!(String::from_utf8(fast), String::from_utf8(serde));
+        }
+    }
 
     #[test]
     fn payload_round_trips_through_kind_and_text() {

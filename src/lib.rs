@@ -5,10 +5,12 @@
 
 pub mod agents;
 pub mod app;
+pub mod clock;
 pub mod commands;
 pub mod config;
 pub mod engine;
 pub mod event;
+pub mod json_text;
 pub mod jsonpath;
 pub mod panic_guard;
 pub mod plan;

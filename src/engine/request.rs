@@ -41,7 +41,14 @@ pub fn constraints_for(
 
 /// `INV_{YYYYMMDD}_{HHMMSS}_{AGENT_SHORT}_{SEQ}` (seed 001 §9.1); SEQ has at least 3 digits.
 pub fn invocation_id(at: chrono::DateTime<chrono::Utc>, short: &str, seq: u32) -> String {
-    format!("INV_{}_{}_{seq:03}", at.format("%Y%m%d_%H%M%S"), short)
+    use std::fmt::Write as _;
+    let mut id = String::with_capacity(24 + short.len());
+    id.push_str("INV_");
+    crate::clock::push_compact(at, &mut id);
+    id.push('_');
+    id.push_str(short);
+    let _ = write!(id, "_{seq:03}");
+    id
 }
 
 /// The instruction: the task's own text, completed by the seed 001 §6.1 template parts it

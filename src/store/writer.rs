@@ -8,7 +8,7 @@ use std::sync::mpsc::{Receiver, Sender, TryRecvError};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
-use rusqlite::{params, Connection, Transaction};
+use rusqlite::{params, CachedStatement, Connection, Transaction};
 
 use super::{open_connection, StoreError};
 use crate::event::Envelope;
@@ -407,8 +407,11 @@ fn run_writer(
         let n = batch.len();
         {
             let tx = conn.transaction()?;
-            for op in batch.drain(..) {
-                apply(&tx, op, &mut state)?;
+            {
+                let mut stmts = Stmts::default();
+                for op in batch.drain(..) {
+                    apply(&tx, op, &mut state, &mut stmts)?;
+                }
             }
             insert_events(&tx, &state.events, &mut state.payload)?;
             tx.commit()?;
@@ -469,7 +472,7 @@ fn insert_events(
     let mut ends = Vec::with_capacity(events.len());
     for e in events {
         e.event
-            .write_payload(&mut *buf)
+            .append_payload(buf)
             .map_err(|err| StoreError::Json {
                 what: "event payload".into(),
                 source: err,
@@ -480,16 +483,23 @@ fn insert_events(
         .map_err(|e| StoreError::WriterGone(format!("event payload is not UTF-8: {e}")))?;
     let payload = |k: usize| &text[if k == 0 { 0 } else { ends[k - 1] }..ends[k]];
     // Whole groups of EVENT_ROWS in one statement each, the remainder one row at a time.
+    // Each statement is taken from the cache once per batch: every row's parameters are
+    // bound again before each execution, so nothing needs clearing in between.
     let full = events.len() / EVENT_ROWS * EVENT_ROWS;
+    let mut many = None;
+    let mut one = None;
     let mut k = 0;
     while k < events.len() {
         let rows = if k < full { EVENT_ROWS } else { 1 };
-        let sql = if rows == EVENT_ROWS {
-            FULL.get_or_init(|| multi_row_sql(EVENT_ROWS))
+        let st = if rows == EVENT_ROWS {
+            held(
+                &mut many,
+                tx,
+                FULL.get_or_init(|| multi_row_sql(EVENT_ROWS)),
+            )?
         } else {
-            ONE.get_or_init(|| multi_row_sql(1))
+            held(&mut one, tx, ONE.get_or_init(|| multi_row_sql(1)))?
         };
-        let mut st = tx.prepare_cached(sql)?;
         for (r, e) in events[k..k + rows].iter().enumerate() {
             let p = r * 8 + 1;
             st.raw_bind_parameter(p, &*e.run_id)?;
@@ -507,7 +517,36 @@ fn insert_events(
     Ok(())
 }
 
-fn apply(tx: &Transaction<'_>, op: WriteOp, state: &mut WriterState) -> Result<(), StoreError> {
+/// The per-row statements of one transaction, prepared on first use and kept until the
+/// batch ends: taking a statement from rusqlite's cache for every row (a hash of its SQL,
+/// then a reset and clear on return) cost as much as some of the inserts.
+#[derive(Default)]
+struct Stmts<'t> {
+    task_state: Option<CachedStatement<'t>>,
+    invocation: Option<CachedStatement<'t>>,
+    atom: Option<CachedStatement<'t>>,
+    quality: Option<CachedStatement<'t>>,
+    relation: Option<CachedStatement<'t>>,
+}
+
+/// The statement in `slot`, preparing `sql` the first time.
+fn held<'s, 't>(
+    slot: &'s mut Option<CachedStatement<'t>>,
+    conn: &'t Connection,
+    sql: &str,
+) -> Result<&'s mut CachedStatement<'t>, StoreError> {
+    if slot.is_none() {
+        *slot = Some(conn.prepare_cached(sql)?);
+    }
+    Ok(slot.as_mut().expect("prepared above"))
+}
+
+fn apply<'t>(
+    tx: &'t Transaction<'_>,
+    op: WriteOp,
+    state: &mut WriterState,
+    stmts: &mut Stmts<'t>,
+) -> Result<(), StoreError> {
     match op {
         WriteOp::Event(env) => state.events.push(env),
         WriteOp::CreateRun(run) => {
@@ -541,10 +580,10 @@ fn apply(tx: &Transaction<'_>, op: WriteOp, state: &mut WriterState) -> Result<(
             error_code,
             final_invocation_id,
         } => {
-            let mut st = tx.prepare_cached(
+            held(&mut stmts.task_state, tx,
                 "UPDATE tasks SET status = ?3, attempts = ?4, atoms = ?5, error_code = ?6, final_invocation_id = COALESCE(?7, final_invocation_id), updated_at = ?8 WHERE run_id = ?1 AND task_id = ?2",
-            )?;
-            st.execute(params![
+            )?
+            .execute(params![
                 &*run_id,
                 &*task_id,
                 status,
@@ -563,7 +602,7 @@ fn apply(tx: &Transaction<'_>, op: WriteOp, state: &mut WriterState) -> Result<(
                 .execute(params![r.system_prompt.0, &*r.system_prompt.1])?;
                 state.prompts.insert(r.system_prompt.0.clone());
             }
-            tx.prepare_cached(
+            held(&mut stmts.invocation, tx,
                 "INSERT INTO invocations (invocation_id, run_id, task_id, agent, attempt, status, started_at, execution_time_ms, prompt_tokens, output_tokens, error_codes, request_json, response_json, provider_prompt_tokens, provider_output_tokens) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
             )?
             .execute(params![
@@ -589,7 +628,7 @@ fn apply(tx: &Transaction<'_>, op: WriteOp, state: &mut WriterState) -> Result<(
         WriteOp::Atoms { run_id, atoms } => {
             let now = now_rfc3339();
             for a in atoms {
-                tx.prepare_cached(
+                held(&mut stmts.atom, tx,
                     "INSERT INTO knowledge_atoms (atom_id, run_id, task_id, invocation_id, agent, atom_type, category, data_status, paper_id, content, confidence, grade, score, provenance, delta_audit, metadata, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
                 )?
                 .execute(params![
@@ -611,12 +650,12 @@ fn apply(tx: &Transaction<'_>, op: WriteOp, state: &mut WriterState) -> Result<(
                     a.metadata,
                     now
                 ])?;
-                tx.prepare_cached(
+                held(&mut stmts.quality, tx,
                     "INSERT INTO quality_records (run_id, task_id, invocation_id, atom_id, grade, score, issues, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
                 )?
                 .execute(params![&*run_id, a.task_id, a.invocation_id, a.atom_id, a.grade, a.score, a.issues, now])?;
                 for target in &a.relations {
-                    tx.prepare_cached(
+                    held(&mut stmts.relation, tx,
                         "INSERT INTO relations (source_atom_id, target_atom_id, relation_type, run_id, invocation_id, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
                     )?
                     .execute(params![
@@ -652,5 +691,5 @@ fn apply(tx: &Transaction<'_>, op: WriteOp, state: &mut WriterState) -> Result<(
 
 /// Current time in RFC 3339 (UTC, seconds).
 pub fn now_rfc3339() -> String {
-    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+    crate::clock::now_rfc3339()
 }

@@ -444,7 +444,11 @@ fn run_writer(
 
 /// Rows per multi-row INSERT of events.
 const EVENT_ROWS: usize = 32;
-const EVENT_COLUMNS: &str = "INSERT INTO execution_logs (run_id, seq, ts, kind, task_id, invocation_id, agent, payload) VALUES ";
+// `OR FAIL`: a multi-row INSERT that may abort half way makes SQLite keep a statement
+// journal (copies of the pages it touches, spilled to a temporary file past 64 KiB) so
+// that it can undo just that statement. The writer never continues a batch after a
+// failed statement (the whole transaction is rolled back), so that undo is not needed.
+const EVENT_COLUMNS: &str = "INSERT OR FAIL INTO execution_logs (run_id, seq, ts, kind, task_id, invocation_id, agent, payload) VALUES ";
 
 fn multi_row_sql(rows: usize) -> String {
     let mut sql = String::from(EVENT_COLUMNS);

@@ -2,8 +2,6 @@
 //! status of seed 001 §4.3; the retry chosen by seed 001 §8.2; the rows stored for
 //! accepted atoms.
 
-use std::collections::HashMap;
-
 use super::parse::parse_response;
 use super::quality::{run_gate, AtomVerdict};
 use super::run::RunCtx;
@@ -266,7 +264,7 @@ pub(super) fn next_retry(
     ctx: &RunCtx,
     errors: &[ErrorInfo],
     transient_after: Option<Option<u64>>,
-    retries: &mut HashMap<&'static str, u32>,
+    retries: &mut rustc_hash::FxHashMap<&'static str, u32>,
     task_id: &str,
     attempt: u32,
 ) -> Option<(ErrorCode, u64, String)> {

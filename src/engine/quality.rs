@@ -155,10 +155,10 @@ fn text_len(v: &Value) -> usize {
 }
 
 /// Grades one atom against the required fields and the known assets.
-pub fn grade_atom(
+pub fn grade_atom<S: std::hash::BuildHasher>(
     atom: &Atom,
     required_fields: &[String],
-    known_assets: &HashSet<String>,
+    known_assets: &HashSet<String, S>,
     cfg: &QualityConfig,
 ) -> AtomVerdict {
     let mut raw = None;
@@ -302,10 +302,10 @@ pub fn grade_atom(
 }
 
 /// Grades all atoms and computes the quality_check.
-pub fn run_gate(
+pub fn run_gate<S: std::hash::BuildHasher>(
     atoms: &[Atom],
     required_fields: &[String],
-    known_assets: &HashSet<String>,
+    known_assets: &HashSet<String, S>,
     cfg: &QualityConfig,
 ) -> GateResult {
     let verdicts: Vec<AtomVerdict> = atoms

@@ -110,12 +110,12 @@ pub struct RunCtx {
     pub(super) provider: Arc<dyn Provider>,
     pub(super) config: EngineConfig,
     pub(super) emitter: Emitter,
-    pub(super) known_assets: RwLock<HashSet<String>>,
-    pub(super) outputs: RwLock<HashMap<usize, Arc<ResponseOutput>>>,
+    pub(super) known_assets: RwLock<rustc_hash::FxHashSet<String>>,
+    pub(super) outputs: RwLock<rustc_hash::FxHashMap<usize, Arc<ResponseOutput>>>,
     pub(super) base_constraints: Vec<Constraints>,
     pub(super) db: Option<std::path::PathBuf>,
-    agents: HashMap<String, AgentCache>,
-    inv_seq: Mutex<HashMap<String, u32>>,
+    agents: rustc_hash::FxHashMap<String, AgentCache>,
+    inv_seq: Mutex<rustc_hash::FxHashMap<String, u32>>,
 }
 
 struct AgentCache {
@@ -229,15 +229,15 @@ async fn coordinate(
         provider: spec.provider.clone(),
         config: spec.config.clone(),
         emitter,
-        known_assets: RwLock::new(spec.known_assets),
-        outputs: RwLock::new(outputs),
+        known_assets: RwLock::new(spec.known_assets.into_iter().collect()),
+        outputs: RwLock::new(outputs.into_iter().collect()),
         base_constraints,
         db: spec.db.clone(),
         agents,
         inv_seq: Mutex::new(
             resume
                 .as_ref()
-                .map(|r| r.invocations_per_agent.clone())
+                .map(|r| r.invocations_per_agent.clone().into_iter().collect())
                 .unwrap_or_default(),
         ),
     });

@@ -1,7 +1,6 @@
 //! One task's life: build the request, invoke, judge the attempt, retry by seed 001
 //! §8.2, store the outcome, and report it to the coordinator.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -324,7 +323,7 @@ async fn run_attempts(
         .and_then(Grade::parse)
         .unwrap_or(Grade::B);
     let mut adjust = Adjust::new(threshold);
-    let mut retries: HashMap<&'static str, u32> = HashMap::new();
+    let mut retries: rustc_hash::FxHashMap<&'static str, u32> = Default::default();
     let mut attempt = first_attempt;
     let task_scope = Scope {
         task_id: Some(task_arc.clone()),

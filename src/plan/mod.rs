@@ -118,7 +118,7 @@ pub struct Plan {
     /// The plan's JSON text as loaded (the snapshot stored with a run).
     pub json: String,
     /// Task index by id.
-    pub(crate) index: std::collections::HashMap<String, usize>,
+    pub(crate) index: rustc_hash::FxHashMap<String, usize>,
 }
 
 impl Plan {

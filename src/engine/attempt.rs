@@ -4,6 +4,7 @@
 
 use super::parse::parse_response;
 use super::quality::{run_gate, AtomVerdict};
+use super::response_json::AtomJson;
 use super::run::RunCtx;
 use super::status::decide_status;
 use crate::agents::AgentDef;
@@ -221,11 +222,19 @@ impl Verdict {
     }
 
     /// Rows for `knowledge_atoms`, `quality_records` and `relations`.
-    pub fn atom_rows(&self, task: &Task, agent: &AgentDef, invocation_id: &str) -> Vec<AtomRow> {
+    /// `json` holds the atoms' nested objects as the stored response has them.
+    pub(super) fn atom_rows(
+        &self,
+        task: &Task,
+        agent: &AgentDef,
+        invocation_id: &str,
+        json: Vec<AtomJson>,
+    ) -> Vec<AtomRow> {
         self.atoms
             .iter()
             .zip(&self.verdicts)
-            .map(|(a, v)| AtomRow {
+            .zip(json)
+            .map(|((a, v), j)| AtomRow {
                 atom_id: a.asset_id.clone(),
                 task_id: task.task_id.clone(),
                 invocation_id: invocation_id.to_string(),
@@ -237,13 +246,13 @@ impl Verdict {
                 category: a.category.clone(),
                 data_status: a.data_status.clone(),
                 paper_id: a.provenance.paper_id.clone(),
-                content: a.content.to_string(),
+                content: String::from(Box::<str>::from(j.content)),
                 confidence: a.confidence(),
                 grade: v.grade.as_str().to_string(),
                 score: v.score,
-                provenance: serde_json::to_string(&a.provenance).unwrap_or_default(),
-                delta_audit: serde_json::to_string(&a.delta_audit).unwrap_or_default(),
-                metadata: serde_json::to_string(&a.metadata).unwrap_or_default(),
+                provenance: String::from(Box::<str>::from(j.provenance)),
+                delta_audit: String::from(Box::<str>::from(j.delta_audit)),
+                metadata: String::from(Box::<str>::from(j.metadata)),
                 issues: serde_json::to_string(&v.issues).unwrap_or_default(),
                 relations: a
                     .delta_audit

@@ -13,6 +13,7 @@ pub mod pdf_text;
 pub mod quality;
 pub mod refs;
 pub mod request;
+mod response_json;
 pub mod retry;
 mod run;
 mod sink;

@@ -11,14 +11,14 @@ use super::attempt::{evaluate, next_retry, Adjust};
 use super::emit::Scope;
 use super::inputs::gather_inputs;
 use super::request::{invocation_id, render_user_prompt, user_prompt_for, StoredRequest};
+use super::response_json::{AtomJson, AtomsView, OutputView, ResponseView};
 use super::run::RunCtx;
 use super::sink::StreamSink;
 use crate::event::{
     AtomsGraded, EngineEvent, InvocationFinished, InvocationStarted, RetryScheduled, TaskStatus,
 };
 use crate::protocol::{
-    AgentRequest, Atom, ErrorCode, ErrorInfo, Grade, GradeCounts, InvocationStatus, QualityCheck,
-    ResponseOutput,
+    AgentRequest, Atom, ErrorCode, Grade, GradeCounts, InvocationStatus, ResponseOutput,
 };
 use crate::store::{InvocationRecord, WriteOp};
 
@@ -80,32 +80,6 @@ impl TaskOutcome {
             invocation_id: Some(invocation_id),
         }
     }
-}
-
-/// Serialises exactly as [`AgentResponse`], borrowing instead of copying the atoms.
-#[derive(serde::Serialize)]
-struct ResponseView<'a> {
-    invocation_id: &'a str,
-    status: InvocationStatus,
-    agent: &'a str,
-    task_id: &'a str,
-    execution_time_ms: u64,
-    output: OutputView<'a>,
-    quality_check: &'a QualityCheck,
-    errors: &'a [ErrorInfo],
-    /// What the provider said besides the text (usage, finish reason, tool calls).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    provider: Option<&'a crate::provider::ProviderOutput>,
-    /// The text received, when it gave no atoms (kept for failure browsing).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    raw_text: Option<&'a str>,
-}
-
-/// The `output` of a [`ResponseView`].
-#[derive(serde::Serialize)]
-struct OutputView<'a> {
-    atoms: &'a [Atom],
-    summary: &'a str,
 }
 
 async fn stopped(rx: &mut watch::Receiver<StopSignal>) -> StopSignal {
@@ -491,6 +465,7 @@ async fn run_attempts(
             );
         }
         let codes: Vec<ErrorCode> = verdict.errors.iter().map(|e| e.error_code).collect();
+        let atom_json = AtomJson::all(&verdict.atoms);
         let response = ResponseView {
             invocation_id: &inv_id,
             status: verdict.status,
@@ -498,7 +473,7 @@ async fn run_attempts(
             task_id: &task.task_id,
             execution_time_ms: elapsed_ms,
             output: OutputView {
-                atoms: &verdict.atoms,
+                atoms: AtomsView(&verdict.atoms, &atom_json),
                 summary: &verdict.summary,
             },
             quality_check: &verdict.quality_check,
@@ -577,7 +552,7 @@ async fn run_attempts(
                     k.insert(a.asset_id.clone());
                 }
             }
-            let rows = verdict.atom_rows(task, agent_def, &inv_id);
+            let rows = verdict.atom_rows(task, agent_def, &inv_id, atom_json);
             let _ = ctx.emitter.write(WriteOp::Atoms {
                 run_id: ctx.run_id.clone(),
                 atoms: rows,
@@ -599,58 +574,5 @@ async fn run_attempts(
             grades,
             invocation_id: Some(inv_id),
         };
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::protocol::AgentResponse;
-
-    #[test]
-    fn response_view_serialises_as_an_agent_response() {
-        let atom: Atom =
-            serde_json::from_value(serde_json::json!({"asset_id": "A1", "content": {"x": "y"}}))
-                .expect("atom");
-        let qc = QualityCheck {
-            atoms_generated: 1,
-            avg_quality_score: 0.9,
-            ..Default::default()
-        };
-        let errors = vec![ErrorInfo::new(ErrorCode::E005, "low")];
-        let view = ResponseView {
-            invocation_id: "INV_1",
-            status: InvocationStatus::Partial,
-            agent: "Scholar_Internalizer",
-            task_id: "T",
-            execution_time_ms: 12,
-            output: OutputView {
-                atoms: std::slice::from_ref(&atom),
-                summary: "s",
-            },
-            quality_check: &qc,
-            errors: &errors,
-            provider: None,
-            raw_text: None,
-        };
-        let full = AgentResponse {
-            invocation_id: "INV_1".into(),
-            status: InvocationStatus::Partial,
-            agent: "Scholar_Internalizer".into(),
-            task_id: "T".into(),
-            execution_time_ms: 12,
-            output: ResponseOutput {
-                atoms: vec![atom.clone()],
-                summary: "s".into(),
-                extra: Default::default(),
-            },
-            quality_check: qc.clone(),
-            errors: errors.clone(),
-            extra: Default::default(),
-        };
-        assert_eq!(
-            serde_json::to_string(&view).expect("view"),
-            serde_json::to_string(&full).expect("full")
-        );
     }
 }

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use super::sim_answer::{Answer, DeltaAudit, Metadata, Output, SimAtom};
 use super::{ChunkSink, Provider, ProviderError, ProviderFuture, ProviderOutput};
@@ -230,6 +230,9 @@ impl SimulatedProvider {
             .clone()
             .unwrap_or_default();
         let date = invocation_date(&req.invocation_id);
+        let lower_prefix = prefix.to_ascii_lowercase();
+        // `Math_Ops` for MATH: the prefix's initial, the rest in lower case.
+        let category = cat(&[&prefix[..1], &lower_prefix[1..], "_Ops"]);
         let mut atoms = Vec::new();
         for k in 0..n {
             let mut content = Map::new();
@@ -244,7 +247,7 @@ impl SimulatedProvider {
                     if fault == Fault::MissingRequired && rng.bool() {
                         continue;
                     }
-                    let text = format!("{} {}", self.sentence(rng), self.sentence(rng));
+                    let text = cat(&[self.sentence(rng), " ", self.sentence(rng)]);
                     insert_path(&mut content, rest, Value::String(text));
                 }
             }
@@ -266,25 +269,31 @@ impl SimulatedProvider {
             let mut provenance = Map::new();
             provenance.insert("paper_id".into(), Value::String(paper_id.clone()));
             if fault != Fault::LowGrade {
+                let (page, eq) = (2 + rng.u32(..9), 1 + rng.u32(..12));
                 provenance.insert(
                     "paper_location".into(),
-                    json!(format!(
-                        "Page {}, Eq. {}",
-                        2 + rng.u32(..9),
-                        1 + rng.u32(..12)
-                    )),
+                    Value::String(cat(&[
+                        "Page ",
+                        itoa::Buffer::new().format(page),
+                        ", Eq. ",
+                        itoa::Buffer::new().format(eq),
+                    ])),
                 );
                 if let Some(l) = &code_link {
                     provenance.insert("code_link".into(), Value::String(l.clone()));
                 }
             }
-            let asset_id = format!("{prefix}_{stem}_{:02}", k + 1);
+            let number = k + 1;
+            let asset_id = cat(&[
+                prefix,
+                "_",
+                &stem,
+                if number < 10 { "_0" } else { "_" },
+                itoa::Buffer::new().format(number),
+            ]);
             provenance.insert(
                 "atom_path".into(),
-                json!(format!(
-                    "/atoms/{}/{asset_id}.json",
-                    prefix.to_ascii_lowercase()
-                )),
+                Value::String(cat(&["/atoms/", &lower_prefix, "/", &asset_id, ".json"])),
             );
             let mut refs: Vec<String> = existing
                 .iter()
@@ -300,22 +309,17 @@ impl SimulatedProvider {
             } else {
                 Some(self.sentence(rng))
             };
-            let initial = prefix
-                .chars()
-                .next()
-                .map(|c| c.to_string())
-                .unwrap_or_default();
             atoms.push(SimAtom {
                 asset_id,
                 atom_type: &atom_type,
-                category: format!("{initial}{}_Ops", prefix[1..].to_ascii_lowercase()),
+                category: category.clone(),
                 data_status: "Verified_Source_Anchored",
                 confidence: ((0.6 + rng.f64() * 0.39) * 100.0).round() / 100.0,
                 metadata: Metadata {
-                    created_at: format!("{date}T00:00:00Z"),
+                    created_at: cat(&[&date, "T00:00:00Z"]),
                     created_by: &req.agent,
                     version: "1.0",
-                    tags: [format!("#{prefix}")],
+                    tags: [cat(&["#", prefix])],
                 },
                 content,
                 provenance,
@@ -326,7 +330,15 @@ impl SimulatedProvider {
                 },
             });
         }
-        let summary = format!("Produced {n} {atom_type} for {}.", req.task_id);
+        let summary = cat(&[
+            "Produced ",
+            itoa::Buffer::new().format(n),
+            " ",
+            &atom_type,
+            " for ",
+            &req.task_id,
+            ".",
+        ]);
         let (valid, invalid) = if fault == Fault::InvalidShape {
             (None, Some(atoms.as_slice()))
         } else {
@@ -357,6 +369,13 @@ impl SimulatedProvider {
     }
 }
 
+/// The strings `parts` one after another, in a string of exactly their length.
+fn cat(parts: &[&str]) -> String {
+    let mut s = String::with_capacity(parts.iter().map(|p| p.len()).sum());
+    parts.iter().for_each(|p| s.push_str(p));
+    s
+}
+
 fn c_first_file(req: &AgentRequest) -> Option<String> {
     req.user_prompt
         .context
@@ -372,7 +391,7 @@ fn c_first_file(req: &AgentRequest) -> Option<String> {
 fn invocation_date(id: &str) -> String {
     let d = id.split('_').nth(1).unwrap_or("20260101");
     if d.len() == 8 && d.is_ascii() {
-        format!("{}-{}-{}", &d[..4], &d[4..6], &d[6..])
+        cat(&[&d[..4], "-", &d[4..6], "-", &d[6..]])
     } else {
         "2026-01-01".into()
     }

@@ -82,28 +82,38 @@ impl Pieces<'_> {
         Some((c, i + len, self.classes.of(c)))
     }
 
+    /// The end of the run of characters from `i` whose classes `keep` accepts. ASCII
+    /// bytes are read straight from the table; other characters are decoded.
+    #[inline(always)]
+    fn run_while(&self, mut i: usize, keep: impl Fn(u8) -> bool) -> usize {
+        let bytes = self.text.as_bytes();
+        loop {
+            while let Some(&b) = bytes.get(i) {
+                if b >= 0x80 {
+                    break;
+                }
+                if !keep(self.classes.ascii[b as usize]) {
+                    return i;
+                }
+                i += 1;
+            }
+            match self.at(i) {
+                Some((_, next, m)) if keep(m) => i = next,
+                _ => return i,
+            }
+        }
+    }
+
     /// The end of the run of characters from `i` that are in any of `classes`.
     #[inline]
-    fn run(&self, mut i: usize, classes: u8) -> usize {
-        while let Some((_, next, m)) = self.at(i) {
-            if m & classes == 0 {
-                break;
-            }
-            i = next;
-        }
-        i
+    fn run(&self, i: usize, classes: u8) -> usize {
+        self.run_while(i, |m| m & classes != 0)
     }
 
     /// The end of the run of characters from `i` that are none of `\s`, `\p{L}`, `\p{N}`.
     #[inline]
-    fn punct_run(&self, mut i: usize) -> usize {
-        while let Some((_, next, m)) = self.at(i) {
-            if m & (SPACE | LETTER | NUMBER) != 0 {
-                break;
-            }
-            i = next;
-        }
-        i
+    fn punct_run(&self, i: usize) -> usize {
+        self.run_while(i, |m| m & (SPACE | LETTER | NUMBER) == 0)
     }
 
     /// The end of the run of `\r`, `\n` (and `/` when `slash`) from `i`.

@@ -116,7 +116,7 @@ pub fn bare_insert_rate(path: &Path, rows: usize) -> Result<f64> {
         let tx = conn.transaction()?;
         {
             let mut st = tx.prepare_cached(
-                "INSERT INTO execution_logs (run_id, seq, ts, kind, task_id, invocation_id, agent, payload) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                "INSERT INTO execution_logs (event_id, run_id, seq, ts, kind, task_id, invocation_id, agent, payload) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
             )?;
             for _ in 0..8192 {
                 if seq as usize >= rows {
@@ -124,6 +124,7 @@ pub fn bare_insert_rate(path: &Path, rows: usize) -> Result<f64> {
                 }
                 seq += 1;
                 st.execute(params![
+                    crate::store::schema::event_base(1) | seq,
                     "R20261125-000000-bare",
                     seq,
                     1_764_000_000_000i64 + seq,

@@ -1,6 +1,7 @@
 //! Read queries over the database (a connection of its own; WAL lets it read while the
 //! writer thread writes).
 
+use super::schema::{MAX_SEQ, RUN_BASE_SQL};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
@@ -128,7 +129,8 @@ impl Store {
     pub fn list_runs(&self) -> Result<Vec<RunSummary>, StoreError> {
         let mut st = self.conn.prepare(
             "SELECT r.run_id, r.plan_id, r.plan_source, r.provider, r.status, r.created_at, r.finished_at, r.task_count,
-                    (SELECT COALESCE(MAX(seq), 0) FROM execution_logs e WHERE e.run_id = r.run_id),
+                    (SELECT COALESCE(MAX(e.event_id) & 4294967295, 0) FROM log_runs l, execution_logs e
+                      WHERE l.run_id = r.run_id AND e.event_id BETWEEN l.run_no << 32 AND (l.run_no << 32) | 4294967295),
                     (SELECT COALESCE(SUM(atoms), 0) FROM tasks t WHERE t.run_id = r.run_id)
              FROM runs r ORDER BY r.created_at DESC, r.run_id DESC",
         )?;
@@ -301,12 +303,13 @@ impl Store {
 
     /// Events of a run with `seq` in `from..=to`, in order.
     pub fn events(&self, run_id: &str, from: u64, to: u64) -> Result<Vec<EventRow>, StoreError> {
-        let mut st = self.conn.prepare_cached(
+        let sql = format!(
             "SELECT seq, ts, kind, task_id, invocation_id, agent, payload FROM execution_logs
-             WHERE run_id = ?1 AND seq BETWEEN ?2 AND ?3 ORDER BY seq",
-        )?;
+             WHERE event_id BETWEEN {RUN_BASE_SQL} + ?2 AND {RUN_BASE_SQL} + ?3 ORDER BY event_id"
+        );
+        let mut st = self.conn.prepare_cached(&sql)?;
         let rows = st.query_map(
-            params![run_id, from as i64, to.min(i64::MAX as u64) as i64],
+            params![run_id, from.min(MAX_SEQ) as i64, to.min(MAX_SEQ) as i64],
             |r| {
                 let kind: String = r.get(2)?;
                 let payload: String = r.get(6)?;
@@ -328,7 +331,11 @@ impl Store {
         Ok(self
             .conn
             .query_row(
-                "SELECT seq, ts FROM execution_logs WHERE run_id = ?1 ORDER BY seq DESC LIMIT 1",
+                &format!(
+                    "SELECT seq, ts FROM execution_logs
+                     WHERE event_id BETWEEN {RUN_BASE_SQL} AND {RUN_BASE_SQL} | 4294967295
+                     ORDER BY event_id DESC LIMIT 1"
+                ),
                 [run_id],
                 |r| Ok((r.get::<_, i64>(0)? as u64, r.get(1)?)),
             )
@@ -347,12 +354,13 @@ impl Store {
 
     /// Tasks with an invocation that started (in the log) but never ended (no row).
     pub fn in_flight_tasks(&self, run_id: &str) -> Result<Vec<String>, StoreError> {
-        let mut st = self.conn.prepare(
+        let mut st = self.conn.prepare(&format!(
             "SELECT DISTINCT e.task_id FROM execution_logs e
-             WHERE e.run_id = ?1 AND e.kind = 'invocation_started'
+             WHERE e.event_id BETWEEN {RUN_BASE_SQL} AND {RUN_BASE_SQL} | 4294967295
+               AND e.kind = 'invocation_started'
                AND NOT EXISTS (SELECT 1 FROM invocations i WHERE i.run_id = e.run_id AND i.invocation_id = e.invocation_id)
-             ORDER BY e.task_id",
-        )?;
+             ORDER BY e.task_id"
+        ))?;
         let rows = st.query_map([run_id], |r| r.get::<_, String>(0))?;
         Ok(rows.collect::<Result<_, _>>()?)
     }

@@ -6,7 +6,7 @@ use rusqlite::Connection;
 use super::StoreError;
 
 /// Current schema version (stored in `PRAGMA user_version`).
-pub const SCHEMA_VERSION: i64 = 2;
+pub const SCHEMA_VERSION: i64 = 3;
 
 /// Migrations, in order: `MIGRATIONS[i]` takes the schema from version `i` to `i + 1`.
 const MIGRATIONS: &[&str] = &[
@@ -138,7 +138,45 @@ CREATE TABLE execution_logs (
 ALTER TABLE invocations ADD COLUMN provider_prompt_tokens INTEGER;
 ALTER TABLE invocations ADD COLUMN provider_output_tokens INTEGER;
 "#,
+    r#"
+-- The event log keyed by one integer, (run number << 32) | seq: appends go to the end
+-- of a rowid table, whose pages SQLite fills whole without rebalancing, where the text
+-- key (run_id, seq) made every append a search and every full page a split.
+CREATE TABLE log_runs (
+    run_no  INTEGER PRIMARY KEY,         -- a run's number in event ids
+    run_id  TEXT NOT NULL UNIQUE
+);
+INSERT INTO log_runs (run_id) SELECT DISTINCT run_id FROM execution_logs ORDER BY run_id;
+CREATE TABLE execution_logs_v3 (
+    event_id      INTEGER PRIMARY KEY,   -- (log_runs.run_no << 32) | seq
+    run_id        TEXT NOT NULL,
+    seq           INTEGER NOT NULL,      -- dense per run, from 1
+    ts            INTEGER NOT NULL,      -- milliseconds since the Unix epoch
+    kind          TEXT NOT NULL,
+    task_id       TEXT,
+    invocation_id TEXT,
+    agent         TEXT,
+    payload       TEXT NOT NULL          -- JSON of the event without its kind
+);
+INSERT INTO execution_logs_v3
+    SELECT (l.run_no << 32) | e.seq, e.run_id, e.seq, e.ts, e.kind, e.task_id, e.invocation_id, e.agent, e.payload
+    FROM execution_logs e JOIN log_runs l ON l.run_id = e.run_id;
+DROP TABLE execution_logs;
+ALTER TABLE execution_logs_v3 RENAME TO execution_logs;
+"#,
 ];
+
+/// The first event id of run `run_no`'s log; its event `seq` has id `base | seq`.
+pub fn event_base(run_no: i64) -> i64 {
+    run_no << 32
+}
+
+/// Largest `seq` an event id can hold.
+pub const MAX_SEQ: u64 = (1 << 32) - 1;
+
+/// SQL for the first event id of the run named by parameter `?1` (NULL when the run
+/// has no events).
+pub const RUN_BASE_SQL: &str = "((SELECT run_no FROM log_runs WHERE run_id = ?1) << 32)";
 
 /// Brings `conn` to [`SCHEMA_VERSION`], applying each missing migration in a transaction.
 pub fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
@@ -260,6 +298,13 @@ mod tests {
             [],
         )
         .expect("row");
+        for (run, seq) in [("R1", 1), ("R1", 2), ("R0", 1)] {
+            conn.execute(
+                "INSERT INTO execution_logs VALUES (?1, ?2, 5, 'task_ready', 'T', NULL, NULL, '{}')",
+                rusqlite::params![run, seq],
+            )
+            .expect("event");
+        }
         migrate(&mut conn).expect("migrate");
         let v: i64 = conn
             .query_row("PRAGMA user_version", [], |r| r.get(0))
@@ -274,6 +319,22 @@ mod tests {
             .query_row("SELECT COUNT(*) FROM runs", [], |r| r.get(0))
             .expect("count");
         assert_eq!(runs, 1);
+        // Every event kept, keyed by its run's number and its sequence number.
+        let events: Vec<(i64, String, i64)> = conn
+            .prepare("SELECT e.event_id, e.run_id, e.seq FROM execution_logs e ORDER BY e.event_id")
+            .expect("prepare")
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .expect("query")
+            .collect::<Result<_, _>>()
+            .expect("rows");
+        assert_eq!(
+            events,
+            vec![
+                (event_base(1) | 1, "R0".to_string(), 1),
+                (event_base(2) | 1, "R1".to_string(), 1),
+                (event_base(2) | 2, "R1".to_string(), 2),
+            ]
+        );
         migrate(&mut conn).expect("idempotent");
     }
 }

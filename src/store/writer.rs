@@ -377,6 +377,8 @@ struct WriterState {
     events: Vec<Arc<Envelope>>,
     /// Barriers answered after the commit.
     flushes: Vec<std::sync::mpsc::Sender<()>>,
+    /// Run numbers of event ids (`log_runs`), by run id.
+    run_nos: rustc_hash::FxHashMap<Arc<str>, i64>,
 }
 
 fn run_writer(
@@ -391,6 +393,7 @@ fn run_writer(
         prompts: HashSet::new(),
         events: Vec::new(),
         flushes: Vec::new(),
+        run_nos: Default::default(),
     };
     let mut subscriber = subscriber;
     loop {
@@ -413,7 +416,7 @@ fn run_writer(
                     apply(&tx, op, &mut state, &mut stmts)?;
                 }
             }
-            insert_events(&tx, &state.events, &mut state.payload)?;
+            insert_events(&tx, &state.events, &mut state.payload, &mut state.run_nos)?;
             tx.commit()?;
         }
         let events = std::mem::take(&mut state.events);
@@ -444,11 +447,13 @@ fn run_writer(
 
 /// Rows per multi-row INSERT of events.
 const EVENT_ROWS: usize = 32;
+// Nine columns per row: the event id, then the event.
+const EVENT_PARAMS: usize = 9;
 // `OR FAIL`: a multi-row INSERT that may abort half way makes SQLite keep a statement
 // journal (copies of the pages it touches, spilled to a temporary file past 64 KiB) so
 // that it can undo just that statement. The writer never continues a batch after a
 // failed statement (the whole transaction is rolled back), so that undo is not needed.
-const EVENT_COLUMNS: &str = "INSERT OR FAIL INTO execution_logs (run_id, seq, ts, kind, task_id, invocation_id, agent, payload) VALUES ";
+const EVENT_COLUMNS: &str = "INSERT OR FAIL INTO execution_logs (event_id, run_id, seq, ts, kind, task_id, invocation_id, agent, payload) VALUES ";
 
 fn multi_row_sql(rows: usize) -> String {
     let mut sql = String::from(EVENT_COLUMNS);
@@ -456,7 +461,7 @@ fn multi_row_sql(rows: usize) -> String {
         if r > 0 {
             sql.push(',');
         }
-        sql.push_str("(?,?,?,?,?,?,?,?)");
+        sql.push_str("(?,?,?,?,?,?,?,?,?)");
     }
     sql
 }
@@ -466,6 +471,7 @@ fn insert_events(
     tx: &Transaction<'_>,
     events: &[Arc<Envelope>],
     buf: &mut Vec<u8>,
+    run_nos: &mut rustc_hash::FxHashMap<Arc<str>, i64>,
 ) -> Result<(), StoreError> {
     static FULL: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     static ONE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
@@ -505,20 +511,51 @@ fn insert_events(
             held(&mut one, tx, ONE.get_or_init(|| multi_row_sql(1)))?
         };
         for (r, e) in events[k..k + rows].iter().enumerate() {
-            let p = r * 8 + 1;
-            st.raw_bind_parameter(p, &*e.run_id)?;
-            st.raw_bind_parameter(p + 1, e.seq as i64)?;
-            st.raw_bind_parameter(p + 2, e.ts)?;
-            st.raw_bind_parameter(p + 3, e.event.kind())?;
-            st.raw_bind_parameter(p + 4, e.task_id.as_deref())?;
-            st.raw_bind_parameter(p + 5, e.invocation_id.as_deref())?;
-            st.raw_bind_parameter(p + 6, e.agent.as_deref())?;
-            st.raw_bind_parameter(p + 7, payload(k + r))?;
+            let p = r * EVENT_PARAMS + 1;
+            st.raw_bind_parameter(p, event_id(tx, run_nos, e)?)?;
+            st.raw_bind_parameter(p + 1, &*e.run_id)?;
+            st.raw_bind_parameter(p + 2, e.seq as i64)?;
+            st.raw_bind_parameter(p + 3, e.ts)?;
+            st.raw_bind_parameter(p + 4, e.event.kind())?;
+            st.raw_bind_parameter(p + 5, e.task_id.as_deref())?;
+            st.raw_bind_parameter(p + 6, e.invocation_id.as_deref())?;
+            st.raw_bind_parameter(p + 7, e.agent.as_deref())?;
+            st.raw_bind_parameter(p + 8, payload(k + r))?;
         }
         st.raw_execute()?;
         k += rows;
     }
     Ok(())
+}
+
+/// The `execution_logs` key of `e`: its run's number (from `log_runs`, numbered on the
+/// run's first event) and its sequence number.
+fn event_id(
+    tx: &Transaction<'_>,
+    run_nos: &mut rustc_hash::FxHashMap<Arc<str>, i64>,
+    e: &Envelope,
+) -> Result<i64, StoreError> {
+    if e.seq > super::schema::MAX_SEQ {
+        return Err(StoreError::WriterGone(format!(
+            "event {} of run {} is past the log's limit of {} events per run",
+            e.seq,
+            e.run_id,
+            super::schema::MAX_SEQ
+        )));
+    }
+    let run_no = match run_nos.get(&e.run_id) {
+        Some(n) => *n,
+        None => {
+            tx.prepare_cached("INSERT OR IGNORE INTO log_runs (run_id) VALUES (?1)")?
+                .execute([&*e.run_id])?;
+            let n: i64 = tx
+                .prepare_cached("SELECT run_no FROM log_runs WHERE run_id = ?1")?
+                .query_row([&*e.run_id], |r| r.get(0))?;
+            run_nos.insert(e.run_id.clone(), n);
+            n
+        }
+    };
+    Ok(super::schema::event_base(run_no) | e.seq as i64)
 }
 
 /// The per-row statements of one transaction, prepared on first use and kept until the

@@ -447,21 +447,34 @@ fn run_writer(
 
 /// Rows per multi-row INSERT of events.
 const EVENT_ROWS: usize = 32;
-// Nine columns per row: the event id, then the event.
-const EVENT_PARAMS: usize = 9;
+// Parameters per row besides the shared run id: the event id, then the event.
+const ROW_PARAMS: usize = 8;
 // `OR FAIL`: a multi-row INSERT that may abort half way makes SQLite keep a statement
 // journal (copies of the pages it touches, spilled to a temporary file past 64 KiB) so
 // that it can undo just that statement. The writer never continues a batch after a
 // failed statement (the whole transaction is rolled back), so that undo is not needed.
 const EVENT_COLUMNS: &str = "INSERT OR FAIL INTO execution_logs (event_id, run_id, seq, ts, kind, task_id, invocation_id, agent, payload) VALUES ";
 
+/// An INSERT of `rows` events. Their run id is parameter 1, bound once for the whole
+/// statement (a text parameter is copied at every bind); row `r`'s other columns are
+/// parameters `2 + 8r ..= 9 + 8r`.
 fn multi_row_sql(rows: usize) -> String {
+    use std::fmt::Write as _;
     let mut sql = String::from(EVENT_COLUMNS);
     for r in 0..rows {
-        if r > 0 {
-            sql.push(',');
-        }
-        sql.push_str("(?,?,?,?,?,?,?,?,?)");
+        let p = 2 + r * ROW_PARAMS;
+        let _ = write!(
+            sql,
+            "{}(?{p},?1,?{},?{},?{},?{},?{},?{},?{})",
+            if r > 0 { "," } else { "" },
+            p + 1,
+            p + 2,
+            p + 3,
+            p + 4,
+            p + 5,
+            p + 6,
+            p + 7
+        );
     }
     sql
 }
@@ -492,15 +505,19 @@ fn insert_events(
     let text = std::str::from_utf8(buf)
         .map_err(|e| StoreError::WriterGone(format!("event payload is not UTF-8: {e}")))?;
     let payload = |k: usize| &text[if k == 0 { 0 } else { ends[k - 1] }..ends[k]];
-    // Whole groups of EVENT_ROWS in one statement each, the remainder one row at a time.
-    // Each statement is taken from the cache once per batch: every row's parameters are
-    // bound again before each execution, so nothing needs clearing in between.
-    let full = events.len() / EVENT_ROWS * EVENT_ROWS;
+    // Whole groups of EVENT_ROWS events of one run in one statement each, the rest one
+    // row at a time. Each statement is taken from the cache once per batch: every
+    // parameter is bound again before each execution, so nothing needs clearing.
     let mut many = None;
     let mut one = None;
     let mut k = 0;
     while k < events.len() {
-        let rows = if k < full { EVENT_ROWS } else { 1 };
+        let one_run = |g: &[Arc<Envelope>]| g.iter().all(|e| e.run_id == g[0].run_id);
+        let rows = if events.get(k..k + EVENT_ROWS).is_some_and(one_run) {
+            EVENT_ROWS
+        } else {
+            1
+        };
         let st = if rows == EVENT_ROWS {
             held(
                 &mut many,
@@ -510,17 +527,17 @@ fn insert_events(
         } else {
             held(&mut one, tx, ONE.get_or_init(|| multi_row_sql(1)))?
         };
+        st.raw_bind_parameter(1, &*events[k].run_id)?;
         for (r, e) in events[k..k + rows].iter().enumerate() {
-            let p = r * EVENT_PARAMS + 1;
+            let p = 2 + r * ROW_PARAMS;
             st.raw_bind_parameter(p, event_id(tx, run_nos, e)?)?;
-            st.raw_bind_parameter(p + 1, &*e.run_id)?;
-            st.raw_bind_parameter(p + 2, e.seq as i64)?;
-            st.raw_bind_parameter(p + 3, e.ts)?;
-            st.raw_bind_parameter(p + 4, e.event.kind())?;
-            st.raw_bind_parameter(p + 5, e.task_id.as_deref())?;
-            st.raw_bind_parameter(p + 6, e.invocation_id.as_deref())?;
-            st.raw_bind_parameter(p + 7, e.agent.as_deref())?;
-            st.raw_bind_parameter(p + 8, payload(k + r))?;
+            st.raw_bind_parameter(p + 1, e.seq as i64)?;
+            st.raw_bind_parameter(p + 2, e.ts)?;
+            st.raw_bind_parameter(p + 3, e.event.kind())?;
+            st.raw_bind_parameter(p + 4, e.task_id.as_deref())?;
+            st.raw_bind_parameter(p + 5, e.invocation_id.as_deref())?;
+            st.raw_bind_parameter(p + 6, e.agent.as_deref())?;
+            st.raw_bind_parameter(p + 7, payload(k + r))?;
         }
         st.raw_execute()?;
         k += rows;

@@ -242,7 +242,7 @@ pub enum Command {
         #[arg(long, default_value_t = 1_000_000)]
         bare_rows: usize,
         /// Most streamed chunks per logged chunk event (1 = one event per chunk).
-        #[arg(long, default_value_t = 4)]
+        #[arg(long, default_value_t = 2)]
         chunk_flush_max: usize,
         /// Tasks of the paced run (a chunk every 10 ms) that measures durability latency.
         #[arg(long, default_value_t = 1000)]

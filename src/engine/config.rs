@@ -56,7 +56,7 @@ impl Default for EngineConfig {
             backlog_limit: 16_384,
             seed: 7,
             chunk_flush_ms: 16,
-            chunk_flush_max: 4,
+            chunk_flush_max: 2,
             hold_open: false,
             workspace: std::path::PathBuf::from("."),
             ref_timeout_ms: 5_000,

@@ -32,7 +32,8 @@ impl<'a> StreamSink<'a> {
         StreamSink {
             ctx,
             scope,
-            text: String::new(),
+            // A typical answer's size, so that the text rarely has to grow.
+            text: String::with_capacity(4096),
             logged: 0,
             pending_chunks: 0,
             last_flush: Instant::now(),

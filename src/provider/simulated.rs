@@ -351,7 +351,12 @@ impl SimulatedProvider {
                 summary: &summary,
             },
         };
-        let text = serde_json::to_string_pretty(&body).unwrap_or_default();
+        // Room for a typical answer up front (the buffer would otherwise grow four times).
+        let mut buf = Vec::with_capacity(4096);
+        let text = match serde_json::to_writer_pretty(&mut buf, &body) {
+            Ok(()) => String::from_utf8(buf).unwrap_or_default(),
+            Err(_) => String::new(),
+        };
         let mut text = if rng.u8(..4) == 0 {
             format!("Here is the analysis.\n```json\n{text}\n```\n")
         } else {

@@ -1,8 +1,9 @@
 //! `EngineEvent` and its `Envelope`: the contract between engine, store, UI and replay.
 //!
 //! Every fact the engine reports is an event; the store persists it in `execution_logs`
-//! as `(run_id, seq, ts, kind, task_id, invocation_id, agent, payload)`, where `payload`
-//! is the JSON of the event's struct without its kind.
+//! as `(event_id, run_id, seq, ts, kind, task_id, invocation_id, agent, payload)`, where
+//! `event_id` numbers the run and the sequence number together and `payload` is the JSON
+//! of the event's struct without its kind.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

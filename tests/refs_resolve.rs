@@ -295,6 +295,42 @@ fn query(v: serde_json::Value) -> DbQueryRef {
 }
 
 #[test]
+fn a_query_on_one_runs_log_reads_that_run_only() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("log.db");
+    let (writer, thread) = spawn_writer(&path, None).expect("writer");
+    for seq in 1..=40u64 {
+        for run in ["R-one", "R-two", "R-three"] {
+            let env = plexus::event::Envelope {
+                run_id: std::sync::Arc::from(run),
+                seq,
+                ts: seq as i64,
+                task_id: None,
+                invocation_id: None,
+                agent: None,
+                event: plexus::event::EngineEvent::TaskReady(plexus::event::Empty {}),
+            };
+            writer
+                .send(WriteOp::Event(std::sync::Arc::new(env)))
+                .expect("event");
+        }
+    }
+    writer.flush().expect("flush");
+    drop(writer);
+    thread.join().expect("writer thread");
+    let q = query(json!({"table": "execution_logs",
+        "conditions": [{"field": "run_id", "operator": "eq", "value": "R-two"}],
+        "select": ["run_id", "seq"], "order_by": {"field": "seq", "direction": "asc"}}));
+    let (sql, _) = build(&q).expect("sql");
+    assert!(sql.contains("event_id BETWEEN"), "{sql}");
+    let v = resolve_db(&path, &q, Duration::from_secs(5)).expect("query");
+    let rows = v["rows"].as_array().expect("rows");
+    assert_eq!(rows.len(), 40);
+    assert!(rows.iter().all(|r| r["run_id"] == "R-two"));
+    assert_eq!(rows[39]["seq"], 40);
+}
+
+#[test]
 fn db_query_with_conditions_select_order_and_limit() {
     let (_d, path) = db();
     let q = query(json!({"table": "knowledge_atoms",

@@ -60,7 +60,8 @@ fn interleaved_runs_read_back_each_its_own_log() {
     let db = dir.path().join("w.db");
     let (writer, thread) = spawn_writer(&db, None).expect("writer");
     let runs: [Arc<str>; 2] = [Arc::from("R-a"), Arc::from("R-b")];
-    // 70 events each, alternating runs, so multi-row groups mix both.
+    // 70 events each, alternating runs: no group of 32 is of one run, so every row goes
+    // in on its own (the multi-row statement's shared run id is tested below).
     for seq in 1..=70u64 {
         for run in &runs {
             let env = Envelope {
@@ -98,4 +99,51 @@ fn interleaved_runs_read_back_each_its_own_log() {
         .is_empty());
     drop(writer);
     thread.join().expect("writer thread");
+}
+
+#[test]
+fn runs_in_blocks_get_event_ids_of_their_own_run() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("w.db");
+    let (writer, thread) = spawn_writer(&db, None).expect("writer");
+    let runs: [Arc<str>; 3] = [Arc::from("R-x"), Arc::from("R-y"), Arc::from("R-z")];
+    let mut next = [0u64; 3];
+    // Blocks of 33 to 39 events of one run, so that multi-row groups of one run follow
+    // groups of another within a batch.
+    for block in 0..60usize {
+        let r = block % 3;
+        for _ in 0..33 + block % 7 {
+            next[r] += 1;
+            let env = Envelope {
+                run_id: runs[r].clone(),
+                seq: next[r],
+                ts: 0,
+                task_id: None,
+                invocation_id: None,
+                agent: None,
+                event: EngineEvent::Chunk(Chunk {
+                    text: format!("{} {}", runs[r], next[r]),
+                }),
+            };
+            writer.send(WriteOp::Event(Arc::new(env))).expect("send");
+        }
+    }
+    writer.flush().expect("flush");
+    drop(writer);
+    thread.join().expect("writer thread");
+    let conn = rusqlite::Connection::open(&db).expect("open");
+    let wrong: i64 = conn
+        .query_row(
+            "SELECT COUNT(*) FROM execution_logs e JOIN log_runs l ON l.run_id = e.run_id
+             WHERE e.event_id >> 32 != l.run_no OR (e.event_id & 4294967295) != e.seq
+                OR e.payload != json_object('text', e.run_id || ' ' || e.seq)",
+            [],
+            |r| r.get(0),
+        )
+        .expect("check");
+    let total: i64 = conn
+        .query_row("SELECT COUNT(*) FROM execution_logs", [], |r| r.get(0))
+        .expect("count");
+    assert_eq!(wrong, 0);
+    assert_eq!(total as u64, next.iter().sum::<u64>());
 }

@@ -230,6 +230,7 @@ impl Verdict {
         invocation_id: &str,
         json: Vec<AtomJson>,
     ) -> Vec<AtomRow> {
+        debug_assert_eq!(self.atoms.len(), json.len(), "one JSON per atom");
         self.atoms
             .iter()
             .zip(&self.verdicts)

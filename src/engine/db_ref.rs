@@ -124,6 +124,17 @@ pub fn build(q: &DbQueryRef) -> Result<(String, Vec<SqlValue>), RefFailure> {
             _ => {
                 wheres.push(format!("\"{col}\" {clause}"));
                 params.push(sql_value(&c.value)?);
+                // The log is keyed by event id: one run's events are one id range, which
+                // SQLite searches instead of reading every run's log (same rows).
+                if table == "execution_logs" && col == "run_id" && c.operator == FilterOp::Eq {
+                    wheres.push(format!(
+                        "event_id BETWEEN (SELECT run_no << 32 FROM log_runs WHERE run_id = ?) \
+                         AND (SELECT (run_no << 32) | {} FROM log_runs WHERE run_id = ?)",
+                        crate::store::schema::MAX_SEQ
+                    ));
+                    params.push(sql_value(&c.value)?);
+                    params.push(sql_value(&c.value)?);
+                }
             }
         }
     }

@@ -74,6 +74,7 @@ pub(super) struct AtomsView<'a>(pub &'a [Atom], pub &'a [AtomJson]);
 
 impl Serialize for AtomsView<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        debug_assert_eq!(self.0.len(), self.1.len(), "one JSON per atom");
         s.collect_seq(self.0.iter().zip(self.1).map(|(a, j)| AtomView {
             asset_id: &a.asset_id,
             category: a.category.as_deref(),

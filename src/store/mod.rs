@@ -30,6 +30,14 @@ pub enum StoreError {
     /// A run id that is not in the database.
     #[error("no run `{0}` in this database")]
     NoSuchRun(String),
+    /// A run logged more events than an event id can number.
+    #[error("run `{run_id}` reached the log's limit of {limit} events")]
+    LogFull {
+        /// The run.
+        run_id: String,
+        /// Most events of one run.
+        limit: u64,
+    },
 }
 
 pub mod read;

@@ -139,9 +139,12 @@ ALTER TABLE invocations ADD COLUMN provider_prompt_tokens INTEGER;
 ALTER TABLE invocations ADD COLUMN provider_output_tokens INTEGER;
 "#,
     r#"
--- The event log keyed by one integer, (run number << 32) | seq: appends go to the end
--- of a rowid table, whose pages SQLite fills whole without rebalancing, where the text
--- key (run_id, seq) made every append a search and every full page a split.
+-- The event log keyed by one integer, (run number << 32) | seq: the events of the run
+-- numbered last go to the end of a rowid table, whose pages SQLite fills whole without
+-- rebalancing, where the text key (run_id, seq) made every append a search and every
+-- full page a split. (Events of an older run, resumed, go in the middle as before.)
+-- The CHECK keeps a writer that does not know the key (an older plexus still running)
+-- from filing events under an id SQLite picks.
 CREATE TABLE log_runs (
     run_no  INTEGER PRIMARY KEY,         -- a run's number in event ids
     run_id  TEXT NOT NULL UNIQUE
@@ -156,7 +159,8 @@ CREATE TABLE execution_logs_v3 (
     task_id       TEXT,
     invocation_id TEXT,
     agent         TEXT,
-    payload       TEXT NOT NULL          -- JSON of the event without its kind
+    payload       TEXT NOT NULL,         -- JSON of the event without its kind
+    CHECK ((event_id & 4294967295) = seq)
 );
 INSERT INTO execution_logs_v3
     SELECT (l.run_no << 32) | e.seq, e.run_id, e.seq, e.ts, e.kind, e.task_id, e.invocation_id, e.agent, e.payload

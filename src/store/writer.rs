@@ -512,7 +512,10 @@ fn insert_events(
     let mut one = None;
     let mut k = 0;
     while k < events.len() {
-        let one_run = |g: &[Arc<Envelope>]| g.iter().all(|e| e.run_id == g[0].run_id);
+        let one_run = |g: &[Arc<Envelope>]| {
+            g.iter()
+                .all(|e| Arc::ptr_eq(&e.run_id, &g[0].run_id) || e.run_id == g[0].run_id)
+        };
         let rows = if events.get(k..k + EVENT_ROWS).is_some_and(one_run) {
             EVENT_ROWS
         } else {
@@ -553,12 +556,10 @@ fn event_id(
     e: &Envelope,
 ) -> Result<i64, StoreError> {
     if e.seq > super::schema::MAX_SEQ {
-        return Err(StoreError::WriterGone(format!(
-            "event {} of run {} is past the log's limit of {} events per run",
-            e.seq,
-            e.run_id,
-            super::schema::MAX_SEQ
-        )));
+        return Err(StoreError::LogFull {
+            run_id: e.run_id.to_string(),
+            limit: super::schema::MAX_SEQ,
+        });
     }
     let run_no = match run_nos.get(&e.run_id) {
         Some(n) => *n,

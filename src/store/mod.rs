@@ -40,6 +40,8 @@ pub enum StoreError {
     },
 }
 
+mod log_insert;
+mod ops;
 pub mod read;
 pub mod writer;
 

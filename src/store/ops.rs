@@ -1,0 +1,205 @@
+//! The writes the store thread performs: one operation per message, with the rows they
+//! carry.
+
+use std::sync::Arc;
+
+use crate::clock::now_rfc3339;
+use crate::event::Envelope;
+
+/// A run row, written once when the run is created.
+#[derive(Debug, Clone)]
+pub struct RunRow {
+    /// Run id.
+    pub run_id: String,
+    /// Plan id.
+    pub plan_id: String,
+    /// Plan file.
+    pub plan_source: String,
+    /// Plan JSON snapshot.
+    pub plan_json: String,
+    /// Provider name.
+    pub provider: String,
+    /// Engine config JSON.
+    pub config_json: String,
+    /// RFC 3339.
+    pub created_at: String,
+    /// Task count.
+    pub task_count: usize,
+    /// (task_id, agent) of every task, inserted as `pending`.
+    pub tasks: Vec<(String, String)>,
+}
+
+impl RunRow {
+    /// The row of a new run of `plan`, created now, with every task `pending`.
+    pub fn for_plan(
+        run_id: &str,
+        plan: &crate::plan::Plan,
+        provider: &str,
+        config_json: String,
+    ) -> RunRow {
+        RunRow {
+            run_id: run_id.to_string(),
+            plan_id: plan.plan_id.clone(),
+            plan_source: plan.source.clone(),
+            plan_json: plan.json.clone(),
+            provider: provider.to_string(),
+            config_json,
+            created_at: now_rfc3339(),
+            task_count: plan.tasks.len(),
+            tasks: plan
+                .tasks
+                .iter()
+                .map(|t| (t.task_id.clone(), t.agent.clone()))
+                .collect(),
+        }
+    }
+}
+
+/// One row of `knowledge_atoms` with its quality record.
+#[derive(Debug, Clone)]
+pub struct AtomRow {
+    /// asset_id.
+    pub atom_id: String,
+    /// Task.
+    pub task_id: String,
+    /// Invocation.
+    pub invocation_id: String,
+    /// Agent.
+    pub agent: String,
+    /// Atom type.
+    pub atom_type: String,
+    /// Category.
+    pub category: Option<String>,
+    /// Data status.
+    pub data_status: Option<String>,
+    /// Paper.
+    pub paper_id: Option<String>,
+    /// Content JSON.
+    pub content: String,
+    /// Confidence.
+    pub confidence: Option<f64>,
+    /// Grade.
+    pub grade: String,
+    /// Score.
+    pub score: f64,
+    /// Provenance JSON.
+    pub provenance: String,
+    /// Delta audit JSON.
+    pub delta_audit: String,
+    /// Metadata JSON.
+    pub metadata: String,
+    /// Issues JSON array.
+    pub issues: String,
+    /// Existing assets referenced (rows in `relations`), with `contradicts` flag.
+    pub relations: Vec<String>,
+    /// Whether the atom marks a contradiction.
+    pub contradiction: bool,
+}
+
+/// A write the store thread performs, in order.
+#[derive(Debug)]
+pub enum WriteOp {
+    /// Append one event to `execution_logs`.
+    Event(Arc<Envelope>),
+    /// Create a run and its task rows.
+    CreateRun(Box<RunRow>),
+    /// Set a run's status (and finish time when final).
+    RunStatus {
+        /// Run.
+        run_id: String,
+        /// New status.
+        status: String,
+        /// RFC 3339 finish time, for final statuses.
+        finished_at: Option<String>,
+    },
+    /// Update a task row.
+    TaskState {
+        /// Run.
+        run_id: Arc<str>,
+        /// Task.
+        task_id: Arc<str>,
+        /// New status.
+        status: &'static str,
+        /// Attempts so far.
+        attempts: u32,
+        /// Accepted atoms.
+        atoms: u32,
+        /// Deciding error.
+        error_code: Option<&'static str>,
+        /// Final invocation.
+        final_invocation_id: Option<Arc<str>>,
+    },
+    /// Store a finished (or cancelled) invocation: request and response whole.
+    Invocation(Box<InvocationRecord>),
+    /// Accepted atoms of a task (knowledge_atoms, quality_records, relations).
+    Atoms {
+        /// Run.
+        run_id: Arc<str>,
+        /// Rows.
+        atoms: Vec<AtomRow>,
+    },
+    /// Insert papers / imported assets (JSON rows) if absent.
+    Import {
+        /// Papers.
+        papers: Vec<PaperRow>,
+        /// Imported atoms: (atom_id, atom_type, domain, paper_id, content JSON).
+        assets: Vec<AssetRow>,
+    },
+    /// Barrier: answered once everything sent before it is committed.
+    Flush(std::sync::mpsc::Sender<()>),
+}
+
+/// An imported atom: (atom_id, atom_type, domain, paper_id, content JSON).
+pub type AssetRow = (String, String, Option<String>, Option<String>, String);
+
+/// One row of `invocations`, written once when the invocation ends.
+#[derive(Debug, Clone)]
+pub struct InvocationRecord {
+    /// Id (unique within the run).
+    pub invocation_id: Arc<str>,
+    /// Run.
+    pub run_id: Arc<str>,
+    /// Task.
+    pub task_id: Arc<str>,
+    /// Agent.
+    pub agent: Arc<str>,
+    /// Attempt number.
+    pub attempt: u32,
+    /// RFC 3339 start time.
+    pub started_at: String,
+    /// Prompt tokens.
+    pub prompt_tokens: u64,
+    /// Request JSON with the system prompt replaced by its hash.
+    pub request_json: String,
+    /// (hash, text) of the system prompt, stored once per database.
+    pub system_prompt: (String, Arc<str>),
+    /// `success`, `partial`, `failed`, `timeout` or `cancelled`.
+    pub status: &'static str,
+    /// Wall time.
+    pub execution_time_ms: u64,
+    /// Output tokens.
+    pub output_tokens: u64,
+    /// Comma-separated error codes.
+    pub error_codes: String,
+    /// Whole response JSON.
+    pub response_json: String,
+    /// Usage the provider reported, if any.
+    pub provider_usage: Option<crate::provider::Usage>,
+}
+
+/// One `papers` row to import.
+#[derive(Debug, Clone)]
+pub struct PaperRow {
+    /// Id.
+    pub paper_id: String,
+    /// Title.
+    pub title: String,
+    /// Authors.
+    pub authors: Option<String>,
+    /// Year.
+    pub year: Option<i64>,
+    /// Domain.
+    pub domain: Option<String>,
+    /// Abstract.
+    pub abstract_text: Option<String>,
+}

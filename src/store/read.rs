@@ -1,13 +1,13 @@
 //! Read queries over the database (a connection of its own; WAL lets it read while the
 //! writer thread writes).
 
-use super::schema::{MAX_SEQ, RUN_BASE_SQL};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use rusqlite::{params, Connection, OptionalExtension};
 use serde::Serialize;
 
+use super::schema::{MAX_SEQ, RUN_BASE_SQL};
 use super::{open_connection, StoreError};
 use crate::event::{EngineEvent, EventDecodeError};
 

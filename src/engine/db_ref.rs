@@ -127,10 +127,8 @@ pub fn build(q: &DbQueryRef) -> Result<(String, Vec<SqlValue>), RefFailure> {
                 // The log is keyed by event id: one run's events are one id range, which
                 // SQLite searches instead of reading every run's log (same rows).
                 if table == "execution_logs" && col == "run_id" && c.operator == FilterOp::Eq {
-                    wheres.push(format!(
-                        "event_id BETWEEN (SELECT run_no << 32 FROM log_runs WHERE run_id = ?) \
-                         AND (SELECT (run_no << 32) | {} FROM log_runs WHERE run_id = ?)",
-                        crate::store::schema::MAX_SEQ
+                    wheres.push(crate::store::schema::run_events_sql(
+                        "(SELECT run_no << 32 FROM log_runs WHERE run_id = ?)",
                     ));
                     params.push(sql_value(&c.value)?);
                     params.push(sql_value(&c.value)?);

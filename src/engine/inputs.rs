@@ -332,7 +332,7 @@ pub(super) async fn gather_inputs(ctx: &RunCtx, idx: usize, scope: &Scope) -> Ga
             error_message: f.message.clone(),
             fallback_strategy: strategy.into(),
             fallback_value: value,
-            timestamp: crate::store::writer::now_rfc3339(),
+            timestamp: crate::clock::now_rfc3339(),
             extra: Default::default(),
         };
         let mut resolved = resolve_once(ctx, r, &outputs).await;

@@ -546,7 +546,7 @@ fn write_run_status(ctx: &RunCtx, status: RunStatus) -> Result<(), EngineError> 
     ctx.emitter.write(WriteOp::RunStatus {
         run_id: ctx.run_id.to_string(),
         status: status.as_str().into(),
-        finished_at: ended.then(crate::store::writer::now_rfc3339),
+        finished_at: ended.then(crate::clock::now_rfc3339),
     })?;
     Ok(())
 }

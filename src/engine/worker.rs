@@ -373,7 +373,7 @@ async fn run_attempts(
             task_id: task_arc.clone(),
             agent: agent.clone(),
             attempt,
-            started_at: crate::store::writer::now_rfc3339(),
+            started_at: crate::clock::now_rfc3339(),
             prompt_tokens,
             request_json,
             system_prompt: (prompt_hash.clone(), ctx.system_prompt_arc(&task.agent)),

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use rusqlite::{params, Connection, OptionalExtension};
 use serde::Serialize;
 
-use super::schema::{MAX_SEQ, RUN_BASE_SQL};
+use super::schema::{run_events_sql, MAX_SEQ, RUN_BASE_SQL};
 use super::{open_connection, StoreError};
 use crate::event::{EngineEvent, EventDecodeError};
 
@@ -127,13 +127,14 @@ impl Store {
 
     /// Runs, newest first.
     pub fn list_runs(&self) -> Result<Vec<RunSummary>, StoreError> {
-        let mut st = self.conn.prepare(
+        let mut st = self.conn.prepare(&format!(
             "SELECT r.run_id, r.plan_id, r.plan_source, r.provider, r.status, r.created_at, r.finished_at, r.task_count,
-                    (SELECT COALESCE(MAX(e.event_id) & 4294967295, 0) FROM log_runs l, execution_logs e
-                      WHERE l.run_id = r.run_id AND e.event_id BETWEEN l.run_no << 32 AND (l.run_no << 32) | 4294967295),
+                    (SELECT COALESCE(MAX(e.event_id) & {MAX_SEQ}, 0) FROM log_runs l, execution_logs e
+                      WHERE l.run_id = r.run_id AND {}),
                     (SELECT COALESCE(SUM(atoms), 0) FROM tasks t WHERE t.run_id = r.run_id)
              FROM runs r ORDER BY r.created_at DESC, r.run_id DESC",
-        )?;
+            run_events_sql("l.run_no << 32")
+        ))?;
         let rows = st.query_map([], |r| {
             Ok(RunSummary {
                 run_id: r.get(0)?,
@@ -333,8 +334,8 @@ impl Store {
             .query_row(
                 &format!(
                     "SELECT seq, ts FROM execution_logs
-                     WHERE event_id BETWEEN {RUN_BASE_SQL} AND {RUN_BASE_SQL} | 4294967295
-                     ORDER BY event_id DESC LIMIT 1"
+                     WHERE {} ORDER BY event_id DESC LIMIT 1",
+                    run_events_sql(RUN_BASE_SQL)
                 ),
                 [run_id],
                 |r| Ok((r.get::<_, i64>(0)? as u64, r.get(1)?)),
@@ -356,10 +357,10 @@ impl Store {
     pub fn in_flight_tasks(&self, run_id: &str) -> Result<Vec<String>, StoreError> {
         let mut st = self.conn.prepare(&format!(
             "SELECT DISTINCT e.task_id FROM execution_logs e
-             WHERE e.event_id BETWEEN {RUN_BASE_SQL} AND {RUN_BASE_SQL} | 4294967295
-               AND e.kind = 'invocation_started'
+             WHERE {} AND e.kind = 'invocation_started'
                AND NOT EXISTS (SELECT 1 FROM invocations i WHERE i.run_id = e.run_id AND i.invocation_id = e.invocation_id)
-             ORDER BY e.task_id"
+             ORDER BY e.task_id",
+            run_events_sql(RUN_BASE_SQL)
         ))?;
         let rows = st.query_map([run_id], |r| r.get::<_, String>(0))?;
         Ok(rows.collect::<Result<_, _>>()?)

@@ -182,6 +182,12 @@ pub const MAX_SEQ: u64 = (1 << 32) - 1;
 /// has no events).
 pub const RUN_BASE_SQL: &str = "((SELECT run_no FROM log_runs WHERE run_id = ?1) << 32)";
 
+/// SQL that keeps the events of the run whose first event id is the SQL `base`: the
+/// one id range every read of a run's log searches.
+pub fn run_events_sql(base: &str) -> String {
+    format!("event_id BETWEEN {base} AND ({base}) | {MAX_SEQ}")
+}
+
 /// Brings `conn` to [`SCHEMA_VERSION`], applying each missing migration in a transaction.
 pub fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
     let current: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;

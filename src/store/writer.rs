@@ -13,6 +13,7 @@ use rusqlite::{params, CachedStatement, Connection, Transaction};
 use super::log_insert::{held, insert_events};
 pub use super::ops::{AssetRow, AtomRow, InvocationRecord, PaperRow, RunRow, WriteOp};
 use super::{open_connection, StoreError};
+use crate::clock::now_rfc3339;
 use crate::event::Envelope;
 
 /// Most operations applied in one transaction.
@@ -407,9 +408,4 @@ fn apply<'t>(
         WriteOp::Flush(f) => state.flushes.push(f),
     }
     Ok(())
-}
-
-/// Current time in RFC 3339 (UTC, seconds).
-pub fn now_rfc3339() -> String {
-    crate::clock::now_rfc3339()
 }

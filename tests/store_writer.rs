@@ -64,18 +64,7 @@ fn interleaved_runs_read_back_each_its_own_log() {
     // in on its own (the multi-row statement's shared run id is tested below).
     for seq in 1..=70u64 {
         for run in &runs {
-            let env = Envelope {
-                run_id: run.clone(),
-                seq,
-                ts: seq as i64,
-                task_id: None,
-                invocation_id: None,
-                agent: None,
-                event: EngineEvent::Chunk(Chunk {
-                    text: format!("{run} {seq}"),
-                }),
-            };
-            writer.send(WriteOp::Event(Arc::new(env))).expect("send");
+            writer.send(chunk_of(run, seq, seq as i64)).expect("send");
         }
     }
     writer.flush().expect("flush");
@@ -114,18 +103,7 @@ fn runs_in_blocks_get_event_ids_of_their_own_run() {
         let r = block % 3;
         for _ in 0..33 + block % 7 {
             next[r] += 1;
-            let env = Envelope {
-                run_id: runs[r].clone(),
-                seq: next[r],
-                ts: 0,
-                task_id: None,
-                invocation_id: None,
-                agent: None,
-                event: EngineEvent::Chunk(Chunk {
-                    text: format!("{} {}", runs[r], next[r]),
-                }),
-            };
-            writer.send(WriteOp::Event(Arc::new(env))).expect("send");
+            writer.send(chunk_of(&runs[r], next[r], 0)).expect("send");
         }
     }
     writer.flush().expect("flush");
@@ -146,4 +124,19 @@ fn runs_in_blocks_get_event_ids_of_their_own_run() {
         .expect("count");
     assert_eq!(wrong, 0);
     assert_eq!(total as u64, next.iter().sum::<u64>());
+}
+
+/// A chunk event of `run` whose text is the run id and the sequence number.
+fn chunk_of(run: &Arc<str>, seq: u64, ts: i64) -> WriteOp {
+    WriteOp::Event(Arc::new(Envelope {
+        run_id: run.clone(),
+        seq,
+        ts,
+        task_id: None,
+        invocation_id: None,
+        agent: None,
+        event: EngineEvent::Chunk(Chunk {
+            text: format!("{run} {seq}"),
+        }),
+    }))
 }

@@ -104,6 +104,11 @@ pub fn spawn_writer(
     // Checkpoints (copying the WAL into the database and syncing it) run on a thread of
     // their own, so the writer never waits for them.
     conn.pragma_update(None, "wal_autocheckpoint", 0)?;
+    // A page cache that holds the pages the writer keeps coming back to (the ends of the
+    // log and of the atom tables, the task rows, the text indexes), which SQLite's 2 MB
+    // default does not: with it, the writer read back 57 MB of its own WAL on the
+    // 10,000-task benchmark (`strace -e pread64`); with this, none.
+    conn.pragma_update(None, "cache_size", -WRITER_CACHE_KIB)?;
     let checkpointer = Checkpointer::start(path)?;
     let (tx, rx) = std::sync::mpsc::channel();
     let stats = Arc::new(WriterStats {
@@ -137,6 +142,9 @@ struct Checkpointer {
     stop: std::sync::mpsc::Sender<()>,
     thread: JoinHandle<()>,
 }
+
+/// Page cache of the writer's connection, KiB.
+const WRITER_CACHE_KIB: i64 = 32 * 1024;
 
 /// Interval between background checkpoints.
 const CHECKPOINT_EVERY: std::time::Duration = std::time::Duration::from_millis(200);

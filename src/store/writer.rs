@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, Sender, TryRecvError};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
+use std::time::Instant;
 
 use rusqlite::{params, CachedStatement, Connection, Transaction};
 
@@ -30,6 +31,10 @@ pub struct WriterStats {
     pub backlog: AtomicUsize,
     /// Histogram of event commit latency (ms after the event's timestamp), 0..=1000.
     pub latency_ms: Mutex<Vec<u64>>,
+    /// Longest time, µs, one batch took to be written into its transaction.
+    pub slowest_write_us: AtomicU64,
+    /// Longest time, µs, one commit took (writing the WAL and syncing it).
+    pub slowest_commit_us: AtomicU64,
 }
 
 impl WriterStats {
@@ -222,6 +227,7 @@ fn run_writer(
         }
         let n = batch.len();
         {
+            let started = Instant::now();
             let tx = conn.transaction()?;
             {
                 let mut stmts = Stmts::default();
@@ -230,7 +236,14 @@ fn run_writer(
                 }
             }
             insert_events(&tx, &state.events, &mut state.payload, &mut state.run_nos)?;
+            let written = Instant::now();
             tx.commit()?;
+            stats
+                .slowest_write_us
+                .fetch_max(micros(written - started), Ordering::Relaxed);
+            stats
+                .slowest_commit_us
+                .fetch_max(micros(written.elapsed()), Ordering::Relaxed);
         }
         let events = std::mem::take(&mut state.events);
         stats.backlog.fetch_sub(n, Ordering::Relaxed);
@@ -256,6 +269,10 @@ fn run_writer(
             let _ = f.send(());
         }
     }
+}
+
+fn micros(d: std::time::Duration) -> u64 {
+    u64::try_from(d.as_micros()).unwrap_or(u64::MAX)
 }
 
 /// The per-row statements of one transaction, prepared on first use and kept until the

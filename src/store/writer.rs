@@ -20,6 +20,9 @@ use crate::event::Envelope;
 /// Most operations applied in one transaction.
 const MAX_BATCH: usize = 8192;
 
+/// Page cache of the writer's connection, KiB.
+const WRITER_CACHE_KIB: i64 = 32 * 1024;
+
 /// Counters of the writer, readable while it runs.
 #[derive(Debug, Default)]
 pub struct WriterStats {
@@ -110,9 +113,9 @@ pub fn spawn_writer(
     // their own, so the writer never waits for them.
     conn.pragma_update(None, "wal_autocheckpoint", 0)?;
     // A page cache that holds the pages the writer keeps coming back to (the ends of the
-    // log and of the atom tables, the task rows, the text indexes), which SQLite's 2 MB
-    // default does not: with it, the writer read back 57 MB of its own WAL on the
-    // 10,000-task benchmark (`strace -e pread64`); with this, none.
+    // log and of the atom tables, the task rows, the text indexes). SQLite's default of
+    // 2 MB does not: with it, the writer read 57 MB of its own WAL back on the 10,000-task
+    // benchmark (`strace -e pread64`); with this one, nothing.
     conn.pragma_update(None, "cache_size", -WRITER_CACHE_KIB)?;
     let checkpointer = Checkpointer::start(path)?;
     let (tx, rx) = std::sync::mpsc::channel();
@@ -147,9 +150,6 @@ struct Checkpointer {
     stop: std::sync::mpsc::Sender<()>,
     thread: JoinHandle<()>,
 }
-
-/// Page cache of the writer's connection, KiB.
-const WRITER_CACHE_KIB: i64 = 32 * 1024;
 
 /// Interval between background checkpoints.
 const CHECKPOINT_EVERY: std::time::Duration = std::time::Duration::from_millis(200);

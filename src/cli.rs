@@ -230,21 +230,22 @@ pub enum Command {
     /// every event logged, beside a bare batched SQLite insert loop.
     Bench {
         /// Tasks.
-        #[arg(long, default_value_t = 10_000)]
+        #[arg(long, default_value_t = 10_000, value_parser = at_least_one())]
         tasks: usize,
         /// Tasks per layer.
-        #[arg(long, default_value_t = 500)]
+        #[arg(long, default_value_t = 500, value_parser = at_least_one())]
         width: usize,
         /// Minimum streamed chunks per task.
-        #[arg(long, default_value_t = 20)]
+        #[arg(long, default_value_t = 20, value_parser = at_least_one())]
         chunks: usize,
         /// Rows of the bare insert loop.
-        #[arg(long, default_value_t = 1_000_000)]
+        #[arg(long, default_value_t = 1_000_000, value_parser = at_least_one())]
         bare_rows: usize,
         /// Most streamed chunks per logged chunk event (1 = one event per chunk).
-        #[arg(long, default_value_t = 2)]
+        #[arg(long, default_value_t = 2, value_parser = at_least_one())]
         chunk_flush_max: usize,
-        /// Tasks of the paced run (a chunk every 10 ms) that measures durability latency.
+        /// Tasks of the paced run (a chunk every 10 ms) that measures durability latency;
+        /// 0 skips it.
         #[arg(long, default_value_t = 1000)]
         paced_tasks: usize,
         /// Scratch directory.
@@ -254,4 +255,9 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+}
+
+/// A count of at least 1.
+fn at_least_one() -> clap::builder::RangedU64ValueParser<usize> {
+    clap::builder::RangedU64ValueParser::<usize>::new().range(1..)
 }

@@ -108,3 +108,48 @@ fn the_seed_000_chain_runs_and_reports_its_missing_reference_by_seed_code() {
     );
     assert!(err.contains("[3/3] task_vault_001: success"), "{err}");
 }
+
+#[test]
+fn bench_refuses_empty_counts_and_can_skip_the_paced_run() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("plexus.db");
+    for flag in [
+        "--tasks",
+        "--width",
+        "--chunks",
+        "--bare-rows",
+        "--chunk-flush-max",
+    ] {
+        let out = plexus(&db, &["bench", flag, "0"]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{flag} 0 was accepted");
+        assert!(
+            err.contains(flag) && err.contains("not in 1.."),
+            "{flag}: {err}"
+        );
+    }
+    let scratch = dir.path().join("bench");
+    let out = plexus(
+        &db,
+        &[
+            "bench",
+            "--tasks",
+            "20",
+            "--bare-rows",
+            "500",
+            "--paced-tasks",
+            "0",
+            "--dir",
+            scratch.to_str().expect("utf-8 path"),
+        ],
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("run status            succeeded"), "{text}");
+    assert!(text.contains("paced run             skipped"), "{text}");
+    assert!(!scratch.join("paced.db").exists());
+}

@@ -32,7 +32,7 @@ pub struct BenchOptions {
     pub bare_rows: usize,
     /// Most chunks per chunk event (1 = every chunk its own event).
     pub chunk_flush_max: usize,
-    /// Tasks of the paced run.
+    /// Tasks of the paced run (0: no paced run).
     pub paced_tasks: usize,
     /// Directory for the scratch databases.
     pub dir: std::path::PathBuf,
@@ -69,14 +69,24 @@ pub struct BenchReport {
     pub peak_rss_mib: f64,
     /// Median and p99 of the time from an event's timestamp to its commit, ms.
     pub commit_latency_ms: (u64, u64),
-    /// Events/s of the paced run (a chunk every 10 ms, like a real provider).
-    pub paced_events_per_s: f64,
-    /// Median and p99 commit latency of the paced run, ms.
-    pub paced_commit_latency_ms: (u64, u64),
-    /// The paced run's slowest batch: ms writing it into the transaction, ms committing.
-    pub paced_slowest_batch_ms: (f64, f64),
+    /// The paced run's figures, unless it was skipped.
+    pub paced: Option<PacedFigures>,
     /// Final run status.
     pub status: String,
+}
+
+/// Figures of the paced run: the engine streaming a chunk every 10 ms, like a real
+/// provider, so that the writer is not saturated.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct PacedFigures {
+    /// Tasks run.
+    pub tasks: usize,
+    /// Events per second.
+    pub events_per_s: f64,
+    /// Median and p99 of the time from an event's timestamp to its commit, ms.
+    pub commit_latency_ms: (u64, u64),
+    /// The slowest batch: ms writing it into its transaction, ms committing it.
+    pub slowest_batch_ms: (f64, f64),
 }
 
 pub(crate) fn peak_rss_mib() -> f64 {
@@ -179,7 +189,12 @@ fn sync_filesystem(dir: &Path) {
 pub async fn run_bench(opts: &BenchOptions) -> Result<BenchReport> {
     // As `run` does: the encoder loads while the database and the plan are prepared.
     EngineConfig::default().tokens.encoding.preload();
-    std::fs::create_dir_all(&opts.dir)?;
+    std::fs::create_dir_all(&opts.dir).map_err(|e| {
+        eyre!(
+            "cannot create the scratch directory {}: {e}",
+            opts.dir.display()
+        )
+    })?;
     let bare_path = opts.dir.join("bare.db");
     let db = opts.dir.join("bench.db");
     for p in [&db, &bare_path] {
@@ -215,29 +230,10 @@ pub async fn run_bench(opts: &BenchOptions) -> Result<BenchReport> {
     let full = measured_run(&db, plan.clone(), sim, engine.clone()).await?;
     sync_files(&db);
 
-    // The same engine at a pace like a real provider's: durability latency when the
-    // writer is not saturated.
-    let paced_db = opts.dir.join("paced.db");
-    for suffix in ["", "-wal", "-shm"] {
-        let _ = std::fs::remove_file(format!("{}{suffix}", paced_db.display()));
-    }
-    let paced_sim = SimConfig {
-        seed: 1,
-        first_chunk_ms: 40,
-        chunk_ms: 10,
-        min_chunks: opts.chunks,
-        ..SimConfig::default()
+    let paced = match opts.paced_tasks {
+        0 => None,
+        tasks => Some(paced_run(opts, tasks, engine).await?),
     };
-    sync_filesystem(&opts.dir);
-    let paced_tasks = opts.paced_tasks;
-    eprintln!("bench: paced run, {paced_tasks} tasks streaming a chunk every 10 ms…");
-    let paced = measured_run(
-        &paced_db,
-        generated_plan(paced_tasks, 100)?,
-        paced_sim,
-        engine,
-    )
-    .await?;
     let (seconds, events, chunk_events, chunks_streamed) = (
         full.seconds,
         full.events,
@@ -271,16 +267,45 @@ pub async fn run_bench(opts: &BenchOptions) -> Result<BenchReport> {
         ratio_to_bare: (events as f64 / seconds) / bare,
         peak_rss_mib: peak_rss_mib(),
         commit_latency_ms: (stats.latency_quantile(0.5), stats.latency_quantile(0.99)),
-        paced_events_per_s: paced.events as f64 / paced.seconds,
-        paced_commit_latency_ms: (
-            paced.stats.latency_quantile(0.5),
-            paced.stats.latency_quantile(0.99),
-        ),
-        paced_slowest_batch_ms: (
-            paced.stats.slowest_write_us.load(Ordering::Relaxed) as f64 / 1000.0,
-            paced.stats.slowest_commit_us.load(Ordering::Relaxed) as f64 / 1000.0,
-        ),
+        paced,
         status: outcome_status,
+    })
+}
+
+/// The same engine at a pace like a real provider's: durability latency when the writer
+/// is not saturated.
+async fn paced_run(
+    opts: &BenchOptions,
+    tasks: usize,
+    engine: EngineConfig,
+) -> Result<PacedFigures> {
+    let db = opts.dir.join("paced.db");
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", db.display()));
+    }
+    let sim = SimConfig {
+        seed: 1,
+        first_chunk_ms: 40,
+        chunk_ms: 10,
+        min_chunks: opts.chunks,
+        ..SimConfig::default()
+    };
+    sync_filesystem(&opts.dir);
+    eprintln!("bench: paced run, {tasks} tasks streaming a chunk every 10 ms…");
+    let plan = generated_plan(tasks, 100)?;
+    let tasks = plan.tasks.len();
+    let run = measured_run(&db, plan, sim, engine).await?;
+    Ok(PacedFigures {
+        tasks,
+        events_per_s: run.events as f64 / run.seconds,
+        commit_latency_ms: (
+            run.stats.latency_quantile(0.5),
+            run.stats.latency_quantile(0.99),
+        ),
+        slowest_batch_ms: (
+            run.stats.slowest_write_us.load(Ordering::Relaxed) as f64 / 1000.0,
+            run.stats.slowest_commit_us.load(Ordering::Relaxed) as f64 / 1000.0,
+        ),
     })
 }
 
@@ -437,12 +462,16 @@ pub fn print_report(r: &BenchReport) {
     println!("commit latency p50    {} ms", r.commit_latency_ms.0);
     println!("commit latency p99    {} ms", r.commit_latency_ms.1);
     println!("peak memory (RSS)     {:.1} MiB", r.peak_rss_mib);
-    println!("paced run events/s    {:.0}", r.paced_events_per_s);
-    println!("paced latency p50     {} ms", r.paced_commit_latency_ms.0);
-    println!("paced latency p99     {} ms", r.paced_commit_latency_ms.1);
+    let Some(p) = &r.paced else {
+        println!("paced run             skipped (--paced-tasks 0)");
+        return;
+    };
+    println!("paced run events/s    {:.0}", p.events_per_s);
+    println!("paced latency p50     {} ms", p.commit_latency_ms.0);
+    println!("paced latency p99     {} ms", p.commit_latency_ms.1);
     println!(
         "paced slowest batch   {:.1} ms writing, {:.1} ms committing",
-        r.paced_slowest_batch_ms.0, r.paced_slowest_batch_ms.1
+        p.slowest_batch_ms.0, p.slowest_batch_ms.1
     );
 }
 
@@ -471,8 +500,10 @@ mod tests {
         assert!(r.chunk_events * 2 >= r.chunks_streamed, "{r:?}");
         assert!(r.bare_rows_per_s > 0.0 && r.ratio_to_bare > 0.0, "{r:?}");
         // The paced run committed something, and its slowest commit was timed.
-        assert!(r.paced_events_per_s > 0.0, "{r:?}");
-        assert!(r.paced_slowest_batch_ms.1 > 0.0, "{r:?}");
+        let paced = r.paced.as_ref().expect("a paced run");
+        assert_eq!(paced.tasks, 10);
+        assert!(paced.events_per_s > 0.0, "{r:?}");
+        assert!(paced.slowest_batch_ms.1 > 0.0, "{r:?}");
         // The bare loop's scratch file is gone.
         assert!(!dir.path().join("bare.db").exists());
     }

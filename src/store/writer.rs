@@ -113,9 +113,8 @@ pub fn spawn_writer(
     // their own, so the writer never waits for them.
     conn.pragma_update(None, "wal_autocheckpoint", 0)?;
     // A page cache that holds the pages the writer keeps coming back to (the ends of the
-    // log and of the atom tables, the task rows, the text indexes). SQLite's default of
-    // 2 MB does not: with it, the writer read 57 MB of its own WAL back on the 10,000-task
-    // benchmark (`strace -e pread64`); with this one, nothing.
+    // log and of the atom tables, the task rows, the text indexes); with SQLite's default
+    // of 2 MB the writer kept reading its own WAL back (README, Benchmark).
     conn.pragma_update(None, "cache_size", -WRITER_CACHE_KIB)?;
     let checkpointer = Checkpointer::start(path)?;
     let (tx, rx) = std::sync::mpsc::channel();

@@ -211,13 +211,7 @@ pub async fn run_bench(opts: &BenchOptions) -> Result<BenchReport> {
     eprintln!("bench: bare loop {:.0} rows/s", bare);
 
     let plan = generated_plan(opts.tasks, opts.width)?;
-    let sim = SimConfig {
-        seed: 1,
-        first_chunk_ms: 0,
-        chunk_ms: 0,
-        min_chunks: opts.chunks,
-        ..SimConfig::default()
-    };
+    let sim = simulated(opts, 0, 0);
     let engine = EngineConfig {
         concurrency: opts.concurrency,
         chunk_flush_max: opts.chunk_flush_max,
@@ -282,13 +276,7 @@ async fn paced_run(
 ) -> Result<PacedFigures> {
     let db = opts.dir.join("paced.db");
     remove_database(&db);
-    let sim = SimConfig {
-        seed: 1,
-        first_chunk_ms: 40,
-        chunk_ms: 10,
-        min_chunks: opts.chunks,
-        ..SimConfig::default()
-    };
+    let sim = simulated(opts, 40, 10);
     sync_filesystem(&opts.dir);
     eprintln!("bench: paced run, {tasks} tasks streaming a chunk every 10 ms…");
     let plan = generated_plan(tasks, 100)?;
@@ -306,6 +294,17 @@ async fn paced_run(
             run.stats.slowest_commit_us.load(Ordering::Relaxed) as f64 / 1000.0,
         ),
     })
+}
+
+/// The simulated provider of the benchmark, streaming at the given pace.
+fn simulated(opts: &BenchOptions, first_chunk_ms: u64, chunk_ms: u64) -> SimConfig {
+    SimConfig {
+        seed: 1,
+        first_chunk_ms,
+        chunk_ms,
+        min_chunks: opts.chunks,
+        ..SimConfig::default()
+    }
 }
 
 fn generated_plan(tasks: usize, width: usize) -> Result<Arc<crate::plan::Plan>> {

@@ -276,9 +276,9 @@ async fn paced_run(
 ) -> Result<PacedFigures> {
     let db = opts.dir.join("paced.db");
     remove_database(&db);
-    let sim = simulated(opts, 40, 10);
-    sync_filesystem(&opts.dir);
     eprintln!("bench: paced run, {tasks} tasks streaming a chunk every 10 ms…");
+    sync_filesystem(&opts.dir);
+    let sim = simulated(opts, 40, 10);
     let plan = generated_plan(tasks, 100)?;
     let planned = plan.tasks.len();
     let run = measured_run(&db, plan, sim, engine).await?;

@@ -290,8 +290,8 @@ async fn paced_run(
             run.stats.latency_quantile(0.99),
         ),
         longest_write_commit_ms: (
-            run.stats.slowest_write_us.load(Ordering::Relaxed) as f64 / 1000.0,
-            run.stats.slowest_commit_us.load(Ordering::Relaxed) as f64 / 1000.0,
+            run.stats.longest_write_us.load(Ordering::Relaxed) as f64 / 1000.0,
+            run.stats.longest_commit_us.load(Ordering::Relaxed) as f64 / 1000.0,
         ),
     })
 }

@@ -35,9 +35,9 @@ pub struct WriterStats {
     /// Histogram of event commit latency (ms after the event's timestamp), 0..=1000.
     pub latency_ms: Mutex<Vec<u64>>,
     /// Longest time, µs, one batch took to be written into its transaction.
-    pub slowest_write_us: AtomicU64,
+    pub longest_write_us: AtomicU64,
     /// Longest time, µs, one commit took (writing the WAL and syncing it).
-    pub slowest_commit_us: AtomicU64,
+    pub longest_commit_us: AtomicU64,
 }
 
 impl WriterStats {
@@ -238,10 +238,10 @@ fn run_writer(
             let written = Instant::now();
             tx.commit()?;
             stats
-                .slowest_write_us
+                .longest_write_us
                 .fetch_max(micros(written - started), Ordering::Relaxed);
             stats
-                .slowest_commit_us
+                .longest_commit_us
                 .fetch_max(micros(written.elapsed()), Ordering::Relaxed);
         }
         let events = std::mem::take(&mut state.events);

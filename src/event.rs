@@ -210,6 +210,21 @@ pub struct CrashDetected {
     pub interrupted_tasks: Vec<String>,
 }
 
+/// A resuming process took the run over from an owner that was gone.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LeaseTakenOver {
+    /// The previous owner's process id.
+    pub previous_pid: u32,
+    /// Its host.
+    pub previous_host: String,
+    /// When it took the run (RFC 3339).
+    pub previous_since: String,
+    /// Its last heartbeat, ms since the Unix epoch.
+    pub previous_heartbeat_ms: i64,
+    /// Why it counts as gone: `process_gone` or `heartbeat_stale`.
+    pub reason: String,
+}
+
 /// The run resumed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunResumed {
@@ -366,6 +381,21 @@ pub struct RetryScheduled {
     pub delay_ms: u64,
     /// What changes for the retry (threshold, timeout, temperature…).
     pub adjustment: String,
+    /// A transient transport error (429, 5xx, reset): counted against the backoff's
+    /// budget instead of the error code's.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub transient: bool,
+    /// The previous error as the next attempt's prompt tells it to the model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub feedback: Option<String>,
+}
+
+impl RetryScheduled {
+    /// Whether this retry counts against the transient backoff (logs written before the
+    /// flag existed say so in the adjustment text).
+    pub fn is_transient(&self) -> bool {
+        self.transient || self.adjustment.starts_with("transient error")
+    }
 }
 
 /// A data reference failed to resolve.
@@ -444,6 +474,8 @@ engine_events! {
     RunStarted(RunStarted) = "run_started",
     /// A crash was detected on resume.
     CrashDetected(CrashDetected) = "crash_detected",
+    /// A resuming process took the run over from an owner that was gone.
+    LeaseTakenOver(LeaseTakenOver) = "lease_taken_over",
     /// The run resumed.
     RunResumed(RunResumed) = "run_resumed",
     /// Dispatch paused.

@@ -1,16 +1,15 @@
 //! The `plexus` binary: CLI parsing, logging to a file, dispatch to commands.
 
-use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::Parser;
 use color_eyre::eyre::{eyre, Result};
 
 use plexus::commands::bench::{print_report, run_bench, BenchOptions};
-use plexus::commands::launch::{load_resume, run_headless};
+use plexus::commands::launch::{prepare_resume, run_headless, Resuming};
 use plexus::commands::show::{print_log, print_run, print_runs};
 use plexus::commands::tui::{browse_tui, run_tui, want_tui, UiSetup};
-use plexus::commands::{Globals, RunConfig};
+use plexus::commands::{exit, Globals, RunConfig};
 use plexus::config::keymap::Keymap;
 use plexus::config::{config_dir, Config};
 use plexus::engine::retry::RetryPolicy;
@@ -32,41 +31,45 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 const DEMO_PLAN: &str = include_str!("../fixtures/plans/avp_diffusion_planner.json");
 
-fn init_logging(db: &Path) -> Option<PathBuf> {
-    let dir = db
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .map(Path::to_path_buf)
-        .unwrap_or_else(|| PathBuf::from("."));
-    std::fs::create_dir_all(&dir).ok()?;
-    let path = dir.join("plexus.log");
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&path)
-        .ok()?;
-    let filter =
-        tracing_subscriber::EnvFilter::try_from_env("PLEXUS_LOG").unwrap_or_else(|_| "info".into());
-    tracing_subscriber::fmt()
-        .with_writer(std::sync::Mutex::new(file))
-        .with_ansi(false)
-        .with_env_filter(filter)
-        .try_init()
-        .ok()?;
-    Some(path)
+/// Whether `command` writes the database (and so may create it and its log).
+fn writes_database(command: &Command) -> bool {
+    matches!(
+        command,
+        Command::Demo { .. } | Command::Run { .. } | Command::Resume { .. }
+    )
+}
+
+/// Whether `command` uses the database at all.
+fn uses_database(command: &Command) -> bool {
+    writes_database(command)
+        || matches!(
+            command,
+            Command::Runs { .. }
+                | Command::Show { .. }
+                | Command::Log { .. }
+                | Command::Check
+                | Command::Browse { .. }
+        )
 }
 
 fn main() -> ExitCode {
-    let _ = color_eyre::install();
-    // Panics caught on purpose (a third-party parser on untrusted bytes) are not reported.
-    let report = std::panic::take_hook();
-    std::panic::set_hook(Box::new(move |info| {
-        if !plexus::panic_guard::in_guarded() {
-            report(info);
-        }
-    }));
+    if let Ok((_, eyre_hook)) = color_eyre::config::HookBuilder::default()
+        .display_env_section(false)
+        .try_into_hooks()
+    {
+        let _ = eyre_hook.install();
+    }
+    plexus::crash::install();
     let cli = Cli::parse();
-    let log = init_logging(&cli.db);
+    if std::env::var_os("PLEXUS_CRASH_TEST").is_some() {
+        // Lets the tests see what a bug looks like to a person.
+        panic!("crash requested by PLEXUS_CRASH_TEST");
+    }
+    let log = if uses_database(&cli.command) {
+        plexus::logging::init(&cli.db, writes_database(&cli.command))
+    } else {
+        None
+    };
     // The store's writer thread gets a core of its own: the runtime takes the others
     // (at least one). PLEXUS_WORKER_THREADS overrides.
     let cores = std::thread::available_parallelism()
@@ -82,27 +85,52 @@ fn main() -> ExitCode {
     let rt = match builder.enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
-            eprintln!("error: cannot start the runtime: {e}");
-            return ExitCode::from(70);
+            plexus::errln!("error: cannot start the runtime: {e}");
+            return ExitCode::from(exit::ERROR);
         }
     };
+    let db = cli.db.clone();
     let code = match rt.block_on(dispatch(cli)) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {e:#}");
-            ExitCode::from(1)
+            plexus::errln!("error: {}", exit::describe(&e, &db));
+            ExitCode::from(exit::for_error(&e))
         }
     };
     if let Some(p) = log {
         tracing::info!("exit; log at {}", p.display());
     }
+    // Worker threads may still hold a provider call that was cut off; do not wait.
+    rt.shutdown_background();
     code
 }
 
-/// Loads the config file, theme and keymap for the UI. Config errors stop the program
-/// (a typo in a key binding should not be silently ignored); a broken theme falls back.
-fn ui_setup(cli_theme: Option<&str>, config: Option<&Path>) -> Result<UiSetup> {
-    let cfg = Config::load(config).map_err(|e| eyre!("{e}"))?;
+/// Whether `command` reads the configuration file (and so stops on its errors).
+fn reads_config(command: &Command) -> bool {
+    matches!(
+        command,
+        Command::Demo { .. }
+            | Command::Run { .. }
+            | Command::Resume { .. }
+            | Command::Browse { .. }
+            | Command::Providers { .. }
+            | Command::Ping { .. }
+    )
+}
+
+/// Whether `command` opens the terminal UI when it has a terminal.
+fn has_tui(command: &Command) -> bool {
+    matches!(
+        command,
+        Command::Demo { .. }
+            | Command::Run { .. }
+            | Command::Resume { .. }
+            | Command::Browse { .. }
+    )
+}
+
+/// The theme and keymap for the UI from the loaded config; a broken theme falls back.
+fn ui_setup(cli_theme: Option<&str>, cfg: &Config) -> Result<UiSetup> {
     let keys = Keymap::with_overrides(&cfg.keys).map_err(|e| eyre!("{e}"))?;
     let spec = cli_theme
         .map(str::to_string)
@@ -124,7 +152,7 @@ async fn launch(
     tui: Option<UiSetup>,
     plan: plexus::plan::Plan,
     config: RunConfig,
-    resume: Option<(String, plexus::engine::ResumeState)>,
+    resume: Option<Resuming>,
     demo_assets: bool,
 ) -> Result<plexus::commands::launch::Finished> {
     match tui {
@@ -162,23 +190,41 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
         provider: cli.provider.clone(),
         config: cli.config.clone(),
     };
-    let tui = if want_tui(&g) {
-        Some(ui_setup(cli.theme.as_deref(), cli.config.as_deref())?)
+    // Configuration errors stop every command that reads it, on a terminal or not.
+    let cfg = if reads_config(&cli.command) {
+        Some(Config::load(cli.config.as_deref()).map_err(|e| eyre!("{e}"))?)
     } else {
         None
+    };
+    let tui = match &cfg {
+        Some(cfg) if has_tui(&cli.command) && want_tui(&g) => {
+            Some(ui_setup(cli.theme.as_deref(), cfg)?)
+        }
+        _ => None,
     };
     match cli.command {
         Command::Demo {
             no_faults,
             chunk_ms,
         } => {
-            let plan = parse_plan(DEMO_PLAN, "bundled demo plan (avp_diffusion_planner.json)")
-                .map_err(|e| eyre!("{e}"))?;
+            let plan = parse_plan(DEMO_PLAN, "bundled demo plan (avp_diffusion_planner.json)")?;
+            // The simulated demo runs its timeouts and retry delays fast so its faults
+            // show up in seconds; a real model keeps the real ones (a real call takes
+            // longer than 3 s, and a 429 needs the real backoff).
+            let profile = plexus::commands::providers::profile_named(
+                &g,
+                g.provider.as_deref().unwrap_or("simulated"),
+            )?;
+            let simulated = profile.kind == plexus::provider::profile::ProviderKind::Simulated;
             let engine = engine_config(
                 &g,
                 EngineConfig {
-                    timeout_scale: 0.005,
-                    retry: RetryPolicy::default().scaled(20),
+                    timeout_scale: if simulated { 0.005 } else { 1.0 },
+                    retry: if simulated {
+                        RetryPolicy::default().scaled(20)
+                    } else {
+                        RetryPolicy::default()
+                    },
                     seed: DEMO_SEED,
                     ..EngineConfig::default()
                 },
@@ -205,7 +251,7 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
             retry_delay_div,
             abstractive_summaries,
         } => {
-            let plan = load_plan_file(&plan).map_err(|e| eyre!("{e}"))?;
+            let plan = load_plan_file(&plan)?;
             let faults = match faults.as_str() {
                 "none" => FaultRates::default(),
                 "demo" => FaultRates::demo(),
@@ -254,7 +300,7 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Validate { plan } => match load_plan_file(&plan) {
             Ok(p) => {
                 let layers = p.layers();
-                println!(
+                plexus::outln!(
                     "{}: valid — plan {} ({}), {} tasks in {} layers, agents: {}",
                     plan.display(),
                     p.plan_id,
@@ -266,8 +312,8 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
                 Ok(ExitCode::SUCCESS)
             }
             Err(e) => {
-                eprint!("{e}");
-                Ok(ExitCode::from(2))
+                plexus::errprint!("{e}");
+                Ok(ExitCode::from(exit::INVALID))
             }
         },
         Command::Runs { json } => {
@@ -283,16 +329,12 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Resume { run } => {
-            let store = Store::open(&g.db)?;
-            let id = store.run(&run)?.run_id;
-            let (plan, config, state) = load_resume(&store, &id)?;
-            drop(store);
-            let mut config = config;
+            let (plan, mut config, resuming) = prepare_resume(&g.db, &run)?;
             config.engine = engine_config(&g, config.engine);
             if let Some(p) = &g.provider {
                 config.provider = p.clone();
             }
-            finish(launch(&g, tui, plan, config, Some((id, state)), false).await?)
+            finish(launch(&g, tui, plan, config, Some(resuming), false).await?)
         }
         Command::Providers { json } => {
             plexus::commands::providers::print_providers(&g, json)?;
@@ -346,7 +388,7 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
             )
             .await?;
             if json {
-                println!("{}", serde_json::to_string_pretty(&r)?);
+                plexus::rawln!("{}", serde_json::to_string_pretty(&r)?);
             } else {
                 plexus::commands::bench_http::print_http_report(&r);
             }
@@ -354,7 +396,7 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
         }
         Command::Check => {
             let r = Store::open(&g.db)?.integrity_check()?;
-            println!("{}: integrity_check {r}", g.db.display());
+            plexus::outln!("{}: integrity_check {r}", g.db.display());
             Ok(if r == "ok" {
                 ExitCode::SUCCESS
             } else {
@@ -372,13 +414,13 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
                 fan_in: 3,
                 max_atoms,
             });
-            println!("{}", serde_json::to_string_pretty(&v)?);
+            plexus::rawln!("{}", serde_json::to_string_pretty(&v)?);
             Ok(ExitCode::SUCCESS)
         }
         Command::BenchTokens { bytes, json } => {
             let r = plexus::commands::bench_tokens::run_token_bench(bytes.max(1));
             if json {
-                println!("{}", serde_json::to_string_pretty(&r)?);
+                plexus::rawln!("{}", serde_json::to_string_pretty(&r)?);
             } else {
                 plexus::commands::bench_tokens::print_token_report(&r);
             }
@@ -404,7 +446,7 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
                 },
             )?;
             if json {
-                println!("{}", serde_json::to_string_pretty(&r)?);
+                plexus::rawln!("{}", serde_json::to_string_pretty(&r)?);
             } else {
                 plexus::commands::bench_ui::print_ui_report(&r);
             }
@@ -432,7 +474,7 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
             };
             let r = run_bench(&opts).await?;
             if json {
-                println!("{}", serde_json::to_string_pretty(&r)?);
+                plexus::rawln!("{}", serde_json::to_string_pretty(&r)?);
             } else {
                 print_report(&r);
             }
@@ -442,14 +484,10 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
 }
 
 fn finish(f: plexus::commands::launch::Finished) -> Result<ExitCode> {
-    eprint!("{}", f.summary);
+    plexus::errprint!("{}", f.summary);
     if f.status == plexus::event::RunStatus::Interrupted {
-        eprintln!("\nresume with: plexus resume {}", f.run_id);
+        plexus::errln!("\nresume with: plexus resume {}", f.run_id);
     }
-    eprintln!("\nrun {}: {}", f.run_id, f.status.as_str());
-    Ok(if f.status.is_failure() {
-        ExitCode::from(3)
-    } else {
-        ExitCode::SUCCESS
-    })
+    plexus::errln!("\nrun {}: {}", f.run_id, f.status.as_str());
+    Ok(ExitCode::from(exit::for_status(f.status)))
 }

@@ -77,11 +77,25 @@ fn validate_reports_errors_with_exit_code_2_and_accepts_fixtures() {
 fn a_failed_run_exits_non_zero_and_a_missing_run_is_a_clear_error() {
     let dir = tempfile::tempdir().expect("tempdir");
     let db = dir.path().join("f.db");
+    // A reader on a file that is not there says so, and creates nothing.
     let out = plexus(&db, &["show", "R-nope"]);
-    assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("no run `R-nope`"));
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("no database at") && err.contains("f.db"),
+        "{err}"
+    );
+    assert!(!db.exists());
+    drop(plexus::store::open_connection(&db).expect("an empty plexus database"));
+    let out = plexus(&db, &["show", "R-nope"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("no run `R-nope`") && err.contains("f.db"),
+        "{err}"
+    );
     let out = plexus(&db, &["run", "fixtures/plans/does_not_exist.json"]);
-    assert!(!out.status.success());
+    assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot read the plan"));
 }
 

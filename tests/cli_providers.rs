@@ -168,7 +168,7 @@ fn a_broken_profile_names_the_file_and_the_profile() {
     let t = text(&out);
     assert!(!out.status.success());
     assert!(
-        t.contains("plexus.toml: [providers.bad]: `base_url` is required"),
+        t.contains("plexus.toml:1: `providers.bad`: `base_url` is required"),
         "{t}"
     );
 }

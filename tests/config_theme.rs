@@ -19,7 +19,7 @@ fn a_config_dir_with_a_user_theme_and_key_overrides() {
     let config_path = dir.path().join(FILE_NAME);
     std::fs::write(
         &config_path,
-        "[ui]\ntheme = \"dusk\"\n\n[keys]\nquit = [\"x\", \"ctrl-q\"]\n\n[providers.simulated]\nseed = 7\n",
+        "[ui]\ntheme = \"dusk\"\n\n[keys]\nquit = [\"x\", \"ctrl-q\"]\n\n[providers.local]\nkind = \"openai\"\nbase_url = \"http://127.0.0.1:1/v1\"\nmodel = \"m\"\n",
     )
     .expect("write config");
 

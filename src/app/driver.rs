@@ -26,6 +26,10 @@ use crate::ui::theme::Theme;
 pub const FRAME_INTERVAL: Duration = Duration::from_millis(33);
 /// Spinner period.
 pub const SPIN_INTERVAL: Duration = Duration::from_millis(100);
+/// How often the UI checks that its terminal is still there.
+pub const TERMINAL_CHECK: Duration = Duration::from_millis(250);
+/// Exit code after a second stop signal (the run was interrupted).
+const EXIT_INTERRUPTED: u8 = 3;
 
 /// The application: the run shown, the live run (when another one is open), UI state.
 pub struct App {
@@ -273,8 +277,13 @@ pub async fn run_loop(
     let mut last_spin = Instant::now();
     let mut events_open = true;
     let mut loaded_open = true;
-    // SIGTERM / SIGHUP: leave like a confirmed quit (the run stays resumable).
-    let mut term_signal = terminate_signals();
+    let mut terminal_lost = false;
+    // SIGINT / SIGTERM / SIGHUP: leave like a confirmed quit (the run stays resumable);
+    // a second one within 2 s exits at once.
+    let mut stop_signal = crate::signals::stop_signals();
+    let mut signal_count = crate::signals::SignalCount::default();
+    let mut watchdog = tokio::time::interval(TERMINAL_CHECK);
+    watchdog.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         if app.ui.quitting && engine_done.is_none() {
             break;
@@ -284,6 +293,10 @@ pub async fn run_loop(
             dirty = true;
         }
         let due = last_frame + FRAME_INTERVAL;
+        if terminal_lost {
+            // Nothing can be drawn on a terminal that is gone.
+            dirty = false;
+        }
         if dirty && now >= due {
             app.refresh();
             app.ui.now_ms = chrono::Utc::now().timestamp_millis();
@@ -303,10 +316,26 @@ pub async fn run_loop(
             Instant::now() + Duration::from_secs(3600)
         };
         tokio::select! {
-            ev = input.next() => match ev {
+            ev = input.next(), if !terminal_lost => match ev {
                 Some(Ok(ev)) => dirty |= app.on_terminal(ev),
-                Some(Err(e)) => return Err(e),
-                None => break,
+                // Input that fails or ends means the terminal is gone: like a hang-up.
+                Some(Err(e)) => {
+                    tracing::warn!("terminal input failed: {e}; leaving as on SIGHUP");
+                    terminal_lost = true;
+                    app.run_effects(vec![Effect::Engine(Control::Interrupt), Effect::Quit]);
+                }
+                None => {
+                    tracing::warn!("terminal input ended; leaving as on SIGHUP");
+                    terminal_lost = true;
+                    app.run_effects(vec![Effect::Engine(Control::Interrupt), Effect::Quit]);
+                }
+            },
+            _ = watchdog.tick(), if !terminal_lost => {
+                if super::terminal::terminal_gone() {
+                    tracing::warn!("the terminal hung up; leaving as on SIGHUP");
+                    terminal_lost = true;
+                    app.run_effects(vec![Effect::Engine(Control::Interrupt), Effect::Quit]);
+                }
             },
             n = events.recv_many(&mut batches, 64), if events_open => {
                 if n == 0 {
@@ -340,10 +369,19 @@ pub async fn run_loop(
                 }
                 dirty = true;
             },
-            _ = term_signal.recv() => {
-                let fx = vec![Effect::Engine(Control::Interrupt), Effect::Quit];
-                app.run_effects(fx);
-                dirty = true;
+            Some(name) = stop_signal.recv() => {
+                match signal_count.arrived(std::time::Instant::now()) {
+                    crate::signals::Verdict::ExitNow => {
+                        super::terminal::restore();
+                        let run = app.live_mut().run_id.clone();
+                        crate::signals::exit_now(name, &run, EXIT_INTERRUPTED);
+                    }
+                    _ => {
+                        let fx = vec![Effect::Engine(Control::Interrupt), Effect::Quit];
+                        app.run_effects(fx);
+                        dirty = true;
+                    }
+                }
             },
             _ = tokio::time::sleep_until(wake) => {},
         }
@@ -355,30 +393,6 @@ pub async fn run_loop(
         }
     }
     Ok(())
-}
-
-/// A receiver that yields once per SIGTERM or SIGHUP (never on other platforms).
-fn terminate_signals() -> tokio::sync::mpsc::UnboundedReceiver<()> {
-    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{signal, SignalKind};
-        for kind in [SignalKind::terminate(), SignalKind::hangup()] {
-            if let Ok(mut s) = signal(kind) {
-                let tx = tx.clone();
-                tokio::spawn(async move {
-                    while s.recv().await.is_some() {
-                        if tx.send(()).is_err() {
-                            break;
-                        }
-                    }
-                });
-            }
-        }
-    }
-    // Keep one sender alive so the channel never reports closed.
-    std::mem::forget(tx);
-    rx
 }
 
 fn draw(guard: &mut TerminalGuard, app: &mut App) -> std::io::Result<()> {

@@ -14,7 +14,28 @@ use ratatui::Terminal;
 /// The terminal in TUI mode; restores every mode when dropped.
 pub struct TerminalGuard {
     /// The ratatui terminal.
-    pub terminal: Terminal<CrosstermBackend<Stdout>>,
+    pub terminal: Terminal<CrosstermBackend<TermOut>>,
+}
+
+/// Standard output for the UI. Once the terminal is gone a write cannot reach anyone,
+/// so a failed write is dropped rather than reported (ratatui reports a failure to show
+/// the cursor on drop with `eprintln!`, which panics on a hung-up terminal); the loss
+/// itself is noticed by [`terminal_gone`].
+pub struct TermOut(Stdout);
+
+impl Write for TermOut {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self.0.write(buf) {
+            Ok(n) => Ok(n),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => Err(e),
+            Err(_) => Ok(buf.len()),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        let _ = self.0.flush();
+        Ok(())
+    }
 }
 
 impl TerminalGuard {
@@ -27,7 +48,7 @@ impl TerminalGuard {
             restore();
             return Err(e);
         }
-        match Terminal::new(CrosstermBackend::new(out)) {
+        match Terminal::new(CrosstermBackend::new(TermOut(out))) {
             Ok(terminal) => Ok(TerminalGuard { terminal }),
             Err(e) => {
                 restore();
@@ -55,6 +76,38 @@ pub fn restore() {
         cursor::Show
     );
     let _ = out.flush();
+}
+
+/// Whether the terminal went away under the UI (its pseudo-terminal was closed, the
+/// connection dropped): standard input or output reports a hang-up or an error. A hung-up
+/// terminal gives no SIGHUP when a wrapper (`runuser`, `sh -c` ignoring HUP) is its
+/// session leader, and its input reads then return nothing forever, so this is asked
+/// for rather than waited for.
+pub fn terminal_gone() -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+        use std::os::fd::AsFd;
+        let stdin = io::stdin();
+        let stdout = io::stdout();
+        let mut fds = [
+            PollFd::new(stdin.as_fd(), PollFlags::empty()),
+            PollFd::new(stdout.as_fd(), PollFlags::empty()),
+        ];
+        match poll(&mut fds, PollTimeout::ZERO) {
+            Ok(0) => false,
+            Ok(_) => fds.iter().any(|f| {
+                f.revents().is_some_and(|r| {
+                    r.intersects(PollFlags::POLLHUP | PollFlags::POLLERR | PollFlags::POLLNVAL)
+                })
+            }),
+            Err(_) => false,
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        false
+    }
 }
 
 fn install_panic_hook() {

@@ -204,11 +204,11 @@ pub async fn run_bench(opts: &BenchOptions) -> Result<BenchReport> {
     let db = opts.dir.join("bench.db");
     remove_database(&db);
     remove_database(&bare_path);
-    eprintln!("bench: bare batched insert loop, {} rows…", opts.bare_rows);
+    crate::errln!("bench: bare batched insert loop, {} rows…", opts.bare_rows);
     let bare_path2 = bare_path.clone();
     let rows = opts.bare_rows;
     let bare = tokio::task::spawn_blocking(move || bare_insert_rate(&bare_path2, rows)).await??;
-    eprintln!("bench: bare loop {:.0} rows/s", bare);
+    crate::errln!("bench: bare loop {:.0} rows/s", bare);
 
     let plan = generated_plan(opts.tasks, opts.width)?;
     let sim = simulated(opts, 0, 0);
@@ -217,7 +217,7 @@ pub async fn run_bench(opts: &BenchOptions) -> Result<BenchReport> {
         chunk_flush_max: opts.chunk_flush_max,
         ..EngineConfig::default()
     };
-    eprintln!(
+    crate::errln!(
         "bench: running {} tasks (concurrency {}, ≥{} chunks each)…",
         plan.tasks.len(),
         opts.concurrency,
@@ -276,7 +276,7 @@ async fn paced_run(
 ) -> Result<PacedFigures> {
     let db = opts.dir.join("paced.db");
     remove_database(&db);
-    eprintln!("bench: paced run, {tasks} tasks streaming a chunk every 10 ms…");
+    crate::errln!("bench: paced run, {tasks} tasks streaming a chunk every 10 ms…");
     sync_filesystem(&opts.dir);
     let sim = simulated(opts, 40, 10);
     let plan = generated_plan(tasks, 100)?;
@@ -441,35 +441,38 @@ pub(crate) async fn run_to_end(
 
 /// Prints a report as the README shows it.
 pub fn print_report(r: &BenchReport) {
-    println!("tasks                 {}", r.tasks);
-    println!("run status            {}", r.status);
-    println!("wall time             {:.3} s", r.seconds);
-    println!("tasks/s               {:.0}", r.tasks_per_s);
-    println!("chunks streamed       {}", r.chunks_streamed);
-    println!(
+    crate::outln!("tasks                 {}", r.tasks);
+    crate::outln!("run status            {}", r.status);
+    crate::outln!("wall time             {:.3} s", r.seconds);
+    crate::outln!("tasks/s               {:.0}", r.tasks_per_s);
+    crate::outln!("chunks streamed       {}", r.chunks_streamed);
+    crate::outln!(
         "events                {} ({} chunk events, at most {} chunks each)",
-        r.events, r.chunk_events, r.chunk_flush_max
+        r.events,
+        r.chunk_events,
+        r.chunk_flush_max
     );
-    println!("events/s              {:.0}", r.events_per_s);
-    println!("bare insert rows/s    {:.0}", r.bare_rows_per_s);
-    println!("events/s vs bare      {:.2}", r.ratio_to_bare);
-    println!("bytes/event (file)    {:.1}", r.bytes_per_event_file);
+    crate::outln!("events/s              {:.0}", r.events_per_s);
+    crate::outln!("bare insert rows/s    {:.0}", r.bare_rows_per_s);
+    crate::outln!("events/s vs bare      {:.2}", r.ratio_to_bare);
+    crate::outln!("bytes/event (file)    {:.1}", r.bytes_per_event_file);
     if let Some(b) = r.bytes_per_event_log {
-        println!("bytes/event (log)     {b:.1}");
+        crate::outln!("bytes/event (log)     {b:.1}");
     }
-    println!("commit latency p50    {} ms", r.commit_latency_ms.0);
-    println!("commit latency p99    {} ms", r.commit_latency_ms.1);
-    println!("peak memory (RSS)     {:.1} MiB", r.peak_rss_mib);
+    crate::outln!("commit latency p50    {} ms", r.commit_latency_ms.0);
+    crate::outln!("commit latency p99    {} ms", r.commit_latency_ms.1);
+    crate::outln!("peak memory (RSS)     {:.1} MiB", r.peak_rss_mib);
     let Some(p) = &r.paced else {
-        println!("paced run             skipped (--paced-tasks 0)");
+        crate::outln!("paced run             skipped (--paced-tasks 0)");
         return;
     };
-    println!("paced run events/s    {:.0}", p.events_per_s);
-    println!("paced latency p50     {} ms", p.commit_latency_ms.0);
-    println!("paced latency p99     {} ms", p.commit_latency_ms.1);
-    println!(
+    crate::outln!("paced run events/s    {:.0}", p.events_per_s);
+    crate::outln!("paced latency p50     {} ms", p.commit_latency_ms.0);
+    crate::outln!("paced latency p99     {} ms", p.commit_latency_ms.1);
+    crate::outln!(
         "paced longest write   {:.1} ms (longest commit {:.1} ms)",
-        p.longest_write_commit_ms.0, p.longest_write_commit_ms.1
+        p.longest_write_commit_ms.0,
+        p.longest_write_commit_ms.1
     );
 }
 

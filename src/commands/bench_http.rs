@@ -256,26 +256,29 @@ pub async fn run_http_bench(o: &HttpBenchOptions) -> Result<HttpBenchReport> {
 
 /// Prints a report as the README shows it.
 pub fn print_http_report(r: &HttpBenchReport) {
-    println!("api                   {}", r.api);
-    println!(
+    crate::outln!("api                   {}", r.api);
+    crate::outln!(
         "tasks                 {} ({} succeeded)",
-        r.tasks, r.succeeded
+        r.tasks,
+        r.succeeded
     );
-    println!("calls in flight       {}", r.calls);
-    println!("stream per answer     {} ms", r.stream_ms);
-    println!("run status            {}", r.status);
-    println!(
+    crate::outln!("calls in flight       {}", r.calls);
+    crate::outln!("stream per answer     {} ms", r.stream_ms);
+    crate::outln!("run status            {}", r.status);
+    crate::outln!(
         "wall time             {:.2} s (ideal {:.1} s)",
-        r.seconds, r.ideal_seconds
+        r.seconds,
+        r.ideal_seconds
     );
-    println!(
+    crate::outln!(
         "CPU (plexus)          {:.2} s = {:.2} cores on average",
-        r.cpu_seconds, r.cores_used
+        r.cpu_seconds,
+        r.cores_used
     );
-    println!("peak memory (RSS)     {:.1} MiB", r.peak_rss_mib);
-    println!(
+    crate::outln!("peak memory (RSS)     {:.1} MiB", r.peak_rss_mib);
+    crate::outln!(
         "CPU (mock server)     {:.2} s (its own process)",
         r.server_cpu_seconds
     );
-    println!("events logged         {}", r.events);
+    crate::outln!("events logged         {}", r.events);
 }

@@ -201,12 +201,12 @@ pub fn run_token_bench(bytes: usize) -> TokenBenchReport {
 
 /// Prints the report.
 pub fn print_token_report(r: &TokenBenchReport) {
-    println!(
+    crate::outln!(
         "counting {:.1} MB of mixed English, Chinese and JSON, one thread (target ≥ 30 MB/s)",
         r.bytes as f64 / 1e6
     );
     for e in &r.encodings {
-        println!(
+        crate::outln!(
             "  {:<12} {:>9} tokens  plexus {:>5.1} MB/s cold, {:>5.1} MB/s warm · bpe-openai alone {:>5.1} · tiktoken-rs {:>4.1} · identical: {}",
             e.name,
             e.tokens,
@@ -217,7 +217,7 @@ pub fn print_token_report(r: &TokenBenchReport) {
             if e.identical { "yes" } else { "NO" }
         );
     }
-    println!(
+    crate::outln!(
         "planning 100 inputs of {} tokens: {:.2} ms with counts known (target < 50 ms), {:.0} ms counting them too",
         r.plan_input_tokens, r.plan_known_ms, r.plan_counting_ms
     );

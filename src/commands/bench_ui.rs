@@ -437,36 +437,42 @@ pub fn run_ui_bench(o: &UiBenchOptions) -> color_eyre::eyre::Result<UiBenchRepor
 
 /// Prints the report as a table with the targets beside the figures.
 pub fn print_ui_report(r: &UiBenchReport) {
-    println!(
+    crate::outln!(
         "Run screen {} · {} tasks · {}-line output buffer",
-        r.size, r.tasks, r.lines
+        r.size,
+        r.tasks,
+        r.lines
     );
-    println!(
+    crate::outln!(
         "frame render median   {:.3} ms   (target ≤ 1.5 ms)",
         r.frame_median_ms
     );
-    println!("frame render p99      {:.3} ms", r.frame_p99_ms);
-    println!(
+    crate::outln!("frame render p99      {:.3} ms", r.frame_p99_ms);
+    crate::outln!(
         "bare ratatui frame    {:.3} ms median (same visible content as plain paragraphs; ratio {:.2})",
         r.bare_frame_median_ms,
         r.frame_median_ms / r.bare_frame_median_ms.max(1e-9)
     );
-    println!(
+    crate::outln!(
         "fold per frame        {:.3} ms median for {} events (10,000 events/s at 30 frames/s)",
-        r.fold_median_ms, r.events_per_frame
+        r.fold_median_ms,
+        r.events_per_frame
     );
-    println!(
+    crate::outln!(
         "reducer               {:.0} events/s over {} events   (target ≥ 300,000)",
-        r.reducer_events_per_s, r.reducer_events
+        r.reducer_events_per_s,
+        r.reducer_events
     );
-    println!(
+    crate::outln!(
         "streamed text held    {:.1} MiB after {:.1} MiB fed (budget {} MiB)",
         r.text_held_mib,
         r.text_fed_mib,
         crate::state::DEFAULT_OUTPUT_BUDGET >> 20
     );
-    println!(
+    crate::outln!(
         "resident memory       {:.1} MiB before the long stream, {:.1} MiB after (peak {:.1} MiB)",
-        r.rss_before_mib, r.rss_mib, r.peak_rss_mib
+        r.rss_before_mib,
+        r.rss_mib,
+        r.peak_rss_mib
     );
 }

@@ -69,6 +69,15 @@ impl Progress {
                 c.last_seq,
                 c.interrupted_tasks.len()
             )),
+            EngineEvent::LeaseTakenOver(l) => Some(format!(
+                "taken over from pid {} on host {} ({}; last heartbeat at {})",
+                l.previous_pid,
+                l.previous_host,
+                l.reason.replace('_', " "),
+                chrono::DateTime::from_timestamp_millis(l.previous_heartbeat_ms)
+                    .map(|t| t.to_rfc3339())
+                    .unwrap_or_default()
+            )),
             EngineEvent::RunResumed(r) => {
                 self.total = (r.finished_tasks + r.remaining_tasks) as usize;
                 Some(format!(
@@ -229,7 +238,7 @@ pub async fn print_progress(
         let mut out = stderr.lock();
         for env in batch {
             if let Some(line) = p.fold(&env) {
-                let _ = writeln!(out, "{line}");
+                let _ = writeln!(out, "{}", crate::out::clean(&line));
             }
         }
     }

@@ -2,6 +2,7 @@
 //! with progress on stderr, Ctrl-C leaving the run resumable.
 
 use std::collections::HashMap;
+use std::path::Path;
 use std::sync::Arc;
 
 use color_eyre::eyre::{eyre, Result, WrapErr};
@@ -10,9 +11,12 @@ use serde_json::Value;
 use super::headless::{print_progress, Progress};
 use super::{Globals, RunConfig};
 use crate::engine::{start_run, Control, ResumeState, RunSpec};
+use crate::event::LeaseTakenOver;
 use crate::event::{RunStatus, TaskStatus};
 use crate::plan::{parse_plan, Plan};
-use crate::store::{spawn_writer, PaperRow, RunRow, Store, WriteOp};
+use crate::store::lease::{self, Lease};
+use crate::store::writer::spawn_writer_holding;
+use crate::store::{PaperRow, RunRow, Store, WriteOp};
 
 /// A new run id: `R{YYYYMMDD}-{HHMMSS}-{4 hex}`.
 pub fn new_run_id() -> String {
@@ -78,12 +82,63 @@ pub struct Started {
     pub events: tokio::sync::mpsc::UnboundedReceiver<Vec<Arc<crate::event::Envelope>>>,
 }
 
+/// A run about to be resumed: its state read from the log, and the lease this process
+/// took on it (so no other process executes it meanwhile).
+pub struct Resuming {
+    /// Run id.
+    pub run_id: String,
+    /// What the log says.
+    pub state: ResumeState,
+    /// This process's ownership of the run.
+    pub lease: Lease,
+}
+
+/// Takes the run over (refused while another live process executes it) and reads what
+/// a resume needs. The lease is given back when reading fails.
+pub fn prepare_resume(db: &Path, run: &str) -> Result<(Plan, RunConfig, Resuming)> {
+    let run_id = Store::open(db)?.run(run)?.run_id;
+    let lease = lease::acquire(db, &run_id)?;
+    let loaded = Store::open(db)
+        .map_err(color_eyre::Report::from)
+        .and_then(|store| load_resume(&store, &run_id));
+    match loaded {
+        Ok((plan, config, mut state)) => {
+            state.taken_over = lease.taken_over.as_ref().map(|(o, why)| LeaseTakenOver {
+                previous_pid: o.pid,
+                previous_host: o.host.clone(),
+                previous_since: o.started_at.clone(),
+                previous_heartbeat_ms: o.heartbeat_ms,
+                reason: match why {
+                    lease::Gone::ProcessGone => "process_gone",
+                    lease::Gone::HeartbeatStale => "heartbeat_stale",
+                }
+                .into(),
+            });
+            Ok((
+                plan,
+                config,
+                Resuming {
+                    run_id,
+                    state,
+                    lease,
+                },
+            ))
+        }
+        Err(e) => {
+            if let Err(r) = lease::release_at(db, &lease) {
+                tracing::warn!("cannot give back the lease of {run_id}: {r}");
+            }
+            Err(e)
+        }
+    }
+}
+
 /// Opens the database, creates (or resumes) the run and starts the engine.
 pub fn start(
     globals: &Globals,
     plan: Plan,
     config: RunConfig,
-    resume: Option<(String, ResumeState)>,
+    resume: Option<Resuming>,
     demo_assets: bool,
 ) -> Result<Started> {
     config.engine.tokens.encoding.preload();
@@ -98,25 +153,28 @@ pub fn start(
         }
     }
     let (sub_tx, sub_rx) = tokio::sync::mpsc::unbounded_channel();
-    let (writer, writer_thread) = spawn_writer(&globals.db, Some(sub_tx))
-        .wrap_err_with(|| format!("cannot open the database {}", globals.db.display()))?;
+    let (run_id, lease, resume) = match resume {
+        Some(r) => (r.run_id, r.lease, Some(r.state)),
+        None => {
+            let id = new_run_id();
+            let lease = lease::acquire(&globals.db, &id)?;
+            (id, lease, None)
+        }
+    };
+    let (writer, writer_thread) =
+        spawn_writer_holding(&globals.db, Some(sub_tx), Some(lease.clone()))?;
     if demo_assets {
         import_demo_assets(&writer)?;
     }
     let plan = Arc::new(plan);
-    let run_id = match &resume {
-        Some((id, _)) => id.clone(),
-        None => {
-            let id = new_run_id();
-            writer.send(WriteOp::CreateRun(Box::new(RunRow::for_plan(
-                &id,
-                &plan,
-                &provider.name(),
-                serde_json::to_string(&config)?,
-            ))))?;
-            id
-        }
-    };
+    if resume.is_none() {
+        writer.send(WriteOp::CreateRun(Box::new(RunRow::for_plan(
+            &run_id,
+            &plan,
+            &provider.name(),
+            serde_json::to_string(&config)?,
+        ))))?;
+    }
     writer.flush()?;
     let known_assets = Store::open(&globals.db)?.known_asset_ids()?;
     let handle = start_run(RunSpec {
@@ -127,7 +185,7 @@ pub fn start(
         config: config.engine.clone(),
         writer: writer.clone(),
         known_assets,
-        resume: resume.map(|(_, r)| r),
+        resume,
     });
     Ok(Started {
         run_id,
@@ -159,25 +217,44 @@ pub async fn run_headless(
     globals: &Globals,
     plan: Plan,
     config: RunConfig,
-    resume: Option<(String, ResumeState)>,
+    resume: Option<Resuming>,
     demo_assets: bool,
 ) -> Result<Finished> {
     let mut started = start(globals, plan, config, resume, demo_assets)?;
     let run_id = started.run_id.clone();
-    eprintln!("run {run_id}: database {}", globals.db.display());
+    crate::errln!("run {run_id}: database {}", globals.db.display());
     let events = std::mem::replace(
         &mut started.events,
         tokio::sync::mpsc::unbounded_channel().1,
     );
     let printer = tokio::spawn(print_progress(events));
     let control = started.handle.control.clone();
+    let signal_run = run_id.clone();
     let ctrl_c = tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            eprintln!("interrupt: stopping; the run stays resumable");
-            let _ = control.send(Control::Interrupt);
+        let mut signals = crate::signals::stop_signals();
+        let mut count = crate::signals::SignalCount::default();
+        while let Some(name) = signals.recv().await {
+            match count.arrived(std::time::Instant::now()) {
+                crate::signals::Verdict::Stop => {
+                    crate::errln!(
+                        "{name}: stopping; the run stays resumable (another signal within 2 s exits at once)"
+                    );
+                    let _ = control.send(Control::Interrupt);
+                }
+                crate::signals::Verdict::ExitNow => {
+                    crate::signals::exit_now(name, &signal_run, super::exit::RUN_FAILED)
+                }
+                crate::signals::Verdict::StillStopping => {
+                    crate::errln!(
+                        "{name}: still stopping (another signal within 2 s exits at once)"
+                    );
+                }
+            }
         }
     });
-    let status = started.finish().await?;
+    let status = started.finish().await.wrap_err_with(|| {
+        format!("run {run_id} stopped before its end; once the cause is fixed it resumes with: plexus resume {run_id}")
+    })?;
     ctrl_c.abort();
     let progress: Progress = printer
         .await
@@ -231,6 +308,11 @@ pub fn load_resume(store: &Store, run_id: &str) -> Result<(Plan, RunConfig, Resu
         }
     }
     state.interrupted = store.in_flight_tasks(&summary.run_id)?;
+    state.retries = store
+        .retry_history(&summary.run_id)?
+        .into_iter()
+        .filter(|(task, _)| !state.finished.contains_key(task))
+        .collect();
     for (tid, out) in store.task_outputs(&summary.run_id)? {
         if let Ok(v) = serde_json::from_str(&out) {
             state.outputs.insert(tid, v);

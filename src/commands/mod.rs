@@ -4,6 +4,7 @@ pub mod bench;
 pub mod bench_http;
 pub mod bench_tokens;
 pub mod bench_ui;
+pub mod exit;
 pub mod headless;
 pub mod launch;
 pub mod providers;

@@ -42,16 +42,22 @@ pub fn print_providers(globals: &Globals, json: bool) -> Result<()> {
                 })
             })
             .collect();
-        println!("{}", serde_json::to_string_pretty(&rows)?);
+        crate::rawln!("{}", serde_json::to_string_pretty(&rows)?);
         return Ok(());
     }
     match &cfg.path {
-        Some(p) => println!("profiles from {}", p.display()),
-        None => println!("no plexus.toml found; only the built-in simulated provider"),
+        Some(p) => crate::outln!("profiles from {}", p.display()),
+        None => crate::outln!("no plexus.toml found; only the built-in simulated provider"),
     }
-    println!(
+    crate::outln!(
         "{:<14} {:<10} {:<28} {:<36} {:<30} {:>5} {:>7}",
-        "NAME", "KIND", "MODEL", "BASE_URL", "KEY", "CONC", "RPM"
+        "NAME",
+        "KIND",
+        "MODEL",
+        "BASE_URL",
+        "KEY",
+        "CONC",
+        "RPM"
     );
     for p in &all {
         let rpm = if p.rate_limit_rpm == 0 {
@@ -64,7 +70,7 @@ pub fn print_providers(globals: &Globals, json: bool) -> Result<()> {
         } else {
             &p.base_url
         };
-        println!(
+        crate::outln!(
             "{:<14} {:<10} {:<28} {:<36} {:<30} {:>5} {:>7}",
             p.name,
             p.kind.as_str(),
@@ -138,12 +144,12 @@ pub async fn ping(globals: &Globals, name: &str, timeout_s: f64) -> Result<bool>
     let label = provider.name();
     match result {
         Err(_) => {
-            println!("{label}: FAILED (E004) no complete answer within {timeout_s}s");
+            crate::outln!("{label}: FAILED (E004) no complete answer within {timeout_s}s");
             Ok(false)
         }
         Ok(Err(e)) => {
             let said = crate::ui::sanitize::sanitize(&e.to_string());
-            println!("{label}: FAILED ({}) {said}", code_of(&e));
+            crate::outln!("{label}: FAILED ({}) {said}", code_of(&e));
             Ok(false)
         }
         Ok(Ok(out)) => {
@@ -159,14 +165,14 @@ pub async fn ping(globals: &Globals, name: &str, timeout_s: f64) -> Result<bool>
                 .chars()
                 .take(60)
                 .collect();
-            println!("{label}: ok");
-            println!("  latency   first text {first}, whole answer {total} ms");
-            println!(
+            crate::outln!("{label}: ok");
+            crate::outln!("  latency   first text {first}, whole answer {total} ms");
+            crate::outln!(
                 "  model     {}",
                 out.model.as_deref().unwrap_or(&profile.model)
             );
-            println!("  usage     {usage}");
-            println!("  answer    {answer:?}");
+            crate::outln!("  usage     {usage}");
+            crate::outln!("  answer    {answer:?}");
             Ok(true)
         }
     }

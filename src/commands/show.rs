@@ -15,19 +15,26 @@ use crate::store::Store;
 pub fn print_runs(store: &Store, json_out: bool) -> Result<()> {
     let runs = store.list_runs()?;
     if json_out {
-        println!("{}", serde_json::to_string_pretty(&runs)?);
+        crate::rawln!("{}", serde_json::to_string_pretty(&runs)?);
         return Ok(());
     }
     if runs.is_empty() {
-        println!("no runs in {}", store.path().display());
+        crate::outln!("no runs in {}", store.path().display());
         return Ok(());
     }
-    println!(
+    crate::outln!(
         "{:<24} {:<12} {:<26} {:>6} {:>8} {:>6}  {:<25} {}",
-        "RUN", "STATUS", "PLAN", "TASKS", "EVENTS", "ATOMS", "CREATED", "PROVIDER"
+        "RUN",
+        "STATUS",
+        "PLAN",
+        "TASKS",
+        "EVENTS",
+        "ATOMS",
+        "CREATED",
+        "PROVIDER"
     );
     for r in runs {
-        println!(
+        crate::outln!(
             "{:<24} {:<12} {:<26} {:>6} {:>8} {:>6}  {:<25} {}",
             r.run_id,
             r.status,
@@ -87,14 +94,14 @@ pub fn print_run(store: &Store, id: &str, json_out: bool) -> Result<()> {
             "events_by_kind": kinds,
             "undecodable_events": undecodable,
         });
-        println!("{}", serde_json::to_string_pretty(&v)?);
+        crate::rawln!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(());
     }
-    println!("run       {}", run.run_id);
-    println!("plan      {} ({})", run.plan_id, run.plan_source);
-    println!("provider  {}", run.provider);
-    println!("status    {}", run.status);
-    println!(
+    crate::outln!("run       {}", run.run_id);
+    crate::outln!("plan      {} ({})", run.plan_id, run.plan_source);
+    crate::outln!("provider  {}", run.provider);
+    crate::outln!("status    {}", run.status);
+    crate::outln!(
         "created   {}{}",
         run.created_at,
         run.finished_at
@@ -102,7 +109,7 @@ pub fn print_run(store: &Store, id: &str, json_out: bool) -> Result<()> {
             .map(|f| format!("   finished {f}"))
             .unwrap_or_default()
     );
-    println!(
+    crate::outln!(
         "events    {last}{}",
         if undecodable > 0 {
             format!(" ({undecodable} undecodable)")
@@ -110,13 +117,18 @@ pub fn print_run(store: &Store, id: &str, json_out: bool) -> Result<()> {
             String::new()
         }
     );
-    println!();
-    println!(
+    crate::outln!();
+    crate::outln!(
         "{:<28} {:<20} {:<10} {:>8} {:>6}  {}",
-        "TASK", "AGENT", "STATUS", "ATTEMPTS", "ATOMS", "ERROR"
+        "TASK",
+        "AGENT",
+        "STATUS",
+        "ATTEMPTS",
+        "ATOMS",
+        "ERROR"
     );
     for t in &tasks {
-        println!(
+        crate::outln!(
             "{:<28} {:<20} {:<10} {:>8} {:>6}  {}",
             truncate(&t.task_id, 28),
             truncate(&t.agent, 20),
@@ -126,19 +138,22 @@ pub fn print_run(store: &Store, id: &str, json_out: bool) -> Result<()> {
             t.error_code.clone().unwrap_or_default()
         );
     }
-    println!();
-    println!(
+    crate::outln!();
+    crate::outln!(
         "{:<22} {:>11} {:>13} {:>13}",
-        "AGENT", "INVOCATIONS", "PROMPT TOK", "OUTPUT TOK"
+        "AGENT",
+        "INVOCATIONS",
+        "PROMPT TOK",
+        "OUTPUT TOK"
     );
     for (a, (n, p, o)) in &per_agent {
-        println!("{a:<22} {n:>11} {p:>13} {o:>13}");
+        crate::outln!("{a:<22} {n:>11} {p:>13} {o:>13}");
     }
-    println!();
-    println!("events by kind");
+    crate::outln!();
+    crate::outln!("events by kind");
     for k in EngineEvent::KINDS {
         if let Some(n) = kinds.get(k) {
-            println!("  {k:<22} {n:>8}");
+            crate::outln!("  {k:<22} {n:>8}");
         }
     }
     Ok(())
@@ -159,7 +174,7 @@ pub fn print_log(store: &Store, id: &str) -> Result<()> {
             let event = match e.event {
                 Ok(ev) => ev,
                 Err(err) => {
-                    eprintln!("event {} skipped: {err}", e.seq);
+                    crate::errln!("event {} skipped: {err}", e.seq);
                     continue;
                 }
             };
@@ -172,11 +187,11 @@ pub fn print_log(store: &Store, id: &str) -> Result<()> {
                 agent: e.agent.map(Into::into),
                 event,
             };
-            serde_json::to_writer(&mut out, &env)?;
-            out.write_all(b"\n")?;
+            serde_json::to_writer(&mut out, &env).map_err(crate::out::closed_pipe_ends)?;
+            out.write_all(b"\n").map_err(crate::out::closed_pipe_ends)?;
         }
         from = to + 1;
     }
-    out.flush()?;
+    out.flush().map_err(crate::out::closed_pipe_ends)?;
     Ok(())
 }

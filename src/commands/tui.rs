@@ -3,14 +3,13 @@
 
 use color_eyre::eyre::{eyre, Result, WrapErr};
 
-use super::launch::{start, Finished};
+use super::launch::{start, Finished, Resuming};
 use super::{Globals, RunConfig};
 use crate::app::driver::{run_loop, App};
 use crate::app::loader::{fold_run, Loader};
 use crate::app::terminal::TerminalGuard;
 use crate::app::{Screen, UiState};
 use crate::config::keymap::Keymap;
-use crate::engine::ResumeState;
 use crate::event::RunStatus;
 use crate::plan::Plan;
 use crate::state::RunState;
@@ -32,7 +31,7 @@ pub async fn run_tui(
     globals: &Globals,
     plan: Plan,
     mut config: RunConfig,
-    resume: Option<(String, ResumeState)>,
+    resume: Option<Resuming>,
     demo_assets: bool,
     setup: UiSetup,
 ) -> Result<Finished> {
@@ -40,7 +39,7 @@ pub async fn run_tui(
     config.engine.hold_open = true;
     // A resumed run shows what its log already holds; the engine adds to it.
     let prior = match &resume {
-        Some((id, _)) => {
+        Some(Resuming { run_id: id, .. }) => {
             let store = Store::open(&globals.db)
                 .wrap_err_with(|| format!("cannot open the database {}", globals.db.display()))?;
             Some(fold_run(&store, id, None).map_err(|e| eyre!("{e}"))?)

@@ -117,13 +117,16 @@ impl Config {
             match name {
                 "ui" => config.ui = parser.ui(value)?,
                 "keys" => config.keys = parser.keys(value)?,
-                _ if is_table_like(value.get_ref()) => other_names.push(name.to_string()),
+                "providers" => {
+                    parser.providers(value)?;
+                    other_names.push(name.to_string());
+                }
                 _ => {
                     return Err(ConfigError::UnknownKey {
                         origin: parser.origin(key.span()),
                         table: "the top level".into(),
                         key: name.to_string(),
-                        known: "settings belong in tables such as [ui] and [keys]".into(),
+                        known: "known tables: [ui], [keys], [providers.NAME]".into(),
                     })
                 }
             }
@@ -167,19 +170,6 @@ fn config_dir_from(xdg: Option<OsString>, home: Option<OsString>) -> Option<Path
     }
     home.filter(|h| !h.is_empty())
         .map(|home| PathBuf::from(home).join(".config").join("plexus"))
-}
-
-fn is_table_like(value: &DeValue<'_>) -> bool {
-    match value {
-        DeValue::Table(_) => true,
-        DeValue::Array(items) => {
-            !items.is_empty()
-                && items
-                    .iter()
-                    .all(|i| matches!(i.get_ref(), DeValue::Table(_)))
-        }
-        _ => false,
-    }
 }
 
 /// Where in the config something was written: file and line when known.
@@ -370,6 +360,72 @@ impl Parser<'_> {
         Ok(ui)
     }
 
+    /// Checks every `[providers.NAME]` table: fields known and well typed, values in
+    /// range, so a typo stops every command that reads the config, with its line.
+    fn providers(&self, value: &Spanned<DeValue<'_>>) -> Result<(), ConfigError> {
+        let DeValue::Table(table) = value.get_ref() else {
+            return Err(self.bad_value(
+                value.span(),
+                "providers",
+                "must be tables of profiles: [providers.NAME]",
+            ));
+        };
+        #[derive(serde::Deserialize)]
+        struct Doc {
+            #[serde(default)]
+            providers:
+                std::collections::BTreeMap<String, crate::provider::profile::ProviderProfile>,
+        }
+        let doc: Doc = toml::from_str(self.src).map_err(|err| {
+            let start = err.span().map_or(0, |s| s.start);
+            let (line, _) = self.line_col(start);
+            let key = self
+                .src
+                .lines()
+                .nth(line - 1)
+                .and_then(|l| l.split_once('='))
+                .map(|(k, _)| k.trim().trim_matches('"').to_string());
+            let profile = self.src[..start.min(self.src.len())]
+                .rmatch_indices("[providers.")
+                .next()
+                .and_then(|(i, _)| {
+                    let rest = &self.src[i + "[providers.".len()..];
+                    rest.split(']')
+                        .next()
+                        .map(|n| n.trim().trim_matches('"').to_string())
+                });
+            let dotted = match (profile, key) {
+                (Some(p), Some(k)) => format!("providers.{p}.{k}"),
+                (Some(p), None) => format!("providers.{p}"),
+                _ => "providers".to_string(),
+            };
+            ConfigError::BadValue {
+                origin: Origin {
+                    path: self.path.map(Path::to_path_buf),
+                    line: Some(line),
+                },
+                key: dotted,
+                message: err.message().to_string(),
+            }
+        })?;
+        for (key, _) in table {
+            let name = key.get_ref().as_ref();
+            let dotted = format!("providers.{name}");
+            if name == "simulated" {
+                return Err(self.bad_value(
+                    key.span(),
+                    &dotted,
+                    "`simulated` is built in; give your profile another name",
+                ));
+            }
+            if let Some(p) = doc.providers.get(name) {
+                p.check()
+                    .map_err(|m| self.bad_value(key.span(), &dotted, &m))?;
+            }
+        }
+        Ok(())
+    }
+
     fn keys(&self, value: &Spanned<DeValue<'_>>) -> Result<KeymapOverrides, ConfigError> {
         let DeValue::Table(table) = value.get_ref() else {
             return Err(self.bad_value(value.span(), "keys", "must be a table: [keys]"));
@@ -438,11 +494,10 @@ quit = ["x", "ctrl-q"]
 help = "f1"
 
 [providers.openai]
+kind = "openai"
+base_url = "https://api.openai.com/v1"
 model = "gpt-4o"
 api_key_env = "OPENAI_API_KEY"
-
-[[hooks]]
-run = "notify-send"
 "#;
         let config = parse(src).expect("valid");
         assert_eq!(config.ui.theme, "light");
@@ -459,7 +514,6 @@ run = "notify-send"
             openai.and_then(|t| t.get("model")).and_then(|v| v.as_str()),
             Some("gpt-4o")
         );
-        assert!(config.other.contains_key("hooks"));
         let keymap = config.keymap().expect("checked at load");
         assert_eq!(keymap.keys_for(Action::Quit), vec!["x", "ctrl-q"]);
         assert_eq!(keymap.keys_for(Action::Help), vec!["F1"]);
@@ -485,6 +539,26 @@ run = "notify-send"
         let msg = message("theme = \"light\"\n");
         assert!(
             msg.starts_with("plexus.toml:1: unknown key `theme` in the top level"),
+            "{msg}"
+        );
+    }
+
+    #[test]
+    fn unknown_top_level_table_is_an_error() {
+        let msg = message("[ui]\ntheme = \"dark\"\n[provders.local]\nkind = \"openai\"\n");
+        assert!(
+            msg.starts_with("plexus.toml:3: unknown key `provders` in the top level"),
+            "{msg}"
+        );
+    }
+
+    #[test]
+    fn a_wrong_type_in_a_profile_names_line_and_key() {
+        let msg = message(
+            "[providers.local]\nkind = \"openai\"\nbase_url = \"http://x\"\nmodel = \"m\"\nconcurrency = \"lots\"\n",
+        );
+        assert!(
+            msg.starts_with("plexus.toml:5: `providers.local.concurrency`:"),
             "{msg}"
         );
     }

@@ -64,6 +64,15 @@ impl Adjust {
             _ => {}
         }
     }
+
+    /// Applies a retry recorded in the log (a resumed task picks up where it stopped:
+    /// the threshold it lowered, the timeout it grew, the feedback it gave).
+    pub fn replay(&mut self, ctx: &RunCtx, r: &crate::event::RetryScheduled) {
+        // As live: the code's numeric changes (E002 alone changes nothing but the
+        // feedback), then the feedback the next attempt was given.
+        self.for_retry(ctx, r.error_code, &[], true);
+        self.feedback = r.feedback.clone();
+    }
 }
 
 /// What one attempt came to.
@@ -287,9 +296,7 @@ pub(super) fn next_retry(
     if let Some(retry_after) = transient_after {
         let n = retries.entry("transient").or_insert(0);
         *n += 1;
-        let mut rng =
-            fastrand::Rng::with_seed(ctx.config.seed ^ (attempt as u64) ^ fxhash(task_id));
-        let d = policy.transient_delay(*n, retry_after, rng.f64())?;
+        let d = policy.transient_delay(*n, retry_after, jitter_unit(ctx, task_id, attempt))?;
         return Some((
             code,
             d,
@@ -316,6 +323,18 @@ pub(super) fn next_retry(
         _ => return None,
     };
     Some((code, delay, note))
+}
+
+/// The random number in [0, 1) that jitters a transient retry's delay. The simulated
+/// provider's runs repeat for a seed, so its jitter comes from the seed; against a real
+/// API it comes from this process's own random source, so separate processes retrying
+/// one rate-limited API spread out instead of coming back in lockstep.
+pub(super) fn jitter_unit(ctx: &RunCtx, task_id: &str, attempt: u32) -> f64 {
+    if ctx.provider.is_simulated() {
+        fastrand::Rng::with_seed(ctx.config.seed ^ (attempt as u64) ^ fxhash(task_id)).f64()
+    } else {
+        fastrand::f64()
+    }
 }
 
 fn fxhash(s: &str) -> u64 {

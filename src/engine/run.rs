@@ -14,8 +14,8 @@ use super::request::{constraints_for, prompt_hash};
 use super::worker::{run_task, StopSignal, TaskOutcome};
 use super::{EngineConfig, EngineError};
 use crate::event::{
-    AgentInfo, CancelRequested, CrashDetected, Empty, EngineEvent, RunFinished, RunResumed,
-    RunStarted, RunStatus, TaskBlocked, TaskFinished, TaskInfo, TaskReset, TaskStatus,
+    AgentInfo, CancelRequested, CrashDetected, Empty, EngineEvent, LeaseTakenOver, RunFinished,
+    RunResumed, RunStarted, RunStatus, TaskBlocked, TaskFinished, TaskInfo, TaskReset, TaskStatus,
 };
 use crate::plan::Plan;
 use crate::protocol::{Constraints, ErrorCode, FallbackStrategy, GradeCounts, ResponseOutput};
@@ -58,6 +58,11 @@ pub struct ResumeState {
     pub invocations_per_agent: HashMap<String, u32>,
     /// Grades of the atoms accepted before the resume.
     pub grades: GradeCounts,
+    /// The owner this process took the run over from, when it was gone.
+    pub taken_over: Option<LeaseTakenOver>,
+    /// Retries already scheduled by unfinished tasks since they last started afresh,
+    /// in order: their budget and adjustments carry over.
+    pub retries: HashMap<String, Vec<crate::event::RetryScheduled>>,
 }
 
 /// Everything a run needs.
@@ -116,6 +121,8 @@ pub struct RunCtx {
     pub(super) db: Option<std::path::PathBuf>,
     agents: rustc_hash::FxHashMap<String, AgentCache>,
     inv_seq: Mutex<rustc_hash::FxHashMap<String, u32>>,
+    /// Retry history of resumed tasks, by plan index, taken by each task's first run.
+    retry_history: Mutex<rustc_hash::FxHashMap<usize, Vec<crate::event::RetryScheduled>>>,
 }
 
 struct AgentCache {
@@ -145,6 +152,15 @@ impl RunCtx {
             .get(agent)
             .map(|a| a.prompt.clone())
             .unwrap_or_else(|| Arc::from(""))
+    }
+
+    /// The retries a resumed task had scheduled (empty after the first call).
+    pub(super) fn take_retry_history(&self, idx: usize) -> Vec<crate::event::RetryScheduled> {
+        let mut m = match self.retry_history.lock() {
+            Ok(m) => m,
+            Err(p) => p.into_inner(),
+        };
+        m.remove(&idx).unwrap_or_default()
     }
 
     pub(super) fn next_invocation_seq(&self, agent: &str) -> u32 {
@@ -240,6 +256,17 @@ async fn coordinate(
                 .map(|r| r.invocations_per_agent.clone().into_iter().collect())
                 .unwrap_or_default(),
         ),
+        retry_history: Mutex::new(
+            resume
+                .as_ref()
+                .map(|r| {
+                    r.retries
+                        .iter()
+                        .filter_map(|(t, h)| Some((*index.get(t.as_str())?, h.clone())))
+                        .collect()
+                })
+                .unwrap_or_default(),
+        ),
     });
     let em = &ctx.emitter;
     let run_scope = Scope::default();
@@ -296,6 +323,9 @@ async fn coordinate(
             )?;
         }
         Some(r) => {
+            if let Some(t) = &r.taken_over {
+                em.emit(&run_scope, EngineEvent::LeaseTakenOver(t.clone()))?;
+            }
             if r.previous_status == Some(RunStatus::Running)
                 || r.previous_status == Some(RunStatus::Paused)
             {

@@ -298,6 +298,16 @@ async fn run_attempts(
         .unwrap_or(Grade::B);
     let mut adjust = Adjust::new(threshold);
     let mut retries: rustc_hash::FxHashMap<&'static str, u32> = Default::default();
+    // A resumed task continues its retry budget and adjustments from the log.
+    for r in ctx.take_retry_history(idx) {
+        let key = if r.is_transient() {
+            "transient"
+        } else {
+            r.error_code.as_str()
+        };
+        *retries.entry(key).or_insert(0) += 1;
+        adjust.replay(&ctx, &r);
+    }
     let mut attempt = first_attempt;
     let task_scope = Scope {
         task_id: Some(task_arc.clone()),
@@ -321,7 +331,14 @@ async fn run_attempts(
             agent: Some(agent.clone()),
         };
         let mut constraints = ctx.base_constraints[idx];
-        constraints.timeout_seconds *= adjust.timeout_factor;
+        // The request records the timeout that is enforced (the scale is 1 except on
+        // the simulated demo's fast clock), to the millisecond so it reads back exactly.
+        constraints.timeout_seconds = (constraints.timeout_seconds
+            * adjust.timeout_factor
+            * ctx.config.timeout_scale
+            * 1000.0)
+            .round()
+            / 1000.0;
         constraints.max_tokens =
             (constraints.max_tokens as f64 * adjust.max_tokens_factor).round() as u32;
         constraints.temperature = (((constraints.temperature + adjust.temperature_delta)
@@ -393,7 +410,7 @@ async fn run_attempts(
                 quality_threshold: adjust.threshold.as_str().to_string(),
             }),
         );
-        let effective_timeout = constraints.timeout_seconds * ctx.config.timeout_scale;
+        let effective_timeout = constraints.timeout_seconds;
         let started = Instant::now();
         let mut sink = StreamSink::new(&ctx, &scope);
         let result = {
@@ -515,6 +532,7 @@ async fn run_attempts(
                 &task.task_id,
                 attempt,
             ) {
+                adjust.for_retry(&ctx, code, &verdict.errors, verdict.provider_fault);
                 let _ = ctx.emitter.emit(
                     &task_scope,
                     EngineEvent::RetryScheduled(RetryScheduled {
@@ -522,9 +540,10 @@ async fn run_attempts(
                         error_code: code,
                         delay_ms: delay,
                         adjustment: note,
+                        transient: verdict.transient_after.is_some(),
+                        feedback: adjust.feedback.clone(),
                     }),
                 );
-                adjust.for_retry(&ctx, code, &verdict.errors, verdict.provider_fault);
                 if delay > 0 {
                     tokio::select! {
                         _ = tokio::time::sleep(Duration::from_millis(delay)) => {}

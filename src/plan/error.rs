@@ -35,6 +35,8 @@ pub enum PlanErrorKind {
     BadExecutionMode,
     /// A number out of its range (max_atoms, timeout, temperature…).
     OutOfRange,
+    /// An id holding a control character or a bidi override.
+    BadId,
 }
 
 impl PlanErrorKind {
@@ -56,6 +58,7 @@ impl PlanErrorKind {
             PlanErrorKind::BadThreshold => "bad_threshold",
             PlanErrorKind::BadExecutionMode => "bad_execution_mode",
             PlanErrorKind::OutOfRange => "out_of_range",
+            PlanErrorKind::BadId => "bad_id",
         }
     }
 }

@@ -123,7 +123,10 @@ pub fn parse_plan(text: &str, file: &str) -> Result<Plan, PlanErrors> {
         }
     }
     let plan_id = match obj.get("plan_id") {
-        Some(Value::String(s)) if !s.trim().is_empty() => s.clone(),
+        Some(Value::String(s)) if !s.trim().is_empty() => {
+            check_id(&mut c, None, "plan_id", s);
+            s.clone()
+        }
         Some(_) => {
             c.push(None, "plan_id", K::Shape, "must be a non-empty string");
             String::new()
@@ -168,7 +171,11 @@ pub fn parse_plan(text: &str, file: &str) -> Result<Plan, PlanErrors> {
         None => {}
         Some(Value::Object(m)) => {
             for (name, spec) in m {
+                check_id(&mut c, None, &format!("agents.{name}"), name);
                 if let Some(s) = c.typed::<AgentSpec>(None, &format!("agents.{name}"), spec) {
+                    if let Some(short) = &s.short_name {
+                        check_id(&mut c, None, &format!("agents.{name}.short_name"), short);
+                    }
                     declared.insert(name.clone(), s);
                 }
             }
@@ -254,6 +261,25 @@ pub fn parse_plan(text: &str, file: &str) -> Result<Plan, PlanErrors> {
     }
 }
 
+/// Refuses an id with a control character or a bidi control in it: ids are printed on
+/// terminals and in file names, where such characters hide or rearrange text.
+fn check_id(c: &mut Collector<'_>, task: Option<&str>, field: &str, id: &str) {
+    if let Some(bad) = id
+        .chars()
+        .find(|&ch| ch.is_control() || crate::ui::sanitize::is_bidi_control(ch))
+    {
+        c.push(
+            task,
+            field,
+            K::BadId,
+            format!(
+                "contains the invisible character U+{:04X}; ids may not hold control characters or bidi overrides",
+                bad as u32
+            ),
+        );
+    }
+}
+
 fn parse_task(
     c: &mut Collector<'_>,
     i: usize,
@@ -262,7 +288,10 @@ fn parse_task(
     agents_used: &mut BTreeMap<String, agents::AgentDef>,
 ) -> Option<Task> {
     let task_id = match t.get("task_id") {
-        Some(Value::String(s)) if !s.trim().is_empty() => s.clone(),
+        Some(Value::String(s)) if !s.trim().is_empty() => {
+            check_id(c, None, &format!("tasks[{i}].task_id"), s);
+            s.clone()
+        }
         _ => {
             c.push(
                 None,
@@ -288,6 +317,7 @@ fn parse_task(
     }
     let agent = match t.get("agent") {
         Some(Value::String(name)) => {
+            check_id(c, tid, "agent", name);
             let def = match (declared.get(name), agents::builtin(name)) {
                 (Some(spec), base) => Some(spec.build(name, base)),
                 (None, Some(b)) => Some(b),

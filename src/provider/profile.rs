@@ -270,7 +270,8 @@ impl ProviderProfile {
         Ok(None)
     }
 
-    fn check(&self) -> Result<(), String> {
+    /// Checks the values serde cannot: required fields, ranges, header syntax.
+    pub fn check(&self) -> Result<(), String> {
         if self.kind == ProviderKind::Simulated {
             return Ok(());
         }
@@ -460,10 +461,20 @@ rate_limit_rpm = 50
                 "valid HTTP header name",
             ),
         ];
+        // Refused when the config loads: file, line, the profile's key, the problem.
         for (body, want) in cases {
-            let c = cfg(&format!("[providers.p]\n{body}\n"));
-            let e = profiles(&c).expect_err("should fail").to_string();
-            assert!(e.starts_with("plexus.toml: [providers.p]: "), "{e}");
+            let src = format!("[ui]\ntheme = \"dark\"\n[providers.p]\n{body}\n");
+            let e = Config::parse(&src, Some(Path::new("plexus.toml")))
+                .expect_err("should fail")
+                .to_string();
+            assert!(e.starts_with("plexus.toml:"), "{e}");
+            let line: usize = e["plexus.toml:".len()..]
+                .split(':')
+                .next()
+                .and_then(|n| n.parse().ok())
+                .unwrap_or(0);
+            assert!((3..=8).contains(&line), "{e}: line {line}");
+            assert!(e.contains("`providers.p"), "{e}");
             assert!(e.contains(want), "{e} should mention {want}");
         }
         let c = cfg("");

@@ -69,6 +69,16 @@ pub fn reduce(st: &mut RunState, env: &Envelope) {
                 ),
             );
         }
+        EngineEvent::LeaseTakenOver(l) => note(
+            st,
+            env.ts,
+            format!(
+                "run taken over from pid {} on host {} ({})",
+                l.previous_pid,
+                l.previous_host,
+                l.reason.replace('_', " ")
+            ),
+        ),
         EngineEvent::RunResumed(r) => {
             st.status = Some(RunStatus::Running);
             st.finished_ts = None;

@@ -16,6 +16,38 @@ pub enum StoreError {
         /// Version this build knows.
         supported: i64,
     },
+    /// The file was written by an older plexus and a read-only command cannot upgrade it.
+    #[error("database schema version {found} is older than this plexus reads ({supported}); any command that writes (run, demo, resume) upgrades it")]
+    TooOld {
+        /// Version in the file.
+        found: i64,
+        /// Version this build reads.
+        supported: i64,
+    },
+    /// A `user_version` no plexus writes.
+    #[error("database schema version {0} is not one plexus knows; is this a plexus database?")]
+    BadVersion(i64),
+    /// The file exists but holds no plexus schema.
+    #[error("{} is not a plexus database ({})", .path.display(), if *.empty { "it is empty" } else { "it has tables but no plexus schema version" })]
+    NotPlexus {
+        /// The file.
+        path: std::path::PathBuf,
+        /// Whether it has no tables at all.
+        empty: bool,
+    },
+    /// A read-only command was pointed at a file that does not exist.
+    #[error("no database at {} (plexus run or plexus demo creates one; --db or $PLEXUS_DB chooses the file)", .0.display())]
+    Missing(std::path::PathBuf),
+    /// A file-system operation around the database failed.
+    #[error("{what} {}: {source}", .path.display())]
+    Io {
+        /// The file or directory.
+        path: std::path::PathBuf,
+        /// What was being done.
+        what: &'static str,
+        /// Why it failed.
+        source: std::io::Error,
+    },
     /// Stored JSON did not decode.
     #[error("corrupt stored JSON in {what}: {source}")]
     Json {
@@ -30,6 +62,32 @@ pub enum StoreError {
     /// A run id that is not in the database.
     #[error("no run `{0}` in this database")]
     NoSuchRun(String),
+    /// Another live process executes the run.
+    #[error(
+        "run {run_id} is being executed by {owner}; it can be resumed once that process has ended"
+    )]
+    Owned {
+        /// The run.
+        run_id: String,
+        /// Who holds it.
+        owner: String,
+    },
+    /// This process's lease on the run was taken over (it was thought gone).
+    #[error("run {run_id} was taken over by {by}; this process stopped writing to it")]
+    LeaseLost {
+        /// The run.
+        run_id: String,
+        /// Who holds it now.
+        by: String,
+    },
+    /// A run-id prefix that matches more than one run.
+    #[error("run id prefix `{prefix}` is ambiguous: it matches {}", .candidates.join(", "))]
+    Ambiguous {
+        /// The prefix given.
+        prefix: String,
+        /// The runs it matches, newest first.
+        candidates: Vec<String>,
+    },
     /// A run logged more events than an event id can number.
     #[error("run `{run_id}` reached the log's limit of {limit} events")]
     LogFull {
@@ -40,42 +98,16 @@ pub enum StoreError {
     },
 }
 
+pub mod lease;
 mod log_insert;
+pub mod open;
 mod ops;
 pub mod read;
 pub mod writer;
 
-use std::path::Path;
-
-use rusqlite::Connection;
+pub use open::{open_connection, open_read_only};
 
 pub use read::{EventRow, InvocationRow, RunSummary, Store, TaskRow};
 pub use writer::{
     spawn_writer, AtomRow, InvocationRecord, PaperRow, RunRow, WriteOp, Writer, WriterStats,
 };
-
-/// Opens (creating if needed) the database at `path` with plexus's settings — WAL,
-/// `synchronous = FULL` (a committed batch survives power loss), foreign keys on — and
-/// migrates it to the current schema.
-pub fn open_connection(path: &Path) -> Result<Connection, StoreError> {
-    if let Some(dir) = path.parent() {
-        if !dir.as_os_str().is_empty() && !dir.exists() {
-            std::fs::create_dir_all(dir).map_err(|e| {
-                StoreError::Sqlite(rusqlite::Error::SqliteFailure(
-                    rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_CANTOPEN),
-                    Some(format!("cannot create {}: {e}", dir.display())),
-                ))
-            })?;
-        }
-    }
-    let mut conn = Connection::open(path)?;
-    conn.busy_timeout(std::time::Duration::from_secs(10))?;
-    // Larger pages waste less room around invocation rows (requests and responses are
-    // a few KB each); only takes effect when the file is created.
-    conn.pragma_update(None, "page_size", 16384)?;
-    conn.pragma_update(None, "journal_mode", "WAL")?;
-    conn.pragma_update(None, "synchronous", "FULL")?;
-    conn.pragma_update(None, "foreign_keys", "ON")?;
-    schema::migrate(&mut conn)?;
-    Ok(conn)
-}

@@ -1,14 +1,14 @@
 //! Read queries over the database (a connection of its own; WAL lets it read while the
 //! writer thread writes).
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use rusqlite::{params, Connection, OptionalExtension};
 use serde::Serialize;
 
 use super::schema::{run_events_sql, MAX_SEQ, RUN_BASE_SQL};
-use super::{open_connection, StoreError};
+use super::{open_read_only, StoreError};
 use crate::event::{EngineEvent, EventDecodeError};
 
 /// A read handle on the database.
@@ -100,10 +100,11 @@ pub struct EventRow {
 }
 
 impl Store {
-    /// Opens (and migrates) the database at `path`.
+    /// Opens the database at `path` read-only (see [`open_read_only`]: nothing is
+    /// created, and the file must already have this build's schema).
     pub fn open(path: &Path) -> Result<Store, StoreError> {
         Ok(Store {
-            conn: open_connection(path)?,
+            conn: open_read_only(path)?,
             path: path.to_path_buf(),
         })
     }
@@ -164,10 +165,17 @@ impl Store {
         if let Some(r) = runs.iter().find(|r| r.run_id == id) {
             return Ok(r.clone());
         }
-        let mut matching = runs.into_iter().filter(|r| r.run_id.starts_with(id));
-        match (matching.next(), matching.next()) {
-            (Some(r), None) => Ok(r),
-            _ => Err(StoreError::NoSuchRun(id.into())),
+        let mut matching: Vec<RunSummary> = runs
+            .into_iter()
+            .filter(|r| r.run_id.starts_with(id))
+            .collect();
+        match matching.len() {
+            0 => Err(StoreError::NoSuchRun(id.into())),
+            1 => Ok(matching.remove(0)),
+            _ => Err(StoreError::Ambiguous {
+                prefix: id.into(),
+                candidates: matching.into_iter().map(|r| r.run_id).collect(),
+            }),
         }
     }
 
@@ -364,6 +372,40 @@ impl Store {
         ))?;
         let rows = st.query_map([run_id], |r| r.get::<_, String>(0))?;
         Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// The retries each task scheduled since it last started afresh (a reset by a
+    /// person's retry starts a task afresh), in log order.
+    pub fn retry_history(
+        &self,
+        run_id: &str,
+    ) -> Result<HashMap<String, Vec<crate::event::RetryScheduled>>, StoreError> {
+        let mut st = self.conn.prepare(&format!(
+            "SELECT seq, kind, task_id, payload FROM execution_logs e
+             WHERE {} AND e.kind IN ('retry_scheduled', 'task_reset') AND e.task_id IS NOT NULL
+             ORDER BY e.event_id",
+            run_events_sql(RUN_BASE_SQL)
+        ))?;
+        let rows = st.query_map([run_id], |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, String>(2)?,
+                r.get::<_, String>(3)?,
+            ))
+        })?;
+        let mut out: HashMap<String, Vec<crate::event::RetryScheduled>> = HashMap::new();
+        for row in rows {
+            let (seq, kind, task, payload) = row?;
+            match EngineEvent::from_parts(&kind, &payload) {
+                Ok(EngineEvent::RetryScheduled(r)) => out.entry(task).or_default().push(r),
+                Ok(_) => {
+                    out.remove(&task);
+                }
+                Err(e) => tracing::warn!("event {seq} of {run_id} skipped: {e}"),
+            }
+        }
+        Ok(out)
     }
 
     /// Grades of the atoms a run accepted.

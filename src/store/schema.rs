@@ -6,7 +6,7 @@ use rusqlite::Connection;
 use super::StoreError;
 
 /// Current schema version (stored in `PRAGMA user_version`).
-pub const SCHEMA_VERSION: i64 = 3;
+pub const SCHEMA_VERSION: i64 = 4;
 
 /// Migrations, in order: `MIGRATIONS[i]` takes the schema from version `i` to `i + 1`.
 const MIGRATIONS: &[&str] = &[
@@ -168,6 +168,17 @@ INSERT INTO execution_logs_v3
 DROP TABLE execution_logs;
 ALTER TABLE execution_logs_v3 RENAME TO execution_logs;
 "#,
+    r#"
+-- Who executes a run: one live process at a time (see store/lease.rs).
+CREATE TABLE run_leases (
+    run_id        TEXT PRIMARY KEY,
+    token         INTEGER NOT NULL,      -- random number naming the holder
+    pid           INTEGER NOT NULL,
+    host          TEXT NOT NULL,
+    started_at    TEXT NOT NULL,         -- RFC 3339, when the lease was taken
+    heartbeat_ms  INTEGER NOT NULL       -- refreshed every 2 s; ms since the Unix epoch
+);
+"#,
 ];
 
 /// The first event id of run `run_no`'s log; its event `seq` has id `base | seq`.
@@ -188,21 +199,56 @@ pub fn run_events_sql(base: &str) -> String {
     format!("event_id BETWEEN {base} AND ({base}) | {MAX_SEQ}")
 }
 
-/// Brings `conn` to [`SCHEMA_VERSION`], applying each missing migration in a transaction.
-pub fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
-    let current: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
-    if current > SCHEMA_VERSION {
+/// Refuses a `user_version` this build does not know: negative, or newer than
+/// [`SCHEMA_VERSION`].
+pub fn check_version(v: i64) -> Result<(), StoreError> {
+    if v < 0 {
+        return Err(StoreError::BadVersion(v));
+    }
+    if v > SCHEMA_VERSION {
         return Err(StoreError::TooNew {
-            found: current,
+            found: v,
             supported: SCHEMA_VERSION,
         });
     }
+    Ok(())
+}
+
+fn user_version(conn: &Connection) -> Result<i64, StoreError> {
+    Ok(conn.query_row("PRAGMA user_version", [], |r| r.get(0))?)
+}
+
+/// Brings `conn` to [`SCHEMA_VERSION`]. The version is read again and every missing
+/// migration applied inside one `BEGIN IMMEDIATE` transaction (which waits for the busy
+/// timeout), so processes opening one file together never both migrate it. A file at
+/// version 0 that already has tables was not made by plexus and is refused.
+pub fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
+    let seen = user_version(conn)?;
+    check_version(seen)?;
+    if seen == SCHEMA_VERSION {
+        return Ok(());
+    }
+    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+    let current = user_version(&tx)?;
+    check_version(current)?;
+    if current == 0 {
+        let tables: i64 = tx.query_row(
+            "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table'",
+            [],
+            |r| r.get(0),
+        )?;
+        if tables > 0 {
+            return Err(StoreError::NotPlexus {
+                path: tx.path().map(std::path::PathBuf::from).unwrap_or_default(),
+                empty: false,
+            });
+        }
+    }
     for (i, sql) in MIGRATIONS.iter().enumerate().skip(current as usize) {
-        let tx = conn.transaction()?;
         tx.execute_batch(sql)?;
         tx.pragma_update(None, "user_version", (i + 1) as i64)?;
-        tx.commit()?;
     }
+    tx.commit()?;
     Ok(())
 }
 

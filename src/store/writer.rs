@@ -4,13 +4,14 @@
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::mpsc::{Receiver, Sender, TryRecvError};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, TryRecvError};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Instant;
 
 use rusqlite::{params, CachedStatement, Connection, Transaction};
 
+use super::lease::{Lease, HEARTBEAT_EVERY};
 use super::log_insert::{held, insert_events};
 pub use super::ops::{AssetRow, AtomRow, InvocationRecord, PaperRow, RunRow, WriteOp};
 use super::{open_connection, StoreError};
@@ -108,6 +109,18 @@ pub fn spawn_writer(
     path: &std::path::Path,
     subscriber: Option<Subscriber>,
 ) -> Result<(Writer, JoinHandle<()>), StoreError> {
+    spawn_writer_holding(path, subscriber, None)
+}
+
+/// [`spawn_writer`] for a process that owns a run: the writer refreshes `lease`'s
+/// heartbeat (every batch, and on its own when idle), stops with
+/// [`StoreError::LeaseLost`] if another process took the run over, and gives the lease
+/// back when it stops.
+pub fn spawn_writer_holding(
+    path: &std::path::Path,
+    subscriber: Option<Subscriber>,
+    lease: Option<Lease>,
+) -> Result<(Writer, JoinHandle<()>), StoreError> {
     let conn = open_connection(path)?;
     // Checkpoints (copying the WAL into the database and syncing it) run on a thread of
     // their own, so the writer never waits for them.
@@ -128,15 +141,25 @@ pub fn spawn_writer(
         stats: stats.clone(),
         failure: failure.clone(),
     };
+    let file = path.display().to_string();
     let handle = std::thread::Builder::new()
         .name("plexus-store".into())
         .spawn(move || {
-            if let Err(e) = run_writer(conn, rx, subscriber, &stats) {
-                tracing::error!("store writer stopped: {e}");
-                if let Ok(mut f) = failure.lock() {
-                    *f = Some(e.to_string());
+            let result = run_writer(&conn, &rx, subscriber, &stats, lease.as_ref());
+            if let Some(lease) = &lease {
+                if let Err(e) = super::lease::release(&conn, lease) {
+                    tracing::warn!("cannot give back the lease of {}: {e}", lease.run_id);
                 }
             }
+            if let Err(e) = result {
+                tracing::error!("store writer stopped: {e}");
+                // Recorded before the channel closes, so every sender that finds the
+                // writer gone also finds why.
+                if let Ok(mut f) = failure.lock() {
+                    *f = Some(format!("{file}: {e}"));
+                }
+            }
+            drop(rx);
             checkpointer.stop();
         })
         .map_err(|e| StoreError::WriterGone(e.to_string()))?;
@@ -199,10 +222,11 @@ struct WriterState {
 }
 
 fn run_writer(
-    mut conn: Connection,
-    rx: Receiver<WriteOp>,
+    conn: &Connection,
+    rx: &Receiver<WriteOp>,
     subscriber: Option<Subscriber>,
     stats: &WriterStats,
+    lease: Option<&Lease>,
 ) -> Result<(), StoreError> {
     let mut batch: Vec<WriteOp> = Vec::with_capacity(MAX_BATCH);
     let mut state = WriterState {
@@ -213,10 +237,16 @@ fn run_writer(
         run_nos: Default::default(),
     };
     let mut subscriber = subscriber;
+    let mut last_beat = Instant::now();
     loop {
-        match rx.recv() {
+        let first = match lease {
+            None => rx.recv().map_err(|_| RecvTimeoutError::Disconnected),
+            Some(_) => rx.recv_timeout(HEARTBEAT_EVERY.saturating_sub(last_beat.elapsed())),
+        };
+        match first {
             Ok(op) => batch.push(op),
-            Err(_) => return Ok(()),
+            Err(RecvTimeoutError::Disconnected) => return Ok(()),
+            Err(RecvTimeoutError::Timeout) => {}
         }
         while batch.len() < MAX_BATCH {
             match rx.try_recv() {
@@ -227,7 +257,15 @@ fn run_writer(
         let n = batch.len();
         {
             let started = Instant::now();
-            let tx = conn.transaction()?;
+            let tx = conn.unchecked_transaction()?;
+            // The heartbeat goes in the batch's transaction: a process that lost its
+            // lease while it was stopped finds out before it writes anything else.
+            if let Some(lease) = lease {
+                if last_beat.elapsed() >= HEARTBEAT_EVERY {
+                    super::lease::heartbeat(&tx, lease)?;
+                    last_beat = Instant::now();
+                }
+            }
             {
                 let mut stmts = Stmts::default();
                 for op in batch.drain(..) {
@@ -243,6 +281,9 @@ fn run_writer(
             stats
                 .longest_commit_us
                 .fetch_max(micros(written.elapsed()), Ordering::Relaxed);
+        }
+        if n == 0 {
+            continue;
         }
         let events = std::mem::take(&mut state.events);
         stats.backlog.fetch_sub(n, Ordering::Relaxed);

@@ -1,0 +1,56 @@
+//! Exit codes, one table for every command, and how an error is put into words (a
+//! database error always names the file).
+
+use std::path::Path;
+
+use crate::event::RunStatus;
+use crate::plan::PlanErrors;
+use crate::store::StoreError;
+
+/// The command did what was asked; a run succeeded or ended partial.
+pub const OK: u8 = 0;
+/// Any other error: database, configuration, provider setup, I/O.
+pub const ERROR: u8 = 1;
+/// Invalid input: a plan that does not validate (missing, not JSON, not UTF-8, too
+/// deep, invalid content) or a command line clap refuses.
+pub const INVALID: u8 = 2;
+/// A run that did not succeed: failed, cancelled or interrupted (also by a signal).
+pub const RUN_FAILED: u8 = 3;
+/// Refused: another live process executes the run.
+pub const OWNED: u8 = 4;
+
+/// The exit code of a run that ended with `status`.
+pub fn for_status(status: RunStatus) -> u8 {
+    if status.is_failure() {
+        RUN_FAILED
+    } else {
+        OK
+    }
+}
+
+/// The exit code of a command that failed with `e`.
+pub fn for_error(e: &color_eyre::Report) -> u8 {
+    for cause in e.chain() {
+        if cause.downcast_ref::<PlanErrors>().is_some() {
+            return INVALID;
+        }
+        if let Some(StoreError::Owned { .. }) = cause.downcast_ref::<StoreError>() {
+            return OWNED;
+        }
+    }
+    ERROR
+}
+
+/// The error as one message; a database error names `db` when it does not already.
+pub fn describe(e: &color_eyre::Report, db: &Path) -> String {
+    let text = format!("{e:#}");
+    let from_db = e.chain().any(|c| {
+        c.downcast_ref::<StoreError>().is_some() || c.downcast_ref::<rusqlite::Error>().is_some()
+    });
+    let file = db.display().to_string();
+    if from_db && !text.contains(&file) {
+        format!("database {file}: {text}")
+    } else {
+        text
+    }
+}

@@ -1,0 +1,160 @@
+//! Opening the database file: read-write (created if missing, migrated in one write
+//! transaction, safe when many processes open a new file at once) or read-only (never
+//! creates or writes anything, works on a read-only file, directory or medium).
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rusqlite::{Connection, ErrorCode, OpenFlags};
+
+use super::schema::{self, SCHEMA_VERSION};
+use super::StoreError;
+
+/// How long a connection waits for another process's lock before giving up.
+pub const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Opens (creating if needed) the database at `path` with plexus's settings — WAL,
+/// `synchronous = FULL` (a committed batch survives power loss), foreign keys on — and
+/// migrates it to the current schema. Any number of processes may do this at once on a
+/// new or an old file: the version check and the migrations run in one `BEGIN IMMEDIATE`
+/// transaction, so exactly one of them migrates and the others see the result.
+pub fn open_connection(path: &Path) -> Result<Connection, StoreError> {
+    if let Some(dir) = path.parent() {
+        if !dir.as_os_str().is_empty() && !dir.exists() {
+            std::fs::create_dir_all(dir).map_err(|e| StoreError::Io {
+                path: dir.to_path_buf(),
+                what: "cannot create the database's directory",
+                source: e,
+            })?;
+        }
+    }
+    let mut conn = Connection::open(path)?;
+    conn.busy_timeout(BUSY_TIMEOUT)?;
+    // Larger pages waste less room around invocation rows (requests and responses are
+    // a few KB each); only takes effect when the file is created.
+    conn.pragma_update(None, "page_size", 16384)?;
+    set_wal(&conn)?;
+    conn.pragma_update(None, "synchronous", "FULL")?;
+    conn.pragma_update(None, "foreign_keys", "ON")?;
+    schema::migrate(&mut conn)?;
+    Ok(conn)
+}
+
+/// Switches a connection to WAL. Changing the journal mode of a new file needs a lock
+/// the busy handler is not always asked about, so a busy answer is retried here within
+/// the busy timeout.
+fn set_wal(conn: &Connection) -> Result<(), StoreError> {
+    let deadline = std::time::Instant::now() + BUSY_TIMEOUT;
+    loop {
+        match conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get::<_, String>(0)) {
+            Ok(_) => return Ok(()),
+            Err(e) if is_busy(&e) && std::time::Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+}
+
+/// Whether SQLite answered "busy" or "locked".
+pub fn is_busy(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked)
+    )
+}
+
+/// Opens the database at `path` for reading only. Nothing is created: a missing file
+/// is an error that says so. A WAL file on a read-only directory or medium (where
+/// SQLite cannot create its shared-memory file) is opened as immutable, which is safe
+/// there because no process can be writing to it. The schema must be this build's: an
+/// older file is upgraded by any command that writes, a newer one by a newer plexus.
+pub fn open_read_only(path: &Path) -> Result<Connection, StoreError> {
+    if !path.is_file() {
+        return Err(StoreError::Missing(path.to_path_buf()));
+    }
+    let conn = match open_ro(path, false).and_then(|c| version(&c).map(|v| (c, v))) {
+        Ok((c, v)) => {
+            check_readable(path, &c, v)?;
+            c
+        }
+        Err(e) if cannot_share(&e) => {
+            let c = open_ro(path, true)?;
+            let v = version(&c)?;
+            check_readable(path, &c, v)?;
+            c
+        }
+        Err(e) => return Err(e),
+    };
+    Ok(conn)
+}
+
+fn open_ro(path: &Path, immutable: bool) -> Result<Connection, StoreError> {
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX
+        | OpenFlags::SQLITE_OPEN_URI;
+    let conn = Connection::open_with_flags(uri(path, immutable), flags)?;
+    conn.busy_timeout(BUSY_TIMEOUT)?;
+    Ok(conn)
+}
+
+/// A `file:` URI for `path` (percent-encoding what URIs reserve).
+fn uri(path: &Path, immutable: bool) -> String {
+    let abs: PathBuf = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        std::env::current_dir()
+            .map(|d| d.join(path))
+            .unwrap_or_else(|_| path.to_path_buf())
+    };
+    let mut s = String::from("file:");
+    for c in abs.to_string_lossy().chars() {
+        match c {
+            '%' | '?' | '#' => s.push_str(&format!("%{:02X}", c as u32)),
+            _ => s.push(c),
+        }
+    }
+    if immutable {
+        s + "?immutable=1"
+    } else {
+        s
+    }
+}
+
+/// Errors that mean SQLite could not set up sharing (no `-shm` file could be made).
+fn cannot_share(e: &StoreError) -> bool {
+    let StoreError::Sqlite(e) = e else {
+        return false;
+    };
+    matches!(
+        e.sqlite_error_code(),
+        Some(ErrorCode::CannotOpen | ErrorCode::ReadOnly)
+    )
+}
+
+fn version(conn: &Connection) -> Result<i64, StoreError> {
+    Ok(conn.query_row("PRAGMA user_version", [], |r| r.get(0))?)
+}
+
+/// Refuses a file this build cannot read as it is.
+fn check_readable(path: &Path, conn: &Connection, v: i64) -> Result<(), StoreError> {
+    schema::check_version(v)?;
+    if v == 0 {
+        let tables: i64 = conn.query_row(
+            "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table'",
+            [],
+            |r| r.get(0),
+        )?;
+        return Err(StoreError::NotPlexus {
+            path: path.to_path_buf(),
+            empty: tables == 0,
+        });
+    }
+    if v < SCHEMA_VERSION {
+        return Err(StoreError::TooOld {
+            found: v,
+            supported: SCHEMA_VERSION,
+        });
+    }
+    Ok(())
+}

@@ -45,9 +45,16 @@ impl Redactor {
         out
     }
 
-    /// The bytes still held at the end of the body.
+    /// The bytes still held at the end of the body (or of a body cut short): a start of
+    /// the key, passed on when shorter than [`MIN_KEY_LEN`] (it may be ordinary text, and
+    /// says little of the key), `[redacted]` when longer (half of an echoed key).
     pub fn finish(&mut self) -> Vec<u8> {
-        std::mem::take(&mut self.held)
+        let held = std::mem::take(&mut self.held);
+        if held.len() >= MIN_KEY_LEN {
+            REDACTED.to_vec()
+        } else {
+            held
+        }
     }
 
     /// Redacts a whole text at once.
@@ -62,7 +69,7 @@ impl Redactor {
 /// Streaming redaction of decoded text: the answer's deltas, in order. A key split across
 /// deltas is caught; only a suffix that could be the start of the key is held back, and
 /// [`TextRedactor::finish`] hands it on when the text ends (the stream ends, fails or
-/// times out), so no text is lost.
+/// times out), so no text is lost ([`Redactor::finish`] says how a long start is marked).
 #[derive(Debug, Clone)]
 pub struct TextRedactor(Redactor);
 
@@ -198,6 +205,9 @@ mod tests {
         assert_eq!(r.finish(), "sk-pro");
         assert_eq!(r.finish(), "");
         assert_eq!(r.push("ok"), "ok");
+        // A stream cut after half the key: the half is not passed on.
+        assert_eq!(r.push("cut sk-proj-abcd"), "cut ");
+        assert_eq!(r.finish(), "[redacted]");
     }
 
     #[test]

@@ -243,6 +243,7 @@ fn str_of(v: &Value, key: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::provider::http::redact::TextRedactor;
     use crate::provider::ChunkSink;
 
     struct Text(String);
@@ -272,7 +273,7 @@ mod tests {
             r#"{"type":"message_stop"}"#,
         ];
         let mut sink = Text(String::new());
-        let mut emit = Emit::new(&mut sink);
+        let mut emit = Emit::new(&mut sink, TextRedactor::new(None));
         let mut out = ProviderOutput::default();
         let mut s = Stream::default();
         let mut done = false;
@@ -280,6 +281,7 @@ mod tests {
             done = s.event(e, &mut emit, &mut out).expect("valid");
         }
         assert!(done);
+        drop(emit);
         assert_eq!(sink.0, "Hi there");
         assert_eq!(out.thinking, "let me see");
         assert_eq!(out.model.as_deref(), Some("claude-x"));
@@ -298,7 +300,7 @@ mod tests {
     #[test]
     fn errors_and_deltas_for_unknown_blocks() {
         let mut sink = Text(String::new());
-        let mut emit = Emit::new(&mut sink);
+        let mut emit = Emit::new(&mut sink, TextRedactor::new(None));
         let mut out = ProviderOutput::default();
         let mut s = Stream::default();
         let e = s.event(

@@ -11,11 +11,14 @@
 //! | invalid SSE, invalid JSON in a chunk    | `Malformed`          | E002 |
 //! | 401/403, 404, other 4xx, TLS, oversized | `Permanent`          | E008 |
 //!
-//! The API key lives only in this module's client: it is sent in one header, and the
-//! bytes of every response pass through a [`redact::Redactor`] before they are decoded,
-//! so a server that echoes the key back cannot get it into a message, the log or text.
+//! The API key lives only in this module's client: it is sent in one header, the bytes
+//! of every response pass through a [`redact::Redactor`] before they are decoded, and the
+//! decoded text through a [`redact::TextRedactor`] (answer deltas as they accumulate, the
+//! rest of the answer and error messages whole), so a server that echoes the key back —
+//! split across stream events or JSON-escaped — cannot get it into a message, the log or text.
 
 pub mod anthropic;
+pub mod emit;
 pub mod openai;
 pub mod redact;
 pub mod sse;
@@ -28,7 +31,9 @@ use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE, RETRY_AF
 use serde_json::Value;
 use tokio::sync::Semaphore;
 
-use self::redact::Redactor;
+use self::emit::redact_output;
+pub use self::emit::Emit;
+use self::redact::{Redactor, TextRedactor};
 use super::profile::{ApiKey, ProfileError, ProviderKind, ProviderProfile};
 use super::rate::RateLimiter;
 use super::{AdmitFuture, ChunkSink, Provider, ProviderError, ProviderFuture, ProviderOutput};
@@ -38,34 +43,12 @@ use crate::protocol::AgentRequest;
 /// Most bytes of an error body kept for the message.
 const ERROR_BODY_CAP: usize = 16 * 1024;
 
-/// Answer text going to the sink (already redacted on the raw bytes).
-pub struct Emit<'a> {
-    sink: &'a mut dyn ChunkSink,
-    /// Bytes of answer text emitted.
-    pub emitted: usize,
-}
-
-impl<'a> Emit<'a> {
-    /// Text for `sink`, none emitted yet.
-    pub fn new(sink: &'a mut dyn ChunkSink) -> Emit<'a> {
-        Emit { sink, emitted: 0 }
-    }
-
-    /// Passes answer text on.
-    pub fn text(&mut self, text: &str) {
-        if text.is_empty() {
-            return;
-        }
-        self.emitted += text.len();
-        self.sink.chunk(text);
-    }
-}
-
 /// An OpenAI-compatible or Anthropic provider.
 pub struct HttpProvider {
     profile: ProviderProfile,
     client: reqwest::Client,
     redactor: Redactor,
+    text_redactor: TextRedactor,
     slots: Arc<Semaphore>,
     rate: Option<RateLimiter>,
     /// No call starts before this: set by a 429/503 with Retry-After, so the whole
@@ -121,6 +104,7 @@ impl HttpProvider {
             slots: Arc::new(Semaphore::new(profile.concurrency)),
             rate: RateLimiter::new(profile.rate_limit_rpm, profile.rate_burst),
             redactor: Redactor::new(key.as_ref().map(ApiKey::expose)),
+            text_redactor: TextRedactor::new(key.as_ref().map(ApiKey::expose)),
             not_before: std::sync::Mutex::new(None),
             profile,
             client,
@@ -134,9 +118,9 @@ impl HttpProvider {
         }
     }
 
-    /// Replaces the key wherever it appears in `text` (messages built here).
+    /// Replaces the key wherever it appears in `text` (messages built here, decoded).
     fn redact(&self, text: &str) -> String {
-        self.redactor.text(text)
+        self.text_redactor.text(text)
     }
 
     /// Takes a slot of the profile's concurrency limit, waits out a server's
@@ -210,27 +194,38 @@ impl HttpProvider {
             .get(CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
             .is_some_and(|v| v.starts_with("text/event-stream"));
-        let mut emit = Emit::new(sink);
+        let mut emit = Emit::new(sink, self.text_redactor.clone());
         let mut out = ProviderOutput::default();
-        if is_sse {
-            self.read_stream(response, &mut emit, &mut out, idle)
-                .await?;
+        let read = if is_sse {
+            self.read_stream(response, &mut emit, &mut out, idle).await
         } else {
-            let body = self
-                .read_capped(response, self.profile.max_response_bytes, false, idle)
-                .await?;
-            let v: Value = serde_json::from_slice(&body).map_err(|e| {
-                ProviderError::Malformed(format!(
-                    "the answer is not JSON ({e}): {}",
-                    openai::preview(&String::from_utf8_lossy(&body))
-                ))
-            })?;
-            match self.profile.kind {
-                ProviderKind::Anthropic => anthropic::whole(&v, &mut emit, &mut out)?,
-                _ => openai::whole(&v, &mut emit, &mut out)?,
-            }
+            self.read_whole(response, &mut emit, &mut out, idle).await
+        };
+        // The text held back as a possible start of the key goes on now, answer or error.
+        emit.flush();
+        read.map(|()| out)
+    }
+
+    async fn read_whole(
+        &self,
+        response: reqwest::Response,
+        emit: &mut Emit<'_>,
+        out: &mut ProviderOutput,
+        idle: Duration,
+    ) -> Result<(), ProviderError> {
+        let body = self
+            .read_capped(response, self.profile.max_response_bytes, false, idle)
+            .await?;
+        let v: Value = serde_json::from_slice(&body).map_err(|e| {
+            ProviderError::Malformed(format!(
+                "the answer is not JSON ({e}): {}",
+                openai::preview(&String::from_utf8_lossy(&body))
+            ))
+        })?;
+        match self.profile.kind {
+            ProviderKind::Anthropic => anthropic::whole(&v, emit, out),
+            _ => openai::whole(&v, emit, out),
         }
-        Ok(out)
     }
 
     /// The idle timeout of an attempt: ×1.5 per retry (a model that thinks silently
@@ -646,6 +641,7 @@ impl Provider for HttpProvider {
         Box::pin(async move {
             self.call(&request, attempt, sink)
                 .await
+                .map(|out| redact_output(&self.text_redactor, out))
                 .map_err(|e| self.redact_error(e))
         })
     }

@@ -194,6 +194,7 @@ pub fn preview(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::provider::http::redact::TextRedactor;
     use crate::provider::ChunkSink;
 
     struct Text(String);
@@ -205,7 +206,7 @@ mod tests {
 
     fn feed(events: &[&str]) -> (Result<bool, ProviderError>, String, ProviderOutput, Stream) {
         let mut sink = Text(String::new());
-        let mut emit = Emit::new(&mut sink);
+        let mut emit = Emit::new(&mut sink, TextRedactor::new(None));
         let mut out = ProviderOutput::default();
         let mut s = Stream::default();
         let mut last = Ok(false);
@@ -215,6 +216,7 @@ mod tests {
                 break;
             }
         }
+        drop(emit);
         (last, sink.0, out, s)
     }
 
@@ -285,16 +287,17 @@ mod tests {
     #[test]
     fn whole_answers() {
         let mut sink = Text(String::new());
-        let mut emit = Emit::new(&mut sink);
+        let mut emit = Emit::new(&mut sink, TextRedactor::new(None));
         let mut out = ProviderOutput::default();
         let v: Value = serde_json::from_str(r#"{"model":"m","choices":[{"message":{"content":"hi","tool_calls":[{"id":"t","function":{"name":"n","arguments":"{}"}}]},"finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":1}}"#).expect("json");
         whole(&v, &mut emit, &mut out).expect("ok");
+        drop(emit);
         assert_eq!(sink.0, "hi");
         assert_eq!(out.tool_calls[0].name, "n");
         assert_eq!(out.usage.map(|u| u.prompt_tokens), Some(3));
         let mut out = ProviderOutput::default();
         let mut sink = Text(String::new());
-        let mut emit = Emit::new(&mut sink);
+        let mut emit = Emit::new(&mut sink, TextRedactor::new(None));
         let e = whole(&serde_json::json!({"choices": []}), &mut emit, &mut out);
         assert!(matches!(e, Err(ProviderError::Malformed(_))));
     }

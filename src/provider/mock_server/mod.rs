@@ -4,12 +4,15 @@
 //! simulated provider, spread over a configurable time, and replays scripted faults per
 //! task (the `x-plexus-task` header plexus sends): HTTP errors with or without
 //! `Retry-After`, streams cut or stalled midway, invalid SSE, invalid JSON, oversized
-//! and empty answers, error events, dropped connections.
+//! and empty answers, error events, dropped connections. It can echo the key it was
+//! sent: in 401 bodies, or inside the answer text split across events or JSON-escaped.
 //!
 //! A small HTTP/1.1 server by hand (keep-alive, chunked streaming): faults like a
 //! stream cut mid-chunk need control a framework would hide.
 
 pub mod answer;
+pub mod key_echo;
+mod wire;
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -18,10 +21,12 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use tokio::io::{AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::net::{TcpListener, TcpStream};
 
 use self::answer::Api;
+use self::key_echo::{KeyEcho, KeyedAnswer};
+use self::wire::{header, read_request, reason, write_chunk, write_whole, Request};
 use crate::provider::{SimConfig, SimulatedProvider};
 
 /// One scripted behaviour for one call.
@@ -74,6 +79,9 @@ pub struct MockConfig {
     /// Echo the request's key in 401 bodies (as some servers do): tests that plexus
     /// redacts it.
     pub echo_key: bool,
+    /// Echo the request's key inside the answer text, split across stream events or
+    /// JSON-escaped: tests that plexus redacts the decoded text.
+    pub key_in_answer: Option<KeyEcho>,
     /// The key the server accepts (`Bearer …` or `x-api-key`); `None` accepts any.
     pub require_key: Option<String>,
     /// Seed of the simulated answers.
@@ -87,6 +95,7 @@ impl Default for MockConfig {
             chunks: 20,
             script: HashMap::new(),
             echo_key: false,
+            key_in_answer: None,
             require_key: None,
             seed: 7,
         }
@@ -242,12 +251,6 @@ async fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
     }
 }
 
-struct Request {
-    path: String,
-    headers: Vec<(String, String)>,
-    body: Vec<u8>,
-}
-
 /// Serves one connection's requests in turn (keep-alive).
 async fn connection(stream: TcpStream, shared: Arc<Shared>) {
     let mut stream = BufReader::new(stream);
@@ -270,54 +273,6 @@ async fn connection(stream: TcpStream, shared: Arc<Shared>) {
             return;
         }
     }
-}
-
-async fn read_request(stream: &mut BufReader<TcpStream>) -> std::io::Result<Option<Request>> {
-    use tokio::io::AsyncBufReadExt;
-    let mut line = String::new();
-    if (&mut *stream).take(64 * 1024).read_line(&mut line).await? == 0 {
-        return Ok(None);
-    }
-    let mut parts = line.split_whitespace();
-    let _method = parts.next().unwrap_or_default();
-    let path = parts.next().unwrap_or("/").to_string();
-    let mut headers = Vec::new();
-    loop {
-        let mut h = String::new();
-        if (&mut *stream).take(64 * 1024).read_line(&mut h).await? == 0 {
-            return Ok(None);
-        }
-        let h = h.trim_end();
-        if h.is_empty() {
-            break;
-        }
-        if let Some((n, v)) = h.split_once(':') {
-            headers.push((n.trim().to_ascii_lowercase(), v.trim().to_string()));
-        }
-        if headers.len() > 200 {
-            return Ok(None);
-        }
-    }
-    let len = headers
-        .iter()
-        .find(|(n, _)| n == "content-length")
-        .and_then(|(_, v)| v.parse::<usize>().ok())
-        .unwrap_or(0)
-        .min(8 * 1024 * 1024);
-    let mut body = vec![0; len];
-    stream.read_exact(&mut body).await?;
-    Ok(Some(Request {
-        path,
-        headers,
-        body,
-    }))
-}
-
-fn header<'a>(req: &'a Request, name: &str) -> Option<&'a str> {
-    req.headers
-        .iter()
-        .find(|(n, _)| n == name)
-        .map(|(_, v)| v.as_str())
 }
 
 /// Answers one request; `Ok(false)` closes the connection.
@@ -398,6 +353,11 @@ async fn respond(stream: &mut TcpStream, req: &Request, shared: &Shared) -> std:
     } else {
         &call.text
     };
+    let keyed = cfg
+        .key_in_answer
+        .zip(given_key.filter(|k| !k.is_empty()))
+        .map(|(how, key)| KeyedAnswer::new(text, &key, how));
+    let text = keyed.as_ref().map_or(text, KeyedAnswer::text);
     let factor = match fault {
         MockFault::Usage(f) => f,
         _ => 1.0,
@@ -408,13 +368,18 @@ async fn respond(stream: &mut TcpStream, req: &Request, shared: &Shared) -> std:
         let body = match fault {
             MockFault::InvalidJson => "{\"choices\": [{\"message\": ".to_string(),
             MockFault::Oversized => answer::whole(&call, &"x".repeat(256 * 1024), usage),
-            _ => answer::whole(&call, text, usage),
+            _ => match &keyed {
+                Some(k) => k.whole(&call, usage),
+                None => answer::whole(&call, text, usage),
+            },
         };
         write_whole(stream, 200, "OK", &[], &body).await?;
         return Ok(true);
     }
-    let pieces = answer::pieces(text, cfg.chunks);
-    let (open, body, close) = answer::sse_events(&call, &pieces, usage);
+    let (open, body, close) = match &keyed {
+        Some(k) => k.events(&call, cfg.chunks, usage),
+        None => answer::sse_events(&call, &answer::pieces(text, cfg.chunks), usage),
+    };
     stream
         .write_all(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nTransfer-Encoding: chunked\r\n\r\n")
         .await?;
@@ -478,46 +443,4 @@ async fn respond(stream: &mut TcpStream, req: &Request, shared: &Shared) -> std:
     }
     write_chunk(stream, b"").await?;
     Ok(true)
-}
-
-fn reason(code: u16) -> &'static str {
-    match code {
-        401 => "Unauthorized",
-        403 => "Forbidden",
-        404 => "Not Found",
-        408 => "Request Timeout",
-        429 => "Too Many Requests",
-        500 => "Internal Server Error",
-        502 => "Bad Gateway",
-        503 => "Service Unavailable",
-        _ => "Error",
-    }
-}
-
-async fn write_chunk(stream: &mut TcpStream, data: &[u8]) -> std::io::Result<()> {
-    let mut buf = Vec::with_capacity(data.len() + 12);
-    buf.extend_from_slice(format!("{:x}\r\n", data.len()).as_bytes());
-    buf.extend_from_slice(data);
-    buf.extend_from_slice(b"\r\n");
-    stream.write_all(&buf).await
-}
-
-async fn write_whole(
-    stream: &mut TcpStream,
-    code: u16,
-    reason: &str,
-    extra: &[(&str, String)],
-    body: &str,
-) -> std::io::Result<()> {
-    let mut head = format!(
-        "HTTP/1.1 {code} {reason}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n",
-        body.len()
-    );
-    for (k, v) in extra {
-        head.push_str(&format!("{k}: {v}\r\n"));
-    }
-    head.push_str("\r\n");
-    stream.write_all(head.as_bytes()).await?;
-    stream.write_all(body.as_bytes()).await?;
-    stream.flush().await
 }

@@ -7,7 +7,7 @@ use color_eyre::eyre::{eyre, Result};
 
 use plexus::commands::bench::{print_report, run_bench, BenchOptions};
 use plexus::commands::launch::{prepare_resume, run_headless, Resuming};
-use plexus::commands::show::{print_log, print_run, print_runs};
+use plexus::commands::show::{print_log, print_run, print_runs_at};
 use plexus::commands::tui::{browse_tui, run_tui, want_tui, UiSetup};
 use plexus::commands::{exit, Globals, RunConfig};
 use plexus::config::keymap::Keymap;
@@ -317,7 +317,7 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
             }
         },
         Command::Runs { json } => {
-            print_runs(&Store::open(&g.db)?, json)?;
+            print_runs_at(&g.db, json)?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Show { run, json } => {

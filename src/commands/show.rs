@@ -9,9 +9,26 @@ use color_eyre::eyre::Result;
 use serde_json::json;
 
 use crate::event::EngineEvent;
-use crate::store::Store;
+use crate::store::{Store, StoreError};
 
-/// Prints the runs table (or JSON lines).
+/// Prints the runs of the database at `db`. A database that does not exist yet (or is
+/// being created by another process this instant) has no runs; nothing is created.
+pub fn print_runs_at(db: &std::path::Path, json_out: bool) -> Result<()> {
+    match Store::open(db) {
+        Ok(store) => print_runs(&store, json_out),
+        Err(StoreError::Missing(_) | StoreError::NotPlexus { empty: true, .. }) => {
+            if json_out {
+                crate::rawln!("[]");
+            } else {
+                crate::outln!("no runs: there is no database at {} yet", db.display());
+            }
+            Ok(())
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Prints the runs table (or JSON).
 pub fn print_runs(store: &Store, json_out: bool) -> Result<()> {
     let runs = store.list_runs()?;
     if json_out {

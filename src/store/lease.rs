@@ -84,18 +84,34 @@ pub fn process_alive(pid: u32) -> bool {
         let Ok(pid) = i32::try_from(pid) else {
             return false;
         };
-        match nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None) {
+        let exists = match nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None) {
             Ok(()) => true,
             // It exists but belongs to someone else.
             Err(nix::errno::Errno::EPERM) => true,
             Err(_) => false,
-        }
+        };
+        // A process that died but was not reaped yet (a zombie) still answers.
+        exists && !is_zombie(pid)
     }
     #[cfg(not(target_os = "linux"))]
     {
         let _ = pid;
         true
     }
+}
+
+/// Whether `/proc` says process `pid` has ended and waits to be reaped.
+#[cfg(target_os = "linux")]
+fn is_zombie(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| {
+            // The state follows the command name, which is in parentheses and may hold
+            // anything, so it is found after the last ')'.
+            let rest = &stat[stat.rfind(')')? + 1..];
+            rest.split_whitespace().next().map(|s| s == "Z" || s == "X")
+        })
+        .unwrap_or(false)
 }
 
 /// Whether `owner` is gone, and why; `None` while it is alive.

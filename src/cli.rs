@@ -117,8 +117,13 @@ pub enum Command {
         /// Run id (or `latest`).
         run: String,
     },
-    /// Check the database file (`PRAGMA integrity_check`).
-    Check,
+    /// Check the database file (`PRAGMA integrity_check`), read-only.
+    Check {
+        /// Upgrade a file written by an older plexus to this version's schema first (the
+        /// one way to do so without starting a run).
+        #[arg(long)]
+        upgrade: bool,
+    },
     /// List the provider profiles of plexus.toml (kind, model, endpoint, where the key
     /// comes from — never the key itself).
     Providers {

@@ -35,7 +35,10 @@ const DEMO_PLAN: &str = include_str!("../fixtures/plans/avp_diffusion_planner.js
 fn writes_database(command: &Command) -> bool {
     matches!(
         command,
-        Command::Demo { .. } | Command::Run { .. } | Command::Resume { .. }
+        Command::Demo { .. }
+            | Command::Run { .. }
+            | Command::Resume { .. }
+            | Command::Check { upgrade: true }
     )
 }
 
@@ -47,7 +50,7 @@ fn uses_database(command: &Command) -> bool {
             Command::Runs { .. }
                 | Command::Show { .. }
                 | Command::Log { .. }
-                | Command::Check
+                | Command::Check { .. }
                 | Command::Browse { .. }
         )
 }
@@ -394,7 +397,13 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Command::Check => {
+        Command::Check { upgrade } => {
+            if upgrade {
+                if !g.db.is_file() {
+                    return Err(plexus::store::StoreError::Missing(g.db.clone()).into());
+                }
+                drop(plexus::store::open_connection(&g.db)?);
+            }
             let r = Store::open(&g.db)?.integrity_check()?;
             plexus::outln!("{}: integrity_check {r}", g.db.display());
             Ok(if r == "ok" {

@@ -17,7 +17,7 @@ pub enum StoreError {
         supported: i64,
     },
     /// The file was written by an older plexus and a read-only command cannot upgrade it.
-    #[error("database schema version {found} is older than this plexus reads ({supported}); any command that writes (run, demo, resume) upgrades it")]
+    #[error("database schema version {found} is older than this plexus reads ({supported}); `plexus check --upgrade` (or any run) upgrades it")]
     TooOld {
         /// Version in the file.
         found: i64,

@@ -223,9 +223,15 @@ fn user_version(conn: &Connection) -> Result<i64, StoreError> {
 /// timeout), so processes opening one file together never both migrate it. A file at
 /// version 0 that already has tables was not made by plexus and is refused.
 pub fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
+    migrate_to(conn, SCHEMA_VERSION)
+}
+
+/// [`migrate`] up to `target` only (tests make files of older versions with it).
+pub fn migrate_to(conn: &mut Connection, target: i64) -> Result<(), StoreError> {
+    let target = target.clamp(0, SCHEMA_VERSION);
     let seen = user_version(conn)?;
     check_version(seen)?;
-    if seen == SCHEMA_VERSION {
+    if seen >= target {
         return Ok(());
     }
     let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
@@ -244,7 +250,12 @@ pub fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
             });
         }
     }
-    for (i, sql) in MIGRATIONS.iter().enumerate().skip(current as usize) {
+    for (i, sql) in MIGRATIONS
+        .iter()
+        .enumerate()
+        .take(target as usize)
+        .skip(current as usize)
+    {
         tx.execute_batch(sql)?;
         tx.pragma_update(None, "user_version", (i + 1) as i64)?;
     }

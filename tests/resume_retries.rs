@@ -509,3 +509,82 @@ async fn a_person_s_retry_starts_the_task_afresh_and_a_resume_keeps_it_so() {
         "the parse errors before the person's retry do not count"
     );
 }
+
+#[tokio::test]
+async fn each_batch_of_a_batched_task_resumes_with_its_own_retries() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("r.db");
+    // An input over 50k tokens: task A runs one invocation (with its own retries) per
+    // batch. Batch 1 fails once with a parse error, then succeeds; batch 2 fails once
+    // with a validation error (threshold lowered to C), and the process stops in that
+    // retry's wait.
+    let line = "The reverse diffusion process removes a little noise at each step, conditioned on the scene and the route.\n";
+    std::fs::write(dir.path().join("big.txt"), line.repeat(3_500)).expect("big input");
+    let plan = serde_json::json!({"plan_id": "P", "execution_mode": "Deep_Internalization", "tasks": [
+        {"task_id": "A", "agent": "Scholar_Internalizer", "instruction": "Use the reference.",
+         "output_requirements": {"required_fields": ["content.mathematical_expression"], "quality_threshold": "B", "max_atoms": 2},
+         "data_references": [{"ref_type": "file", "path": "big.txt"}]}]})
+    .to_string();
+    let mut slow = common::fast_retry();
+    slow.e002.delays_ms = vec![1];
+    slow.e003.delays_ms = vec![SLOW_MS];
+    let mut fast = slow.clone();
+    fast.e003.delays_ms = vec![1];
+    let mut config = run_config(
+        engine(slow),
+        &[Fault::MalformedJson, Fault::None, Fault::InvalidShape],
+    );
+    config.engine.workspace = dir.path().to_path_buf();
+    let run = run_until_retry(&db, &plan, config, 4).await;
+
+    assert_eq!(resume(&db, &run, fast).await, RunStatus::Succeeded);
+    let after = TaskLog::read(&db, &run);
+    let batch_of = |n: u32| {
+        after.request(n)["user_prompt"]["context"]["inputs"]
+            .as_array()
+            .and_then(|inputs| inputs.iter().find_map(|i| i["batch"]["index"].as_u64()))
+            .unwrap_or_else(|| panic!("attempt {n} has no batch"))
+    };
+    let batches = batch_of(6) as usize;
+    assert!(batches >= 3, "{batches} batches");
+    let sent: Vec<(u32, u64, &str)> = after
+        .started
+        .iter()
+        .map(|(_, s)| (s.attempt, batch_of(s.attempt), s.quality_threshold.as_str()))
+        .collect();
+    // The resumed process runs the batches again from the first; each gets the retries
+    // it had made: batch 1 its parse error, batch 2 its lowered threshold, the others
+    // none.
+    let mut want = vec![
+        (1, 1, "B"),
+        (2, 1, "B"),
+        (3, 2, "B"),
+        (4, 1, "B"),
+        (5, 2, "C"),
+    ];
+    want.extend((3..=batches as u64).map(|b| (b as u32 + 3, b, "B")));
+    assert_eq!(sent, want);
+    let told = |n: u32| {
+        after.request(n)["user_prompt"]["instruction"]
+            .as_str()
+            .unwrap_or("")
+            .to_string()
+    };
+    let parse_error = after.errors[0].clone().expect("attempt 1's error");
+    let validation_error = after.errors[2].clone().expect("attempt 3's error");
+    assert!(
+        told(4).contains(&parse_error),
+        "batch 1 is told its own error: {}",
+        told(4)
+    );
+    assert!(
+        told(5).contains(&validation_error),
+        "batch 2 is told its own error: {}",
+        told(5)
+    );
+    assert!(
+        !told(6).contains("was rejected"),
+        "batch 3 starts afresh: {}",
+        told(6)
+    );
+}

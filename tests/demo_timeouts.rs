@@ -6,9 +6,10 @@
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::process::{Command, ExitStatus, Stdio};
-use std::time::{Duration, Instant};
 
+mod common;
+
+use common::{mock_profile, run_plexus};
 use plexus::engine::request::constraints_for;
 use plexus::engine::retry::RetryPolicy;
 use plexus::engine::EngineConfig;
@@ -17,47 +18,6 @@ use plexus::plan::parse_plan;
 use plexus::protocol::ErrorCode;
 use plexus::provider::mock_server::{MockConfig, MockServer};
 use plexus::store::Store;
-
-/// A child process, killed and reaped when dropped (a failed assertion, a timeout).
-struct Child(std::process::Child);
-
-impl Drop for Child {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// Runs the binary in `dir` to its end (at most 5 minutes); returns its exit status and
-/// standard error.
-fn plexus(dir: &Path, args: &[&str]) -> (ExitStatus, String) {
-    let err_path = dir.join("stderr.txt");
-    let err = std::fs::File::create(&err_path).expect("stderr file");
-    let mut child = Child(
-        Command::new(env!("CARGO_BIN_EXE_plexus"))
-            .current_dir(dir)
-            .args(args)
-            .env_remove("PLEXUS_DB")
-            .env_remove("PLEXUS_PROVIDER")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(err)
-            .spawn()
-            .expect("spawn plexus"),
-    );
-    let deadline = Instant::now() + Duration::from_secs(300);
-    let status = loop {
-        if let Some(s) = child.0.try_wait().expect("wait") {
-            break s;
-        }
-        assert!(Instant::now() < deadline, "plexus {args:?} did not end");
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    (
-        status,
-        std::fs::read_to_string(&err_path).unwrap_or_default(),
-    )
-}
 
 /// One attempt as the log has it.
 struct Attempt {
@@ -158,15 +118,8 @@ fn the_demo_on_a_real_provider_keeps_real_timeouts_and_retry_delays() {
         1,
     )
     .expect("mock server");
-    std::fs::write(
-        dir.path().join("plexus.toml"),
-        format!(
-            "[providers.mock]\nkind = \"openai\"\nbase_url = \"{}/v1\"\nmodel = \"m\"\n",
-            server.url()
-        ),
-    )
-    .expect("config");
-    let (status, err) = plexus(
+    mock_profile(dir.path(), &server.url());
+    let (status, err) = run_plexus(
         dir.path(),
         &[
             "--db",
@@ -203,7 +156,7 @@ fn the_simulated_demo_records_the_fast_timeout_it_enforces() {
     let dir = tempfile::tempdir().expect("tempdir");
     // Seed 11's faults include timeouts (of two tasks, each then retried with a longer
     // timeout), so the log shows the timeout that cut a call.
-    let (status, err) = plexus(
+    let (status, err) = run_plexus(
         dir.path(),
         &[
             "--db",

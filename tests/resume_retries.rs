@@ -4,17 +4,18 @@
 //! far (lowered threshold, grown timeout, more tokens and a lower temperature, the error
 //! told to the model) still apply. A person's retry (a task reset) starts afresh.
 //!
-//! Each run goes through the real launch path in-process (`launch::start`,
+//! Most runs go through the real launch path in-process (`launch::start`,
 //! `launch::prepare_resume`, the run config stored with the run), on the simulated
 //! provider with a scripted fault per attempt. The first process waits ten minutes
 //! before the retry it is interrupted at (so the interrupt always lands in that wait);
-//! the resumed process retries within milliseconds.
+//! the resumed process retries within milliseconds. One kills the real binary
+//! (`kill -9`) mid-call against a mock server and resumes it with `plexus resume`.
 
 mod common;
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use plexus::commands::launch::{prepare_resume, start, Started};
 use plexus::commands::{Globals, RunConfig};
@@ -23,6 +24,7 @@ use plexus::engine::{Control, EngineConfig};
 use plexus::event::{EngineEvent, Envelope, InvocationStarted, RetryScheduled, RunStatus};
 use plexus::plan::parse_plan;
 use plexus::protocol::ErrorCode;
+use plexus::provider::mock_server::{MockConfig, MockFault, MockServer};
 use plexus::provider::{Fault, SimConfig};
 use plexus::store::Store;
 
@@ -587,4 +589,109 @@ async fn each_batch_of_a_batched_task_resumes_with_its_own_retries() {
         "batch 3 starts afresh: {}",
         told(6)
     );
+}
+
+#[test]
+fn a_task_killed_in_its_retries_resumes_with_the_budget_it_had_left() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    // Every call is refused with 429 except the 4th, which stalls: the process is killed
+    // during it, after 3 attempts and 3 of the 5 transient retries.
+    let too_many = MockFault::Status {
+        code: 429,
+        retry_after: None,
+    };
+    let mut script = vec![too_many.clone(); 3];
+    script.push(MockFault::Stall);
+    script.extend(vec![too_many; 20]);
+    let server = MockServer::start(
+        MockConfig {
+            stream_ms: 5,
+            script: HashMap::from([("A".to_string(), script)]),
+            ..MockConfig::default()
+        },
+        0,
+        1,
+    )
+    .expect("mock server");
+    common::mock_profile(dir.path(), &server.url());
+    std::fs::write(dir.path().join("plan.json"), common::one_task_plan("")).expect("plan");
+    let db = dir.path().join("k.db");
+    let args = ["--db", "k.db", "--config", "plexus.toml", "--headless"];
+    let run_args = [
+        "--provider",
+        "mock",
+        "run",
+        "plan.json",
+        "--retry-delay-div",
+        "100",
+    ];
+    let mut child =
+        common::spawn_plexus(dir.path(), &[&args[..], &run_args[..]].concat(), "run.txt");
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let run = loop {
+        assert!(
+            child.0.try_wait().expect("wait").is_none(),
+            "the run ended before the stalled call"
+        );
+        assert!(Instant::now() < deadline, "the 4th call never came");
+        std::thread::sleep(Duration::from_millis(20));
+        if server.requests() < 4 {
+            continue;
+        }
+        let Some(run) = Store::open(&db)
+            .and_then(|s| s.list_runs())
+            .ok()
+            .and_then(|r| r.first().map(|r| r.run_id.clone()))
+        else {
+            continue;
+        };
+        if TaskLog::read(&db, &run).retries.len() == 3 {
+            break run;
+        }
+    };
+    child.0.kill().expect("kill -9");
+    child.0.wait().expect("reap");
+    let before = TaskLog::read(&db, &run);
+    assert_eq!(before.invocations, 3, "attempt 4 was in flight");
+
+    let (status, err) = common::run_plexus(dir.path(), &[&args[..], &["resume", &run]].concat());
+    assert!(!status.success(), "every call is refused: {err}");
+    assert!(err.contains("crash detected"), "{err}");
+    let after = TaskLog::read(&db, &run);
+    assert_eq!(
+        after.invocations, 6,
+        "1 try + 5 transient retries over both processes, not 3 + 6"
+    );
+    assert_eq!((after.status.as_str(), after.attempts), ("failed", 6));
+    let rows: Vec<i64> = after
+        .store
+        .invocations(&run)
+        .expect("invocations")
+        .iter()
+        .map(|i| i.attempt)
+        .collect();
+    assert_eq!(
+        rows,
+        vec![1, 2, 3, 4, 5, 6],
+        "attempt 4 is made again, then 5 and 6"
+    );
+    assert_eq!(
+        server.requests(),
+        7,
+        "the killed call, and 3 after the resume"
+    );
+    let want: Vec<String> = (1..=5)
+        .map(|n| format!("transient error: backoff retry {n} of 5"))
+        .collect();
+    assert_eq!(after.adjustments(), want);
+    // The backoff goes on growing where it was: 10 ms × 2^(n−1) ± 20% (÷100).
+    for (n, r) in after.retries.iter().enumerate() {
+        let raw = 10.0 * 2f64.powi(n as i32);
+        let d = r.delay_ms as f64;
+        assert!(
+            (raw * 0.8 - 0.5..=raw * 1.2 + 0.5).contains(&d),
+            "retry {}: {d} ms, not {raw} ± 20%",
+            n + 1
+        );
+    }
 }

@@ -7,62 +7,14 @@ mod common;
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::process::{Command, ExitStatus, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
 
-use common::{one_task_plan, quick_sim, run_plan, test_config};
+use common::{mock_profile, one_task_plan, quick_sim, run_plan, run_plexus, test_config};
 use plexus::engine::retry::Backoff;
 use plexus::engine::EngineConfig;
 use plexus::event::EngineEvent;
 use plexus::provider::mock_server::{MockConfig, MockFault, MockServer};
 use plexus::provider::Fault;
 use plexus::store::Store;
-
-/// A child process, killed and reaped when dropped (a failed assertion, a timeout).
-struct Child(std::process::Child);
-
-impl Drop for Child {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// Runs the binary in `dir` to its end (at most 3 minutes); returns its exit status and
-/// standard error.
-fn plexus(dir: &Path, args: &[&str]) -> (ExitStatus, String) {
-    static RUNS: AtomicUsize = AtomicUsize::new(0);
-    let err_path = dir.join(format!(
-        "stderr-{}.txt",
-        RUNS.fetch_add(1, Ordering::Relaxed)
-    ));
-    let err = std::fs::File::create(&err_path).expect("stderr file");
-    let mut child = Child(
-        Command::new(env!("CARGO_BIN_EXE_plexus"))
-            .current_dir(dir)
-            .args(args)
-            .env_remove("PLEXUS_DB")
-            .env_remove("PLEXUS_PROVIDER")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(err)
-            .spawn()
-            .expect("spawn plexus"),
-    );
-    let deadline = Instant::now() + Duration::from_secs(180);
-    let status = loop {
-        if let Some(s) = child.0.try_wait().expect("wait") {
-            break s;
-        }
-        assert!(Instant::now() < deadline, "plexus {args:?} did not end");
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    (
-        status,
-        std::fs::read_to_string(&err_path).unwrap_or_default(),
-    )
-}
 
 /// The delays of task A's retry_scheduled events in the database's only run.
 fn delays(db: &Path) -> Vec<u64> {
@@ -107,18 +59,11 @@ fn two_processes_rate_limited_by_one_server_retry_at_different_times() {
         1,
     )
     .expect("mock server");
-    std::fs::write(
-        dir.path().join("plexus.toml"),
-        format!(
-            "[providers.mock]\nkind = \"openai\"\nbase_url = \"{}/v1\"\nmodel = \"m\"\n",
-            server.url()
-        ),
-    )
-    .expect("config");
+    mock_profile(dir.path(), &server.url());
     std::fs::write(dir.path().join("plan.json"), one_task_plan("")).expect("plan");
     let mut runs = Vec::new();
     for db in ["one.db", "two.db"] {
-        let (status, err) = plexus(
+        let (status, err) = run_plexus(
             dir.path(),
             &[
                 "--db",

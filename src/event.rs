@@ -388,6 +388,9 @@ pub struct RetryScheduled {
     /// The previous error as the next attempt's prompt tells it to the model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub feedback: Option<String>,
+    /// The batch (1-based) of a task run in batches: each batch has its own retries.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batch: Option<u32>,
 }
 
 impl RetryScheduled {

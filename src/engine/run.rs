@@ -154,13 +154,25 @@ impl RunCtx {
             .unwrap_or_else(|| Arc::from(""))
     }
 
-    /// The retries a resumed task had scheduled (empty after the first call).
-    pub(super) fn take_retry_history(&self, idx: usize) -> Vec<crate::event::RetryScheduled> {
+    /// The retries a resumed task (or `batch` of it) had scheduled; each is handed out
+    /// once.
+    pub(super) fn take_retry_history(
+        &self,
+        idx: usize,
+        batch: Option<u32>,
+    ) -> Vec<crate::event::RetryScheduled> {
         let mut m = match self.retry_history.lock() {
             Ok(m) => m,
             Err(p) => p.into_inner(),
         };
-        m.remove(&idx).unwrap_or_default()
+        let Some(all) = m.get_mut(&idx) else {
+            return Vec::new();
+        };
+        let (mine, rest) = std::mem::take(all)
+            .into_iter()
+            .partition(|r| r.batch == batch);
+        *all = rest;
+        mine
     }
 
     pub(super) fn next_invocation_seq(&self, agent: &str) -> u32 {

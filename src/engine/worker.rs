@@ -141,6 +141,7 @@ pub async fn run_task(
         return run_attempts(
             &ctx,
             idx,
+            None,
             first_attempt,
             stop,
             gathered.assets,
@@ -161,6 +162,7 @@ pub async fn run_task(
         let o = run_attempts(
             &ctx,
             idx,
+            Some(k as u32 + 1),
             attempts,
             stop.clone(),
             gathered.assets.clone(),
@@ -275,10 +277,13 @@ fn aggregate_batches(
     }
 }
 
-/// Invocations of one task (or one batch of it) until success or the retries run out.
+/// Invocations of one task (or one batch of it, 1-based) until success or the retries
+/// run out.
+#[allow(clippy::too_many_arguments)]
 async fn run_attempts(
     ctx: &Arc<RunCtx>,
     idx: usize,
+    batch: Option<u32>,
     first_attempt: u32,
     mut stop: watch::Receiver<StopSignal>,
     assets: Vec<String>,
@@ -298,8 +303,9 @@ async fn run_attempts(
         .unwrap_or(Grade::B);
     let mut adjust = Adjust::new(threshold);
     let mut retries: rustc_hash::FxHashMap<&'static str, u32> = Default::default();
-    // A resumed task continues its retry budget and adjustments from the log.
-    for r in ctx.take_retry_history(idx) {
+    // A resumed task (each batch of it) continues its retry budget and adjustments from
+    // the log.
+    for r in ctx.take_retry_history(idx, batch) {
         let key = if r.is_transient() {
             "transient"
         } else {
@@ -542,6 +548,7 @@ async fn run_attempts(
                         adjustment: note,
                         transient: verdict.transient_after.is_some(),
                         feedback: adjust.feedback.clone(),
+                        batch,
                     }),
                 );
                 if delay > 0 {

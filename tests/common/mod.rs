@@ -184,3 +184,64 @@ pub fn one_task_plan(extra_tasks: &str) -> String {
         {extra_tasks}]}}"#
     )
 }
+
+/// A child process, killed and reaped when dropped (a failed assertion, a timeout).
+pub struct ChildGuard(pub std::process::Child);
+
+impl Drop for ChildGuard {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Starts the binary in `dir` (no stdin or stdout; stderr to `stderr_file`), without
+/// the environment's database and provider.
+pub fn spawn_plexus(dir: &std::path::Path, args: &[&str], stderr_file: &str) -> ChildGuard {
+    let err = std::fs::File::create(dir.join(stderr_file)).expect("stderr file");
+    ChildGuard(
+        std::process::Command::new(env!("CARGO_BIN_EXE_plexus"))
+            .current_dir(dir)
+            .args(args)
+            .env_remove("PLEXUS_DB")
+            .env_remove("PLEXUS_PROVIDER")
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(err)
+            .spawn()
+            .expect("spawn plexus"),
+    )
+}
+
+/// Runs the binary in `dir` to its end (at most 5 minutes); returns its exit status
+/// and standard error.
+pub fn run_plexus(dir: &std::path::Path, args: &[&str]) -> (std::process::ExitStatus, String) {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static RUNS: AtomicUsize = AtomicUsize::new(0);
+    let name = format!("stderr-{}.txt", RUNS.fetch_add(1, Ordering::Relaxed));
+    let mut child = spawn_plexus(dir, args, &name);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(300);
+    let status = loop {
+        if let Some(s) = child.0.try_wait().expect("wait") {
+            break s;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "plexus {args:?} did not end"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    (
+        status,
+        std::fs::read_to_string(dir.join(name)).unwrap_or_default(),
+    )
+}
+
+/// A plexus.toml in `dir` with an OpenAI-compatible profile `mock` at `url`.
+pub fn mock_profile(dir: &std::path::Path, url: &str) {
+    std::fs::write(
+        dir.join("plexus.toml"),
+        format!("[providers.mock]\nkind = \"openai\"\nbase_url = \"{url}/v1\"\nmodel = \"m\"\n"),
+    )
+    .expect("plexus.toml");
+}

@@ -8,6 +8,7 @@ pub mod db_ref;
 pub mod emit;
 pub mod file_ref;
 mod inputs;
+mod outcome;
 pub mod parse;
 pub mod pdf_text;
 pub mod quality;

@@ -10,8 +10,9 @@ use tokio::sync::{mpsc, watch};
 use tokio::task::JoinSet;
 
 use super::emit::{Emitter, Scope};
+use super::outcome::{StopSignal, TaskOutcome};
 use super::request::{constraints_for, prompt_hash};
-use super::worker::{run_task, StopSignal, TaskOutcome};
+use super::worker::run_task;
 use super::{EngineConfig, EngineError};
 use crate::event::{
     AgentInfo, CancelRequested, CrashDetected, Empty, EngineEvent, RunFinished, RunResumed,

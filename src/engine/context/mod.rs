@@ -3,6 +3,7 @@
 
 pub mod batch;
 pub mod limits;
+mod payload;
 pub mod plan;
 pub mod select;
 pub mod summary;

@@ -2,6 +2,7 @@
 //! writer, runs the plan's DAG, and reports everything as typed events.
 
 mod attempt;
+mod budget;
 pub mod config;
 pub mod context;
 pub mod db_ref;
@@ -11,6 +12,7 @@ mod inputs;
 mod outcome;
 pub mod parse;
 pub mod pdf_text;
+mod planned;
 pub mod quality;
 pub mod refs;
 pub mod request;

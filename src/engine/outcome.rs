@@ -49,6 +49,8 @@ pub struct TaskOutcome {
     pub grades: GradeCounts,
     /// The task's last invocation.
     pub invocation_id: Option<Arc<str>>,
+    /// Why the task failed, when no invocation says it (it failed before any call).
+    pub error_message: Option<String>,
 }
 
 impl TaskOutcome {
@@ -66,6 +68,22 @@ impl TaskOutcome {
             output: None,
             grades: GradeCounts::default(),
             invocation_id: Some(invocation_id),
+            error_message: None,
+        }
+    }
+
+    /// A task that fails before calling the provider (E008: a reference failure with
+    /// `abort`, a prompt over the agent's input limit), for `why`.
+    pub(super) fn failed_before_call(attempts: u32, why: String) -> TaskOutcome {
+        TaskOutcome {
+            status: TaskStatus::Failed,
+            attempts,
+            atoms: 0,
+            error_code: Some(ErrorCode::E008),
+            output: None,
+            grades: GradeCounts::default(),
+            invocation_id: None,
+            error_message: Some(why),
         }
     }
 }
@@ -107,6 +125,7 @@ pub(super) fn aggregate_batches(
             output: None,
             grades: GradeCounts::default(),
             invocation_id,
+            error_message: None,
         };
     }
     let usable: Vec<&TaskOutcome> = outcomes
@@ -123,6 +142,7 @@ pub(super) fn aggregate_batches(
             output: None,
             grades: GradeCounts::default(),
             invocation_id,
+            error_message: outcomes.iter().rev().find_map(|o| o.error_message.clone()),
         };
     }
     let per_batch: Vec<Vec<serde_json::Value>> = usable
@@ -178,5 +198,7 @@ pub(super) fn aggregate_batches(
         })),
         grades,
         invocation_id,
+        // A batch that failed before any call says why; the others' invocations do.
+        error_message: outcomes.iter().find_map(|o| o.error_message.clone()),
     }
 }

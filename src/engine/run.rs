@@ -428,7 +428,7 @@ async fn coordinate(
                         let id = e.id();
                         let msg = format!("worker crashed: {e}");
                         tracing::error!("{msg}");
-                        (id, TaskOutcome { status: TaskStatus::Failed, attempts: 0, atoms: 0, error_code: Some(ErrorCode::E008), output: None, grades: Default::default(), invocation_id: None })
+                        (id, TaskOutcome { status: TaskStatus::Failed, attempts: 0, atoms: 0, error_code: Some(ErrorCode::E008), output: None, grades: Default::default(), invocation_id: None, error_message: Some(msg) })
                     }
                 };
                 let Some(i) = running.remove(&id) else { continue };
@@ -482,6 +482,7 @@ async fn coordinate(
                         attempts: node.attempts,
                         atoms: 0,
                         error_code: None,
+                        error_message: None,
                     }),
                 )?;
             }
@@ -731,6 +732,7 @@ fn block(
                 attempts: nodes[i].attempts,
                 atoms: 0,
                 error_code: Some(ErrorCode::E006),
+                error_message: None,
             }),
         )?;
         for &d in &nodes[i].dependents.clone() {
@@ -777,6 +779,7 @@ fn finish(
                     attempts: outcome.attempts,
                     atoms: 0,
                     error_code: None,
+                    error_message: None,
                 }),
             )?;
         }
@@ -797,6 +800,7 @@ fn finish(
             attempts: outcome.attempts,
             atoms: outcome.atoms,
             error_code: outcome.error_code,
+            error_message: outcome.error_message,
         }),
     )?;
     if let Some(out) = &outcome.output {

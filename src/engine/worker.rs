@@ -8,19 +8,20 @@ use serde_json::json;
 use tokio::sync::watch;
 
 use super::attempt::{evaluate, next_retry, Adjust};
+use super::budget::over_input_limit;
 use super::emit::Scope;
 use super::inputs::gather_inputs;
 use super::outcome::{aggregate_batches, stopped, StopSignal, TaskOutcome};
-use super::request::{invocation_id, render_user_prompt, user_prompt_for, StoredRequest};
+use super::request::{
+    invocation_id, render_user_prompt, threshold_for, user_prompt_for, ContextParts, StoredRequest,
+};
 use super::response_json::{AtomJson, AtomsView, OutputView, ResponseView};
 use super::run::RunCtx;
 use super::sink::StreamSink;
 use crate::event::{
     AtomsGraded, EngineEvent, InvocationFinished, InvocationStarted, RetryScheduled, TaskStatus,
 };
-use crate::protocol::{
-    AgentRequest, ErrorCode, Grade, GradeCounts, InvocationStatus, ResponseOutput,
-};
+use crate::protocol::{AgentRequest, ErrorCode, GradeCounts, InvocationStatus, ResponseOutput};
 use crate::store::{InvocationRecord, WriteOp};
 
 /// Runs one task to its end (or until stopped).
@@ -48,22 +49,12 @@ pub async fn run_task(
             output: None,
             grades: GradeCounts::default(),
             invocation_id: None,
+            error_message: None,
         },
     };
     if let Some(why) = gathered.abort {
-        tracing::warn!(
-            "task {} aborted by a reference failure: {why}",
-            task.task_id
-        );
-        return TaskOutcome {
-            status: TaskStatus::Failed,
-            attempts: first_attempt,
-            atoms: 0,
-            error_code: Some(ErrorCode::E008),
-            output: None,
-            grades: GradeCounts::default(),
-            invocation_id: None,
-        };
+        tracing::warn!("task {} failed before any call: {why}", task.task_id);
+        return TaskOutcome::failed_before_call(first_attempt, why);
     }
     let Some(batched) = gathered.batched else {
         return run_attempts(
@@ -71,8 +62,7 @@ pub async fn run_task(
             idx,
             first_attempt,
             stop,
-            gathered.assets,
-            gathered.payloads,
+            gathered.parts,
             gathered.report,
         )
         .await;
@@ -82,17 +72,16 @@ pub async fn run_task(
     let mut attempts = first_attempt;
     let n = batched.batches.len();
     for (k, payload) in batched.batches.into_iter().enumerate() {
-        let mut inputs = gathered.payloads.clone();
+        let mut parts = gathered.parts.clone();
         let mut p = payload;
         p["batch"] = json!({"index": k + 1, "of": n, "aggregation": batched.aggregation});
-        inputs.push(p);
+        parts.inputs.push(p);
         let o = run_attempts(
             &ctx,
             idx,
             attempts,
             stop.clone(),
-            gathered.assets.clone(),
-            inputs,
+            parts,
             gathered.report.clone(),
         )
         .await;
@@ -112,8 +101,7 @@ async fn run_attempts(
     idx: usize,
     first_attempt: u32,
     mut stop: watch::Receiver<StopSignal>,
-    assets: Vec<String>,
-    inputs: Vec<serde_json::Value>,
+    parts: ContextParts,
     context_report: Option<serde_json::Value>,
 ) -> TaskOutcome {
     let ctx = ctx.clone();
@@ -121,13 +109,7 @@ async fn run_attempts(
     let agent_def = &ctx.plan.agents[&task.agent];
     let agent = ctx.agent_arc(&task.agent);
     let task_arc: Arc<str> = Arc::from(task.task_id.as_str());
-    let threshold = task
-        .output_requirements
-        .quality_threshold
-        .as_deref()
-        .and_then(Grade::parse)
-        .unwrap_or(Grade::B);
-    let mut adjust = Adjust::new(threshold);
+    let mut adjust = Adjust::new(threshold_for(task));
     let mut retries: rustc_hash::FxHashMap<&'static str, u32> = Default::default();
     let mut attempt = first_attempt;
     let task_scope = Scope {
@@ -165,13 +147,16 @@ async fn run_attempts(
             agent_def,
             adjust.threshold,
             adjust.feedback.as_deref(),
-            assets.clone(),
-            inputs.clone(),
+            parts.clone(),
         );
         // Rendered once: counted here, stored as it is (no second parse to validate it).
         let raw_user = render_user_prompt(&user_prompt);
         let user_text = raw_user.as_deref().map(|r| r.get()).unwrap_or_default();
         let prompt_tokens = system_tokens + ctx.config.tokens.count(user_text);
+        if let Some(why) = over_input_limit(task, agent_def, prompt_tokens, system_tokens) {
+            tracing::warn!("task {} failed before any call: {why}", task.task_id);
+            return TaskOutcome::failed_before_call(attempt - 1, why);
+        }
         let request = Arc::new(AgentRequest {
             invocation_id: inv_id.to_string(),
             agent: task.agent.clone(),
@@ -404,6 +389,7 @@ async fn run_attempts(
             output,
             grades,
             invocation_id: Some(inv_id),
+            error_message: None,
         };
     }
 }

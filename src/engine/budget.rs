@@ -92,6 +92,7 @@ pub(super) async fn fit(
         Some(agent.data_area_tokens),
     );
     let (_, system_tokens) = ctx.system_prompt_info(&task.agent);
+    // The common small task: nothing to trim, nothing counted.
     if inputs.is_empty()
         && system_tokens.saturating_add(bytes_bound(task, &parts, &counter))
             <= lim.effective_data_limit
@@ -103,23 +104,11 @@ pub(super) async fn fit(
             batched: None,
         };
     }
-    let skeleton = user_prompt_for(
-        task,
-        agent,
-        threshold_for(task),
-        None,
-        ContextParts::default(),
-    );
     let prompt = PromptParts {
         system_tokens,
-        instruction_tokens: count_text(
-            serde_json::to_string(&skeleton).unwrap_or_default(),
-            counter,
-        )
-        .await,
+        instruction_tokens: instruction_tokens(task, agent, counter).await,
         lists: lists_of(&parts, &counter),
     };
-    drop(skeleton);
     let preview = task
         .transfer_config
         .as_ref()
@@ -134,28 +123,7 @@ pub(super) async fn fit(
         preview,
         &counter,
     );
-    // Seed 001 §8: E008 (system_error: no retry, logged for a person) is the code of a
-    // task that cannot be sent at all. Its instruction and system prompt are critical
-    // and never shortened, so no retry can make them fit: only a change to the plan or
-    // the agent can. The other codes either retry (E001–E005) or name another cause
-    // (E006 an upstream failure, E007 the model's output).
-    let over = (planned.prompt_tokens > agent.max_input_tokens).then(|| OverLimit {
-        task_id: task.task_id.clone(),
-        agent: task.agent.clone(),
-        tokens: planned.prompt_tokens,
-        breakdown: vec![
-            ("system prompt", system_tokens),
-            ("instruction", prompt.instruction_tokens),
-            (
-                "context and inputs",
-                planned
-                    .prompt_tokens
-                    .saturating_sub(system_tokens + prompt.instruction_tokens),
-            ),
-        ],
-        trimmed: true,
-        limit: agent.max_input_tokens,
-    });
+    let over = planned_over_limit(task, agent, &prompt, planned.prompt_tokens);
     let batched = if over.is_none() {
         abstractive_summaries(ctx, idx, &inputs, &mut planned).await;
         batch(ctx, task, &inputs, &planned)
@@ -181,6 +149,63 @@ pub(super) async fn fit(
     }
 }
 
+/// Tokens of the task's user prompt without the lists and inputs: the instruction as the
+/// template completes it, the output requirements and the plan's context. Counted once.
+async fn instruction_tokens(task: &Task, agent: &AgentDef, counter: TokenCounter) -> u64 {
+    let skeleton = user_prompt_for(
+        task,
+        agent,
+        threshold_for(task),
+        None,
+        ContextParts::default(),
+    );
+    count_text(
+        serde_json::to_string(&skeleton).unwrap_or_default(),
+        counter,
+    )
+    .await
+}
+
+/// The error of a planned prompt of `tokens` over the agent's input limit.
+///
+/// Seed 001 §8: E008 (system_error: no retry, logged for a person) is the code of a task
+/// that cannot be sent at all. Its instruction and system prompt are critical and never
+/// shortened, so no retry can make them fit: only a change to the plan or the agent can.
+/// The other codes either retry (E001–E005) or name another cause (E006 an upstream
+/// failure, E007 the model's output).
+fn planned_over_limit(
+    task: &Task,
+    agent: &AgentDef,
+    prompt: &PromptParts,
+    tokens: u64,
+) -> Option<OverLimit> {
+    let fixed = prompt.system_tokens + prompt.instruction_tokens;
+    let breakdown = vec![
+        ("system prompt", prompt.system_tokens),
+        ("instruction", prompt.instruction_tokens),
+        ("context and inputs", tokens.saturating_sub(fixed)),
+    ];
+    over_limit(task, agent, tokens, breakdown, true)
+}
+
+/// A prompt of `tokens` over `agent`'s input limit, if it is.
+fn over_limit(
+    task: &Task,
+    agent: &AgentDef,
+    tokens: u64,
+    breakdown: Vec<(&'static str, u64)>,
+    trimmed: bool,
+) -> Option<OverLimit> {
+    (tokens > agent.max_input_tokens).then(|| OverLimit {
+        task_id: task.task_id.clone(),
+        agent: task.agent.clone(),
+        tokens,
+        breakdown,
+        trimmed,
+        limit: agent.max_input_tokens,
+    })
+}
+
 /// The error of a prompt of `prompt_tokens` (as it would be sent) over the agent's input
 /// limit. What the budget planned can still grow after it (a retry's feedback, a batch,
 /// an abstractive summary): this check on the rendered prompt is the last word, with the
@@ -191,20 +216,14 @@ pub(super) fn over_input_limit(
     prompt_tokens: u64,
     system_tokens: u64,
 ) -> Option<String> {
-    (prompt_tokens > agent.max_input_tokens).then(|| {
-        OverLimit {
-            task_id: task.task_id.clone(),
-            agent: task.agent.clone(),
-            tokens: prompt_tokens,
-            breakdown: vec![
-                ("system prompt", system_tokens),
-                ("user prompt", prompt_tokens.saturating_sub(system_tokens)),
-            ],
-            trimmed: false,
-            limit: agent.max_input_tokens,
-        }
-        .to_string()
-    })
+    if prompt_tokens <= agent.max_input_tokens {
+        return None;
+    }
+    let breakdown = vec![
+        ("system prompt", system_tokens),
+        ("user prompt", prompt_tokens.saturating_sub(system_tokens)),
+    ];
+    over_limit(task, agent, prompt_tokens, breakdown, false).map(|o| o.to_string())
 }
 
 /// An upper bound of the tokens of the task's user prompt with `parts` and no inputs,

@@ -291,6 +291,10 @@ pub struct TaskFinished {
     /// The error that decided the outcome, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_code: Option<ErrorCode>,
+    /// Why the task failed when no invocation says it: it failed before any call (a
+    /// reference failure that aborts it, a prompt over its agent's input limit).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_message: Option<String>,
 }
 
 /// An invocation started.

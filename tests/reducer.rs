@@ -187,6 +187,7 @@ fn streamed_text_stays_within_the_budget() {
                 attempts: 1,
                 atoms: 0,
                 error_code: None,
+                error_message: None,
             }),
         );
         // 400 KB streamed per task: at most the budget plus the task still streaming.

@@ -263,7 +263,10 @@ async fn invalid_filters_are_ignored_and_inputs_are_planned() {
         vec![
             "task_output:U:Full",
             "file:notes.md:Full",
-            "db_query:knowledge_atoms:Full"
+            "db_query:knowledge_atoms:Full",
+            // The context's own lists (A depends on U) are planned with the inputs.
+            "existing_assets:Full",
+            "dependencies:Full"
         ]
     );
     assert_eq!(r.status_of("A"), "success");

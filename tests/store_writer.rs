@@ -20,6 +20,7 @@ fn a_batch_of_events_reads_back_field_for_field() {
                 attempts: 1,
                 atoms: 2,
                 error_code: None,
+                error_message: None,
             })
         } else {
             EngineEvent::Chunk(Chunk {

@@ -194,6 +194,7 @@ fn hostile_state() -> RunState {
             attempts: 1,
             atoms: 1,
             error_code: None,
+            error_message: None,
         }),
     );
     st

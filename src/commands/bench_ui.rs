@@ -408,6 +408,7 @@ pub fn run_ui_bench(o: &UiBenchOptions) -> color_eyre::eyre::Result<UiBenchRepor
                             attempts: 1,
                             atoms: 1,
                             error_code: None,
+                            error_message: None,
                         }),
                     ),
                 );

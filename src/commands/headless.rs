@@ -106,11 +106,14 @@ impl Progress {
                 if f.status == TaskStatus::Blocked {
                     return None;
                 }
-                let why = match (
-                    f.status.satisfies_dependents(),
-                    self.last_error.remove(task),
-                ) {
-                    (false, Some(m)) => format!(" — {}", crate::ui::sanitize::sanitize(&m)),
+                // A task that failed before any call says why itself; otherwise its last
+                // invocation's error does.
+                let last = self.last_error.remove(task);
+                let why = match (f.status.satisfies_dependents(), f.error_message.as_ref()) {
+                    (false, Some(m)) => format!(" — {}", crate::ui::sanitize::sanitize(m)),
+                    (false, None) => last
+                        .map(|m| format!(" — {}", crate::ui::sanitize::sanitize(&m)))
+                        .unwrap_or_default(),
                     _ => String::new(),
                 };
                 Some(format!(

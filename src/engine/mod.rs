@@ -2,14 +2,17 @@
 //! writer, runs the plan's DAG, and reports everything as typed events.
 
 mod attempt;
+mod budget;
 pub mod config;
 pub mod context;
 pub mod db_ref;
 pub mod emit;
 pub mod file_ref;
 mod inputs;
+mod outcome;
 pub mod parse;
 pub mod pdf_text;
+mod planned;
 pub mod quality;
 pub mod refs;
 pub mod request;

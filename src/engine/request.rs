@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use crate::agents::AgentDef;
 use crate::plan::{ConstraintOverrides, ExecutionMode, Task};
-use crate::protocol::{AgentRequest, Constraints, Dependency, Grade, UserPrompt};
+use crate::protocol::{AgentRequest, Constraints, Dependency, Grade, RequestContext, UserPrompt};
 
 /// Constraints of an agent under an execution mode, then the task's overrides.
 /// Temperatures are rounded to 2 decimals and floored at `min_temperature`.
@@ -83,36 +83,70 @@ pub fn instruction_for(
     s
 }
 
-/// Builds the user prompt of a task.
+/// The quality threshold a task asks for (grade B when it names none or an unknown one).
+pub fn threshold_for(task: &Task) -> Grade {
+    task.output_requirements
+        .quality_threshold
+        .as_deref()
+        .and_then(Grade::parse)
+        .unwrap_or(Grade::B)
+}
+
+/// What the engine puts in a task's `context`, as the context budget left it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ContextParts {
+    /// `context.dependencies`: the plan's own, or one entry per upstream task.
+    pub dependencies: Option<Vec<Dependency>>,
+    /// `context.existing_assets`: the plan's, then the atoms of upstream tasks.
+    pub existing_assets: Option<Vec<String>>,
+    /// `context.inputs`: the planned payloads of the data references.
+    pub inputs: Vec<Value>,
+    /// `context.context_trimmed`: how much of each list was sent, when one was cut.
+    pub trimmed: Option<Value>,
+}
+
+/// The dependencies a task's context lists: the plan's, or one per `depends_on` entry
+/// pointing at its atoms.
+pub fn dependencies_for(task: &Task) -> Option<Vec<Dependency>> {
+    if task.context.dependencies.is_some() || task.depends_on.is_empty() {
+        return task.context.dependencies.clone();
+    }
+    Some(
+        task.depends_on
+            .iter()
+            .map(|d| Dependency {
+                task_id: d.clone(),
+                output_ref: Some("output.atoms".into()),
+                required: Some(true),
+                extra: Default::default(),
+            })
+            .collect(),
+    )
+}
+
+/// Builds the user prompt of a task around the context `parts` the engine adds.
 pub fn user_prompt_for(
     task: &Task,
     agent: &AgentDef,
     threshold: Grade,
     feedback: Option<&str>,
-    existing_assets: Vec<String>,
-    inputs: Vec<Value>,
+    parts: ContextParts,
 ) -> UserPrompt {
-    let mut context = task.context.clone();
-    if !task.depends_on.is_empty() && context.dependencies.is_none() {
-        context.dependencies = Some(
-            task.depends_on
-                .iter()
-                .map(|d| Dependency {
-                    task_id: d.clone(),
-                    output_ref: Some("output.atoms".into()),
-                    required: Some(true),
-                    extra: Default::default(),
-                })
-                .collect(),
-        );
+    let mut extra = task.context.extra.clone();
+    extra.remove("focus");
+    if !parts.inputs.is_empty() {
+        extra.insert("inputs".into(), Value::Array(parts.inputs));
     }
-    if !existing_assets.is_empty() {
-        context.existing_assets = Some(existing_assets);
+    if let Some(t) = parts.trimmed {
+        extra.insert("context_trimmed".into(), t);
     }
-    context.extra.remove("focus");
-    if !inputs.is_empty() {
-        context.extra.insert("inputs".into(), Value::Array(inputs));
-    }
+    let context = RequestContext {
+        paper_info: task.context.paper_info.clone(),
+        code_info: task.context.code_info.clone(),
+        dependencies: parts.dependencies,
+        existing_assets: parts.existing_assets,
+        extra,
+    };
     let mut output_requirements = task.output_requirements.clone();
     if output_requirements.atom_type.is_none() {
         output_requirements.atom_type = Some(agent.atom_type.clone());

@@ -10,8 +10,9 @@ use tokio::sync::{mpsc, watch};
 use tokio::task::JoinSet;
 
 use super::emit::{Emitter, Scope};
+use super::outcome::{StopSignal, TaskOutcome};
 use super::request::{constraints_for, prompt_hash};
-use super::worker::{run_task, StopSignal, TaskOutcome};
+use super::worker::run_task;
 use super::{EngineConfig, EngineError};
 use crate::event::{
     AgentInfo, CancelRequested, CrashDetected, Empty, EngineEvent, LeaseTakenOver, RunFinished,
@@ -469,7 +470,7 @@ async fn coordinate(
                         let id = e.id();
                         let msg = format!("worker crashed: {e}");
                         tracing::error!("{msg}");
-                        (id, TaskOutcome { status: TaskStatus::Failed, attempts: 0, atoms: 0, error_code: Some(ErrorCode::E008), output: None, grades: Default::default(), invocation_id: None })
+                        (id, TaskOutcome { status: TaskStatus::Failed, attempts: 0, atoms: 0, error_code: Some(ErrorCode::E008), output: None, grades: Default::default(), invocation_id: None, error_message: Some(msg) })
                     }
                 };
                 let Some(i) = running.remove(&id) else { continue };
@@ -523,6 +524,7 @@ async fn coordinate(
                         attempts: node.attempts,
                         atoms: 0,
                         error_code: None,
+                        error_message: None,
                     }),
                 )?;
             }
@@ -772,6 +774,7 @@ fn block(
                 attempts: nodes[i].attempts,
                 atoms: 0,
                 error_code: Some(ErrorCode::E006),
+                error_message: None,
             }),
         )?;
         for &d in &nodes[i].dependents.clone() {
@@ -818,6 +821,7 @@ fn finish(
                     attempts: outcome.attempts,
                     atoms: 0,
                     error_code: None,
+                    error_message: None,
                 }),
             )?;
         }
@@ -838,6 +842,7 @@ fn finish(
             attempts: outcome.attempts,
             atoms: outcome.atoms,
             error_code: outcome.error_code,
+            error_message: outcome.error_message,
         }),
     )?;
     if let Some(out) = &outcome.output {

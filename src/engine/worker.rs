@@ -8,92 +8,21 @@ use serde_json::json;
 use tokio::sync::watch;
 
 use super::attempt::{evaluate, next_retry, Adjust};
+use super::budget::over_input_limit;
 use super::emit::Scope;
 use super::inputs::gather_inputs;
-use super::request::{invocation_id, render_user_prompt, user_prompt_for, StoredRequest};
+use super::outcome::{aggregate_batches, stopped, StopSignal, TaskOutcome};
+use super::request::{
+    invocation_id, render_user_prompt, threshold_for, user_prompt_for, ContextParts, StoredRequest,
+};
 use super::response_json::{AtomJson, AtomsView, OutputView, ResponseView};
 use super::run::RunCtx;
 use super::sink::StreamSink;
 use crate::event::{
     AtomsGraded, EngineEvent, InvocationFinished, InvocationStarted, RetryScheduled, TaskStatus,
 };
-use crate::protocol::{
-    AgentRequest, Atom, ErrorCode, Grade, GradeCounts, InvocationStatus, ResponseOutput,
-};
+use crate::protocol::{AgentRequest, ErrorCode, GradeCounts, InvocationStatus, ResponseOutput};
 use crate::store::{InvocationRecord, WriteOp};
-
-/// Why a worker stops before its task finishes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum StopSignal {
-    /// Keep going.
-    None,
-    /// Cancel: the task ends `cancelled`.
-    Cancel,
-    /// Interrupt: the task goes back to pending, to run again on resume.
-    Interrupt,
-}
-
-impl StopSignal {
-    /// The task status a stop leaves behind.
-    fn task_status(self) -> TaskStatus {
-        if self == StopSignal::Cancel {
-            TaskStatus::Cancelled
-        } else {
-            TaskStatus::Pending
-        }
-    }
-}
-
-/// What a worker reports back.
-#[derive(Debug, Clone)]
-pub struct TaskOutcome {
-    /// Final status (`Cancelled` for cancel, `Pending` for interrupt).
-    pub status: TaskStatus,
-    /// Invocations made.
-    pub attempts: u32,
-    /// Atoms accepted.
-    pub atoms: u32,
-    /// Deciding error.
-    pub error_code: Option<ErrorCode>,
-    /// Atoms and summary when the task produced usable output.
-    pub output: Option<Arc<ResponseOutput>>,
-    /// Grades of accepted atoms.
-    pub grades: GradeCounts,
-    /// The task's last invocation.
-    pub invocation_id: Option<Arc<str>>,
-}
-
-impl TaskOutcome {
-    fn stopped(
-        signal: StopSignal,
-        attempts: u32,
-        error_code: Option<ErrorCode>,
-        invocation_id: Arc<str>,
-    ) -> TaskOutcome {
-        TaskOutcome {
-            status: signal.task_status(),
-            attempts,
-            atoms: 0,
-            error_code,
-            output: None,
-            grades: GradeCounts::default(),
-            invocation_id: Some(invocation_id),
-        }
-    }
-}
-
-async fn stopped(rx: &mut watch::Receiver<StopSignal>) -> StopSignal {
-    loop {
-        let v = *rx.borrow_and_update();
-        if v != StopSignal::None {
-            return v;
-        }
-        if rx.changed().await.is_err() {
-            // the coordinator is gone: never resolve
-            std::future::pending::<()>().await;
-        }
-    }
-}
 
 /// Runs one task to its end (or until stopped).
 pub async fn run_task(
@@ -120,22 +49,12 @@ pub async fn run_task(
             output: None,
             grades: GradeCounts::default(),
             invocation_id: None,
+            error_message: None,
         },
     };
     if let Some(why) = gathered.abort {
-        tracing::warn!(
-            "task {} aborted by a reference failure: {why}",
-            task.task_id
-        );
-        return TaskOutcome {
-            status: TaskStatus::Failed,
-            attempts: first_attempt,
-            atoms: 0,
-            error_code: Some(ErrorCode::E008),
-            output: None,
-            grades: GradeCounts::default(),
-            invocation_id: None,
-        };
+        tracing::warn!("task {} failed before any call: {why}", task.task_id);
+        return TaskOutcome::failed_before_call(first_attempt, why);
     }
     let Some(batched) = gathered.batched else {
         return run_attempts(
@@ -144,8 +63,7 @@ pub async fn run_task(
             None,
             first_attempt,
             stop,
-            gathered.assets,
-            gathered.payloads,
+            gathered.parts,
             gathered.report,
         )
         .await;
@@ -155,18 +73,17 @@ pub async fn run_task(
     let mut attempts = first_attempt;
     let n = batched.batches.len();
     for (k, payload) in batched.batches.into_iter().enumerate() {
-        let mut inputs = gathered.payloads.clone();
+        let mut parts = gathered.parts.clone();
         let mut p = payload;
         p["batch"] = json!({"index": k + 1, "of": n, "aggregation": batched.aggregation});
-        inputs.push(p);
+        parts.inputs.push(p);
         let o = run_attempts(
             &ctx,
             idx,
             Some(k as u32 + 1),
             attempts,
             stop.clone(),
-            gathered.assets.clone(),
-            inputs,
+            parts,
             gathered.report.clone(),
         )
         .await;
@@ -180,103 +97,6 @@ pub async fn run_task(
     aggregate_batches(&ctx, idx, outcomes, &batched.aggregation)
 }
 
-/// Combines the outcomes of a task's batches: the atoms of usable batches aggregated by
-/// the strategy; success when every batch succeeded, partial when some did, failed when
-/// none did. A stop (cancel, interrupt) wins.
-fn aggregate_batches(
-    ctx: &RunCtx,
-    idx: usize,
-    outcomes: Vec<TaskOutcome>,
-    strategy: &str,
-) -> TaskOutcome {
-    let attempts = outcomes.last().map_or(0, |o| o.attempts);
-    let invocation_id = outcomes.iter().rev().find_map(|o| o.invocation_id.clone());
-    if let Some(o) = outcomes
-        .iter()
-        .find(|o| matches!(o.status, TaskStatus::Pending | TaskStatus::Cancelled))
-    {
-        return TaskOutcome {
-            status: o.status,
-            attempts,
-            atoms: 0,
-            error_code: None,
-            output: None,
-            grades: GradeCounts::default(),
-            invocation_id,
-        };
-    }
-    let usable: Vec<&TaskOutcome> = outcomes
-        .iter()
-        .filter(|o| o.status.satisfies_dependents())
-        .collect();
-    let error_code = outcomes.iter().find_map(|o| o.error_code);
-    if usable.is_empty() {
-        return TaskOutcome {
-            status: outcomes.last().map_or(TaskStatus::Failed, |o| o.status),
-            attempts,
-            atoms: 0,
-            error_code,
-            output: None,
-            grades: GradeCounts::default(),
-            invocation_id,
-        };
-    }
-    let per_batch: Vec<Vec<serde_json::Value>> = usable
-        .iter()
-        .map(|o| {
-            o.output
-                .as_ref()
-                .map(|out| {
-                    out.atoms
-                        .iter()
-                        .filter_map(|a| serde_json::to_value(a).ok())
-                        .collect()
-                })
-                .unwrap_or_default()
-        })
-        .collect();
-    let merged = match super::context::batch::aggregate(strategy, &per_batch) {
-        Ok(m) => m,
-        Err(e) => {
-            tracing::warn!("task {}: {e}; merging", ctx.plan.tasks[idx].task_id);
-            super::context::batch::aggregate("merge", &per_batch).unwrap_or_default()
-        }
-    };
-    let atoms: Vec<Atom> = merged
-        .into_iter()
-        .filter_map(|v| serde_json::from_value(v).ok())
-        .collect();
-    let mut grades = GradeCounts::default();
-    for o in &usable {
-        grades.merge(&o.grades);
-    }
-    let all_ok =
-        usable.len() == outcomes.len() && usable.iter().all(|o| o.status == TaskStatus::Success);
-    let summary = format!(
-        "{} atom(s) aggregated ({strategy}) from {} of {} batches",
-        atoms.len(),
-        usable.len(),
-        outcomes.len()
-    );
-    TaskOutcome {
-        status: if all_ok {
-            TaskStatus::Success
-        } else {
-            TaskStatus::Partial
-        },
-        attempts,
-        atoms: atoms.len() as u32,
-        error_code: if all_ok { None } else { error_code },
-        output: Some(Arc::new(ResponseOutput {
-            atoms,
-            summary,
-            extra: Default::default(),
-        })),
-        grades,
-        invocation_id,
-    }
-}
-
 /// Invocations of one task (or one batch of it, 1-based) until success or the retries
 /// run out.
 #[allow(clippy::too_many_arguments)]
@@ -286,8 +106,7 @@ async fn run_attempts(
     batch: Option<u32>,
     first_attempt: u32,
     mut stop: watch::Receiver<StopSignal>,
-    assets: Vec<String>,
-    inputs: Vec<serde_json::Value>,
+    parts: ContextParts,
     context_report: Option<serde_json::Value>,
 ) -> TaskOutcome {
     let ctx = ctx.clone();
@@ -295,13 +114,7 @@ async fn run_attempts(
     let agent_def = &ctx.plan.agents[&task.agent];
     let agent = ctx.agent_arc(&task.agent);
     let task_arc: Arc<str> = Arc::from(task.task_id.as_str());
-    let threshold = task
-        .output_requirements
-        .quality_threshold
-        .as_deref()
-        .and_then(Grade::parse)
-        .unwrap_or(Grade::B);
-    let mut adjust = Adjust::new(threshold);
+    let mut adjust = Adjust::new(threshold_for(task));
     let mut retries: rustc_hash::FxHashMap<&'static str, u32> = Default::default();
     // A resumed task (each batch of it) continues its retry budget and adjustments from
     // the log.
@@ -357,13 +170,16 @@ async fn run_attempts(
             agent_def,
             adjust.threshold,
             adjust.feedback.as_deref(),
-            assets.clone(),
-            inputs.clone(),
+            parts.clone(),
         );
         // Rendered once: counted here, stored as it is (no second parse to validate it).
         let raw_user = render_user_prompt(&user_prompt);
         let user_text = raw_user.as_deref().map(|r| r.get()).unwrap_or_default();
         let prompt_tokens = system_tokens + ctx.config.tokens.count(user_text);
+        if let Some(why) = over_input_limit(task, agent_def, prompt_tokens, system_tokens) {
+            tracing::warn!("task {} failed before any call: {why}", task.task_id);
+            return TaskOutcome::failed_before_call(attempt - 1, why);
+        }
         let request = Arc::new(AgentRequest {
             invocation_id: inv_id.to_string(),
             agent: task.agent.clone(),
@@ -599,6 +415,7 @@ async fn run_attempts(
             output,
             grades,
             invocation_id: Some(inv_id),
+            error_message: None,
         };
     }
 }

@@ -147,6 +147,10 @@ pub fn reduce(st: &mut RunState, env: &Envelope) {
                 t.atoms = f.atoms;
                 t.error = f.error_code;
                 t.running_since = None;
+                if let Some(m) = &f.error_message {
+                    let code = f.error_code.map(|c| c.as_str()).unwrap_or("failed");
+                    t.notes.push(format!("{code}: {m}"));
+                }
                 set_status(st, i, f.status);
                 if f.status.satisfies_dependents() || f.status.is_final() {
                     account_quality(st, i, f.status);

@@ -120,7 +120,10 @@ pub fn draw(buf: &mut Buffer, inner: Rect, run: &RunState, ui: &mut UiState, the
 /// action and tokens after; then the limit and whether it fits (seed 000 §7.2).
 pub fn context_lines(task: &TaskView) -> Vec<String> {
     let Some(c) = &task.context else {
-        return vec!["no inputs: this task has no data references".into()];
+        return vec![
+            "no context plan: no data references, and the prompt is far below the agent's limit"
+                .into(),
+        ];
     };
     let r = &c.report;
     let mut out = vec![format!(

@@ -3,7 +3,9 @@
 
 pub mod batch;
 pub mod limits;
+mod payload;
 pub mod plan;
+pub mod prompt;
 pub mod select;
 pub mod summary;
 pub mod trim;

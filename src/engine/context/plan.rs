@@ -1,13 +1,15 @@
 //! Planning a task's context: each resolved input gets its transfer mode (§5), its
 //! payload (full data, a summary, or a reference with stats and a preview), then the
-//! whole is trimmed by priority to the agent's effective data limit (§6.3), giving the
-//! payloads sent and the `context_management` report (§7.2).
+//! whole prompt (system prompt, instruction, the context's lists and these payloads) is
+//! trimmed by priority to the agent's effective data limit (§6.3), giving the payloads
+//! and list entries sent and the `context_management` report (§7.2).
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
+use super::payload::{atoms_of, count, reference_payload, summarize};
+use super::prompt::PromptParts;
 use super::select::{choose, DataType, Rule};
-use super::summary::{summarize_atoms, summarize_text, text_of, Strategy};
 use super::trim::{atom_priority, trim, Decision, Item, Part};
 use crate::protocol::context::{ContextManagement, TransferMode};
 use crate::tokens::TokenCounter;
@@ -58,110 +60,19 @@ pub struct InputPlan {
 pub struct Planned {
     /// Payloads to put in the request (omitted inputs are left out).
     pub payloads: Vec<Value>,
-    /// Per input.
+    /// Per input, then per list of the prompt.
     pub inputs: Vec<InputPlan>,
+    /// Entries kept of each list of the prompt (a head of it), in the order given.
+    pub lists: Vec<usize>,
+    /// Tokens of the whole prompt as planned: system prompt, instruction, lists and
+    /// payloads after trimming.
+    pub prompt_tokens: u64,
     /// The §7.2 report.
     pub report: ContextManagement,
 }
 
-/// Atoms of a value: its `atoms` array, or the value itself when it is an array.
-fn atoms_of(v: &Value) -> Option<&Vec<Value>> {
-    match v {
-        Value::Array(a) => Some(a),
-        Value::Object(o) => o.get("atoms").and_then(Value::as_array),
-        _ => None,
-    }
-}
-
-/// Bytes of a value's JSON text, without writing it (escapes not counted).
-fn json_len(v: &Value) -> usize {
-    match v {
-        Value::Null => 4,
-        Value::Bool(b) => 4 + usize::from(!*b),
-        Value::Number(n) => n.to_string().len(),
-        Value::String(s) => s.len() + 2,
-        Value::Array(a) => 2 + a.iter().map(|x| json_len(x) + 1).sum::<usize>(),
-        Value::Object(o) => {
-            2 + o
-                .iter()
-                .map(|(k, x)| k.len() + 4 + json_len(x))
-                .sum::<usize>()
-        }
-    }
-}
-
-fn count(v: &Value, c: &TokenCounter) -> u64 {
-    match v {
-        Value::String(s) => c.count(s),
-        other => c.count(&other.to_string()),
-    }
-}
-
-/// A summary of `data` within about `target` tokens.
-fn summarize(data: &Value, target: u64, c: &TokenCounter) -> Value {
-    match atoms_of(data) {
-        Some(atoms) => summarize_atoms(atoms, target, Strategy::Extractive, c),
-        None => Value::String(summarize_text(
-            &text_of(data),
-            target,
-            Strategy::Extractive,
-            c,
-        )),
-    }
-}
-
-/// The reference-mode payload: available paths, data stats and an inline preview (§4.3).
-fn reference_payload(input: &Input, tokens: u64, batched: bool, preview: usize) -> Value {
-    let data = &input.data;
-    let mut paths: Vec<String> = match data {
-        Value::Object(o) => o.keys().map(|k| format!("$.{k}")).collect(),
-        Value::Array(_) => vec!["$[*]".into()],
-        _ => vec!["$".into()],
-    };
-    paths.sort();
-    let atoms = atoms_of(data);
-    let relations = data
-        .get("relations")
-        .and_then(Value::as_array)
-        .map_or(0, Vec::len);
-    let mut stats = json!({
-        "total_atoms": atoms.map_or(0, Vec::len),
-        "total_relations": relations,
-        "estimated_size_bytes": json_len(data),
-        "estimated_tokens": tokens,
-    });
-    if batched {
-        stats["batched"] = json!(true);
-    }
-    let preview_items: Vec<Value> = atoms
-        .map(|a| {
-            a.iter()
-                .take(preview)
-                .map(|x| {
-                    let text = x.get("content").map(text_of).unwrap_or_else(|| text_of(x));
-                    let cut: String = text.chars().take(80).collect();
-                    json!({
-                        "atom_id": x.get("asset_id").or_else(|| x.get("atom_id")).cloned().unwrap_or(Value::Null),
-                        "atom_type": x.get("atom_type").cloned().unwrap_or(Value::Null),
-                        "content_preview": if text.chars().count() > 80 { format!("{cut}…") } else { cut },
-                    })
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    json!({
-        "source": input.name,
-        "transfer_mode": "reference",
-        "reference": {
-            "ref": input.reference,
-            "available_paths": paths,
-            "data_stats": stats,
-        },
-        "inline_preview": {"atoms_preview": preview_items, "preview_count": preview_items.len()},
-    })
-}
-
-/// Plans the context of `task_id` for `agent` within `limit` data tokens.
+/// Plans the context of `task_id` for `agent` within `limit` data tokens, for a prompt
+/// whose only other parts are the system prompt and the instruction.
 #[allow(clippy::too_many_arguments)]
 pub fn plan(
     task_id: &str,
@@ -169,6 +80,25 @@ pub fn plan(
     limit: u64,
     system_tokens: u64,
     instruction_tokens: u64,
+    inputs: &[Input],
+    preview_count: usize,
+    c: &TokenCounter,
+) -> Planned {
+    let prompt = PromptParts {
+        system_tokens,
+        instruction_tokens,
+        lists: Vec::new(),
+    };
+    plan_prompt(task_id, agent, limit, &prompt, inputs, preview_count, c)
+}
+
+/// Plans the context of `task_id` for `agent` within `limit` tokens: the `inputs` and the
+/// `prompt`'s own parts are trimmed together.
+pub fn plan_prompt(
+    task_id: &str,
+    agent: &str,
+    limit: u64,
+    prompt: &PromptParts,
     inputs: &[Input],
     preview_count: usize,
     c: &TokenCounter,
@@ -191,9 +121,14 @@ pub fn plan(
                                           "summarize_fields": ["content"], "summary_ratio": 0.3},
                        "data": summarize(&input.data, target, c)})
             }
-            TransferMode::Reference => {
-                reference_payload(input, tokens, choice.batched, preview_count)
-            }
+            TransferMode::Reference => reference_payload(
+                &input.name,
+                &input.data,
+                &input.reference,
+                tokens,
+                choice.batched,
+                preview_count,
+            ),
         };
         plans.push(InputPlan {
             name: input.name.clone(),
@@ -230,12 +165,14 @@ pub fn plan(
                 tokens: count(p, c),
                 parts,
                 compressible: true,
+                truncatable: false,
             }
         })
         .collect();
+    // The system prompt and the instruction are critical and go whole (§6.3 table).
     for (name, tokens) in [
-        ("system_prompt", system_tokens),
-        ("task_instructions", instruction_tokens),
+        ("system_prompt", prompt.system_tokens),
+        ("task_instructions", prompt.instruction_tokens),
     ] {
         items.push(Item {
             name: name.into(),
@@ -243,8 +180,11 @@ pub fn plan(
             tokens,
             parts: Vec::new(),
             compressible: false,
+            truncatable: false,
         });
     }
+    let first_list = items.len();
+    items.extend(prompt.lists.iter().map(|l| l.item()));
     let trimmed = trim(task_id, &items, limit);
     // 3. Apply the decisions.
     let mut out = Vec::with_capacity(payloads.len());
@@ -285,10 +225,60 @@ pub fn plan(
         plans[i].tokens_after = count(&p, c);
         out.push(p);
     }
+    // 4. The lists keep the head their decision leaves room for; the report gives what
+    // that head takes.
+    let mut report = trimmed.report;
+    let mut lists = Vec::with_capacity(prompt.lists.len());
+    for (k, l) in prompt.lists.iter().enumerate() {
+        let d = trimmed.decisions[first_list + k];
+        let planned = d.tokens_after(&items[first_list + k]);
+        let kept = match d {
+            Decision::Omit => 0,
+            _ => l.kept_within(planned),
+        };
+        let after = l.tokens_of(kept);
+        let action = match (d, kept) {
+            (Decision::Keep, _) => "keep",
+            (_, 0) => "omit",
+            _ => "truncate",
+        };
+        if let Some(a) = report
+            .resolution
+            .actions
+            .iter_mut()
+            .find(|a| a.data == l.name)
+        {
+            a.action = action.into();
+            a.reduced_tokens = after;
+            let r = &mut report.resolution;
+            r.final_tokens = r.final_tokens.saturating_sub(planned.saturating_sub(after));
+            r.within_limit = r.final_tokens <= report.context_limit;
+        }
+        plans.push(InputPlan {
+            name: l.name.clone(),
+            tokens: l.tokens(),
+            mode: if action == "truncate" {
+                TransferMode::Summary
+            } else {
+                TransferMode::Full
+            },
+            batched: false,
+            rule: Rule::PromptPart,
+            priority: l.priority,
+            action: action.into(),
+            tokens_after: after,
+        });
+        lists.push(kept);
+    }
+    let prompt_tokens = prompt.system_tokens
+        + prompt.instruction_tokens
+        + plans.iter().map(|p| p.tokens_after).sum::<u64>();
     Planned {
         payloads: out,
         inputs: plans,
-        report: trimmed.report,
+        lists,
+        prompt_tokens,
+        report,
     }
 }
 
@@ -374,6 +364,69 @@ mod tests {
         assert_eq!(r["reference"]["data_stats"]["total_atoms"], 40);
         assert_eq!(r["inline_preview"]["preview_count"], 5);
         assert_eq!(r["reference"]["available_paths"], json!(["$.atoms"]));
+    }
+
+    #[test]
+    fn the_prompt_lists_are_trimmed_with_the_inputs() {
+        use super::super::prompt::{PromptList, DEPENDENCIES_PRIORITY, EXISTING_ASSETS_PRIORITY};
+        let c = TokenCounter::default();
+        let prompt = PromptParts {
+            system_tokens: 1_000,
+            instruction_tokens: 500,
+            lists: vec![
+                PromptList {
+                    name: "existing_assets".into(),
+                    priority: EXISTING_ASSETS_PRIORITY,
+                    entries: vec![8; 2_000],
+                },
+                PromptList {
+                    name: "dependencies".into(),
+                    priority: DEPENDENCIES_PRIORITY,
+                    entries: vec![20; 2_000],
+                },
+            ],
+        };
+        let p = plan_prompt(
+            "t",
+            "Knowledge_Vault",
+            10_000,
+            &prompt,
+            &[input("task_output:U", atoms(2, 3), 1)],
+            3,
+            &c,
+        );
+        // 80 % of the limit, less the critical parts, is left for the assets.
+        let room = 8_000 - 1_500 - p.inputs[0].tokens_after;
+        let kept = ((room - 24) / 8) as usize;
+        assert_eq!(p.lists, vec![kept, 0]);
+        let names: Vec<(&str, &str)> = p
+            .inputs
+            .iter()
+            .map(|i| (i.name.as_str(), i.action.as_str()))
+            .collect();
+        assert_eq!(
+            names,
+            vec![
+                ("task_output:U", "keep"),
+                ("existing_assets", "truncate"),
+                ("dependencies", "omit")
+            ]
+        );
+        assert_eq!(p.inputs[1].mode, TransferMode::Summary);
+        assert_eq!(p.inputs[1].rule, Rule::PromptPart);
+        let r = &p.report.resolution;
+        assert!(r.within_limit, "{r:?}");
+        assert_eq!(r.final_tokens, p.prompt_tokens);
+        assert_eq!(
+            p.prompt_tokens,
+            1_500 + p.inputs.iter().map(|i| i.tokens_after).sum::<u64>()
+        );
+        let a = r
+            .actions
+            .iter()
+            .find(|a| a.data == "existing_assets")
+            .expect("an action");
+        assert_eq!(a.reduced_tokens, p.inputs[1].tokens_after);
     }
 
     #[test]

@@ -46,6 +46,9 @@ pub enum Rule {
     Agent,
     /// §5.3 data type.
     DataType,
+    /// A part of the prompt itself (the context's dependencies and existing assets):
+    /// passed in place, changed only by trimming.
+    PromptPart,
 }
 
 /// A transfer decision.

@@ -34,6 +34,9 @@ pub struct Item {
     pub parts: Vec<Part>,
     /// Whether it may be summarised or compressed (not the system prompt or instructions).
     pub compressible: bool,
+    /// A list whose tail may be dropped (the context's dependencies and existing assets):
+    /// unlike a summary it can shrink below [`MIN_SUMMARY_RATIO`], down to nothing.
+    pub truncatable: bool,
 }
 
 /// What happens to an item.
@@ -81,13 +84,25 @@ pub struct Trimmed {
 /// Smallest share of an item a summary keeps (the extractive strategy's 0.2 of §4.2).
 pub const MIN_SUMMARY_RATIO: f64 = 0.2;
 
+/// The fewest tokens compressing `it` may leave: a summary keeps at least
+/// [`MIN_SUMMARY_RATIO`]; a truncatable list can lose every entry.
+fn floor_of(it: &Item) -> u64 {
+    if it.truncatable {
+        0
+    } else {
+        (it.tokens as f64 * MIN_SUMMARY_RATIO) as u64
+    }
+}
+
 /// Trims `items` to `limit` tokens by the §6.3 algorithm.
 pub fn trim(task_id: &str, items: &[Item], limit: u64) -> Trimmed {
     let total: u64 = items.iter().map(|i| i.tokens).sum();
     let mut decisions = vec![Decision::Keep; items.len()];
     let mut actions = Vec::new();
     let mut order: Vec<usize> = (0..items.len()).collect();
-    order.sort_by_key(|&i| items[i].priority.clamp(1, 4));
+    // Within a level, what cannot be compressed (the system prompt, the instruction)
+    // takes its room first, so the room left to compress the rest into is known.
+    order.sort_by_key(|&i| (items[i].priority.clamp(1, 4), items[i].compressible));
     let mut current = 0u64;
     if total > limit {
         // Critical composites keep only their critical and important parts.
@@ -120,7 +135,7 @@ pub fn trim(task_id: &str, items: &[Item], limit: u64) -> Trimmed {
                 1 => {
                     if current + size > limit && it.compressible {
                         let room = limit.saturating_sub(current);
-                        let floor = (it.tokens as f64 * MIN_SUMMARY_RATIO) as u64;
+                        let floor = floor_of(it);
                         decisions[i] = Decision::Summarize {
                             tokens: room.max(floor).min(size),
                         };
@@ -129,7 +144,7 @@ pub fn trim(task_id: &str, items: &[Item], limit: u64) -> Trimmed {
                 2 => {
                     if !fits(0.8) && it.compressible {
                         let room = ((lim * 0.8) as u64).saturating_sub(current);
-                        let floor = (it.tokens as f64 * MIN_SUMMARY_RATIO) as u64;
+                        let floor = floor_of(it);
                         decisions[i] = Decision::Summarize {
                             tokens: room.max(floor).min(size),
                         };
@@ -158,6 +173,7 @@ pub fn trim(task_id: &str, items: &[Item], limit: u64) -> Trimmed {
                     "filter_by_priority",
                     Some(format!("priority <= {max_priority}")),
                 ),
+                Decision::Summarize { .. } if it.truncatable => ("truncate", None),
                 Decision::Summarize { .. } if it.priority <= 1 => ("compress", None),
                 Decision::Summarize { .. } => ("summarize", None),
                 Decision::Omit => ("omit", None),
@@ -232,6 +248,7 @@ mod tests {
             tokens,
             parts: vec![],
             compressible: true,
+            truncatable: false,
         }
     }
 
@@ -363,6 +380,32 @@ mod tests {
         big.compressible = false;
         let t = trim("t", &[big], 100);
         assert!(!t.report.resolution.within_limit);
+    }
+
+    #[test]
+    fn a_truncatable_list_can_shrink_below_the_summary_floor() {
+        let mut list = item("existing_assets", 2, 1_000);
+        list.truncatable = true;
+        let items = vec![item("core", 1, 70), list.clone(), item("notes", 2, 1_000)];
+        let t = trim("t", &items, 100);
+        // 80 % of 100 leaves 10 tokens for the list; a summary would keep 200.
+        assert_eq!(t.decisions[1], Decision::Summarize { tokens: 10 });
+        assert_eq!(t.decisions[2], Decision::Summarize { tokens: 200 });
+        assert_eq!(t.report.resolution.actions[1].action, "truncate");
+        assert_eq!(t.report.resolution.actions[0].action, "summarize");
+    }
+
+    #[test]
+    fn what_cannot_be_compressed_takes_its_room_first() {
+        // The instruction comes after a compressible critical input, yet the input is
+        // compressed into the room the instruction leaves.
+        let mut ins = item("task_instructions", 1, 60);
+        ins.compressible = false;
+        let items = vec![item("task_output:U", 1, 100), ins];
+        let t = trim("t", &items, 100);
+        assert_eq!(t.decisions[0], Decision::Summarize { tokens: 40 });
+        assert_eq!(t.decisions[1], Decision::Keep);
+        assert!(t.report.resolution.within_limit);
     }
 
     #[test]

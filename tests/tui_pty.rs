@@ -276,3 +276,33 @@ fn quit_mid_run_then_resume_headless() {
         assert_eq!(t.status, "success", "task {} ended {}", t.task_id, t.status);
     }
 }
+
+#[test]
+fn a_broken_config_stops_a_run_on_a_terminal_as_it_does_headless() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    // A misspelt table, which plexus used to keep without a word.
+    std::fs::write(
+        dir.path().join("bad.toml"),
+        "[ui]\ntheme = \"dark\"\n[provders.local]\nkind = \"openai\"\n",
+    )
+    .expect("config");
+    let db = dir.path().join("p.db");
+    let db_s = db.to_string_lossy().to_string();
+    let mut s = Session::start(
+        &["--db", &db_s, "--config", "bad.toml", "demo", "--no-faults"],
+        dir.path(),
+    );
+    let end = Instant::now() + Duration::from_secs(20);
+    let status = loop {
+        if let Some(st) = s.child.try_wait().expect("wait") {
+            break st;
+        }
+        assert!(Instant::now() < end, "no exit:\n{}", s.screen());
+        std::thread::sleep(Duration::from_millis(30));
+    };
+    let screen = s.wait_for("bad.toml:3", 5);
+    assert!(screen.contains("unknown key `provders`"), "{screen}");
+    assert_eq!(status.exit_code(), 1, "{screen}");
+    s.assert_restored();
+    assert!(!db.exists(), "nothing ran");
+}

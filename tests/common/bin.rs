@@ -21,11 +21,24 @@ pub const FINAL: [&str; 5] = ["success", "partial", "failed", "timeout", "blocke
 /// `plexus` run in `dir` with an empty config and no `PLEXUS_*` setting from outside;
 /// stdin is empty (so it is headless unless a test gives it a terminal).
 pub fn plexus(dir: &Path) -> Command {
+    let mut c = Command::new(BIN);
+    clean_env(&mut c, dir);
+    c
+}
+
+/// `sh -c SCRIPT ARGS…` in `dir` with the environment [`plexus`] gives.
+pub fn sh(dir: &Path, script: &str) -> Command {
+    let mut c = Command::new("sh");
+    c.arg("-c").arg(script);
+    clean_env(&mut c, dir);
+    c
+}
+
+fn clean_env(c: &mut Command, dir: &Path) {
     let config = dir.join("none.toml");
     if !config.exists() {
         std::fs::write(&config, "").expect("write the empty config");
     }
-    let mut c = Command::new(BIN);
     c.current_dir(dir)
         .env("PLEXUS_CONFIG", &config)
         .stdin(Stdio::null());
@@ -39,7 +52,6 @@ pub fn plexus(dir: &Path) -> Command {
     ] {
         c.env_remove(v);
     }
-    c
 }
 
 /// What a finished command printed.
@@ -65,10 +77,15 @@ pub fn output(cmd: &mut Command) -> Out {
 /// A plan of `tasks` simulated tasks, two at a time after the first: at `--chunk-ms 60`
 /// and `--concurrency 2` each layer takes about two seconds.
 pub fn busy_plan(dir: &Path, tasks: usize) -> PathBuf {
+    gen_plan(dir, tasks, 2)
+}
+
+/// A generated plan of `tasks` tasks in layers `width` wide, written to `plan.json`.
+pub fn gen_plan(dir: &Path, tasks: usize, width: usize) -> PathBuf {
     let path = dir.join("plan.json");
     let spec = GenSpec {
         tasks,
-        width: 2,
+        width,
         fan_in: 3,
         max_atoms: 2,
     };

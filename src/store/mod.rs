@@ -48,6 +48,14 @@ pub enum StoreError {
         /// Why it failed.
         source: std::io::Error,
     },
+    /// The database file exists but this process may not write it.
+    #[error("database {} is read-only for this process; runs, show, log and check can still read it", .path.display())]
+    ReadOnly {
+        /// The file.
+        path: std::path::PathBuf,
+        /// Why it may not be written.
+        source: std::io::Error,
+    },
     /// Stored JSON did not decode.
     #[error("corrupt stored JSON in {what}: {source}")]
     Json {

@@ -28,6 +28,14 @@ pub fn open_connection(path: &Path) -> Result<Connection, StoreError> {
             })?;
         }
     }
+    // SQLite would open a file it may not write read-only and fail at the first write,
+    // after making the -wal and -shm files beside it.
+    if path.is_file() {
+        may_write(path).map_err(|source| StoreError::ReadOnly {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    }
     let mut conn = Connection::open(path)?;
     conn.busy_timeout(BUSY_TIMEOUT)?;
     // Larger pages waste less room around invocation rows (requests and responses are
@@ -67,13 +75,19 @@ pub fn is_busy(e: &rusqlite::Error) -> bool {
 /// Opens the database at `path` for reading only. Nothing is created: a missing file
 /// is an error that says so. A WAL file on a read-only directory or medium (where
 /// SQLite cannot create its shared-memory file) is opened as immutable, which is safe
-/// there because no process can be writing to it. The schema must be this build's: an
-/// older file is upgraded by any command that writes, a newer one by a newer plexus.
+/// there because no process can be writing to it. So is a file this process may not
+/// write and that has no `-wal` file, so no process has it open to write (one that
+/// starts meanwhile can at worst spoil this one read); opened the usual way, SQLite
+/// would make `-wal` and `-shm` files beside it and leave them behind, owned by this
+/// process, where the file's owner may not be able to use them. The schema must be
+/// this build's: an older file is upgraded by any command that writes, a newer one by
+/// a newer plexus.
 pub fn open_read_only(path: &Path) -> Result<Connection, StoreError> {
     if !path.is_file() {
         return Err(StoreError::Missing(path.to_path_buf()));
     }
-    let conn = match open_ro(path, false).and_then(|c| version(&c).map(|v| (c, v))) {
+    let as_it_stands = !wal_path(path).exists() && may_write(path).is_err();
+    let conn = match open_ro(path, as_it_stands).and_then(|c| version(&c).map(|v| (c, v))) {
         Ok((c, v)) => {
             check_readable(path, &c, v)?;
             c
@@ -87,6 +101,34 @@ pub fn open_read_only(path: &Path) -> Result<Connection, StoreError> {
         Err(e) => return Err(e),
     };
     Ok(conn)
+}
+
+/// The `-wal` file of the database at `path`.
+fn wal_path(path: &Path) -> PathBuf {
+    let mut p = path.as_os_str().to_owned();
+    p.push("-wal");
+    PathBuf::from(p)
+}
+
+/// Whether this process may write the existing file at `path`, asked without opening
+/// it: closing a descriptor of a database file drops every POSIX lock this process's
+/// SQLite connections hold on it.
+fn may_write(path: &Path) -> std::io::Result<()> {
+    #[cfg(target_os = "linux")]
+    {
+        nix::unistd::access(path, nix::unistd::AccessFlags::W_OK)
+            .map_err(|e| std::io::Error::from_raw_os_error(e as i32))
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        if std::fs::metadata(path)?.permissions().readonly() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::PermissionDenied,
+                "its permissions allow no writing",
+            ));
+        }
+        Ok(())
+    }
 }
 
 fn open_ro(path: &Path, immutable: bool) -> Result<Connection, StoreError> {

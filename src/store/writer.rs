@@ -156,7 +156,7 @@ pub fn spawn_writer_holding(
                 // Recorded before the channel closes, so every sender that finds the
                 // writer gone also finds why.
                 if let Ok(mut f) = failure.lock() {
-                    *f = Some(format!("{file}: {e}"));
+                    *f = Some(format!("{file}: {e}{}", file_size_limit(&e)));
                 }
             }
             drop(rx);
@@ -164,6 +164,28 @@ pub fn spawn_writer_holding(
         })
         .map_err(|e| StoreError::WriterGone(e.to_string()))?;
     Ok((writer, handle))
+}
+
+/// What SQLite does not say about a failed write: past this process's file size limit
+/// (`ulimit -f`) a write fails with EFBIG, which SQLite reports as a mere "disk I/O
+/// error". Empty when there is no such limit or the error is another one.
+fn file_size_limit(e: &StoreError) -> String {
+    let StoreError::Sqlite(rusqlite::Error::SqliteFailure(f, _)) = e else {
+        return String::new();
+    };
+    if !matches!(
+        f.code,
+        rusqlite::ErrorCode::SystemIoFailure | rusqlite::ErrorCode::DiskFull
+    ) {
+        return String::new();
+    }
+    #[cfg(unix)]
+    if let Ok((soft, _)) = rlimit::getrlimit(rlimit::Resource::FSIZE) {
+        if soft != rlimit::INFINITY {
+            return format!(" (this process may not write a file past {soft} bytes: ulimit -f)");
+        }
+    }
+    String::new()
 }
 
 /// Runs `PRAGMA wal_checkpoint(PASSIVE)` every [`CHECKPOINT_EVERY`] on its own

@@ -68,6 +68,13 @@ fn write_report(report: &str) -> Option<PathBuf> {
         std::process::id()
     );
     let path = std::env::temp_dir().join(name);
-    std::fs::write(&path, report).ok()?;
+    // A new file only this user can read (the report holds the command line); an
+    // existing file or link of that name is not followed.
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let mut f = options.open(&path).ok()?;
+    f.write_all(report.as_bytes()).ok()?;
     Some(path)
 }

@@ -397,11 +397,14 @@ pub struct RetryScheduled {
     pub batch: Option<u32>,
 }
 
+/// How the adjustment note of a transient retry starts.
+pub const TRANSIENT_NOTE: &str = "transient error";
+
 impl RetryScheduled {
     /// Whether this retry counts against the transient backoff (logs written before the
     /// flag existed say so in the adjustment text).
     pub fn is_transient(&self) -> bool {
-        self.transient || self.adjustment.starts_with("transient error")
+        self.transient || self.adjustment.starts_with(TRANSIENT_NOTE)
     }
 }
 

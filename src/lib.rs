@@ -11,6 +11,7 @@ pub mod config;
 pub mod crash;
 pub mod engine;
 pub mod event;
+pub mod exit;
 pub mod json_text;
 pub mod jsonpath;
 pub mod logging;

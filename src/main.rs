@@ -9,11 +9,12 @@ use plexus::commands::bench::{print_report, run_bench, BenchOptions};
 use plexus::commands::launch::{prepare_resume, run_headless, Resuming};
 use plexus::commands::show::{print_log, print_run, print_runs_at};
 use plexus::commands::tui::{browse_tui, run_tui, want_tui, UiSetup};
-use plexus::commands::{exit, Globals, RunConfig};
+use plexus::commands::{Globals, RunConfig};
 use plexus::config::keymap::Keymap;
 use plexus::config::{config_dir, Config};
 use plexus::engine::retry::RetryPolicy;
 use plexus::engine::EngineConfig;
+use plexus::exit;
 use plexus::plan::{load_plan_file, parse_plan};
 use plexus::provider::{FaultRates, SimConfig};
 use plexus::store::Store;
@@ -64,8 +65,9 @@ fn main() -> ExitCode {
     }
     plexus::crash::install();
     let cli = Cli::parse();
+    // Lets the tests see what a bug looks like to a person (debug builds only).
+    #[cfg(debug_assertions)]
     if std::env::var_os("PLEXUS_CRASH_TEST").is_some() {
-        // Lets the tests see what a bug looks like to a person.
         panic!("crash requested by PLEXUS_CRASH_TEST");
     }
     let log = if uses_database(&cli.command) {
@@ -185,6 +187,14 @@ fn engine_config(g: &Globals, base: EngineConfig) -> EngineConfig {
 }
 
 async fn dispatch(cli: Cli) -> Result<ExitCode> {
+    // Configuration errors stop every command that reads it, on a terminal or not.
+    let cfg = if reads_config(&cli.command) {
+        Some(std::sync::Arc::new(
+            Config::load(cli.config.as_deref()).map_err(|e| eyre!("{e}"))?,
+        ))
+    } else {
+        None
+    };
     let g = Globals {
         db: cli.db.clone(),
         seed: cli.seed,
@@ -192,12 +202,7 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
         headless: cli.headless,
         provider: cli.provider.clone(),
         config: cli.config.clone(),
-    };
-    // Configuration errors stop every command that reads it, on a terminal or not.
-    let cfg = if reads_config(&cli.command) {
-        Some(Config::load(cli.config.as_deref()).map_err(|e| eyre!("{e}"))?)
-    } else {
-        None
+        loaded: cfg.clone(),
     };
     let tui = match &cfg {
         Some(cfg) if has_tui(&cli.command) && want_tui(&g) => {

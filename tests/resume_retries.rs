@@ -39,6 +39,7 @@ fn globals(db: &Path) -> Globals {
         headless: true,
         provider: None,
         config: None,
+        loaded: None,
     }
 }
 

@@ -460,3 +460,54 @@ fn check_upgrade_brings_an_old_file_to_this_schema_and_plain_check_does_not() {
     assert!(t.contains("integrity_check ok"), "{t}");
     assert_eq!(user_version(&db), plexus::store::schema::SCHEMA_VERSION);
 }
+
+#[test]
+fn resume_upgrades_a_file_written_by_the_previous_version() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("prev.db");
+    let plan = small_plan(dir.path(), 4);
+    let (mut owner, run) = start_slow_run(dir.path(), &db, &plan);
+    owner.0.kill().expect("kill -9");
+    owner.0.wait().expect("reaped");
+    // What the previous version (schema 3, no leases) left behind.
+    let conn = rusqlite::Connection::open(&db).expect("open");
+    conn.execute_batch("DROP TABLE run_leases; PRAGMA user_version = 3;")
+        .expect("downgrade");
+    drop(conn);
+    let out = plexus(dir.path(), &db, &["--headless", "resume", &run])
+        .output()
+        .expect("resume");
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{t}");
+    assert_eq!(user_version(&db), plexus::store::schema::SCHEMA_VERSION);
+    let store = Store::open(&db).expect("store");
+    assert_eq!(store.run(&run).expect("run").status, "succeeded");
+}
+
+#[test]
+fn another_programs_sqlite_file_is_refused_and_left_as_it_was() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("other.sqlite");
+    let conn = rusqlite::Connection::open(&db).expect("open");
+    conn.execute_batch("CREATE TABLE notes (body TEXT); INSERT INTO notes VALUES ('mine');")
+        .expect("another program's data");
+    drop(conn);
+    let before = std::fs::read(&db).expect("bytes");
+    let plan = small_plan(dir.path(), 1);
+    for args in [
+        vec!["--headless", "run", plan.to_str().expect("utf8")],
+        vec!["runs"],
+        vec!["check", "--upgrade"],
+    ] {
+        let out = plexus(dir.path(), &db, &args).output().expect("run");
+        let t = text(&out);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {t}");
+        assert!(t.contains("is not a plexus database"), "{t}");
+        assert_eq!(
+            std::fs::read(&db).expect("bytes"),
+            before,
+            "{args:?} changed it"
+        );
+    }
+    assert!(!dir.path().join("other.sqlite-wal").exists());
+}

@@ -141,3 +141,59 @@ fn chunk_of(run: &Arc<str>, seq: u64, ts: i64) -> WriteOp {
         }),
     }))
 }
+
+fn chunk(run: &Arc<str>, seq: u64) -> WriteOp {
+    WriteOp::Event(Arc::new(Envelope {
+        run_id: run.clone(),
+        seq,
+        ts: 1_700_000_000_000,
+        task_id: None,
+        invocation_id: None,
+        agent: None,
+        event: EngineEvent::Chunk(Chunk { text: "x".into() }),
+    }))
+}
+
+#[test]
+fn a_writer_whose_lease_was_taken_over_writes_nothing_more_and_says_who_has_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("l.db");
+    let lease = plexus::store::lease::HeldLease::acquire(&db, "R-l").expect("lease");
+    let (writer, thread) =
+        plexus::store::writer::spawn_writer_holding(&db, None, lease.lease().cloned())
+            .expect("writer");
+    drop(lease.handed_over());
+    let run: Arc<str> = Arc::from("R-l");
+    writer.send(chunk(&run, 1)).expect("send");
+    writer.flush().expect("the owner writes");
+    // Another process takes the run over (as it would after this one stopped for 30 s).
+    rusqlite::Connection::open(&db)
+        .expect("open")
+        .execute(
+            "UPDATE run_leases SET token = token + 1, pid = 4242, host = 'elsewhere' WHERE run_id = 'R-l'",
+            [],
+        )
+        .expect("take over");
+    let _ = writer.send(chunk(&run, 2));
+    let err = writer.flush().expect_err("the writer stops").to_string();
+    assert!(
+        err.contains("was taken over by pid 4242 on host elsewhere") && err.contains("l.db"),
+        "{err}"
+    );
+    drop(writer);
+    thread.join().expect("writer thread");
+    let store = Store::open(&db).expect("store");
+    assert_eq!(
+        store.last_event("R-l").expect("last").0,
+        1,
+        "event 2 was not written"
+    );
+    // The lease it lost is not its to give back: the new owner keeps it.
+    let pid: i64 = rusqlite::Connection::open(&db)
+        .expect("open")
+        .query_row("SELECT pid FROM run_leases WHERE run_id = 'R-l'", [], |r| {
+            r.get(0)
+        })
+        .expect("lease row");
+    assert_eq!(pid, 4242);
+}

@@ -28,8 +28,6 @@ pub const FRAME_INTERVAL: Duration = Duration::from_millis(33);
 pub const SPIN_INTERVAL: Duration = Duration::from_millis(100);
 /// How often the UI checks that its terminal is still there.
 pub const TERMINAL_CHECK: Duration = Duration::from_millis(250);
-/// Exit code after a second stop signal (the run was interrupted).
-const EXIT_INTERRUPTED: u8 = 3;
 
 /// The application: the run shown, the live run (when another one is open), UI state.
 pub struct App {
@@ -374,7 +372,7 @@ pub async fn run_loop(
                     crate::signals::Verdict::ExitNow => {
                         super::terminal::restore();
                         let run = app.live_mut().run_id.clone();
-                        crate::signals::exit_now(name, &run, EXIT_INTERRUPTED);
+                        crate::signals::exit_now(name, &run, crate::exit::RUN_FAILED);
                     }
                     _ => {
                         let fx = vec![Effect::Engine(Control::Interrupt), Effect::Quit];

@@ -14,7 +14,7 @@ use crate::engine::{start_run, Control, ResumeState, RunSpec};
 use crate::event::LeaseTakenOver;
 use crate::event::{RunStatus, TaskStatus};
 use crate::plan::{parse_plan, Plan};
-use crate::store::lease::{self, Lease};
+use crate::store::lease::HeldLease;
 use crate::store::writer::spawn_writer_holding;
 use crate::store::{PaperRow, RunRow, Store, WriteOp};
 
@@ -83,54 +83,47 @@ pub struct Started {
 }
 
 /// A run about to be resumed: its state read from the log, and the lease this process
-/// took on it (so no other process executes it meanwhile).
+/// took on it (so no other process executes it meanwhile; given back if the resume
+/// fails before the run starts).
 pub struct Resuming {
     /// Run id.
     pub run_id: String,
     /// What the log says.
     pub state: ResumeState,
     /// This process's ownership of the run.
-    pub lease: Lease,
+    pub lease: HeldLease,
 }
 
 /// Takes the run over (refused while another live process executes it) and reads what
-/// a resume needs. The lease is given back when reading fails.
+/// a resume needs. A file written by an older plexus is upgraded first.
 pub fn prepare_resume(db: &Path, run: &str) -> Result<(Plan, RunConfig, Resuming)> {
-    let run_id = Store::open(db)?.run(run)?.run_id;
-    let lease = lease::acquire(db, &run_id)?;
-    let loaded = Store::open(db)
-        .map_err(color_eyre::Report::from)
-        .and_then(|store| load_resume(&store, &run_id));
-    match loaded {
-        Ok((plan, config, mut state)) => {
-            state.taken_over = lease.taken_over.as_ref().map(|(o, why)| LeaseTakenOver {
-                previous_pid: o.pid,
-                previous_host: o.host.clone(),
-                previous_since: o.started_at.clone(),
-                previous_heartbeat_ms: o.heartbeat_ms,
-                reason: match why {
-                    lease::Gone::ProcessGone => "process_gone",
-                    lease::Gone::HeartbeatStale => "heartbeat_stale",
-                }
-                .into(),
-            });
-            Ok((
-                plan,
-                config,
-                Resuming {
-                    run_id,
-                    state,
-                    lease,
-                },
-            ))
-        }
-        Err(e) => {
-            if let Err(r) = lease::release_at(db, &lease) {
-                tracing::warn!("cannot give back the lease of {run_id}: {r}");
-            }
-            Err(e)
-        }
+    if !db.is_file() {
+        return Err(crate::store::StoreError::Missing(db.to_path_buf()).into());
     }
+    drop(crate::store::open_connection(db)?);
+    let run_id = Store::open(db)?.run(run)?.run_id;
+    let lease = HeldLease::acquire(db, &run_id)?;
+    let store = Store::open(db)?;
+    let (plan, config, mut state) = load_resume(&store, &run_id)?;
+    state.taken_over = lease
+        .lease()
+        .and_then(|l| l.taken_over.as_ref())
+        .map(|(o, why)| LeaseTakenOver {
+            previous_pid: o.pid,
+            previous_host: o.host.clone(),
+            previous_since: o.started_at.clone(),
+            previous_heartbeat_ms: o.heartbeat_ms,
+            reason: why.as_str().into(),
+        });
+    Ok((
+        plan,
+        config,
+        Resuming {
+            run_id,
+            state,
+            lease,
+        },
+    ))
 }
 
 /// Opens the database, creates (or resumes) the run and starts the engine.
@@ -157,58 +150,94 @@ pub fn start(
         Some(r) => (r.run_id, r.lease, Some(r.state)),
         None => {
             let id = new_run_id();
-            let lease = lease::acquire(&globals.db, &id)?;
+            let lease = HeldLease::acquire(&globals.db, &id)?;
             (id, lease, None)
         }
     };
     let (writer, writer_thread) =
-        spawn_writer_holding(&globals.db, Some(sub_tx), Some(lease.clone()))?;
-    if demo_assets {
-        import_demo_assets(&writer)?;
+        spawn_writer_holding(&globals.db, Some(sub_tx), lease.lease().cloned())?;
+    // From here the writer gives the lease back when it stops.
+    drop(lease.handed_over());
+    let new_run = resume.is_none();
+    match begin(
+        globals,
+        &plan,
+        &config,
+        &run_id,
+        &provider,
+        &writer,
+        new_run,
+        demo_assets,
+    ) {
+        Ok(known_assets) => {
+            let handle = start_run(RunSpec {
+                db: Some(globals.db.clone()),
+                run_id: run_id.clone(),
+                plan: Arc::new(plan),
+                provider,
+                config: config.engine.clone(),
+                writer: writer.clone(),
+                known_assets,
+                resume,
+            });
+            Ok(Started {
+                run_id,
+                handle,
+                writer,
+                writer_thread,
+                events: sub_rx,
+            })
+        }
+        Err(e) => {
+            // Let the writer stop (and give the lease back) before the error ends the
+            // process.
+            drop(writer);
+            let _ = writer_thread.join();
+            Err(e)
+        }
     }
-    let plan = Arc::new(plan);
-    if resume.is_none() {
+}
+
+/// What a run needs written before its engine starts: the demo's assets, the run row of
+/// a new run; returns the asset ids already in the store.
+#[allow(clippy::too_many_arguments)]
+fn begin(
+    globals: &Globals,
+    plan: &Plan,
+    config: &RunConfig,
+    run_id: &str,
+    provider: &Arc<dyn crate::provider::Provider>,
+    writer: &crate::store::Writer,
+    new_run: bool,
+    demo_assets: bool,
+) -> Result<std::collections::HashSet<String>> {
+    if demo_assets {
+        import_demo_assets(writer)?;
+    }
+    if new_run {
         writer.send(WriteOp::CreateRun(Box::new(RunRow::for_plan(
-            &run_id,
-            &plan,
+            run_id,
+            plan,
             &provider.name(),
-            serde_json::to_string(&config)?,
+            serde_json::to_string(config)?,
         ))))?;
     }
     writer.flush()?;
-    let known_assets = Store::open(&globals.db)?.known_asset_ids()?;
-    let handle = start_run(RunSpec {
-        db: Some(globals.db.clone()),
-        run_id: run_id.clone(),
-        plan,
-        provider,
-        config: config.engine.clone(),
-        writer: writer.clone(),
-        known_assets,
-        resume,
-    });
-    Ok(Started {
-        run_id,
-        handle,
-        writer,
-        writer_thread,
-        events: sub_rx,
-    })
+    Ok(Store::open(&globals.db)?.known_asset_ids()?)
 }
 
 impl Started {
-    /// Waits for the engine, then for the writer thread to drain.
+    /// Waits for the engine, then for the writer thread to drain (also when the engine
+    /// failed: the writer gives the run's lease back as it stops).
     pub async fn finish(self) -> Result<RunStatus> {
-        let outcome = self
-            .handle
-            .join
-            .await
-            .map_err(|e| eyre!("the engine crashed: {e}"))??;
+        let outcome = self.handle.join.await;
         drop(self.writer);
         // The writer thread ends when the last handle is gone (the engine's were dropped).
         let t = self.writer_thread;
         let _ = tokio::task::spawn_blocking(move || t.join()).await;
-        Ok(outcome.status)
+        Ok(outcome
+            .map_err(|e| eyre!("the engine crashed: {e}"))??
+            .status)
     }
 }
 
@@ -242,7 +271,7 @@ pub async fn run_headless(
                     let _ = control.send(Control::Interrupt);
                 }
                 crate::signals::Verdict::ExitNow => {
-                    crate::signals::exit_now(name, &signal_run, super::exit::RUN_FAILED)
+                    crate::signals::exit_now(name, &signal_run, crate::exit::RUN_FAILED)
                 }
                 crate::signals::Verdict::StillStopping => {
                     crate::errln!(

@@ -4,7 +4,6 @@ pub mod bench;
 pub mod bench_http;
 pub mod bench_tokens;
 pub mod bench_ui;
-pub mod exit;
 pub mod headless;
 pub mod launch;
 pub mod providers;
@@ -51,4 +50,7 @@ pub struct Globals {
     pub provider: Option<String>,
     /// `--config`: the config file given on the command line.
     pub config: Option<PathBuf>,
+    /// The configuration, once loaded (commands that read it load it first, so a
+    /// broken file stops them before anything starts); `None` loads it when needed.
+    pub loaded: Option<std::sync::Arc<crate::config::Config>>,
 }

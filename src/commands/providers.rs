@@ -12,9 +12,14 @@ use crate::protocol::{AgentRequest, Constraints, UserPrompt};
 use crate::provider::profile::{self, ProviderProfile};
 use crate::provider::{ChunkSink, ProviderError, SimConfig};
 
-/// Loads the config `--config` names (or the usual places).
-fn config(globals: &Globals) -> Result<Config> {
-    Config::load(globals.config.as_deref()).map_err(|e| eyre!("{e}"))
+/// The config `--config` names (or the usual places), loaded once.
+fn config(globals: &Globals) -> Result<std::sync::Arc<Config>> {
+    match &globals.loaded {
+        Some(c) => Ok(c.clone()),
+        None => Config::load(globals.config.as_deref())
+            .map(std::sync::Arc::new)
+            .map_err(|e| eyre!("{e}")),
+    }
 }
 
 /// The profile called `name` (`simulated` is built in).
@@ -22,7 +27,7 @@ pub fn profile_named(globals: &Globals, name: &str) -> Result<ProviderProfile> {
     if name == "simulated" {
         return Ok(ProviderProfile::simulated());
     }
-    profile::find(&config(globals)?, name).map_err(|e| eyre!("{e}"))
+    profile::find(&*config(globals)?, name).map_err(|e| eyre!("{e}"))
 }
 
 /// Prints the profiles: name, kind, model, endpoint, key source (never the key).

@@ -385,11 +385,14 @@ impl Parser<'_> {
                 .nth(line - 1)
                 .and_then(|l| l.split_once('='))
                 .map(|(k, _)| k.trim().trim_matches('"').to_string());
-            let profile = self.src[..start.min(self.src.len())]
+            let profile = self
+                .src
+                .get(..start)
+                .unwrap_or(self.src)
                 .rmatch_indices("[providers.")
                 .next()
                 .and_then(|(i, _)| {
-                    let rest = &self.src[i + "[providers.".len()..];
+                    let rest = self.src.get(i + "[providers.".len()..)?;
                     rest.split(']')
                         .next()
                         .map(|n| n.trim().trim_matches('"').to_string())

@@ -301,7 +301,8 @@ pub(super) fn next_retry(
             code,
             d,
             format!(
-                "transient error: backoff retry {n} of {}",
+                "{}: backoff retry {n} of {}",
+                crate::event::TRANSIENT_NOTE,
                 policy.transient.max_retries
             ),
         ));

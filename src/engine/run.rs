@@ -122,6 +122,9 @@ pub struct RunCtx {
     pub(super) db: Option<std::path::PathBuf>,
     agents: rustc_hash::FxHashMap<String, AgentCache>,
     inv_seq: Mutex<rustc_hash::FxHashMap<String, u32>>,
+    /// Whether the run was resumed with retries to carry over (the history below is
+    /// not looked at otherwise).
+    resumed_retries: bool,
     /// Retry history of resumed tasks, by plan index, taken by each task's first run.
     retry_history: Mutex<rustc_hash::FxHashMap<usize, Vec<crate::event::RetryScheduled>>>,
 }
@@ -162,6 +165,9 @@ impl RunCtx {
         idx: usize,
         batch: Option<u32>,
     ) -> Vec<crate::event::RetryScheduled> {
+        if !self.resumed_retries {
+            return Vec::new();
+        }
         let mut m = match self.retry_history.lock() {
             Ok(m) => m,
             Err(p) => p.into_inner(),
@@ -269,6 +275,7 @@ async fn coordinate(
                 .map(|r| r.invocations_per_agent.clone().into_iter().collect())
                 .unwrap_or_default(),
         ),
+        resumed_retries: resume.as_ref().is_some_and(|r| !r.retries.is_empty()),
         retry_history: Mutex::new(
             resume
                 .as_ref()

@@ -56,6 +56,16 @@ pub enum Gone {
     HeartbeatStale,
 }
 
+impl Gone {
+    /// The reason as the log records it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Gone::ProcessGone => "process_gone",
+            Gone::HeartbeatStale => "heartbeat_stale",
+        }
+    }
+}
+
 /// A lease this process holds.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Lease {
@@ -65,6 +75,45 @@ pub struct Lease {
     pub token: i64,
     /// The previous owner, when the lease was taken over from a process that is gone.
     pub taken_over: Option<(Owner, Gone)>,
+}
+
+/// A lease this process took and has not handed to a store writer yet: given back when
+/// dropped, so a command that fails before its run starts leaves no owner behind.
+#[derive(Debug)]
+pub struct HeldLease {
+    db: std::path::PathBuf,
+    lease: Option<Lease>,
+}
+
+impl HeldLease {
+    /// Takes the lease of `run_id` in the database at `db` (see [`acquire`]).
+    pub fn acquire(db: &Path, run_id: &str) -> Result<HeldLease, StoreError> {
+        Ok(HeldLease {
+            db: db.to_path_buf(),
+            lease: Some(acquire(db, run_id)?),
+        })
+    }
+
+    /// The lease.
+    pub fn lease(&self) -> Option<&Lease> {
+        self.lease.as_ref()
+    }
+
+    /// Hands the lease to the store writer that now holds it (it refreshes the heartbeat
+    /// and gives it back when it stops).
+    pub fn handed_over(mut self) -> Option<Lease> {
+        self.lease.take()
+    }
+}
+
+impl Drop for HeldLease {
+    fn drop(&mut self) {
+        if let Some(lease) = self.lease.take() {
+            if let Err(e) = release_at(&self.db, &lease) {
+                tracing::warn!("cannot give back the lease of {}: {e}", lease.run_id);
+            }
+        }
+    }
 }
 
 /// This host's name.
@@ -196,6 +245,25 @@ pub fn heartbeat(conn: &Connection, lease: &Lease) -> Result<(), StoreError> {
         params![lease.run_id, lease.token, now_ms()],
     )?;
     if n == 1 {
+        return Ok(());
+    }
+    let now = now_ms();
+    Err(StoreError::LeaseLost {
+        run_id: lease.run_id.clone(),
+        by: owner(conn, &lease.run_id)?
+            .map(|o| o.describe(now))
+            .unwrap_or_else(|| "nobody (the lease row was removed)".into()),
+    })
+}
+
+/// Checks, without writing, that `lease` is still this process's; run inside each
+/// batch's transaction so a process that lost its lease writes nothing more.
+pub fn still_held(conn: &Connection, lease: &Lease) -> Result<(), StoreError> {
+    let token: Option<i64> = conn
+        .prepare_cached("SELECT token FROM run_leases WHERE run_id = ?1")?
+        .query_row([&lease.run_id], |r| r.get(0))
+        .optional()?;
+    if token == Some(lease.token) {
         return Ok(());
     }
     let now = now_ms();

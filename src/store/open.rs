@@ -38,6 +38,16 @@ pub fn open_connection(path: &Path) -> Result<Connection, StoreError> {
     }
     let mut conn = Connection::open(path)?;
     conn.busy_timeout(BUSY_TIMEOUT)?;
+    // Another program's SQLite file (a mistyped --db) is refused before anything of it
+    // changes: switching it to WAL would rewrite its header.
+    let (v, tables) = version_and_tables(&conn)?;
+    schema::check_version(v)?;
+    if v == 0 && tables > 0 {
+        return Err(StoreError::NotPlexus {
+            path: path.to_path_buf(),
+            empty: false,
+        });
+    }
     // Larger pages waste less room around invocation rows (requests and responses are
     // a few KB each); only takes effect when the file is created.
     conn.pragma_update(None, "page_size", 16384)?;
@@ -87,20 +97,39 @@ pub fn open_read_only(path: &Path) -> Result<Connection, StoreError> {
         return Err(StoreError::Missing(path.to_path_buf()));
     }
     let as_it_stands = !wal_path(path).exists() && may_write(path).is_err();
-    let conn = match open_ro(path, as_it_stands).and_then(|c| version(&c).map(|v| (c, v))) {
-        Ok((c, v)) => {
-            check_readable(path, &c, v)?;
-            c
-        }
-        Err(e) if cannot_share(&e) => {
-            let c = open_ro(path, true)?;
-            let v = version(&c)?;
-            check_readable(path, &c, v)?;
-            c
-        }
-        Err(e) => return Err(e),
-    };
+    let conn =
+        match open_ro(path, as_it_stands).and_then(|c| version_and_tables(&c).map(|v| (c, v))) {
+            Ok((c, v)) => {
+                check_readable(path, v)?;
+                c
+            }
+            // Without a -wal file holding changes, the file alone is the database, and it
+            // can be read as it stands; a -wal with data must not be ignored.
+            Err(e) if cannot_share(&e) && wal_is_empty(path) => {
+                let c = open_ro(path, true)?;
+                let v = version_and_tables(&c)?;
+                check_readable(path, v)?;
+                c
+            }
+            Err(e) => return Err(e),
+        };
     Ok(conn)
+}
+
+/// Whether the database at `path` has no `-wal` file, or an empty one.
+fn wal_is_empty(path: &Path) -> bool {
+    std::fs::metadata(wal_path(path)).map_or(true, |m| m.len() == 0)
+}
+
+/// The schema version and the number of tables, read in one statement so both come
+/// from the same moment (another process may be creating the schema right now).
+fn version_and_tables(conn: &Connection) -> Result<(i64, i64), StoreError> {
+    Ok(conn.query_row(
+        "SELECT (SELECT user_version FROM pragma_user_version),
+                (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table')",
+        [],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )?)
 }
 
 /// The `-wal` file of the database at `path`.
@@ -174,19 +203,10 @@ fn cannot_share(e: &StoreError) -> bool {
     )
 }
 
-fn version(conn: &Connection) -> Result<i64, StoreError> {
-    Ok(conn.query_row("PRAGMA user_version", [], |r| r.get(0))?)
-}
-
 /// Refuses a file this build cannot read as it is.
-fn check_readable(path: &Path, conn: &Connection, v: i64) -> Result<(), StoreError> {
+fn check_readable(path: &Path, (v, tables): (i64, i64)) -> Result<(), StoreError> {
     schema::check_version(v)?;
     if v == 0 {
-        let tables: i64 = conn.query_row(
-            "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table'",
-            [],
-            |r| r.get(0),
-        )?;
         return Err(StoreError::NotPlexus {
             path: path.to_path_buf(),
             empty: tables == 0,

@@ -11,6 +11,9 @@ use super::schema::{run_events_sql, MAX_SEQ, RUN_BASE_SQL};
 use super::{open_read_only, StoreError};
 use crate::event::{EngineEvent, EventDecodeError};
 
+/// Most runs an ambiguous run-id prefix lists.
+const MAX_CANDIDATES: usize = 10;
+
 /// A read handle on the database.
 pub struct Store {
     conn: Connection,
@@ -172,9 +175,14 @@ impl Store {
         match matching.len() {
             0 => Err(StoreError::NoSuchRun(id.into())),
             1 => Ok(matching.remove(0)),
-            _ => Err(StoreError::Ambiguous {
+            n => Err(StoreError::Ambiguous {
                 prefix: id.into(),
-                candidates: matching.into_iter().map(|r| r.run_id).collect(),
+                candidates: matching
+                    .into_iter()
+                    .take(MAX_CANDIDATES)
+                    .map(|r| r.run_id)
+                    .chain((n > MAX_CANDIDATES).then(|| format!("and {} more", n - MAX_CANDIDATES)))
+                    .collect(),
             }),
         }
     }

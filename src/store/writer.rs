@@ -145,21 +145,41 @@ pub fn spawn_writer_holding(
     let handle = std::thread::Builder::new()
         .name("plexus-store".into())
         .spawn(move || {
-            let result = run_writer(&conn, &rx, subscriber, &stats, lease.as_ref());
+            // Owned here, not by `run_writer`: the waiting flushes they hold are answered
+            // (by being dropped) only after the failure is recorded.
+            let mut batch: Vec<WriteOp> = Vec::with_capacity(MAX_BATCH);
+            let mut state = WriterState {
+                payload: Vec::with_capacity(1 << 16),
+                prompts: HashSet::new(),
+                events: Vec::new(),
+                flushes: Vec::new(),
+                run_nos: Default::default(),
+            };
+            let result = run_writer(
+                &conn,
+                &rx,
+                subscriber,
+                &stats,
+                lease.as_ref(),
+                &mut batch,
+                &mut state,
+            );
+            if let Err(e) = &result {
+                tracing::error!("store writer stopped: {e}");
+                // Recorded before the channel closes and before any waiting flush is
+                // let go, so every sender that finds the writer gone also finds why.
+                if let Ok(mut f) = failure.lock() {
+                    *f = Some(format!("{file}: {e}{}", file_size_limit(e)));
+                }
+            }
+            drop(batch);
+            drop(state);
+            drop(rx);
             if let Some(lease) = &lease {
                 if let Err(e) = super::lease::release(&conn, lease) {
                     tracing::warn!("cannot give back the lease of {}: {e}", lease.run_id);
                 }
             }
-            if let Err(e) = result {
-                tracing::error!("store writer stopped: {e}");
-                // Recorded before the channel closes, so every sender that finds the
-                // writer gone also finds why.
-                if let Ok(mut f) = failure.lock() {
-                    *f = Some(format!("{file}: {e}{}", file_size_limit(&e)));
-                }
-            }
-            drop(rx);
             checkpointer.stop();
         })
         .map_err(|e| StoreError::WriterGone(e.to_string()))?;
@@ -249,21 +269,22 @@ fn run_writer(
     subscriber: Option<Subscriber>,
     stats: &WriterStats,
     lease: Option<&Lease>,
+    batch: &mut Vec<WriteOp>,
+    state: &mut WriterState,
 ) -> Result<(), StoreError> {
-    let mut batch: Vec<WriteOp> = Vec::with_capacity(MAX_BATCH);
-    let mut state = WriterState {
-        payload: Vec::with_capacity(1 << 16),
-        prompts: HashSet::new(),
-        events: Vec::new(),
-        flushes: Vec::new(),
-        run_nos: Default::default(),
-    };
     let mut subscriber = subscriber;
-    let mut last_beat = Instant::now();
+    // The first batch refreshes the heartbeat: the lease may have been taken a while
+    // before the writer started.
+    let mut last_beat: Option<Instant> = None;
+    let until_beat = |last: Option<Instant>| {
+        last.map_or(std::time::Duration::ZERO, |t| {
+            HEARTBEAT_EVERY.saturating_sub(t.elapsed())
+        })
+    };
     loop {
         let first = match lease {
             None => rx.recv().map_err(|_| RecvTimeoutError::Disconnected),
-            Some(_) => rx.recv_timeout(HEARTBEAT_EVERY.saturating_sub(last_beat.elapsed())),
+            Some(_) => rx.recv_timeout(until_beat(last_beat)),
         };
         match first {
             Ok(op) => batch.push(op),
@@ -279,33 +300,38 @@ fn run_writer(
         let n = batch.len();
         {
             let started = Instant::now();
-            let tx = conn.unchecked_transaction()?;
+            // IMMEDIATE: the write lock is taken (waiting out other processes' writers)
+            // before the lease is read, so the read cannot go stale before the writes.
+            let tx = Transaction::new_unchecked(conn, rusqlite::TransactionBehavior::Immediate)?;
             // The heartbeat goes in the batch's transaction: a process that lost its
             // lease while it was stopped finds out before it writes anything else.
             if let Some(lease) = lease {
-                if last_beat.elapsed() >= HEARTBEAT_EVERY {
+                if until_beat(last_beat).is_zero() {
                     super::lease::heartbeat(&tx, lease)?;
-                    last_beat = Instant::now();
+                    last_beat = Some(Instant::now());
+                } else {
+                    super::lease::still_held(&tx, lease)?;
                 }
             }
             {
                 let mut stmts = Stmts::default();
                 for op in batch.drain(..) {
-                    apply(&tx, op, &mut state, &mut stmts)?;
+                    apply(&tx, op, state, &mut stmts)?;
                 }
             }
             insert_events(&tx, &state.events, &mut state.payload, &mut state.run_nos)?;
             let written = Instant::now();
             tx.commit()?;
+            if n == 0 {
+                // A heartbeat alone: not a batch the figures are about.
+                continue;
+            }
             stats
                 .longest_write_us
                 .fetch_max(micros(written - started), Ordering::Relaxed);
             stats
                 .longest_commit_us
                 .fetch_max(micros(written.elapsed()), Ordering::Relaxed);
-        }
-        if n == 0 {
-            continue;
         }
         let events = std::mem::take(&mut state.events);
         stats.backlog.fetch_sub(n, Ordering::Relaxed);

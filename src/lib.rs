@@ -20,6 +20,7 @@ pub mod panic_guard;
 pub mod plan;
 pub mod protocol;
 pub mod provider;
+pub mod replay;
 pub mod signals;
 pub mod state;
 pub mod store;

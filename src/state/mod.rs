@@ -19,7 +19,7 @@ pub use output::OutputBuffer;
 pub const DEFAULT_OUTPUT_BUDGET: usize = 64 << 20;
 
 /// Everything the screens show about one run, folded from its events.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct RunState {
     /// Run id.
     pub run_id: String,
@@ -74,7 +74,7 @@ pub struct RunState {
 }
 
 /// One task's view.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct TaskView {
     /// Task id.
     pub id: Arc<str>,
@@ -321,6 +321,19 @@ impl RunState {
         self.tasks
             .get(a.task)
             .is_some_and(|t| t.invocation.is_some() && t.invocation == a.invocation)
+    }
+
+    /// Frees the streamed text of every finished task (it stays in the log and is
+    /// loaded back when looked at), as the output budget would.
+    pub fn spill_finished(&mut self) {
+        for t in &mut self.tasks {
+            if (t.status.is_final() || t.status == TaskStatus::Cancelled) && !t.output.is_empty() {
+                self.output_bytes = self.output_bytes.saturating_sub(t.output.bytes());
+                t.output.evict();
+                self.output_bytes += t.output.bytes();
+                t.spilled = true;
+            }
+        }
     }
 
     /// Replaces a task's evicted text with text loaded back from the log.

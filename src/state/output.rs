@@ -1,13 +1,41 @@
-//! `OutputBuffer`: a task's streamed text as append-only lines, stored as one string and
-//! a table of line starts, with a cap after which the oldest lines are dropped (they stay
-//! in the database's log and can be loaded back).
+//! `OutputBuffer`: a task's streamed text as append-only lines, with a cap after which
+//! the oldest lines are dropped (they stay in the database's log and can be loaded back).
+//!
+//! Lines live in blocks of about [`BLOCK_BYTES`]: finished blocks are sealed and shared
+//! (`Arc`), only the newest is written to. Cloning a buffer — a replay keeps snapshots of
+//! whole run states — copies the block list and the newest block, not the text.
+
+use std::sync::Arc;
+
+/// One block of whole lines (the newest block also holds the open, unfinished line).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Block {
+    text: String,
+    /// Byte offset where each line starts.
+    starts: Vec<u32>,
+}
+
+impl Block {
+    /// Bytes of text and line table: counted by length, not allocation, so the same
+    /// text counts the same however it arrived (a replayed state equals the live one).
+    fn bytes(&self) -> usize {
+        self.text.len() + self.starts.len() * 4
+    }
+}
 
 /// Streamed text of one task, split into lines.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct OutputBuffer {
-    text: String,
-    /// Byte offset where each line starts; the last line is the open (unfinished) one.
-    starts: Vec<u32>,
+    /// Sealed blocks, oldest first, each with the index (among the lines held) of its
+    /// first line.
+    sealed: Vec<(usize, Arc<Block>)>,
+    /// Lines in `sealed`.
+    sealed_lines: usize,
+    /// Bytes held by `sealed`.
+    sealed_bytes: usize,
+    /// The block being written; its last line is the open one. Shared too until it is
+    /// written to again (a clone of a finished task's buffer copies no text at all).
+    open: Arc<Block>,
     /// Lines dropped from the front to respect the cap.
     dropped: u64,
 }
@@ -15,31 +43,60 @@ pub struct OutputBuffer {
 /// Most bytes one buffer keeps before it drops its oldest half.
 pub const BUFFER_CAP_BYTES: usize = 32 << 20;
 
+/// Size at which the block being written is sealed (at a line's end).
+pub const BLOCK_BYTES: usize = 64 << 10;
+
 impl OutputBuffer {
     /// An empty buffer.
     pub fn new() -> OutputBuffer {
         OutputBuffer {
-            text: String::new(),
-            starts: vec![0],
-            dropped: 0,
+            open: Arc::new(Block {
+                text: String::new(),
+                starts: vec![0],
+            }),
+            ..OutputBuffer::default()
         }
     }
 
     /// Appends streamed text; `\n` ends a line, `\r\n` counts as one newline.
     pub fn push(&mut self, s: &str) {
-        if self.starts.is_empty() {
-            self.starts.push(0);
+        let open = Arc::make_mut(&mut self.open);
+        if open.starts.is_empty() {
+            open.starts.push(0);
         }
-        let base = self.text.len();
-        self.text.push_str(s);
+        let base = open.text.len();
+        open.text.push_str(s);
         for (i, b) in s.bytes().enumerate() {
             if b == b'\n' {
-                self.starts.push((base + i + 1) as u32);
+                open.starts.push((base + i + 1) as u32);
             }
         }
-        if self.text.len() > BUFFER_CAP_BYTES {
-            self.drop_front(self.starts.len() / 2);
+        if open.text.len() >= BLOCK_BYTES && open.starts.len() > 1 {
+            self.seal();
         }
+        if self.bytes() > BUFFER_CAP_BYTES {
+            self.drop_oldest_half();
+        }
+    }
+
+    /// Moves the whole lines of the open block into a sealed block of their own.
+    fn seal(&mut self) {
+        let open = Arc::make_mut(&mut self.open);
+        let Some(&open_start) = open.starts.last() else {
+            return;
+        };
+        let cut = open_start as usize;
+        let rest = open.text.split_off(cut);
+        let mut starts = std::mem::replace(&mut open.starts, vec![0]);
+        starts.pop();
+        let mut text = std::mem::replace(&mut open.text, rest);
+        text.shrink_to_fit();
+        starts.shrink_to_fit();
+        let block = Block { text, starts };
+        let lines = block.starts.len();
+        self.sealed_bytes += block.bytes();
+        self.sealed.push((self.sealed_lines, Arc::new(block)));
+        self.sealed_lines += lines;
     }
 
     /// Starts a new line unless the open line is empty.
@@ -57,44 +114,50 @@ impl OutputBuffer {
     }
 
     fn open_line(&self) -> &str {
-        let start = self.starts.last().copied().unwrap_or(0) as usize;
-        &self.text[start..]
+        let start = self.open.starts.last().copied().unwrap_or(0) as usize;
+        self.open.text.get(start..).unwrap_or("")
     }
 
-    /// Drops the oldest half of the lines (or all text when there is one long line).
+    /// Drops the oldest half of the text (whole sealed blocks; all the text when it is
+    /// one long line).
     pub fn drop_oldest_half(&mut self) {
-        let n = self.starts.len();
-        if n > 2 {
-            self.drop_front(n / 2);
-        } else {
-            self.evict();
+        if self.sealed.is_empty() {
+            // Everything is in the block being written: seal its whole lines first.
+            self.seal();
+            if self.sealed.is_empty() {
+                self.evict();
+                return;
+            }
         }
-    }
-
-    fn drop_front(&mut self, lines: usize) {
-        let lines = lines.min(self.starts.len().saturating_sub(1));
-        if lines == 0 {
-            return;
+        let target = (self.sealed_bytes + self.open.bytes()) / 2;
+        let mut freed = 0;
+        let mut blocks = 0;
+        let mut lines = 0;
+        for (_, b) in &self.sealed {
+            if freed >= target && blocks > 0 {
+                break;
+            }
+            freed += b.bytes();
+            lines += b.starts.len();
+            blocks += 1;
         }
-        let cut = self.starts[lines] as usize;
-        self.text.drain(..cut);
-        self.starts.drain(..lines);
-        self.text.shrink_to(self.text.len() + self.text.len() / 4);
-        self.starts
-            .shrink_to(self.starts.len() + self.starts.len() / 4);
-        for s in &mut self.starts {
-            *s -= cut as u32;
+        self.sealed.drain(..blocks);
+        for (first, _) in &mut self.sealed {
+            *first -= lines;
         }
+        self.sealed_lines -= lines;
+        self.sealed_bytes -= freed;
         self.dropped += lines as u64;
     }
 
     /// Lines held, counting the open line when it has text.
     pub fn len(&self) -> usize {
-        match self.starts.len() {
+        let open = match self.open.starts.len() {
             0 => 0,
             n if self.open_line().is_empty() => n - 1,
             n => n,
-        }
+        };
+        self.sealed_lines + open
     }
 
     /// Whether there is no text.
@@ -104,15 +167,24 @@ impl OutputBuffer {
 
     /// Line `i` (0-based among the lines held), without its newline.
     pub fn line(&self, i: usize) -> &str {
-        let Some(&start) = self.starts.get(i) else {
+        let (block, j) = if i >= self.sealed_lines {
+            (&*self.open, i - self.sealed_lines)
+        } else {
+            let k = self.sealed.partition_point(|(first, _)| *first <= i) - 1;
+            let (first, b) = &self.sealed[k];
+            (&**b, i - first)
+        };
+        let Some(&start) = block.starts.get(j) else {
             return "";
         };
-        let end = self
+        let end = block
             .starts
-            .get(i + 1)
+            .get(j + 1)
             .map(|&e| e as usize - 1)
-            .unwrap_or(self.text.len());
-        let line = &self.text[start as usize..end];
+            .unwrap_or(block.text.len());
+        let line = block.text.get(start as usize..end).unwrap_or("");
+        // A sealed block's last line still has its newline.
+        let line = line.strip_suffix('\n').unwrap_or(line);
         line.strip_suffix('\r').unwrap_or(line)
     }
 
@@ -121,16 +193,21 @@ impl OutputBuffer {
         self.dropped
     }
 
-    /// Bytes of memory held (allocated capacity, not just text).
+    /// Bytes held: the text and its line table.
     pub fn bytes(&self) -> usize {
-        self.text.capacity() + self.starts.capacity() * 4
+        self.sealed_bytes + self.open.bytes()
     }
 
     /// Frees the text (it stays in the log), remembering how many lines there were.
     pub fn evict(&mut self) {
         self.dropped += self.len() as u64;
-        self.text = String::new();
-        self.starts = vec![0];
+        self.sealed = Vec::new();
+        self.sealed_lines = 0;
+        self.sealed_bytes = 0;
+        self.open = Arc::new(Block {
+            text: String::new(),
+            starts: vec![0],
+        });
     }
 }
 
@@ -188,5 +265,39 @@ mod tests {
         assert_eq!(b.dropped(), 3);
         b.push("d");
         assert_eq!(b.line(0), "d");
+    }
+
+    #[test]
+    fn lines_across_sealed_blocks_read_back_and_clones_are_independent() {
+        let mut b = OutputBuffer::new();
+        let mut want = Vec::new();
+        for i in 0..20_000 {
+            let line = format!("line {i} {}", "x".repeat(i % 37));
+            // Lines arrive in pieces that straddle block boundaries.
+            let (head, tail) = line.split_at(line.len() / 2);
+            b.push(head);
+            b.push(tail);
+            b.push("\n");
+            want.push(line);
+        }
+        assert!(b.sealed.len() > 5, "{} blocks", b.sealed.len());
+        assert_eq!(b.len(), want.len());
+        for (i, w) in want.iter().enumerate() {
+            assert_eq!(b.line(i), w, "line {i}");
+        }
+        let snapshot = b.clone();
+        assert!(
+            Arc::ptr_eq(&snapshot.sealed[0].1, &b.sealed[0].1),
+            "text shared"
+        );
+        b.push("more\n");
+        assert_eq!(snapshot.len(), want.len());
+        assert_eq!(b.len(), want.len() + 1);
+        assert_eq!(b.line(want.len()), "more");
+        b.drop_oldest_half();
+        assert!(b.dropped() > 0);
+        assert_eq!(b.len() as u64 + b.dropped(), want.len() as u64 + 1);
+        assert_eq!(b.line(b.len() - 1), "more");
+        assert_eq!(snapshot.line(0), "line 0 ");
     }
 }

@@ -416,6 +416,13 @@ impl Store {
         Ok(out)
     }
 
+    /// Whether a live process owns `run_id` (see [`super::lease`]).
+    pub fn run_owner_alive(&self, run_id: &str) -> Result<bool, StoreError> {
+        let now = chrono::Utc::now().timestamp_millis();
+        Ok(super::lease::owner(&self.conn, run_id)?
+            .is_some_and(|o| super::lease::gone(&o, now).is_none()))
+    }
+
     /// Grades of the atoms a run accepted.
     pub fn run_grades(&self, run_id: &str) -> Result<crate::protocol::GradeCounts, StoreError> {
         let mut st = self.conn.prepare(

@@ -1,0 +1,233 @@
+//! What a replay knows about every event of a run without holding the events: its time,
+//! and where the task starts and the failures are. Built while the log is read once;
+//! small (8 bytes an event), shared with the UI for the transport's jumps and clock.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use crate::event::{EngineEvent, Envelope, TaskStatus};
+use crate::protocol::InvocationStatus;
+
+/// Per-event times and jump targets of one run's log, up to the events read so far.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Marks {
+    /// `ts[i]` is the time (ms) of event `i + 1`.
+    ts: Vec<i64>,
+    /// Events where a task starts running: its first attempt, or its first after it was
+    /// reset or the run resumed.
+    starts: Vec<u64>,
+    /// Events that record a failure: an invocation that did not succeed, a task failed
+    /// or blocked, a reference that did not resolve, a crash found on resume.
+    failures: Vec<u64>,
+    /// Tasks started since they were last reset.
+    started: HashSet<Arc<str>>,
+}
+
+/// A direction through the log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dir {
+    /// Towards the end.
+    Forward,
+    /// Towards the start.
+    Back,
+}
+
+impl Marks {
+    /// Events marked so far.
+    pub fn len(&self) -> u64 {
+        self.ts.len() as u64
+    }
+
+    /// Whether no event is marked.
+    pub fn is_empty(&self) -> bool {
+        self.ts.is_empty()
+    }
+
+    /// Records event `env`, which must be the next one (`len() + 1`); events out of
+    /// order are ignored.
+    pub fn add(&mut self, env: &Envelope) {
+        if env.seq != self.len() + 1 {
+            return;
+        }
+        self.ts.push(env.ts);
+        let task = env.task_id.as_ref();
+        let failure = match &env.event {
+            EngineEvent::InvocationStarted(_) => {
+                if let Some(t) = task {
+                    if self.started.insert(t.clone()) {
+                        self.starts.push(env.seq);
+                    }
+                }
+                false
+            }
+            EngineEvent::TaskReset(_) => {
+                if let Some(t) = task {
+                    self.started.remove(t);
+                }
+                false
+            }
+            EngineEvent::RunResumed(_) => {
+                self.started.clear();
+                false
+            }
+            EngineEvent::InvocationFinished(f) => {
+                !matches!(f.status, Some(InvocationStatus::Success) | None)
+            }
+            EngineEvent::TaskFinished(f) => matches!(
+                f.status,
+                TaskStatus::Failed | TaskStatus::Timeout | TaskStatus::Blocked
+            ),
+            EngineEvent::TaskBlocked(_)
+            | EngineEvent::ReferenceFailed(_)
+            | EngineEvent::CrashDetected(_) => true,
+            EngineEvent::RunStarted(_)
+            | EngineEvent::LeaseTakenOver(_)
+            | EngineEvent::RunPaused(_)
+            | EngineEvent::RunUnpaused(_)
+            | EngineEvent::CancelRequested(_)
+            | EngineEvent::RunFinished(_)
+            | EngineEvent::TaskReady(_)
+            | EngineEvent::Chunk(_)
+            | EngineEvent::AtomsGraded(_)
+            | EngineEvent::RetryScheduled(_)
+            | EngineEvent::ContextPlanned(_) => false,
+        };
+        if failure {
+            self.failures.push(env.seq);
+        }
+    }
+
+    /// Records the next event as one that could not be read (it keeps its number and
+    /// takes the time `ts`).
+    pub fn skip(&mut self, ts: i64) {
+        self.ts.push(ts);
+    }
+
+    /// Time (ms) of event `seq` (`None` for 0 or an event not read yet).
+    pub fn ts(&self, seq: u64) -> Option<i64> {
+        seq.checked_sub(1)
+            .and_then(|i| self.ts.get(i as usize))
+            .copied()
+    }
+
+    /// The last event at or before time `ts` (ms); 0 when the run starts later.
+    pub fn at_time(&self, ts: i64) -> u64 {
+        // Times are not strictly ordered across threads; take the last event whose time
+        // is not after `ts`, scanning from where they are ordered.
+        self.ts.partition_point(|&t| t <= ts) as u64
+    }
+
+    /// The next task start after `seq` (forward) or the last one before it (back).
+    pub fn start(&self, seq: u64, dir: Dir) -> Option<u64> {
+        step(&self.starts, seq, dir)
+    }
+
+    /// The next failure after `seq` (forward) or the last one before it (back).
+    pub fn failure(&self, seq: u64, dir: Dir) -> Option<u64> {
+        step(&self.failures, seq, dir)
+    }
+
+    /// Failures marked so far.
+    pub fn failures(&self) -> usize {
+        self.failures.len()
+    }
+}
+
+fn step(marks: &[u64], seq: u64, dir: Dir) -> Option<u64> {
+    match dir {
+        Dir::Forward => marks.get(marks.partition_point(|&m| m <= seq)).copied(),
+        Dir::Back => marks
+            .partition_point(|&m| m < seq)
+            .checked_sub(1)
+            .and_then(|i| marks.get(i))
+            .copied(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::{Chunk, Empty, InvocationFinished, InvocationStarted, TaskReset};
+    use crate::protocol::{Constraints, GradeCounts};
+
+    fn env(seq: u64, ts: i64, task: &str, event: EngineEvent) -> Envelope {
+        Envelope {
+            run_id: Arc::from("R"),
+            seq,
+            ts,
+            task_id: Some(Arc::from(task)),
+            invocation_id: None,
+            agent: None,
+            event,
+        }
+    }
+
+    fn started() -> EngineEvent {
+        EngineEvent::InvocationStarted(InvocationStarted {
+            attempt: 1,
+            prompt_tokens: 1,
+            constraints: Constraints {
+                timeout_seconds: 1.0,
+                max_tokens: 1,
+                temperature: 0.1,
+            },
+            quality_threshold: "B".into(),
+        })
+    }
+
+    fn finished(status: InvocationStatus) -> EngineEvent {
+        EngineEvent::InvocationFinished(InvocationFinished {
+            status: Some(status),
+            execution_time_ms: 1,
+            output_tokens: 1,
+            chunks: 1,
+            atoms: 0,
+            avg_score: 0.0,
+            grades: GradeCounts::default(),
+            issues: 0,
+            errors: vec![],
+            error_message: None,
+            provider_usage: None,
+        })
+    }
+
+    #[test]
+    fn starts_failures_and_times_are_found_both_ways() {
+        let mut m = Marks::default();
+        let chunk = || EngineEvent::Chunk(Chunk { text: "x".into() });
+        let events = [
+            env(1, 100, "A", EngineEvent::TaskReady(Empty {})),
+            env(2, 110, "A", started()),
+            env(3, 120, "A", chunk()),
+            env(4, 130, "A", finished(InvocationStatus::Failed)),
+            env(5, 140, "A", started()),
+            env(6, 150, "B", started()),
+            env(7, 160, "A", finished(InvocationStatus::Success)),
+            env(
+                8,
+                170,
+                "A",
+                EngineEvent::TaskReset(TaskReset { reason: "r".into() }),
+            ),
+            env(9, 180, "A", started()),
+        ];
+        for e in &events {
+            m.add(e);
+        }
+        m.add(&events[3]); // out of order: ignored
+        assert_eq!(m.len(), 9);
+        assert_eq!(m.start(0, Dir::Forward), Some(2));
+        assert_eq!(m.start(2, Dir::Forward), Some(6), "a retry is not a start");
+        assert_eq!(m.start(6, Dir::Forward), Some(9), "after a reset it is");
+        assert_eq!(m.start(6, Dir::Back), Some(2));
+        assert_eq!(m.start(2, Dir::Back), None);
+        assert_eq!(m.failure(0, Dir::Forward), Some(4));
+        assert_eq!(m.failure(4, Dir::Forward), None);
+        assert_eq!(m.failure(9, Dir::Back), Some(4));
+        assert_eq!(m.ts(3), Some(120));
+        assert_eq!(m.ts(0), None);
+        assert_eq!(m.at_time(125), 3);
+        assert_eq!(m.at_time(99), 0);
+        assert_eq!(m.at_time(10_000), 9);
+    }
+}

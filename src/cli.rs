@@ -83,10 +83,32 @@ pub enum Command {
         #[arg(long)]
         abstractive_summaries: bool,
     },
-    /// Browse the database in the terminal UI: the Runs screen, or RUN opened read-only.
+    /// Browse the database in the terminal UI: the Runs screen, or RUN opened read-only
+    /// at its end (following it live while another process is still writing it).
     Browse {
         /// Run id (or `latest`, or a prefix).
         run: Option<String>,
+    },
+    /// Replay a logged run in the terminal UI, offline: the same screens as live, with a
+    /// transport (play, pause, step, jump to task starts and failures, speed, seek).
+    /// Without RUN, pick one on the Runs screen.
+    Replay {
+        /// Run id (or `latest`, or a prefix).
+        run: Option<String>,
+        /// Where to start: `start`, `end`, or an event number.
+        #[arg(long, default_value = "start")]
+        at: String,
+        /// Speed: a multiple of the run's own pace, from 0.25 to 64, or `max` (as fast as
+        /// possible).
+        #[arg(long, default_value = "1")]
+        speed: String,
+        /// Longest pause between two events while playing, in seconds (a run that
+        /// waited long for a rate limit does not make its replay wait as long).
+        #[arg(long, default_value_t = 2.0)]
+        max_gap: f64,
+        /// Open paused.
+        #[arg(long)]
+        paused: bool,
     },
     /// Validate a plan without running it; every error is listed.
     Validate {

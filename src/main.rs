@@ -8,7 +8,7 @@ use color_eyre::eyre::{eyre, Result};
 use plexus::commands::bench::{print_report, run_bench, BenchOptions};
 use plexus::commands::launch::{prepare_resume, run_headless, Resuming};
 use plexus::commands::show::{print_log, print_run, print_runs_at};
-use plexus::commands::tui::{browse_tui, run_tui, want_tui, UiSetup};
+use plexus::commands::tui::{browse_tui, run_tui, want_tui, ReplayOptions, UiSetup};
 use plexus::commands::{Globals, RunConfig};
 use plexus::config::keymap::Keymap;
 use plexus::config::{config_dir, Config};
@@ -53,6 +53,7 @@ fn uses_database(command: &Command) -> bool {
                 | Command::Log { .. }
                 | Command::Check { .. }
                 | Command::Browse { .. }
+                | Command::Replay { .. }
         )
 }
 
@@ -118,6 +119,7 @@ fn reads_config(command: &Command) -> bool {
             | Command::Run { .. }
             | Command::Resume { .. }
             | Command::Browse { .. }
+            | Command::Replay { .. }
             | Command::Providers { .. }
             | Command::Ping { .. }
     )
@@ -131,6 +133,7 @@ fn has_tui(command: &Command) -> bool {
             | Command::Run { .. }
             | Command::Resume { .. }
             | Command::Browse { .. }
+            | Command::Replay { .. }
     )
 }
 
@@ -148,6 +151,44 @@ fn ui_setup(cli_theme: Option<&str>, cfg: &Config) -> Result<UiSetup> {
         theme,
         keys,
         warning,
+    })
+}
+
+/// The replay options of `plexus replay`, checked.
+fn replay_options(at: &str, speed: &str, max_gap: f64, paused: bool) -> Result<ReplayOptions> {
+    use plexus::app::replay_feed::StartAt;
+    use plexus::app::transport::Speed;
+    let start = match at {
+        "start" => StartAt::Start,
+        "end" => StartAt::End,
+        n => StartAt::Event(
+            n.parse()
+                .map_err(|_| eyre!("--at `{n}`: give start, end or an event number"))?,
+        ),
+    };
+    let speed = match speed {
+        "max" => Speed::Max,
+        s => {
+            let f: f64 = s
+                .trim_start_matches(['x', '×'])
+                .parse()
+                .map_err(|_| eyre!("--speed `{s}`: give a number from 0.25 to 64, or max"))?;
+            if !(0.25..=64.0).contains(&f) {
+                return Err(eyre!("--speed {s}: from 0.25 to 64, or max"));
+            }
+            Speed::nearest(f)
+        }
+    };
+    if !(max_gap.is_finite() && max_gap >= 0.0) {
+        return Err(eyre!("--max-gap must be a number of seconds, 0 or more"));
+    }
+    Ok(ReplayOptions {
+        start,
+        settings: plexus::app::replay_app::ReplaySettings {
+            speed,
+            max_gap_ms: (max_gap * 1000.0).round() as u64,
+            autoplay: !paused,
+        },
     })
 }
 
@@ -302,7 +343,23 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
                     "browse needs a terminal; use `plexus runs` or `plexus show RUN` instead"
                 ));
             };
-            browse_tui(&g, run.as_deref(), setup).await?;
+            browse_tui(&g, run.as_deref(), setup, ReplayOptions::browse()).await?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Replay {
+            run,
+            at,
+            speed,
+            max_gap,
+            paused,
+        } => {
+            let options = replay_options(&at, &speed, max_gap, paused)?;
+            let Some(setup) = tui else {
+                return Err(eyre!(
+                    "replay needs a terminal; `plexus log RUN` prints the events, `plexus show RUN` the outcome"
+                ));
+            };
+            browse_tui(&g, run.as_deref(), setup, options).await?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Validate { plan } => match load_plan_file(&plan) {

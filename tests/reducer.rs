@@ -123,7 +123,7 @@ async fn a_live_fold_equals_a_fold_of_the_stored_log() {
             .map(|e| (**e).clone())
             .collect::<Vec<_>>(),
     );
-    let logged = fold_run(&r.store, &r.run_id, None).expect("fold the log");
+    let logged = fold_run(&r.store, &r.run_id, None, None).expect("fold the log");
     assert_eq!(live.events, logged.events);
     assert_eq!(live.status, logged.status);
     assert_eq!(live.status_counts, logged.status_counts);
@@ -138,7 +138,7 @@ async fn a_live_fold_equals_a_fold_of_the_stored_log() {
         assert_eq!(a.output, b.output, "task {}", a.id);
     }
     // One task's text alone, as the UI loads it back after eviction.
-    let only = fold_run(&r.store, &r.run_id, Some(1)).expect("fold one task");
+    let only = fold_run(&r.store, &r.run_id, Some(1), None).expect("fold one task");
     assert_eq!(only.tasks[1].output, live.tasks[1].output);
     assert!(only.tasks[0].output.is_empty());
 }

@@ -180,7 +180,8 @@ fn demo_walkthrough_in_a_pty() {
         "summary printed after the UI:\n{after}"
     );
 
-    // Browse the database: the Runs screen lists the demo; Enter opens it read-only.
+    // Browse the database: the Runs screen lists the demo; Enter opens it read-only, as
+    // a replay standing at its last event.
     let mut b = Session::start(&["--db", &db_s, "browse"], dir.path());
     b.wait_for("Runs in this database", 10);
     b.wait_for("succeeded", 10);
@@ -188,7 +189,7 @@ fn demo_walkthrough_in_a_pty() {
     let opened = b.wait_for("(read-only)", 10);
     assert!(opened.contains("TASK_CRITIC_DIFF_01"), "{opened}");
     b.send("p");
-    b.wait_for("read-only: this run", 5);
+    b.wait_for("at the end", 5);
     let st = b.quit();
     assert!(st.success());
     b.assert_restored();

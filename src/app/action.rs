@@ -123,6 +123,28 @@ actions! {
     FilterType = "filter_type",
     /// Clear filters and search.
     ClearFilters = "clear_filters",
+    /// Replay: one event back.
+    ReplayStepBack = "replay_step_back",
+    /// Replay: one event forward.
+    ReplayStepForward = "replay_step_forward",
+    /// Replay: the previous task start.
+    ReplayPrevStart = "replay_prev_start",
+    /// Replay: the next task start.
+    ReplayNextStart = "replay_next_start",
+    /// Replay: the previous failure.
+    ReplayPrevFailure = "replay_prev_failure",
+    /// Replay: the next failure.
+    ReplayNextFailure = "replay_next_failure",
+    /// Replay: play slower.
+    ReplaySlower = "replay_slower",
+    /// Replay: play faster (past ×64: as fast as possible).
+    ReplayFaster = "replay_faster",
+    /// Replay: to the first event.
+    ReplayStart = "replay_start",
+    /// Replay: to the last event (the live edge of a run still being written).
+    ReplayEnd = "replay_end",
+    /// Replay: seek to a percentage, an event or a time (typed).
+    ReplaySeek = "replay_seek",
 }
 
 #[cfg(test)]

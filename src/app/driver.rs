@@ -45,6 +45,12 @@ pub struct App {
     pub control: Option<UnboundedSender<Control>>,
     /// Store queries.
     pub loader: Loader,
+    /// The replay of the run on screen, when it is shown from its log.
+    pub replay: Option<super::replay_feed::ReplayFeed>,
+    /// How replays play.
+    pub replay_settings: super::replay_app::ReplaySettings,
+    /// Where a run opened from the Runs screen starts its replay.
+    pub open_at: super::replay_feed::StartAt,
 }
 
 impl App {
@@ -103,17 +109,32 @@ impl App {
                 Effect::OpenRun(id) => {
                     if !self.run.run_id.is_empty() && self.run.run_id == id {
                         self.ui.screen = super::Screen::Run;
+                    } else if self.ui.engine_attached && self.live_mut().run_id == id {
+                        self.run_effects(vec![Effect::BackToLive]);
+                        self.ui.screen = super::Screen::Run;
                     } else {
-                        self.ui.flash(format!("opening {id}…"), false);
-                        self.loader.ask(Query::OpenRun(id));
+                        self.open_replay(id, self.open_at);
                     }
                 }
                 Effect::LoadOutput(task) => self.loader.ask(Query::Output {
                     run_id: self.run.run_id.clone(),
                     task,
+                    upto: self.ui.replay.as_ref().map(|t| t.position),
                 }),
+                Effect::ReplaySeek { to, token } => {
+                    if let Some(f) = self.replay.as_mut() {
+                        f.seek(to, token);
+                    }
+                }
+                Effect::ReplayStep => {
+                    if let (Some(f), Some(t)) = (self.replay.as_mut(), self.ui.replay.as_mut()) {
+                        f.step(&mut self.run, t);
+                    }
+                }
                 Effect::BackToLive => {
                     if let Some(live) = self.stashed_live.take() {
+                        self.replay = None;
+                        self.ui.replay = None;
                         self.run = live;
                         self.ui.read_only = false;
                         self.ui.task = 0;
@@ -137,42 +158,33 @@ impl App {
                 self.ui.runs.error = None;
             }
             Loaded::Runs(Err(e)) => self.ui.runs.error = Some(e),
-            Loaded::Run(Ok(st)) => {
-                let st = *st;
-                let live_id = self.live_mut().run_id.clone();
-                if st.run_id == live_id && self.ui.engine_attached {
-                    self.run_effects(vec![Effect::BackToLive]);
-                } else {
-                    let old = std::mem::replace(&mut self.run, st);
-                    if self.ui.engine_attached && self.stashed_live.is_none() {
-                        self.stashed_live = Some(old);
+            Loaded::Output {
+                run_id,
+                task,
+                upto,
+                text,
+            } => {
+                // A replay may have moved since: the text counts if nothing could have
+                // been added to it between then and now.
+                let current = match (&self.ui.replay, upto) {
+                    (Some(t), Some(u)) => {
+                        u == t.position
+                            || (u < t.position
+                                && self
+                                    .run
+                                    .tasks
+                                    .get(task)
+                                    .is_some_and(|v| v.status.is_final()))
                     }
-                    self.ui.read_only = true;
-                    self.ui.flash(
-                        format!(
-                            "{} opened read-only from its log{}",
-                            self.run.run_id,
-                            if self.ui.engine_attached {
-                                " (Esc: back to the live run)"
-                            } else {
-                                ""
-                            }
-                        ),
-                        false,
-                    );
-                }
-                self.ui.task = 0;
-                self.ui.docs.clear();
-                self.ui.outputs_asked.clear();
-                self.ui.screen = super::Screen::Run;
-            }
-            Loaded::Run(Err(e)) => self.ui.flash(format!("cannot open the run: {e}"), true),
-            Loaded::Output { run_id, task, text } => {
-                if self.run.run_id == run_id {
+                    (None, None) => true,
+                    _ => false,
+                };
+                if self.run.run_id == run_id && current {
                     self.run.restore_output(task, text);
+                    self.ui.outputs_asked.remove(&task);
                 }
-                self.ui.outputs_asked.remove(&task);
             }
+            Loaded::Player(generation, msg) => self.on_player(generation, msg),
         }
     }
 
@@ -290,6 +302,9 @@ pub async fn run_loop(
         if app.animating() && now.duration_since(last_spin) >= SPIN_INTERVAL {
             dirty = true;
         }
+        // A replay that plays folds what is due now, and says when the next is.
+        let (played, replay_wake) = app.replay_tick(now.into_std());
+        dirty |= played;
         let due = last_frame + FRAME_INTERVAL;
         if terminal_lost {
             // Nothing can be drawn on a terminal that is gone.
@@ -312,6 +327,10 @@ pub async fn run_loop(
             last_spin + SPIN_INTERVAL
         } else {
             Instant::now() + Duration::from_secs(3600)
+        };
+        let wake = match replay_wake {
+            Some(w) => wake.min(Instant::from_std(w)),
+            None => wake,
         };
         tokio::select! {
             ev = input.next(), if !terminal_lost => match ev {

@@ -10,8 +10,7 @@ use serde_json::Value;
 use tokio::sync::mpsc::UnboundedSender;
 
 use super::ui_state::{Doc, DocKey};
-use crate::event::Envelope;
-use crate::state::{reduce, OutputBuffer, RunState};
+use crate::state::{OutputBuffer, RunState};
 use crate::store::{RunSummary, Store};
 
 /// A query for the loader.
@@ -21,14 +20,14 @@ pub enum Query {
     Doc(DocKey),
     /// The list of runs.
     Runs,
-    /// Fold a whole run from its log.
-    OpenRun(String),
     /// A task's streamed text, rebuilt from the log.
     Output {
         /// Run.
         run_id: String,
         /// Task index in the run's state.
         task: usize,
+        /// Only from the events up to this one (a replay's position).
+        upto: Option<u64>,
     },
 }
 
@@ -39,14 +38,16 @@ pub enum Loaded {
     Doc(DocKey, Doc),
     /// The list of runs, or why not.
     Runs(Result<Vec<RunSummary>, String>),
-    /// A run folded from its log, or why not.
-    Run(Result<Box<RunState>, String>),
+    /// A message of the replay player of generation `.0`.
+    Player(u64, crate::replay::player::PlayerMsg),
     /// A task's text.
     Output {
         /// Run.
         run_id: String,
         /// Task index.
         task: usize,
+        /// The event it was read up to (a replay's position then), if bounded.
+        upto: Option<u64>,
         /// The text.
         text: OutputBuffer,
     },
@@ -55,19 +56,31 @@ pub enum Loaded {
 /// Handle to the loader thread.
 pub struct Loader {
     tx: std_mpsc::Sender<Query>,
+    out: UnboundedSender<Loaded>,
+    db: PathBuf,
 }
 
 impl Loader {
     /// Starts the loader on `db`; answers go to `out`.
     pub fn spawn(db: PathBuf, out: UnboundedSender<Loaded>) -> Loader {
         let (tx, rx) = std_mpsc::channel::<Query>();
+        let (thread_db, thread_out) = (db.clone(), out.clone());
         let spawned = std::thread::Builder::new()
             .name("plexus-loader".into())
-            .spawn(move || serve(db, rx, out));
+            .spawn(move || serve(thread_db, rx, thread_out));
         if let Err(e) = spawned {
             tracing::error!("cannot start the loader thread: {e}");
         }
-        Loader { tx }
+        Loader { tx, out, db }
+    }
+
+    /// Starts a replay player on `run`; its messages arrive as [`Loaded::Player`] with
+    /// generation `gen` (so a replaced player's late answers can be told apart).
+    pub fn player(&self, run: String, gen: u64) -> crate::replay::player::Player {
+        let out = self.out.clone();
+        crate::replay::player::Player::spawn(self.db.clone(), run, move |m| {
+            out.send(Loaded::Player(gen, m)).is_ok()
+        })
     }
 
     /// Queues a query (answers arrive as `Loaded` messages).
@@ -86,7 +99,6 @@ fn serve(db: PathBuf, rx: std_mpsc::Receiver<Query>, out: UnboundedSender<Loaded
                 let _ = out.send(match q {
                     Query::Doc(k) => Loaded::Doc(k, Doc::Missing(msg)),
                     Query::Runs => Loaded::Runs(Err(msg)),
-                    Query::OpenRun(_) => Loaded::Run(Err(msg)),
                     Query::Output { .. } => continue,
                 });
                 continue;
@@ -98,21 +110,27 @@ fn serve(db: PathBuf, rx: std_mpsc::Receiver<Query>, out: UnboundedSender<Loaded
                 Loaded::Doc(key, doc)
             }
             Query::Runs => Loaded::Runs(store.list_runs().map_err(|e| e.to_string())),
-            Query::OpenRun(id) => Loaded::Run(fold_run(store, &id, None).map(Box::new)),
-            Query::Output { run_id, task } => match fold_run(store, &run_id, Some(task)) {
-                Ok(mut st) => {
-                    let text = st
-                        .tasks
-                        .get_mut(task)
-                        .map(|t| std::mem::take(&mut t.output))
-                        .unwrap_or_default();
-                    Loaded::Output { run_id, task, text }
+            Query::Output { run_id, task, upto } => {
+                match fold_run(store, &run_id, Some(task), upto) {
+                    Ok(mut st) => {
+                        let text = st
+                            .tasks
+                            .get_mut(task)
+                            .map(|t| std::mem::take(&mut t.output))
+                            .unwrap_or_default();
+                        Loaded::Output {
+                            run_id,
+                            task,
+                            upto,
+                            text,
+                        }
+                    }
+                    Err(e) => {
+                        tracing::warn!("cannot reload output of task {task}: {e}");
+                        continue;
+                    }
                 }
-                Err(e) => {
-                    tracing::warn!("cannot reload output of task {task}: {e}");
-                    continue;
-                }
-            },
+            }
         };
         if out.send(answer).is_err() {
             return;
@@ -120,47 +138,26 @@ fn serve(db: PathBuf, rx: std_mpsc::Receiver<Query>, out: UnboundedSender<Loaded
     }
 }
 
-/// Events read per query when folding a log.
-const PAGE: u64 = 50_000;
-
-/// Folds a run's whole log into a fresh state (keeping only `only`'s text when set).
-pub fn fold_run(store: &Store, run_id: &str, only: Option<usize>) -> Result<RunState, String> {
+/// Folds a run's log (the whole of it, or up to event `upto`) into a fresh state,
+/// keeping only `only`'s text when set.
+pub fn fold_run(
+    store: &Store,
+    run_id: &str,
+    only: Option<usize>,
+    upto: Option<u64>,
+) -> Result<RunState, String> {
     let summary = store.run(run_id).map_err(|e| e.to_string())?;
     let (last, _) = store
         .last_event(&summary.run_id)
         .map_err(|e| e.to_string())?;
+    let last = upto.map_or(last, |u| u.min(last));
     let mut st = RunState::new();
     st.output_only = only;
     if only.is_some() {
         st.output_budget = usize::MAX;
     }
     let run: Arc<str> = Arc::from(summary.run_id.as_str());
-    let mut from = 1;
-    while from <= last {
-        let rows = store
-            .events(&summary.run_id, from, from + PAGE - 1)
-            .map_err(|e| e.to_string())?;
-        for r in rows {
-            let event = match r.event {
-                Ok(ev) => ev,
-                Err(e) => {
-                    tracing::warn!("run {run_id}: event {} skipped: {e}", r.seq);
-                    continue;
-                }
-            };
-            let env = Envelope {
-                run_id: run.clone(),
-                seq: r.seq,
-                ts: r.ts,
-                task_id: r.task_id.map(Arc::from),
-                invocation_id: r.invocation_id.map(Arc::from),
-                agent: r.agent.map(Arc::from),
-                event,
-            };
-            reduce(&mut st, &env);
-        }
-        from += PAGE;
-    }
+    crate::replay::feed::fold_range(store, &run, &mut st, 1, last).map_err(|e| e.to_string())?;
     if st.run_id.is_empty() {
         st.run_id = summary.run_id.clone();
         st.plan_id = summary.plan_id.clone();

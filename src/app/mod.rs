@@ -5,7 +5,10 @@ pub mod action;
 pub mod atoms_view;
 pub mod driver;
 pub mod loader;
+pub mod replay_app;
+pub mod replay_feed;
 pub mod terminal;
+pub mod transport;
 pub mod ui_state;
 pub mod update;
 

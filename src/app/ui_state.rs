@@ -274,6 +274,10 @@ pub struct UiState {
     pub tick: u64,
     /// Set when the app should exit.
     pub quitting: bool,
+    /// The transport of a replay (a run shown from its log).
+    pub replay: Option<super::transport::Transport>,
+    /// The text typed at the input line is a seek target (not a search).
+    pub seek_prompt: bool,
 }
 
 impl UiState {
@@ -301,6 +305,8 @@ impl UiState {
             now_ms: 0,
             tick: 0,
             quitting: false,
+            replay: None,
+            seek_prompt: false,
         }
     }
 

@@ -28,6 +28,15 @@ pub enum Effect {
     LoadOutput(usize),
     /// Leave a run opened from the log and show the live run again.
     BackToLive,
+    /// Replay: show the state after event `to` (the answer carrying `token` counts).
+    ReplaySeek {
+        /// Target event.
+        to: u64,
+        /// Names the seek.
+        token: u64,
+    },
+    /// Replay: fold the next event.
+    ReplayStep,
     /// Leave the program.
     Quit,
 }
@@ -50,6 +59,25 @@ pub fn update(ui: &mut UiState, run: &RunState, action: Action) -> Vec<Effect> {
     let mut fx = Vec::new();
     if let Some(overlay) = ui.overlay.clone() {
         overlay_action(ui, run, overlay, action, &mut fx);
+        return fx;
+    }
+    if let Some(t) = ui.replay.as_mut() {
+        if action == Action::ReplaySeek {
+            ui.input = Some(String::new());
+            ui.seek_prompt = true;
+            return fx;
+        }
+        if let Some((effects, say)) = t.act(action) {
+            if let Some(say) = say {
+                ui.flash(say, false);
+            }
+            return effects;
+        }
+    } else if is_transport(action) {
+        ui.flash(
+            "transport keys work in a replay (plexus replay RUN, or Enter on the Runs screen)",
+            true,
+        );
         return fx;
     }
     match action {
@@ -116,6 +144,24 @@ pub fn update(ui: &mut UiState, run: &RunState, action: Action) -> Vec<Effect> {
         },
     }
     fx
+}
+
+/// Whether `a` belongs to a replay's transport.
+fn is_transport(a: Action) -> bool {
+    matches!(
+        a,
+        Action::ReplayStepBack
+            | Action::ReplayStepForward
+            | Action::ReplayPrevStart
+            | Action::ReplayNextStart
+            | Action::ReplayPrevFailure
+            | Action::ReplayNextFailure
+            | Action::ReplaySlower
+            | Action::ReplayFaster
+            | Action::ReplayStart
+            | Action::ReplayEnd
+            | Action::ReplaySeek
+    )
 }
 
 /// Whether the shown run can be controlled (live, attached, not opened from the log).
@@ -463,17 +509,31 @@ pub fn input(ui: &mut UiState, run: &RunState, key: InputKey) -> Vec<Effect> {
             text.pop();
         }
         InputKey::Esc => {
-            if ui.screen == Screen::Atoms {
+            if ui.seek_prompt {
+                ui.seek_prompt = false;
+            } else if ui.screen == Screen::Atoms {
                 ui.atoms.query.clear();
             }
             return fx;
         }
         InputKey::Enter => {
-            if ui.screen == Screen::Run {
+            if ui.seek_prompt {
+                ui.seek_prompt = false;
+                if let Some(t) = ui.replay.as_mut() {
+                    match t.parse_target(&text) {
+                        Ok(to) => fx.push(t.seek(to)),
+                        Err(e) => ui.flash(e, true),
+                    }
+                }
+            } else if ui.screen == Screen::Run {
                 find_task(ui, run, &text, &mut fx);
             }
             return fx;
         }
+    }
+    if ui.seek_prompt {
+        ui.input = Some(text);
+        return fx;
     }
     if ui.screen == Screen::Atoms {
         ui.atoms.query = text.clone();

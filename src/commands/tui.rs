@@ -7,6 +7,8 @@ use super::launch::{start, Finished, Resuming};
 use super::{Globals, RunConfig};
 use crate::app::driver::{run_loop, App};
 use crate::app::loader::{fold_run, Loader};
+use crate::app::replay_app::ReplaySettings;
+use crate::app::replay_feed::StartAt;
 use crate::app::terminal::TerminalGuard;
 use crate::app::{Screen, UiState};
 use crate::config::keymap::Keymap;
@@ -42,7 +44,7 @@ pub async fn run_tui(
         Some(Resuming { run_id: id, .. }) => {
             let store = Store::open(&globals.db)
                 .wrap_err_with(|| format!("cannot open the database {}", globals.db.display()))?;
-            Some(fold_run(&store, id, None).map_err(|e| eyre!("{e}"))?)
+            Some(fold_run(&store, id, None, None).map_err(|e| eyre!("{e}"))?)
         }
         None => None,
     };
@@ -65,6 +67,9 @@ pub async fn run_tui(
         keys: setup.keys,
         control: Some(started.handle.control.clone()),
         loader: Loader::spawn(globals.db.clone(), loaded_tx),
+        replay: None,
+        replay_settings: Default::default(),
+        open_at: StartAt::End,
     };
     app.run.run_id = run_id.clone();
     // The engine's end is signalled to the loop; the outcome is collected afterwards.
@@ -104,34 +109,75 @@ fn app_state(app: &App) -> &RunState {
     app.stashed_live.as_ref().unwrap_or(&app.run)
 }
 
-/// Browses the database without running anything: the Runs screen, or `run` opened.
-pub async fn browse_tui(globals: &Globals, run: Option<&str>, setup: UiSetup) -> Result<()> {
-    let store = Store::open(&globals.db)
-        .wrap_err_with(|| format!("cannot open the database {}", globals.db.display()))?;
-    let state = match run {
-        Some(id) => fold_run(&store, id, None).map_err(|e| eyre!("{e}"))?,
-        None => RunState::new(),
-    };
-    drop(store);
+/// How a run is opened from its log: where its replay starts and how it plays.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ReplayOptions {
+    /// Where a run opened starts (from the command line, or by Enter on the Runs
+    /// screen).
+    pub start: StartAt,
+    /// Speed, gap cap, autoplay.
+    pub settings: ReplaySettings,
+}
+
+impl ReplayOptions {
+    /// `browse`: a run opens at its end (following it when it is still being written)
+    /// and waits.
+    pub fn browse() -> ReplayOptions {
+        ReplayOptions {
+            start: StartAt::End,
+            settings: ReplaySettings::default(),
+        }
+    }
+}
+
+/// Browses the database without running anything: the Runs screen, or `run` opened as
+/// a replay (at its end for `browse`, where `options` says for `replay`).
+pub async fn browse_tui(
+    globals: &Globals,
+    run: Option<&str>,
+    setup: UiSetup,
+    options: ReplayOptions,
+) -> Result<()> {
+    // The run is looked up first, so a wrong id or database is said before the screen
+    // changes.
+    let run_id =
+        match run {
+            Some(id) => Some(
+                Store::open(&globals.db)
+                    .wrap_err_with(|| format!("cannot open the database {}", globals.db.display()))?
+                    .run(id)?
+                    .run_id,
+            ),
+            None => {
+                drop(Store::open(&globals.db).wrap_err_with(|| {
+                    format!("cannot open the database {}", globals.db.display())
+                })?);
+                None
+            }
+        };
     let (loaded_tx, loaded_rx) = tokio::sync::mpsc::unbounded_channel();
     let mut ui = UiState::new(false);
-    if run.is_none() {
+    if run_id.is_none() {
         ui.screen = Screen::Runs;
     }
-    if let Some(w) = setup.warning {
-        ui.flash(w, true);
-    }
     let mut app = App {
-        run: state,
+        run: RunState::new(),
         stashed_live: None,
         ui,
         theme: setup.theme,
         keys: setup.keys,
         control: None,
         loader: Loader::spawn(globals.db.clone(), loaded_tx),
+        replay: None,
+        replay_settings: options.settings,
+        open_at: options.start,
     };
-    if run.is_none() {
-        app.run_effects(vec![crate::app::Effect::LoadRuns]);
+    match run_id {
+        Some(id) => app.open_replay(id, options.start),
+        None => app.run_effects(vec![crate::app::Effect::LoadRuns]),
+    }
+    if let Some(w) = setup.warning {
+        app.ui.flash(w, true);
     }
     let (_tx, events) =
         tokio::sync::mpsc::unbounded_channel::<Vec<std::sync::Arc<crate::event::Envelope>>>();

@@ -50,6 +50,17 @@ const DEFAULT_BINDINGS: &[(Action, &[&str])] = &[
     (Action::FilterAgent, &["A"]),
     (Action::FilterType, &["t"]),
     (Action::ClearFilters, &["x"]),
+    (Action::ReplayStepBack, &[","]),
+    (Action::ReplayStepForward, &["."]),
+    (Action::ReplayPrevStart, &["{"]),
+    (Action::ReplayNextStart, &["}"]),
+    (Action::ReplayPrevFailure, &["("]),
+    (Action::ReplayNextFailure, &[")"]),
+    (Action::ReplaySlower, &["-"]),
+    (Action::ReplayFaster, &["+", "="]),
+    (Action::ReplayStart, &["<"]),
+    (Action::ReplayEnd, &[">"]),
+    (Action::ReplaySeek, &["#"]),
 ];
 
 /// The modifiers a binding can use; others (hyper, meta) are ignored.

@@ -8,8 +8,6 @@ use std::sync::mpsc as std_mpsc;
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
-use tokio::sync::mpsc::UnboundedSender;
-
 use super::log::ReplayLog;
 use super::marks::Marks;
 use crate::event::Envelope;
@@ -87,8 +85,13 @@ pub struct Player {
 }
 
 impl Player {
-    /// Opens `run` in the database at `db` on a thread of its own.
-    pub fn spawn(db: PathBuf, run: String, out: UnboundedSender<PlayerMsg>) -> Player {
+    /// Opens `run` in the database at `db` on a thread of its own; its answers go to
+    /// `out`, which says whether anyone still listens (the thread stops when not).
+    pub fn spawn(
+        db: PathBuf,
+        run: String,
+        out: impl Fn(PlayerMsg) -> bool + Send + 'static,
+    ) -> Player {
         let (tx, rx) = std_mpsc::channel::<Command>();
         let marks = Arc::new(RwLock::new(Marks::default()));
         let shared = marks.clone();
@@ -98,7 +101,7 @@ impl Player {
                 let log = match ReplayLog::open_sharing(&db, &run, shared) {
                     Ok(log) => log,
                     Err(e) => {
-                        let _ = out.send(PlayerMsg::Failed(format!(
+                        out(PlayerMsg::Failed(format!(
                             "cannot open run {run} in {}: {e}",
                             db.display()
                         )));
@@ -119,16 +122,40 @@ impl Player {
     }
 }
 
-fn serve(mut log: ReplayLog, rx: std_mpsc::Receiver<Command>, out: UnboundedSender<PlayerMsg>) {
+fn serve(mut log: ReplayLog, rx: std_mpsc::Receiver<Command>, send: impl Fn(PlayerMsg) -> bool) {
+    // A failed send means the UI went away: stop.
+    let out = |m: PlayerMsg| -> Result<(), ()> {
+        if send(m) {
+            Ok(())
+        } else {
+            Err(())
+        }
+    };
     let mut live = log.live().unwrap_or(false);
-    let _ = out.send(PlayerMsg::Opened {
+    let _ = out(PlayerMsg::Opened {
         run_id: log.run_id().to_string(),
         total: log.total(),
         live,
     });
     let mut last_look = Instant::now();
     let mut waiting: Vec<Command> = Vec::new();
+    let mut told = (log.total(), log.indexed(), live);
     loop {
+        // Tell the UI how far the log is read and how long it is, when that changed
+        // (a seek reads ahead too).
+        let now = (log.total(), log.indexed(), live);
+        if now != told {
+            told = now;
+            if out(PlayerMsg::Progress {
+                total: now.0,
+                indexed: now.1,
+                live: now.2,
+            })
+            .is_err()
+            {
+                return;
+            }
+        }
         // Take what was asked; wait only when there is nothing to index.
         let caught_up = log.indexed() >= log.total();
         let first = if !waiting.is_empty() {
@@ -156,7 +183,7 @@ fn serve(mut log: ReplayLog, rx: std_mpsc::Receiver<Command>, out: UnboundedSend
         if !waiting.is_empty() {
             let answers = answer(&mut log, &mut waiting);
             for a in answers {
-                if out.send(a).is_err() {
+                if out(a).is_err() {
                     return;
                 }
             }
@@ -165,41 +192,21 @@ fn serve(mut log: ReplayLog, rx: std_mpsc::Receiver<Command>, out: UnboundedSend
             last_look = Instant::now();
             let before = log.total();
             match log.refresh() {
-                Ok(total) if total > before => {
-                    let _ = out.send(PlayerMsg::Progress {
-                        total,
-                        indexed: log.indexed(),
-                        live,
-                    });
+                // Nothing new: is anyone still writing?
+                Ok(total) if total == before && !log.live().unwrap_or(false) => {
+                    // One last look, for what was committed just before it ended.
+                    let _ = log.refresh();
+                    live = false;
                 }
-                Ok(_) => {
-                    // Nothing new: is anyone still writing?
-                    let still = log.live().unwrap_or(false);
-                    if !still {
-                        // One last look, for what was committed just before it ended.
-                        let total = log.refresh().unwrap_or(before);
-                        live = false;
-                        let _ = out.send(PlayerMsg::Progress {
-                            total,
-                            indexed: log.indexed(),
-                            live,
-                        });
-                    }
-                }
+                Ok(_) => {}
                 Err(e) => tracing::warn!("replay: cannot look for new events: {e}"),
             }
         }
         if log.indexed() < log.total() {
             match log.index_page() {
-                Ok(_) => {
-                    let _ = out.send(PlayerMsg::Progress {
-                        total: log.total(),
-                        indexed: log.indexed(),
-                        live,
-                    });
-                }
+                Ok(_) => {}
                 Err(e) => {
-                    let _ = out.send(PlayerMsg::Failed(format!("cannot read the log: {e}")));
+                    let _ = out(PlayerMsg::Failed(format!("cannot read the log: {e}")));
                     return;
                 }
             }

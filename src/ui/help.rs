@@ -29,7 +29,7 @@ pub fn describe(a: Action) -> &'static str {
         Action::ViewRequest => "output: the full request",
         Action::ViewIssues => "output: quality issues and errors",
         Action::ViewContext => "output: context plan (inputs, modes, trimming)",
-        Action::TogglePause => "pause / resume dispatch",
+        Action::TogglePause => "pause / resume dispatch; in a replay: play / pause",
         Action::Cancel => "cancel the run (asks)",
         Action::Retry => "retry the selected failed task",
         Action::Help => "this help",
@@ -40,6 +40,17 @@ pub fn describe(a: Action) -> &'static str {
         Action::FilterAgent => "atoms: filter by agent",
         Action::FilterType => "atoms: filter by type",
         Action::ClearFilters => "atoms: clear filters and search",
+        Action::ReplayStepBack => "replay: one event back",
+        Action::ReplayStepForward => "replay: one event forward",
+        Action::ReplayPrevStart => "replay: previous task start",
+        Action::ReplayNextStart => "replay: next task start",
+        Action::ReplayPrevFailure => "replay: previous failure",
+        Action::ReplayNextFailure => "replay: next failure",
+        Action::ReplaySlower => "replay: slower (down to ×0.25)",
+        Action::ReplayFaster => "replay: faster (×64, then as fast as possible)",
+        Action::ReplayStart => "replay: to the first event",
+        Action::ReplayEnd => "replay: to the last event / the live edge (follows it)",
+        Action::ReplaySeek => "replay: seek to 40%, an event (1234), a time (14:03:21, +1:30)",
     }
 }
 

@@ -236,20 +236,31 @@ fn draw_status(buf: &mut Buffer, r: Rect, run: &RunState, ui: &UiState, theme: &
     } else {
         format!("provider {}", run.provider)
     };
-    let mut left = format!(
-        " {} │ {} │ {} │ {} │ {}/{} done ",
-        if run.run_id.is_empty() {
-            "—"
-        } else {
-            &run.run_id
-        },
-        state,
-        elapsed(end.saturating_sub(since)),
-        provider,
-        run.finished(),
-        run.tasks.len(),
-    );
-    if r.width >= 120 {
+    let mut left = match &ui.replay {
+        // A replay: the run id and provider are in the title bar; the position here.
+        Some(t) => format!(
+            " {} │ {} │ {}/{} done │ {} ",
+            state,
+            elapsed(end.saturating_sub(since)),
+            run.finished(),
+            run.tasks.len(),
+            replay_position(t)
+        ),
+        None => format!(
+            " {} │ {} │ {} │ {} │ {}/{} done ",
+            if run.run_id.is_empty() {
+                "—"
+            } else {
+                &run.run_id
+            },
+            state,
+            elapsed(end.saturating_sub(since)),
+            provider,
+            run.finished(),
+            run.tasks.len(),
+        ),
+    };
+    if ui.replay.is_none() && r.width >= 120 {
         left.push_str(&format!("│ {} events ", run.events));
     }
     let state_style = match run.status {
@@ -269,7 +280,19 @@ fn draw_status(buf: &mut Buffer, r: Rect, run: &RunState, ui: &UiState, theme: &
     );
     let rest = r.width.saturating_sub(used);
     if let Some(input) = &ui.input {
-        put(buf, r.x + used, r.y, rest, &format!(" /{input}▏"), bar);
+        let prompt = if ui.seek_prompt {
+            "seek to (40%, 1234, 14:03:21, +1:30, start, end): "
+        } else {
+            "/"
+        };
+        put(
+            buf,
+            r.x + used,
+            r.y,
+            rest,
+            &format!(" {prompt}{input}▏"),
+            bar,
+        );
         return;
     }
     let (text, style) = match &ui.flash {
@@ -277,12 +300,33 @@ fn draw_status(buf: &mut Buffer, r: Rect, run: &RunState, ui: &UiState, theme: &
             format!(" {}", f.text),
             if f.warn { bar.patch(theme.warn()) } else { bar },
         ),
+        None if ui.replay.is_some() => (
+            " ? help · space play · , . step · { } starts · ( ) failures · - + speed · # seek · < > ends"
+                .to_string(),
+            bar,
+        ),
         None => (
             " ? help · tab screens · space pause · c cancel · r retry · q quit".to_string(),
             bar,
         ),
     };
     put(buf, r.x + used, r.y, rest, &text, style);
+}
+
+/// `event N/M · 14:03:21.456 · ▶ ×4`: where a replay is, the time of day (UTC) of
+/// that event (the time into the run is the bar's elapsed time), and how it plays.
+fn replay_position(t: &crate::app::transport::Transport) -> String {
+    let at = t
+        .time()
+        .and_then(chrono::DateTime::from_timestamp_millis)
+        .map(|d| format!(" · {}", d.format("%H:%M:%S%.3f")))
+        .unwrap_or_default();
+    let total = if t.indexed < t.total {
+        format!("{} (read {})", t.total, t.indexed)
+    } else {
+        t.total.to_string()
+    };
+    format!("event {}/{total}{at} · {}", t.position, t.play_label())
 }
 
 fn centered(area: Rect, w: u16, h: u16) -> Rect {

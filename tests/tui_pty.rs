@@ -307,3 +307,105 @@ fn a_broken_config_stops_a_run_on_a_terminal_as_it_does_headless() {
     s.assert_restored();
     assert!(!db.exists(), "nothing ran");
 }
+
+/// The `event N/M` the status bar (the last line) shows.
+fn position(screen: &str) -> (u64, u64) {
+    let bar = screen.lines().last().unwrap_or("");
+    for (at, _) in bar.match_indices("event ") {
+        let rest = &bar[at + "event ".len()..];
+        let n: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        let Some(after) = rest[n.len()..].strip_prefix('/') else {
+            continue;
+        };
+        let m: String = after.chars().take_while(char::is_ascii_digit).collect();
+        if let (Ok(n), Ok(m)) = (n.parse(), m.parse()) {
+            return (n, m);
+        }
+    }
+    panic!("no `event N/M` in the status bar: {bar}");
+}
+
+#[test]
+fn replay_plays_pauses_steps_both_ways_seeks_and_changes_speed() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("r.db");
+    let db_s = db.to_string_lossy().to_string();
+    std::fs::write(dir.path().join("none.toml"), "").expect("config");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_plexus"))
+        .current_dir(dir.path())
+        .args(["--db", &db_s, "--headless", "demo", "--chunk-ms", "5"])
+        .env_remove("PLEXUS_DB")
+        .env("PLEXUS_CONFIG", dir.path().join("none.toml"))
+        .output()
+        .expect("demo");
+    assert!(out.status.success(), "{out:?}");
+    let mut s = Session::start(&["--db", &db_s, "replay", "latest", "--paused"], dir.path());
+    let screen = s.wait_for("event 1/", 20);
+    let (_, total) = position(&screen);
+    assert!(total > 50, "{screen}");
+    assert!(screen.contains("❚❚"), "opens paused: {screen}");
+    // Step forward twice, back once.
+    s.send(".");
+    s.wait_for("event 2/", 5);
+    s.send(".");
+    s.wait_for("event 3/", 5);
+    s.send(",");
+    s.wait_for("event 2/", 5);
+    // Jumps to the next task start and the next failure.
+    s.send("}");
+    let screen = s.wait_for("task start at event", 5);
+    assert!(position(&screen).0 > 2, "{screen}");
+    s.send(")");
+    let screen = s.wait_for("failure at event", 5);
+    let failure = position(&screen).0;
+    assert!(
+        screen.contains("failed") || screen.contains("E00"),
+        "{screen}"
+    );
+    // Speed.
+    s.send("+");
+    s.wait_for("speed ×2", 5);
+    s.send("-");
+    s.send("-");
+    s.wait_for("speed ×0.5", 5);
+    s.send("+");
+    s.wait_for("speed ×1", 5);
+    // Play: the position moves on; pause: it stops.
+    s.send(" ");
+    s.wait_for("▶ ×1", 5);
+    let end = Instant::now() + Duration::from_secs(20);
+    while position(&s.screen()).0 <= failure + 3 {
+        assert!(
+            Instant::now() < end,
+            "playing did not move:\n{}",
+            s.screen()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    s.send(" ");
+    s.wait_for("❚❚", 5);
+    let paused_at = position(&s.screen()).0;
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(position(&s.screen()).0, paused_at, "paused means paused");
+    // Seek to 50%, to the start and to the end.
+    s.send("#");
+    s.wait_for("seek to", 5);
+    s.send("50%\r");
+    let half = (total as f64 * 0.5).round() as u64;
+    s.wait_for(&format!("event {half}/{total}"), 5);
+    s.send("<");
+    s.wait_for(&format!("event 1/{total}"), 5);
+    s.send(">");
+    let screen = s.wait_for(&format!("event {total}/{total}"), 5);
+    assert!(screen.contains("succeeded"), "{screen}");
+    // Help lists the transport (at its end).
+    s.send("?");
+    s.wait_for("Keys (rebind", 5);
+    s.send("G");
+    let help = s.wait_for("replay: one event back", 5);
+    assert!(help.contains("replay: seek to"), "{help}");
+    s.send("\x1b");
+    let st = s.quit();
+    assert!(st.success(), "{st:?}");
+    s.assert_restored();
+}

@@ -253,6 +253,29 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Replay benchmark: a run of about a million events is generated, then replayed:
+    /// time to the first frame, to index the log, median and p99 of 100 random seeks,
+    /// peak memory.
+    BenchReplay {
+        /// Events of the generated run (about).
+        #[arg(long, default_value_t = 1_000_000, value_parser = clap::value_parser!(u64).range(1..))]
+        events: u64,
+        /// Tasks of the generated run.
+        #[arg(long, default_value_t = 5_000, value_parser = at_least_one())]
+        tasks: usize,
+        /// Seeks measured.
+        #[arg(long, default_value_t = 100, value_parser = at_least_one())]
+        seeks: usize,
+        /// Scratch directory.
+        #[arg(long, default_value = "bench-out")]
+        dir: PathBuf,
+        /// Only write the run into this database (the benchmark's child process).
+        #[arg(long, hide = true)]
+        generate: Option<PathBuf>,
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Engine benchmark: a generated plan on the simulated provider with zero latency,
     /// every event logged, beside a bare batched SQLite insert loop.
     Bench {

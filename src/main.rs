@@ -488,6 +488,33 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
             plexus::rawln!("{}", serde_json::to_string_pretty(&v)?);
             Ok(ExitCode::SUCCESS)
         }
+        Command::BenchReplay {
+            events,
+            tasks,
+            seeks,
+            dir,
+            generate,
+            json,
+        } => {
+            use plexus::commands::bench_replay as br;
+            if let Some(db) = generate {
+                br::generate_run(&db, events, tasks).await?;
+                return Ok(ExitCode::SUCCESS);
+            }
+            let r = br::run_replay_bench(&br::ReplayBenchOptions {
+                events,
+                tasks,
+                seeks,
+                dir,
+            })
+            .await?;
+            if json {
+                plexus::rawln!("{}", serde_json::to_string_pretty(&r)?);
+            } else {
+                br::print_replay_report(&r);
+            }
+            Ok(ExitCode::SUCCESS)
+        }
         Command::BenchTokens { bytes, json } => {
             let r = plexus::commands::bench_tokens::run_token_bench(bytes.max(1));
             if json {

@@ -106,8 +106,8 @@ fn retry_only_for_failed_tasks() {
         update(&mut ui, &st, Action::Retry).is_empty(),
         "a successful task"
     );
-    st.tasks[1].status = TaskStatus::Failed;
-    st.tasks[2].status = TaskStatus::Blocked;
+    std::sync::Arc::make_mut(&mut st.tasks[1]).status = TaskStatus::Failed;
+    std::sync::Arc::make_mut(&mut st.tasks[2]).status = TaskStatus::Blocked;
     assert_eq!(
         update(&mut ui, &st, Action::Retry),
         vec![Effect::Engine(Control::Retry(id(&st, 1)))]

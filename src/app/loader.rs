@@ -116,7 +116,7 @@ fn serve(db: PathBuf, rx: std_mpsc::Receiver<Query>, out: UnboundedSender<Loaded
                         let text = st
                             .tasks
                             .get_mut(task)
-                            .map(|t| std::mem::take(&mut t.output))
+                            .map(|t| std::mem::take(&mut std::sync::Arc::make_mut(t).output))
                             .unwrap_or_default();
                         Loaded::Output {
                             run_id,

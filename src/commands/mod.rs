@@ -2,6 +2,7 @@
 
 pub mod bench;
 pub mod bench_http;
+pub mod bench_replay;
 pub mod bench_tokens;
 pub mod bench_ui;
 pub mod headless;

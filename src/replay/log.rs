@@ -20,7 +20,7 @@ pub const SNAPSHOT_EVERY: u64 = 16_384;
 /// Streamed text the indexing state holds before finished tasks' text is evicted. It is
 /// only cloned into snapshots, which keep no finished task's text (it is read back from
 /// the log when looked at), so it can be small.
-pub const INDEX_OUTPUT_BUDGET: usize = 8 << 20;
+pub const INDEX_OUTPUT_BUDGET: usize = 2 << 20;
 
 /// One run's log, indexed as far as it has been read.
 pub struct ReplayLog {

@@ -45,12 +45,13 @@ pub struct RunState {
     pub last_seq: u64,
     /// Events folded.
     pub events: u64,
-    /// Tasks in plan order.
-    pub tasks: Vec<TaskView>,
-    /// Task id → index in `tasks`.
-    pub task_index: HashMap<Arc<str>, usize>,
-    /// Dependency layers: task indices, roots first.
-    pub layers: Vec<Vec<usize>>,
+    /// Tasks in plan order. Shared: a clone of the state (a replay's snapshot) copies
+    /// only the tasks that change afterwards.
+    pub tasks: Vec<Arc<TaskView>>,
+    /// Task id → index in `tasks` (set once, at the run's start).
+    pub task_index: Arc<HashMap<Arc<str>, usize>>,
+    /// Dependency layers: task indices, roots first (set once, at the run's start).
+    pub layers: Arc<Vec<Vec<usize>>>,
     /// Agents in first-seen order.
     pub agents: Vec<AgentView>,
     /// Agent name → index in `agents`.
@@ -109,7 +110,7 @@ pub struct TaskView {
     /// Task notes (retries, blocked by, reference failures), oldest first.
     pub notes: Vec<String>,
     /// The task's context plan (inputs, modes, trimming), when it had inputs.
-    pub context: Option<crate::event::ContextPlanned>,
+    pub context: Option<Arc<crate::event::ContextPlanned>>,
     /// Streamed text of every attempt, with markers between attempts.
     pub output: OutputBuffer,
     /// Whether older text was evicted or dropped and lives only in the log.
@@ -328,6 +329,7 @@ impl RunState {
     pub fn spill_finished(&mut self) {
         for t in &mut self.tasks {
             if (t.status.is_final() || t.status == TaskStatus::Cancelled) && !t.output.is_empty() {
+                let t = Arc::make_mut(t);
                 self.output_bytes = self.output_bytes.saturating_sub(t.output.bytes());
                 t.output.evict();
                 self.output_bytes += t.output.bytes();
@@ -338,7 +340,7 @@ impl RunState {
 
     /// Replaces a task's evicted text with text loaded back from the log.
     pub fn restore_output(&mut self, task: usize, text: OutputBuffer) {
-        let Some(t) = self.tasks.get_mut(task) else {
+        let Some(t) = self.tasks.get_mut(task).map(Arc::make_mut) else {
             return;
         };
         self.output_bytes = self.output_bytes.saturating_sub(t.output.bytes());

@@ -131,8 +131,8 @@ pub fn reduce(st: &mut RunState, env: &Envelope) {
         }
         EngineEvent::TaskBlocked(b) => {
             if let Some(i) = task {
-                st.tasks[i].error = Some(b.error_code);
-                st.tasks[i].notes.push(format!(
+                Arc::make_mut(&mut st.tasks[i]).error = Some(b.error_code);
+                Arc::make_mut(&mut st.tasks[i]).notes.push(format!(
                     "{}: blocked: {}",
                     b.error_code.as_str(),
                     b.message
@@ -142,7 +142,7 @@ pub fn reduce(st: &mut RunState, env: &Envelope) {
         }
         EngineEvent::TaskFinished(f) => {
             if let Some(i) = task {
-                let t = &mut st.tasks[i];
+                let t = Arc::make_mut(&mut st.tasks[i]);
                 t.attempts = f.attempts;
                 t.atoms = f.atoms;
                 t.error = f.error_code;
@@ -164,7 +164,7 @@ pub fn reduce(st: &mut RunState, env: &Envelope) {
                 let agent = st.tasks[i].agent;
                 st.agents[agent].trims += c.report.resolution.actions.len() as u32;
                 st.agents[agent].batches += c.inputs.iter().filter(|x| x.batched).count() as u32;
-                st.tasks[i].context = Some(c.clone());
+                Arc::make_mut(&mut st.tasks[i]).context = Some(Arc::new(c.clone()));
             }
         }
         EngineEvent::TaskReset(r) => {
@@ -173,10 +173,10 @@ pub fn reduce(st: &mut RunState, env: &Envelope) {
                 if prev.satisfies_dependents() || prev.is_final() {
                     unaccount_quality(st, i, prev);
                 }
-                st.tasks[i].error = None;
+                Arc::make_mut(&mut st.tasks[i]).error = None;
                 // Its earlier text stays in the log; the new attempt streams afresh.
-                st.tasks[i].spilled = false;
-                st.tasks[i].notes.push(r.reason.clone());
+                Arc::make_mut(&mut st.tasks[i]).spilled = false;
+                Arc::make_mut(&mut st.tasks[i]).notes.push(r.reason.clone());
                 marker(st, i, &format!("── reset: {} ──", r.reason));
                 set_status(st, i, TaskStatus::Pending);
             }
@@ -184,7 +184,7 @@ pub fn reduce(st: &mut RunState, env: &Envelope) {
         EngineEvent::InvocationStarted(s) => {
             if let Some(i) = task {
                 let agent = st.tasks[i].agent;
-                let t = &mut st.tasks[i];
+                let t = Arc::make_mut(&mut st.tasks[i]);
                 t.attempts = t.attempts.max(s.attempt);
                 t.invocation = env.invocation_id.clone();
                 t.running_since = Some(env.ts);
@@ -210,7 +210,7 @@ pub fn reduce(st: &mut RunState, env: &Envelope) {
         }
         EngineEvent::Chunk(c) => {
             if let Some(i) = task.filter(|&i| keeps_output(st, i)) {
-                let t = &mut st.tasks[i];
+                let t = Arc::make_mut(&mut st.tasks[i]);
                 let before = t.output.bytes();
                 t.output.push(&c.text);
                 let after = t.output.bytes();
@@ -248,7 +248,7 @@ pub fn reduce(st: &mut RunState, env: &Envelope) {
                     ),
                 };
                 marker(st, i, &end);
-                st.tasks[i].last = Some(summary);
+                Arc::make_mut(&mut st.tasks[i]).last = Some(summary);
                 let a = &mut st.agents[agent];
                 a.in_flight = a.in_flight.saturating_sub(1);
                 a.last_output = f.output_tokens;
@@ -285,7 +285,7 @@ pub fn reduce(st: &mut RunState, env: &Envelope) {
         }
         EngineEvent::RetryScheduled(r) => {
             if let Some(i) = task {
-                let t = &mut st.tasks[i];
+                let t = Arc::make_mut(&mut st.tasks[i]);
                 t.retries += 1;
                 let text = format!(
                     "retry → attempt {} after {} ms ({}): {}",
@@ -295,7 +295,7 @@ pub fn reduce(st: &mut RunState, env: &Envelope) {
                     r.adjustment
                 );
                 marker(st, i, &format!("↻ {text}"));
-                st.tasks[i].notes.push(text);
+                Arc::make_mut(&mut st.tasks[i]).notes.push(text);
             }
         }
         EngineEvent::ReferenceFailed(r) => {
@@ -307,7 +307,7 @@ pub fn reduce(st: &mut RunState, env: &Envelope) {
                     r.failure.error_message
                 );
                 marker(st, i, &format!("⚠ {text}"));
-                st.tasks[i].notes.push(text);
+                Arc::make_mut(&mut st.tasks[i]).notes.push(text);
             }
         }
     }
@@ -322,7 +322,7 @@ fn marker(st: &mut RunState, i: usize, text: &str) {
     if !keeps_output(st, i) {
         return;
     }
-    let t = &mut st.tasks[i];
+    let t = Arc::make_mut(&mut st.tasks[i]);
     let before = t.output.bytes();
     t.output.push_line(text);
     st.output_bytes = (st.output_bytes + t.output.bytes()).saturating_sub(before);
@@ -330,13 +330,16 @@ fn marker(st: &mut RunState, i: usize, text: &str) {
 
 fn start_tasks(st: &mut RunState, r: &crate::event::RunStarted) {
     st.tasks.clear();
-    st.task_index.clear();
     st.status_counts = [0; 9];
     st.output_bytes = 0;
     st.evict_queue.clear();
-    for (i, t) in r.tasks.iter().enumerate() {
-        st.task_index.insert(Arc::from(t.task_id.as_str()), i);
-    }
+    st.task_index = Arc::new(
+        r.tasks
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (Arc::from(t.task_id.as_str()), i))
+            .collect(),
+    );
     let deps: Vec<Vec<usize>> = r
         .tasks
         .iter()
@@ -350,7 +353,7 @@ fn start_tasks(st: &mut RunState, r: &crate::event::RunStarted) {
     let (layers, layer_of) = layers_of(&deps);
     for (i, t) in r.tasks.iter().enumerate() {
         let agent = agent_slot(st, &t.agent);
-        st.tasks.push(TaskView {
+        st.tasks.push(Arc::new(TaskView {
             id: Arc::from(t.task_id.as_str()),
             agent,
             deps: deps[i].clone(),
@@ -370,15 +373,15 @@ fn start_tasks(st: &mut RunState, r: &crate::event::RunStarted) {
             notes: Vec::new(),
             output: OutputBuffer::new(),
             spilled: false,
-        });
+        }));
     }
     for (i, ds) in deps.iter().enumerate() {
         for &d in ds {
-            st.tasks[d].dependents.push(i);
+            Arc::make_mut(&mut st.tasks[d]).dependents.push(i);
         }
     }
     st.status_counts[status_slot(TaskStatus::Pending)] = st.tasks.len() as u32;
-    st.layers = layers;
+    st.layers = Arc::new(layers);
 }
 
 fn agent_slot(st: &mut RunState, name: &str) -> usize {
@@ -402,7 +405,7 @@ fn set_status(st: &mut RunState, i: usize, s: TaskStatus) {
     let slot = &mut st.status_counts[status_slot(old)];
     *slot = slot.saturating_sub(1);
     st.status_counts[status_slot(s)] += 1;
-    st.tasks[i].status = s;
+    Arc::make_mut(&mut st.tasks[i]).status = s;
 }
 
 /// Adds a finished task's final invocation to its agent's and the run's quality.
@@ -458,7 +461,7 @@ fn enforce_budget(st: &mut RunState) {
         let Some(i) = st.evict_queue.pop_front() else {
             break;
         };
-        let t = &mut st.tasks[i];
+        let t = Arc::make_mut(&mut st.tasks[i]);
         if !(t.status.is_final() || t.status == TaskStatus::Cancelled) || t.output.is_empty() {
             continue;
         }
@@ -476,7 +479,7 @@ fn enforce_budget(st: &mut RunState) {
         else {
             return;
         };
-        let t = &mut st.tasks[i];
+        let t = Arc::make_mut(&mut st.tasks[i]);
         let before = t.output.bytes();
         t.output.drop_oldest_half();
         let after = t.output.bytes();

@@ -55,7 +55,7 @@ fn grid(run: &RunState, width: u16) -> Grid {
     let per_line = (usable / cell).max(1) as usize;
     let mut starts = Vec::with_capacity(run.layers.len());
     let mut lines = 0;
-    for l in &run.layers {
+    for l in run.layers.iter() {
         starts.push(lines);
         lines += l.len().div_ceil(per_line).max(1);
     }

@@ -336,6 +336,8 @@ impl RunState {
                 t.spilled = true;
             }
         }
+        // No finished task holds text now: nothing is left to evict in order.
+        self.evict_queue.clear();
     }
 
     /// Replaces a task's evicted text with text loaded back from the log.

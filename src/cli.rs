@@ -107,6 +107,31 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Compare two runs task by task; exit 0 and `no differences` when they match, 1
+    /// when they differ, 2 when they cannot be compared (a run that is not there).
+    ///
+    /// Tasks are aligned by task id. Compared exactly: the plan id, run status and set
+    /// of tasks; per task its agent, status, attempts, deciding error code, accepted
+    /// atoms, blocking upstream task, retries (attempt, error code, adjustment),
+    /// context plan (each input's mode, trimming action and tokens before and after),
+    /// failed data references; per invocation (the task's Nth, in order) its status,
+    /// error codes, prompt and output tokens and the grade of each atom; per accepted
+    /// atom (by asset id) its grade, score and content. Never compared: ids,
+    /// timestamps, retry delays, chunk counts and the plan text. Wall-clock times are
+    /// shown and compared only with --timing.
+    Diff {
+        /// Run A (a full id, `latest`, or a unique prefix).
+        run_a: String,
+        /// Run B.
+        run_b: String,
+        /// JSON output: both runs, the differences run-level and per task, the times.
+        #[arg(long)]
+        json: bool,
+        /// Count wall-clock times as differences when they are further apart than 25%
+        /// of the longer one and 100 ms.
+        #[arg(long)]
+        timing: bool,
+    },
     /// Print a run's event log as JSON lines (one envelope per line).
     Log {
         /// Run id (or `latest`, or a prefix).

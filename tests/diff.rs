@@ -146,6 +146,21 @@ fn the_same_plan_at_the_same_settings_has_no_differences() {
     assert_eq!(v["differences"], 0);
     assert_eq!(v["run"], serde_json::json!([]));
     assert_eq!(v["tasks"], serde_json::json!([]));
+    // Not the same by being empty: what was compared has every kind of entry.
+    let store = plexus::store::Store::open(&r.db).expect("store");
+    let run = plexus::diff::load(&store, &r.first).expect("load");
+    let ids: Vec<&str> = run.tasks.iter().map(|t| t.task_id.as_str()).collect();
+    assert_eq!(ids, ["T1", "T2", "T3"]);
+    let t3 = &run.tasks[2];
+    assert!(
+        t3.context[0].starts_with("task_output:T2: "),
+        "{:?}",
+        t3.context
+    );
+    assert!(run.tasks.iter().all(|t| t.calls.len() == 1
+        && !t.calls[0].grades.is_empty()
+        && !t.accepted.is_empty()
+        && t.calls[0].prompt_tokens > 0));
     // `latest` and a unique prefix name runs too; a run against itself is the same.
     let o = diff(&["latest", "latest"]);
     assert_eq!(

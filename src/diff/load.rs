@@ -135,7 +135,7 @@ pub fn load(store: &Store, id: &str) -> Result<RunSnapshot, StoreError> {
     }
     for (ti, end) in finished {
         if let Some(&start) = started.get(&ti) {
-            tasks[ti].wall_ms = u64::try_from(end - start).ok();
+            tasks[ti].wall_ms = end.checked_sub(start).and_then(|d| u64::try_from(d).ok());
         }
     }
 
@@ -230,7 +230,10 @@ fn wall_ms(store: &Store, run_id: &str) -> Result<Option<u64>, StoreError> {
         [run_id],
         |r| Ok((r.get(0)?, r.get(1)?)),
     )?;
-    Ok(first.zip(last).and_then(|(f, l)| u64::try_from(l - f).ok()))
+    Ok(first
+        .zip(last)
+        .and_then(|(f, l)| l.checked_sub(f))
+        .and_then(|d| u64::try_from(d).ok()))
 }
 
 /// Accepted atoms of the run: `(task_id, atom)`, in the order they were stored.

@@ -119,7 +119,10 @@ pub fn summary(d: &RunDiff) -> String {
 fn timing_line(d: &RunDiff) -> String {
     let [a, b] = d.timing.run_ms;
     let how = match &d.timing.tolerance {
-        Some(t) => format!("compared within {}% or {} ms", t.pct, t.min_ms),
+        Some(t) => format!(
+            "compared (apart by more than {}% of the longer and {} ms counts)",
+            t.pct, t.min_ms
+        ),
         None => "not compared (--timing compares them)".to_string(),
     };
     format!("time: run A {} / B {}; {how}", ms(a), ms(b))

@@ -129,6 +129,32 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Compare two runs task by task: exit 0 and `no differences` when they match, 1
+    /// when they differ, 2 when they cannot be compared (like diff(1)).
+    ///
+    /// Tasks are aligned by task id. Compared exactly: the plan id, run status and set
+    /// of tasks; per task its agent, status, attempts, deciding error code, accepted
+    /// atoms, blocking upstream task, retries (attempt, error code, adjustment),
+    /// context plan (each input's mode, trimming action, tokens before and after) and
+    /// failed data references; per invocation (the task's Nth, in order) its status,
+    /// error codes, prompt and output tokens and the grade of each graded atom; per
+    /// accepted atom (aligned by asset id) its grade, score and content.
+    ///
+    /// Never compared: run and invocation ids, timestamps, retry delays, chunk counts,
+    /// the plan text (only its id). Wall-clock times are shown; --timing compares them.
+    Diff {
+        /// Run A (a full id, `latest`, or a unique prefix).
+        run_a: String,
+        /// Run B.
+        run_b: String,
+        /// JSON output: both runs, the differences run-level and per task, the times.
+        #[arg(long)]
+        json: bool,
+        /// Count wall-clock times as differences when they are further apart than 25%
+        /// of the longer one and 100 ms.
+        #[arg(long)]
+        timing: bool,
+    },
     /// Print a run's event log as JSON lines (one envelope per line).
     Log {
         /// Run id (or `latest`, or a prefix).

@@ -1,5 +1,5 @@
-//! Exit codes, one table for every command, and how an error is put into words (a
-//! database error always names the file).
+//! Exit codes, one table for every command (`diff` alone exits like diff(1)), and how
+//! an error is put into words (a database error always names the file).
 
 use std::path::Path;
 
@@ -18,6 +18,15 @@ pub const INVALID: u8 = 2;
 pub const RUN_FAILED: u8 = 3;
 /// Refused: another live process executes the run.
 pub const OWNED: u8 = 4;
+
+// `plexus diff` exits like diff(1), the one exception to the table above.
+
+/// `diff`: the runs have no difference.
+pub const SAME: u8 = 0;
+/// `diff`: the runs differ.
+pub const DIFFERENT: u8 = 1;
+/// `diff`: the runs could not be compared (a missing run, a database error).
+pub const DIFF_TROUBLE: u8 = 2;
 
 /// The exit code of a run that ended with `status`.
 pub fn for_status(status: RunStatus) -> u8 {

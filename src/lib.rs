@@ -9,6 +9,7 @@ pub mod clock;
 pub mod commands;
 pub mod config;
 pub mod crash;
+pub mod diff;
 pub mod engine;
 pub mod event;
 pub mod exit;

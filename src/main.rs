@@ -389,6 +389,14 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
             print_run(&Store::open(&g.db)?, &run, json)?;
             Ok(ExitCode::SUCCESS)
         }
+        Command::Diff {
+            run_a,
+            run_b,
+            json,
+            timing,
+        } => Ok(plexus::commands::diff::run_diff(
+            &g.db, &run_a, &run_b, json, timing,
+        )),
         Command::Log { run } => {
             print_log(&Store::open(&g.db)?, &run)?;
             Ok(ExitCode::SUCCESS)

@@ -1,10 +1,11 @@
-//! The CLI's commands: run, demo, validate, runs, show, resume, bench, gen-plan.
+//! The CLI's commands: run, demo, validate, runs, show, diff, resume, bench, gen-plan.
 
 pub mod bench;
 pub mod bench_http;
 pub mod bench_replay;
 pub mod bench_tokens;
 pub mod bench_ui;
+pub mod diff;
 pub mod headless;
 pub mod launch;
 pub mod providers;

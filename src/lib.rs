@@ -12,6 +12,7 @@ pub mod crash;
 pub mod engine;
 pub mod event;
 pub mod exit;
+pub mod json_diff;
 pub mod json_text;
 pub mod jsonpath;
 pub mod logging;

@@ -5,6 +5,7 @@ pub mod http;
 pub mod mock_server;
 pub mod profile;
 pub mod rate;
+pub mod replay;
 mod sim_answer;
 pub mod simulated;
 

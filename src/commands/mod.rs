@@ -1,4 +1,4 @@
-//! The CLI's commands: run, demo, validate, runs, show, resume, bench, gen-plan.
+//! The CLI's commands: run, demo, validate, runs, show, resume, rerun, bench, gen-plan.
 
 pub mod bench;
 pub mod bench_http;
@@ -7,6 +7,7 @@ pub mod bench_ui;
 pub mod headless;
 pub mod launch;
 pub mod providers;
+pub mod rerun;
 pub mod show;
 pub mod tui;
 
@@ -29,6 +30,10 @@ pub struct RunConfig {
     /// header or key source is stored with the run.
     #[serde(default = "simulated_name")]
     pub provider: String,
+    /// The recorded run a rerun answers from (its provider is then `replay`); `None`
+    /// for every other run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay: Option<crate::provider::replay::ReplaySource>,
 }
 
 fn simulated_name() -> String {

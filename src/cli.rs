@@ -165,6 +165,31 @@ pub enum Command {
         /// Run id (or `latest`).
         run: String,
     },
+    /// Run a recorded run again on the `replay` provider — every request is answered
+    /// with the response recorded for the same task and attempt, no model is called —
+    /// then compare the new run's events with the recording's, task by task (exit 5
+    /// when an unchanged rerun differs).
+    Rerun {
+        /// The recorded run (or `latest`, or a prefix).
+        run: String,
+        /// Run this plan instead of the recorded one (divergence is then expected and
+        /// reported as information).
+        #[arg(long)]
+        plan: Option<PathBuf>,
+        /// A JSON object merged over the recorded run config, e.g.
+        /// `{"engine": {"timeout_scale": 0.5}}` (`--config` is plexus.toml).
+        #[arg(long)]
+        run_config: Option<PathBuf>,
+        /// The database holding the recorded run (default: --db, where the new run goes).
+        #[arg(long)]
+        from: Option<PathBuf>,
+        /// Stream each recorded answer at once instead of with its recorded timing.
+        #[arg(long)]
+        instant: bool,
+        /// Also print the report as JSON on stdout.
+        #[arg(long)]
+        json: bool,
+    },
     /// Check the database file (`PRAGMA integrity_check`), read-only.
     Check {
         /// Upgrade a file written by an older plexus to this version's schema first (the

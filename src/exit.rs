@@ -18,6 +18,9 @@ pub const INVALID: u8 = 2;
 pub const RUN_FAILED: u8 = 3;
 /// Refused: another live process executes the run.
 pub const OWNED: u8 = 4;
+/// A rerun of an unchanged plan and config differs from its recording (the report
+/// names each task's first difference).
+pub const DIVERGED: u8 = 5;
 
 // `plexus diff` exits like diff(1), the one exception to the table above.
 

@@ -39,6 +39,7 @@ fn writes_database(command: &Command) -> bool {
         Command::Demo { .. }
             | Command::Run { .. }
             | Command::Resume { .. }
+            | Command::Rerun { .. }
             | Command::Check { upgrade: true }
     )
 }
@@ -118,6 +119,7 @@ fn reads_config(command: &Command) -> bool {
         Command::Demo { .. }
             | Command::Run { .. }
             | Command::Resume { .. }
+            | Command::Rerun { .. }
             | Command::Browse { .. }
             | Command::Replay { .. }
             | Command::Providers { .. }
@@ -132,6 +134,7 @@ fn has_tui(command: &Command) -> bool {
         Command::Demo { .. }
             | Command::Run { .. }
             | Command::Resume { .. }
+            | Command::Rerun { .. }
             | Command::Browse { .. }
             | Command::Replay { .. }
     )
@@ -213,6 +216,7 @@ fn run_config(g: &Globals, engine: EngineConfig, simulated: SimConfig) -> RunCon
         engine,
         simulated,
         provider: g.provider.clone().unwrap_or_else(|| "simulated".into()),
+        replay: None,
     }
 }
 
@@ -408,6 +412,24 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
                 config.provider = p.clone();
             }
             finish(launch(&g, tui, plan, config, Some(resuming), false).await?)
+        }
+        Command::Rerun {
+            run,
+            plan,
+            run_config,
+            from,
+            instant,
+            json,
+        } => {
+            let args = plexus::commands::rerun::RerunArgs {
+                run,
+                plan,
+                run_config,
+                from,
+                instant,
+                json,
+            };
+            plexus::commands::rerun::rerun(&g, tui, args).await
         }
         Command::Providers { json } => {
             plexus::commands::providers::print_providers(&g, json)?;

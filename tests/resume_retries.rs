@@ -52,6 +52,7 @@ fn run_config(engine: EngineConfig, script: &[Fault]) -> RunConfig {
             ..common::quick_sim()
         },
         provider: "simulated".into(),
+        replay: None,
     }
 }
 

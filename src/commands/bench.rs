@@ -345,6 +345,7 @@ async fn measured_run(
         engine: engine.clone(),
         simulated: sim.clone(),
         provider: "simulated".into(),
+        replay: None,
     })?;
     writer.send(WriteOp::CreateRun(Box::new(RunRow::for_plan(
         &run_id,

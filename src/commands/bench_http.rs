@@ -222,6 +222,7 @@ pub async fn run_http_bench(o: &HttpBenchOptions) -> Result<HttpBenchReport> {
             engine: engine.clone(),
             simulated: SimConfig::default(),
             provider: "bench".into(),
+            replay: None,
         })?,
     ))))?;
     writer.flush()?;

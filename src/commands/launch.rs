@@ -135,8 +135,22 @@ pub fn start(
     demo_assets: bool,
 ) -> Result<Started> {
     config.engine.tokens.encoding.preload();
-    let profile = super::providers::profile_named(globals, &config.provider)?;
-    let provider = crate::provider::build(&profile, &config.simulated).map_err(|e| eyre!("{e}"))?;
+    let provider = match super::rerun::replay_source(&config) {
+        Some(source) => super::rerun::replay_provider(source)?,
+        None => {
+            let profile = super::providers::profile_named(globals, &config.provider)?;
+            crate::provider::build(&profile, &config.simulated).map_err(|e| eyre!("{e}"))?
+        }
+    };
+    // A rerun grades against the assets its recording was graded against.
+    let replay_known = match super::rerun::replay_source(&config) {
+        Some(source) => Some(super::rerun::known_assets_of(
+            source,
+            &globals.db,
+            resume.as_ref().map(|r| r.run_id.as_str()),
+        )?),
+        None => None,
+    };
     let mut config = config;
     // File references resolve against the directory the run started in (stored with the
     // run, so a resume reads the same files).
@@ -170,6 +184,7 @@ pub fn start(
         demo_assets,
     ) {
         Ok(known_assets) => {
+            let known_assets = replay_known.unwrap_or(known_assets);
             let handle = start_run(RunSpec {
                 db: Some(globals.db.clone()),
                 run_id: run_id.clone(),

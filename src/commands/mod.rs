@@ -1,4 +1,5 @@
-//! The CLI's commands: run, demo, validate, runs, show, diff, resume, bench, gen-plan.
+//! The CLI's commands: run, demo, validate, runs, show, diff, resume, rerun, bench,
+//! gen-plan.
 
 pub mod bench;
 pub mod bench_http;
@@ -9,6 +10,7 @@ pub mod diff;
 pub mod headless;
 pub mod launch;
 pub mod providers;
+pub mod rerun;
 pub mod show;
 pub mod tui;
 
@@ -31,6 +33,10 @@ pub struct RunConfig {
     /// header or key source is stored with the run.
     #[serde(default = "simulated_name")]
     pub provider: String,
+    /// The recorded run a rerun answers from (its provider is then `replay`); `None`
+    /// for every other run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay: Option<crate::provider::replay::ReplaySource>,
 }
 
 fn simulated_name() -> String {

@@ -57,6 +57,10 @@ pub(super) struct ResponseView<'a> {
     /// What the provider said besides the text (usage, finish reason, tool calls).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub provider: Option<&'a crate::provider::ProviderOutput>,
+    /// The transport error the provider returned, when it returned one (which kind, so
+    /// that a replay gives the same error back).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub provider_error: Option<&'a crate::provider::StoredProviderError>,
     /// The text received, when it gave no atoms (kept for failure browsing).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub raw_text: Option<&'a str>,
@@ -143,6 +147,7 @@ mod tests {
             quality_check: &qc,
             errors: &errors,
             provider: None,
+            provider_error: None,
             raw_text: None,
         };
         let full = AgentResponse {

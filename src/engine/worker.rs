@@ -286,6 +286,10 @@ async fn run_attempts(
             _ => None,
         };
         record.provider_usage = provider_out.as_ref().and_then(|o| o.usage);
+        let provider_error = match &result {
+            Ok(Err(e)) => Some(crate::provider::StoredProviderError::from(e)),
+            _ => None,
+        };
         let verdict = evaluate(
             &ctx,
             task,
@@ -318,6 +322,7 @@ async fn run_attempts(
             quality_check: &verdict.quality_check,
             errors: &verdict.errors,
             provider: provider_out.as_ref(),
+            provider_error: provider_error.as_ref(),
             raw_text: (verdict.atoms.is_empty() && !text.is_empty()).then_some(text.as_str()),
         };
         record.status = verdict.status.as_str();

@@ -5,6 +5,7 @@ pub mod http;
 pub mod mock_server;
 pub mod profile;
 pub mod rate;
+pub mod replay;
 mod sim_answer;
 pub mod simulated;
 
@@ -103,6 +104,59 @@ pub enum ProviderError {
     /// internal error (E008).
     #[error("provider error: {0}")]
     Permanent(String),
+}
+
+/// A provider error as the stored response keeps it (`provider_error`), beside the
+/// error code it mapped to: which transport failure it was, so a replay can give the
+/// same one back (E001 is a transient error or an unreachable source, E002 a malformed
+/// stream or a text that did not parse, E004 a provider's or the engine's timeout).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct StoredProviderError {
+    /// `transient`, `source_not_found`, `timeout`, `malformed` or `permanent`.
+    pub kind: String,
+    /// The provider's message.
+    pub message: String,
+    /// The wait a transient error asked for (Retry-After), ms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_after_ms: Option<u64>,
+}
+
+impl From<&ProviderError> for StoredProviderError {
+    fn from(e: &ProviderError) -> Self {
+        let (kind, message, retry_after_ms) = match e {
+            ProviderError::Transient {
+                message,
+                retry_after_ms,
+            } => ("transient", message, *retry_after_ms),
+            ProviderError::SourceNotFound(m) => ("source_not_found", m, None),
+            ProviderError::Timeout(m) => ("timeout", m, None),
+            ProviderError::Malformed(m) => ("malformed", m, None),
+            ProviderError::Permanent(m) => ("permanent", m, None),
+        };
+        StoredProviderError {
+            kind: kind.to_string(),
+            message: message.clone(),
+            retry_after_ms,
+        }
+    }
+}
+
+impl StoredProviderError {
+    /// The error again; `None` for a kind this build does not know.
+    pub fn to_error(&self) -> Option<ProviderError> {
+        let m = self.message.clone();
+        Some(match self.kind.as_str() {
+            "transient" => ProviderError::Transient {
+                message: m,
+                retry_after_ms: self.retry_after_ms,
+            },
+            "source_not_found" => ProviderError::SourceNotFound(m),
+            "timeout" => ProviderError::Timeout(m),
+            "malformed" => ProviderError::Malformed(m),
+            "permanent" => ProviderError::Permanent(m),
+            _ => return None,
+        })
+    }
 }
 
 /// Held while a call may run: a slot of the provider's own concurrency limit and rate

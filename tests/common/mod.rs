@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod bin;
+pub mod rerun;
 
 use std::path::PathBuf;
 use std::sync::Arc;

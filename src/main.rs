@@ -40,6 +40,7 @@ fn writes_database(command: &Command) -> bool {
             | Command::Run { .. }
             | Command::Resume { .. }
             | Command::Check { upgrade: true }
+            | Command::Import { .. }
     )
 }
 
@@ -53,6 +54,7 @@ fn uses_database(command: &Command) -> bool {
                 | Command::Log { .. }
                 | Command::Check { .. }
                 | Command::Browse { .. }
+                | Command::Export { .. }
         )
 }
 
@@ -336,6 +338,14 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
             print_log(&Store::open(&g.db)?, &run)?;
             Ok(ExitCode::SUCCESS)
         }
+        Command::Export { run, output } => {
+            plexus::commands::portable::export(&g.db, &run, output.as_deref())
+        }
+        Command::Import {
+            file,
+            rename,
+            rename_auto,
+        } => plexus::commands::portable::import(&g.db, &file, rename, rename_auto),
         Command::Resume { run } => {
             let (plan, mut config, resuming) = prepare_resume(&g.db, &run)?;
             config.engine = engine_config(&g, config.engine);

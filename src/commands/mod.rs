@@ -1,4 +1,5 @@
-//! The CLI's commands: run, demo, validate, runs, show, resume, bench, gen-plan.
+//! The CLI's commands: run, demo, validate, runs, show, resume, export, import, bench,
+//! gen-plan.
 
 pub mod bench;
 pub mod bench_http;
@@ -6,6 +7,7 @@ pub mod bench_tokens;
 pub mod bench_ui;
 pub mod headless;
 pub mod launch;
+pub mod portable;
 pub mod providers;
 pub mod show;
 pub mod tui;

@@ -475,6 +475,7 @@ fn an_export_taken_while_the_run_goes_on_is_a_consistent_snapshot() {
         dir.join("run.err"),
     );
     let mut taken = 0;
+    let mut live_copy = None;
     for k in 0..40 {
         std::thread::sleep(Duration::from_millis(150));
         if !running.running() {
@@ -518,6 +519,7 @@ fn an_export_taken_while_the_run_goes_on_is_a_consistent_snapshot() {
             assert_eq!(header["live"], true, "{header}");
             assert!(out.stdout.contains("plexus resume"), "{}", out.stdout);
             taken += 1;
+            live_copy = Some(db);
         }
         if taken >= 3 {
             break;
@@ -528,4 +530,17 @@ fn an_export_taken_while_the_run_goes_on_is_a_consistent_snapshot() {
         "no export was taken while the run went on; {}",
         running.stderr()
     );
+    drop(running);
+    // The copy of a run taken mid-way is resumed in its new database like a crashed run.
+    let db = live_copy.expect("a copy taken while the run went on");
+    let out = run_cmd(
+        dir,
+        &db,
+        &["--concurrency", "8", "--headless", "resume", "latest"],
+    );
+    assert_eq!(out.code, Some(0), "resume of the copy: {}", out.stderr);
+    let status: String = open(&dir.join(&db))
+        .query_row("SELECT status FROM runs", [], |r| r.get(0))
+        .expect("status");
+    assert_eq!(status, "succeeded");
 }

@@ -60,7 +60,10 @@ pub fn export(db: &Path, run: &str, output: Option<&Path>) -> Result<ExitCode> {
         Some(path) => {
             refuse_the_database(db, path)?;
             let (header, bytes) = write_atomically(path, |out| {
-                export_run(&store, run, out, &mut progress).map_err(report)
+                export_run(&store, run, out, &mut progress).map_err(|e| match e {
+                    PortableError::Write(io) => eyre!("cannot write {}: {io}", path.display()),
+                    e => report(e),
+                })
             })?;
             (header, bytes, path.display().to_string())
         }

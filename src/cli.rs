@@ -160,6 +160,28 @@ pub enum Command {
         /// Run id (or `latest`, or a prefix).
         run: String,
     },
+    /// Write a run to a file of JSON lines: the plan, tasks, invocations with request
+    /// and response, atoms, quality records and the event log (read-only on the
+    /// database; a consistent snapshot even while the run goes on).
+    Export {
+        /// Run id (or `latest`, or a prefix).
+        run: String,
+        /// Output file, written whole or not at all (`-` or none: standard output).
+        #[arg(short = 'o', long)]
+        output: Option<PathBuf>,
+    },
+    /// Load a run written by `plexus export` into the database (created if missing), in
+    /// one transaction: all of it or, when the file is bad, nothing.
+    Import {
+        /// The exported file (`-`: standard input).
+        file: PathBuf,
+        /// Import the run under this id (needed when the database already has its id).
+        #[arg(long, value_name = "NEW_ID", conflicts_with = "rename_auto")]
+        rename: Option<String>,
+        /// When the database already has the run's id, import it as ID-2 (or ID-3, …).
+        #[arg(long)]
+        rename_auto: bool,
+    },
     /// Resume a run that was interrupted or killed; finished tasks are not run again.
     Resume {
         /// Run id (or `latest`).

@@ -20,6 +20,7 @@ pub mod logging;
 pub mod out;
 pub mod panic_guard;
 pub mod plan;
+pub mod portable;
 pub mod protocol;
 pub mod provider;
 pub mod replay;

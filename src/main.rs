@@ -41,6 +41,7 @@ fn writes_database(command: &Command) -> bool {
             | Command::Resume { .. }
             | Command::Rerun { .. }
             | Command::Check { upgrade: true }
+            | Command::Import { .. }
     )
 }
 
@@ -55,6 +56,7 @@ fn uses_database(command: &Command) -> bool {
                 | Command::Check { .. }
                 | Command::Browse { .. }
                 | Command::Replay { .. }
+                | Command::Export { .. }
         )
 }
 
@@ -405,6 +407,14 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
             print_log(&Store::open(&g.db)?, &run)?;
             Ok(ExitCode::SUCCESS)
         }
+        Command::Export { run, output } => {
+            plexus::commands::portable::export(&g.db, &run, output.as_deref())
+        }
+        Command::Import {
+            file,
+            rename,
+            rename_auto,
+        } => plexus::commands::portable::import(&g.db, &file, rename, rename_auto),
         Command::Resume { run } => {
             let (plan, mut config, resuming) = prepare_resume(&g.db, &run)?;
             config.engine = engine_config(&g, config.engine);

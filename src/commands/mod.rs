@@ -1,4 +1,5 @@
-//! The CLI's commands: run, demo, validate, runs, show, diff, resume, rerun, bench,
+//! The CLI's commands: run, demo, validate, runs, show, diff, resume, rerun, export,
+//! import, bench, gen-plan.
 //! gen-plan.
 
 pub mod bench;
@@ -9,6 +10,7 @@ pub mod bench_ui;
 pub mod diff;
 pub mod headless;
 pub mod launch;
+pub mod portable;
 pub mod providers;
 pub mod rerun;
 pub mod show;

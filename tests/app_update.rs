@@ -253,3 +253,61 @@ fn quitting_while_a_stored_run_is_shown_asks_if_the_live_run_is_running() {
     assert!(update(&mut ui, &stored, Action::Quit).is_empty());
     assert_eq!(ui.overlay, Some(Overlay::Confirm(Question::Quit)));
 }
+
+fn summary(id: &str) -> plexus::store::RunSummary {
+    plexus::store::RunSummary {
+        run_id: id.into(),
+        plan_id: "P".into(),
+        plan_source: "p.json".into(),
+        provider: "simulated".into(),
+        status: "succeeded".into(),
+        created_at: "2026-01-01T00:00:00Z".into(),
+        finished_at: None,
+        task_count: 1,
+        events: 1,
+        atoms: 0,
+    }
+}
+
+#[test]
+fn on_the_runs_screen_d_marks_a_run_and_d_on_another_compares_them() {
+    let st = finished();
+    let mut ui = UiState::new(false);
+    ui.screen = Screen::Runs;
+    ui.runs.rows = Some(vec![summary("R1"), summary("R2"), summary("R3")]);
+    assert!(update(&mut ui, &st, Action::Compare).is_empty());
+    assert_eq!(ui.runs.marked.as_deref(), Some("R1"));
+    // The same run again clears the mark; Esc does too.
+    update(&mut ui, &st, Action::Compare);
+    assert_eq!(ui.runs.marked, None);
+    update(&mut ui, &st, Action::Compare);
+    update(&mut ui, &st, Action::Back);
+    assert_eq!(ui.runs.marked, None);
+    // Mark R1, move to R3, compare.
+    update(&mut ui, &st, Action::Compare);
+    update(&mut ui, &st, Action::Down);
+    update(&mut ui, &st, Action::Down);
+    assert_eq!(
+        update(&mut ui, &st, Action::Compare),
+        vec![Effect::Compare("R1".into(), "R3".into())]
+    );
+    assert_eq!(ui.runs.marked, None);
+    // Enter on a run opens it (as a replay).
+    assert_eq!(
+        update(&mut ui, &st, Action::Open),
+        vec![Effect::OpenRun("R3".into())]
+    );
+}
+
+#[test]
+fn transport_keys_outside_a_replay_say_where_they_work() {
+    let st = finished();
+    let mut ui = UiState::new(false);
+    assert!(update(&mut ui, &st, Action::ReplayStepForward).is_empty());
+    let flash = ui
+        .flash
+        .as_ref()
+        .map(|f| f.text.clone())
+        .unwrap_or_default();
+    assert!(flash.contains("work in a replay"), "{flash}");
+}

@@ -123,6 +123,8 @@ actions! {
     FilterType = "filter_type",
     /// Clear filters and search.
     ClearFilters = "clear_filters",
+    /// Runs screen: mark a run, then compare it with another.
+    Compare = "compare",
     /// Replay: one event back.
     ReplayStepBack = "replay_step_back",
     /// Replay: one event forward.

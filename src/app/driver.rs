@@ -106,6 +106,7 @@ impl App {
                 }
                 Effect::LoadDoc(k) => self.loader.ask(Query::Doc(k)),
                 Effect::LoadRuns => self.loader.ask(Query::Runs),
+                Effect::Compare(a, b) => self.loader.ask(Query::Diff(a, b)),
                 Effect::OpenRun(id) => {
                     if !self.run.run_id.is_empty() && self.run.run_id == id {
                         self.ui.screen = super::Screen::Run;
@@ -185,6 +186,15 @@ impl App {
                 }
             }
             Loaded::Player(generation, msg) => self.on_player(generation, msg),
+            Loaded::Diff(Ok((title, lines))) => {
+                self.ui.flash = None;
+                self.ui.overlay = Some(super::ui_state::Overlay::Text {
+                    title,
+                    lines: Arc::new(lines),
+                    top: 0,
+                });
+            }
+            Loaded::Diff(Err(e)) => self.ui.flash(format!("cannot compare: {e}"), true),
         }
     }
 

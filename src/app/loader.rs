@@ -20,6 +20,8 @@ pub enum Query {
     Doc(DocKey),
     /// The list of runs.
     Runs,
+    /// The differences between two runs, as text.
+    Diff(String, String),
     /// A task's streamed text, rebuilt from the log.
     Output {
         /// Run.
@@ -38,6 +40,8 @@ pub enum Loaded {
     Doc(DocKey, Doc),
     /// The list of runs, or why not.
     Runs(Result<Vec<RunSummary>, String>),
+    /// Two runs compared: a title and the lines, or why not.
+    Diff(Result<(String, Vec<String>), String>),
     /// A message of the replay player of generation `.0`.
     Player(u64, crate::replay::player::PlayerMsg),
     /// A task's text.
@@ -99,6 +103,7 @@ fn serve(db: PathBuf, rx: std_mpsc::Receiver<Query>, out: UnboundedSender<Loaded
                 let _ = out.send(match q {
                     Query::Doc(k) => Loaded::Doc(k, Doc::Missing(msg)),
                     Query::Runs => Loaded::Runs(Err(msg)),
+                    Query::Diff(..) => Loaded::Diff(Err(msg)),
                     Query::Output { .. } => continue,
                 });
                 continue;
@@ -110,6 +115,7 @@ fn serve(db: PathBuf, rx: std_mpsc::Receiver<Query>, out: UnboundedSender<Loaded
                 Loaded::Doc(key, doc)
             }
             Query::Runs => Loaded::Runs(store.list_runs().map_err(|e| e.to_string())),
+            Query::Diff(a, b) => Loaded::Diff(compare_runs(store, &a, &b)),
             Query::Output { run_id, task, upto } => {
                 match fold_run(store, &run_id, Some(task), upto) {
                     Ok(mut st) => {
@@ -163,6 +169,15 @@ pub fn fold_run(
         st.plan_id = summary.plan_id.clone();
     }
     Ok(st)
+}
+
+/// Compares runs `a` and `b` as `plexus diff` does; the title and the text.
+fn compare_runs(store: &Store, a: &str, b: &str) -> Result<(String, Vec<String>), String> {
+    use crate::diff::{compare, load, render, DiffOptions};
+    let run_a = load(store, a).map_err(|e| format!("run {a}: {e}"))?;
+    let run_b = load(store, b).map_err(|e| format!("run {b}: {e}"))?;
+    let d = compare(&run_a, &run_b, &DiffOptions::default());
+    Ok((format!(" {a} ↔ {b} "), render::render(&d)))
 }
 
 /// Loads and formats one document.

@@ -92,6 +92,15 @@ pub enum Overlay {
     },
     /// A y/n question.
     Confirm(Question),
+    /// A text to read: a comparison of two runs.
+    Text {
+        /// Title.
+        title: String,
+        /// The lines.
+        lines: Arc<Vec<String>>,
+        /// First line shown.
+        top: usize,
+    },
     /// The whole atom at this index of `RunState::atoms`.
     AtomDetail {
         /// Atom index.
@@ -193,6 +202,8 @@ pub struct RunsList {
     pub top: usize,
     /// Load error.
     pub error: Option<String>,
+    /// A run marked to be compared with another.
+    pub marked: Option<String>,
 }
 
 /// A document loaded from the store for display.

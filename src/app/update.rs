@@ -24,6 +24,8 @@ pub enum Effect {
     LoadRuns,
     /// Open a run read-only from its log.
     OpenRun(String),
+    /// Compare two runs (by id) and show the differences.
+    Compare(String, String),
     /// Load a task's evicted output back from the log.
     LoadOutput(usize),
     /// Leave a run opened from the log and show the live run again.
@@ -95,7 +97,10 @@ pub fn update(ui: &mut UiState, run: &RunState, action: Action) -> Vec<Effect> {
         }
         Action::Confirm => {}
         Action::Back => {
-            if ui.screen == Screen::Run && ui.focus != Pane::Dag {
+            if ui.screen == Screen::Runs && ui.runs.marked.is_some() {
+                ui.runs.marked = None;
+                ui.flash("mark cleared", false);
+            } else if ui.screen == Screen::Run && ui.focus != Pane::Dag {
                 ui.focus = Pane::Dag;
             } else if ui.read_only && ui.engine_attached {
                 fx.push(Effect::BackToLive);
@@ -254,6 +259,13 @@ fn overlay_action(
             _ => {
                 let top = scroll_value(top, action, ui.list_rows);
                 ui.overlay = Some(Overlay::Help { top });
+            }
+        },
+        Overlay::Text { title, lines, top } => match action {
+            Action::Back | Action::Open | Action::Quit => ui.overlay = None,
+            _ => {
+                let top = scroll_value(top, action, ui.list_rows);
+                ui.overlay = Some(Overlay::Text { title, lines, top });
             }
         },
         Overlay::AtomDetail { atom, top } => match action {
@@ -484,10 +496,28 @@ fn runs_screen(ui: &mut UiState, action: Action, fx: &mut Vec<Effect>) {
         r.selected = sel;
         return;
     }
-    if action == Action::Open {
-        if let Some(row) = r.rows.as_ref().and_then(|rows| rows.get(r.selected)) {
-            fx.push(Effect::OpenRun(row.run_id.clone()));
-        }
+    let selected = r
+        .rows
+        .as_ref()
+        .and_then(|rows| rows.get(r.selected))
+        .map(|row| row.run_id.clone());
+    match (action, selected) {
+        (Action::Open, Some(id)) => fx.push(Effect::OpenRun(id)),
+        (Action::Compare, Some(id)) => match ui.runs.marked.take() {
+            None => {
+                ui.flash(
+                    format!("{id} marked: d on another run compares them"),
+                    false,
+                );
+                ui.runs.marked = Some(id);
+            }
+            Some(m) if m == id => ui.flash("mark cleared", false),
+            Some(m) => {
+                ui.flash(format!("comparing {m} with {id}…"), false);
+                fx.push(Effect::Compare(m, id));
+            }
+        },
+        _ => {}
     }
 }
 

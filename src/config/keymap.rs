@@ -50,6 +50,7 @@ const DEFAULT_BINDINGS: &[(Action, &[&str])] = &[
     (Action::FilterAgent, &["A"]),
     (Action::FilterType, &["t"]),
     (Action::ClearFilters, &["x"]),
+    (Action::Compare, &["d"]),
     (Action::ReplayStepBack, &[","]),
     (Action::ReplayStepForward, &["."]),
     (Action::ReplayPrevStart, &["{"]),

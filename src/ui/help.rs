@@ -40,6 +40,7 @@ pub fn describe(a: Action) -> &'static str {
         Action::FilterAgent => "atoms: filter by agent",
         Action::FilterType => "atoms: filter by type",
         Action::ClearFilters => "atoms: clear filters and search",
+        Action::Compare => "runs: mark a run; on another run, compare the two",
         Action::ReplayStepBack => "replay: one event back",
         Action::ReplayStepForward => "replay: one event forward",
         Action::ReplayPrevStart => "replay: previous task start",

@@ -74,7 +74,13 @@ pub fn draw(buf: &mut Buffer, inner: Rect, ui: &mut UiState, theme: &Theme) {
             .collect::<String>()
             .replace('T', " ");
         let mut x = inner.x;
-        x += put(buf, x, y, 24, &pad_or_truncate(&run.run_id, 23), style) + 1;
+        let marked = ui.runs.marked.as_deref() == Some(&*run.run_id);
+        let id = if marked {
+            format!("◆ {}", run.run_id)
+        } else {
+            run.run_id.clone()
+        };
+        x += put(buf, x, y, 24, &pad_or_truncate(&id, 23), style) + 1;
         let st = if k == selected {
             style
         } else {

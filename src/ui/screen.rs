@@ -64,7 +64,7 @@ pub fn draw_buffer(
             let inner = pane(
                 buf,
                 body,
-                "Runs in this database (enter opens read-only)",
+                "Runs in this database (enter replays · d marks one, d on another compares)",
                 true,
                 theme,
             );
@@ -77,6 +77,10 @@ pub fn draw_buffer(
             let lines = help::lines(keys);
             let top = scroll_overlay(buf, area, " Help ", &lines, top, theme, ui);
             ui.overlay = Some(Overlay::Help { top });
+        }
+        Some(Overlay::Text { title, lines, top }) => {
+            let top = scroll_overlay(buf, area, &title, &lines, top, theme, ui);
+            ui.overlay = Some(Overlay::Text { title, lines, top });
         }
         Some(Overlay::AtomDetail { atom, top }) => {
             let lines = atoms::detail_lines(run, ui, atom);

@@ -49,6 +49,10 @@ fn a_recorded_run_with_faults_reruns_to_the_same_events() {
         out.stderr
     );
     assert_same_run(dir.path(), &old, &new);
+    // `plexus diff` agrees: no differences.
+    let d = output(plexus(dir.path()).args(["--db", "r.db", "diff", &old, &new]));
+    assert_eq!(d.code, Some(0), "{}{}", d.stdout, d.stderr);
+    assert_eq!(d.stdout.trim(), "no differences");
     // No model was asked: the answers came from the recording.
     assert_eq!(provider_of(dir.path(), &new), format!("replay:{old}"));
 
@@ -193,6 +197,50 @@ fn a_raised_quality_threshold_shows_the_status_and_grade_changes_that_follow() {
         .filter(|a| !downstream.contains(&a.1))
         .collect();
     assert_eq!(atoms(dir.path(), &new), kept);
+    // `plexus diff` reports exactly this: the raised task and what depends on it, with
+    // their statuses and grades; no other task.
+    let d = output(plexus(dir.path()).args(["--db", "r.db", "diff", &old, &new, "--json"]));
+    assert_eq!(d.code, Some(1), "{}", d.stderr);
+    let diff: Value = serde_json::from_str(&d.stdout).expect("diff JSON");
+    let changed: Vec<(String, Vec<String>)> = diff["tasks"]
+        .as_array()
+        .expect("tasks")
+        .iter()
+        .map(|t| {
+            (
+                t["task_id"].as_str().unwrap_or_default().to_string(),
+                t["fields"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|f| f["field"].as_str().map(str::to_string))
+                    .collect(),
+            )
+        })
+        .collect();
+    let changed_ids: Vec<&str> = changed.iter().map(|(t, _)| t.as_str()).collect();
+    let mut want: Vec<&str> = downstream.iter().map(String::as_str).collect();
+    want.sort_unstable();
+    let mut got = changed_ids.clone();
+    got.sort_unstable();
+    assert_eq!(got, want, "tasks that differ");
+    for (t, fields) in &changed {
+        assert!(fields.iter().any(|f| f == "status"), "{t}: {fields:?}");
+        if *t == task {
+            assert!(
+                fields.iter().any(|f| f == "attempt[1].status")
+                    && fields.iter().any(|f| f == "attempt[1].errors"),
+                "{fields:?}"
+            );
+        }
+    }
+    let run_fields: Vec<&str> = diff["run"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|f| f["field"].as_str())
+        .collect();
+    assert_eq!(run_fields, vec!["status"], "{:#}", diff["run"]);
     // The run's totals say the same.
     let run = div
         .iter()

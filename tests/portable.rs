@@ -43,10 +43,19 @@ fn source_db(dir: &Path) -> String {
     args.extend(FAST);
     let out = run_cmd(dir, "a.db", &args);
     assert!(matches!(out.code, Some(0 | 3)), "run: {}", out.stderr);
+    let runs = |dir: &Path| -> Vec<String> {
+        let store = plexus::store::Store::open(&dir.join("a.db")).expect("a.db");
+        let list = store.list_runs().expect("runs");
+        list.into_iter().map(|r| r.run_id).collect()
+    };
+    let first = runs(dir);
     let out = run_cmd(dir, "a.db", &["--headless", "demo", "--chunk-ms", "0"]);
     assert_eq!(out.code, Some(0), "demo: {}", out.stderr);
-    let store = plexus::store::Store::open(&dir.join("a.db")).expect("a.db");
-    store.list_runs().expect("runs")[0].run_id.clone()
+    // The demo's run: both may start within one second, so not simply the newest.
+    runs(dir)
+        .into_iter()
+        .find(|r| !first.contains(r))
+        .expect("the demo's run")
 }
 
 fn open(db: &Path) -> Connection {

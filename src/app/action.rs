@@ -123,6 +123,14 @@ actions! {
     FilterType = "filter_type",
     /// Clear filters and search.
     ClearFilters = "clear_filters",
+    /// The selected task's previous attempt (its request, stream, atoms and issues).
+    PrevAttempt = "prev_attempt",
+    /// The selected task's next attempt.
+    NextAttempt = "next_attempt",
+    /// The next failure: a failed, timed-out, partial or retried task or row.
+    NextFailure = "next_failure",
+    /// The previous failure.
+    PrevFailure = "prev_failure",
     /// Runs screen: mark a run, then compare it with another.
     Compare = "compare",
     /// Replay: one event back.

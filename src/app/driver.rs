@@ -13,7 +13,7 @@ use tokio::time::Instant;
 
 use super::loader::{Loaded, Loader, Query};
 use super::terminal::TerminalGuard;
-use super::ui_state::{Doc, DocKey, Overlay};
+use super::ui_state::{Doc, Overlay};
 use super::update::{input, request_docs, update, Effect, InputKey};
 use super::{Action, UiState};
 use crate::config::keymap::Keymap;
@@ -88,9 +88,9 @@ impl App {
                         && e.invocation_id.as_deref() == Some(&*inv)
                 });
                 if ended {
-                    self.ui.docs.retain(|k, d| {
-                        !(matches!(d, Doc::Missing(_)) && doc_invocation(k) == &*inv)
-                    });
+                    self.ui
+                        .docs
+                        .retain(|k, d| !(matches!(d, Doc::Missing(_)) && k.invocation() == &*inv));
                 }
             }
         }
@@ -270,12 +270,6 @@ impl App {
             .as_ref()
             .is_some_and(|t| !t.playing && !t.follow);
         !replay_still && self.run.is_live() && self.run.count(crate::event::TaskStatus::Running) > 0
-    }
-}
-
-fn doc_invocation(k: &DocKey) -> &str {
-    match k {
-        DocKey::Request(i) | DocKey::Atoms(i) | DocKey::Issues(i) | DocKey::Atom(i, _) => i,
     }
 }
 

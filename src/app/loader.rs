@@ -178,6 +178,12 @@ pub fn load_doc(store: &Store, key: &DocKey) -> Doc {
             Ok(None) => Doc::Missing(format!("request: {not_yet}")),
             Err(e) => Doc::Missing(format!("cannot load the request: {e}")),
         },
+        DocKey::Stream(inv) => match store.invocation_stream(inv) {
+            Ok(Some(t)) if t.is_empty() => Doc::Ready("(this attempt streamed no text)".into()),
+            Ok(Some(t)) => Doc::Ready(t.into()),
+            Ok(None) => Doc::Missing(format!("invocation {inv} is not in the database")),
+            Err(e) => Doc::Missing(format!("cannot read the stream back: {e}")),
+        },
         DocKey::Atoms(inv) | DocKey::Issues(inv) | DocKey::Atom(inv, _) => {
             let resp = match store.invocation_response(inv) {
                 Ok(Some(v)) if !v.is_null() => v,
@@ -210,14 +216,47 @@ pub fn load_doc(store: &Store, key: &DocKey) -> Doc {
                             .cloned()
                     });
                     match found {
-                        Some(a) => Doc::Ready(pretty(&a).into()),
+                        Some(a) => Doc::Ready(atom_with_issues(&a, &resp, id).into()),
                         None => Doc::Missing(format!("atom {id} is not in the stored response")),
                     }
                 }
-                DocKey::Request(_) => Doc::Missing(String::new()),
+                DocKey::Request(_) | DocKey::Stream(_) => Doc::Missing(String::new()),
             }
         }
     }
+}
+
+/// An atom's JSON followed by the quality issues the check found in it.
+fn atom_with_issues(atom: &Value, resp: &Value, id: &str) -> String {
+    let issues: Vec<&Value> = resp["quality_check"]["issues"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter(|i| i["atom_id"].as_str() == Some(id))
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut text = pretty(atom);
+    if issues.is_empty() {
+        text.push_str("\n\nquality issues: none");
+    } else {
+        text.push_str(&format!("\n\nquality issues ({}):", issues.len()));
+        for i in issues {
+            let field = i["field"].as_str().unwrap_or("");
+            text.push_str(&format!(
+                "\n  {} · {}{} · {}",
+                i["severity"].as_str().unwrap_or("?"),
+                i["issue_type"].as_str().unwrap_or("?"),
+                if field.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({field})")
+                },
+                i["message"].as_str().unwrap_or("")
+            ));
+        }
+    }
+    text
 }
 
 fn pretty(v: &Value) -> String {

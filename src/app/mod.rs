@@ -3,6 +3,7 @@
 
 pub mod action;
 pub mod atoms_view;
+pub mod attempts;
 pub mod driver;
 pub mod loader;
 pub mod replay_app;

@@ -228,6 +228,21 @@ pub enum DocKey {
     Issues(Arc<str>),
     /// One atom (invocation, asset id).
     Atom(Arc<str>, Arc<str>),
+    /// The text an invocation streamed, read back from the log.
+    Stream(Arc<str>),
+}
+
+impl DocKey {
+    /// The invocation the document belongs to.
+    pub fn invocation(&self) -> &str {
+        match self {
+            DocKey::Request(i)
+            | DocKey::Atoms(i)
+            | DocKey::Issues(i)
+            | DocKey::Atom(i, _)
+            | DocKey::Stream(i) => i,
+        }
+    }
 }
 
 /// A status-line message.
@@ -248,6 +263,8 @@ pub struct UiState {
     pub focus: Pane,
     /// Selected task index.
     pub task: usize,
+    /// Selected attempt of that task (index into its invocations; `None`: the latest).
+    pub attempt: Option<usize>,
     /// First DAG line shown.
     pub dag_top: usize,
     /// Output view.
@@ -298,6 +315,7 @@ impl UiState {
             screen: Screen::Run,
             focus: Pane::Dag,
             task: 0,
+            attempt: None,
             dag_top: 0,
             view: OutputView::Raw,
             scroll: Scroll::default(),
@@ -319,6 +337,24 @@ impl UiState {
             replay: None,
             seek_prompt: false,
         }
+    }
+
+    /// The invocation the output pane shows for `task`: the selected attempt's, or the
+    /// latest; with its attempt number (from 1) and the number of attempts.
+    pub fn shown_invocation(
+        &self,
+        task: &crate::state::TaskView,
+    ) -> Option<(Arc<str>, usize, usize)> {
+        let n = task.invocations.len();
+        match self.attempt {
+            Some(k) if k < n => Some((task.invocations[k].clone(), k + 1, n)),
+            _ => task.invocation.clone().map(|inv| (inv, n.max(1), n.max(1))),
+        }
+    }
+
+    /// Whether an earlier attempt (not the latest) is selected.
+    pub fn earlier_attempt(&self, task: &crate::state::TaskView) -> bool {
+        self.attempt.is_some_and(|k| k + 1 < task.invocations.len())
     }
 
     /// Shows a message in the status line.

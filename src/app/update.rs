@@ -303,6 +303,10 @@ fn run_screen(ui: &mut UiState, run: &RunState, action: Action, fx: &mut Vec<Eff
         Action::ViewRequest => set_view(ui, run, OutputView::Request, fx),
         Action::ViewIssues => set_view(ui, run, OutputView::Issues, fx),
         Action::ViewContext => set_view(ui, run, OutputView::Context, fx),
+        Action::PrevAttempt => super::attempts::move_attempt(ui, run, -1, fx),
+        Action::NextAttempt => super::attempts::move_attempt(ui, run, 1, fx),
+        Action::NextFailure => super::attempts::jump_failure(ui, run, true, fx),
+        Action::PrevFailure => super::attempts::jump_failure(ui, run, false, fx),
         _ => match ui.focus {
             Pane::Output => scroll_output(ui, action),
             _ => move_selection(ui, run, action, fx),
@@ -312,19 +316,27 @@ fn run_screen(ui: &mut UiState, run: &RunState, action: Action, fx: &mut Vec<Eff
 
 fn set_view(ui: &mut UiState, run: &RunState, v: OutputView, fx: &mut Vec<Effect>) {
     ui.view = v;
+    let earlier = run
+        .tasks
+        .get(ui.task)
+        .is_some_and(|t| ui.earlier_attempt(t));
     ui.scroll = Scroll {
         top: 0,
-        follow: v == OutputView::Raw,
+        follow: v == OutputView::Raw && !earlier,
     };
     request_docs(ui, run, fx);
 }
 
 /// Asks for the documents the output view needs for the selected task.
 pub fn request_docs(ui: &mut UiState, run: &RunState, fx: &mut Vec<Effect>) {
-    let Some(inv) = run.tasks.get(ui.task).and_then(|t| t.invocation.clone()) else {
+    let Some(task) = run.tasks.get(ui.task) else {
+        return;
+    };
+    let Some((inv, _, _)) = ui.shown_invocation(task) else {
         return;
     };
     let key = match ui.view {
+        OutputView::Raw if ui.earlier_attempt(task) => DocKey::Stream(inv),
         OutputView::Raw | OutputView::Context => return,
         OutputView::Request => DocKey::Request(inv),
         OutputView::Atoms => DocKey::Atoms(inv),
@@ -401,6 +413,7 @@ fn move_selection(ui: &mut UiState, run: &RunState, action: Action, fx: &mut Vec
 pub fn select_task(ui: &mut UiState, run: &RunState, task: usize, fx: &mut Vec<Effect>) {
     if task != ui.task {
         ui.task = task;
+        ui.attempt = None;
         ui.scroll = Scroll {
             top: 0,
             follow: ui.view == OutputView::Raw,

@@ -98,6 +98,8 @@ pub struct TaskView {
     pub error: Option<ErrorCode>,
     /// Latest invocation id.
     pub invocation: Option<Arc<str>>,
+    /// Every invocation of the task, in the order they started (attempt order).
+    pub invocations: Vec<Arc<str>>,
     /// When the latest invocation started (ms).
     pub running_since: Option<i64>,
     /// Prompt tokens of the latest invocation.

@@ -187,6 +187,11 @@ pub fn reduce(st: &mut RunState, env: &Envelope) {
                 let t = Arc::make_mut(&mut st.tasks[i]);
                 t.attempts = t.attempts.max(s.attempt);
                 t.invocation = env.invocation_id.clone();
+                if let Some(inv) = &env.invocation_id {
+                    if t.invocations.last() != Some(inv) {
+                        t.invocations.push(inv.clone());
+                    }
+                }
                 t.running_since = Some(env.ts);
                 t.prompt_tokens = s.prompt_tokens;
                 t.max_tokens = s.constraints.max_tokens;
@@ -364,6 +369,7 @@ fn start_tasks(st: &mut RunState, r: &crate::event::RunStarted) {
             atoms: 0,
             error: None,
             invocation: None,
+            invocations: Vec::new(),
             running_since: None,
             prompt_tokens: 0,
             max_tokens: 0,

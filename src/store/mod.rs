@@ -106,6 +106,7 @@ pub enum StoreError {
     },
 }
 
+mod attempts;
 pub mod lease;
 mod log_insert;
 pub mod open;
@@ -115,6 +116,7 @@ pub mod writer;
 
 pub use open::{open_connection, open_read_only};
 
+pub use attempts::MAX_STREAM_BYTES;
 pub use read::{EventRow, InvocationRow, RunSummary, Store, TaskRow};
 pub use writer::{
     spawn_writer, AtomRow, InvocationRecord, PaperRow, RunRow, WriteOp, Writer, WriterStats,

@@ -41,6 +41,14 @@ pub fn describe(a: Action) -> &'static str {
         Action::FilterType => "atoms: filter by type",
         Action::ClearFilters => "atoms: clear filters and search",
         Action::Compare => "runs: mark a run; on another run, compare the two",
+        Action::PrevAttempt => {
+            "output: the task's previous attempt (stream, request, atoms, issues)"
+        }
+        Action::NextAttempt => {
+            "output: the task's next attempt (the last one follows new attempts)"
+        }
+        Action::NextFailure => "next failed, timed-out, partial or retried task / failure row",
+        Action::PrevFailure => "previous failed, timed-out, partial or retried task / failure row",
         Action::ReplayStepBack => "replay: one event back",
         Action::ReplayStepForward => "replay: one event forward",
         Action::ReplayPrevStart => "replay: previous task start",

@@ -134,10 +134,14 @@ fn draw_run(buf: &mut Buffer, body: Rect, run: &RunState, ui: &mut UiState, them
     let task = run.tasks.get(ui.task);
     let out_title = match task {
         Some(t) => format!(
-            "Output · {} · {} · {}{}",
+            "Output · {} · {} · {}{}{}",
             t.id,
             run.agents.get(t.agent).map_or("", |a| &a.name),
             ui.view.title(),
+            match ui.shown_invocation(t) {
+                Some((_, k, n)) if n > 1 => format!(" · attempt {k}/{n} ([ ])"),
+                _ => String::new(),
+            },
             if ui.scroll.follow {
                 ""
             } else {

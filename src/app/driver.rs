@@ -79,6 +79,16 @@ impl App {
         }
         let running = live.is_live();
         self.ui.live_running = running;
+        // The Failures screen reloads when an attempt failed or was retried.
+        if batch.iter().any(|e| match &e.event {
+            EngineEvent::InvocationFinished(f) => {
+                f.status != Some(crate::protocol::InvocationStatus::Success)
+            }
+            EngineEvent::RetryScheduled(_) => true,
+            _ => false,
+        }) {
+            self.ui.failures.stale = true;
+        }
         // A document that was missing because the invocation was still going is asked
         // for again once it ended.
         if viewing_live {
@@ -109,6 +119,15 @@ impl App {
                 }
                 Effect::LoadDoc(k) => self.loader.ask(Query::Doc(k)),
                 Effect::LoadRuns => self.loader.ask(Query::Runs),
+                Effect::LoadFailures(scope) => {
+                    let run = (!self.run.run_id.is_empty()).then(|| self.run.run_id.clone());
+                    let scope = match scope {
+                        None if self.ui.failures.this_run_only => run,
+                        s => s,
+                    };
+                    self.ui.failures_run.clone_from(&scope);
+                    self.loader.ask(Query::Failures(scope));
+                }
                 Effect::Compare(a, b) => self.loader.ask(Query::Diff(a, b)),
                 Effect::OpenRun(id) => {
                     if !self.run.run_id.is_empty() && self.run.run_id == id {
@@ -171,6 +190,14 @@ impl App {
                 self.ui.runs.error = None;
             }
             Loaded::Runs(Err(e)) => self.ui.runs.error = Some(e),
+            Loaded::Failures(Ok(rows)) => {
+                let now = chrono::Utc::now().timestamp_millis();
+                self.ui.failures.set_rows(rows, now);
+            }
+            Loaded::Failures(Err(e)) => {
+                self.ui.failures.loading = false;
+                self.ui.failures.error = Some(e);
+            }
             Loaded::Output { run_id, task, text } => {
                 if self.run.run_id == run_id && self.ui.replay.is_none() {
                     self.run.restore_output(task, text);
@@ -202,6 +229,15 @@ impl App {
             }
         }
         request_docs(&mut self.ui, &self.run, &mut fx);
+        let f = &self.ui.failures;
+        let now = chrono::Utc::now().timestamp_millis();
+        if self.ui.screen == super::Screen::Failures
+            && f.stale
+            && !f.loading
+            && now - f.asked_ms >= 1000
+        {
+            super::failures_keys::load(&mut self.ui, &mut fx);
+        }
         self.run_effects(fx);
     }
 

@@ -20,6 +20,8 @@ pub enum Query {
     Doc(DocKey),
     /// The list of runs.
     Runs,
+    /// The failed invocations of a run (`None`: every run).
+    Failures(Option<String>),
     /// The differences between two runs, as text.
     Diff(String, String),
     /// A task's streamed text, rebuilt from the log.
@@ -38,6 +40,8 @@ pub enum Loaded {
     Doc(DocKey, Doc),
     /// The list of runs, or why not.
     Runs(Result<Vec<RunSummary>, String>),
+    /// Failed invocations, or why not.
+    Failures(Result<Vec<crate::store::FailedInvocation>, String>),
     /// Two runs compared: a title and the lines, or why not.
     Diff(Result<(String, Vec<String>), String>),
     /// A message of the replay player of generation `.0`.
@@ -99,6 +103,7 @@ fn serve(db: PathBuf, rx: std_mpsc::Receiver<Query>, out: UnboundedSender<Loaded
                 let _ = out.send(match q {
                     Query::Doc(k) => Loaded::Doc(k, Doc::Missing(msg)),
                     Query::Runs => Loaded::Runs(Err(msg)),
+                    Query::Failures(_) => Loaded::Failures(Err(msg)),
                     Query::Diff(..) => Loaded::Diff(Err(msg)),
                     Query::Output { .. } => continue,
                 });
@@ -111,6 +116,11 @@ fn serve(db: PathBuf, rx: std_mpsc::Receiver<Query>, out: UnboundedSender<Loaded
                 Loaded::Doc(key, doc)
             }
             Query::Runs => Loaded::Runs(store.list_runs().map_err(|e| e.to_string())),
+            Query::Failures(run) => Loaded::Failures(
+                store
+                    .failed_invocations(run.as_deref())
+                    .map_err(|e| e.to_string()),
+            ),
             Query::Diff(a, b) => Loaded::Diff(compare_runs(store, &a, &b)),
             Query::Output { run_id, task } => match fold_run(store, &run_id, Some(task), None) {
                 Ok(mut st) => {
@@ -207,6 +217,8 @@ pub fn load_doc(store: &Store, key: &DocKey) -> Doc {
                     text.push_str(&pretty(&resp["quality_check"]));
                     text.push_str("\n\nerrors:\n");
                     text.push_str(&pretty(&resp["errors"]));
+                    text.push_str("\n\nretry decision: ");
+                    text.push_str(&retry_decision(store, inv));
                     Doc::Ready(text.into())
                 }
                 DocKey::Atom(_, id) => {
@@ -223,6 +235,33 @@ pub fn load_doc(store: &Store, key: &DocKey) -> Doc {
                 DocKey::Request(_) | DocKey::Stream(_) => Doc::Missing(String::new()),
             }
         }
+    }
+}
+
+/// What the engine decided after invocation `inv`: the retry it scheduled, or why none.
+fn retry_decision(store: &Store, inv: &str) -> String {
+    let meta = match store.invocation_meta(inv) {
+        Ok(Some(m)) => m,
+        Ok(None) => return "unknown (the invocation is not in the database)".into(),
+        Err(e) => return format!("unknown ({e})"),
+    };
+    let retries = store.retry_history(&meta.run_id).unwrap_or_default();
+    let next = retries
+        .get(&meta.task_id)
+        .and_then(|rs| rs.iter().find(|r| r.next_attempt == meta.attempt + 1));
+    match (next, meta.status.as_deref()) {
+        (Some(r), _) => format!(
+            "retried as attempt {} after {} ms ({}): {}",
+            r.next_attempt,
+            r.delay_ms,
+            r.error_code.as_str(),
+            r.adjustment
+        ),
+        (None, Some("success")) => "none needed: the attempt succeeded".into(),
+        (None, None) => "none yet: the attempt is still running".into(),
+        (None, Some(s)) => format!(
+            "not retried: the attempt ended {s} and no retry followed (attempts used up, the error is not recoverable, or the run stopped)"
+        ),
     }
 }
 

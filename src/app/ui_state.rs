@@ -101,6 +101,8 @@ pub enum Overlay {
         /// First line shown.
         top: usize,
     },
+    /// One attempt of a failure row: its stream, request, atoms or issues.
+    Attempt(AttemptView),
     /// The whole atom at this index of `RunState::atoms`.
     AtomDetail {
         /// Atom index.
@@ -108,6 +110,32 @@ pub enum Overlay {
         /// First line shown.
         top: usize,
     },
+}
+
+/// The attempt overlay of the Failures screen.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AttemptView {
+    /// Invocation shown.
+    pub invocation: Arc<str>,
+    /// `run · task · attempt k/n · agent`.
+    pub title: String,
+    /// Which document.
+    pub view: OutputView,
+    /// First line shown.
+    pub top: usize,
+}
+
+impl AttemptView {
+    /// The document this view shows.
+    pub fn doc(&self) -> DocKey {
+        let inv = self.invocation.clone();
+        match self.view {
+            OutputView::Request => DocKey::Request(inv),
+            OutputView::Atoms => DocKey::Atoms(inv),
+            OutputView::Issues => DocKey::Issues(inv),
+            OutputView::Raw | OutputView::Context => DocKey::Stream(inv),
+        }
+    }
 }
 
 /// Atoms table column to sort by.
@@ -283,6 +311,10 @@ pub struct UiState {
     pub atoms: AtomsTable,
     /// Runs list.
     pub runs: RunsList,
+    /// Failures list.
+    pub failures: super::failures_list::FailuresList,
+    /// The run whose failures are listed when only one run's are.
+    pub failures_run: Option<String>,
     /// Loaded documents per invocation.
     pub docs: HashMap<DocKey, Doc>,
     /// Tasks whose evicted text was asked for from the log.
@@ -325,6 +357,8 @@ impl UiState {
             input: None,
             atoms: AtomsTable::default(),
             runs: RunsList::default(),
+            failures: super::failures_list::FailuresList::new(true),
+            failures_run: None,
             docs: HashMap::new(),
             outputs_asked: Default::default(),
             flash: None,

@@ -107,6 +107,7 @@ pub enum StoreError {
 }
 
 mod attempts;
+mod failed;
 pub mod lease;
 mod log_insert;
 pub mod open;
@@ -117,6 +118,7 @@ pub mod writer;
 pub use open::{open_connection, open_read_only};
 
 pub use attempts::MAX_STREAM_BYTES;
+pub use failed::{FailedInvocation, InvocationMeta, MAX_FAILURE_ROWS};
 pub use read::{EventRow, InvocationRow, RunSummary, Store, TaskRow};
 pub use writer::{
     spawn_writer, AtomRow, InvocationRecord, PaperRow, RunRow, WriteOp, Writer, WriterStats,

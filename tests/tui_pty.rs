@@ -157,7 +157,7 @@ fn demo_walkthrough_in_a_pty() {
     // Help lists the keys; Esc closes it.
     s.send("?");
     let help = s.wait_for("Keys (rebind", 5);
-    assert!(help.contains("pause / resume dispatch"), "{help}");
+    assert!(help.contains("Failures screen"), "{help}");
     s.send("\x1b");
     std::thread::sleep(Duration::from_millis(300));
     assert!(!s.screen().contains("Keys (rebind"), "help did not close");

@@ -184,8 +184,10 @@ fn replay_options(at: &str, speed: &str, max_gap: f64, paused: bool) -> Result<R
             Speed::nearest(f)
         }
     };
-    if !(max_gap.is_finite() && max_gap >= 0.0) {
-        return Err(eyre!("--max-gap must be a number of seconds, 0 or more"));
+    if !(max_gap.is_finite() && (0.0..=86_400.0).contains(&max_gap)) {
+        return Err(eyre!(
+            "--max-gap must be a number of seconds from 0 to 86400"
+        ));
     }
     Ok(ReplayOptions {
         start,

@@ -317,7 +317,10 @@ fn a_bad_file_fails_with_its_name_and_line_and_leaves_the_database_unchanged() {
     swapped.swap(n - 2, n - 1);
     let mut before_run = lines.clone();
     before_run.swap(1, 2);
-    let cut = good.find(lines[99]).expect("line 100") + lines[99].len() / 2;
+    let mut cut = good.find(lines[99]).expect("line 100") + lines[99].len() / 2;
+    while !good.is_char_boundary(cut) {
+        cut -= 1;
+    }
     let mut not_utf8 = join(&lines[..3]).into_bytes();
     not_utf8.extend_from_slice(b"{\"t\":\"task\",\"task_id\":\"\xff\"}\n");
     let header2 = lines[0].replace("\"version\":1", "\"version\":2");

@@ -51,6 +51,9 @@ pub struct App {
     pub replay_settings: super::replay_app::ReplaySettings,
     /// Where a run opened from the Runs screen starts its replay.
     pub open_at: super::replay_feed::StartAt,
+    /// Replays opened so far (numbers each one's player, so a closed one's late
+    /// answers are told apart).
+    pub replay_generation: u64,
 }
 
 impl App {
@@ -117,11 +120,14 @@ impl App {
                         self.open_replay(id, self.open_at);
                     }
                 }
-                Effect::LoadOutput(task) => self.loader.ask(Query::Output {
-                    run_id: self.run.run_id.clone(),
-                    task,
-                    upto: self.ui.replay.as_ref().map(|t| t.position),
-                }),
+                Effect::LoadOutput(task) => match (&self.replay, &self.ui.replay) {
+                    // A replay reads a task's text back as it was at the position.
+                    (Some(f), Some(t)) => f.ask_output(task, t),
+                    _ => self.loader.ask(Query::Output {
+                        run_id: self.run.run_id.clone(),
+                        task,
+                    }),
+                },
                 Effect::ReplaySeek { to, token } => {
                     if let Some(f) = self.replay.as_mut() {
                         f.seek(to, token);
@@ -129,13 +135,19 @@ impl App {
                 }
                 Effect::ReplayStep => {
                     if let (Some(f), Some(t)) = (self.replay.as_mut(), self.ui.replay.as_mut()) {
-                        f.step(&mut self.run, t);
+                        if !f.step(&mut self.run, t) {
+                            // Not read yet: go there by a seek.
+                            if let Effect::ReplaySeek { to, token } = t.seek(t.position + 1) {
+                                f.seek(to, token);
+                            }
+                        }
                     }
                 }
                 Effect::BackToLive => {
                     if let Some(live) = self.stashed_live.take() {
                         self.replay = None;
                         self.ui.replay = None;
+                        self.ui.outputs_asked.clear();
                         self.run = live;
                         self.ui.read_only = false;
                         self.ui.task = 0;
@@ -159,31 +171,11 @@ impl App {
                 self.ui.runs.error = None;
             }
             Loaded::Runs(Err(e)) => self.ui.runs.error = Some(e),
-            Loaded::Output {
-                run_id,
-                task,
-                upto,
-                text,
-            } => {
-                // A replay may have moved since: the text counts if nothing could have
-                // been added to it between then and now.
-                let current = match (&self.ui.replay, upto) {
-                    (Some(t), Some(u)) => {
-                        u == t.position
-                            || (u < t.position
-                                && self
-                                    .run
-                                    .tasks
-                                    .get(task)
-                                    .is_some_and(|v| v.status.is_final()))
-                    }
-                    (None, None) => true,
-                    _ => false,
-                };
-                if self.run.run_id == run_id && current {
+            Loaded::Output { run_id, task, text } => {
+                if self.run.run_id == run_id && self.ui.replay.is_none() {
                     self.run.restore_output(task, text);
-                    self.ui.outputs_asked.remove(&task);
                 }
+                self.ui.outputs_asked.remove(&task);
             }
             Loaded::Player(generation, msg) => self.on_player(generation, msg),
             Loaded::Diff(Ok((title, lines))) => {
@@ -271,7 +263,13 @@ impl App {
     }
 
     fn animating(&self) -> bool {
-        self.run.is_live() && self.run.count(crate::event::TaskStatus::Running) > 0
+        // A replay that stands still shows its running tasks still.
+        let replay_still = self
+            .ui
+            .replay
+            .as_ref()
+            .is_some_and(|t| !t.playing && !t.follow);
+        !replay_still && self.run.is_live() && self.run.count(crate::event::TaskStatus::Running) > 0
     }
 }
 

@@ -28,8 +28,6 @@ pub enum Query {
         run_id: String,
         /// Task index in the run's state.
         task: usize,
-        /// Only from the events up to this one (a replay's position).
-        upto: Option<u64>,
     },
 }
 
@@ -50,8 +48,6 @@ pub enum Loaded {
         run_id: String,
         /// Task index.
         task: usize,
-        /// The event it was read up to (a replay's position then), if bounded.
-        upto: Option<u64>,
         /// The text.
         text: OutputBuffer,
     },
@@ -116,27 +112,20 @@ fn serve(db: PathBuf, rx: std_mpsc::Receiver<Query>, out: UnboundedSender<Loaded
             }
             Query::Runs => Loaded::Runs(store.list_runs().map_err(|e| e.to_string())),
             Query::Diff(a, b) => Loaded::Diff(compare_runs(store, &a, &b)),
-            Query::Output { run_id, task, upto } => {
-                match fold_run(store, &run_id, Some(task), upto) {
-                    Ok(mut st) => {
-                        let text = st
-                            .tasks
-                            .get_mut(task)
-                            .map(|t| std::mem::take(&mut std::sync::Arc::make_mut(t).output))
-                            .unwrap_or_default();
-                        Loaded::Output {
-                            run_id,
-                            task,
-                            upto,
-                            text,
-                        }
-                    }
-                    Err(e) => {
-                        tracing::warn!("cannot reload output of task {task}: {e}");
-                        continue;
-                    }
+            Query::Output { run_id, task } => match fold_run(store, &run_id, Some(task), None) {
+                Ok(mut st) => {
+                    let text = st
+                        .tasks
+                        .get_mut(task)
+                        .map(|t| std::mem::take(&mut std::sync::Arc::make_mut(t).output))
+                        .unwrap_or_default();
+                    Loaded::Output { run_id, task, text }
                 }
-            }
+                Err(e) => {
+                    tracing::warn!("cannot reload output of task {task}: {e}");
+                    continue;
+                }
+            },
         };
         if out.send(answer).is_err() {
             return;

@@ -4,6 +4,7 @@
 mod dag;
 pub mod output;
 mod reduce;
+pub mod shared;
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
@@ -60,8 +61,8 @@ pub struct RunState {
     pub status_counts: [u32; 9],
     /// Quality of accepted work over all agents.
     pub quality: Quality,
-    /// Every graded atom, in the order graded.
-    pub atoms: Vec<AtomView>,
+    /// Every graded atom, in the order graded (shared in chunks between copies).
+    pub atoms: shared::Chunked<AtomView>,
     /// Run-level notes (crash detected, resumed, cancel…), oldest first.
     pub notes: VecDeque<Note>,
     /// Streamed text held, in bytes, over all tasks.

@@ -461,10 +461,13 @@ fn enforce_budget(st: &mut RunState) {
         let Some(i) = st.evict_queue.pop_front() else {
             break;
         };
-        let t = Arc::make_mut(&mut st.tasks[i]);
+        let Some(t) = st.tasks.get(i) else {
+            continue;
+        };
         if !(t.status.is_final() || t.status == TaskStatus::Cancelled) || t.output.is_empty() {
             continue;
         }
+        let t = Arc::make_mut(&mut st.tasks[i]);
         st.output_bytes = st.output_bytes.saturating_sub(t.output.bytes());
         t.output.evict();
         st.output_bytes += t.output.bytes();

@@ -1,4 +1,4 @@
-//! One document of a tree, loaded when asked: its status (ok, missing, broken, partial,
+//! One document of a tree, loaded when asked: its status (ok, missing, broken, truncated, partial,
 //! too large, unreadable), its size, its token count and its JSON. Files are untrusted:
 //! whatever is wrong with one becomes its status, never an error of the caller.
 
@@ -92,6 +92,16 @@ pub enum DocStatus {
         /// Column of the error.
         column: usize,
     },
+    /// JSON that ends too soon (a file cut off while being written or copied): the
+    /// parser's message and where the text ends (1-based).
+    Truncated {
+        /// The parser's message.
+        message: String,
+        /// Line where the text ends.
+        line: usize,
+        /// Column where the text ends.
+        column: usize,
+    },
     /// Valid JSON without some expected fields (listed).
     Partial {
         /// The missing fields.
@@ -118,6 +128,7 @@ impl DocStatus {
             DocStatus::Ok => "ok",
             DocStatus::Missing => "missing",
             DocStatus::Broken { .. } => "broken",
+            DocStatus::Truncated { .. } => "truncated",
             DocStatus::Partial { .. } => "partial",
             DocStatus::TooLarge { .. } => "too large",
             DocStatus::Unreadable { .. } => "unreadable",
@@ -134,6 +145,11 @@ impl DocStatus {
                 line,
                 column,
             } => format!("broken: not JSON at line {line}, column {column}: {message}"),
+            DocStatus::Truncated {
+                message,
+                line,
+                column,
+            } => format!("truncated: the JSON ends too soon at line {line}, column {column}: {message}"),
             DocStatus::Partial { missing } => {
                 format!("partial: missing {}", missing.join(", "))
             }
@@ -262,6 +278,14 @@ pub fn load_expecting(
             }
             doc.value = Some(v);
         }
+        Err(e) if e.is_eof() => {
+            doc.status = DocStatus::Truncated {
+                message: e.to_string(),
+                line: e.line(),
+                column: e.column(),
+            };
+            doc.text = Some(text);
+        }
         Err(e) => {
             doc.status = DocStatus::Broken {
                 message: e.to_string(),
@@ -344,12 +368,15 @@ mod tests {
         let doc = load_file(&d.path().join("none.json"), Some(DocKind::Trace), &o);
         assert_eq!(doc.status, DocStatus::Missing);
 
-        let broken = write(d.path(), "b.json", b"{\n  \"sample_id\": \"A\",\n  \"x\": [1, 2\n");
+        let cut = write(d.path(), "c.json", b"{\n  \"sample_id\": \"A\",\n  \"x\": [1, 2\n");
+        let doc = load_file(&cut, Some(DocKind::Sample), &o);
+        assert!(matches!(doc.status, DocStatus::Truncated { line: 4, .. }), "{:?}", doc.status);
+        let broken = write(d.path(), "b.json", b"{\n  \"sample_id\": \"A\",\n  \"x\": [1, 2}\n");
         let doc = load_file(&broken, Some(DocKind::Sample), &o);
         let DocStatus::Broken { line, .. } = doc.status else {
             panic!("{:?}", doc.status)
         };
-        assert_eq!(line, 4);
+        assert_eq!(line, 3);
         assert!(doc.text.is_some() && doc.value.is_none());
 
         let partial = write(d.path(), "p.json", br#"{"id":"A","note":1}"#);

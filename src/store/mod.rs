@@ -106,6 +106,7 @@ pub enum StoreError {
     },
 }
 
+pub mod failures;
 pub mod lease;
 mod log_insert;
 pub mod open;
@@ -113,6 +114,7 @@ mod ops;
 pub mod read;
 pub mod writer;
 
+pub use failures::{FailureFilter, FailureRow};
 pub use open::{open_connection, open_read_only};
 
 pub use read::{EventRow, InvocationRow, RunSummary, Store, TaskRow};

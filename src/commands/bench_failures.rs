@@ -90,8 +90,12 @@ pub fn main(o: &Options, measure: Option<&Path>) -> Result<ExitCode> {
         crate::rawln!("{}", serde_json::to_string(&f)?);
         return Ok(ExitCode::from(exit::OK));
     }
-    std::fs::create_dir_all(&o.dir)
-        .map_err(|e| eyre!("cannot create the scratch directory {}: {e}", o.dir.display()))?;
+    std::fs::create_dir_all(&o.dir).map_err(|e| {
+        eyre!(
+            "cannot create the scratch directory {}: {e}",
+            o.dir.display()
+        )
+    })?;
     let mut trees = Vec::new();
     for n in [(o.samples / 10).max(1), o.samples] {
         let dir = o.dir.join(format!("failures-{n}"));
@@ -106,7 +110,11 @@ pub fn main(o: &Options, measure: Option<&Path>) -> Result<ExitCode> {
             iteration: 12,
         };
         let g = generate::generate_tree(&dir, &spec)?;
-        crate::errln!("  {:.1} MB in {:.1} s; measuring…", g.bytes as f64 / 1e6, started.elapsed().as_secs_f64());
+        crate::errln!(
+            "  {:.1} MB in {:.1} s; measuring…",
+            g.bytes as f64 / 1e6,
+            started.elapsed().as_secs_f64()
+        );
         let out = std::process::Command::new(std::env::current_exe()?)
             .args(["bench-failures", "--runs", &o.runs.to_string(), "--measure"])
             .arg(&dir)
@@ -123,7 +131,10 @@ pub fn main(o: &Options, measure: Option<&Path>) -> Result<ExitCode> {
         let _ = std::fs::remove_dir_all(&dir);
     }
     let (rows_ms, rows_messages_ms, run_rows_ms) = if o.invocations > 0 {
-        crate::errln!("writing a database of {} failed invocations…", o.invocations);
+        crate::errln!(
+            "writing a database of {} failed invocations…",
+            o.invocations
+        );
         let db = o.dir.join("failures-bench.db");
         super::bench_failures_db::write_db(&db, o.invocations)?;
         let r = measure_db(&db, o.runs)?;
@@ -160,18 +171,43 @@ pub fn measure_tree(dir: &Path, runs: usize) -> Result<TreeFigures> {
     }
     let tree = tree.ok_or_else(|| eyre!("no run"))?;
     let queries = [
-        (Filter::default(), Sort { key: SortKey::Id, descending: true }),
         (
-            Filter { checker: Some("leave_balance_deducted".into()), ..Filter::default() },
-            Sort { key: SortKey::Priority, descending: false },
+            Filter::default(),
+            Sort {
+                key: SortKey::Id,
+                descending: true,
+            },
         ),
         (
-            Filter { search: "mt_0012".into(), ..Filter::default() },
-            Sort { key: SortKey::Turns, descending: true },
+            Filter {
+                checker: Some("leave_balance_deducted".into()),
+                ..Filter::default()
+            },
+            Sort {
+                key: SortKey::Priority,
+                descending: false,
+            },
         ),
         (
-            Filter { priority: Some(FailurePriority::High), search: "layer1".into(), ..Filter::default() },
-            Sort { key: SortKey::FailureType, descending: false },
+            Filter {
+                search: "mt_0012".into(),
+                ..Filter::default()
+            },
+            Sort {
+                key: SortKey::Turns,
+                descending: true,
+            },
+        ),
+        (
+            Filter {
+                priority: Some(FailurePriority::High),
+                search: "layer1".into(),
+                ..Filter::default()
+            },
+            Sort {
+                key: SortKey::FailureType,
+                descending: false,
+            },
         ),
     ];
     let mut sel = Selector::new();
@@ -187,10 +223,16 @@ pub fn measure_tree(dir: &Path, runs: usize) -> Result<TreeFigures> {
     let mut rng = fastrand::Rng::with_seed(3);
     let mut open_sample = Vec::new();
     for _ in 0..runs.max(1) * 10 {
-        let Some(s) = tree.samples.get(rng.usize(..tree.samples.len().max(1))) else { break };
+        let Some(s) = tree.samples.get(rng.usize(..tree.samples.len().max(1))) else {
+            break;
+        };
         let t = Instant::now();
         let docs = tree.load_all(s);
-        let conv = docs[DocKind::Trace.index()].value.as_ref().map(parse_trace).unwrap_or_default();
+        let conv = docs[DocKind::Trace.index()]
+            .value
+            .as_ref()
+            .map(parse_trace)
+            .unwrap_or_default();
         let keys = key_turns(&[
             docs[DocKind::Evaluation.index()].value.as_ref(),
             docs[DocKind::Attribution.index()].value.as_ref(),
@@ -224,13 +266,19 @@ fn measure_db(db: &Path, runs: usize) -> Result<(f64, f64, f64)> {
         std::hint::black_box(n);
         let t = Instant::now();
         let n = store
-            .failure_rows(&FailureFilter { messages: true, ..FailureFilter::default() })?
+            .failure_rows(&FailureFilter {
+                messages: true,
+                ..FailureFilter::default()
+            })?
             .len();
         msgs.push(ms(t));
         std::hint::black_box(n);
         let t = Instant::now();
         let n = store
-            .failure_rows(&FailureFilter { run_id: Some("R-bench-0".into()), ..FailureFilter::default() })?
+            .failure_rows(&FailureFilter {
+                run_id: Some("R-bench-0".into()),
+                ..FailureFilter::default()
+            })?
             .len();
         one.push(ms(t));
         std::hint::black_box(n);

@@ -71,10 +71,7 @@ struct IterationJson {
 }
 
 fn tree_json(tree: &Tree) -> TreeJson<'_> {
-    let path = |s: &failures::Sample, k| {
-        tree.doc_path(s, k)
-            .map(|p| failures::layout::slash(&p))
-    };
+    let path = |s: &failures::Sample, k| tree.doc_path(s, k).map(|p| failures::layout::slash(&p));
     TreeJson {
         root: failures::layout::slash(&tree.root),
         iterations: tree
@@ -182,6 +179,9 @@ pub fn gen(dir: &Path, spec: &generate::GenSpec) -> Result<ExitCode> {
     for (id, doc, how) in &r.damaged {
         crate::outln!("damaged on purpose: {id} {doc} ({how})");
     }
-    crate::outln!("context file: {}", r.dir.join(generate::CONTEXT_FILE).display());
+    crate::outln!(
+        "context file: {}",
+        r.dir.join(generate::CONTEXT_FILE).display()
+    );
     Ok(ExitCode::from(exit::OK))
 }

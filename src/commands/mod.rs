@@ -2,12 +2,12 @@
 //! import, failures, export-failures, gen-failures, bench, gen-plan.
 
 pub mod bench;
+pub mod bench_failures;
+pub mod bench_failures_db;
 pub mod bench_http;
 pub mod bench_replay;
 pub mod bench_tokens;
 pub mod bench_ui;
-pub mod bench_failures;
-pub mod bench_failures_db;
 pub mod diff;
 pub mod failures;
 pub mod headless;

@@ -149,7 +149,9 @@ impl DocStatus {
                 message,
                 line,
                 column,
-            } => format!("truncated: the JSON ends too soon at line {line}, column {column}: {message}"),
+            } => format!(
+                "truncated: the JSON ends too soon at line {line}, column {column}: {message}"
+            ),
             DocStatus::Partial { missing } => {
                 format!("partial: missing {}", missing.join(", "))
             }
@@ -237,7 +239,10 @@ pub fn load_expecting(
         Ok(Read_::Bytes(b)) => b,
         Ok(Read_::TooLarge(n)) => {
             doc.bytes = n;
-            doc.status = DocStatus::TooLarge { bytes: n, cap: o.cap };
+            doc.status = DocStatus::TooLarge {
+                bytes: n,
+                cap: o.cap,
+            };
             return doc;
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -302,11 +307,7 @@ pub fn load_expecting(
 pub fn missing_fields(v: &Value, expected: &[&[&str]]) -> Vec<String> {
     expected
         .iter()
-        .filter(|names| {
-            !names
-                .iter()
-                .any(|n| v.get(n).is_some_and(|x| !x.is_null()))
-        })
+        .filter(|names| !names.iter().any(|n| v.get(n).is_some_and(|x| !x.is_null())))
         .filter_map(|names| names.first().map(|n| n.to_string()))
         .collect()
 }
@@ -368,10 +369,22 @@ mod tests {
         let doc = load_file(&d.path().join("none.json"), Some(DocKind::Trace), &o);
         assert_eq!(doc.status, DocStatus::Missing);
 
-        let cut = write(d.path(), "c.json", b"{\n  \"sample_id\": \"A\",\n  \"x\": [1, 2\n");
+        let cut = write(
+            d.path(),
+            "c.json",
+            b"{\n  \"sample_id\": \"A\",\n  \"x\": [1, 2\n",
+        );
         let doc = load_file(&cut, Some(DocKind::Sample), &o);
-        assert!(matches!(doc.status, DocStatus::Truncated { line: 4, .. }), "{:?}", doc.status);
-        let broken = write(d.path(), "b.json", b"{\n  \"sample_id\": \"A\",\n  \"x\": [1, 2}\n");
+        assert!(
+            matches!(doc.status, DocStatus::Truncated { line: 4, .. }),
+            "{:?}",
+            doc.status
+        );
+        let broken = write(
+            d.path(),
+            "b.json",
+            b"{\n  \"sample_id\": \"A\",\n  \"x\": [1, 2}\n",
+        );
         let doc = load_file(&broken, Some(DocKind::Sample), &o);
         let DocStatus::Broken { line, .. } = doc.status else {
             panic!("{:?}", doc.status)
@@ -397,7 +410,14 @@ mod tests {
         let latin1 = write(d.path(), "l.json", b"{\"a\":\n\"\xe9\"}");
         let doc = load_file(&latin1, None, &o);
         assert!(
-            matches!(doc.status, DocStatus::Broken { line: 2, column: 2, .. }),
+            matches!(
+                doc.status,
+                DocStatus::Broken {
+                    line: 2,
+                    column: 2,
+                    ..
+                }
+            ),
             "{:?}",
             doc.status
         );

@@ -115,12 +115,12 @@ fn walk(v: &Value, name: Option<&str>, out: &mut Vec<KeyTurn>, budget: &mut usiz
                 if TURN_KEYS.contains(&k.as_str()) {
                     let reason = name.unwrap_or(k).to_string();
                     match x {
-                        Value::Array(a) => out.extend(a.iter().filter_map(as_turn).map(|turn| {
-                            KeyTurn {
+                        Value::Array(a) => {
+                            out.extend(a.iter().filter_map(as_turn).map(|turn| KeyTurn {
                                 turn,
                                 reason: reason.clone(),
-                            }
-                        })),
+                            }))
+                        }
                         other => {
                             if let Some(turn) = as_turn(other) {
                                 out.push(KeyTurn { turn, reason });
@@ -295,8 +295,14 @@ mod tests {
         assert_eq!(
             keys,
             [
-                KeyTurn { turn: 15, reason: "leave_balance_deducted".into() },
-                KeyTurn { turn: 22, reason: "evidence_turns".into() },
+                KeyTurn {
+                    turn: 15,
+                    reason: "leave_balance_deducted".into()
+                },
+                KeyTurn {
+                    turn: 22,
+                    reason: "evidence_turns".into()
+                },
             ]
         );
         let mut f = Folding::new(&c, &keys, DEFAULT_KEEP);
@@ -306,7 +312,10 @@ mod tests {
         assert_eq!(f.rows[3], Row::Folded { from: 3, to: 13 });
         assert_eq!(
             f.rows[5],
-            Row::Turn { index: 14, reasons: vec!["leave_balance_deducted".into()] }
+            Row::Turn {
+                index: 14,
+                reasons: vec!["leave_balance_deducted".into()]
+            }
         );
         assert!(f.unfold(3));
         assert_eq!(f.hidden(), 8);

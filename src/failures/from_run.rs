@@ -80,23 +80,34 @@ pub fn export_run(db: &Path, run: &str, dir: &Path) -> Result<ExportReport, Expo
         .collect();
     let deps = dependencies(&store, &run.run_id);
     let w = TreeWriter::new(dir)?;
-    let it_rel = format!("{}/{}{RUN_ITERATION}", layout::OUTPUTS_DIR, layout::ITERATION_PREFIX);
+    let it_rel = format!(
+        "{}/{}{RUN_ITERATION}",
+        layout::OUTPUTS_DIR,
+        layout::ITERATION_PREFIX
+    );
     w.mkdir(&it_rel)?;
     let now = crate::clock::now_rfc3339();
     let mut entries = Vec::with_capacity(rows.len());
     let mut attributed = Vec::with_capacity(rows.len());
     for row in &rows {
         let cause = cause_of(row);
-        let request = store.invocation_request(&row.invocation_id).unwrap_or_else(|e| {
-            notes.push(format!("{}: request: {e}", row.invocation_id));
-            None
-        });
-        let response = store.invocation_response(&row.invocation_id).unwrap_or_else(|e| {
-            notes.push(format!("{}: response: {e}", row.invocation_id));
-            None
-        });
+        let request = store
+            .invocation_request(&row.invocation_id)
+            .unwrap_or_else(|e| {
+                notes.push(format!("{}: request: {e}", row.invocation_id));
+                None
+            });
+        let response = store
+            .invocation_response(&row.invocation_id)
+            .unwrap_or_else(|e| {
+                notes.push(format!("{}: response: {e}", row.invocation_id));
+                None
+            });
         let issues = issues(&store, row)?;
-        let stream = streams.get(&row.invocation_id).map(String::as_str).unwrap_or("");
+        let stream = streams
+            .get(&row.invocation_id)
+            .map(String::as_str)
+            .unwrap_or("");
         let docs = documents(row, request, response, stream, &issues);
         let checkers = failing_checks(row, &issues);
         let upstream: Vec<Value> = deps
@@ -105,12 +116,14 @@ pub fn export_run(db: &Path, run: &str, dir: &Path) -> Result<ExportReport, Expo
             .flatten()
             .filter_map(|d| {
                 let (status, code) = tasks.get(d)?;
-                (status != "success").then(|| json!({"task_id": d, "status": status, "error_code": code}))
+                (status != "success")
+                    .then(|| json!({"task_id": d, "status": status, "error_code": code}))
             })
             .collect();
-        let retry = retries
-            .get(&row.task_id)
-            .and_then(|r| r.iter().find(|r| i64::from(r.next_attempt) == row.attempt + 1));
+        let retry = retries.get(&row.task_id).and_then(|r| {
+            r.iter()
+                .find(|r| i64::from(r.next_attempt) == row.attempt + 1)
+        });
         let attribution = json!({
             "sample_id": row.invocation_id,
             "failure_type": cause.failure_type,
@@ -125,7 +138,10 @@ pub fn export_run(db: &Path, run: &str, dir: &Path) -> Result<ExportReport, Expo
             "turn": 3,
         });
         let s = Sample::new(&row.invocation_id, RUN_ITERATION);
-        for (kind, v) in DocKind::ALL.iter().zip([&docs.0, &docs.1, &docs.2, &attribution]) {
+        for (kind, v) in DocKind::ALL
+            .iter()
+            .zip([&docs.0, &docs.1, &docs.2, &attribution])
+        {
             w.write_json(&format!("{it_rel}/{}", s.rel_path(*kind)), v)?;
         }
         entries.push(FailureSampleIndexEntry {
@@ -183,7 +199,9 @@ fn streams(
                 continue;
             };
             match e.event {
-                Ok(EngineEvent::Chunk(c)) => out.entry(inv.to_string()).or_default().push_str(&c.text),
+                Ok(EngineEvent::Chunk(c)) => {
+                    out.entry(inv.to_string()).or_default().push_str(&c.text)
+                }
                 Ok(_) => {}
                 Err(err) => notes.push(format!("event {} skipped: {err}", e.seq)),
             }
@@ -229,7 +247,12 @@ fn issues(store: &Store, row: &FailureRow) -> Result<Vec<Value>, StoreError> {
 fn failing_checks(row: &FailureRow, atoms: &[Value]) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for a in atoms {
-        for i in a.get("issues").and_then(Value::as_array).into_iter().flatten() {
+        for i in a
+            .get("issues")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
             if let Some(t) = i.get("issue_type").and_then(Value::as_str) {
                 if !out.iter().any(|o| o == t) {
                     out.push(t.to_string());
@@ -237,7 +260,13 @@ fn failing_checks(row: &FailureRow, atoms: &[Value]) -> Vec<String> {
             }
         }
     }
-    for c in row.error_codes.as_deref().unwrap_or("").split(',').filter(|c| !c.is_empty()) {
+    for c in row
+        .error_codes
+        .as_deref()
+        .unwrap_or("")
+        .split(',')
+        .filter(|c| !c.is_empty())
+    {
         if !out.iter().any(|o| o == c) {
             out.push(c.to_string());
         }
@@ -285,7 +314,10 @@ fn documents(
         "stream": {"text": stream, "bytes": stream.len()},
         "response": response,
     });
-    let quality = response.as_ref().and_then(|r| r.get("quality_check")).cloned();
+    let quality = response
+        .as_ref()
+        .and_then(|r| r.get("quality_check"))
+        .cloned();
     let checker_results: Vec<Value> = atoms
         .iter()
         .flat_map(|a| {

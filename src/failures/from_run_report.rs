@@ -33,29 +33,109 @@ pub(crate) fn cause_of(row: &FailureRow) -> Cause {
         fix,
     };
     match row.error_code.as_deref() {
-        Some("E001") => c("Source_Not_Found", "Layer3_Source", "数据来源不可达（E001 source_not_found）",
-            ("plan.data_references", "检查引用的文件、任务输出与查询是否存在，必要时配置 fallback_config", "来源缺失时重试无效")),
-        Some("E002") => c("Output_Parse_Error", "Layer2_OutputFormat", "输出无法解析为 AgentResponse（E002 parse_error）",
-            ("agents.system_prompt", "在系统提示中给出完整的 JSON 输出示例，并要求只输出一个 JSON 对象", "模型输出格式不稳定")),
-        Some("E003") => c("Output_Validation", "Layer2_OutputFormat", "输出缺少必需字段（E003 validation_error）",
-            ("plan.output_requirements", "在 output_requirements 中逐项列出 required_fields 并在提示中强调", "必需字段经常遗漏")),
-        Some("E004") => c("Timeout", "Layer3_Timeout", "调用超时（E004 timeout）",
-            ("plan.constraints.timeout_seconds", "提高 timeout_seconds 或降低 max_tokens，拆分过大的任务", "任务在时限内无法完成")),
-        Some("E005") => c("Quality_Below_Threshold", "Layer1_QualityGate", "原子质量低于阈值（E005 quality_below_threshold）",
-            ("plan.quality_threshold", "检查任务的 quality_threshold 是否过严，或在指令中说明评分依据", "质量门槛与任务难度不匹配")),
-        Some("E006") => c("Dependency_Failed", "Layer3_Dependency", "上游任务失败（E006 dependency_failed）",
-            ("plan.fallback_config", "为依赖失败配置 skip 或 use_default，先修复上游任务", "失败沿依赖传播")),
-        Some("E007") => c("Hallucination", "Layer2_Hallucination", "引用了不存在的资产（E007 hallucination_detected）",
-            ("agents.system_prompt", "要求只引用 existing_assets 中给出的资产 id", "需要人工审核")),
-        Some("E008") => c("System_Error", "Layer3_System", "系统错误（E008 system_error）",
-            ("provider", "检查 provider 配置与日志", "非模型问题")),
+        Some("E001") => c(
+            "Source_Not_Found",
+            "Layer3_Source",
+            "数据来源不可达（E001 source_not_found）",
+            (
+                "plan.data_references",
+                "检查引用的文件、任务输出与查询是否存在，必要时配置 fallback_config",
+                "来源缺失时重试无效",
+            ),
+        ),
+        Some("E002") => c(
+            "Output_Parse_Error",
+            "Layer2_OutputFormat",
+            "输出无法解析为 AgentResponse（E002 parse_error）",
+            (
+                "agents.system_prompt",
+                "在系统提示中给出完整的 JSON 输出示例，并要求只输出一个 JSON 对象",
+                "模型输出格式不稳定",
+            ),
+        ),
+        Some("E003") => c(
+            "Output_Validation",
+            "Layer2_OutputFormat",
+            "输出缺少必需字段（E003 validation_error）",
+            (
+                "plan.output_requirements",
+                "在 output_requirements 中逐项列出 required_fields 并在提示中强调",
+                "必需字段经常遗漏",
+            ),
+        ),
+        Some("E004") => c(
+            "Timeout",
+            "Layer3_Timeout",
+            "调用超时（E004 timeout）",
+            (
+                "plan.constraints.timeout_seconds",
+                "提高 timeout_seconds 或降低 max_tokens，拆分过大的任务",
+                "任务在时限内无法完成",
+            ),
+        ),
+        Some("E005") => c(
+            "Quality_Below_Threshold",
+            "Layer1_QualityGate",
+            "原子质量低于阈值（E005 quality_below_threshold）",
+            (
+                "plan.quality_threshold",
+                "检查任务的 quality_threshold 是否过严，或在指令中说明评分依据",
+                "质量门槛与任务难度不匹配",
+            ),
+        ),
+        Some("E006") => c(
+            "Dependency_Failed",
+            "Layer3_Dependency",
+            "上游任务失败（E006 dependency_failed）",
+            (
+                "plan.fallback_config",
+                "为依赖失败配置 skip 或 use_default，先修复上游任务",
+                "失败沿依赖传播",
+            ),
+        ),
+        Some("E007") => c(
+            "Hallucination",
+            "Layer2_Hallucination",
+            "引用了不存在的资产（E007 hallucination_detected）",
+            (
+                "agents.system_prompt",
+                "要求只引用 existing_assets 中给出的资产 id",
+                "需要人工审核",
+            ),
+        ),
+        Some("E008") => c(
+            "System_Error",
+            "Layer3_System",
+            "系统错误（E008 system_error）",
+            ("provider", "检查 provider 配置与日志", "非模型问题"),
+        ),
         _ => match row.status.as_deref() {
-            Some("timeout") => c("Timeout", "Layer3_Timeout", "调用超时（E004 timeout）",
-                ("plan.constraints.timeout_seconds", "提高 timeout_seconds 或降低 max_tokens，拆分过大的任务", "任务在时限内无法完成")),
-            Some("partial") => c("Partial_Output", "Layer2_Quality", "部分原子质量不足（partial）",
-                ("plan.output_requirements", "明确每类原子的必需字段与出处要求", "平均分低于0.7或存在问题")),
-            _ => c("Failed_Without_Code", "Layer3_Unknown", "失败但没有错误码",
-                ("provider", "查看该调用的请求与流式输出", "原因未记录")),
+            Some("timeout") => c(
+                "Timeout",
+                "Layer3_Timeout",
+                "调用超时（E004 timeout）",
+                (
+                    "plan.constraints.timeout_seconds",
+                    "提高 timeout_seconds 或降低 max_tokens，拆分过大的任务",
+                    "任务在时限内无法完成",
+                ),
+            ),
+            Some("partial") => c(
+                "Partial_Output",
+                "Layer2_Quality",
+                "部分原子质量不足（partial）",
+                (
+                    "plan.output_requirements",
+                    "明确每类原子的必需字段与出处要求",
+                    "平均分低于0.7或存在问题",
+                ),
+            ),
+            _ => c(
+                "Failed_Without_Code",
+                "Layer3_Unknown",
+                "失败但没有错误码",
+                ("provider", "查看该调用的请求与流式输出", "原因未记录"),
+            ),
         },
     }
 }
@@ -108,7 +188,10 @@ pub(crate) fn problems_report(
             ProblemSeverity::Critical
         } else if finals > 0.0 {
             ProblemSeverity::High
-        } else if group.iter().any(|s| priority_of(s.row) == FailurePriority::Medium) {
+        } else if group
+            .iter()
+            .any(|s| priority_of(s.row) == FailurePriority::Medium)
+        {
             ProblemSeverity::Medium
         } else {
             ProblemSeverity::Low
@@ -132,11 +215,13 @@ pub(crate) fn problems_report(
             ),
             affected_samples: group.iter().map(|s| s.row.invocation_id.clone()).collect(),
             affected_count: n,
-            evidence_summary: typical
-                .row
-                .message
-                .clone()
-                .unwrap_or_else(|| format!("{} 的状态为 {}", typical.row.invocation_id, typical.row.status.as_deref().unwrap_or("?"))),
+            evidence_summary: typical.row.message.clone().unwrap_or_else(|| {
+                format!(
+                    "{} 的状态为 {}",
+                    typical.row.invocation_id,
+                    typical.row.status.as_deref().unwrap_or("?")
+                )
+            }),
             typical_case_id: typical.row.invocation_id.clone(),
             suggested_fix: SuggestedFix {
                 target: cause.fix.0.into(),

@@ -85,7 +85,12 @@ impl Out<'_> {
         self.w.write_bytes(rel, bytes)
     }
 
-    fn json(&mut self, rel: &str, v: &impl serde::Serialize, pretty: bool) -> Result<(), WriteError> {
+    fn json(
+        &mut self,
+        rel: &str,
+        v: &impl serde::Serialize,
+        pretty: bool,
+    ) -> Result<(), WriteError> {
         let bytes = if pretty {
             serde_json::to_vec_pretty(v)
         } else {
@@ -147,7 +152,9 @@ pub fn generate_tree(dir: &Path, spec: &GenSpec) -> Result<GenReport, WriteError
             }
         })
         .collect();
-    let failed: Vec<usize> = (0..gens.len()).filter(|&i| gens[i].problem.is_some()).collect();
+    let failed: Vec<usize> = (0..gens.len())
+        .filter(|&i| gens[i].problem.is_some())
+        .collect();
     let mut damage: Vec<(usize, usize)> = Vec::new();
     let mut pool = failed.clone();
     rng.shuffle(&mut pool);
@@ -158,7 +165,10 @@ pub fn generate_tree(dir: &Path, spec: &GenSpec) -> Result<GenReport, WriteError
     let mut damaged = Vec::new();
     for (i, g) in gens.iter().enumerate() {
         let docs = sample_docs(g, &mut rng);
-        let hit = damage.iter().find(|(d, _)| *d == i).map(|(_, k)| DAMAGES[*k]);
+        let hit = damage
+            .iter()
+            .find(|(d, _)| *d == i)
+            .map(|(_, k)| DAMAGES[*k]);
         for (kind, v) in DocKind::ALL.iter().zip(docs) {
             let Some(v) = v else { continue };
             let rel = format!("{it_rel}/{}", Sample::new(&g.id, 0).rel_path(*kind));
@@ -176,7 +186,11 @@ pub fn generate_tree(dir: &Path, spec: &GenSpec) -> Result<GenReport, WriteError
     }
     let now = "2026-01-04T15:30:00".to_string();
     let summary = FailureSummary::new(spec.iteration, now.clone(), gens.len() as u32, entries);
-    out.json(&format!("{it_rel}/{}", layout::SUMMARY_FILE), &summary, true)?;
+    out.json(
+        &format!("{it_rel}/{}", layout::SUMMARY_FILE),
+        &summary,
+        true,
+    )?;
     let report = report(&gens, spec.iteration, &now);
     out.json(&format!("{it_rel}/{}", layout::REPORT_FILE), &report, true)?;
     let ctx = context(&gens, &report, &summary, &it_rel, &now);
@@ -300,7 +314,11 @@ fn sample_docs(g: &Gen, rng: &mut fastrand::Rng) -> [Option<Value>; 4] {
             r
         })
         .collect();
-    let score = if g.problem.is_some() { 0.3 + rng.f64() * 0.35 } else { 0.8 + rng.f64() * 0.2 };
+    let score = if g.problem.is_some() {
+        0.3 + rng.f64() * 0.35
+    } else {
+        0.8 + rng.f64() * 0.2
+    };
     let eval = json!({
         "sample_id": g.id,
         "passed": g.problem.is_none(),
@@ -383,7 +401,11 @@ fn report(gens: &[Gen], iteration: u32, now: &str) -> Layer1ProblemsReport {
         iteration,
         total_samples: total,
         failed_samples: failed,
-        failure_rate: if total == 0 { 0.0 } else { (failed as f64 / total as f64 * 100.0).round() / 100.0 },
+        failure_rate: if total == 0 {
+            0.0
+        } else {
+            (failed as f64 / total as f64 * 100.0).round() / 100.0
+        },
         layer1_problems: problems,
         modification_priority,
         extra: Default::default(),

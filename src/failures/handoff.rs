@@ -5,8 +5,7 @@
 use std::path::Path;
 
 use crate::protocol::handoff::{
-    ExecuteToInitContext, FailurePriority, FailureSampleIndexEntry, HandoffType,
-    IterationSummary,
+    ExecuteToInitContext, FailurePriority, FailureSampleIndexEntry, HandoffType, IterationSummary,
 };
 use crate::tokens::TokenCounter;
 
@@ -51,7 +50,9 @@ impl HandoffSpec {
         trigger_reason: &str,
     ) -> HandoffSpec {
         let it = tree.current();
-        let dir = it.map(|i| i.dir.clone()).unwrap_or_else(|| tree.root.clone());
+        let dir = it
+            .map(|i| i.dir.clone())
+            .unwrap_or_else(|| tree.root.clone());
         let from = context_path
             .parent()
             .filter(|p| !p.as_os_str().is_empty())
@@ -82,7 +83,9 @@ impl HandoffSpec {
                 ..IterationSummary::default()
             },
             report_path,
-            suggestions: r.map(|r| r.suggestions(DEFAULT_SUGGESTIONS)).unwrap_or_default(),
+            suggestions: r
+                .map(|r| r.suggestions(DEFAULT_SUGGESTIONS))
+                .unwrap_or_default(),
             timestamp: String::new(),
         }
     }

@@ -103,7 +103,9 @@ impl Sample {
     /// Sets the four relative paths (kept only when not the conventional ones).
     pub fn set_paths(&mut self, paths: [String; 4]) {
         self.paths = None;
-        let conventional = DocKind::ALL.iter().all(|&k| self.rel_path(k) == paths[k.index()]);
+        let conventional = DocKind::ALL
+            .iter()
+            .all(|&k| self.rel_path(k) == paths[k.index()]);
         if !conventional {
             self.paths = Some(Box::new(paths.map(String::into_boxed_str)));
         }
@@ -202,7 +204,11 @@ pub fn open(path: &Path) -> Result<Tree, OpenError> {
 }
 
 /// [`open`] with a selection and load options.
-pub fn open_with(path: &Path, selection: Selection, options: LoadOptions) -> Result<Tree, OpenError> {
+pub fn open_with(
+    path: &Path,
+    selection: Selection,
+    options: LoadOptions,
+) -> Result<Tree, OpenError> {
     let mut tree = Tree {
         root: path.to_path_buf(),
         iterations: Vec::new(),
@@ -217,7 +223,11 @@ pub fn open_with(path: &Path, selection: Selection, options: LoadOptions) -> Res
     };
     match discover(path, &options)? {
         Discovered::Iterations(its) => tree.iterations = its,
-        Discovered::Context { info, iteration, warnings } => {
+        Discovered::Context {
+            info,
+            iteration,
+            warnings,
+        } => {
             tree.iterations = vec![iteration];
             tree.context = Some(info);
             tree.open_warnings = warnings;
@@ -294,7 +304,11 @@ impl Tree {
     }
 
     fn iteration_list(&self) -> String {
-        let n: Vec<String> = self.iterations.iter().map(|i| i.number.to_string()).collect();
+        let n: Vec<String> = self
+            .iterations
+            .iter()
+            .map(|i| i.number.to_string())
+            .collect();
         if n.is_empty() {
             "none".into()
         } else {
@@ -350,7 +364,10 @@ impl Tree {
             Some(n) => self.iteration(n)?,
             None => self.current()?,
         };
-        Some(parse_report(super::report::load_report_doc(&it.report_path, &self.options)))
+        Some(parse_report(super::report::load_report_doc(
+            &it.report_path,
+            &self.options,
+        )))
     }
 
     /// Failure types, checkers and priorities of the loaded samples with their counts
@@ -361,7 +378,9 @@ impl Tree {
         let mut checkers: std::collections::BTreeMap<&str, usize> = Default::default();
         let mut iterations: std::collections::BTreeMap<u32, usize> = Default::default();
         for s in &self.samples {
-            *types.entry(s.failure_type.as_deref().unwrap_or("")).or_default() += 1;
+            *types
+                .entry(s.failure_type.as_deref().unwrap_or(""))
+                .or_default() += 1;
             for c in s.checkers_failed.iter() {
                 *checkers.entry(c).or_default() += 1;
             }
@@ -375,7 +394,10 @@ impl Tree {
             f.priorities[p] += 1;
         }
         f.failure_types = types.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
-        f.checkers = checkers.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+        f.checkers = checkers
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect();
         f.iterations = iterations.into_iter().collect();
         f
     }

@@ -14,8 +14,8 @@ use serde_json::Value;
 use crate::protocol::handoff::FailurePriority;
 
 use super::doc::{load_expecting, DocStatus, LoadOptions};
-use super::index::{ContextInfo, IndexSource, Iteration, OpenError, Sample};
 use super::index::natural_cmp;
+use super::index::{ContextInfo, IndexSource, Iteration, OpenError, Sample};
 use super::layout;
 
 /// An index file is read whole up to this size (1 GiB).
@@ -135,10 +135,23 @@ fn discover_context(path: &Path, o: &LoadOptions) -> Result<Discovered, OpenErro
         path: path.to_path_buf(),
         why,
     };
-    let doc = load_expecting(path, None, &[], &LoadOptions { cap: INDEX_CAP, ..*o });
+    let doc = load_expecting(
+        path,
+        None,
+        &[],
+        &LoadOptions {
+            cap: INDEX_CAP,
+            ..*o
+        },
+    );
     let value = match (doc.status, doc.value) {
         (DocStatus::Ok, Some(v)) => v,
-        (s, _) => return Err(not(format!("not a readable context file: {}", s.describe()))),
+        (s, _) => {
+            return Err(not(format!(
+                "not a readable context file: {}",
+                s.describe()
+            )))
+        }
     };
     let is_context = value.get("failure_samples_index").is_some()
         || value.get("handoff_type").and_then(Value::as_str) == Some("execute_to_init");
@@ -168,7 +181,10 @@ fn discover_context(path: &Path, o: &LoadOptions) -> Result<Discovered, OpenErro
     let dir = found.unwrap_or_else(|| file_dir.clone());
     let number = layout::iteration_in_path(&written).unwrap_or(0);
     let mut iteration = iteration_at(dir.clone(), number);
-    if let Some(rel) = value.get("layer1_problems_report_path").and_then(Value::as_str) {
+    if let Some(rel) = value
+        .get("layer1_problems_report_path")
+        .and_then(Value::as_str)
+    {
         match layout::inside(&dir, rel) {
             Some(p) => iteration.report_path = p,
             None => warnings.push(format!(
@@ -302,7 +318,11 @@ fn read_summary(
             failure_samples_index: Some(list),
         },
         Err(_) => serde_json::from_slice(&bytes).map_err(|e| {
-            Some(format!("is broken (line {}, column {}: {e})", e.line(), e.column()))
+            Some(format!(
+                "is broken (line {}, column {}: {e})",
+                e.line(),
+                e.column()
+            ))
         })?,
     };
     let Some(entries) = head.failure_samples_index else {
@@ -313,7 +333,11 @@ fn read_summary(
             it.number = u32::try_from(n).unwrap_or(0);
         }
     }
-    let num = |v: &Option<Value>| v.as_ref().and_then(Value::as_u64).and_then(|n| u32::try_from(n).ok());
+    let num = |v: &Option<Value>| {
+        v.as_ref()
+            .and_then(Value::as_u64)
+            .and_then(|n| u32::try_from(n).ok())
+    };
     it.total_samples = num(&head.total_samples);
     it.failed_samples = num(&head.failed_samples).or(Some(entries.len() as u32));
     out.samples.reserve(entries.len());

@@ -41,6 +41,6 @@ pub use fold::{key_turns, Folding, KeyTurn, Row, DEFAULT_KEEP};
 pub use handoff::{build_handoff, check_size, write_handoff, HandoffSpec, SizeCheck, SizeVerdict};
 pub use index::{open, open_with, IndexSource, Iteration, OpenError, Sample, Selection, Tree};
 pub use query::{Filter, Selector, Sort, SortKey};
-pub use report::{Problem, PriorityItem, ProblemsReport};
+pub use report::{PriorityItem, Problem, ProblemsReport};
 pub use summary::FailureSummary;
 pub use trace::{parse_trace, Conversation, ToolCall, Turn};

@@ -80,8 +80,7 @@ fn contains_ci(hay: &str, needle: &str) -> bool {
     }
     if hay.is_ascii() && needle.is_ascii() {
         let (h, n) = (hay.as_bytes(), needle.as_bytes());
-        return h.len() >= n.len()
-            && h.windows(n.len()).any(|w| w.eq_ignore_ascii_case(n));
+        return h.len() >= n.len() && h.windows(n.len()).any(|w| w.eq_ignore_ascii_case(n));
     }
     hay.to_lowercase().contains(needle)
 }
@@ -217,7 +216,13 @@ mod tests {
         Tree::from_samples(std::path::Path::new("."), samples)
     }
 
-    fn sample(id: &str, ty: &str, p: Option<FailurePriority>, turns: u32, checkers: &[&str]) -> Sample {
+    fn sample(
+        id: &str,
+        ty: &str,
+        p: Option<FailurePriority>,
+        turns: u32,
+        checkers: &[&str],
+    ) -> Sample {
         let mut s = Sample::new(id, 1);
         s.failure_type = Some(ty.into());
         s.priority = p;
@@ -230,37 +235,103 @@ mod tests {
     fn filters_and_sorts() {
         use FailurePriority::*;
         let t = tree(vec![
-            sample("BS_MT_10", "Layer1_BusinessRule", Some(High), 8, &["leave_balance_deducted"]),
-            sample("BS_MT_2", "Layer2_Agent", Some(Low), 50, &["approval_chain_notified"]),
-            sample("BS_MT_3", "Layer1_BusinessRule", None, 12, &["leave_balance_deducted", "date_range_valid"]),
+            sample(
+                "BS_MT_10",
+                "Layer1_BusinessRule",
+                Some(High),
+                8,
+                &["leave_balance_deducted"],
+            ),
+            sample(
+                "BS_MT_2",
+                "Layer2_Agent",
+                Some(Low),
+                50,
+                &["approval_chain_notified"],
+            ),
+            sample(
+                "BS_MT_3",
+                "Layer1_BusinessRule",
+                None,
+                12,
+                &["leave_balance_deducted", "date_range_valid"],
+            ),
             sample("BS_MT_1", "Layer1_CheckerDesign", Some(Medium), 3, &[]),
         ]);
         let ids = |rows: &[u32]| -> Vec<String> {
-            rows.iter().map(|&i| t.samples[i as usize].id.to_string()).collect()
+            rows.iter()
+                .map(|&i| t.samples[i as usize].id.to_string())
+                .collect()
         };
         let mut q = Selector::new();
         let all = Filter::default();
-        assert_eq!(ids(q.run(&t, &all, Sort::default())), ["BS_MT_1", "BS_MT_2", "BS_MT_3", "BS_MT_10"]);
-        let desc = Sort { key: SortKey::Id, descending: true };
-        assert_eq!(ids(q.run(&t, &all, desc)), ["BS_MT_10", "BS_MT_3", "BS_MT_2", "BS_MT_1"]);
-        let by_p = Sort { key: SortKey::Priority, descending: false };
-        assert_eq!(ids(q.run(&t, &all, by_p)), ["BS_MT_10", "BS_MT_1", "BS_MT_2", "BS_MT_3"]);
-        let by_turns = Sort { key: SortKey::Turns, descending: true };
-        assert_eq!(ids(q.run(&t, &all, by_turns)), ["BS_MT_2", "BS_MT_3", "BS_MT_10", "BS_MT_1"]);
-        let by_type = Sort { key: SortKey::FailureType, descending: false };
-        assert_eq!(ids(q.run(&t, &all, by_type)), ["BS_MT_3", "BS_MT_10", "BS_MT_1", "BS_MT_2"]);
+        assert_eq!(
+            ids(q.run(&t, &all, Sort::default())),
+            ["BS_MT_1", "BS_MT_2", "BS_MT_3", "BS_MT_10"]
+        );
+        let desc = Sort {
+            key: SortKey::Id,
+            descending: true,
+        };
+        assert_eq!(
+            ids(q.run(&t, &all, desc)),
+            ["BS_MT_10", "BS_MT_3", "BS_MT_2", "BS_MT_1"]
+        );
+        let by_p = Sort {
+            key: SortKey::Priority,
+            descending: false,
+        };
+        assert_eq!(
+            ids(q.run(&t, &all, by_p)),
+            ["BS_MT_10", "BS_MT_1", "BS_MT_2", "BS_MT_3"]
+        );
+        let by_turns = Sort {
+            key: SortKey::Turns,
+            descending: true,
+        };
+        assert_eq!(
+            ids(q.run(&t, &all, by_turns)),
+            ["BS_MT_2", "BS_MT_3", "BS_MT_10", "BS_MT_1"]
+        );
+        let by_type = Sort {
+            key: SortKey::FailureType,
+            descending: false,
+        };
+        assert_eq!(
+            ids(q.run(&t, &all, by_type)),
+            ["BS_MT_3", "BS_MT_10", "BS_MT_1", "BS_MT_2"]
+        );
 
-        let f = Filter { checker: Some("leave_balance_deducted".into()), ..Filter::default() };
+        let f = Filter {
+            checker: Some("leave_balance_deducted".into()),
+            ..Filter::default()
+        };
         assert_eq!(ids(q.run(&t, &f, Sort::default())), ["BS_MT_3", "BS_MT_10"]);
-        let f = Filter { failure_type: Some("Layer1_BusinessRule".into()), priority: Some(High), ..Filter::default() };
+        let f = Filter {
+            failure_type: Some("Layer1_BusinessRule".into()),
+            priority: Some(High),
+            ..Filter::default()
+        };
         assert_eq!(ids(q.run(&t, &f, Sort::default())), ["BS_MT_10"]);
-        let f = Filter { search: "layer2".into(), ..Filter::default() };
+        let f = Filter {
+            search: "layer2".into(),
+            ..Filter::default()
+        };
         assert_eq!(ids(q.run(&t, &f, Sort::default())), ["BS_MT_2"]);
-        let f = Filter { search: "DATE_RANGE".into(), ..Filter::default() };
+        let f = Filter {
+            search: "DATE_RANGE".into(),
+            ..Filter::default()
+        };
         assert_eq!(ids(q.run(&t, &f, Sort::default())), ["BS_MT_3"]);
-        let f = Filter { search: "mt_1".into(), ..Filter::default() };
+        let f = Filter {
+            search: "mt_1".into(),
+            ..Filter::default()
+        };
         assert_eq!(ids(q.run(&t, &f, Sort::default())), ["BS_MT_1", "BS_MT_10"]);
-        let f = Filter { iteration: Some(2), ..Filter::default() };
+        let f = Filter {
+            iteration: Some(2),
+            ..Filter::default()
+        };
         assert!(q.run(&t, &f, Sort::default()).is_empty());
     }
 }

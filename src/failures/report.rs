@@ -143,7 +143,10 @@ fn problem(v: &Value) -> Problem {
     };
     let affected_count = number(v, "affected_count").unwrap_or_else(|| {
         missing.push("affected_count");
-        affected_samples.iter().filter(|s| s.as_str() != "...").count() as u32
+        affected_samples
+            .iter()
+            .filter(|s| s.as_str() != "...")
+            .count() as u32
     });
     let typical_case_id = text(v, "typical_case_id");
     if typical_case_id.is_none() {
@@ -197,7 +200,12 @@ fn priority_item(v: &Value, at: usize) -> PriorityItem {
 /// The report in `doc` as types (no problems when it is not ok or partial).
 pub fn parse_report(mut doc: Doc) -> ProblemsReport {
     let v = doc.value.take().unwrap_or(Value::Null);
-    let list = |k: &str| v.get(k).and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]);
+    let list = |k: &str| {
+        v.get(k)
+            .and_then(Value::as_array)
+            .map(Vec::as_slice)
+            .unwrap_or(&[])
+    };
     let problems: Vec<Problem> = list("layer1_problems").iter().map(problem).collect();
     let mut modification_priority: Vec<PriorityItem> = list("modification_priority")
         .iter()
@@ -238,7 +246,12 @@ impl ProblemsReport {
     /// (more first), then file order.
     pub fn by_severity(&self) -> Vec<&Problem> {
         let mut v: Vec<&Problem> = self.problems.iter().collect();
-        v.sort_by_key(|p| (p.severity.map_or(4, |s| s as u8), std::cmp::Reverse(p.affected_count)));
+        v.sort_by_key(|p| {
+            (
+                p.severity.map_or(4, |s| s as u8),
+                std::cmp::Reverse(p.affected_count),
+            )
+        });
         v
     }
 

@@ -62,7 +62,13 @@ impl Conversation {
     }
 }
 
-const HISTORY_KEYS: [&str; 5] = ["conversation_history", "messages", "conversation", "turns", "history"];
+const HISTORY_KEYS: [&str; 5] = [
+    "conversation_history",
+    "messages",
+    "conversation",
+    "turns",
+    "history",
+];
 
 fn str_of(v: &Value, keys: &[&str]) -> Option<String> {
     keys.iter().find_map(|k| match v.get(k)? {
@@ -112,7 +118,9 @@ fn content_text(v: Option<&Value>) -> String {
 /// Arguments as JSON: a string holding JSON is parsed.
 fn arguments(v: Option<&Value>) -> Value {
     match v {
-        Some(Value::String(s)) => serde_json::from_str(s).unwrap_or_else(|_| Value::String(s.clone())),
+        Some(Value::String(s)) => {
+            serde_json::from_str(s).unwrap_or_else(|_| Value::String(s.clone()))
+        }
         Some(v) => v.clone(),
         None => Value::Null,
     }
@@ -125,7 +133,11 @@ fn tool_call(v: &Value) -> Option<ToolCall> {
     Some(ToolCall {
         id: str_of(v, &["id", "call_id", "tool_call_id", "tool_use_id"]),
         name,
-        arguments: arguments(["arguments", "args", "input", "parameters"].iter().find_map(|k| f.get(k))),
+        arguments: arguments(
+            ["arguments", "args", "input", "parameters"]
+                .iter()
+                .find_map(|k| f.get(k)),
+        ),
         result: ["result", "output", "response", "return"]
             .iter()
             .find_map(|k| v.get(k))
@@ -152,11 +164,14 @@ fn turn_of(entry: &Value, position: usize) -> Turn {
     }
     let content = match entry {
         Value::String(s) => s.clone(),
-        _ => content_text(["content", "text", "message"].iter().find_map(|k| entry.get(k))),
+        _ => content_text(
+            ["content", "text", "message"]
+                .iter()
+                .find_map(|k| entry.get(k)),
+        ),
     };
     Turn {
-        number: num_of(entry, &["turn", "turn_index", "index"])
-            .unwrap_or(position as u32 + 1),
+        number: num_of(entry, &["turn", "turn_index", "index"]).unwrap_or(position as u32 + 1),
         role: str_of(entry, &["role", "speaker", "from", "author"])
             .map(|r| r.to_lowercase())
             .unwrap_or_else(|| "unknown".into()),
@@ -195,7 +210,8 @@ pub fn parse_trace(doc: &Value) -> Conversation {
                 match num_of(s, &["turn", "turn_index", "after_turn"]).and_then(|n| c.position(n)) {
                     Some(p) => c.turns[p].states.push(s.clone()),
                     None => {
-                        let label = str_of(s, &["label", "name", "stage"]).unwrap_or_else(|| format!("state {}", i + 1));
+                        let label = str_of(s, &["label", "name", "stage"])
+                            .unwrap_or_else(|| format!("state {}", i + 1));
                         c.loose_states.push((label, s.clone()));
                     }
                 }
@@ -215,7 +231,8 @@ pub fn parse_trace(doc: &Value) -> Conversation {
 /// else to its turn number, else keeps it loose.
 fn attach_call(c: &mut Conversation, v: &Value) {
     let Some(call) = tool_call(v) else {
-        c.notes.push(format!("a tool call without a name: {}", short(v)));
+        c.notes
+            .push(format!("a tool call without a name: {}", short(v)));
         return;
     };
     if let Some(id) = &call.id {
@@ -269,7 +286,10 @@ mod tests {
         let c = parse_trace(&doc);
         assert_eq!(c.turns.len(), 4);
         assert_eq!(c.turns[1].tool_calls[0].name, "get_leave_balance");
-        assert_eq!(c.turns[1].tool_calls[0].arguments, json!({"employee_id": "E1"}));
+        assert_eq!(
+            c.turns[1].tool_calls[0].arguments,
+            json!({"employee_id": "E1"})
+        );
         assert_eq!(c.turns[1].tool_calls[0].result, Some(json!({"annual": 10})));
         assert_eq!(c.turns[2].tool_name.as_deref(), Some("c1"));
         assert_eq!(c.turns[3].number, 4);

@@ -44,7 +44,11 @@ fn temp_beside(path: &Path) -> PathBuf {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "out".into());
-    let tmp = format!(".{name}.tmp-{}-{:08x}", std::process::id(), fastrand::u32(..));
+    let tmp = format!(
+        ".{name}.tmp-{}-{:08x}",
+        std::process::id(),
+        fastrand::u32(..)
+    );
     match path.parent().filter(|p| !p.as_os_str().is_empty()) {
         Some(p) => p.join(tmp),
         None => PathBuf::from(tmp),
@@ -125,7 +129,11 @@ impl TreeWriter {
     }
 
     /// Writes `value` as pretty JSON at `rel`.
-    pub fn write_json<T: Serialize + ?Sized>(&self, rel: &str, value: &T) -> Result<(), WriteError> {
+    pub fn write_json<T: Serialize + ?Sized>(
+        &self,
+        rel: &str,
+        value: &T,
+    ) -> Result<(), WriteError> {
         let bytes = serde_json::to_vec_pretty(value).map_err(|source| WriteError::Json {
             what: rel.to_string(),
             source,
@@ -143,7 +151,8 @@ impl TreeWriter {
     pub fn finish(mut self) -> Result<PathBuf, WriteError> {
         if self.target.is_dir() {
             // Checked empty in `new`; a directory that filled since is not replaced.
-            std::fs::remove_dir(&self.target).map_err(|_| WriteError::Exists(self.target.clone()))?;
+            std::fs::remove_dir(&self.target)
+                .map_err(|_| WriteError::Exists(self.target.clone()))?;
         }
         std::fs::rename(&self.tmp, &self.target).map_err(io(&self.target))?;
         self.done = true;
@@ -169,16 +178,21 @@ mod tests {
         let target = d.path().join("out");
         {
             let w = TreeWriter::new(&target).expect("new");
-            w.write_json("a/b.json", &serde_json::json!({"x": 1})).expect("write");
+            w.write_json("a/b.json", &serde_json::json!({"x": 1}))
+                .expect("write");
             assert!(!target.exists());
         }
         assert!(!target.exists());
         assert_eq!(std::fs::read_dir(d.path()).expect("ls").count(), 0);
         let w = TreeWriter::new(&target).expect("new");
-        w.write_json("a/b.json", &serde_json::json!({"x": 1})).expect("write");
+        w.write_json("a/b.json", &serde_json::json!({"x": 1}))
+            .expect("write");
         w.finish().expect("finish");
         assert!(target.join("a/b.json").is_file());
-        assert!(matches!(TreeWriter::new(&target), Err(WriteError::Exists(_))));
+        assert!(matches!(
+            TreeWriter::new(&target),
+            Err(WriteError::Exists(_))
+        ));
         let f = d.path().join("c.json");
         write_json_atomic(&f, &serde_json::json!([1])).expect("atomic");
         assert_eq!(std::fs::read_to_string(&f).expect("read"), "[\n  1\n]");

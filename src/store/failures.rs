@@ -64,7 +64,9 @@ impl Store {
     /// scan of the invocations table (no index on status: see the benchmark).
     pub fn failure_rows(&self, filter: &FailureFilter) -> Result<Vec<FailureRow>, StoreError> {
         let message = if filter.messages { MESSAGE } else { "NULL" };
-        let limit = filter.limit.map_or(-1, |n| i64::try_from(n).unwrap_or(i64::MAX));
+        let limit = filter
+            .limit
+            .map_or(-1, |n| i64::try_from(n).unwrap_or(i64::MAX));
         let run_clause = if filter.run_id.is_some() {
             "i.run_id = ?1 AND"
         } else {

@@ -57,6 +57,7 @@ fn uses_database(command: &Command) -> bool {
                 | Command::Browse { .. }
                 | Command::Replay { .. }
                 | Command::Export { .. }
+                | Command::ExportFailures { .. }
         )
 }
 
@@ -409,6 +410,49 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
             print_log(&Store::open(&g.db)?, &run)?;
             Ok(ExitCode::SUCCESS)
         }
+        Command::Failures {
+            target,
+            json,
+            all_iterations,
+        } => plexus::commands::failures::run(&g.db, target.as_deref(), json, all_iterations),
+        Command::ExportFailures { run, dir } => {
+            plexus::commands::failures::export(&g.db, &run, &dir)
+        }
+        Command::GenFailures {
+            dir,
+            samples,
+            turns,
+            seed,
+            broken,
+        } => plexus::commands::failures::gen(
+            &dir,
+            &plexus::failures::generate::GenSpec {
+                samples,
+                turns,
+                seed,
+                broken,
+                ..Default::default()
+            },
+        ),
+        Command::BenchFailures {
+            samples,
+            turns,
+            runs,
+            invocations,
+            dir,
+            measure,
+            json,
+        } => plexus::commands::bench_failures::main(
+            &plexus::commands::bench_failures::Options {
+                samples,
+                turns,
+                runs,
+                invocations,
+                dir,
+                json,
+            },
+            measure.as_deref(),
+        ),
         Command::Export { run, output } => {
             plexus::commands::portable::export(&g.db, &run, output.as_deref())
         }

@@ -108,6 +108,7 @@ pub enum StoreError {
 
 mod attempts;
 mod failed;
+pub mod failures;
 pub mod lease;
 mod log_insert;
 pub mod open;
@@ -115,6 +116,7 @@ mod ops;
 pub mod read;
 pub mod writer;
 
+pub use failures::{FailureFilter, FailureRow};
 pub use open::{open_connection, open_read_only};
 
 pub use attempts::MAX_STREAM_BYTES;

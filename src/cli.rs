@@ -293,6 +293,10 @@ pub enum Command {
         /// A tree: list every iteration, not only the newest.
         #[arg(long)]
         all_iterations: bool,
+        /// A tree: the on-demand token budget the documents you open are counted
+        /// against (the status line shows the running total).
+        #[arg(long, default_value_t = 40_000, value_name = "TOKENS")]
+        budget: u64,
     },
     /// Write a run's failed, timed-out, partial and retried invocations as a failure
     /// tree (samples, traces, evaluations, attributions, summary, problems report).

@@ -29,4 +29,5 @@ pub mod signals;
 pub mod state;
 pub mod store;
 pub mod tokens;
+pub mod tree_ui;
 pub mod ui;

@@ -125,6 +125,7 @@ fn reads_config(command: &Command) -> bool {
             | Command::Rerun { .. }
             | Command::Browse { .. }
             | Command::Replay { .. }
+            | Command::Failures { .. }
             | Command::Providers { .. }
             | Command::Ping { .. }
     )
@@ -140,6 +141,7 @@ fn has_tui(command: &Command) -> bool {
             | Command::Rerun { .. }
             | Command::Browse { .. }
             | Command::Replay { .. }
+            | Command::Failures { json: false, .. }
     )
 }
 
@@ -414,7 +416,30 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
             target,
             json,
             all_iterations,
-        } => plexus::commands::failures::run(&g.db, target.as_deref(), json, all_iterations),
+            budget,
+        } => {
+            if json {
+                return plexus::commands::failures::run(
+                    &g.db,
+                    target.as_deref(),
+                    true,
+                    all_iterations,
+                );
+            }
+            let Some(setup) = tui else {
+                return Err(eyre!(
+                    "the Failures screen needs a terminal; `plexus failures [TARGET] --json` prints the list"
+                ));
+            };
+            plexus::commands::failures_screen::open(
+                &g,
+                target.as_deref(),
+                all_iterations,
+                budget,
+                setup,
+            )
+            .await
+        }
         Command::ExportFailures { run, dir } => {
             plexus::commands::failures::export(&g.db, &run, &dir)
         }

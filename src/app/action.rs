@@ -140,6 +140,12 @@ actions! {
     NextFailure = "next_failure",
     /// The previous failure.
     PrevFailure = "prev_failure",
+    /// Failure trees: write the handoff of the marked samples.
+    ExportHandoff = "export_handoff",
+    /// Failure trees: the problems report.
+    ProblemsView = "problems_view",
+    /// Failure trees: unfold every folded turn and JSON level (again: fold back).
+    UnfoldAll = "unfold_all",
     /// Runs screen: mark a run, then compare it with another.
     Compare = "compare",
     /// Replay: one event back.

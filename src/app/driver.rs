@@ -120,7 +120,9 @@ impl App {
                 Effect::LoadDoc(k) => self.loader.ask(Query::Doc(k)),
                 Effect::LoadRuns => self.loader.ask(Query::Runs),
                 Effect::LoadFailures(scope) => {
-                    let run = (!self.run.run_id.is_empty()).then(|| self.run.run_id.clone());
+                    let run = (!self.run.run_id.is_empty())
+                        .then(|| self.run.run_id.clone())
+                        .or_else(|| self.ui.failures_run.clone());
                     let scope = match scope {
                         None if self.ui.failures.this_run_only => run,
                         s => s,

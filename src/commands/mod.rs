@@ -10,6 +10,7 @@ pub mod bench_tokens;
 pub mod bench_ui;
 pub mod diff;
 pub mod failures;
+pub mod failures_screen;
 pub mod headless;
 pub mod launch;
 pub mod portable;

@@ -139,6 +139,18 @@ pub async fn browse_tui(
     setup: UiSetup,
     options: ReplayOptions,
 ) -> Result<()> {
+    browse_tui_on(globals, run, setup, options, false).await
+}
+
+/// [`browse_tui`], starting on the Failures screen when `failures` is set (of `run`
+/// when one is given, else of every run).
+pub async fn browse_tui_on(
+    globals: &Globals,
+    run: Option<&str>,
+    setup: UiSetup,
+    options: ReplayOptions,
+    failures: bool,
+) -> Result<()> {
     // The run is looked up first, so a wrong id or database is said before the screen
     // changes.
     let run_id =
@@ -174,9 +186,15 @@ pub async fn browse_tui(
         open_at: options.start,
         replay_generation: 0,
     };
-    match run_id {
+    match run_id.clone() {
         Some(id) => app.open_replay(id, options.start),
         None => app.run_effects(vec![crate::app::Effect::LoadRuns]),
+    }
+    if failures {
+        app.ui.screen = Screen::Failures;
+        app.ui.failures.this_run_only = run_id.is_some();
+        app.ui.failures_run.clone_from(&run_id);
+        app.run_effects(vec![crate::app::Effect::LoadFailures(run_id)]);
     }
     if let Some(w) = setup.warning {
         app.ui.flash(w, true);

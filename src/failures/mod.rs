@@ -7,7 +7,7 @@
 //!
 //! - [`index`]: [`open`] a tree or a context file; only the index is read up front.
 //! - [`doc`]: a sample's four documents, loaded when asked, each with a [`DocStatus`]
-//!   (ok, missing, broken, partial, too large, unreadable) — never an error.
+//!   (ok, missing, broken, truncated, partial, too large, unreadable) — never an error.
 //! - [`report`]: the problems report as types.
 //! - [`query`]: filters and sorts over the index, as row numbers.
 //! - [`trace`] and [`fold`]: a trace as a conversation; long histories folded.
@@ -37,9 +37,15 @@ pub mod write;
 
 pub use budget::{BudgetLevel, TokenBudget, DEFAULT_BUDGET};
 pub use doc::{load_file, Doc, DocKind, DocStatus, LoadOptions, DEFAULT_DOC_CAP};
-pub use fold::{key_turns, Folding, KeyTurn, Row, DEFAULT_KEEP};
-pub use handoff::{build_handoff, check_size, write_handoff, HandoffSpec, SizeCheck, SizeVerdict};
-pub use index::{open, open_with, IndexSource, Iteration, OpenError, Sample, Selection, Tree};
+pub use fold::{key_turns, Folding, Keep, KeyTurn, Row, DEFAULT_KEEP};
+pub use from_run::{export_run, ExportError, ExportReport};
+pub use handoff::{
+    build_handoff, check_size, index_entry, write_handoff, HandoffSpec, SizeCheck, SizeVerdict,
+};
+pub use index::{
+    open, open_with, ContextInfo, Facets, IndexSource, Iteration, OpenError, Sample, Selection,
+    Tree,
+};
 pub use query::{Filter, Selector, Sort, SortKey};
 pub use report::{PriorityItem, Problem, ProblemsReport};
 pub use summary::FailureSummary;

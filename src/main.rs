@@ -42,7 +42,7 @@ fn writes_database(command: &Command) -> bool {
             | Command::Rerun { .. }
             | Command::Check { upgrade: true }
             | Command::Import { .. }
-    )
+    ) || matches!(command, Command::Review { accept, reject, .. } if *accept || reject.is_some())
 }
 
 /// Whether `command` uses the database at all.
@@ -57,6 +57,7 @@ fn uses_database(command: &Command) -> bool {
                 | Command::Browse { .. }
                 | Command::Replay { .. }
                 | Command::Export { .. }
+                | Command::Review { .. }
         )
 }
 
@@ -441,6 +442,26 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
             };
             plexus::commands::rerun::rerun(&g, tui, args).await
         }
+        Command::Review {
+            run,
+            task,
+            accept,
+            reject,
+            note,
+            reviewer,
+            json,
+        } => plexus::commands::review::review(
+            &g.db,
+            plexus::commands::review::ReviewArgs {
+                run,
+                task,
+                accept,
+                reject,
+                note,
+                reviewer,
+                json,
+            },
+        ),
         Command::Providers { json } => {
             plexus::commands::providers::print_providers(&g, json)?;
             Ok(ExitCode::SUCCESS)

@@ -1,6 +1,5 @@
-//! The CLI's commands: run, demo, validate, runs, show, diff, resume, rerun, export,
-//! import, bench, gen-plan.
-//! gen-plan.
+//! The CLI's commands: run, demo, validate, runs, show, diff, resume, rerun, review,
+//! export, import, bench, gen-plan.
 
 pub mod bench;
 pub mod bench_http;
@@ -13,6 +12,7 @@ pub mod launch;
 pub mod portable;
 pub mod providers;
 pub mod rerun;
+pub mod review;
 pub mod show;
 pub mod tui;
 

@@ -3,8 +3,8 @@
 use std::sync::Arc;
 
 use super::{
-    layers_of, status_slot, AgentView, AtomView, InvocationSummary, Note, OutputBuffer, RunState,
-    TaskView, MAX_NOTES,
+    layers_of, status_slot, AgentView, AtomView, InvocationSummary, Note, OutputBuffer, ReviewMark,
+    RunState, TaskView, MAX_NOTES,
 };
 use crate::event::{EngineEvent, Envelope, RunStatus, TaskStatus};
 
@@ -174,6 +174,7 @@ pub fn reduce(st: &mut RunState, env: &Envelope) {
                     unaccount_quality(st, i, prev);
                 }
                 Arc::make_mut(&mut st.tasks[i]).error = None;
+                Arc::make_mut(&mut st.tasks[i]).review = None;
                 // Its earlier text stays in the log; the new attempt streams afresh.
                 Arc::make_mut(&mut st.tasks[i]).spilled = false;
                 Arc::make_mut(&mut st.tasks[i]).notes.push(r.reason.clone());
@@ -298,6 +299,38 @@ pub fn reduce(st: &mut RunState, env: &Envelope) {
                 Arc::make_mut(&mut st.tasks[i]).notes.push(text);
             }
         }
+        EngineEvent::ReviewAccepted(r) => {
+            if let Some(i) = task {
+                let prev = st.tasks[i].status;
+                if prev.is_final() {
+                    unaccount_quality(st, i, prev);
+                }
+                let t = Arc::make_mut(&mut st.tasks[i]);
+                t.atoms = r.atoms;
+                t.review = Some(ReviewMark {
+                    accepted: true,
+                    reviewer: Arc::from(r.reviewer.as_str()),
+                    at_ms: env.ts,
+                    invocation: env.invocation_id.clone(),
+                    text: r.note.clone(),
+                });
+                review_noted(st, i);
+                set_status(st, i, r.status);
+                account_quality(st, i, r.status);
+            }
+        }
+        EngineEvent::ReviewRejected(r) => {
+            if let Some(i) = task {
+                Arc::make_mut(&mut st.tasks[i]).review = Some(ReviewMark {
+                    accepted: false,
+                    reviewer: Arc::from(r.reviewer.as_str()),
+                    at_ms: env.ts,
+                    invocation: env.invocation_id.clone(),
+                    text: Some(r.reason.clone()),
+                });
+                review_noted(st, i);
+            }
+        }
         EngineEvent::ReferenceFailed(r) => {
             if let Some(i) = task {
                 let text = format!(
@@ -311,6 +344,15 @@ pub fn reduce(st: &mut RunState, env: &Envelope) {
             }
         }
     }
+}
+
+/// Notes task `i`'s review decision in its notes and output.
+fn review_noted(st: &mut RunState, i: usize) {
+    let Some(text) = st.tasks[i].review.as_ref().map(|r| r.describe()) else {
+        return;
+    };
+    marker(st, i, &format!("── {text} ──"));
+    Arc::make_mut(&mut st.tasks[i]).notes.push(text);
 }
 
 fn keeps_output(st: &RunState, i: usize) -> bool {
@@ -373,6 +415,7 @@ fn start_tasks(st: &mut RunState, r: &crate::event::RunStarted) {
             notes: Vec::new(),
             output: OutputBuffer::new(),
             spilled: false,
+            review: None,
         }));
     }
     for (i, ds) in deps.iter().enumerate() {

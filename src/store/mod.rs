@@ -111,11 +111,15 @@ mod log_insert;
 pub mod open;
 mod ops;
 pub mod read;
+pub mod review;
+pub mod review_write;
 pub mod writer;
 
 pub use open::{open_connection, open_read_only};
 
 pub use read::{EventRow, InvocationRow, RunSummary, Store, TaskRow};
+pub use review::{Decision, FabricatedRef, ReviewItem};
 pub use writer::{
-    spawn_writer, AtomRow, InvocationRecord, PaperRow, RunRow, WriteOp, Writer, WriterStats,
+    spawn_writer, AtomRow, InvocationRecord, PaperRow, ReviewWrite, RunRow, WriteOp, Writer,
+    WriterStats,
 };

@@ -308,6 +308,70 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Failures: an Execute output tree or an ExecuteToInitContext file (a path that
+    /// exists), or the failed, timed-out, partial and retried invocations of a run (an
+    /// id, a prefix or `latest`) or of every run (no TARGET).
+    Failures {
+        /// A tree, a context file, or a run id.
+        target: Option<String>,
+        /// Print the list as JSON (for scripts) instead of opening the screen.
+        #[arg(long)]
+        json: bool,
+        /// A tree: list every iteration, not only the newest.
+        #[arg(long)]
+        all_iterations: bool,
+    },
+    /// Write a run's failed, timed-out, partial and retried invocations as a failure
+    /// tree (samples, traces, evaluations, attributions, summary, problems report).
+    ExportFailures {
+        /// Run id (or `latest`, or a prefix).
+        run: String,
+        /// Directory to create (must not exist, or be empty).
+        dir: PathBuf,
+    },
+    /// Write a generated failure tree (the seed's leave-application example) for trying
+    /// the Failures screen, with a few documents damaged on purpose.
+    GenFailures {
+        /// Directory to create (must not exist, or be empty).
+        dir: PathBuf,
+        /// Samples (about two thirds fail).
+        #[arg(long, default_value_t = 27)]
+        samples: usize,
+        /// Typical conversation turns per sample.
+        #[arg(long, default_value_t = 12)]
+        turns: usize,
+        /// Random seed.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Documents damaged on purpose (truncated, not JSON, missing, lacking fields).
+        #[arg(long, default_value_t = 3)]
+        broken: usize,
+    },
+    /// Failure tree benchmark: a generated tree opened, filtered, sorted and a sample
+    /// opened; peak memory against the tree's size; the database failures list.
+    BenchFailures {
+        /// Samples of the generated tree.
+        #[arg(long, default_value_t = 100_000, value_parser = at_least_one())]
+        samples: usize,
+        /// Typical turns per sample.
+        #[arg(long, default_value_t = 50, value_parser = at_least_one())]
+        turns: usize,
+        /// Repetitions of each measurement (medians are reported).
+        #[arg(long, default_value_t = 5, value_parser = at_least_one())]
+        runs: usize,
+        /// Failed invocations in the benchmark database (0 skips it).
+        #[arg(long, default_value_t = 100_000)]
+        invocations: usize,
+        /// Scratch directory.
+        #[arg(long, default_value = "bench-out")]
+        dir: PathBuf,
+        /// Only measure the tree at this path (the benchmark's child process).
+        #[arg(long, hide = true)]
+        measure: Option<PathBuf>,
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Write a generated plan (layers of fan-out and fan-in) to stdout.
     GenPlan {
         /// Tasks.

@@ -13,6 +13,7 @@ pub mod diff;
 pub mod engine;
 pub mod event;
 pub mod exit;
+pub mod failures;
 pub mod json_diff;
 pub mod json_text;
 pub mod jsonpath;

@@ -58,6 +58,7 @@ fn uses_database(command: &Command) -> bool {
                 | Command::Replay { .. }
                 | Command::Export { .. }
                 | Command::Review { .. }
+                | Command::ExportFailures { .. }
         )
 }
 
@@ -185,8 +186,10 @@ fn replay_options(at: &str, speed: &str, max_gap: f64, paused: bool) -> Result<R
             Speed::nearest(f)
         }
     };
-    if !(max_gap.is_finite() && max_gap >= 0.0) {
-        return Err(eyre!("--max-gap must be a number of seconds, 0 or more"));
+    if !(max_gap.is_finite() && (0.0..=86_400.0).contains(&max_gap)) {
+        return Err(eyre!(
+            "--max-gap must be a number of seconds from 0 to 86400"
+        ));
     }
     Ok(ReplayOptions {
         start,
@@ -408,6 +411,49 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
             print_log(&Store::open(&g.db)?, &run)?;
             Ok(ExitCode::SUCCESS)
         }
+        Command::Failures {
+            target,
+            json,
+            all_iterations,
+        } => plexus::commands::failures::run(&g.db, target.as_deref(), json, all_iterations),
+        Command::ExportFailures { run, dir } => {
+            plexus::commands::failures::export(&g.db, &run, &dir)
+        }
+        Command::GenFailures {
+            dir,
+            samples,
+            turns,
+            seed,
+            broken,
+        } => plexus::commands::failures::gen(
+            &dir,
+            &plexus::failures::generate::GenSpec {
+                samples,
+                turns,
+                seed,
+                broken,
+                ..Default::default()
+            },
+        ),
+        Command::BenchFailures {
+            samples,
+            turns,
+            runs,
+            invocations,
+            dir,
+            measure,
+            json,
+        } => plexus::commands::bench_failures::main(
+            &plexus::commands::bench_failures::Options {
+                samples,
+                turns,
+                runs,
+                invocations,
+                dir,
+                json,
+            },
+            measure.as_deref(),
+        ),
         Command::Export { run, output } => {
             plexus::commands::portable::export(&g.db, &run, output.as_deref())
         }

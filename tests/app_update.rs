@@ -238,10 +238,16 @@ fn screens_cycle_and_the_runs_screen_loads_its_list() {
         update(&mut ui, &st, Action::Open).is_empty(),
         "nothing to open"
     );
+    assert_eq!(
+        update(&mut ui, &st, Action::NextScreen),
+        vec![Effect::LoadFailures(None)],
+        "the Failures screen asks for its rows (of the run on screen: the driver knows it)"
+    );
+    assert_eq!(ui.screen, Screen::Failures);
     update(&mut ui, &st, Action::NextScreen);
     assert_eq!(ui.screen, Screen::Run);
     update(&mut ui, &st, Action::PrevScreen);
-    assert_eq!(ui.screen, Screen::Runs);
+    assert_eq!(ui.screen, Screen::Failures);
 }
 
 #[test]

@@ -157,7 +157,7 @@ fn demo_walkthrough_in_a_pty() {
     // Help lists the keys; Esc closes it.
     s.send("?");
     let help = s.wait_for("Keys (rebind", 5);
-    assert!(help.contains("pause / resume dispatch"), "{help}");
+    assert!(help.contains("Failures screen"), "{help}");
     s.send("\x1b");
     std::thread::sleep(Duration::from_millis(300));
     assert!(!s.screen().contains("Keys (rebind"), "help did not close");
@@ -351,17 +351,44 @@ fn replay_plays_pauses_steps_both_ways_seeks_and_changes_speed() {
     s.wait_for("event 3/", 5);
     s.send(",");
     s.wait_for("event 2/", 5);
-    // Jumps to the next task start and the next failure.
+    // Jumps to the next task start and the next failure: where the log says they are.
+    let marks = {
+        let store = plexus::store::Store::open(&db).expect("store");
+        let run = store.run("latest").expect("run").run_id;
+        let mut m = plexus::replay::marks::Marks::default();
+        for e in store.events(&run, 1, total).expect("events") {
+            let event = e.event.expect("decodes");
+            m.add(&plexus::event::Envelope {
+                run_id: run.as_str().into(),
+                seq: e.seq,
+                ts: e.ts,
+                task_id: e.task_id.map(Into::into),
+                invocation_id: e.invocation_id.map(Into::into),
+                agent: e.agent.map(Into::into),
+                event,
+            });
+        }
+        m
+    };
+    use plexus::replay::marks::Dir;
+    let start = marks.start(2, Dir::Forward).expect("a task start");
     s.send("}");
-    let screen = s.wait_for("task start at event", 5);
-    assert!(position(&screen).0 > 2, "{screen}");
+    s.wait_for(&format!("event {start}/{total}"), 5);
+    let failure = marks.failure(start, Dir::Forward).expect("a failure");
     s.send(")");
-    let screen = s.wait_for("failure at event", 5);
-    let failure = position(&screen).0;
-    assert!(
-        screen.contains("failed") || screen.contains("E00"),
-        "{screen}"
-    );
+    s.wait_for(&format!("event {failure}/{total}"), 5);
+    match marks.failure(failure, Dir::Back) {
+        Some(b) => {
+            s.send("(");
+            s.wait_for(&format!("event {b}/{total}"), 5);
+            s.send(")");
+            s.wait_for(&format!("event {failure}/{total}"), 5);
+        }
+        None => {
+            s.send("(");
+            s.wait_for("no earlier failure", 5);
+        }
+    }
     // Speed.
     s.send("+");
     s.wait_for("speed ×2", 5);

@@ -13,11 +13,13 @@ pub enum Screen {
     Atoms,
     /// Runs in the database.
     Runs,
+    /// Failed, timed-out, partial and retried invocations, of this run or every run.
+    Failures,
 }
 
 impl Screen {
     /// Every screen in tab order.
-    pub const ALL: [Screen; 3] = [Screen::Run, Screen::Atoms, Screen::Runs];
+    pub const ALL: [Screen; 4] = [Screen::Run, Screen::Atoms, Screen::Runs, Screen::Failures];
 
     /// Title shown in the tab bar.
     pub fn title(self) -> &'static str {
@@ -25,6 +27,7 @@ impl Screen {
             Screen::Run => "Run",
             Screen::Atoms => "Atoms",
             Screen::Runs => "Runs",
+            Screen::Failures => "Failures",
         }
     }
 }
@@ -71,6 +74,8 @@ actions! {
     ScreenAtoms = "screen_atoms",
     /// The Runs screen.
     ScreenRuns = "screen_runs",
+    /// The Failures screen.
+    ScreenFailures = "screen_failures",
     /// Move up.
     Up = "up",
     /// Move down.
@@ -121,8 +126,20 @@ actions! {
     FilterAgent = "filter_agent",
     /// Cycle the atom type filter.
     FilterType = "filter_type",
+    /// Failures: this run only, or every run in the database.
+    FilterRun = "filter_run",
+    /// Failures: the last hour, day, week, or any time.
+    FilterTime = "filter_time",
     /// Clear filters and search.
     ClearFilters = "clear_filters",
+    /// The selected task's previous attempt (its request, stream, atoms and issues).
+    PrevAttempt = "prev_attempt",
+    /// The selected task's next attempt.
+    NextAttempt = "next_attempt",
+    /// The next failure: a failed, timed-out, partial or retried task or row.
+    NextFailure = "next_failure",
+    /// The previous failure.
+    PrevFailure = "prev_failure",
     /// Runs screen: mark a run, then compare it with another.
     Compare = "compare",
     /// Replay: one event back.

@@ -13,7 +13,7 @@ use tokio::time::Instant;
 
 use super::loader::{Loaded, Loader, Query};
 use super::terminal::TerminalGuard;
-use super::ui_state::{Doc, DocKey, Overlay};
+use super::ui_state::{Doc, Overlay};
 use super::update::{input, request_docs, update, Effect, InputKey};
 use super::{Action, UiState};
 use crate::config::keymap::Keymap;
@@ -51,6 +51,9 @@ pub struct App {
     pub replay_settings: super::replay_app::ReplaySettings,
     /// Where a run opened from the Runs screen starts its replay.
     pub open_at: super::replay_feed::StartAt,
+    /// Replays opened so far (numbers each one's player, so a closed one's late
+    /// answers are told apart).
+    pub replay_generation: u64,
 }
 
 impl App {
@@ -76,6 +79,16 @@ impl App {
         }
         let running = live.is_live();
         self.ui.live_running = running;
+        // The Failures screen reloads when an attempt failed or was retried.
+        if batch.iter().any(|e| match &e.event {
+            EngineEvent::InvocationFinished(f) => {
+                f.status != Some(crate::protocol::InvocationStatus::Success)
+            }
+            EngineEvent::RetryScheduled(_) => true,
+            _ => false,
+        }) {
+            self.ui.failures.stale = true;
+        }
         // A document that was missing because the invocation was still going is asked
         // for again once it ended.
         if viewing_live {
@@ -85,9 +98,9 @@ impl App {
                         && e.invocation_id.as_deref() == Some(&*inv)
                 });
                 if ended {
-                    self.ui.docs.retain(|k, d| {
-                        !(matches!(d, Doc::Missing(_)) && doc_invocation(k) == &*inv)
-                    });
+                    self.ui
+                        .docs
+                        .retain(|k, d| !(matches!(d, Doc::Missing(_)) && k.invocation() == &*inv));
                 }
             }
         }
@@ -106,6 +119,15 @@ impl App {
                 }
                 Effect::LoadDoc(k) => self.loader.ask(Query::Doc(k)),
                 Effect::LoadRuns => self.loader.ask(Query::Runs),
+                Effect::LoadFailures(scope) => {
+                    let run = (!self.run.run_id.is_empty()).then(|| self.run.run_id.clone());
+                    let scope = match scope {
+                        None if self.ui.failures.this_run_only => run,
+                        s => s,
+                    };
+                    self.ui.failures_run.clone_from(&scope);
+                    self.loader.ask(Query::Failures(scope));
+                }
                 Effect::Compare(a, b) => self.loader.ask(Query::Diff(a, b)),
                 Effect::OpenRun(id) => {
                     if !self.run.run_id.is_empty() && self.run.run_id == id {
@@ -117,11 +139,14 @@ impl App {
                         self.open_replay(id, self.open_at);
                     }
                 }
-                Effect::LoadOutput(task) => self.loader.ask(Query::Output {
-                    run_id: self.run.run_id.clone(),
-                    task,
-                    upto: self.ui.replay.as_ref().map(|t| t.position),
-                }),
+                Effect::LoadOutput(task) => match (&self.replay, &self.ui.replay) {
+                    // A replay reads a task's text back as it was at the position.
+                    (Some(f), Some(t)) => f.ask_output(task, t),
+                    _ => self.loader.ask(Query::Output {
+                        run_id: self.run.run_id.clone(),
+                        task,
+                    }),
+                },
                 Effect::ReplaySeek { to, token } => {
                     if let Some(f) = self.replay.as_mut() {
                         f.seek(to, token);
@@ -129,13 +154,19 @@ impl App {
                 }
                 Effect::ReplayStep => {
                     if let (Some(f), Some(t)) = (self.replay.as_mut(), self.ui.replay.as_mut()) {
-                        f.step(&mut self.run, t);
+                        if !f.step(&mut self.run, t) {
+                            // Not read yet: go there by a seek.
+                            if let Effect::ReplaySeek { to, token } = t.seek(t.position + 1) {
+                                f.seek(to, token);
+                            }
+                        }
                     }
                 }
                 Effect::BackToLive => {
                     if let Some(live) = self.stashed_live.take() {
                         self.replay = None;
                         self.ui.replay = None;
+                        self.ui.outputs_asked.clear();
                         self.run = live;
                         self.ui.read_only = false;
                         self.ui.task = 0;
@@ -159,31 +190,19 @@ impl App {
                 self.ui.runs.error = None;
             }
             Loaded::Runs(Err(e)) => self.ui.runs.error = Some(e),
-            Loaded::Output {
-                run_id,
-                task,
-                upto,
-                text,
-            } => {
-                // A replay may have moved since: the text counts if nothing could have
-                // been added to it between then and now.
-                let current = match (&self.ui.replay, upto) {
-                    (Some(t), Some(u)) => {
-                        u == t.position
-                            || (u < t.position
-                                && self
-                                    .run
-                                    .tasks
-                                    .get(task)
-                                    .is_some_and(|v| v.status.is_final()))
-                    }
-                    (None, None) => true,
-                    _ => false,
-                };
-                if self.run.run_id == run_id && current {
+            Loaded::Failures(Ok(rows)) => {
+                let now = chrono::Utc::now().timestamp_millis();
+                self.ui.failures.set_rows(rows, now);
+            }
+            Loaded::Failures(Err(e)) => {
+                self.ui.failures.loading = false;
+                self.ui.failures.error = Some(e);
+            }
+            Loaded::Output { run_id, task, text } => {
+                if self.run.run_id == run_id && self.ui.replay.is_none() {
                     self.run.restore_output(task, text);
-                    self.ui.outputs_asked.remove(&task);
                 }
+                self.ui.outputs_asked.remove(&task);
             }
             Loaded::Player(generation, msg) => self.on_player(generation, msg),
             Loaded::Diff(Ok((title, lines))) => {
@@ -210,6 +229,15 @@ impl App {
             }
         }
         request_docs(&mut self.ui, &self.run, &mut fx);
+        let f = &self.ui.failures;
+        let now = chrono::Utc::now().timestamp_millis();
+        if self.ui.screen == super::Screen::Failures
+            && f.stale
+            && !f.loading
+            && now - f.asked_ms >= 1000
+        {
+            super::failures_keys::load(&mut self.ui, &mut fx);
+        }
         self.run_effects(fx);
     }
 
@@ -271,13 +299,13 @@ impl App {
     }
 
     fn animating(&self) -> bool {
-        self.run.is_live() && self.run.count(crate::event::TaskStatus::Running) > 0
-    }
-}
-
-fn doc_invocation(k: &DocKey) -> &str {
-    match k {
-        DocKey::Request(i) | DocKey::Atoms(i) | DocKey::Issues(i) | DocKey::Atom(i, _) => i,
+        // A replay that stands still shows its running tasks still.
+        let replay_still = self
+            .ui
+            .replay
+            .as_ref()
+            .is_some_and(|t| !t.playing && !t.follow);
+        !replay_still && self.run.is_live() && self.run.count(crate::event::TaskStatus::Running) > 0
     }
 }
 

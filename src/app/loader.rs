@@ -20,6 +20,8 @@ pub enum Query {
     Doc(DocKey),
     /// The list of runs.
     Runs,
+    /// The failed invocations of a run (`None`: every run).
+    Failures(Option<String>),
     /// The differences between two runs, as text.
     Diff(String, String),
     /// A task's streamed text, rebuilt from the log.
@@ -28,8 +30,6 @@ pub enum Query {
         run_id: String,
         /// Task index in the run's state.
         task: usize,
-        /// Only from the events up to this one (a replay's position).
-        upto: Option<u64>,
     },
 }
 
@@ -40,6 +40,8 @@ pub enum Loaded {
     Doc(DocKey, Doc),
     /// The list of runs, or why not.
     Runs(Result<Vec<RunSummary>, String>),
+    /// Failed invocations, or why not.
+    Failures(Result<Vec<crate::store::FailedInvocation>, String>),
     /// Two runs compared: a title and the lines, or why not.
     Diff(Result<(String, Vec<String>), String>),
     /// A message of the replay player of generation `.0`.
@@ -50,8 +52,6 @@ pub enum Loaded {
         run_id: String,
         /// Task index.
         task: usize,
-        /// The event it was read up to (a replay's position then), if bounded.
-        upto: Option<u64>,
         /// The text.
         text: OutputBuffer,
     },
@@ -103,6 +103,7 @@ fn serve(db: PathBuf, rx: std_mpsc::Receiver<Query>, out: UnboundedSender<Loaded
                 let _ = out.send(match q {
                     Query::Doc(k) => Loaded::Doc(k, Doc::Missing(msg)),
                     Query::Runs => Loaded::Runs(Err(msg)),
+                    Query::Failures(_) => Loaded::Failures(Err(msg)),
                     Query::Diff(..) => Loaded::Diff(Err(msg)),
                     Query::Output { .. } => continue,
                 });
@@ -115,28 +116,26 @@ fn serve(db: PathBuf, rx: std_mpsc::Receiver<Query>, out: UnboundedSender<Loaded
                 Loaded::Doc(key, doc)
             }
             Query::Runs => Loaded::Runs(store.list_runs().map_err(|e| e.to_string())),
+            Query::Failures(run) => Loaded::Failures(
+                store
+                    .failed_invocations(run.as_deref())
+                    .map_err(|e| e.to_string()),
+            ),
             Query::Diff(a, b) => Loaded::Diff(compare_runs(store, &a, &b)),
-            Query::Output { run_id, task, upto } => {
-                match fold_run(store, &run_id, Some(task), upto) {
-                    Ok(mut st) => {
-                        let text = st
-                            .tasks
-                            .get_mut(task)
-                            .map(|t| std::mem::take(&mut std::sync::Arc::make_mut(t).output))
-                            .unwrap_or_default();
-                        Loaded::Output {
-                            run_id,
-                            task,
-                            upto,
-                            text,
-                        }
-                    }
-                    Err(e) => {
-                        tracing::warn!("cannot reload output of task {task}: {e}");
-                        continue;
-                    }
+            Query::Output { run_id, task } => match fold_run(store, &run_id, Some(task), None) {
+                Ok(mut st) => {
+                    let text = st
+                        .tasks
+                        .get_mut(task)
+                        .map(|t| std::mem::take(&mut std::sync::Arc::make_mut(t).output))
+                        .unwrap_or_default();
+                    Loaded::Output { run_id, task, text }
                 }
-            }
+                Err(e) => {
+                    tracing::warn!("cannot reload output of task {task}: {e}");
+                    continue;
+                }
+            },
         };
         if out.send(answer).is_err() {
             return;
@@ -189,6 +188,12 @@ pub fn load_doc(store: &Store, key: &DocKey) -> Doc {
             Ok(None) => Doc::Missing(format!("request: {not_yet}")),
             Err(e) => Doc::Missing(format!("cannot load the request: {e}")),
         },
+        DocKey::Stream(inv) => match store.invocation_stream(inv) {
+            Ok(Some(t)) if t.is_empty() => Doc::Ready("(this attempt streamed no text)".into()),
+            Ok(Some(t)) => Doc::Ready(t.into()),
+            Ok(None) => Doc::Missing(format!("invocation {inv} is not in the database")),
+            Err(e) => Doc::Missing(format!("cannot read the stream back: {e}")),
+        },
         DocKey::Atoms(inv) | DocKey::Issues(inv) | DocKey::Atom(inv, _) => {
             let resp = match store.invocation_response(inv) {
                 Ok(Some(v)) if !v.is_null() => v,
@@ -212,6 +217,8 @@ pub fn load_doc(store: &Store, key: &DocKey) -> Doc {
                     text.push_str(&pretty(&resp["quality_check"]));
                     text.push_str("\n\nerrors:\n");
                     text.push_str(&pretty(&resp["errors"]));
+                    text.push_str("\n\nretry decision: ");
+                    text.push_str(&retry_decision(store, inv));
                     Doc::Ready(text.into())
                 }
                 DocKey::Atom(_, id) => {
@@ -221,14 +228,74 @@ pub fn load_doc(store: &Store, key: &DocKey) -> Doc {
                             .cloned()
                     });
                     match found {
-                        Some(a) => Doc::Ready(pretty(&a).into()),
+                        Some(a) => Doc::Ready(atom_with_issues(&a, &resp, id).into()),
                         None => Doc::Missing(format!("atom {id} is not in the stored response")),
                     }
                 }
-                DocKey::Request(_) => Doc::Missing(String::new()),
+                DocKey::Request(_) | DocKey::Stream(_) => Doc::Missing(String::new()),
             }
         }
     }
+}
+
+/// What the engine decided after invocation `inv`: the retry it scheduled, or why none.
+fn retry_decision(store: &Store, inv: &str) -> String {
+    let meta = match store.invocation_meta(inv) {
+        Ok(Some(m)) => m,
+        Ok(None) => return "unknown (the invocation is not in the database)".into(),
+        Err(e) => return format!("unknown ({e})"),
+    };
+    let retries = store.retry_history(&meta.run_id).unwrap_or_default();
+    let next = retries
+        .get(&meta.task_id)
+        .and_then(|rs| rs.iter().find(|r| r.next_attempt == meta.attempt + 1));
+    match (next, meta.status.as_deref()) {
+        (Some(r), _) => format!(
+            "retried as attempt {} after {} ms ({}): {}",
+            r.next_attempt,
+            r.delay_ms,
+            r.error_code.as_str(),
+            r.adjustment
+        ),
+        (None, Some("success")) => "none needed: the attempt succeeded".into(),
+        (None, None) => "none yet: the attempt is still running".into(),
+        (None, Some(s)) => format!(
+            "not retried: the attempt ended {s} and no retry followed (attempts used up, the error is not recoverable, or the run stopped)"
+        ),
+    }
+}
+
+/// An atom's JSON followed by the quality issues the check found in it.
+fn atom_with_issues(atom: &Value, resp: &Value, id: &str) -> String {
+    let issues: Vec<&Value> = resp["quality_check"]["issues"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter(|i| i["atom_id"].as_str() == Some(id))
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut text = pretty(atom);
+    if issues.is_empty() {
+        text.push_str("\n\nquality issues: none");
+    } else {
+        text.push_str(&format!("\n\nquality issues ({}):", issues.len()));
+        for i in issues {
+            let field = i["field"].as_str().unwrap_or("");
+            text.push_str(&format!(
+                "\n  {} · {}{} · {}",
+                i["severity"].as_str().unwrap_or("?"),
+                i["issue_type"].as_str().unwrap_or("?"),
+                if field.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({field})")
+                },
+                i["message"].as_str().unwrap_or("")
+            ));
+        }
+    }
+    text
 }
 
 fn pretty(v: &Value) -> String {

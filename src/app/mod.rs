@@ -3,7 +3,10 @@
 
 pub mod action;
 pub mod atoms_view;
+pub mod attempts;
 pub mod driver;
+pub mod failures_keys;
+pub mod failures_list;
 pub mod loader;
 pub mod replay_app;
 pub mod replay_feed;

@@ -35,7 +35,8 @@ impl App {
     /// Shows `run` from its log as a replay starting at `start`. A live run on screen is
     /// put aside (Esc brings it back) and keeps folding its events.
     pub fn open_replay(&mut self, run: String, start: StartAt) {
-        let generation = self.replay.as_ref().map_or(0, |f| f.generation) + 1;
+        self.replay_generation += 1;
+        let generation = self.replay_generation;
         let player = self.loader.player(run.clone(), generation);
         let feed = ReplayFeed::new(player, generation, start);
         let mut transport = Transport::new(run.clone(), feed.marks());
@@ -77,12 +78,15 @@ impl App {
         }
         let seeked = matches!(msg, PlayerMsg::Seeked { .. });
         let position = t.position;
-        let (_, say) = feed.on_msg(msg, &mut self.run, t);
+        let o = feed.on_msg(msg, &mut self.run, t);
         if seeked && t.position != position {
             // Text read back for another position does not belong to this one.
             self.ui.outputs_asked.clear();
         }
-        if let Some((text, warn)) = say {
+        if let Some(task) = o.output_done {
+            self.ui.outputs_asked.remove(&task);
+        }
+        if let Some((text, warn)) = o.say {
             self.ui.flash(text, warn);
         }
     }

@@ -29,6 +29,33 @@ const LOW_WATER: usize = 2048;
 /// Most events folded between two frames at full speed.
 const MAX_PER_FRAME: usize = 20_000;
 
+/// The playing clock: since `start`, run time passes at `speed` times the wall clock;
+/// `released` ms of it (gaps capped) have been shown.
+#[derive(Debug, Clone, Copy)]
+struct Clock {
+    start: Instant,
+    speed: f64,
+    released: f64,
+}
+
+impl Clock {
+    /// Run time (ms) passed at `now`.
+    fn run_ms(&self, now: Instant) -> f64 {
+        now.saturating_duration_since(self.start).as_secs_f64() * 1000.0 * self.speed
+    }
+}
+
+/// What a player message changed.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    /// The screen needs a frame.
+    pub changed: bool,
+    /// A message for the status line (and whether it is a warning).
+    pub say: Option<(String, bool)>,
+    /// A task's text was read back (or could not be used): it may be asked again.
+    pub output_done: Option<usize>,
+}
+
 /// The replay of the run on screen.
 pub struct ReplayFeed {
     player: Player,
@@ -36,17 +63,14 @@ pub struct ReplayFeed {
     pub generation: u64,
     /// Events after the position, in order, read ahead.
     ahead: VecDeque<Arc<Envelope>>,
+    /// The last event the pages read so far cover (some may not have decoded).
+    read_to: u64,
     /// An event request in flight, from this event.
     asked_from: Option<u64>,
-    /// Steps asked for before their events arrived.
-    steps_owed: u64,
     /// Where to go once the run is open.
     start: Option<StartAt>,
-    /// The playing clock: when it started, the speed it runs at, the run time (ms,
-    /// gaps capped) released since.
-    clock: Option<(Instant, f64, f64)>,
-    /// Time (ms) of the last event folded.
-    last_ts: Option<i64>,
+    /// The playing clock, while playing.
+    clock: Option<Clock>,
 }
 
 impl ReplayFeed {
@@ -56,11 +80,10 @@ impl ReplayFeed {
             player,
             generation,
             ahead: VecDeque::new(),
+            read_to: 0,
             asked_from: None,
-            steps_owed: 0,
             start: Some(start),
             clock: None,
-            last_ts: None,
         }
     }
 
@@ -74,29 +97,23 @@ impl ReplayFeed {
         self.player.ask(Command::Seek { to, token });
     }
 
-    /// One event forward (when its event has not been read yet, as soon as it is).
-    pub fn step(&mut self, run: &mut RunState, t: &mut Transport) {
-        self.steps_owed += 1;
-        self.pay_steps(run, t);
+    /// Asks for task `task`'s text as it is at the position.
+    pub fn ask_output(&self, task: usize, t: &Transport) {
+        self.player.ask(Command::Output {
+            task,
+            upto: t.position,
+        });
     }
 
-    fn pay_steps(&mut self, run: &mut RunState, t: &mut Transport) {
-        while self.steps_owed > 0 {
-            if !self.fold_next(run, t) {
-                break;
-            }
-            self.steps_owed -= 1;
-        }
+    /// One event forward; false when its event has not been read yet (the transport
+    /// turns a step into a seek then).
+    pub fn step(&mut self, run: &mut RunState, t: &mut Transport) -> bool {
+        self.fold_next(run, t)
     }
 
-    /// Applies a player message; returns whether the screen changed and a message for
-    /// the status line.
-    pub fn on_msg(
-        &mut self,
-        msg: PlayerMsg,
-        run: &mut RunState,
-        t: &mut Transport,
-    ) -> (bool, Option<(String, bool)>) {
+    /// Applies a player message.
+    pub fn on_msg(&mut self, msg: PlayerMsg, run: &mut RunState, t: &mut Transport) -> Outcome {
+        let mut o = Outcome::default();
         match msg {
             PlayerMsg::Opened {
                 run_id,
@@ -111,27 +128,25 @@ impl ReplayFeed {
                     Some(StartAt::End) => total,
                     Some(StartAt::Event(n)) => n.min(total),
                 };
-                let follow = live && to == total;
-                let fx = t.seek(to);
-                t.follow = follow;
-                if let super::update::Effect::ReplaySeek { to, token } = fx {
+                if let super::update::Effect::ReplaySeek { to, token } = t.seek(to) {
                     self.seek(to, token);
                 }
-                (true, None)
+                if live && to == total {
+                    // At the live edge of a run still being written: follow it.
+                    t.follow = true;
+                    t.playing = false;
+                }
+                o.changed = true;
             }
             PlayerMsg::Progress {
                 total,
                 indexed,
                 live,
             } => {
-                let grew = total > t.total;
+                o.changed = total > t.total || live != t.live;
                 t.total = total;
                 t.indexed = indexed;
-                if t.live && !live {
-                    t.follow = false;
-                }
                 t.live = live;
-                (grew, None)
             }
             PlayerMsg::Seeked {
                 token,
@@ -139,32 +154,48 @@ impl ReplayFeed {
                 state,
             } => {
                 if t.seeking.map(|(k, _)| k) != Some(token) {
-                    return (false, None);
+                    return o;
                 }
                 *run = *state;
                 t.position = position;
                 t.seeking = None;
                 self.ahead.clear();
+                self.read_to = position;
                 self.asked_from = None;
-                self.steps_owed = 0;
                 self.clock = None;
-                self.last_ts = None;
-                (true, None)
+                o.changed = true;
             }
-            PlayerMsg::Events { from, events } => {
+            PlayerMsg::Events { from, to, events } => {
                 if self.asked_from == Some(from) {
                     self.asked_from = None;
                 }
-                let next = t.position + self.ahead.len() as u64 + 1;
-                if t.seeking.is_none() && from == next {
+                if t.seeking.is_none() && from == self.read_to + 1 {
                     self.ahead.extend(events);
+                    self.read_to = to;
                 }
-                let before = t.position;
-                self.pay_steps(run, t);
-                (t.position != before, None)
             }
-            PlayerMsg::Failed(e) => (true, Some((e, true))),
+            PlayerMsg::Output { task, upto, text } => {
+                // The text counts if nothing could have been added to it between then
+                // and now.
+                let current = upto == t.position
+                    || (upto < t.position
+                        && run.tasks.get(task).is_some_and(|v| {
+                            v.status.is_final() || v.status == crate::event::TaskStatus::Cancelled
+                        }));
+                if current && t.seeking.is_none() {
+                    run.restore_output(task, text);
+                    o.changed = true;
+                }
+                o.output_done = Some(task);
+            }
+            PlayerMsg::Failed(e) => {
+                t.seeking = None;
+                t.playing = false;
+                o.say = Some((e, true));
+                o.changed = true;
+            }
         }
+        o
     }
 
     /// Folds the next event into `run`; false when it has not been read yet.
@@ -172,32 +203,48 @@ impl ReplayFeed {
         if t.seeking.is_some() {
             return false;
         }
-        let Some(env) = self.ahead.pop_front() else {
-            self.read_ahead(t);
-            return false;
-        };
-        if env.seq != t.position + 1 {
-            // Out of step (should not happen): start reading again from the position.
-            self.ahead.clear();
-            self.read_ahead(t);
-            return false;
+        match self.ahead.pop_front() {
+            Some(env) if env.seq > t.position => {
+                reduce(run, &env);
+                t.position = env.seq;
+                true
+            }
+            Some(_) => {
+                // Out of step (should not happen): read again from the position.
+                self.ahead.clear();
+                self.read_to = t.position;
+                self.read_ahead(t);
+                false
+            }
+            None if self.read_to > t.position => {
+                // What is left of the page did not decode: it folds to nothing.
+                t.position = self.read_to;
+                true
+            }
+            None => {
+                self.read_ahead(t);
+                false
+            }
         }
-        reduce(run, &env);
-        t.position = env.seq;
-        self.last_ts = Some(env.ts);
-        true
     }
 
-    /// Asks for the events after those read ahead, when few are left.
+    /// Asks for the events after those read, when few are left.
     fn read_ahead(&mut self, t: &Transport) {
-        let next = t.position + self.ahead.len() as u64 + 1;
-        if t.seeking.is_some() || self.asked_from.is_some() || next > t.total {
+        let next = self.read_to + 1;
+        if t.seeking.is_some()
+            || self.asked_from.is_some()
+            || next > t.total
+            || self.ahead.len() >= LOW_WATER
+        {
             return;
         }
-        if self.ahead.len() < LOW_WATER {
-            self.asked_from = Some(next);
-            self.player.ask(Command::Events { from: next });
-        }
+        self.asked_from = Some(next);
+        self.player.ask(Command::Events { from: next });
+    }
+
+    /// Time (ms) of the event the state is at, as the marks have it.
+    fn ts_at(&self, t: &Transport) -> Option<i64> {
+        self.player.marks.read().ok().and_then(|m| m.ts(t.position))
     }
 
     /// Plays: folds the events that are due at `now`; returns whether anything changed
@@ -219,6 +266,10 @@ impl ReplayFeed {
             while self.fold_next(run, t) {
                 changed = true;
             }
+            if !t.live && t.position >= t.total {
+                // The run ended and every event of it is shown.
+                t.follow = false;
+            }
             self.read_ahead(t);
             return (changed, None);
         }
@@ -233,48 +284,77 @@ impl ReplayFeed {
                     n += 1;
                 }
                 changed = n > 0;
-                (self.ahead.len() + n > 0 || t.position < t.total).then_some(now)
+                // More is due at once only if more is read; a page on its way wakes
+                // the loop when it arrives.
+                (!self.ahead.is_empty() || self.read_to > t.position).then_some(now)
             }
             Some(speed) => {
-                let clock = match self.clock {
-                    Some(c) if c.1 == speed => c,
-                    _ => (now, speed, 0.0),
+                let mut clock = match self.clock {
+                    Some(c) if c.speed == speed => c,
+                    // A new speed keeps the run time reached so far.
+                    Some(c) => Clock {
+                        start: now
+                            - Duration::from_secs_f64(c.run_ms(now) / speed / 1000.0)
+                                .min(now.saturating_duration_since(c.start)),
+                        speed,
+                        released: c.released,
+                    },
+                    None => Clock {
+                        start: now,
+                        speed,
+                        released: 0.0,
+                    },
                 };
-                let run_ms = now.duration_since(clock.0).as_secs_f64() * 1000.0 * speed;
-                let mut released = clock.2;
+                let mut last = self.ts_at(t);
                 let mut wake = None;
                 while let Some(next) = self.ahead.front() {
-                    let gap = match self.last_ts {
-                        Some(last) => (next.ts - last).clamp(0, t.max_gap_ms as i64) as f64,
+                    let gap = match last {
+                        Some(l) => next.ts.saturating_sub(l).clamp(0, cap(t.max_gap_ms)) as f64,
                         None => 0.0,
                     };
-                    if released + gap > run_ms {
-                        let wait = (released + gap - run_ms) / speed;
+                    let run_ms = clock.run_ms(now);
+                    if clock.released + gap > run_ms {
+                        let wait = (clock.released + gap - run_ms) / speed;
                         wake = Some(now + Duration::from_secs_f64(wait / 1000.0));
                         break;
                     }
+                    last = Some(next.ts);
                     if !self.fold_next(run, t) {
                         break;
                     }
-                    released += gap;
+                    clock.released += gap;
                     changed = true;
                 }
-                self.clock = Some((clock.0, speed, released));
+                if self.ahead.is_empty() {
+                    // Waiting for events to be read: the clock waits too, so they do not
+                    // all come out at once when they arrive.
+                    let behind = clock.run_ms(now) - clock.released;
+                    if behind > 0.0 {
+                        clock.start += Duration::from_secs_f64(behind / speed / 1000.0);
+                    }
+                    if self.read_to > t.position && self.fold_next(run, t) {
+                        changed = true;
+                    }
+                }
+                self.clock = Some(clock);
                 wake
             }
         };
         self.read_ahead(t);
         if t.position >= t.total && self.ahead.is_empty() {
+            self.clock = None;
             if t.live {
                 // Caught up with a run still being written: stay at its edge.
                 t.follow = true;
-                t.playing = false;
-            } else if t.playing {
-                t.playing = false;
-                self.clock = None;
-                return (true, None);
             }
+            t.playing = false;
+            return (true, None);
         }
         (changed, wake)
     }
+}
+
+/// The gap cap as a number of ms a timestamp difference can be clamped to.
+fn cap(max_gap_ms: u64) -> i64 {
+    i64::try_from(max_gap_ms).unwrap_or(i64::MAX)
 }

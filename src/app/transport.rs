@@ -159,6 +159,7 @@ impl Transport {
     pub fn to_end(&mut self) -> Effect {
         let fx = self.seek(self.total);
         self.follow = self.live;
+        self.playing = false;
         fx
     }
 
@@ -190,6 +191,7 @@ impl Transport {
             Action::TogglePause => {
                 if self.follow {
                     self.follow = false;
+                    self.playing = false;
                     say = Some("paused at the live edge (> goes back to it)".to_string());
                 } else if self.playing {
                     self.playing = false;
@@ -205,7 +207,12 @@ impl Transport {
                 self.playing = false;
                 self.follow = false;
                 if here < self.total {
-                    fx.push(Effect::ReplayStep);
+                    // While a seek is on its way, a step goes one past its target.
+                    fx.push(if self.seeking.is_some() {
+                        self.seek(here + 1)
+                    } else {
+                        Effect::ReplayStep
+                    });
                 }
             }
             Action::ReplayStepBack => {
@@ -302,9 +309,9 @@ impl Transport {
             .ts(1)
             .ok_or_else(|| "the log is not read yet".to_string())?;
         let ts = if let Some(rel) = t.strip_prefix('+') {
-            first + clock_ms(rel).ok_or_else(bad)?
+            first.saturating_add(clock_ms(rel, false).ok_or_else(bad)?)
         } else {
-            let of_day = clock_ms(t).ok_or_else(bad)?;
+            let of_day = clock_ms(t, true).ok_or_else(bad)?;
             // The first moment of the run at or after that time of day (UTC).
             let day = first - first.rem_euclid(86_400_000);
             let mut ts = day + of_day;
@@ -317,11 +324,15 @@ impl Transport {
     }
 }
 
-/// `h:mm:ss`, `mm:ss` or `ss` (seconds may have a fraction) in ms.
-fn clock_ms(s: &str) -> Option<i64> {
-    let parts: Vec<&str> = s.split(':').collect();
+/// A time in ms: `h:mm:ss`, or with two parts `h:mm` for a time of day (`of_day`) and
+/// `m:ss` for a time into the run, or seconds alone; seconds may have a fraction.
+fn clock_ms(s: &str, of_day: bool) -> Option<i64> {
+    let mut parts: Vec<&str> = s.split(':').collect();
     if parts.is_empty() || parts.len() > 3 {
         return None;
+    }
+    if of_day && parts.len() == 2 {
+        parts.push("0");
     }
     let mut ms = 0f64;
     for (i, p) in parts.iter().enumerate() {
@@ -336,7 +347,9 @@ fn clock_ms(s: &str) -> Option<i64> {
         }
         ms = ms * 60.0 + v;
     }
-    Some((ms * 1000.0).round() as i64)
+    // Beyond a year is not a time into a run or of a day.
+    let ms = ms * 1000.0;
+    (ms <= 366.0 * 86_400_000.0).then_some(ms.round() as i64)
 }
 
 #[cfg(test)]
@@ -379,6 +392,17 @@ mod tests {
         assert_eq!(t.parse_target("+0:10"), Ok(11));
         assert_eq!(t.parse_target("+90"), Ok(91));
         assert_eq!(t.parse_target("14:01:00"), Ok(61));
+        assert_eq!(
+            t.parse_target("14:01"),
+            Ok(61),
+            "two parts of a time of day: h:mm"
+        );
+        assert_eq!(
+            t.parse_target("+1:30"),
+            Ok(91),
+            "two parts into the run: m:ss"
+        );
+        assert!(t.parse_target("+1e300").is_err());
         assert!(t.parse_target("150%").is_err());
         assert!(t.parse_target("soon").is_err());
     }
@@ -408,6 +432,11 @@ mod tests {
         let (fx, _) = t.act(Action::ReplayStepBack).expect("transport");
         assert_eq!(fx, vec![Effect::ReplaySeek { to: 4, token: 1 }]);
         assert_eq!(t.target(), 4);
+        // A step while a seek is on its way goes one past the seek's target.
+        let (fx, _) = t.act(Action::ReplayStepForward).expect("transport");
+        assert_eq!(fx, vec![Effect::ReplaySeek { to: 5, token: 2 }]);
+        t.position = 5;
+        t.seeking = None;
         let (fx, _) = t.act(Action::ReplayStepForward).expect("transport");
         assert_eq!(fx, vec![Effect::ReplayStep]);
         t.position = 10;
@@ -419,6 +448,13 @@ mod tests {
         assert!(t.follow, "a live run is followed at its edge");
         t.act(Action::TogglePause);
         assert!(!t.follow && !t.playing, "and can be left");
+        // Playing, then to the end of a live run: it follows, not plays; a pause there
+        // stays paused.
+        t.playing = true;
+        t.act(Action::ReplayEnd);
+        assert!(t.follow && !t.playing);
+        t.act(Action::TogglePause);
+        assert!(!t.follow && !t.playing);
         assert!(t.act(Action::Up).is_none());
     }
 }

@@ -101,6 +101,8 @@ pub enum Overlay {
         /// First line shown.
         top: usize,
     },
+    /// One attempt of a failure row: its stream, request, atoms or issues.
+    Attempt(AttemptView),
     /// The whole atom at this index of `RunState::atoms`.
     AtomDetail {
         /// Atom index.
@@ -108,6 +110,32 @@ pub enum Overlay {
         /// First line shown.
         top: usize,
     },
+}
+
+/// The attempt overlay of the Failures screen.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AttemptView {
+    /// Invocation shown.
+    pub invocation: Arc<str>,
+    /// `run · task · attempt k/n · agent`.
+    pub title: String,
+    /// Which document.
+    pub view: OutputView,
+    /// First line shown.
+    pub top: usize,
+}
+
+impl AttemptView {
+    /// The document this view shows.
+    pub fn doc(&self) -> DocKey {
+        let inv = self.invocation.clone();
+        match self.view {
+            OutputView::Request => DocKey::Request(inv),
+            OutputView::Atoms => DocKey::Atoms(inv),
+            OutputView::Issues => DocKey::Issues(inv),
+            OutputView::Raw | OutputView::Context => DocKey::Stream(inv),
+        }
+    }
 }
 
 /// Atoms table column to sort by.
@@ -228,6 +256,21 @@ pub enum DocKey {
     Issues(Arc<str>),
     /// One atom (invocation, asset id).
     Atom(Arc<str>, Arc<str>),
+    /// The text an invocation streamed, read back from the log.
+    Stream(Arc<str>),
+}
+
+impl DocKey {
+    /// The invocation the document belongs to.
+    pub fn invocation(&self) -> &str {
+        match self {
+            DocKey::Request(i)
+            | DocKey::Atoms(i)
+            | DocKey::Issues(i)
+            | DocKey::Atom(i, _)
+            | DocKey::Stream(i) => i,
+        }
+    }
 }
 
 /// A status-line message.
@@ -248,6 +291,8 @@ pub struct UiState {
     pub focus: Pane,
     /// Selected task index.
     pub task: usize,
+    /// Selected attempt of that task (index into its invocations; `None`: the latest).
+    pub attempt: Option<usize>,
     /// First DAG line shown.
     pub dag_top: usize,
     /// Output view.
@@ -266,6 +311,10 @@ pub struct UiState {
     pub atoms: AtomsTable,
     /// Runs list.
     pub runs: RunsList,
+    /// Failures list.
+    pub failures: super::failures_list::FailuresList,
+    /// The run whose failures are listed when only one run's are.
+    pub failures_run: Option<String>,
     /// Loaded documents per invocation.
     pub docs: HashMap<DocKey, Doc>,
     /// Tasks whose evicted text was asked for from the log.
@@ -298,6 +347,7 @@ impl UiState {
             screen: Screen::Run,
             focus: Pane::Dag,
             task: 0,
+            attempt: None,
             dag_top: 0,
             view: OutputView::Raw,
             scroll: Scroll::default(),
@@ -307,6 +357,8 @@ impl UiState {
             input: None,
             atoms: AtomsTable::default(),
             runs: RunsList::default(),
+            failures: super::failures_list::FailuresList::new(true),
+            failures_run: None,
             docs: HashMap::new(),
             outputs_asked: Default::default(),
             flash: None,
@@ -319,6 +371,24 @@ impl UiState {
             replay: None,
             seek_prompt: false,
         }
+    }
+
+    /// The invocation the output pane shows for `task`: the selected attempt's, or the
+    /// latest; with its attempt number (from 1) and the number of attempts.
+    pub fn shown_invocation(
+        &self,
+        task: &crate::state::TaskView,
+    ) -> Option<(Arc<str>, usize, usize)> {
+        let n = task.invocations.len();
+        match self.attempt {
+            Some(k) if k < n => Some((task.invocations[k].clone(), k + 1, n)),
+            _ => task.invocation.clone().map(|inv| (inv, n.max(1), n.max(1))),
+        }
+    }
+
+    /// Whether an earlier attempt (not the latest) is selected.
+    pub fn earlier_attempt(&self, task: &crate::state::TaskView) -> bool {
+        self.attempt.is_some_and(|k| k + 1 < task.invocations.len())
     }
 
     /// Shows a message in the status line.

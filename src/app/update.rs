@@ -22,6 +22,8 @@ pub enum Effect {
     LoadDoc(DocKey),
     /// Load the list of runs.
     LoadRuns,
+    /// Load the failed invocations of a run (`None`: of every run).
+    LoadFailures(Option<String>),
     /// Open a run read-only from its log.
     OpenRun(String),
     /// Compare two runs (by id) and show the differences.
@@ -120,6 +122,7 @@ pub fn update(ui: &mut UiState, run: &RunState, action: Action) -> Vec<Effect> {
         Action::ScreenRun => switch_screen(ui, Screen::Run, &mut fx),
         Action::ScreenAtoms => switch_screen(ui, Screen::Atoms, &mut fx),
         Action::ScreenRuns => switch_screen(ui, Screen::Runs, &mut fx),
+        Action::ScreenFailures => switch_screen(ui, Screen::Failures, &mut fx),
         Action::Help => ui.overlay = Some(Overlay::Help { top: 0 }),
         Action::Search => ui.input = Some(String::new()),
         Action::TogglePause => {
@@ -146,6 +149,7 @@ pub fn update(ui: &mut UiState, run: &RunState, action: Action) -> Vec<Effect> {
             Screen::Run => run_screen(ui, run, action, &mut fx),
             Screen::Atoms => atoms_screen(ui, run, action, &mut fx),
             Screen::Runs => runs_screen(ui, action, &mut fx),
+            Screen::Failures => super::failures_keys::failures_screen(ui, run, action, &mut fx),
         },
     }
     fx
@@ -184,8 +188,10 @@ fn not_live(ui: &UiState) -> &'static str {
 
 fn switch_screen(ui: &mut UiState, s: Screen, fx: &mut Vec<Effect>) {
     ui.screen = s;
-    if s == Screen::Runs {
-        fx.push(Effect::LoadRuns);
+    match s {
+        Screen::Runs => fx.push(Effect::LoadRuns),
+        Screen::Failures => super::failures_keys::load(ui, fx),
+        _ => {}
     }
 }
 
@@ -268,6 +274,7 @@ fn overlay_action(
                 ui.overlay = Some(Overlay::Text { title, lines, top });
             }
         },
+        Overlay::Attempt(view) => super::failures_keys::attempt_action(ui, run, view, action, fx),
         Overlay::AtomDetail { atom, top } => match action {
             Action::Back | Action::Open | Action::Quit => ui.overlay = None,
             _ => {
@@ -279,7 +286,7 @@ fn overlay_action(
 }
 
 /// A simple scroll position after a movement action (upper bound applied at draw time).
-fn scroll_value(top: usize, action: Action, page: usize) -> usize {
+pub fn scroll_value(top: usize, action: Action, page: usize) -> usize {
     match action {
         Action::Up => top.saturating_sub(1),
         Action::Down => top + 1,
@@ -303,6 +310,10 @@ fn run_screen(ui: &mut UiState, run: &RunState, action: Action, fx: &mut Vec<Eff
         Action::ViewRequest => set_view(ui, run, OutputView::Request, fx),
         Action::ViewIssues => set_view(ui, run, OutputView::Issues, fx),
         Action::ViewContext => set_view(ui, run, OutputView::Context, fx),
+        Action::PrevAttempt => super::attempts::move_attempt(ui, run, -1, fx),
+        Action::NextAttempt => super::attempts::move_attempt(ui, run, 1, fx),
+        Action::NextFailure => super::attempts::jump_failure(ui, run, true, fx),
+        Action::PrevFailure => super::attempts::jump_failure(ui, run, false, fx),
         _ => match ui.focus {
             Pane::Output => scroll_output(ui, action),
             _ => move_selection(ui, run, action, fx),
@@ -312,19 +323,27 @@ fn run_screen(ui: &mut UiState, run: &RunState, action: Action, fx: &mut Vec<Eff
 
 fn set_view(ui: &mut UiState, run: &RunState, v: OutputView, fx: &mut Vec<Effect>) {
     ui.view = v;
+    let earlier = run
+        .tasks
+        .get(ui.task)
+        .is_some_and(|t| ui.earlier_attempt(t));
     ui.scroll = Scroll {
         top: 0,
-        follow: v == OutputView::Raw,
+        follow: v == OutputView::Raw && !earlier,
     };
     request_docs(ui, run, fx);
 }
 
 /// Asks for the documents the output view needs for the selected task.
 pub fn request_docs(ui: &mut UiState, run: &RunState, fx: &mut Vec<Effect>) {
-    let Some(inv) = run.tasks.get(ui.task).and_then(|t| t.invocation.clone()) else {
+    let Some(task) = run.tasks.get(ui.task) else {
+        return;
+    };
+    let Some((inv, _, _)) = ui.shown_invocation(task) else {
         return;
     };
     let key = match ui.view {
+        OutputView::Raw if ui.earlier_attempt(task) => DocKey::Stream(inv),
         OutputView::Raw | OutputView::Context => return,
         OutputView::Request => DocKey::Request(inv),
         OutputView::Atoms => DocKey::Atoms(inv),
@@ -401,6 +420,7 @@ fn move_selection(ui: &mut UiState, run: &RunState, action: Action, fx: &mut Vec
 pub fn select_task(ui: &mut UiState, run: &RunState, task: usize, fx: &mut Vec<Effect>) {
     if task != ui.task {
         ui.task = task;
+        ui.attempt = None;
         ui.scroll = Scroll {
             top: 0,
             follow: ui.view == OutputView::Raw,
@@ -410,7 +430,7 @@ pub fn select_task(ui: &mut UiState, run: &RunState, task: usize, fx: &mut Vec<E
 }
 
 /// The selection in a list of `len` rows after a movement action (`None` for others).
-fn move_in_list(selected: usize, len: usize, action: Action, page: usize) -> Option<usize> {
+pub fn move_in_list(selected: usize, len: usize, action: Action, page: usize) -> Option<usize> {
     let last = len.saturating_sub(1);
     Some(match action {
         Action::Up => selected.saturating_sub(1),
@@ -543,6 +563,10 @@ pub fn input(ui: &mut UiState, run: &RunState, key: InputKey) -> Vec<Effect> {
                 ui.seek_prompt = false;
             } else if ui.screen == Screen::Atoms {
                 ui.atoms.query.clear();
+            } else if ui.screen == Screen::Failures {
+                ui.failures.query.text.clear();
+                let now = ui.now_ms;
+                ui.failures.refilter(now);
             }
             return fx;
         }
@@ -568,6 +592,11 @@ pub fn input(ui: &mut UiState, run: &RunState, key: InputKey) -> Vec<Effect> {
     if ui.screen == Screen::Atoms {
         ui.atoms.query = text.clone();
         ui.atoms.selected = 0;
+    } else if ui.screen == Screen::Failures {
+        ui.failures.query.text = text.clone();
+        ui.failures.selected = 0;
+        let now = ui.now_ms;
+        ui.failures.refilter(now);
     }
     ui.input = Some(text);
     fx

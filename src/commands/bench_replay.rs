@@ -59,6 +59,11 @@ pub struct ReplayBenchReport {
     pub seek_p99_ms: f64,
     /// Slowest seek, ms.
     pub seek_max_ms: f64,
+    /// Median time to read back a finished task's text at the seek's position (what
+    /// the output pane shows for it), ms.
+    pub text_median_ms: f64,
+    /// 99th percentile of the same, ms.
+    pub text_p99_ms: f64,
     /// Peak resident memory of the replaying process, MiB.
     pub peak_rss_mib: f64,
 }
@@ -173,6 +178,7 @@ fn measure(db: &Path, o: &ReplayBenchOptions, generate_s: f64) -> Result<ReplayB
     // Random seeks.
     let mut rng = fastrand::Rng::with_seed(7);
     let mut times = Vec::with_capacity(o.seeks);
+    let mut texts = Vec::with_capacity(o.seeks);
     let mut tasks = 0;
     for _ in 0..o.seeks {
         let to = rng.u64(0..=total);
@@ -181,9 +187,28 @@ fn measure(db: &Path, o: &ReplayBenchOptions, generate_s: f64) -> Result<ReplayB
         frame(&st, to, total)?;
         times.push(t.elapsed().as_secs_f64() * 1000.0);
         tasks = tasks.max(st.tasks.len());
+        // The text of a finished task, as the output pane asks for it.
+        let spilled: Vec<usize> = (0..st.tasks.len())
+            .filter(|&i| st.tasks[i].spilled)
+            .collect();
+        if !spilled.is_empty() {
+            let task = spilled[rng.usize(..spilled.len())];
+            let t = Instant::now();
+            let text = log.task_output(task, to)?;
+            texts.push(t.elapsed().as_secs_f64() * 1000.0);
+            if text.is_empty() {
+                return Err(eyre!("task {task} has no text at event {to}"));
+            }
+        }
     }
     times.sort_by(f64::total_cmp);
-    let q = |p: f64| times[((times.len() - 1) as f64 * p).round() as usize];
+    texts.sort_by(f64::total_cmp);
+    let quantile = |v: &[f64], p: f64| {
+        v.get(((v.len().max(1) - 1) as f64 * p).round() as usize)
+            .copied()
+            .unwrap_or(0.0)
+    };
+    let q = |p: f64| quantile(&times, p);
     Ok(ReplayBenchReport {
         events: total,
         tasks,
@@ -194,6 +219,8 @@ fn measure(db: &Path, o: &ReplayBenchOptions, generate_s: f64) -> Result<ReplayB
         seek_median_ms: q(0.5),
         seek_p99_ms: q(0.99),
         seek_max_ms: times.last().copied().unwrap_or(0.0),
+        text_median_ms: quantile(&texts, 0.5),
+        text_p99_ms: quantile(&texts, 0.99),
         peak_rss_mib: peak_rss_mib(),
     })
 }
@@ -220,6 +247,11 @@ pub fn print_replay_report(r: &ReplayBenchReport) {
         r.seek_median_ms,
         r.seek_p99_ms,
         r.seek_max_ms
+    );
+    crate::outln!(
+        "finished task's text  median {:.1} ms · p99 {:.1} ms (read back at the position)",
+        r.text_median_ms,
+        r.text_p99_ms
     );
     crate::outln!("peak memory           {:.0} MiB", r.peak_rss_mib);
 }

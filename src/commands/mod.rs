@@ -1,12 +1,15 @@
 //! The CLI's commands: run, demo, validate, runs, show, diff, resume, rerun, review,
-//! export, import, bench, gen-plan.
+//! export, import, failures, export-failures, gen-failures, bench, gen-plan.
 
 pub mod bench;
+pub mod bench_failures;
+pub mod bench_failures_db;
 pub mod bench_http;
 pub mod bench_replay;
 pub mod bench_tokens;
 pub mod bench_ui;
 pub mod diff;
+pub mod failures;
 pub mod headless;
 pub mod launch;
 pub mod portable;

@@ -70,6 +70,7 @@ pub async fn run_tui(
         replay: None,
         replay_settings: Default::default(),
         open_at: StartAt::End,
+        replay_generation: 0,
     };
     app.run.run_id = run_id.clone();
     // The engine's end is signalled to the loop; the outcome is collected afterwards.
@@ -171,6 +172,7 @@ pub async fn browse_tui(
         replay: None,
         replay_settings: options.settings,
         open_at: options.start,
+        replay_generation: 0,
     };
     match run_id {
         Some(id) => app.open_replay(id, options.start),

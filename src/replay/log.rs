@@ -11,16 +11,11 @@ use std::sync::{Arc, RwLock};
 use super::feed::{fold_range, page, PAGE};
 use super::marks::Marks;
 use crate::event::{Envelope, RunStatus};
-use crate::state::{reduce, RunState};
+use crate::state::{reduce, OutputBuffer, RunState};
 use crate::store::{Store, StoreError};
 
 /// Events between two snapshots.
 pub const SNAPSHOT_EVERY: u64 = 16_384;
-
-/// Streamed text the indexing state holds before finished tasks' text is evicted. It is
-/// only cloned into snapshots, which keep no finished task's text (it is read back from
-/// the log when looked at), so it can be small.
-pub const INDEX_OUTPUT_BUDGET: usize = 2 << 20;
 
 /// One run's log, indexed as far as it has been read.
 pub struct ReplayLog {
@@ -33,6 +28,10 @@ pub struct ReplayLog {
     head: RunState,
     /// Events in the log (the last seq committed).
     total: u64,
+    /// Events between two snapshots.
+    every: u64,
+    /// Set when nobody wants the answers any more (stops a long seek).
+    stop: Option<Arc<std::sync::atomic::AtomicBool>>,
 }
 
 /// A fresh state for replaying `run` (as a live run's starts).
@@ -72,8 +71,10 @@ impl ReplayLog {
         let run: Arc<str> = Arc::from(summary.run_id.as_str());
         let (total, _) = store.last_event(&run)?;
         let empty = replay_state(&run);
+        // The indexing state keeps no finished task's text (snapshots do not either),
+        // and never trims a running task's: a snapshot must hold all of it.
         let mut head = empty.clone();
-        head.output_budget = INDEX_OUTPUT_BUDGET;
+        head.output_budget = usize::MAX;
         Ok(ReplayLog {
             store,
             marks,
@@ -81,17 +82,36 @@ impl ReplayLog {
             head,
             total,
             run,
+            every: SNAPSHOT_EVERY,
+            stop: None,
         })
+    }
+
+    /// Takes a snapshot every `every` events instead of every [`SNAPSHOT_EVERY`] (tests
+    /// use short intervals to exercise many snapshots on small logs).
+    pub fn with_snapshots_every(mut self, every: u64) -> ReplayLog {
+        self.every = every.max(1);
+        self
+    }
+
+    /// Stops reading (a seek in progress returns an error) once `stop` is set.
+    pub fn with_stop(mut self, stop: Arc<std::sync::atomic::AtomicBool>) -> ReplayLog {
+        self.stop = Some(stop);
+        self
+    }
+
+    fn stopped(&self) -> Result<(), StoreError> {
+        match &self.stop {
+            Some(s) if s.load(std::sync::atomic::Ordering::Relaxed) => {
+                Err(StoreError::WriterGone("the replay was closed".into()))
+            }
+            _ => Ok(()),
+        }
     }
 
     /// The run id.
     pub fn run_id(&self) -> &Arc<str> {
         &self.run
-    }
-
-    /// The marks, shared (the UI reads them for jumps and times).
-    pub fn marks(&self) -> &Arc<RwLock<Marks>> {
-        &self.marks
     }
 
     /// Events in the log.
@@ -129,6 +149,7 @@ impl ReplayLog {
 
     /// Reads and indexes up to one page of events; returns how many.
     pub fn index_page(&mut self) -> Result<u64, StoreError> {
+        self.stopped()?;
         let from = self.indexed() + 1;
         if from > self.total {
             return Ok(0);
@@ -137,10 +158,11 @@ impl ReplayLog {
         let events = page(&self.store, &self.run, from, to)?;
         for env in &events {
             reduce(&mut self.head, env);
-            if env.seq % SNAPSHOT_EVERY == 0 {
+            if env.seq % self.every == 0 {
                 self.snapshots.push((env.seq, snapshot_of(&self.head)));
             }
         }
+        self.head.spill_finished();
         // The marks are shared with the UI: written in one short step.
         let mut marks = self
             .marks
@@ -174,11 +196,67 @@ impl ReplayLog {
                 break;
             }
         }
-        let i = self.snapshots.partition_point(|(s, _)| *s <= to) - 1;
+        let i = self
+            .snapshots
+            .partition_point(|(s, _)| *s <= to)
+            .saturating_sub(1);
         let (at, snap) = &self.snapshots[i];
-        let mut st = snap.clone();
-        fold_range(&self.store, &self.run, &mut st, at + 1, to)?;
+        let (from, mut st) = (at + 1, snap.clone());
+        self.fold_checked(&mut st, from, to)?;
         Ok(st)
+    }
+
+    /// Folds events `from..=to` into `st` a page at a time, stopping when asked to.
+    fn fold_checked(&self, st: &mut RunState, from: u64, to: u64) -> Result<(), StoreError> {
+        let mut at = from;
+        while at <= to {
+            self.stopped()?;
+            let end = to.min(at.saturating_add(PAGE - 1));
+            fold_range(&self.store, &self.run, st, at, end)?;
+            at = end + 1;
+        }
+        Ok(())
+    }
+
+    /// Task `task`'s streamed text as it was after event `to`: folded from the last
+    /// snapshot before the task's first event (where its text was still empty) to its
+    /// last event at or before `to`, keeping only its text — a task's lifetime, not the
+    /// whole log.
+    pub fn task_output(&mut self, task: usize, to: u64) -> Result<OutputBuffer, StoreError> {
+        let to = to.min(self.total);
+        while self.indexed() < to {
+            if self.index_page()? == 0 {
+                break;
+            }
+        }
+        let id = self
+            .head
+            .tasks
+            .get(task)
+            .map(|t| t.id.clone())
+            .ok_or_else(|| StoreError::WriterGone(format!("no task {task} in this run")))?;
+        // Its text changes only between its first event and its last.
+        let (first, last) = self
+            .marks
+            .read()
+            .ok()
+            .and_then(|m| m.span_of(&id))
+            .unwrap_or((1, to));
+        let to = to.min(last);
+        let i = self
+            .snapshots
+            .partition_point(|(s, _)| *s < first)
+            .saturating_sub(1);
+        let (at, snap) = &self.snapshots[i];
+        let (from, mut st) = (at + 1, snap.clone());
+        st.output_only = Some(task);
+        st.output_budget = usize::MAX;
+        self.fold_checked(&mut st, from, to)?;
+        Ok(st
+            .tasks
+            .get_mut(task)
+            .map(|t| std::mem::take(&mut Arc::make_mut(t).output))
+            .unwrap_or_default())
     }
 
     /// Events `from..=to`, for playing forward.

@@ -11,8 +11,12 @@ use crate::protocol::InvocationStatus;
 /// Per-event times and jump targets of one run's log, up to the events read so far.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Marks {
-    /// `ts[i]` is the time (ms) of event `i + 1`.
+    /// `ts[i]` is the time (ms) of event `i + 1`, never earlier than the events before it
+    /// (events of concurrent tasks may be stamped a little out of order; a replay's
+    /// clock and a seek by time need them in order, as the state's own clock is).
     ts: Vec<i64>,
+    /// Each task's first and last event so far.
+    span: std::collections::HashMap<Arc<str>, (u64, u64)>,
     /// Events where a task starts running: its first attempt, or its first after it was
     /// reset or the run resumed.
     starts: Vec<u64>,
@@ -49,8 +53,15 @@ impl Marks {
         if env.seq != self.len() + 1 {
             return;
         }
-        self.ts.push(env.ts);
+        let last = self.ts.last().copied().unwrap_or(i64::MIN);
+        self.ts.push(env.ts.max(last));
         let task = env.task_id.as_ref();
+        if let Some(t) = task {
+            self.span
+                .entry(t.clone())
+                .and_modify(|s| s.1 = env.seq)
+                .or_insert((env.seq, env.seq));
+        }
         let failure = match &env.event {
             EngineEvent::InvocationStarted(_) => {
                 if let Some(t) = task {
@@ -102,7 +113,13 @@ impl Marks {
     /// Records the next event as one that could not be read (it keeps its number and
     /// takes the time `ts`).
     pub fn skip(&mut self, ts: i64) {
-        self.ts.push(ts);
+        let last = self.ts.last().copied().unwrap_or(i64::MIN);
+        self.ts.push(ts.max(last));
+    }
+
+    /// The first and the last event of task `task` read so far, if it has one.
+    pub fn span_of(&self, task: &str) -> Option<(u64, u64)> {
+        self.span.get(task).copied()
     }
 
     /// Time (ms) of event `seq` (`None` for 0 or an event not read yet).
@@ -114,8 +131,6 @@ impl Marks {
 
     /// The last event at or before time `ts` (ms); 0 when the run starts later.
     pub fn at_time(&self, ts: i64) -> u64 {
-        // Times are not strictly ordered across threads; take the last event whose time
-        // is not after `ts`, scanning from where they are ordered.
         self.ts.partition_point(|&t| t <= ts) as u64
     }
 
@@ -127,11 +142,6 @@ impl Marks {
     /// The next failure after `seq` (forward) or the last one before it (back).
     pub fn failure(&self, seq: u64, dir: Dir) -> Option<u64> {
         step(&self.failures, seq, dir)
-    }
-
-    /// Failures marked so far.
-    pub fn failures(&self) -> usize {
-        self.failures.len()
     }
 }
 

@@ -34,6 +34,13 @@ pub enum Command {
         /// First event wanted.
         from: u64,
     },
+    /// A task's streamed text as it was after event `upto`.
+    Output {
+        /// Task index.
+        task: usize,
+        /// The position it is for.
+        upto: u64,
+    },
 }
 
 /// What the player tells the UI.
@@ -66,22 +73,42 @@ pub enum PlayerMsg {
         /// The state.
         state: Box<RunState>,
     },
-    /// Events in order, the first being `from`.
+    /// Events `from..=to` in order (an event that does not decode is left out but its
+    /// number is covered).
     Events {
         /// First event's number.
         from: u64,
+        /// Last event's number.
+        to: u64,
         /// The events.
         events: Vec<Arc<Envelope>>,
+    },
+    /// A task's text after event `upto`.
+    Output {
+        /// Task index.
+        task: usize,
+        /// The position it is for.
+        upto: u64,
+        /// The text.
+        text: crate::state::OutputBuffer,
     },
     /// The run could not be opened or read.
     Failed(String),
 }
 
-/// Handle to a player thread; dropping it stops the thread.
+/// Handle to a player thread; dropping it stops the thread (also in the middle of a
+/// long seek).
 pub struct Player {
     tx: std_mpsc::Sender<Command>,
     /// Times and jump targets of the events indexed so far.
     pub marks: Arc<RwLock<Marks>>,
+    stop: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Drop for Player {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
 }
 
 impl Player {
@@ -95,11 +122,13 @@ impl Player {
         let (tx, rx) = std_mpsc::channel::<Command>();
         let marks = Arc::new(RwLock::new(Marks::default()));
         let shared = marks.clone();
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let stop_flag = stop.clone();
         let spawned = std::thread::Builder::new()
             .name("plexus-replay".into())
             .spawn(move || {
                 let log = match ReplayLog::open_sharing(&db, &run, shared) {
-                    Ok(log) => log,
+                    Ok(log) => log.with_stop(stop_flag),
                     Err(e) => {
                         out(PlayerMsg::Failed(format!(
                             "cannot open run {run} in {}: {e}",
@@ -113,7 +142,7 @@ impl Player {
         if let Err(e) = spawned {
             tracing::error!("cannot start the replay thread: {e}");
         }
-        Player { tx, marks }
+        Player { tx, marks, stop }
     }
 
     /// Sends a request (answers arrive as [`PlayerMsg`]s).
@@ -236,16 +265,23 @@ fn answer(log: &mut ReplayLog, waiting: &mut Vec<Command>) -> Vec<PlayerMsg> {
                 }
             }
             Command::Events { from } => {
-                let to = from.saturating_add(MAX_PAGE - 1);
+                let to = from.saturating_add(MAX_PAGE - 1).min(log.total());
+                if to < from {
+                    continue;
+                }
                 match log.events(from, to) {
-                    Ok(events) if !events.is_empty() => out.push(PlayerMsg::Events {
+                    Ok(events) => out.push(PlayerMsg::Events {
                         from,
+                        to,
                         events: events.into_iter().map(Arc::new).collect(),
                     }),
-                    Ok(_) => {}
                     Err(e) => out.push(PlayerMsg::Failed(format!("cannot read events: {e}"))),
                 }
             }
+            Command::Output { task, upto } => match log.task_output(task, upto) {
+                Ok(text) => out.push(PlayerMsg::Output { task, upto, text }),
+                Err(e) => tracing::warn!("replay: cannot read task {task}'s text back: {e}"),
+            },
         }
     }
     out

@@ -4,6 +4,7 @@
 mod dag;
 pub mod output;
 mod reduce;
+pub mod shared;
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
@@ -60,8 +61,8 @@ pub struct RunState {
     pub status_counts: [u32; 9],
     /// Quality of accepted work over all agents.
     pub quality: Quality,
-    /// Every graded atom, in the order graded.
-    pub atoms: Vec<AtomView>,
+    /// Every graded atom, in the order graded (shared in chunks between copies).
+    pub atoms: shared::Chunked<AtomView>,
     /// Run-level notes (crash detected, resumed, cancel…), oldest first.
     pub notes: VecDeque<Note>,
     /// Streamed text held, in bytes, over all tasks.
@@ -97,6 +98,8 @@ pub struct TaskView {
     pub error: Option<ErrorCode>,
     /// Latest invocation id.
     pub invocation: Option<Arc<str>>,
+    /// Every invocation of the task, in the order they started (attempt order).
+    pub invocations: Vec<Arc<str>>,
     /// When the latest invocation started (ms).
     pub running_since: Option<i64>,
     /// Prompt tokens of the latest invocation.

@@ -86,6 +86,10 @@ impl OutputBuffer {
             return;
         };
         let cut = open_start as usize;
+        if cut == 0 {
+            // No whole line yet: nothing to seal.
+            return;
+        }
         let rest = open.text.split_off(cut);
         let mut starts = std::mem::replace(&mut open.starts, vec![0]);
         starts.pop();
@@ -148,6 +152,10 @@ impl OutputBuffer {
         self.sealed_lines -= lines;
         self.sealed_bytes -= freed;
         self.dropped += lines as u64;
+        if freed == 0 {
+            // Sealed blocks held nothing to free: the text is one long open line.
+            self.evict();
+        }
     }
 
     /// Lines held, counting the open line when it has text.
@@ -299,5 +307,16 @@ mod tests {
         assert_eq!(b.len() as u64 + b.dropped(), want.len() as u64 + 1);
         assert_eq!(b.line(b.len() - 1), "more");
         assert_eq!(snapshot.line(0), "line 0 ");
+    }
+
+    #[test]
+    fn one_endless_line_is_cut_at_the_cap() {
+        let mut b = OutputBuffer::new();
+        let piece = "y".repeat(1 << 16);
+        for _ in 0..(BUFFER_CAP_BYTES / piece.len() + 8) {
+            b.push(&piece);
+        }
+        assert!(b.bytes() <= BUFFER_CAP_BYTES, "{} bytes held", b.bytes());
+        assert!(b.dropped() > 0);
     }
 }

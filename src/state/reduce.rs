@@ -188,6 +188,11 @@ pub fn reduce(st: &mut RunState, env: &Envelope) {
                 let t = Arc::make_mut(&mut st.tasks[i]);
                 t.attempts = t.attempts.max(s.attempt);
                 t.invocation = env.invocation_id.clone();
+                if let Some(inv) = &env.invocation_id {
+                    if t.invocations.last() != Some(inv) {
+                        t.invocations.push(inv.clone());
+                    }
+                }
                 t.running_since = Some(env.ts);
                 t.prompt_tokens = s.prompt_tokens;
                 t.max_tokens = s.constraints.max_tokens;
@@ -406,6 +411,7 @@ fn start_tasks(st: &mut RunState, r: &crate::event::RunStarted) {
             atoms: 0,
             error: None,
             invocation: None,
+            invocations: Vec::new(),
             running_since: None,
             prompt_tokens: 0,
             max_tokens: 0,
@@ -504,10 +510,13 @@ fn enforce_budget(st: &mut RunState) {
         let Some(i) = st.evict_queue.pop_front() else {
             break;
         };
-        let t = Arc::make_mut(&mut st.tasks[i]);
+        let Some(t) = st.tasks.get(i) else {
+            continue;
+        };
         if !(t.status.is_final() || t.status == TaskStatus::Cancelled) || t.output.is_empty() {
             continue;
         }
+        let t = Arc::make_mut(&mut st.tasks[i]);
         st.output_bytes = st.output_bytes.saturating_sub(t.output.bytes());
         t.output.evict();
         st.output_bytes += t.output.bytes();

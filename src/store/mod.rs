@@ -106,6 +106,9 @@ pub enum StoreError {
     },
 }
 
+mod attempts;
+mod failed;
+pub mod failures;
 pub mod lease;
 mod log_insert;
 pub mod open;
@@ -115,8 +118,11 @@ pub mod review;
 pub mod review_write;
 pub mod writer;
 
+pub use failures::{FailureFilter, FailureRow};
 pub use open::{open_connection, open_read_only};
 
+pub use attempts::MAX_STREAM_BYTES;
+pub use failed::{FailedInvocation, InvocationMeta, MAX_FAILURE_ROWS};
 pub use read::{EventRow, InvocationRow, RunSummary, Store, TaskRow};
 pub use review::{Decision, FabricatedRef, ReviewItem};
 pub use writer::{

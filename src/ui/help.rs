@@ -14,6 +14,7 @@ pub fn describe(a: Action) -> &'static str {
         Action::ScreenRun => "Run screen",
         Action::ScreenAtoms => "Atoms screen",
         Action::ScreenRuns => "Runs screen",
+        Action::ScreenFailures => "Failures screen",
         Action::Up => "up: previous layer / scroll / previous row",
         Action::Down => "down: next layer / scroll / next row",
         Action::Left => "left: previous task in the layer",
@@ -22,7 +23,7 @@ pub fn describe(a: Action) -> &'static str {
         Action::PageDown => "page down",
         Action::Top => "to the top",
         Action::Bottom => "to the bottom (output follows the tail again)",
-        Action::Open => "open: focus the output / atom detail / open a run",
+        Action::Open => "open: focus the output / atom detail / open a run / a failure's attempt",
         Action::FocusNext => "cycle pane focus",
         Action::ViewRaw => "output: raw stream",
         Action::ViewAtoms => "output: parsed atoms",
@@ -34,13 +35,23 @@ pub fn describe(a: Action) -> &'static str {
         Action::Retry => "retry the selected failed task",
         Action::Help => "this help",
         Action::Search => "search (task id on Run, atoms on Atoms)",
-        Action::Sort => "atoms: next sort column",
-        Action::SortReverse => "atoms: reverse the sort",
-        Action::FilterGrade => "atoms: filter by grade",
-        Action::FilterAgent => "atoms: filter by agent",
-        Action::FilterType => "atoms: filter by type",
-        Action::ClearFilters => "atoms: clear filters and search",
+        Action::Sort => "atoms, failures: next sort column",
+        Action::SortReverse => "atoms, failures: reverse the sort",
+        Action::FilterGrade => "atoms: filter by grade; failures: by error code",
+        Action::FilterAgent => "atoms, failures: filter by agent",
+        Action::FilterType => "atoms: filter by type; failures: by status",
+        Action::FilterRun => "failures: this run only / every run in the database",
+        Action::FilterTime => "failures: last hour, day, week / any time",
+        Action::ClearFilters => "atoms, failures: clear filters and search",
         Action::Compare => "runs: mark a run; on another run, compare the two",
+        Action::PrevAttempt => {
+            "output: the task's previous attempt (stream, request, atoms, issues)"
+        }
+        Action::NextAttempt => {
+            "output: the task's next attempt (the last one follows new attempts)"
+        }
+        Action::NextFailure => "next failed, timed-out, partial or retried task / failure row",
+        Action::PrevFailure => "previous failed, timed-out, partial or retried task / failure row",
         Action::ReplayStepBack => "replay: one event back",
         Action::ReplayStepForward => "replay: one event forward",
         Action::ReplayPrevStart => "replay: previous task start",

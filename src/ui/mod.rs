@@ -4,6 +4,7 @@
 pub mod atoms;
 pub mod budget;
 pub mod dag;
+pub mod failures;
 pub mod help;
 pub mod output;
 pub mod quality;

@@ -54,7 +54,17 @@ pub fn draw(buf: &mut Buffer, inner: Rect, run: &RunState, ui: &mut UiState, the
         );
         return;
     };
+    let shown = ui.shown_invocation(task);
     match ui.view {
+        OutputView::Raw if ui.earlier_attempt(task) => {
+            let (inv, k, n) = shown.clone().unwrap_or_else(|| ("?".into(), 0, 0));
+            let text = doc_text(ui, &DocKey::Stream(inv.clone()));
+            let header =
+                format!("── attempt {k}/{n} · {inv} · read back from the log (] goes on) ──");
+            let mut lines: Vec<&str> = vec![&header];
+            lines.extend(text.lines());
+            draw_lines(buf, inner, &lines, ui, theme);
+        }
         OutputView::Raw => {
             let mut area = inner;
             if task.spilled || task.output.dropped() > 0 {
@@ -77,7 +87,11 @@ pub fn draw(buf: &mut Buffer, inner: Rect, run: &RunState, ui: &mut UiState, the
         OutputView::Issues => {
             let mut lines: Vec<&str> = Vec::new();
             let header;
-            if let Some(last) = &task.last {
+            let latest = !ui.earlier_attempt(task);
+            if let (Some((inv, k, n)), false) = (&shown, latest) {
+                header = format!("attempt {k}/{n} · {inv} (the quality check and errors below are this attempt's)");
+                lines.push(&header);
+            } else if let Some(last) = &task.last {
                 header = format!(
                     "latest invocation: {} · {} atom(s) · avg score {:.2} · {} issue(s)",
                     last.status.map_or("stopped", |s| s.as_str()),
@@ -90,10 +104,9 @@ pub fn draw(buf: &mut Buffer, inner: Rect, run: &RunState, ui: &mut UiState, the
             for n in &task.notes {
                 lines.push(n);
             }
-            let doc = task
-                .invocation
+            let doc = shown
                 .clone()
-                .map(|inv| doc_text(ui, &DocKey::Issues(inv)));
+                .map(|(inv, _, _)| doc_text(ui, &DocKey::Issues(inv)));
             let doc = doc.unwrap_or_else(|| "no invocation yet".into());
             lines.push("");
             lines.extend(doc.lines());
@@ -105,7 +118,7 @@ pub fn draw(buf: &mut Buffer, inner: Rect, run: &RunState, ui: &mut UiState, the
             draw_lines(buf, inner, &lines, ui, theme);
         }
         OutputView::Atoms | OutputView::Request => {
-            let key = task.invocation.clone().map(|inv| match ui.view {
+            let key = shown.map(|(inv, _, _)| match ui.view {
                 OutputView::Atoms => DocKey::Atoms(inv),
                 _ => DocKey::Request(inv),
             });

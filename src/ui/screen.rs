@@ -8,7 +8,7 @@ use ratatui::Frame;
 
 use super::text::{elapsed, fill, fill_rect, paint, put};
 use super::theme::Theme;
-use super::{atoms, budget, dag, help, output, quality, runs};
+use super::{atoms, budget, dag, failures, help, output, quality, runs};
 use crate::app::ui_state::{Overlay, Pane, Question};
 use crate::app::{Screen, UiState};
 use crate::config::keymap::Keymap;
@@ -70,6 +70,11 @@ pub fn draw_buffer(
             );
             runs::draw(buf, inner, ui, theme);
         }
+        Screen::Failures => {
+            let title = failures::title(&ui.failures, body.width);
+            let inner = pane(buf, body, &title, true, theme);
+            failures::draw(buf, inner, ui, theme);
+        }
     }
     draw_status(buf, status, run, ui, theme);
     match ui.overlay.clone() {
@@ -81,6 +86,34 @@ pub fn draw_buffer(
         Some(Overlay::Text { title, lines, top }) => {
             let top = scroll_overlay(buf, area, &title, &lines, top, theme, ui);
             ui.overlay = Some(Overlay::Text { title, lines, top });
+        }
+        Some(Overlay::Attempt(mut v)) => {
+            let width = area.width.saturating_sub(8).max(10);
+            let lines: Vec<String> = attempt_lines(ui, &v)
+                .iter()
+                .flat_map(|l| {
+                    let l = super::sanitize::sanitize(l);
+                    let parts: Vec<String> = super::wrap::wrap_ranges(&l, width)
+                        .into_iter()
+                        .map(|r| l[r].to_string())
+                        .collect();
+                    if parts.is_empty() {
+                        vec![String::new()]
+                    } else {
+                        parts
+                    }
+                })
+                .collect();
+            let title = format!(
+                " {} · {} ",
+                v.title,
+                match v.view {
+                    crate::app::ui_state::OutputView::Raw => "stream",
+                    other => other.title(),
+                }
+            );
+            v.top = scroll_overlay(buf, area, &title, &lines, v.top, theme, ui);
+            ui.overlay = Some(Overlay::Attempt(v));
         }
         Some(Overlay::AtomDetail { atom, top }) => {
             let lines = atoms::detail_lines(run, ui, atom);
@@ -134,10 +167,14 @@ fn draw_run(buf: &mut Buffer, body: Rect, run: &RunState, ui: &mut UiState, them
     let task = run.tasks.get(ui.task);
     let out_title = match task {
         Some(t) => format!(
-            "Output · {} · {} · {}{}",
+            "Output · {} · {} · {}{}{}",
             t.id,
             run.agents.get(t.agent).map_or("", |a| &a.name),
             ui.view.title(),
+            match ui.shown_invocation(t) {
+                Some((_, k, n)) if n > 1 => format!(" · attempt {k}/{n} ([ ])"),
+                _ => String::new(),
+            },
             if ui.scroll.follow {
                 ""
             } else {
@@ -331,6 +368,20 @@ fn replay_position(t: &crate::app::transport::Transport) -> String {
         t.total.to_string()
     };
     format!("event {}/{total}{at} · {}", t.position, t.play_label())
+}
+
+/// The attempt overlay's lines: which keys switch, then the document.
+fn attempt_lines(ui: &UiState, v: &crate::app::ui_state::AttemptView) -> Vec<String> {
+    let mut out = vec![
+        "o stream · e request · a atoms · i issues & retry decision · [ ] the task's other failed attempts · n N other rows · enter: find it in the run · esc".to_string(),
+        String::new(),
+    ];
+    match ui.docs.get(&v.doc()) {
+        Some(crate::app::ui_state::Doc::Ready(t)) => out.extend(t.lines().map(str::to_string)),
+        Some(crate::app::ui_state::Doc::Missing(w)) => out.push(w.clone()),
+        _ => out.push("loading…".into()),
+    }
+    out
 }
 
 fn centered(area: Rect, w: u16, h: u16) -> Rect {

@@ -1,0 +1,187 @@
+//! `plexus failures`, `plexus export-failures` and `plexus gen-failures`: failure
+//! trees listed as JSON for scripts (a tree or context file, or the database's failed
+//! invocations), plexus's own runs written as a tree, generated trees.
+//!
+//! The Failures screen is not built yet: [`open_failures_screen`] is where it goes.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use color_eyre::eyre::{eyre, Result};
+use serde::Serialize;
+
+use crate::exit;
+use crate::failures::{self, generate, Tree};
+use crate::store::{FailureFilter, Store};
+
+/// What `plexus failures TARGET` points at.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    /// An output tree or an `ExecuteToInitContext` file (a path that exists).
+    Path(PathBuf),
+    /// A run of the database (an id, a prefix or `latest`).
+    Run(String),
+    /// Nothing given: every run of the database.
+    AllRuns,
+}
+
+impl Target {
+    /// A path that exists is a tree; anything else a run id.
+    pub fn parse(arg: Option<&str>) -> Target {
+        match arg {
+            None => Target::AllRuns,
+            Some(a) if Path::new(a).exists() => Target::Path(PathBuf::from(a)),
+            Some(a) => Target::Run(a.to_string()),
+        }
+    }
+}
+
+/// One sample of a tree as `--json` prints it.
+#[derive(Debug, Serialize)]
+struct SampleJson<'a> {
+    sample_id: &'a str,
+    iteration: u32,
+    failure_type: Option<&'a str>,
+    priority: Option<crate::protocol::handoff::FailurePriority>,
+    checkers_failed: Vec<&'a str>,
+    conversation_turns: Option<u32>,
+    sample_path: Option<String>,
+    trace_path: Option<String>,
+    evaluation_path: Option<String>,
+    attribution_path: Option<String>,
+}
+
+/// A tree as `--json` prints it.
+#[derive(Debug, Serialize)]
+struct TreeJson<'a> {
+    root: String,
+    iterations: Vec<IterationJson>,
+    warnings: &'a [String],
+    samples: Vec<SampleJson<'a>>,
+}
+
+#[derive(Debug, Serialize)]
+struct IterationJson {
+    number: u32,
+    dir: String,
+    loaded: bool,
+    index: Option<&'static str>,
+    total_samples: Option<u32>,
+    failed_samples: Option<u32>,
+}
+
+fn tree_json(tree: &Tree) -> TreeJson<'_> {
+    let path = |s: &failures::Sample, k| tree.doc_path(s, k).map(|p| failures::layout::slash(&p));
+    TreeJson {
+        root: failures::layout::slash(&tree.root),
+        iterations: tree
+            .iterations
+            .iter()
+            .map(|i| IterationJson {
+                number: i.number,
+                dir: failures::layout::slash(&i.dir),
+                loaded: i.loaded,
+                index: i.source.as_ref().map(|s| s.label()),
+                total_samples: i.total_samples,
+                failed_samples: i.failed_samples,
+            })
+            .collect(),
+        warnings: &tree.warnings,
+        samples: tree
+            .samples
+            .iter()
+            .map(|s| SampleJson {
+                sample_id: &s.id,
+                iteration: s.iteration,
+                failure_type: s.failure_type.as_deref(),
+                priority: s.priority,
+                checkers_failed: s.checkers_failed.iter().map(|c| &**c).collect(),
+                conversation_turns: s.conversation_turns,
+                sample_path: path(s, failures::DocKind::Sample),
+                trace_path: path(s, failures::DocKind::Trace),
+                evaluation_path: path(s, failures::DocKind::Evaluation),
+                attribution_path: path(s, failures::DocKind::Attribution),
+            })
+            .collect(),
+    }
+}
+
+/// `plexus failures [TARGET] [--json] [--all-iterations]`.
+pub fn run(db: &Path, target: Option<&str>, json: bool, all_iterations: bool) -> Result<ExitCode> {
+    let target = Target::parse(target);
+    if !json {
+        return open_failures_screen(db, &target);
+    }
+    match &target {
+        Target::Path(p) => {
+            let selection = if all_iterations {
+                failures::Selection::All
+            } else {
+                failures::Selection::Newest
+            };
+            let tree = failures::open_with(p, selection, failures::LoadOptions::default())?;
+            crate::rawln!("{}", serde_json::to_string_pretty(&tree_json(&tree))?);
+        }
+        Target::Run(_) | Target::AllRuns => {
+            let store = Store::open(db)?;
+            let run_id = match &target {
+                Target::Run(r) => Some(store.run(r)?.run_id),
+                _ => None,
+            };
+            let rows = store.failure_rows(&FailureFilter {
+                run_id: run_id.clone(),
+                messages: true,
+                limit: None,
+            })?;
+            let out = serde_json::json!({ "run_id": run_id, "failures": rows });
+            crate::rawln!("{}", serde_json::to_string_pretty(&out)?);
+        }
+    }
+    Ok(ExitCode::from(exit::OK))
+}
+
+/// The Failures screen for `target` — not built yet: the main engineer replaces this
+/// function with the screen (a tree, a context file, one run or every run).
+pub fn open_failures_screen(_db: &Path, _target: &Target) -> Result<ExitCode> {
+    Err(eyre!(
+        "the Failures screen is not built yet; `plexus failures TARGET --json` lists the failures as JSON"
+    ))
+}
+
+/// `plexus export-failures RUN DIR`.
+pub fn export(db: &Path, run: &str, dir: &Path) -> Result<ExitCode> {
+    let r = failures::from_run::export_run(db, run, dir)?;
+    crate::outln!(
+        "{}: {} of {} invocations failed, timed out, ended partial or were retried; {} problem(s) in the report",
+        r.run_id,
+        r.samples,
+        r.invocations,
+        r.problems
+    );
+    for n in &r.notes {
+        crate::errln!("note: {n}");
+    }
+    crate::outln!("written to {}", r.dir.display());
+    Ok(ExitCode::from(exit::OK))
+}
+
+/// `plexus gen-failures DIR`.
+pub fn gen(dir: &Path, spec: &generate::GenSpec) -> Result<ExitCode> {
+    let r = generate::generate_tree(dir, spec)?;
+    crate::outln!(
+        "{} samples ({} failed), {} files, {:.1} MB in {}",
+        r.samples,
+        r.failed,
+        r.files,
+        r.bytes as f64 / 1e6,
+        r.dir.display()
+    );
+    for (id, doc, how) in &r.damaged {
+        crate::outln!("damaged on purpose: {id} {doc} ({how})");
+    }
+    crate::outln!(
+        "context file: {}",
+        r.dir.join(generate::CONTEXT_FILE).display()
+    );
+    Ok(ExitCode::from(exit::OK))
+}

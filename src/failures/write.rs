@@ -1,0 +1,200 @@
+//! Writing trees and files atomically: a tree is built in a hidden temporary directory
+//! beside its destination and renamed into place when complete (a reader never sees
+//! half a tree); a single file is written beside itself and renamed.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+/// Why a tree or file could not be written.
+#[derive(Debug, thiserror::Error)]
+pub enum WriteError {
+    /// A file system error, with the path concerned.
+    #[error("{}: {source}", .path.display())]
+    Io {
+        /// The path.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The destination exists and is not an empty directory.
+    #[error("{} already exists and is not empty; choose another directory or remove it", .0.display())]
+    Exists(PathBuf),
+    /// A value could not be serialised.
+    #[error("cannot serialise {what}: {source}")]
+    Json {
+        /// What.
+        what: String,
+        /// Why.
+        source: serde_json::Error,
+    },
+}
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> WriteError + '_ {
+    move |source| WriteError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// A name beside `path` no other writer uses: `.NAME.tmp-PID-RANDOM`.
+fn temp_beside(path: &Path) -> PathBuf {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "out".into());
+    let tmp = format!(
+        ".{name}.tmp-{}-{:08x}",
+        std::process::id(),
+        fastrand::u32(..)
+    );
+    match path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        Some(p) => p.join(tmp),
+        None => PathBuf::from(tmp),
+    }
+}
+
+/// Writes `value` as pretty JSON to `path` through a temporary file and a rename.
+pub fn write_json_atomic<T: Serialize + ?Sized>(path: &Path, value: &T) -> Result<(), WriteError> {
+    let bytes = serde_json::to_vec_pretty(value).map_err(|source| WriteError::Json {
+        what: path.display().to_string(),
+        source,
+    })?;
+    write_bytes_atomic(path, &bytes)
+}
+
+/// Writes `bytes` to `path` through a temporary file, flushed to disk, and a rename.
+pub fn write_bytes_atomic(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent).map_err(io(parent))?;
+    }
+    let tmp = temp_beside(path);
+    let result = (|| {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result.map_err(io(path))
+}
+
+/// A tree being written into a temporary directory; [`TreeWriter::finish`] renames it
+/// into place, and dropping it unfinished removes it.
+#[derive(Debug)]
+pub struct TreeWriter {
+    target: PathBuf,
+    tmp: PathBuf,
+    done: bool,
+}
+
+impl TreeWriter {
+    /// Starts a tree for `target`, which must not exist or be an empty directory.
+    pub fn new(target: &Path) -> Result<TreeWriter, WriteError> {
+        if target.exists() {
+            let empty = std::fs::read_dir(target)
+                .map(|mut d| d.next().is_none())
+                .unwrap_or(false);
+            if !empty {
+                return Err(WriteError::Exists(target.to_path_buf()));
+            }
+        }
+        if let Some(parent) = target.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent).map_err(io(parent))?;
+        }
+        let tmp = temp_beside(target);
+        std::fs::create_dir(&tmp).map_err(io(&tmp))?;
+        Ok(TreeWriter {
+            target: target.to_path_buf(),
+            tmp,
+            done: false,
+        })
+    }
+
+    /// The temporary directory files go into.
+    pub fn root(&self) -> &Path {
+        &self.tmp
+    }
+
+    /// Writes `bytes` at `rel` (directories created as needed).
+    pub fn write_bytes(&self, rel: &str, bytes: &[u8]) -> Result<(), WriteError> {
+        let p = self.tmp.join(rel);
+        if let Some(parent) = p.parent() {
+            std::fs::create_dir_all(parent).map_err(io(parent))?;
+        }
+        std::fs::write(&p, bytes).map_err(io(&p))
+    }
+
+    /// Writes `value` as pretty JSON at `rel`.
+    pub fn write_json<T: Serialize + ?Sized>(
+        &self,
+        rel: &str,
+        value: &T,
+    ) -> Result<(), WriteError> {
+        let bytes = serde_json::to_vec_pretty(value).map_err(|source| WriteError::Json {
+            what: rel.to_string(),
+            source,
+        })?;
+        self.write_bytes(rel, &bytes)
+    }
+
+    /// Creates the directory `rel` (empty directories are part of a layout too).
+    pub fn mkdir(&self, rel: &str) -> Result<(), WriteError> {
+        let p = self.tmp.join(rel);
+        std::fs::create_dir_all(&p).map_err(io(&p))
+    }
+
+    /// Renames the finished tree into place; returns its path.
+    pub fn finish(mut self) -> Result<PathBuf, WriteError> {
+        if self.target.is_dir() {
+            // Checked empty in `new`; a directory that filled since is not replaced.
+            std::fs::remove_dir(&self.target)
+                .map_err(|_| WriteError::Exists(self.target.clone()))?;
+        }
+        std::fs::rename(&self.tmp, &self.target).map_err(io(&self.target))?;
+        self.done = true;
+        Ok(self.target.clone())
+    }
+}
+
+impl Drop for TreeWriter {
+    fn drop(&mut self) {
+        if !self.done {
+            let _ = std::fs::remove_dir_all(&self.tmp);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tree_appears_whole_or_not_at_all() {
+        let d = tempfile::tempdir().expect("tmp");
+        let target = d.path().join("out");
+        {
+            let w = TreeWriter::new(&target).expect("new");
+            w.write_json("a/b.json", &serde_json::json!({"x": 1}))
+                .expect("write");
+            assert!(!target.exists());
+        }
+        assert!(!target.exists());
+        assert_eq!(std::fs::read_dir(d.path()).expect("ls").count(), 0);
+        let w = TreeWriter::new(&target).expect("new");
+        w.write_json("a/b.json", &serde_json::json!({"x": 1}))
+            .expect("write");
+        w.finish().expect("finish");
+        assert!(target.join("a/b.json").is_file());
+        assert!(matches!(
+            TreeWriter::new(&target),
+            Err(WriteError::Exists(_))
+        ));
+        let f = d.path().join("c.json");
+        write_json_atomic(&f, &serde_json::json!([1])).expect("atomic");
+        assert_eq!(std::fs::read_to_string(&f).expect("read"), "[\n  1\n]");
+    }
+}

@@ -1,0 +1,137 @@
+//! Failed invocations across runs: the rows of the Failures screen and of
+//! `plexus failures --json`. One row per invocation that failed, timed out, ended
+//! partial or was retried, newest first.
+
+use rusqlite::{params, OptionalExtension};
+use serde::Serialize;
+
+use super::{Store, StoreError};
+
+/// Most rows one query returns (the screen says when there were more).
+pub const MAX_FAILURE_ROWS: usize = 1_000_000;
+
+/// One failed, timed-out, partial or retried invocation.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FailedInvocation {
+    /// Run.
+    pub run_id: String,
+    /// Task.
+    pub task_id: String,
+    /// Attempt (from 1).
+    pub attempt: u32,
+    /// Attempts the task made in all.
+    pub attempts: u32,
+    /// Agent.
+    pub agent: String,
+    /// `failed`, `timeout`, `partial`, or `success` for an attempt that was retried anyway.
+    pub status: String,
+    /// Error codes, e.g. `["E002"]`.
+    pub error_codes: Vec<String>,
+    /// The first error's message, when there was one.
+    pub message: Option<String>,
+    /// Mean atom score of the attempt, when it was graded.
+    pub score: Option<f64>,
+    /// Grade of that score (default thresholds).
+    pub grade: Option<String>,
+    /// When the attempt started (RFC 3339, UTC).
+    pub started_at: String,
+    /// Wall time, when it ended.
+    pub execution_time_ms: Option<i64>,
+    /// Invocation id.
+    pub invocation_id: String,
+    /// Whether a later attempt of the task followed.
+    pub retried: bool,
+}
+
+/// Where an invocation belongs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InvocationMeta {
+    /// Run.
+    pub run_id: String,
+    /// Task.
+    pub task_id: String,
+    /// Attempt.
+    pub attempt: u32,
+    /// Status (`None` while in flight).
+    pub status: Option<String>,
+}
+
+impl Store {
+    /// Every failed, timed-out, partial or retried invocation of `run` (every run when
+    /// `None`), newest first; at most [`MAX_FAILURE_ROWS`].
+    pub fn failed_invocations(
+        &self,
+        run: Option<&str>,
+    ) -> Result<Vec<FailedInvocation>, StoreError> {
+        let mut st = self.conn().prepare_cached(
+            "WITH last AS (
+                SELECT run_id, task_id, MAX(attempt) AS n FROM invocations
+                WHERE ?1 IS NULL OR run_id = ?1 GROUP BY run_id, task_id)
+             SELECT i.run_id, i.task_id, i.attempt, l.n, i.agent, i.status, i.error_codes,
+                    json_extract(i.response_json, '$.errors[0].message'),
+                    json_extract(i.response_json, '$.quality_check.avg_quality_score'),
+                    json_extract(i.response_json, '$.quality_check.atoms_generated'),
+                    i.started_at, i.execution_time_ms, i.invocation_id
+             FROM invocations i JOIN last l ON l.run_id = i.run_id AND l.task_id = i.task_id
+             WHERE i.status IS NOT NULL AND i.status <> 'cancelled'
+               AND (i.status IN ('failed', 'timeout', 'partial') OR i.attempt < l.n)
+             ORDER BY i.started_at DESC, i.run_id, i.task_id, i.attempt DESC
+             LIMIT ?2",
+        )?;
+        let grader = crate::engine::quality::QualityConfig::default();
+        let rows = st.query_map(params![run, MAX_FAILURE_ROWS as i64], |r| {
+            let attempt: i64 = r.get(2)?;
+            let last: i64 = r.get(3)?;
+            let codes: Option<String> = r.get(6)?;
+            let atoms: Option<i64> = r.get(9)?;
+            let score: Option<f64> = r
+                .get::<_, Option<f64>>(8)?
+                .filter(|_| atoms.unwrap_or(0) > 0);
+            Ok(FailedInvocation {
+                run_id: r.get(0)?,
+                task_id: r.get(1)?,
+                attempt: u32::try_from(attempt).unwrap_or(0),
+                attempts: u32::try_from(last).unwrap_or(0),
+                agent: r.get(4)?,
+                status: r.get(5)?,
+                error_codes: codes
+                    .unwrap_or_default()
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|c| !c.is_empty())
+                    .map(str::to_string)
+                    .collect(),
+                message: r.get(7)?,
+                score,
+                grade: score.map(|s| grader.grade(s).as_str().to_string()),
+                started_at: r.get(10)?,
+                execution_time_ms: r.get(11)?,
+                invocation_id: r.get(12)?,
+                retried: attempt < last,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// The run, task, attempt and status of an invocation; `None` when unknown.
+    pub fn invocation_meta(
+        &self,
+        invocation_id: &str,
+    ) -> Result<Option<InvocationMeta>, StoreError> {
+        Ok(self
+            .conn()
+            .query_row(
+                "SELECT run_id, task_id, attempt, status FROM invocations WHERE invocation_id = ?1",
+                [invocation_id],
+                |r| {
+                    Ok(InvocationMeta {
+                        run_id: r.get(0)?,
+                        task_id: r.get(1)?,
+                        attempt: u32::try_from(r.get::<_, i64>(2)?).unwrap_or(0),
+                        status: r.get(3)?,
+                    })
+                },
+            )
+            .optional()?)
+    }
+}

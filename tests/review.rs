@@ -128,15 +128,7 @@ async fn an_accepted_hallucination_is_stored_as_reviewed_and_resume_runs_what_it
         dir.path(),
         &db,
         &[
-            "review",
-            &run,
-            "A",
-            "--accept",
-            "--note",
-            "checked",
-            "--reviewer",
-            "alice",
-            "--json",
+            "review", &run, "A", "--accept", "--note", "checked", "--by", "alice", "--json",
         ],
     );
     assert_eq!(out.code, Some(0), "{}", out.stderr);
@@ -187,7 +179,11 @@ async fn an_accepted_hallucination_is_stored_as_reviewed_and_resume_runs_what_it
     );
 
     // Decided once only.
-    let again = cli(dir.path(), &db, &["review", &run, "A", "--reject", "no"]);
+    let again = cli(
+        dir.path(),
+        &db,
+        &["review", &run, "A", "--reject", "--reason", "no"],
+    );
     assert_eq!(again.code, Some(2));
     assert!(
         again.stderr.contains("already accepted by alice"),
@@ -332,10 +328,18 @@ async fn bad_input_and_a_run_owned_elsewhere_are_refused_clearly() {
         2,
         "is not waiting for review: it is blocked (E006)",
     );
-    refused(&["review", &run, "D", "--reject", "x"], 2, "it is success");
-    refused(&["review", &run, "A", "--reject", ""], 2, "needs a reason");
     refused(
-        &["review", &run, "A", "--accept", "--reviewer", " "],
+        &["review", &run, "D", "--reject", "--reason", "x"],
+        2,
+        "it is success",
+    );
+    refused(
+        &["review", &run, "A", "--reject", "--reason", ""],
+        2,
+        "needs a reason",
+    );
+    refused(
+        &["review", &run, "A", "--accept", "--by", " "],
         2,
         "reviewer's name is empty",
     );
@@ -343,7 +347,7 @@ async fn bad_input_and_a_run_owned_elsewhere_are_refused_clearly() {
     refused(&["review", &run, "--accept"], 2, "TASK");
     refused(&["review", &run, "A", "--note", "n"], 2, "--accept");
     refused(
-        &["review", &run, "A", "--accept", "--reject", "r"],
+        &["review", &run, "A", "--accept", "--reject", "--reason", "r"],
         2,
         "cannot be used with",
     );

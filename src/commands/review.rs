@@ -18,8 +18,10 @@ pub struct ReviewArgs {
     pub task: Option<String>,
     /// Accept the task's atoms.
     pub accept: bool,
-    /// Reject them, for this reason.
-    pub reject: Option<String>,
+    /// Reject them.
+    pub reject: bool,
+    /// Why they are rejected (required with `reject`).
+    pub reason: Option<String>,
     /// A note kept with an acceptance.
     pub note: Option<String>,
     /// Who decides (default: [`crate::review::default_reviewer`]).
@@ -31,10 +33,12 @@ pub struct ReviewArgs {
 /// Runs `plexus review` on the database at `db`.
 pub fn review(db: &Path, args: ReviewArgs) -> Result<ExitCode> {
     let verdict = match (args.accept, args.reject) {
-        (true, Some(_)) => return Err(usage("--accept and --reject exclude each other")),
-        (true, None) => Some(Verdict::Accept { note: args.note }),
-        (false, Some(reason)) => Some(Verdict::Reject { reason }),
-        (false, None) => None,
+        (true, true) => return Err(usage("--accept and --reject exclude each other")),
+        (true, false) => Some(Verdict::Accept { note: args.note }),
+        (false, true) => Some(Verdict::Reject {
+            reason: args.reason.unwrap_or_default(),
+        }),
+        (false, false) => None,
     };
     match (verdict, args.run, args.task) {
         (Some(verdict), Some(run), Some(task)) => {
@@ -139,74 +143,145 @@ fn print_queue(items: &[ReviewItem], run: Option<&str>, whole: bool) {
         "{} task(s) stopped for review, {waiting} waiting for a decision",
         items.len()
     );
-    for i in items {
-        let state = match &i.decision {
-            None => "waiting".to_string(),
-            Some(d) => format!(
-                "{} by {} at {}{}",
-                match d.decision {
-                    DecisionKind::Accepted => "accepted",
-                    DecisionKind::Rejected => "rejected",
-                },
-                d.reviewer,
-                d.decided_at,
-                d.note
-                    .as_deref()
-                    .map(|n| format!(": {n}"))
-                    .unwrap_or_default()
-            ),
-        };
-        crate::outln!(
-            "\n{} {} ({}) — {}; task {}",
-            i.run_id,
-            i.task_id,
-            i.agent,
-            state,
-            i.status
-        );
-        crate::outln!(
-            "  invocation {} (attempt {}): {}",
-            i.invocation_id,
-            i.attempt,
-            i.message.as_deref().unwrap_or("no message stored")
-        );
-        for f in &i.fabricated {
-            crate::outln!(
-                "  {} refers to {}, which does not exist",
-                f.atom_id,
-                f.reference
-            );
-        }
-        crate::outln!(
-            "  {} atom(s), mean score {:.2} (A {} B {} C {} D {}), {} issue(s)",
-            i.atoms.len(),
-            i.avg_score,
-            i.grades.a,
-            i.grades.b,
-            i.grades.c,
-            i.grades.d,
-            i.issues.len()
-        );
-        if whole {
-            for a in &i.atoms {
-                crate::outln!(
-                    "  atom {}",
-                    serde_json::to_string_pretty(a).unwrap_or_default()
-                );
-            }
-            for issue in &i.issues {
-                crate::outln!(
-                    "  issue {} {}: {}",
-                    issue.atom_id,
-                    issue.issue_type,
-                    issue.message
-                );
-            }
-        }
+    if whole {
+        items.iter().for_each(print_item);
+    } else {
+        print_table(items, run.is_none());
     }
     if waiting > 0 {
         crate::outln!(
-            "\ndecide with: plexus review RUN TASK --accept [--note TEXT] | --reject REASON"
+            "\nshow the evidence: plexus review RUN TASK\ndecide with: plexus review RUN TASK --accept [--note TEXT] | --reject --reason TEXT"
+        );
+    }
+}
+
+/// What became of an item: `waiting`, or the decision with who and when.
+fn state_of(i: &ReviewItem) -> String {
+    match &i.decision {
+        None => "waiting".to_string(),
+        Some(d) => format!(
+            "{} by {} at {}",
+            match d.decision {
+                DecisionKind::Accepted => "accepted",
+                DecisionKind::Rejected => "rejected",
+            },
+            d.reviewer,
+            d.decided_at,
+        ),
+    }
+}
+
+/// One row per item, columns padded to their widest cell.
+fn print_table(items: &[ReviewItem], with_run: bool) {
+    let mut rows: Vec<Vec<String>> = vec![[
+        "RUN",
+        "TASK",
+        "AGENT",
+        "INVOCATION",
+        "TRY",
+        "FABRICATED",
+        "ATOMS",
+        "SCORE",
+        "STATE",
+    ]
+    .map(String::from)
+    .to_vec()];
+    for i in items {
+        let fabricated = match i.fabricated.as_slice() {
+            [] => "-".to_string(),
+            [one] => one.reference.clone(),
+            [first, rest @ ..] => format!("{} +{}", first.reference, rest.len()),
+        };
+        rows.push(vec![
+            i.run_id.clone(),
+            i.task_id.clone(),
+            i.agent.clone(),
+            i.invocation_id.clone(),
+            i.attempt.to_string(),
+            fabricated,
+            i.atoms.len().to_string(),
+            format!("{:.2}", i.avg_score),
+            state_of(i),
+        ]);
+    }
+    let skip = usize::from(!with_run);
+    let cols = rows[0].len();
+    let width: Vec<usize> = (0..cols)
+        .map(|c| {
+            rows.iter()
+                .map(|r| crate::ui::sanitize::sanitize(&r[c]).chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    crate::outln!();
+    for r in &rows {
+        let line: Vec<String> = (skip..cols)
+            .map(|c| {
+                let cell = crate::ui::sanitize::sanitize(&r[c]);
+                if c + 1 == cols {
+                    cell
+                } else {
+                    format!("{cell:<w$}", w = width[c])
+                }
+            })
+            .collect();
+        crate::outln!("{}", line.join("  "));
+    }
+}
+
+/// One item's whole evidence: the message, the fabricated references, every atom and
+/// every issue.
+fn print_item(i: &ReviewItem) {
+    let note = i
+        .decision
+        .as_ref()
+        .and_then(|d| d.note.as_deref())
+        .map(|n| format!(": {n}"))
+        .unwrap_or_default();
+    crate::outln!(
+        "\n{} {} ({}) — {}{note}; task {}",
+        i.run_id,
+        i.task_id,
+        i.agent,
+        state_of(i),
+        i.status
+    );
+    crate::outln!(
+        "  invocation {} (attempt {}): {}",
+        i.invocation_id,
+        i.attempt,
+        i.message.as_deref().unwrap_or("no message stored")
+    );
+    for f in &i.fabricated {
+        crate::outln!(
+            "  {} refers to {}, which does not exist",
+            f.atom_id,
+            f.reference
+        );
+    }
+    crate::outln!(
+        "  {} atom(s), mean score {:.2} (A {} B {} C {} D {}), {} issue(s)",
+        i.atoms.len(),
+        i.avg_score,
+        i.grades.a,
+        i.grades.b,
+        i.grades.c,
+        i.grades.d,
+        i.issues.len()
+    );
+    for a in &i.atoms {
+        crate::outln!(
+            "  atom {}",
+            serde_json::to_string_pretty(a).unwrap_or_default()
+        );
+    }
+    for issue in &i.issues {
+        crate::outln!(
+            "  issue {} {}: {}",
+            issue.atom_id,
+            issue.issue_type,
+            issue.message
         );
     }
 }

@@ -154,8 +154,8 @@ impl Selector {
             let mut names: Vec<&Arc<str>> = Vec::new();
             for s in &tree.samples {
                 if let Some(t) = &s.failure_type {
-                    if !self.ranks.contains_key(&ptr(t)) {
-                        self.ranks.insert(ptr(t), 0);
+                    if let std::collections::hash_map::Entry::Vacant(e) = self.ranks.entry(ptr(t)) {
+                        e.insert(0);
                         names.push(t);
                     }
                 }

@@ -4,6 +4,7 @@
 mod dag;
 pub mod output;
 mod reduce;
+mod review;
 pub mod shared;
 
 use std::collections::{HashMap, VecDeque};
@@ -14,6 +15,7 @@ use crate::protocol::{ErrorCode, Grade, GradeCounts, InvocationStatus};
 
 pub use dag::layers_of;
 pub use output::OutputBuffer;
+pub use review::ReviewMark;
 
 /// Most bytes of streamed text held across all tasks before finished tasks' text is
 /// evicted (it stays in the log and is loaded back when looked at).
@@ -71,6 +73,8 @@ pub struct RunState {
     pub output_budget: usize,
     /// When set, only this task's streamed text is kept (loading one task back).
     pub output_only: Option<usize>,
+    /// Tasks waiting for a person's review (those with `awaiting_review`).
+    pub awaiting_review: u32,
     /// Finished tasks in finishing order: the eviction queue.
     evict_queue: VecDeque<usize>,
 }
@@ -120,39 +124,9 @@ pub struct TaskView {
     pub spilled: bool,
     /// A person's decision on the task's hallucination (E007), once made.
     pub review: Option<ReviewMark>,
-}
-
-/// A person's decision on a task stopped for review, as the log tells it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ReviewMark {
-    /// Accepted (the atoms were stored) or rejected.
-    pub accepted: bool,
-    /// Who decided.
-    pub reviewer: Arc<str>,
-    /// When (ms since the Unix epoch).
-    pub at_ms: i64,
-    /// The invocation reviewed.
-    pub invocation: Option<Arc<str>>,
-    /// The note of an acceptance, the reason of a rejection.
-    pub text: Option<String>,
-}
-
-impl ReviewMark {
-    /// `reviewed: accepted by NAME at TIME` (or rejected), with the note or reason.
-    pub fn describe(&self) -> String {
-        let at = chrono::DateTime::from_timestamp_millis(self.at_ms)
-            .map(|t| t.format("%Y-%m-%d %H:%M:%S UTC").to_string())
-            .unwrap_or_default();
-        let what = if self.accepted {
-            "accepted"
-        } else {
-            "rejected"
-        };
-        match &self.text {
-            Some(t) => format!("reviewed: {what} by {} at {at} — {t}", self.reviewer),
-            None => format!("reviewed: {what} by {} at {at}", self.reviewer),
-        }
-    }
+    /// Stopped for a person's review: the task failed with a hallucination (E007) and
+    /// nobody has decided yet. Cleared by a decision or a reset.
+    pub awaiting_review: bool,
 }
 
 /// What an invocation ended with.

@@ -3,10 +3,11 @@
 use std::sync::Arc;
 
 use super::{
-    layers_of, status_slot, AgentView, AtomView, InvocationSummary, Note, OutputBuffer, ReviewMark,
-    RunState, TaskView, MAX_NOTES,
+    layers_of, status_slot, AgentView, AtomView, InvocationSummary, Note, OutputBuffer, RunState,
+    TaskView, MAX_NOTES,
 };
 use crate::event::{EngineEvent, Envelope, RunStatus, TaskStatus};
+use crate::protocol::ErrorCode;
 
 /// Folds one event into the state.
 pub fn reduce(st: &mut RunState, env: &Envelope) {
@@ -152,6 +153,11 @@ pub fn reduce(st: &mut RunState, env: &Envelope) {
                     t.notes.push(format!("{code}: {m}"));
                 }
                 set_status(st, i, f.status);
+                super::review::set_awaiting(
+                    st,
+                    i,
+                    f.status == TaskStatus::Failed && f.error_code == Some(ErrorCode::E007),
+                );
                 if f.status.satisfies_dependents() || f.status.is_final() {
                     account_quality(st, i, f.status);
                 }
@@ -175,6 +181,7 @@ pub fn reduce(st: &mut RunState, env: &Envelope) {
                 }
                 Arc::make_mut(&mut st.tasks[i]).error = None;
                 Arc::make_mut(&mut st.tasks[i]).review = None;
+                super::review::set_awaiting(st, i, false);
                 // Its earlier text stays in the log; the new attempt streams afresh.
                 Arc::make_mut(&mut st.tasks[i]).spilled = false;
                 Arc::make_mut(&mut st.tasks[i]).notes.push(r.reason.clone());
@@ -306,34 +313,12 @@ pub fn reduce(st: &mut RunState, env: &Envelope) {
         }
         EngineEvent::ReviewAccepted(r) => {
             if let Some(i) = task {
-                let prev = st.tasks[i].status;
-                if prev.is_final() {
-                    unaccount_quality(st, i, prev);
-                }
-                let t = Arc::make_mut(&mut st.tasks[i]);
-                t.atoms = r.atoms;
-                t.review = Some(ReviewMark {
-                    accepted: true,
-                    reviewer: Arc::from(r.reviewer.as_str()),
-                    at_ms: env.ts,
-                    invocation: env.invocation_id.clone(),
-                    text: r.note.clone(),
-                });
-                review_noted(st, i);
-                set_status(st, i, r.status);
-                account_quality(st, i, r.status);
+                super::review::accepted(st, i, env, r);
             }
         }
         EngineEvent::ReviewRejected(r) => {
             if let Some(i) = task {
-                Arc::make_mut(&mut st.tasks[i]).review = Some(ReviewMark {
-                    accepted: false,
-                    reviewer: Arc::from(r.reviewer.as_str()),
-                    at_ms: env.ts,
-                    invocation: env.invocation_id.clone(),
-                    text: Some(r.reason.clone()),
-                });
-                review_noted(st, i);
+                super::review::rejected(st, i, env, r);
             }
         }
         EngineEvent::ReferenceFailed(r) => {
@@ -351,21 +336,12 @@ pub fn reduce(st: &mut RunState, env: &Envelope) {
     }
 }
 
-/// Notes task `i`'s review decision in its notes and output.
-fn review_noted(st: &mut RunState, i: usize) {
-    let Some(text) = st.tasks[i].review.as_ref().map(|r| r.describe()) else {
-        return;
-    };
-    marker(st, i, &format!("── {text} ──"));
-    Arc::make_mut(&mut st.tasks[i]).notes.push(text);
-}
-
 fn keeps_output(st: &RunState, i: usize) -> bool {
     st.output_only.is_none_or(|only| only == i)
 }
 
 /// Puts a marker line (attempt start, outcome, retry…) into a task's output.
-fn marker(st: &mut RunState, i: usize, text: &str) {
+pub(super) fn marker(st: &mut RunState, i: usize, text: &str) {
     if !keeps_output(st, i) {
         return;
     }
@@ -422,6 +398,7 @@ fn start_tasks(st: &mut RunState, r: &crate::event::RunStarted) {
             output: OutputBuffer::new(),
             spilled: false,
             review: None,
+            awaiting_review: false,
         }));
     }
     for (i, ds) in deps.iter().enumerate() {
@@ -446,7 +423,7 @@ fn agent_slot(st: &mut RunState, name: &str) -> usize {
     st.agents.len() - 1
 }
 
-fn set_status(st: &mut RunState, i: usize, s: TaskStatus) {
+pub(super) fn set_status(st: &mut RunState, i: usize, s: TaskStatus) {
     let old = st.tasks[i].status;
     if old == s {
         return;
@@ -458,7 +435,7 @@ fn set_status(st: &mut RunState, i: usize, s: TaskStatus) {
 }
 
 /// Adds a finished task's final invocation to its agent's and the run's quality.
-fn account_quality(st: &mut RunState, i: usize, status: TaskStatus) {
+pub(super) fn account_quality(st: &mut RunState, i: usize, status: TaskStatus) {
     let Some(last) = st.tasks[i].last.as_ref() else {
         return;
     };
@@ -477,7 +454,7 @@ fn account_quality(st: &mut RunState, i: usize, status: TaskStatus) {
 }
 
 /// Takes back what `account_quality` added when a finished task is reset.
-fn unaccount_quality(st: &mut RunState, i: usize, status: TaskStatus) {
+pub(super) fn unaccount_quality(st: &mut RunState, i: usize, status: TaskStatus) {
     let Some(last) = st.tasks[i].last.as_ref() else {
         return;
     };

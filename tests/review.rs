@@ -227,6 +227,7 @@ async fn an_accepted_hallucination_is_stored_as_reviewed_and_resume_runs_what_it
     let before = log.seek(last).expect("seek");
     assert_eq!(before.tasks[0].status, TaskStatus::Failed);
     assert!(before.tasks[0].review.is_none());
+    assert!(before.tasks[0].awaiting_review && before.awaiting_review == 1);
     let after = log.seek(last + 1).expect("seek");
     let mark = after.tasks[0]
         .review
@@ -450,6 +451,7 @@ async fn in_the_process_that_owns_the_run_a_decision_goes_through_the_engine() {
     let (mut st, mut log) = (RunState::new(), Vec::new());
     until_finished(&mut rx, &mut st, &mut log).await;
     assert_eq!(st.status, Some(RunStatus::Failed));
+    assert_eq!(st.awaiting_review, 2, "A and X wait for review");
     let ask = |task: &str, verdict: Verdict| {
         let (req, answer) = ReviewRequest::new(task, verdict, "dana").with_reply();
         handle.control.send(Control::Review(req)).expect("send");
@@ -490,6 +492,8 @@ async fn in_the_process_that_owns_the_run_a_decision_goes_through_the_engine() {
     assert_eq!(by_id("X").status, TaskStatus::Failed);
     assert_eq!(by_id("Y").status, TaskStatus::Blocked);
     assert_eq!(st.status, Some(RunStatus::Failed), "X is still failed");
+    assert_eq!(st.awaiting_review, 0, "both decided");
+    assert!(st.tasks.iter().all(|t| !t.awaiting_review));
     let mark = by_id("X").review.clone().expect("X reviewed");
     assert!(!mark.accepted && mark.text.as_deref() == Some("invented"));
     assert!(by_id("A").review.as_ref().is_some_and(|m| m.accepted));

@@ -212,6 +212,37 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// The review queue: tasks a hallucination (E007) stopped for a person's decision,
+    /// with the evidence (invocation, references to assets that do not exist, atoms).
+    /// With TASK alone, the task's whole evidence. With TASK and --accept [--note TEXT]
+    /// or --reject --reason TEXT (and --by NAME), decide: an acceptance stores the atoms and
+    /// lets the tasks it blocked run on `plexus resume`; a rejection keeps the task
+    /// failed. A decision is final; it is refused (exit 4) while another live process
+    /// executes the run.
+    Review {
+        /// Run id (or `latest`, or a prefix); without it, the queue of every run.
+        run: Option<String>,
+        /// The task to show whole or to decide on.
+        task: Option<String>,
+        /// Accept the task's atoms.
+        #[arg(long, requires = "task", conflicts_with = "reject")]
+        accept: bool,
+        /// Reject the task's atoms (with --reason).
+        #[arg(long, requires = "task")]
+        reject: bool,
+        /// Why the atoms are rejected (required with --reject).
+        #[arg(long, value_name = "TEXT", requires = "reject")]
+        reason: Option<String>,
+        /// A note kept with an acceptance.
+        #[arg(long, value_name = "TEXT", requires = "accept")]
+        note: Option<String>,
+        /// Who decides (default: $USER).
+        #[arg(long = "by", visible_alias = "reviewer", value_name = "NAME")]
+        by: Option<String>,
+        /// JSON output.
+        #[arg(long)]
+        json: bool,
+    },
     /// Check the database file (`PRAGMA integrity_check`), read-only.
     Check {
         /// Upgrade a file written by an older plexus to this version's schema first (the

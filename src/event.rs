@@ -429,6 +429,37 @@ pub struct ContextPlanned {
     pub effective_data_limit: u64,
 }
 
+/// A person accepted the atoms of a task stopped for review (E007, a hallucination).
+/// The envelope names the task and the invocation whose atoms were reviewed; its time
+/// is the decision's. The atoms are stored (marked as reviewed) and the task counts as
+/// finished with `status`, so its dependents may run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReviewAccepted {
+    /// Who decided.
+    pub reviewer: String,
+    /// What they noted, if anything.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    /// The task's status from now on: `success` or `partial`, decided as if the
+    /// fabricated references had not been flagged.
+    pub status: TaskStatus,
+    /// Atoms stored.
+    pub atoms: u32,
+    /// Their grades.
+    pub grades: GradeCounts,
+}
+
+/// A person rejected the atoms of a task stopped for review (E007). The task stays
+/// failed and its dependents stay blocked. The envelope names the task and the
+/// invocation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReviewRejected {
+    /// Who decided.
+    pub reviewer: String,
+    /// Why.
+    pub reason: String,
+}
+
 macro_rules! engine_events {
     ($( $(#[$doc:meta])* $variant:ident($ty:ty) = $kind:literal, )*) => {
         /// A fact reported by the engine. Persisted, replayable, folded by reducers.
@@ -518,6 +549,10 @@ engine_events! {
     ReferenceFailed(ReferenceFailed) = "reference_failed",
     /// A task's context was planned.
     ContextPlanned(ContextPlanned) = "context_planned",
+    /// A person accepted a task's atoms after a hallucination.
+    ReviewAccepted(ReviewAccepted) = "review_accepted",
+    /// A person rejected a task's atoms after a hallucination.
+    ReviewRejected(ReviewRejected) = "review_rejected",
 }
 
 /// A stored event that could not be decoded.

@@ -43,6 +43,9 @@ pub fn for_status(status: RunStatus) -> u8 {
 /// The exit code of a command that failed with `e`.
 pub fn for_error(e: &color_eyre::Report) -> u8 {
     for cause in e.chain() {
+        if let Some(r) = cause.downcast_ref::<crate::review::ReviewError>() {
+            return r.exit_code();
+        }
         if cause.downcast_ref::<PlanErrors>().is_some() {
             return INVALID;
         }

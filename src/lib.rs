@@ -25,6 +25,7 @@ pub mod portable;
 pub mod protocol;
 pub mod provider;
 pub mod replay;
+pub mod review;
 pub mod signals;
 pub mod state;
 pub mod store;

@@ -16,15 +16,21 @@ use plexus::engine::retry::RetryPolicy;
 use plexus::engine::EngineConfig;
 use plexus::exit;
 use plexus::plan::{load_plan_file, parse_plan};
-use plexus::provider::{FaultRates, SimConfig};
+use plexus::provider::{Fault, FaultRates, SimConfig};
 use plexus::store::Store;
 use plexus::ui::theme::load_or_fallback;
 
 mod cli;
 use cli::{Cli, Command};
 
-/// Seed of the demo: its run shows parse, validation and quality retries, then succeeds.
+/// Seed of the demo: its run shows parse, validation and quality retries; with its
+/// scripted hallucination ([`DEMO_HALLUCINATION`]) it ends failed with one task waiting
+/// for a person's review, whose acceptance lets the last task run.
 const DEMO_SEED: u64 = 2;
+
+/// The demo task whose first answer (on the simulated provider, with faults) refers to
+/// an asset that does not exist (E007): it stops for review, blocking the critic below.
+const DEMO_HALLUCINATION: &str = "TASK_VALIDATOR_DIFF_01";
 
 /// mimalloc: the engine allocates many small, short-lived strings and JSON values.
 #[global_allocator]
@@ -42,7 +48,7 @@ fn writes_database(command: &Command) -> bool {
             | Command::Rerun { .. }
             | Command::Check { upgrade: true }
             | Command::Import { .. }
-    )
+    ) || matches!(command, Command::Review { accept, reject, .. } if *accept || *reject)
 }
 
 /// Whether `command` uses the database at all.
@@ -57,6 +63,7 @@ fn uses_database(command: &Command) -> bool {
                 | Command::Browse { .. }
                 | Command::Replay { .. }
                 | Command::Export { .. }
+                | Command::Review { .. }
                 | Command::ExportFailures { .. }
         )
 }
@@ -298,6 +305,11 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
                 } else {
                     FaultRates::demo()
                 },
+                script: if no_faults {
+                    Default::default()
+                } else {
+                    [(DEMO_HALLUCINATION.to_string(), vec![Fault::Hallucination])].into()
+                },
                 ..SimConfig::default()
             };
             finish(launch(&g, tui, plan, run_config(&g, engine, simulated), None, true).await?)
@@ -512,6 +524,28 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
             };
             plexus::commands::rerun::rerun(&g, tui, args).await
         }
+        Command::Review {
+            run,
+            task,
+            accept,
+            reject,
+            reason,
+            note,
+            by,
+            json,
+        } => plexus::commands::review::review(
+            &g.db,
+            plexus::commands::review::ReviewArgs {
+                run,
+                task,
+                accept,
+                reject,
+                reason,
+                note,
+                reviewer: by,
+                json,
+            },
+        ),
         Command::Providers { json } => {
             plexus::commands::providers::print_providers(&g, json)?;
             Ok(ExitCode::SUCCESS)

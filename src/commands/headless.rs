@@ -177,6 +177,28 @@ impl Progress {
                     r.error_code, r.next_attempt, r.delay_ms, r.adjustment
                 ))
             }
+            EngineEvent::ReviewAccepted(r) => {
+                // The task counted as failed until now.
+                if let Some(n) = self.finished.get_mut(&TaskStatus::Failed) {
+                    *n = n.saturating_sub(1);
+                }
+                *self.finished.entry(r.status).or_insert(0) += 1;
+                Some(format!(
+                    "{task}: review accepted by {} — now {}, {} atom(s) stored{}",
+                    crate::ui::sanitize::sanitize(&r.reviewer),
+                    r.status.as_str(),
+                    r.atoms,
+                    r.note
+                        .as_deref()
+                        .map(|n| format!(": {}", crate::ui::sanitize::sanitize(n)))
+                        .unwrap_or_default()
+                ))
+            }
+            EngineEvent::ReviewRejected(r) => Some(format!(
+                "{task}: review rejected by {}: {}",
+                crate::ui::sanitize::sanitize(&r.reviewer),
+                crate::ui::sanitize::sanitize(&r.reason)
+            )),
             EngineEvent::ReferenceFailed(r) => Some(format!(
                 "{task}: reference {} failed: {} {} (fallback {})",
                 r.index,

@@ -315,15 +315,13 @@ pub fn load_resume(store: &Store, run_id: &str) -> Result<(Plan, RunConfig, Resu
     let summary = store.run(run_id)?;
     let status = RunStatus::parse(&summary.status)
         .ok_or_else(|| eyre!("run {run_id} has an unknown status `{}`", summary.status))?;
+    // A run that ended is over, except a failed one whose blocked tasks a person's
+    // acceptance of a review has freed since.
     if matches!(
         status,
-        RunStatus::Succeeded | RunStatus::Partial | RunStatus::Failed | RunStatus::Cancelled
+        RunStatus::Succeeded | RunStatus::Partial | RunStatus::Cancelled
     ) {
-        return Err(eyre!(
-            "run {} already ended ({}); nothing to resume",
-            summary.run_id,
-            summary.status
-        ));
+        return Err(ended(&summary.run_id, &summary.status));
     }
     let (source, plan_json, config_json) = store.run_plan(&summary.run_id)?;
     let plan = parse_plan(
@@ -337,12 +335,48 @@ pub fn load_resume(store: &Store, run_id: &str) -> Result<(Plan, RunConfig, Resu
         previous_status: Some(status),
         ..Default::default()
     };
+    let mut statuses: HashMap<String, TaskStatus> = HashMap::new();
     for t in store.tasks(&summary.run_id)? {
         let st = TaskStatus::parse(&t.status).unwrap_or(TaskStatus::Pending);
         if st.is_final() {
             state
                 .finished
                 .insert(t.task_id.clone(), (st, t.attempts as u32, t.atoms as u32));
+        }
+        statuses.insert(t.task_id, st);
+    }
+    if store.accepted_reviews(&summary.run_id)? > 0 {
+        state.unblocked = crate::review::unblocked_tasks(&plan, &statuses);
+    }
+    if status == RunStatus::Failed && state.unblocked.is_empty() {
+        let waiting = store
+            .review_queue(Some(&summary.run_id))?
+            .iter()
+            .filter(|i| i.decision.is_none())
+            .count();
+        return Err(if waiting > 0 {
+            eyre!(
+                "run {0} already ended (failed); {waiting} task(s) wait for review (plexus review {0}), and accepting one lets the tasks it blocked run on resume",
+                summary.run_id
+            )
+        } else {
+            ended(&summary.run_id, &summary.status)
+        });
+    }
+    if !state.unblocked.is_empty() {
+        crate::errln!(
+            "run {}{}: accepted review(s) unblocked {} task(s), which run now: {}",
+            summary.run_id,
+            if status == RunStatus::Failed {
+                " ended failed"
+            } else {
+                ""
+            },
+            state.unblocked.len(),
+            state.unblocked.join(", ")
+        );
+        for t in &state.unblocked {
+            state.finished.remove(t);
         }
     }
     // Unfinished tasks keep the attempts they completed; in-flight ones restart.
@@ -371,4 +405,9 @@ pub fn load_resume(store: &Store, run_id: &str) -> Result<(Plan, RunConfig, Resu
     state.invocations_per_agent = per_agent;
     state.grades = store.run_grades(&summary.run_id)?;
     Ok((plan, config, state))
+}
+
+/// The refusal to resume a run that ended.
+fn ended(run_id: &str, status: &str) -> color_eyre::Report {
+    eyre!("run {run_id} already ended ({status}); nothing to resume")
 }

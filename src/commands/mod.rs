@@ -1,5 +1,5 @@
-//! The CLI's commands: run, demo, validate, runs, show, diff, resume, rerun, export,
-//! import, failures, export-failures, gen-failures, bench, gen-plan.
+//! The CLI's commands: run, demo, validate, runs, show, diff, resume, rerun, review,
+//! export, import, failures, export-failures, gen-failures, bench, gen-plan.
 
 pub mod bench;
 pub mod bench_failures;
@@ -16,6 +16,7 @@ pub mod launch;
 pub mod portable;
 pub mod providers;
 pub mod rerun;
+pub mod review;
 pub mod show;
 pub mod tui;
 

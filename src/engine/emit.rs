@@ -69,6 +69,32 @@ impl Emitter {
         Ok(())
     }
 
+    /// Appends an event whose write carries rows of its own: `op` is given the envelope
+    /// and returns the one operation that stores both (so they commit together).
+    pub fn emit_with(
+        &self,
+        scope: &Scope,
+        event: EngineEvent,
+        op: impl FnOnce(Arc<Envelope>) -> WriteOp,
+    ) -> Result<Arc<Envelope>, StoreError> {
+        let mut seq = self
+            .next_seq
+            .lock()
+            .map_err(|_| StoreError::WriterGone("emitter poisoned".into()))?;
+        let env = Arc::new(Envelope {
+            run_id: self.run_id.clone(),
+            seq: *seq,
+            ts: now_ms(),
+            task_id: scope.task_id.clone(),
+            invocation_id: scope.invocation_id.clone(),
+            agent: scope.agent.clone(),
+            event,
+        });
+        self.writer.send(op(env.clone()))?;
+        *seq += 1;
+        Ok(env)
+    }
+
     /// Queues a row write, ordered with the events.
     pub fn write(&self, op: WriteOp) -> Result<(), StoreError> {
         let _seq = self

@@ -51,6 +51,27 @@ impl QualityConfig {
     }
 }
 
+/// How the message of an `unknown_asset` issue begins; the ids of the assets that do not
+/// exist follow, separated by `, `.
+pub const UNKNOWN_ASSET_NOTE: &str = "refers to asset(s) not in the store: ";
+
+/// The asset ids an `unknown_asset` issue names as not existing (none for another issue).
+pub fn fabricated_refs(issue: &QualityIssue) -> Vec<String> {
+    if issue.issue_type != "unknown_asset" {
+        return Vec::new();
+    }
+    issue
+        .message
+        .strip_prefix(UNKNOWN_ASSET_NOTE)
+        .map(|ids| {
+            ids.split(", ")
+                .filter(|s| !s.is_empty())
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// Penalties subtracted from 1.0 per failed check.
 mod penalty {
     pub const MISSING_REQUIRED: f64 = 0.2;
@@ -269,10 +290,7 @@ pub fn grade_atom<S: std::hash::BuildHasher>(
             "unknown_asset",
             "delta_audit.existing_assets",
             IssueSeverity::Error,
-            format!(
-                "refers to asset(s) not in the store: {}",
-                fabricated.join(", ")
-            ),
+            format!("{UNKNOWN_ASSET_NOTE}{}", fabricated.join(", ")),
         );
     }
     if !refs.is_empty()

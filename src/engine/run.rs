@@ -16,7 +16,7 @@ use super::worker::run_task;
 use super::{EngineConfig, EngineError};
 use crate::event::{
     AgentInfo, CancelRequested, CrashDetected, Empty, EngineEvent, LeaseTakenOver, RunFinished,
-    RunResumed, RunStarted, RunStatus, TaskBlocked, TaskFinished, TaskInfo, TaskReset, TaskStatus,
+    RunResumed, RunStarted, RunStatus, TaskBlocked, TaskFinished, TaskInfo, TaskStatus,
 };
 use crate::plan::Plan;
 use crate::protocol::{Constraints, ErrorCode, FallbackStrategy, GradeCounts, ResponseOutput};
@@ -36,6 +36,9 @@ pub enum Control {
     Interrupt,
     /// Run a failed or timed-out task again (and the tasks it blocked).
     Retry(String),
+    /// A person's decision on a task stopped for review (E007): accepted atoms are
+    /// stored and the tasks it blocked run; the request's reply slot gets the outcome.
+    Review(crate::review::ReviewRequest),
 }
 
 /// State of a run being resumed.
@@ -64,6 +67,9 @@ pub struct ResumeState {
     /// Retries already scheduled by unfinished tasks since they last started afresh,
     /// in order: their budget and adjustments carry over.
     pub retries: HashMap<String, Vec<crate::event::RetryScheduled>>,
+    /// Blocked tasks a person's acceptance of a review freed since the run last ran:
+    /// they go back to pending (absent from `finished`).
+    pub unblocked: Vec<String>,
 }
 
 /// Everything a run needs.
@@ -200,12 +206,18 @@ pub fn start_run(spec: RunSpec) -> RunHandle {
     RunHandle { control: tx, join }
 }
 
-struct Node {
-    status: TaskStatus,
-    remaining: usize,
-    dependents: Vec<usize>,
-    attempts: u32,
-    atoms: u32,
+/// A task's place in the coordinator's graph.
+pub(super) struct Node {
+    /// Current status.
+    pub(super) status: TaskStatus,
+    /// Dependencies not yet finished (usable, or final for a lenient task).
+    pub(super) remaining: usize,
+    /// Downstream tasks.
+    pub(super) dependents: Vec<usize>,
+    /// Invocations made.
+    pub(super) attempts: u32,
+    /// Atoms accepted.
+    pub(super) atoms: u32,
 }
 
 async fn coordinate(
@@ -375,6 +387,14 @@ async fn coordinate(
                 resumed(&nodes, r.previous_status.unwrap_or(RunStatus::Interrupted)),
             )?;
             write_run_status(&ctx, RunStatus::Running)?;
+            for i in r.unblocked.iter().filter_map(|t| index.get(t.as_str())) {
+                super::reopen::reset_task(
+                    &ctx,
+                    &mut nodes,
+                    *i,
+                    "unblocked: a review upstream was accepted",
+                )?;
+            }
             // Re-apply finished tasks to their dependents.
             let order: Vec<usize> = plan.layers().into_iter().flatten().collect();
             for &i in &order {
@@ -451,9 +471,22 @@ async fn coordinate(
             }
             match control.recv().await {
                 None => break,
+                Some(Control::Review(req)) => {
+                    if super::review::handle(
+                        &ctx,
+                        &mut nodes,
+                        &mut ready,
+                        &mut totals,
+                        req,
+                        true,
+                        false,
+                    )? {
+                        reported = false;
+                    }
+                }
                 Some(Control::Retry(task)) => {
                     let previous = status_after(&nodes);
-                    if retry(&ctx, &mut nodes, &mut ready, &task)? {
+                    if super::reopen::retry(&ctx, &mut nodes, &mut ready, &task)? {
                         reported = false;
                         em.emit(&run_scope, resumed(&nodes, previous))?;
                         write_run_status(&ctx, RunStatus::Running)?;
@@ -504,9 +537,12 @@ async fn coordinate(
                     stopping = Some(StopSignal::Interrupt);
                     let _ = stop_tx.send(StopSignal::Interrupt);
                 },
+                Some(Control::Review(req)) => {
+                    super::review::handle(&ctx, &mut nodes, &mut ready, &mut totals, req, false, stopping.is_some())?;
+                },
                 Some(Control::Retry(task)) => if stopping.is_none() {
                     let before = ready.len();
-                    retry(&ctx, &mut nodes, &mut ready, &task)?;
+                    super::reopen::retry(&ctx, &mut nodes, &mut ready, &task)?;
                     for &i in ready.iter().skip(before) {
                         em.emit(&task_scope(&ctx, i), EngineEvent::TaskReady(Empty {}))?;
                     }
@@ -573,23 +609,12 @@ fn final_status(nodes: &[Node], stopping: Option<StopSignal>) -> RunStatus {
 }
 
 /// The status of a run whose tasks are all final.
-fn status_after(nodes: &[Node]) -> RunStatus {
-    if nodes.iter().any(|n| {
-        matches!(
-            n.status,
-            TaskStatus::Failed | TaskStatus::Timeout | TaskStatus::Blocked
-        )
-    }) {
-        RunStatus::Failed
-    } else if nodes.iter().any(|n| n.status == TaskStatus::Partial) {
-        RunStatus::Partial
-    } else {
-        RunStatus::Succeeded
-    }
+pub(super) fn status_after(nodes: &[Node]) -> RunStatus {
+    super::status::run_status_of(nodes.iter().map(|n| n.status))
 }
 
 /// Writes the run's status row; a run that ended (not interrupted) gets its finish time.
-fn write_run_status(ctx: &RunCtx, status: RunStatus) -> Result<(), EngineError> {
+pub(super) fn write_run_status(ctx: &RunCtx, status: RunStatus) -> Result<(), EngineError> {
     let ended = !matches!(
         status,
         RunStatus::Running | RunStatus::Paused | RunStatus::Interrupted
@@ -603,7 +628,7 @@ fn write_run_status(ctx: &RunCtx, status: RunStatus) -> Result<(), EngineError> 
 }
 
 /// The `run_resumed` fact for the current graph.
-fn resumed(nodes: &[Node], previous: RunStatus) -> EngineEvent {
+pub(super) fn resumed(nodes: &[Node], previous: RunStatus) -> EngineEvent {
     let finished = nodes.iter().filter(|n| n.status.is_final()).count() as u32;
     EngineEvent::RunResumed(RunResumed {
         previous_status: previous,
@@ -634,82 +659,7 @@ fn report_end(
     Ok((tasks, atoms))
 }
 
-/// Puts a failed or timed-out task back in the ready queue, and the tasks it blocked back
-/// to pending. Returns whether anything changed.
-fn retry(
-    ctx: &RunCtx,
-    nodes: &mut [Node],
-    ready: &mut VecDeque<usize>,
-    task: &str,
-) -> Result<bool, EngineError> {
-    let Some(i) = ctx.plan.task_index(task) else {
-        return Ok(false);
-    };
-    if !matches!(nodes[i].status, TaskStatus::Failed | TaskStatus::Timeout) {
-        return Ok(false);
-    }
-    let reason = format!("retry of `{task}` requested");
-    let reset = |ctx: &RunCtx, nodes: &mut [Node], j: usize| -> Result<(), EngineError> {
-        nodes[j].status = TaskStatus::Pending;
-        write_task(ctx, j, &nodes[j], None, None)?;
-        ctx.emitter.emit(
-            &task_scope(ctx, j),
-            EngineEvent::TaskReset(TaskReset {
-                reason: reason.clone(),
-            }),
-        )?;
-        Ok(())
-    };
-    reset(ctx, nodes, i)?;
-    nodes[i].status = TaskStatus::Ready;
-    ready.push_back(i);
-    // Blocked descendants wait for their dependencies again — unless another strict
-    // dependency of theirs still failed, in which case they stay blocked.
-    let mut stack = nodes[i].dependents.clone();
-    while let Some(d) = stack.pop() {
-        if nodes[d].status != TaskStatus::Blocked {
-            continue;
-        }
-        let lenient = fallback_allows(&ctx.plan, d);
-        let still_failed = !lenient
-            && ctx.plan.tasks[d]
-                .depends_on
-                .iter()
-                .filter_map(|dep| ctx.plan.task_index(dep))
-                .any(|j| {
-                    j != i && nodes[j].status.is_final() && !nodes[j].status.satisfies_dependents()
-                });
-        if still_failed {
-            continue;
-        }
-        reset(ctx, nodes, d)?;
-        stack.extend(nodes[d].dependents.iter().copied());
-    }
-    for d in 0..nodes.len() {
-        if nodes[d].status == TaskStatus::Pending {
-            let deps = &ctx.plan.tasks[d].depends_on;
-            let lenient = fallback_allows(&ctx.plan, d);
-            nodes[d].remaining = deps
-                .iter()
-                .filter_map(|dep| ctx.plan.task_index(dep))
-                .filter(|&j| {
-                    if lenient {
-                        !nodes[j].status.is_final()
-                    } else {
-                        !nodes[j].status.satisfies_dependents()
-                    }
-                })
-                .count();
-            if nodes[d].remaining == 0 && d != i {
-                nodes[d].status = TaskStatus::Ready;
-                ready.push_back(d);
-            }
-        }
-    }
-    Ok(true)
-}
-
-fn task_scope(ctx: &RunCtx, i: usize) -> Scope {
+pub(super) fn task_scope(ctx: &RunCtx, i: usize) -> Scope {
     let t = &ctx.plan.tasks[i];
     Scope {
         task_id: Some(Arc::from(t.task_id.as_str())),
@@ -718,14 +668,14 @@ fn task_scope(ctx: &RunCtx, i: usize) -> Scope {
     }
 }
 
-fn fallback_allows(plan: &Plan, i: usize) -> bool {
+pub(super) fn fallback_allows(plan: &Plan, i: usize) -> bool {
     matches!(
         plan.tasks[i].fallback_config.as_ref().map(|f| f.strategy),
         Some(FallbackStrategy::Skip | FallbackStrategy::UseDefault)
     )
 }
 
-fn write_task(
+pub(super) fn write_task(
     ctx: &RunCtx,
     i: usize,
     n: &Node,

@@ -25,3 +25,30 @@ pub fn decide_status(
         InvocationStatus::Success
     }
 }
+
+/// The status of a run whose tasks are all final: failed when one failed, timed out or
+/// was blocked; partial when one ended partial; succeeded otherwise.
+pub fn run_status_of(
+    tasks: impl IntoIterator<Item = crate::event::TaskStatus>,
+) -> crate::event::RunStatus {
+    use crate::event::{RunStatus, TaskStatus};
+    let mut partial = false;
+    for t in tasks {
+        match t {
+            TaskStatus::Failed | TaskStatus::Timeout | TaskStatus::Blocked => {
+                return RunStatus::Failed
+            }
+            TaskStatus::Partial => partial = true,
+            TaskStatus::Pending
+            | TaskStatus::Ready
+            | TaskStatus::Running
+            | TaskStatus::Success
+            | TaskStatus::Cancelled => {}
+        }
+    }
+    if partial {
+        RunStatus::Partial
+    } else {
+        RunStatus::Succeeded
+    }
+}

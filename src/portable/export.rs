@@ -8,9 +8,10 @@ use rusqlite::types::ValueRef;
 use rusqlite::{Connection, Row};
 use serde::Serialize;
 
-use super::format::{Counts, Header, JsonText, Kind, Real, Str, FORMAT, VERSION};
+use super::format::{version_for, Counts, Header, JsonText, Kind, Real, Str, FORMAT};
 use super::records::{
-    AtomRec, EventRec, InvocationRec, PaperRec, PromptRec, QualityRec, RelationRec, RunRec, TaskRec,
+    AtomRec, EventRec, InvocationRec, PaperRec, PromptRec, QualityRec, RelationRec, ReviewRec,
+    RunRec, TaskRec,
 };
 use super::PortableError;
 use crate::store::schema::{run_events_sql, RUN_BASE_SQL, SCHEMA_VERSION};
@@ -35,7 +36,7 @@ fn papers_where() -> String {
     )
 }
 
-const ATOM_COLUMNS: &str = "atom_id, task_id, invocation_id, agent, atom_type, category, data_status, paper_id, domain, content, confidence, grade, score, provenance, delta_audit, metadata, created_at";
+const ATOM_COLUMNS: &str = "atom_id, task_id, invocation_id, agent, atom_type, category, data_status, paper_id, domain, content, confidence, grade, score, provenance, delta_audit, metadata, created_at, reviewed_by, reviewed_at";
 
 /// Writes run `run` (an id, a unique prefix or `latest`) of `store` to `out`, header
 /// first. `progress` is told `(events written, events in all)` every
@@ -148,6 +149,18 @@ pub fn export_run<W: Write>(
             created_at: s(r, 5)?,
         })
     })?;
+    n.rows(c.reviews, "SELECT task_id, invocation_id, decision, reviewer, note, decided_at, seq FROM reviews WHERE run_id = ?1 ORDER BY seq", id, |r, out| {
+        put(out, &ReviewRec {
+            t: Kind::Review,
+            task_id: s(r, 0)?,
+            invocation_id: s(r, 1)?,
+            decision: s(r, 2)?,
+            reviewer: s(r, 3)?,
+            note: os(r, 4)?,
+            decided_at: s(r, 5)?,
+            seq: r.get(6)?,
+        })
+    })?;
     n.rows(c.papers, &format!("SELECT paper_id, title, authors, year, venue, domain, pdf_path, arxiv_url, abstract, created_at FROM papers WHERE {} ORDER BY paper_id", papers_where()), id, |r, out| {
         put(out, &PaperRec {
             t: Kind::Paper,
@@ -236,6 +249,7 @@ fn header_of(conn: &Connection, run_id: &str) -> Result<(Header, Vec<String>), P
             "SELECT COUNT(*) FROM execution_logs WHERE {}",
             run_events_sql(RUN_BASE_SQL)
         ))?,
+        reviews: count("SELECT COUNT(*) FROM reviews WHERE run_id = ?1")?,
     };
     let status: String = conn
         .query_row("SELECT status FROM runs WHERE run_id = ?1", [run_id], |r| {
@@ -247,7 +261,7 @@ fn header_of(conn: &Connection, run_id: &str) -> Result<(Header, Vec<String>), P
     Ok((
         Header {
             format: FORMAT.into(),
-            version: VERSION,
+            version: version_for(&counts),
             plexus: env!("CARGO_PKG_VERSION").into(),
             schema: SCHEMA_VERSION,
             run_id: run_id.into(),
@@ -320,6 +334,8 @@ fn atom<'r>(t: Kind, r: &'r Row<'_>) -> rusqlite::Result<AtomRec<'r>> {
         delta_audit: oj(r, 14)?,
         metadata: oj(r, 15)?,
         created_at: s(r, 16)?,
+        reviewed_by: os(r, 17)?,
+        reviewed_at: os(r, 18)?,
     })
 }
 

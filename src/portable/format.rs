@@ -19,8 +19,21 @@ use serde_json::value::RawValue;
 /// The `format` of the header.
 pub const FORMAT: &str = "plexus-run";
 
-/// The format version this build writes and the newest it reads.
-pub const VERSION: u64 = 1;
+/// The newest format version this build writes and reads. Version 2 adds `review`
+/// records (a person's decisions on hallucinations) and the `reviewed_by` and
+/// `reviewed_at` of the atoms they accepted; a run without reviews is written as
+/// version 1, which older builds read.
+pub const VERSION: u64 = 2;
+
+/// The format version of a file whose records are counted by `counts`: the oldest that
+/// holds them.
+pub fn version_for(counts: &Counts) -> u64 {
+    if counts.reviews > 0 {
+        2
+    } else {
+        1
+    }
+}
 
 /// The first line of an exported run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -68,6 +81,13 @@ pub struct Counts {
     pub assets: u64,
     /// `event` records.
     pub events: u64,
+    /// `review` records (format version 2; absent when none).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub reviews: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl Counts {
@@ -84,6 +104,7 @@ impl Counts {
             Kind::Paper => self.papers,
             Kind::Asset => self.assets,
             Kind::Event => self.events,
+            Kind::Review => self.reviews,
         }
     }
 
@@ -100,6 +121,7 @@ impl Counts {
             Kind::Paper => &mut self.papers,
             Kind::Asset => &mut self.assets,
             Kind::Event => &mut self.events,
+            Kind::Review => &mut self.reviews,
         })
     }
 }
@@ -122,6 +144,8 @@ pub enum Kind {
     Quality,
     /// A `relations` row.
     Relation,
+    /// A `reviews` row: a person's decision on a hallucination.
+    Review,
     /// A `papers` row.
     Paper,
     /// A `knowledge_atoms` row of no run (a library asset).
@@ -132,7 +156,7 @@ pub enum Kind {
 
 impl Kind {
     /// Every kind, in the order an export writes them.
-    pub const ALL: [Kind; 10] = [
+    pub const ALL: [Kind; 11] = [
         Kind::Run,
         Kind::Task,
         Kind::Prompt,
@@ -140,6 +164,7 @@ impl Kind {
         Kind::Atom,
         Kind::Quality,
         Kind::Relation,
+        Kind::Review,
         Kind::Paper,
         Kind::Asset,
         Kind::Event,
@@ -155,6 +180,7 @@ impl Kind {
             Kind::Atom => "atom",
             Kind::Quality => "quality",
             Kind::Relation => "relation",
+            Kind::Review => "review",
             Kind::Paper => "paper",
             Kind::Asset => "asset",
             Kind::Event => "event",

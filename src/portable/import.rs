@@ -12,8 +12,8 @@ use serde::Deserialize;
 use super::format::{Counts, Header, JsonText, Kind, Str, FORMAT, VERSION};
 use super::lines::Lines;
 use super::records::{
-    AtomRec, EventRec, InvocationRec, PaperRec, PromptRec, QualityRec, RelationRec, RunRec, Tag,
-    TaskRec,
+    AtomRec, EventRec, InvocationRec, PaperRec, PromptRec, QualityRec, RelationRec, ReviewRec,
+    RunRec, Tag, TaskRec,
 };
 use super::{check_run_id, PortableError};
 use crate::store::schema::{event_base, MAX_SEQ};
@@ -298,6 +298,7 @@ impl Loader<'_> {
             Kind::Atom | Kind::Asset => self.atom(kind, parse(line, kind)?),
             Kind::Quality => self.quality(parse(line, kind)?),
             Kind::Relation => self.relation(parse(line, kind)?),
+            Kind::Review => self.review(parse(line, kind)?),
             Kind::Paper => self.paper(parse(line, kind)?),
             Kind::Event => self.event(parse(line, kind)?),
         }
@@ -360,9 +361,9 @@ impl Loader<'_> {
     fn atom(&mut self, kind: Kind, r: AtomRec<'_>) -> Result<(), Refused> {
         // An asset the database already has (under the same id) is kept as it is.
         let sql = if kind == Kind::Asset {
-            "INSERT INTO knowledge_atoms (atom_id, run_id, task_id, invocation_id, agent, atom_type, category, data_status, paper_id, domain, content, confidence, grade, score, provenance, delta_audit, metadata, created_at) SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18 WHERE NOT EXISTS (SELECT 1 FROM knowledge_atoms WHERE atom_id = ?1)"
+            "INSERT INTO knowledge_atoms (atom_id, run_id, task_id, invocation_id, agent, atom_type, category, data_status, paper_id, domain, content, confidence, grade, score, provenance, delta_audit, metadata, created_at, reviewed_by, reviewed_at) SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20 WHERE NOT EXISTS (SELECT 1 FROM knowledge_atoms WHERE atom_id = ?1)"
         } else {
-            "INSERT INTO knowledge_atoms (atom_id, run_id, task_id, invocation_id, agent, atom_type, category, data_status, paper_id, domain, content, confidence, grade, score, provenance, delta_audit, metadata, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)"
+            "INSERT INTO knowledge_atoms (atom_id, run_id, task_id, invocation_id, agent, atom_type, category, data_status, paper_id, domain, content, confidence, grade, score, provenance, delta_audit, metadata, created_at, reviewed_by, reviewed_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)"
         };
         let run = (kind == Kind::Atom).then_some(self.run_id);
         let added = self.tx.prepare_cached(sql)?.execute(params![
@@ -383,7 +384,9 @@ impl Loader<'_> {
             oj(&r.provenance),
             oj(&r.delta_audit),
             oj(&r.metadata),
-            r.created_at.as_str()
+            r.created_at.as_str(),
+            o(&r.reviewed_by),
+            o(&r.reviewed_at)
         ])?;
         if kind == Kind::Asset {
             self.assets_added += added as u64;
@@ -402,6 +405,19 @@ impl Loader<'_> {
         self.tx
             .prepare_cached("INSERT INTO relations (source_atom_id, target_atom_id, relation_type, run_id, invocation_id, note, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)")?
             .execute(params![r.source_atom_id.as_str(), r.target_atom_id.as_str(), r.relation_type.as_str(), self.run_id, o(&r.invocation_id), o(&r.note), r.created_at.as_str()])?;
+        Ok(())
+    }
+
+    fn review(&mut self, r: ReviewRec<'_>) -> Result<(), Refused> {
+        if !matches!(r.decision.as_str(), "accepted" | "rejected") {
+            return Err(Refused::Bad(format!(
+                "a review decision `{}` (accepted or rejected)",
+                r.decision.as_str()
+            )));
+        }
+        self.tx
+            .prepare_cached("INSERT INTO reviews (run_id, task_id, invocation_id, decision, reviewer, note, decided_at, seq) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)")?
+            .execute(params![self.run_id, r.task_id.as_str(), r.invocation_id.as_str(), r.decision.as_str(), r.reviewer.as_str(), o(&r.note), r.decided_at.as_str(), r.seq])?;
         Ok(())
     }
 

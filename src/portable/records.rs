@@ -188,6 +188,41 @@ pub struct AtomRec<'a> {
     /// RFC 3339.
     #[serde(borrow)]
     pub created_at: Str<'a>,
+    /// Who accepted the atom on review (format version 2; absent for an atom the
+    /// quality gate accepted).
+    #[serde(borrow, default, skip_serializing_if = "Option::is_none")]
+    pub reviewed_by: Option<Str<'a>>,
+    /// When (RFC 3339; with `reviewed_by`).
+    #[serde(borrow, default, skip_serializing_if = "Option::is_none")]
+    pub reviewed_at: Option<Str<'a>>,
+}
+
+/// A `reviews` row: a person's decision on a task stopped for review (format version 2).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReviewRec<'a> {
+    /// [`Kind::Review`].
+    pub t: Kind,
+    /// Task.
+    #[serde(borrow)]
+    pub task_id: Str<'a>,
+    /// The invocation whose atoms were reviewed.
+    #[serde(borrow)]
+    pub invocation_id: Str<'a>,
+    /// `accepted` or `rejected`.
+    #[serde(borrow)]
+    pub decision: Str<'a>,
+    /// Who decided.
+    #[serde(borrow)]
+    pub reviewer: Str<'a>,
+    /// The note of an acceptance, the reason of a rejection.
+    #[serde(borrow)]
+    pub note: Option<Str<'a>>,
+    /// RFC 3339.
+    #[serde(borrow)]
+    pub decided_at: Str<'a>,
+    /// The decision's event in the run's log.
+    pub seq: i64,
 }
 
 /// A `quality_records` row (its `record_id` is given by the database it goes into).

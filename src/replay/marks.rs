@@ -101,7 +101,9 @@ impl Marks {
             | EngineEvent::Chunk(_)
             | EngineEvent::AtomsGraded(_)
             | EngineEvent::RetryScheduled(_)
-            | EngineEvent::ContextPlanned(_) => false,
+            | EngineEvent::ContextPlanned(_)
+            | EngineEvent::ReviewAccepted(_)
+            | EngineEvent::ReviewRejected(_) => false,
         };
         if failure {
             self.failures.push(env.seq);

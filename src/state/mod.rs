@@ -4,6 +4,7 @@
 mod dag;
 pub mod output;
 mod reduce;
+mod review;
 pub mod shared;
 
 use std::collections::{HashMap, VecDeque};
@@ -14,6 +15,7 @@ use crate::protocol::{ErrorCode, Grade, GradeCounts, InvocationStatus};
 
 pub use dag::layers_of;
 pub use output::OutputBuffer;
+pub use review::ReviewMark;
 
 /// Most bytes of streamed text held across all tasks before finished tasks' text is
 /// evicted (it stays in the log and is loaded back when looked at).
@@ -71,6 +73,8 @@ pub struct RunState {
     pub output_budget: usize,
     /// When set, only this task's streamed text is kept (loading one task back).
     pub output_only: Option<usize>,
+    /// Tasks waiting for a person's review (those with `awaiting_review`).
+    pub awaiting_review: u32,
     /// Finished tasks in finishing order: the eviction queue.
     evict_queue: VecDeque<usize>,
 }
@@ -118,6 +122,11 @@ pub struct TaskView {
     pub output: OutputBuffer,
     /// Whether older text was evicted or dropped and lives only in the log.
     pub spilled: bool,
+    /// A person's decision on the task's hallucination (E007), once made.
+    pub review: Option<ReviewMark>,
+    /// Stopped for a person's review: the task failed with a hallucination (E007) and
+    /// nobody has decided yet. Cleared by a decision or a reset.
+    pub awaiting_review: bool,
 }
 
 /// What an invocation ended with.

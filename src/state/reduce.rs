@@ -7,6 +7,7 @@ use super::{
     TaskView, MAX_NOTES,
 };
 use crate::event::{EngineEvent, Envelope, RunStatus, TaskStatus};
+use crate::protocol::ErrorCode;
 
 /// Folds one event into the state.
 pub fn reduce(st: &mut RunState, env: &Envelope) {
@@ -152,6 +153,11 @@ pub fn reduce(st: &mut RunState, env: &Envelope) {
                     t.notes.push(format!("{code}: {m}"));
                 }
                 set_status(st, i, f.status);
+                super::review::set_awaiting(
+                    st,
+                    i,
+                    f.status == TaskStatus::Failed && f.error_code == Some(ErrorCode::E007),
+                );
                 if f.status.satisfies_dependents() || f.status.is_final() {
                     account_quality(st, i, f.status);
                 }
@@ -174,6 +180,8 @@ pub fn reduce(st: &mut RunState, env: &Envelope) {
                     unaccount_quality(st, i, prev);
                 }
                 Arc::make_mut(&mut st.tasks[i]).error = None;
+                Arc::make_mut(&mut st.tasks[i]).review = None;
+                super::review::set_awaiting(st, i, false);
                 // Its earlier text stays in the log; the new attempt streams afresh.
                 Arc::make_mut(&mut st.tasks[i]).spilled = false;
                 Arc::make_mut(&mut st.tasks[i]).notes.push(r.reason.clone());
@@ -303,6 +311,16 @@ pub fn reduce(st: &mut RunState, env: &Envelope) {
                 Arc::make_mut(&mut st.tasks[i]).notes.push(text);
             }
         }
+        EngineEvent::ReviewAccepted(r) => {
+            if let Some(i) = task {
+                super::review::accepted(st, i, env, r);
+            }
+        }
+        EngineEvent::ReviewRejected(r) => {
+            if let Some(i) = task {
+                super::review::rejected(st, i, env, r);
+            }
+        }
         EngineEvent::ReferenceFailed(r) => {
             if let Some(i) = task {
                 let text = format!(
@@ -323,7 +341,7 @@ fn keeps_output(st: &RunState, i: usize) -> bool {
 }
 
 /// Puts a marker line (attempt start, outcome, retry…) into a task's output.
-fn marker(st: &mut RunState, i: usize, text: &str) {
+pub(super) fn marker(st: &mut RunState, i: usize, text: &str) {
     if !keeps_output(st, i) {
         return;
     }
@@ -379,6 +397,8 @@ fn start_tasks(st: &mut RunState, r: &crate::event::RunStarted) {
             notes: Vec::new(),
             output: OutputBuffer::new(),
             spilled: false,
+            review: None,
+            awaiting_review: false,
         }));
     }
     for (i, ds) in deps.iter().enumerate() {
@@ -403,7 +423,7 @@ fn agent_slot(st: &mut RunState, name: &str) -> usize {
     st.agents.len() - 1
 }
 
-fn set_status(st: &mut RunState, i: usize, s: TaskStatus) {
+pub(super) fn set_status(st: &mut RunState, i: usize, s: TaskStatus) {
     let old = st.tasks[i].status;
     if old == s {
         return;
@@ -415,7 +435,7 @@ fn set_status(st: &mut RunState, i: usize, s: TaskStatus) {
 }
 
 /// Adds a finished task's final invocation to its agent's and the run's quality.
-fn account_quality(st: &mut RunState, i: usize, status: TaskStatus) {
+pub(super) fn account_quality(st: &mut RunState, i: usize, status: TaskStatus) {
     let Some(last) = st.tasks[i].last.as_ref() else {
         return;
     };
@@ -434,7 +454,7 @@ fn account_quality(st: &mut RunState, i: usize, status: TaskStatus) {
 }
 
 /// Takes back what `account_quality` added when a finished task is reset.
-fn unaccount_quality(st: &mut RunState, i: usize, status: TaskStatus) {
+pub(super) fn unaccount_quality(st: &mut RunState, i: usize, status: TaskStatus) {
     let Some(last) = st.tasks[i].last.as_ref() else {
         return;
     };

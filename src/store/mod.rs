@@ -114,6 +114,8 @@ mod log_insert;
 pub mod open;
 mod ops;
 pub mod read;
+pub mod review;
+pub mod review_write;
 pub mod writer;
 
 pub use failures::{FailureFilter, FailureRow};
@@ -122,6 +124,8 @@ pub use open::{open_connection, open_read_only};
 pub use attempts::MAX_STREAM_BYTES;
 pub use failed::{FailedInvocation, InvocationMeta, MAX_FAILURE_ROWS};
 pub use read::{EventRow, InvocationRow, RunSummary, Store, TaskRow};
+pub use review::{Decision, FabricatedRef, ReviewItem};
 pub use writer::{
-    spawn_writer, AtomRow, InvocationRecord, PaperRow, RunRow, WriteOp, Writer, WriterStats,
+    spawn_writer, AtomRow, InvocationRecord, PaperRow, ReviewWrite, RunRow, WriteOp, Writer,
+    WriterStats,
 };

@@ -145,8 +145,34 @@ pub enum WriteOp {
         /// Imported atoms: (atom_id, atom_type, domain, paper_id, content JSON).
         assets: Vec<AssetRow>,
     },
+    /// A person's review decision with everything it changes, in one transaction.
+    Review(Box<ReviewWrite>),
     /// Barrier: answered once everything sent before it is committed.
     Flush(std::sync::mpsc::Sender<()>),
+}
+
+/// A person's decision on a task stopped for review (E007), written in one transaction:
+/// its event, its `reviews` row and, for an acceptance, the atoms (marked as reviewed)
+/// and the task's new status. The run, task and invocation are the event's.
+#[derive(Debug)]
+pub struct ReviewWrite {
+    /// The `review_accepted` or `review_rejected` event.
+    pub event: Arc<Envelope>,
+    /// Whether the atoms were accepted (else rejected).
+    pub accepted: bool,
+    /// Who decided.
+    pub reviewer: String,
+    /// The note of an acceptance, the reason of a rejection.
+    pub note: Option<String>,
+    /// When (RFC 3339; the event's time).
+    pub decided_at: String,
+    /// Atoms an acceptance stores (none for a rejection).
+    pub atoms: Vec<AtomRow>,
+    /// The task's status and atom count after an acceptance.
+    pub task_status: Option<(&'static str, u32)>,
+    /// A `run_finished` event and the run's new status, when the decision changes how a
+    /// run that nobody executes any more ended (nothing is left for a resume to run).
+    pub run_end: Option<(Arc<Envelope>, &'static str)>,
 }
 
 /// An imported atom: (atom_id, atom_type, domain, paper_id, content JSON).

@@ -6,7 +6,7 @@ use rusqlite::Connection;
 use super::StoreError;
 
 /// Current schema version (stored in `PRAGMA user_version`).
-pub const SCHEMA_VERSION: i64 = 4;
+pub const SCHEMA_VERSION: i64 = 5;
 
 /// Migrations, in order: `MIGRATIONS[i]` takes the schema from version `i` to `i + 1`.
 const MIGRATIONS: &[&str] = &[
@@ -179,6 +179,26 @@ CREATE TABLE run_leases (
     heartbeat_ms  INTEGER NOT NULL       -- refreshed every 2 s; ms since the Unix epoch
 );
 "#,
+    r#"
+-- A person's decision on a task stopped for review by a hallucination (E007): one per
+-- invocation reviewed. The decision's event in the run's log is the record; this row
+-- makes the review queue one indexed read.
+CREATE TABLE reviews (
+    run_id        TEXT NOT NULL,
+    task_id       TEXT NOT NULL,
+    invocation_id TEXT NOT NULL,         -- whose atoms were reviewed
+    decision      TEXT NOT NULL,         -- accepted | rejected
+    reviewer      TEXT NOT NULL,
+    note          TEXT,                  -- the note of an acceptance, the reason of a rejection
+    decided_at    TEXT NOT NULL,         -- RFC 3339
+    seq           INTEGER NOT NULL,      -- the decision's event in the run's log
+    PRIMARY KEY (run_id, invocation_id)
+);
+-- Atoms stored by a person's acceptance say who accepted them and when (NULL for atoms
+-- the quality gate accepted).
+ALTER TABLE knowledge_atoms ADD COLUMN reviewed_by TEXT;
+ALTER TABLE knowledge_atoms ADD COLUMN reviewed_at TEXT;
+"#,
 ];
 
 /// The first event id of run `run_no`'s log; its event `seq` has id `base | seq`.
@@ -301,6 +321,8 @@ pub const QUERYABLE: &[(&str, &[&str])] = &[
             "delta_audit",
             "metadata",
             "created_at",
+            "reviewed_by",
+            "reviewed_at",
         ],
     ),
     (

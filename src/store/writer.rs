@@ -13,7 +13,7 @@ use rusqlite::{params, CachedStatement, Connection, Transaction};
 
 use super::lease::{Lease, HEARTBEAT_EVERY};
 use super::log_insert::{held, insert_events};
-pub use super::ops::{AssetRow, AtomRow, InvocationRecord, PaperRow, RunRow, WriteOp};
+pub use super::ops::{AssetRow, AtomRow, InvocationRecord, PaperRow, ReviewWrite, RunRow, WriteOp};
 use super::{open_connection, StoreError};
 use crate::clock::now_rfc3339;
 use crate::event::Envelope;
@@ -517,6 +517,12 @@ fn apply<'t>(
                     params![id, ty, domain, paper, content, now],
                 )?;
             }
+        }
+        WriteOp::Review(w) => {
+            super::review_write::apply_rows(tx, &w)?;
+            state
+                .events
+                .extend(super::review_write::events(&w).cloned());
         }
         WriteOp::Flush(f) => state.flushes.push(f),
     }

@@ -9,7 +9,7 @@
 //! concurrency in `run_started`, how a stream was grouped into chunk events (an
 //! invocation's consecutive chunk events compare as one text), `last_seq`/`last_ts` of
 //! `crash_detected`, the previous owner in `lease_taken_over`, the timestamp of a
-//! reference failure, and — when the recorded provider was not the simulated one, whose
+//! reference failure, who decided a review and what they wrote, and — when the recorded provider was not the simulated one, whose
 //! jitter comes from the seed — the delay of a transient retry.
 //!
 //! Events are paired by their place in their task, except that a chunk or an
@@ -214,6 +214,17 @@ fn normalise(ev: EngineEvent, o: &CompareOptions) -> (&'static str, Body) {
         EngineEvent::ReferenceFailed(mut r) => {
             r.failure.timestamp.clear();
             EngineEvent::ReferenceFailed(r)
+        }
+        // Who decided and what they wrote are a person's, not the engine's.
+        EngineEvent::ReviewAccepted(mut r) => {
+            r.reviewer.clear();
+            r.note = None;
+            EngineEvent::ReviewAccepted(r)
+        }
+        EngineEvent::ReviewRejected(mut r) => {
+            r.reviewer.clear();
+            r.reason.clear();
+            EngineEvent::ReviewRejected(r)
         }
         e @ (EngineEvent::RunResumed(_)
         | EngineEvent::RunPaused(_)

@@ -1,0 +1,100 @@
+//! Human review in the fold: a task that failed with a hallucination (E007) waits for a
+//! person ([`super::TaskView::awaiting_review`], counted in
+//! [`super::RunState::awaiting_review`]); a `review_accepted` makes it usable with the
+//! status the decision gave, a `review_rejected` leaves it failed; either is kept as the
+//! task's [`ReviewMark`] and written into its notes and output.
+
+use std::sync::Arc;
+
+use super::reduce::{account_quality, marker, set_status, unaccount_quality};
+use super::RunState;
+use crate::event::{Envelope, ReviewAccepted, ReviewRejected};
+
+/// A person's decision on a task stopped for review, as the log tells it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReviewMark {
+    /// Accepted (the atoms were stored) or rejected.
+    pub accepted: bool,
+    /// Who decided.
+    pub reviewer: Arc<str>,
+    /// When (ms since the Unix epoch).
+    pub at_ms: i64,
+    /// The invocation reviewed.
+    pub invocation: Option<Arc<str>>,
+    /// The note of an acceptance, the reason of a rejection.
+    pub text: Option<String>,
+}
+
+impl ReviewMark {
+    /// `reviewed: accepted by NAME at TIME` (or rejected), with the note or reason.
+    pub fn describe(&self) -> String {
+        let at = chrono::DateTime::from_timestamp_millis(self.at_ms)
+            .map(|t| t.format("%Y-%m-%d %H:%M:%S UTC").to_string())
+            .unwrap_or_default();
+        let what = if self.accepted {
+            "accepted"
+        } else {
+            "rejected"
+        };
+        match &self.text {
+            Some(t) => format!("reviewed: {what} by {} at {at} — {t}", self.reviewer),
+            None => format!("reviewed: {what} by {} at {at}", self.reviewer),
+        }
+    }
+}
+
+/// Sets whether task `i` waits for review, keeping the run's count.
+pub(super) fn set_awaiting(st: &mut RunState, i: usize, awaiting: bool) {
+    if st.tasks[i].awaiting_review == awaiting {
+        return;
+    }
+    Arc::make_mut(&mut st.tasks[i]).awaiting_review = awaiting;
+    if awaiting {
+        st.awaiting_review += 1;
+    } else {
+        st.awaiting_review = st.awaiting_review.saturating_sub(1);
+    }
+}
+
+/// Folds a `review_accepted` for task `i`.
+pub(super) fn accepted(st: &mut RunState, i: usize, env: &Envelope, r: &ReviewAccepted) {
+    let prev = st.tasks[i].status;
+    if prev.is_final() {
+        unaccount_quality(st, i, prev);
+    }
+    let t = Arc::make_mut(&mut st.tasks[i]);
+    t.atoms = r.atoms;
+    t.review = Some(ReviewMark {
+        accepted: true,
+        reviewer: Arc::from(r.reviewer.as_str()),
+        at_ms: env.ts,
+        invocation: env.invocation_id.clone(),
+        text: r.note.clone(),
+    });
+    set_awaiting(st, i, false);
+    noted(st, i);
+    set_status(st, i, r.status);
+    account_quality(st, i, r.status);
+}
+
+/// Folds a `review_rejected` for task `i`.
+pub(super) fn rejected(st: &mut RunState, i: usize, env: &Envelope, r: &ReviewRejected) {
+    Arc::make_mut(&mut st.tasks[i]).review = Some(ReviewMark {
+        accepted: false,
+        reviewer: Arc::from(r.reviewer.as_str()),
+        at_ms: env.ts,
+        invocation: env.invocation_id.clone(),
+        text: Some(r.reason.clone()),
+    });
+    set_awaiting(st, i, false);
+    noted(st, i);
+}
+
+/// Notes task `i`'s review decision in its notes and output.
+fn noted(st: &mut RunState, i: usize) {
+    let Some(text) = st.tasks[i].review.as_ref().map(|r| r.describe()) else {
+        return;
+    };
+    marker(st, i, &format!("── {text} ──"));
+    Arc::make_mut(&mut st.tasks[i]).notes.push(text);
+}

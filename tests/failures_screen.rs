@@ -221,7 +221,8 @@ fn the_demo_database_lists_every_failed_and_retried_attempt_with_its_code_and_me
     let tmp = tempfile::tempdir().expect("tempdir");
     let dir = tmp.path();
     let out = output(plexus(dir).args(["--db", "p.db", "--headless", "demo", "--chunk-ms", "0"]));
-    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    // The demo ends failed headless: one task waits for a person's review.
+    assert_eq!(out.code, Some(3), "{}", out.stderr);
     let store = Store::open(&dir.join("p.db")).expect("db");
     let run = store.list_runs().expect("runs")[0].run_id.clone();
     let rows = store.failed_invocations(Some(&run)).expect("rows");
@@ -268,4 +269,107 @@ fn the_demo_database_lists_every_failed_and_retried_attempt_with_its_code_and_me
         store.failed_invocations(None).expect("all").len(),
         rows.len()
     );
+}
+
+fn review_item(task: &str, decided: bool) -> plexus::review::ReviewItem {
+    plexus::review::ReviewItem {
+        run_id: "R20261126-010802-7fe5".into(),
+        task_id: task.into(),
+        agent: "Scenario_Validator".into(),
+        status: if decided { "success" } else { "failed" }.into(),
+        invocation_id: format!("INV_{task}_001"),
+        attempt: 1,
+        message: Some("1 reference(s) to assets that do not exist".into()),
+        fabricated: vec![plexus::review::FabricatedRef {
+            atom_id: "VALID_TA_01".into(),
+            reference: "CODE_TA_99".into(),
+        }],
+        atoms: vec![
+            serde_json::json!({"asset_id": "VALID_TA_01", "atom_type": "TA", "content": "验证通过：时间复杂度 O(n log n)"}),
+        ],
+        summary: "one scenario validated".into(),
+        avg_score: 0.78,
+        grades: plexus::protocol::GradeCounts {
+            a: 0,
+            b: 1,
+            c: 0,
+            d: 0,
+        },
+        issues: vec![],
+        decision: decided.then(|| plexus::review::Decision {
+            decision: plexus::review::DecisionKind::Accepted,
+            reviewer: "ada".into(),
+            note: None,
+            decided_at: "2026-11-26T01:09:00Z".into(),
+            seq: 340,
+        }),
+    }
+}
+
+#[test]
+fn the_review_queue_shows_the_evidence_and_accepts_or_rejects_with_a_reason() {
+    let st = demo_state();
+    let mut ui = ui_with_rows(false);
+    ui.failures_run = Some("R20261126-010802-7fe5".into());
+    let fx = update(&mut ui, &st, Action::ReviewQueue);
+    assert_eq!(
+        fx,
+        vec![Effect::LoadReviews(Some("R20261126-010802-7fe5".into()))]
+    );
+    ui.failures.queue = Some(vec![
+        review_item("TASK_VALIDATOR_DIFF_01", false),
+        review_item("TASK_VALIDATOR_DIFF_02", true),
+    ]);
+    insta::assert_snapshot!("review_queue_80x24", render(&st, &mut ui, 80, 24));
+    insta::assert_snapshot!("review_queue_200x60", render(&st, &mut ui, 200, 60));
+    // Enter shows the evidence: the reference that does not exist and the atoms.
+    update(&mut ui, &st, Action::Open);
+    match &ui.overlay {
+        Some(Overlay::Text { lines, .. }) => {
+            let text = lines.join("\n");
+            assert!(text.contains("VALID_TA_01 names CODE_TA_99"), "{text}");
+            assert!(text.contains("验证通过"), "{text}");
+        }
+        o => panic!("{o:?}"),
+    }
+    update(&mut ui, &st, Action::Back);
+    // Y accepts.
+    let fx = update(&mut ui, &st, Action::ReviewAccept);
+    assert_eq!(
+        fx,
+        vec![Effect::Review {
+            run: "R20261126-010802-7fe5".into(),
+            task: "TASK_VALIDATOR_DIFF_01".into(),
+            verdict: plexus::review::Verdict::Accept { note: None },
+        }]
+    );
+    // X asks for a reason; an empty one rejects nothing, a reason rejects.
+    use plexus::app::update::{input, InputKey};
+    assert!(update(&mut ui, &st, Action::ReviewReject).is_empty());
+    assert!(input(&mut ui, &st, InputKey::Enter).is_empty());
+    update(&mut ui, &st, Action::ReviewReject);
+    for c in "CODE_TA_99 is real".chars() {
+        input(&mut ui, &st, InputKey::Char(c));
+    }
+    let fx = input(&mut ui, &st, InputKey::Enter);
+    assert_eq!(
+        fx,
+        vec![Effect::Review {
+            run: "R20261126-010802-7fe5".into(),
+            task: "TASK_VALIDATOR_DIFF_01".into(),
+            verdict: plexus::review::Verdict::Reject {
+                reason: "CODE_TA_99 is real".into()
+            },
+        }]
+    );
+    // A decided item is refused: a decision is final.
+    update(&mut ui, &st, Action::Down);
+    assert!(update(&mut ui, &st, Action::ReviewAccept).is_empty());
+    assert!(ui
+        .flash
+        .as_ref()
+        .is_some_and(|f| f.text.contains("already accepted")));
+    // v goes back to the list.
+    update(&mut ui, &st, Action::ReviewQueue);
+    assert!(!ui.failures.review);
 }

@@ -140,6 +140,12 @@ actions! {
     NextFailure = "next_failure",
     /// The previous failure.
     PrevFailure = "prev_failure",
+    /// Failures: the review queue (tasks a hallucination stopped for a person) / the list.
+    ReviewQueue = "review_queue",
+    /// Review queue: accept the selected task's atoms (its dependents may run).
+    ReviewAccept = "review_accept",
+    /// Review queue: reject the selected task's atoms, with a reason.
+    ReviewReject = "review_reject",
     /// Failure trees: write the handoff of the marked samples.
     ExportHandoff = "export_handoff",
     /// Failure trees: the problems report.

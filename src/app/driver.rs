@@ -84,7 +84,9 @@ impl App {
             EngineEvent::InvocationFinished(f) => {
                 f.status != Some(crate::protocol::InvocationStatus::Success)
             }
-            EngineEvent::RetryScheduled(_) => true,
+            EngineEvent::RetryScheduled(_)
+            | EngineEvent::ReviewAccepted(_)
+            | EngineEvent::ReviewRejected(_) => true,
             _ => false,
         }) {
             self.ui.failures.stale = true;
@@ -119,6 +121,8 @@ impl App {
                 }
                 Effect::LoadDoc(k) => self.loader.ask(Query::Doc(k)),
                 Effect::LoadRuns => self.loader.ask(Query::Runs),
+                Effect::LoadReviews(scope) => self.loader.ask(Query::Reviews(scope)),
+                Effect::Review { run, task, verdict } => self.review(run, task, verdict),
                 Effect::LoadFailures(scope) => {
                     let run = (!self.run.run_id.is_empty())
                         .then(|| self.run.run_id.clone())
@@ -196,6 +200,38 @@ impl App {
                 let now = chrono::Utc::now().timestamp_millis();
                 self.ui.failures.set_rows(rows, now);
             }
+            Loaded::Reviews(Ok(items)) => {
+                let f = &mut self.ui.failures;
+                f.queue_selected = f.queue_selected.min(items.len().saturating_sub(1));
+                f.queue = Some(items);
+            }
+            Loaded::Reviews(Err(e)) => self
+                .ui
+                .flash(format!("cannot read the review queue: {e}"), true),
+            Loaded::Reviewed(r) => {
+                match r {
+                    Ok(d) => self.ui.flash(
+                        format!(
+                            "{} {:?} by {}: {}",
+                            d.task_id,
+                            d.decision,
+                            d.reviewer,
+                            if d.unblocked.is_empty() {
+                                "recorded in the run's log".to_string()
+                            } else {
+                                format!(
+                                    "{} dependent task(s) run on `plexus resume {}`",
+                                    d.unblocked.len(),
+                                    d.run_id
+                                )
+                            }
+                        ),
+                        false,
+                    ),
+                    Err(e) => self.ui.flash(format!("not decided: {e}"), true),
+                }
+                self.reload_failures();
+            }
             Loaded::Failures(Err(e)) => {
                 self.ui.failures.loading = false;
                 self.ui.failures.error = Some(e);
@@ -219,6 +255,34 @@ impl App {
         }
     }
 
+    /// Decides a review: through the engine when this session executes the run (its
+    /// dependents run at once), else written to the database.
+    fn review(&mut self, run: String, task: String, verdict: crate::review::Verdict) {
+        let ours = self.control.is_some() && self.live_mut().run_id == run;
+        if ours {
+            let req =
+                crate::review::ReviewRequest::new(task, verdict, crate::review::default_reviewer());
+            self.run_effects(vec![Effect::Engine(Control::Review(req))]);
+        } else {
+            self.loader.decide(run, task, verdict);
+        }
+    }
+
+    /// Reads the failures list and the review queue again.
+    fn reload_failures(&mut self) {
+        let mut fx = Vec::new();
+        super::failures_keys::load(&mut self.ui, &mut fx);
+        if self.ui.failures.review {
+            let scope = self
+                .ui
+                .failures_run
+                .clone()
+                .filter(|_| self.ui.failures.this_run_only);
+            fx.push(Effect::LoadReviews(scope));
+        }
+        self.run_effects(fx);
+    }
+
     /// Asks for what the current view needs that is not loaded (spilled text, documents).
     pub fn refresh(&mut self) {
         let mut fx = Vec::new();
@@ -238,7 +302,9 @@ impl App {
             && !f.loading
             && now - f.asked_ms >= 1000
         {
-            super::failures_keys::load(&mut self.ui, &mut fx);
+            self.run_effects(fx);
+            self.reload_failures();
+            return;
         }
         self.run_effects(fx);
     }

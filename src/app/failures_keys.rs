@@ -48,6 +48,20 @@ fn now_ms_of(n: i64) -> i64 {
 
 /// Handles an action on the Failures screen.
 pub fn failures_screen(ui: &mut UiState, run: &RunState, action: Action, fx: &mut Vec<Effect>) {
+    if action == Action::ReviewQueue {
+        ui.failures.review = !ui.failures.review;
+        if ui.failures.review {
+            let scope = ui
+                .failures_run
+                .clone()
+                .filter(|_| ui.failures.this_run_only);
+            fx.push(Effect::LoadReviews(scope));
+        }
+        return;
+    }
+    if ui.failures.review && super::review_keys::review_action(ui, action, fx) {
+        return;
+    }
     let n = ui.failures.view.len();
     let page = ui.list_rows.max(1);
     if let Some(sel) = move_in_list(ui.failures.selected, n, action, page) {

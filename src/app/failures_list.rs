@@ -147,6 +147,12 @@ pub struct FailuresList {
     pub stale: bool,
     /// When the list was last asked for (ms).
     pub asked_ms: i64,
+    /// The review queue is shown instead of the list.
+    pub review: bool,
+    /// The review queue: tasks stopped for review, with their evidence; `None` until loaded.
+    pub queue: Option<Vec<crate::review::ReviewItem>>,
+    /// Selected item of the queue.
+    pub queue_selected: usize,
 }
 
 /// A status as the list names it: a retried success counts as `retried`.

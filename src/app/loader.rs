@@ -22,6 +22,8 @@ pub enum Query {
     Runs,
     /// The failed invocations of a run (`None`: every run).
     Failures(Option<String>),
+    /// The review queue of a run (`None`: every run).
+    Reviews(Option<String>),
     /// The differences between two runs, as text.
     Diff(String, String),
     /// A task's streamed text, rebuilt from the log.
@@ -42,6 +44,10 @@ pub enum Loaded {
     Runs(Result<Vec<RunSummary>, String>),
     /// Failed invocations, or why not.
     Failures(Result<Vec<crate::store::FailedInvocation>, String>),
+    /// The review queue, or why not.
+    Reviews(Result<Vec<crate::review::ReviewItem>, String>),
+    /// A review decided (written to the database), or why not.
+    Reviewed(Result<crate::review::Decided, String>),
     /// Two runs compared: a title and the lines, or why not.
     Diff(Result<(String, Vec<String>), String>),
     /// A message of the replay player of generation `.0`.
@@ -87,6 +93,26 @@ impl Loader {
         })
     }
 
+    /// Decides a review of a run no process of this session executes: written to the
+    /// database on a thread of its own (it takes the run's lease for one transaction);
+    /// the answer arrives as [`Loaded::Reviewed`].
+    pub fn decide(&self, run: String, task: String, verdict: crate::review::Verdict) {
+        let (db, out) = (self.db.clone(), self.out.clone());
+        let spawned = std::thread::Builder::new()
+            .name("plexus-review".into())
+            .spawn(move || {
+                let reviewer = crate::review::default_reviewer();
+                let r = crate::review::decide(&db, &run, &task, &verdict, &reviewer)
+                    .map_err(|e| e.to_string());
+                let _ = out.send(Loaded::Reviewed(r));
+            });
+        if let Err(e) = spawned {
+            let _ = self.out.send(Loaded::Reviewed(Err(format!(
+                "cannot start the review: {e}"
+            ))));
+        }
+    }
+
     /// Queues a query (answers arrive as `Loaded` messages).
     pub fn ask(&self, q: Query) {
         let _ = self.tx.send(q);
@@ -104,6 +130,7 @@ fn serve(db: PathBuf, rx: std_mpsc::Receiver<Query>, out: UnboundedSender<Loaded
                     Query::Doc(k) => Loaded::Doc(k, Doc::Missing(msg)),
                     Query::Runs => Loaded::Runs(Err(msg)),
                     Query::Failures(_) => Loaded::Failures(Err(msg)),
+                    Query::Reviews(_) => Loaded::Reviews(Err(msg)),
                     Query::Diff(..) => Loaded::Diff(Err(msg)),
                     Query::Output { .. } => continue,
                 });
@@ -116,6 +143,11 @@ fn serve(db: PathBuf, rx: std_mpsc::Receiver<Query>, out: UnboundedSender<Loaded
                 Loaded::Doc(key, doc)
             }
             Query::Runs => Loaded::Runs(store.list_runs().map_err(|e| e.to_string())),
+            Query::Reviews(run) => Loaded::Reviews(
+                store
+                    .review_queue(run.as_deref())
+                    .map_err(|e| e.to_string()),
+            ),
             Query::Failures(run) => Loaded::Failures(
                 store
                     .failed_invocations(run.as_deref())

@@ -10,6 +10,7 @@ pub mod failures_list;
 pub mod loader;
 pub mod replay_app;
 pub mod replay_feed;
+pub mod review_keys;
 pub mod terminal;
 pub mod transport;
 pub mod ui_state;

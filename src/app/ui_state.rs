@@ -338,6 +338,8 @@ pub struct UiState {
     pub replay: Option<super::transport::Transport>,
     /// The text typed at the input line is a seek target (not a search).
     pub seek_prompt: bool,
+    /// The text typed at the input line is the reason to reject this (run, task)'s atoms.
+    pub reason_for: Option<(String, String)>,
 }
 
 impl UiState {
@@ -370,6 +372,7 @@ impl UiState {
             quitting: false,
             replay: None,
             seek_prompt: false,
+            reason_for: None,
         }
     }
 

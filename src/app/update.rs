@@ -24,6 +24,17 @@ pub enum Effect {
     LoadRuns,
     /// Load the failed invocations of a run (`None`: of every run).
     LoadFailures(Option<String>),
+    /// Load the review queue (of the same scope as the failures).
+    LoadReviews(Option<String>),
+    /// Decide a review: accept or reject a task's atoms.
+    Review {
+        /// Run.
+        run: String,
+        /// Task.
+        task: String,
+        /// The decision.
+        verdict: crate::review::Verdict,
+    },
     /// Open a run read-only from its log.
     OpenRun(String),
     /// Compare two runs (by id) and show the differences.
@@ -558,6 +569,27 @@ pub fn input(ui: &mut UiState, run: &RunState, key: InputKey) -> Vec<Effect> {
         InputKey::Backspace => {
             text.pop();
         }
+        InputKey::Esc if ui.reason_for.is_some() => {
+            ui.reason_for = None;
+            ui.flash("not rejected", false);
+            return fx;
+        }
+        InputKey::Enter if ui.reason_for.is_some() => {
+            let (run, task) = ui.reason_for.take().unwrap_or_default();
+            if text.trim().is_empty() {
+                ui.flash("a rejection needs a reason: X again to write one", true);
+            } else {
+                ui.flash(format!("rejecting {task}…"), false);
+                fx.push(Effect::Review {
+                    run,
+                    task,
+                    verdict: crate::review::Verdict::Reject {
+                        reason: text.trim().to_string(),
+                    },
+                });
+            }
+            return fx;
+        }
         InputKey::Esc => {
             if ui.seek_prompt {
                 ui.seek_prompt = false;
@@ -585,7 +617,7 @@ pub fn input(ui: &mut UiState, run: &RunState, key: InputKey) -> Vec<Effect> {
             return fx;
         }
     }
-    if ui.seek_prompt {
+    if ui.seek_prompt || ui.reason_for.is_some() {
         ui.input = Some(text);
         return fx;
     }

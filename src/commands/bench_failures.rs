@@ -265,7 +265,8 @@ fn screen_first_frame(store: &Store) -> Result<f64> {
     let mut ui = crate::app::UiState::new(false);
     ui.screen = crate::app::Screen::Failures;
     ui.failures.this_run_only = false;
-    ui.failures.set_rows(rows, chrono::Utc::now().timestamp_millis());
+    ui.failures
+        .set_rows(rows, chrono::Utc::now().timestamp_millis());
     let area = ratatui::layout::Rect::new(0, 0, 200, 60);
     let mut buf = ratatui::buffer::Buffer::empty(area);
     crate::ui::draw_buffer(

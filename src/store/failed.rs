@@ -63,18 +63,16 @@ impl Store {
         &self,
         run: Option<&str>,
     ) -> Result<Vec<FailedInvocation>, StoreError> {
+        // One read of the `invocations_failed` index (every column it shows is in it),
+        // and the task's attempt count by its key.
         let mut st = self.conn().prepare_cached(
-            "WITH last AS (
-                SELECT run_id, task_id, MAX(attempt) AS n FROM invocations
-                WHERE ?1 IS NULL OR run_id = ?1 GROUP BY run_id, task_id)
-             SELECT i.run_id, i.task_id, i.attempt, l.n, i.agent, i.status, i.error_codes,
-                    json_extract(i.response_json, '$.errors[0].message'),
-                    json_extract(i.response_json, '$.quality_check.avg_quality_score'),
-                    json_extract(i.response_json, '$.quality_check.atoms_generated'),
-                    i.started_at, i.execution_time_ms, i.invocation_id
-             FROM invocations i JOIN last l ON l.run_id = i.run_id AND l.task_id = i.task_id
-             WHERE i.status IS NOT NULL AND i.status <> 'cancelled'
-               AND (i.status IN ('failed', 'timeout', 'partial') OR i.attempt < l.n)
+            "SELECT i.run_id, i.task_id, i.attempt, COALESCE(t.attempts, i.attempt), i.agent,
+                    i.status, i.error_codes, i.error_message, i.avg_score, i.started_at,
+                    i.execution_time_ms, i.invocation_id
+             FROM invocations i
+             LEFT JOIN tasks t ON t.run_id = i.run_id AND t.task_id = i.task_id
+             WHERE i.status IN ('failed', 'timeout', 'partial')
+               AND (?1 IS NULL OR i.run_id = ?1)
              ORDER BY i.started_at DESC, i.run_id, i.task_id, i.attempt DESC
              LIMIT ?2",
         )?;
@@ -83,15 +81,12 @@ impl Store {
             let attempt: i64 = r.get(2)?;
             let last: i64 = r.get(3)?;
             let codes: Option<String> = r.get(6)?;
-            let atoms: Option<i64> = r.get(9)?;
-            let score: Option<f64> = r
-                .get::<_, Option<f64>>(8)?
-                .filter(|_| atoms.unwrap_or(0) > 0);
+            let score: Option<f64> = r.get(8)?;
             Ok(FailedInvocation {
                 run_id: r.get(0)?,
                 task_id: r.get(1)?,
                 attempt: u32::try_from(attempt).unwrap_or(0),
-                attempts: u32::try_from(last).unwrap_or(0),
+                attempts: u32::try_from(last.max(attempt)).unwrap_or(0),
                 agent: r.get(4)?,
                 status: r.get(5)?,
                 error_codes: codes
@@ -104,9 +99,9 @@ impl Store {
                 message: r.get(7)?,
                 score,
                 grade: score.map(|s| grader.grade(s).as_str().to_string()),
-                started_at: r.get(10)?,
-                execution_time_ms: r.get(11)?,
-                invocation_id: r.get(12)?,
+                started_at: r.get(9)?,
+                execution_time_ms: r.get(10)?,
+                invocation_id: r.get(11)?,
                 retried: attempt < last,
             })
         })?;

@@ -6,7 +6,7 @@ use rusqlite::Connection;
 use super::StoreError;
 
 /// Current schema version (stored in `PRAGMA user_version`).
-pub const SCHEMA_VERSION: i64 = 5;
+pub const SCHEMA_VERSION: i64 = 6;
 
 /// Migrations, in order: `MIGRATIONS[i]` takes the schema from version `i` to `i + 1`.
 const MIGRATIONS: &[&str] = &[
@@ -198,6 +198,23 @@ CREATE TABLE reviews (
 -- the quality gate accepted).
 ALTER TABLE knowledge_atoms ADD COLUMN reviewed_by TEXT;
 ALTER TABLE knowledge_atoms ADD COLUMN reviewed_at TEXT;
+"#,
+    r#"
+-- The Failures screen's list in one read: the first error's message and the mean score
+-- of an attempt (computed from its response, never stored twice), and an index over the
+-- attempts that failed, timed out or ended partial that holds every column the list
+-- shows, newest first.
+ALTER TABLE invocations ADD COLUMN error_message TEXT GENERATED ALWAYS AS (
+    CASE WHEN json_valid(response_json)
+         THEN json_extract(response_json, '$.errors[0].message') END) VIRTUAL;
+ALTER TABLE invocations ADD COLUMN avg_score REAL GENERATED ALWAYS AS (
+    CASE WHEN json_valid(response_json)
+          AND json_extract(response_json, '$.quality_check.atoms_generated') > 0
+         THEN json_extract(response_json, '$.quality_check.avg_quality_score') END) VIRTUAL;
+CREATE INDEX invocations_failed ON invocations(
+    started_at, run_id, task_id, attempt, agent, status, error_codes, invocation_id,
+    execution_time_ms, error_message, avg_score)
+    WHERE status IN ('failed', 'timeout', 'partial');
 "#,
 ];
 

@@ -299,3 +299,112 @@ fn middle_cut(s: &str, width: u16) -> String {
     out.extend(&chars[chars.len() - tail..]);
     out
 }
+
+/// The review queue's title: how many wait, how many were decided.
+pub fn queue_title(f: &FailuresList) -> String {
+    match &f.queue {
+        None => "Review queue · loading…".into(),
+        Some(q) => {
+            let waiting = q.iter().filter(|i| i.decision.is_none()).count();
+            format!(
+                "Review queue · {waiting} waiting · {} decided · {}",
+                q.len() - waiting,
+                if f.this_run_only {
+                    "this run"
+                } else {
+                    "every run"
+                }
+            )
+        }
+    }
+}
+
+/// Draws the review queue: one row per task a hallucination stopped for review.
+pub fn draw_queue(buf: &mut Buffer, inner: Rect, ui: &mut UiState, theme: &Theme) {
+    if inner.height < 3 || inner.width < 20 {
+        return;
+    }
+    let mut y = inner.y;
+    put(
+        buf,
+        inner.x,
+        y,
+        inner.width,
+        "enter evidence · Y accept (the task's dependents run) · X reject with a reason · v the failures list",
+        theme.muted(),
+    );
+    y += 1;
+    let taskw = 24usize.min(usize::from(inner.width) / 3);
+    let header = format!(
+        "{}{}{}{:>6}  {:>5}  why",
+        pad_or_truncate("task", taskw),
+        pad_or_truncate("agent", 18),
+        pad_or_truncate("decision", 22),
+        "refs",
+        "score"
+    );
+    put(
+        buf,
+        inner.x,
+        y,
+        inner.width,
+        &header,
+        theme.title().add_modifier(Modifier::BOLD),
+    );
+    y += 1;
+    let rows_h = usize::from(inner.bottom().saturating_sub(y));
+    ui.list_rows = rows_h;
+    let Some(queue) = &ui.failures.queue else {
+        put(buf, inner.x, y, inner.width, "loading…", theme.muted());
+        return;
+    };
+    if queue.is_empty() {
+        put(
+            buf,
+            inner.x,
+            y,
+            inner.width,
+            "nothing waits for review: no answer referred to assets that do not exist",
+            theme.muted(),
+        );
+        return;
+    }
+    let selected = ui.failures.queue_selected.min(queue.len() - 1);
+    let top = super::text::keep_visible(selected, 0, rows_h);
+    for (k, item) in queue.iter().enumerate().skip(top).take(rows_h) {
+        let base = if k == selected {
+            theme.selected()
+        } else {
+            theme.style_base()
+        };
+        fill(buf, inner.x, y, inner.width, base);
+        let decision = match &item.decision {
+            None => "waiting".to_string(),
+            Some(d) => format!(
+                "{} by {}",
+                match d.decision {
+                    crate::review::DecisionKind::Accepted => "accepted",
+                    crate::review::DecisionKind::Rejected => "rejected",
+                },
+                d.reviewer
+            ),
+        };
+        let text = format!(
+            "{} {} {} {:>6}  {:>5.2}  {}",
+            pad_or_truncate(&sanitize(&item.task_id), taskw - 1),
+            pad_or_truncate(&sanitize(&item.agent), 17),
+            pad_or_truncate(&sanitize(&decision), 21),
+            item.fabricated.len(),
+            item.avg_score,
+            sanitize(item.message.as_deref().unwrap_or(""))
+        );
+        let style = match (&item.decision, k == selected) {
+            (_, true) => base,
+            (None, false) => theme.warn(),
+            _ => base,
+        };
+        put(buf, inner.x, y, inner.width, &text, style);
+        y += 1;
+    }
+    ui.failures.queue_selected = selected;
+}

@@ -44,6 +44,11 @@ pub fn describe(a: Action) -> &'static str {
         Action::FilterTime => "failures: last hour, day, week / any time",
         Action::ClearFilters => "atoms, failures: clear filters and search",
         Action::Compare => "runs: mark a run; on another run, compare the two",
+        Action::ReviewQueue => {
+            "failures: the review queue (hallucinations waiting for a person) / the list"
+        }
+        Action::ReviewAccept => "review queue: accept the task's atoms (its dependents run)",
+        Action::ReviewReject => "review queue: reject the task's atoms, with a reason",
         Action::ExportHandoff => "failure trees: write the handoff of the marked samples",
         Action::ProblemsView => "failure trees: the problems report (enter opens a typical case)",
         Action::UnfoldAll => "failure trees: unfold every folded turn and JSON level / fold back",

@@ -70,6 +70,11 @@ pub fn draw_buffer(
             );
             runs::draw(buf, inner, ui, theme);
         }
+        Screen::Failures if ui.failures.review => {
+            let title = failures::queue_title(&ui.failures);
+            let inner = pane(buf, body, &title, true, theme);
+            failures::draw_queue(buf, inner, ui, theme);
+        }
         Screen::Failures => {
             let title = failures::title(&ui.failures, body.width);
             let inner = pane(buf, body, &title, true, theme);
@@ -321,8 +326,12 @@ fn draw_status(buf: &mut Buffer, r: Rect, run: &RunState, ui: &UiState, theme: &
     );
     let rest = r.width.saturating_sub(used);
     if let Some(input) = &ui.input {
+        let reason;
         let prompt = if ui.seek_prompt {
             "seek to (40%, 1234, 14:03:21, +1:30, start, end): "
+        } else if let Some((_, task)) = &ui.reason_for {
+            reason = format!("why reject {task}'s atoms (Enter rejects, Esc cancels): ");
+            &reason
         } else {
             "/"
         };

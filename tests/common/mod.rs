@@ -4,6 +4,8 @@
 #![allow(dead_code)]
 
 pub mod bin;
+#[cfg(unix)]
+pub mod pty;
 pub mod rerun;
 
 use std::path::PathBuf;

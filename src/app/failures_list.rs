@@ -127,8 +127,8 @@ impl Default for FailureQuery {
 pub struct FailuresList {
     /// Rows, newest first; `None` until loaded.
     pub rows: Option<Arc<Vec<FailedInvocation>>>,
-    /// Start times of the rows (ms), parallel to `rows`.
-    times: Arc<Vec<i64>>,
+    /// Counts per code and per agent over the view (kept by `refilter`).
+    counted: (Counts, Counts),
     /// The view: row numbers after filters and sort.
     pub view: Vec<usize>,
     /// Selected position in the view.
@@ -177,15 +177,6 @@ impl FailuresList {
     /// is still there.
     pub fn set_rows(&mut self, rows: Vec<FailedInvocation>, now_ms: i64) {
         let keep = self.selected_row().map(|r| r.invocation_id.clone());
-        self.times = Arc::new(
-            rows.iter()
-                .map(|r| {
-                    chrono::DateTime::parse_from_rfc3339(&r.started_at)
-                        .map(|d| d.timestamp_millis())
-                        .unwrap_or(0)
-                })
-                .collect(),
-        );
         self.rows = Some(Arc::new(rows));
         self.error = None;
         self.loading = false;
@@ -216,7 +207,11 @@ impl FailuresList {
         };
         let q = &self.query;
         let needle = q.text.to_lowercase();
-        let since = q.window.millis().map(|w| now_ms - w);
+        // Start times are RFC 3339 in UTC: compared as text, no parsing.
+        let since = q.window.millis().and_then(|w| {
+            chrono::DateTime::from_timestamp_millis(now_ms - w)
+                .map(|d| d.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
+        });
         let mut view: Vec<usize> = (0..rows.len())
             .filter(|&i| {
                 let r = &rows[i];
@@ -225,14 +220,16 @@ impl FailuresList {
                     .is_none_or(|c| r.error_codes.iter().any(|x| x == c))
                     && q.agent.as_ref().is_none_or(|a| &r.agent == a)
                     && q.status.as_deref().is_none_or(|s| status_of(r) == s)
-                    && since.is_none_or(|s| self.times[i] >= s)
+                    && since.as_deref().is_none_or(|s| r.started_at.as_str() >= s)
                     && (needle.is_empty() || matches_text(r, &needle))
             })
             .collect();
+        // The rows come newest first: that order needs no sort.
+        let presorted = q.sort == FailureSort::Time;
         let key_cmp = |a: &usize, b: &usize| {
             let (x, y) = (&rows[*a], &rows[*b]);
             match q.sort {
-                FailureSort::Time => self.times[*b].cmp(&self.times[*a]),
+                FailureSort::Time => y.started_at.cmp(&x.started_at),
                 FailureSort::Run => {
                     (&x.run_id, &x.task_id, x.attempt).cmp(&(&y.run_id, &y.task_id, y.attempt))
                 }
@@ -244,12 +241,15 @@ impl FailuresList {
             }
             .then(a.cmp(b))
         };
-        view.sort_by(key_cmp);
+        if !presorted {
+            view.sort_by(key_cmp);
+        }
         if q.reverse {
             view.reverse();
         }
         self.view = view;
         self.selected = self.selected.min(self.view.len().saturating_sub(1));
+        self.counted = self.count();
     }
 
     /// Distinct values of a column over all rows, sorted (for the filter cycles).
@@ -265,7 +265,11 @@ impl FailuresList {
     }
 
     /// Counts per error code and per agent over the view, most frequent first.
-    pub fn counts(&self) -> (Counts, Counts) {
+    pub fn counts(&self) -> &(Counts, Counts) {
+        &self.counted
+    }
+
+    fn count(&self) -> (Counts, Counts) {
         let mut codes: std::collections::HashMap<&str, usize> = Default::default();
         let mut agents: std::collections::HashMap<&str, usize> = Default::default();
         if let Some(rows) = &self.rows {

@@ -63,32 +63,56 @@ impl Store {
         &self,
         run: Option<&str>,
     ) -> Result<Vec<FailedInvocation>, StoreError> {
-        // One read of the `invocations_failed` index (every column it shows is in it),
-        // and the task's attempt count by its key.
+        // Tasks that made more than one attempt (few): how many each made.
+        let mut attempts: std::collections::HashMap<
+            String,
+            std::collections::HashMap<String, i64>,
+        > = Default::default();
+        {
+            let mut st = self.conn().prepare_cached(
+                "SELECT run_id, task_id, attempts FROM tasks
+                 WHERE attempts > 1 AND (?1 IS NULL OR run_id = ?1)",
+            )?;
+            let rows = st.query_map(params![run], |r| {
+                Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get(2)?))
+            })?;
+            for row in rows {
+                let (run, task, n) = row?;
+                attempts.entry(run).or_default().insert(task, n);
+            }
+        }
+        // One backward read of the `invocations_failed` index, which holds every column
+        // shown.
         let mut st = self.conn().prepare_cached(
-            "SELECT i.run_id, i.task_id, i.attempt, COALESCE(t.attempts, i.attempt), i.agent,
+            "SELECT i.run_id, i.task_id, i.attempt, i.agent,
                     i.status, i.error_codes, i.error_message, i.avg_score, i.started_at,
                     i.execution_time_ms, i.invocation_id
              FROM invocations i
-             LEFT JOIN tasks t ON t.run_id = i.run_id AND t.task_id = i.task_id
              WHERE i.status IN ('failed', 'timeout', 'partial')
                AND (?1 IS NULL OR i.run_id = ?1)
-             ORDER BY i.started_at DESC, i.run_id, i.task_id, i.attempt DESC
+             ORDER BY i.started_at DESC, i.invocation_id DESC
              LIMIT ?2",
         )?;
         let grader = crate::engine::quality::QualityConfig::default();
         let rows = st.query_map(params![run, MAX_FAILURE_ROWS as i64], |r| {
+            let run_id: String = r.get(0)?;
+            let task_id: String = r.get(1)?;
             let attempt: i64 = r.get(2)?;
-            let last: i64 = r.get(3)?;
-            let codes: Option<String> = r.get(6)?;
-            let score: Option<f64> = r.get(8)?;
+            let last = attempts
+                .get(&run_id)
+                .and_then(|t| t.get(&task_id))
+                .copied()
+                .unwrap_or(attempt)
+                .max(attempt);
+            let codes: Option<String> = r.get(5)?;
+            let score: Option<f64> = r.get(7)?;
             Ok(FailedInvocation {
-                run_id: r.get(0)?,
-                task_id: r.get(1)?,
+                run_id,
+                task_id,
                 attempt: u32::try_from(attempt).unwrap_or(0),
-                attempts: u32::try_from(last.max(attempt)).unwrap_or(0),
-                agent: r.get(4)?,
-                status: r.get(5)?,
+                attempts: u32::try_from(last).unwrap_or(0),
+                agent: r.get(3)?,
+                status: r.get(4)?,
                 error_codes: codes
                     .unwrap_or_default()
                     .split(',')
@@ -96,12 +120,12 @@ impl Store {
                     .filter(|c| !c.is_empty())
                     .map(str::to_string)
                     .collect(),
-                message: r.get(7)?,
+                message: r.get(6)?,
                 score,
                 grade: score.map(|s| grader.grade(s).as_str().to_string()),
-                started_at: r.get(9)?,
-                execution_time_ms: r.get(10)?,
-                invocation_id: r.get(11)?,
+                started_at: r.get(8)?,
+                execution_time_ms: r.get(9)?,
+                invocation_id: r.get(10)?,
                 retried: attempt < last,
             })
         })?;

@@ -212,7 +212,7 @@ ALTER TABLE invocations ADD COLUMN avg_score REAL GENERATED ALWAYS AS (
           AND json_extract(response_json, '$.quality_check.atoms_generated') > 0
          THEN json_extract(response_json, '$.quality_check.avg_quality_score') END) VIRTUAL;
 CREATE INDEX invocations_failed ON invocations(
-    started_at, run_id, task_id, attempt, agent, status, error_codes, invocation_id,
+    started_at, invocation_id, run_id, task_id, attempt, agent, status, error_codes,
     execution_time_ms, error_message, avg_score)
     WHERE status IN ('failed', 'timeout', 'partial');
 "#,

@@ -49,8 +49,8 @@ pub fn title(f: &FailuresList, width: u16) -> String {
             first = false;
         }
     };
-    add("codes", &codes, &mut t);
-    add("agents", &agents, &mut t);
+    add("codes", codes, &mut t);
+    add("agents", agents, &mut t);
     t
 }
 

@@ -469,10 +469,20 @@ fn resume_upgrades_a_file_written_by_the_previous_version() {
     let (mut owner, run) = start_slow_run(dir.path(), &db, &plan);
     owner.0.kill().expect("kill -9");
     owner.0.wait().expect("reaped");
-    // What the previous version (schema 3, no leases) left behind.
+    // What the version of schema 3 left behind: no failed-attempts index and its
+    // computed columns, no reviews, no leases.
     let conn = rusqlite::Connection::open(&db).expect("open");
-    conn.execute_batch("DROP TABLE run_leases; PRAGMA user_version = 3;")
-        .expect("downgrade");
+    conn.execute_batch(
+        "DROP INDEX invocations_failed;
+         ALTER TABLE invocations DROP COLUMN avg_score;
+         ALTER TABLE invocations DROP COLUMN error_message;
+         DROP TABLE reviews;
+         ALTER TABLE knowledge_atoms DROP COLUMN reviewed_at;
+         ALTER TABLE knowledge_atoms DROP COLUMN reviewed_by;
+         DROP TABLE run_leases;
+         PRAGMA user_version = 3;",
+    )
+    .expect("downgrade");
     drop(conn);
     let out = plexus(dir.path(), &db, &["--headless", "resume", &run])
         .output()

@@ -567,7 +567,7 @@ mod tests {
             km.lookup(&press(KeyCode::Char('d'), KeyModifiers::CONTROL)),
             Some(Action::PageDown)
         );
-        assert_eq!(km.lookup(&ch('z')), None);
+        assert_eq!(km.lookup(&ch('Z')), None);
         assert_eq!(
             km.lookup(&press(KeyCode::Char('q'), KeyModifiers::ALT)),
             None

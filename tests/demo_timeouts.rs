@@ -169,7 +169,8 @@ fn the_simulated_demo_records_the_fast_timeout_it_enforces() {
             "2",
         ],
     );
-    assert!(status.success(), "{err}");
+    // The demo ends failed: its validator stops for human review (E007).
+    assert_eq!(status.code(), Some(3), "{err}");
     let (config, attempts) = read_demo(&dir.path().join("d.db"));
     assert_eq!(config["provider"], "simulated");
     assert_eq!(config["engine"]["timeout_scale"], 0.005);

@@ -221,7 +221,8 @@ fn the_demo_database_lists_every_failed_and_retried_attempt_with_its_code_and_me
     let tmp = tempfile::tempdir().expect("tempdir");
     let dir = tmp.path();
     let out = output(plexus(dir).args(["--db", "p.db", "--headless", "demo", "--chunk-ms", "0"]));
-    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    // The demo ends failed: its validator stops for human review (E007).
+    assert_eq!(out.code, Some(3), "{}", out.stderr);
     let store = Store::open(&dir.join("p.db")).expect("db");
     let run = store.list_runs().expect("runs")[0].run_id.clone();
     let rows = store.failed_invocations(Some(&run)).expect("rows");

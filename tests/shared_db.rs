@@ -471,8 +471,13 @@ fn resume_upgrades_a_file_written_by_the_previous_version() {
     owner.0.wait().expect("reaped");
     // What the previous version (schema 3, no leases) left behind.
     let conn = rusqlite::Connection::open(&db).expect("open");
-    conn.execute_batch("DROP TABLE run_leases; PRAGMA user_version = 3;")
-        .expect("downgrade");
+    conn.execute_batch(
+        "DROP TABLE run_leases; DROP TABLE reviews;
+         ALTER TABLE knowledge_atoms DROP COLUMN reviewed_by;
+         ALTER TABLE knowledge_atoms DROP COLUMN reviewed_at;
+         PRAGMA user_version = 3;",
+    )
+    .expect("downgrade");
     drop(conn);
     let out = plexus(dir.path(), &db, &["--headless", "resume", &run])
         .output()

@@ -431,7 +431,10 @@ fn replay_plays_pauses_steps_both_ways_seeks_and_changes_speed() {
     s.wait_for(&format!("event 1/{total}"), 5);
     s.send(">");
     let screen = s.wait_for(&format!("event {total}/{total}"), 5);
-    assert!(screen.contains("failed"), "the demo waits for review: {screen}");
+    assert!(
+        screen.contains("failed"),
+        "the demo waits for review: {screen}"
+    );
     // Help lists the transport (at its end).
     s.send("?");
     s.wait_for("Keys (rebind", 5);

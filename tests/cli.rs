@@ -18,8 +18,10 @@ fn demo_runs_to_completion_and_show_prints_the_run() {
     let db = dir.path().join(".plexus/plexus.db");
     let out = plexus(&db, &["demo", "--chunk-ms", "1"]);
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "demo failed: {err}");
-    assert!(err.contains("run succeeded"), "{err}");
+    // The demo ends failed: its validator stops for human review (E007).
+    assert_eq!(out.status.code(), Some(3), "demo: {err}");
+    assert!(err.contains("run failed"), "{err}");
+    assert!(err.contains("flagged for human review"), "{err}");
     assert!(err.contains("tokens per agent"), "{err}");
     assert!(err.contains("retry"), "the demo shows retries: {err}");
 
@@ -33,7 +35,7 @@ fn demo_runs_to_completion_and_show_prints_the_run() {
         "AVP_E2E_20260203_001",
         "TASK_CRITIC_DIFF_01",
         "Strategic_Critic",
-        "succeeded",
+        "failed",
         "chunk",
     ] {
         assert!(text.contains(needle), "show lacks {needle}: {text}");
@@ -41,6 +43,39 @@ fn demo_runs_to_completion_and_show_prints_the_run() {
     let json = plexus(&db, &["show", "latest", "--json"]);
     let v: serde_json::Value = serde_json::from_slice(&json.stdout).expect("show --json is JSON");
     assert_eq!(v["tasks"].as_array().map(Vec::len), Some(5));
+    assert_eq!(v["run"]["status"], "failed");
+
+    // Its review queue holds the validator; accepted, a resume runs the critic.
+    let queue = plexus(&db, &["review", "latest"]);
+    let q = String::from_utf8_lossy(&queue.stdout);
+    assert!(
+        q.contains("TASK_VALIDATOR_DIFF_01") && q.contains("waiting"),
+        "{q}"
+    );
+    let acc = plexus(
+        &db,
+        &[
+            "review",
+            "latest",
+            "TASK_VALIDATOR_DIFF_01",
+            "--accept",
+            "--by",
+            "t",
+        ],
+    );
+    assert!(
+        acc.status.success(),
+        "{}",
+        String::from_utf8_lossy(&acc.stderr)
+    );
+    let res = plexus(&db, &["--headless", "resume", "latest"]);
+    assert!(
+        res.status.success(),
+        "{}",
+        String::from_utf8_lossy(&res.stderr)
+    );
+    let json = plexus(&db, &["show", "latest", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).expect("show --json is JSON");
     assert_eq!(v["run"]["status"], "succeeded");
 
     let runs = plexus(&db, &["runs"]);

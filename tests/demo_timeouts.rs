@@ -34,13 +34,13 @@ struct Attempt {
 }
 
 /// The demo run in `db`: its stored config, and each attempt with the timeout the
-/// task's agent has in the plan (before any scale).
-fn read_demo(db: &Path) -> (serde_json::Value, Vec<(Attempt, f64)>) {
+/// task's agent has in the plan (before any scale). The run ended with `status`.
+fn read_demo(db: &Path, status: &str) -> (serde_json::Value, Vec<(Attempt, f64)>) {
     let store = Store::open(db).expect("store");
     let runs = store.list_runs().expect("runs");
     assert_eq!(runs.len(), 1);
     let run = &runs[0].run_id;
-    assert_eq!(runs[0].status, "succeeded");
+    assert_eq!(runs[0].status, status);
     let (_, plan_json, config_json) = store.run_plan(run).expect("run row");
     let config: serde_json::Value = serde_json::from_str(&config_json).expect("config json");
     let plan = parse_plan(&plan_json, "stored plan").expect("plan");
@@ -133,7 +133,7 @@ fn the_demo_on_a_real_provider_keeps_real_timeouts_and_retry_delays() {
         ],
     );
     assert!(status.success(), "{err}");
-    let (config, attempts) = read_demo(&dir.path().join("d.db"));
+    let (config, attempts) = read_demo(&dir.path().join("d.db"), "succeeded");
     assert_eq!(config["provider"], "mock");
     assert_eq!(config["engine"]["timeout_scale"], 1.0, "no fast clock");
     let retry: RetryPolicy =
@@ -169,8 +169,9 @@ fn the_simulated_demo_records_the_fast_timeout_it_enforces() {
             "2",
         ],
     );
-    assert!(status.success(), "{err}");
-    let (config, attempts) = read_demo(&dir.path().join("d.db"));
+    // The demo ends failed: its validator stops for human review (E007).
+    assert_eq!(status.code(), Some(3), "{err}");
+    let (config, attempts) = read_demo(&dir.path().join("d.db"), "failed");
     assert_eq!(config["provider"], "simulated");
     assert_eq!(config["engine"]["timeout_scale"], 0.005);
     let retry: RetryPolicy =

@@ -45,10 +45,16 @@ fn demo_walkthrough_in_a_pty() {
     s.wait_for("AVP_E2E", 5);
     s.send("1");
     s.wait_for("Plan DAG", 5);
-    // Let the demo finish, then quit.
-    s.wait_for("succeeded", 60);
+    // Let the demo finish (failed: its validator stops for human review), then quit.
+    s.wait_for("failed", 60);
+    std::thread::sleep(Duration::from_millis(500));
     let st = s.quit();
-    assert!(st.success(), "exit status {st:?}; screen:\n{}", s.screen());
+    assert_eq!(
+        st.exit_code(),
+        3,
+        "exit status {st:?}; screen:\n{}",
+        s.screen()
+    );
     s.assert_restored();
     let after = s.screen();
     assert!(
@@ -60,7 +66,7 @@ fn demo_walkthrough_in_a_pty() {
     // a replay standing at its last event.
     let mut b = Session::start(&["--db", &db_s, "browse"], dir.path());
     b.wait_for("Runs in this database", 10);
-    b.wait_for("succeeded", 10);
+    b.wait_for("failed", 10);
     b.send("\r");
     let opened = b.wait_for("(read-only)", 10);
     assert!(opened.contains("TASK_CRITIC_DIFF_01"), "{opened}");
@@ -214,7 +220,8 @@ fn replay_plays_pauses_steps_both_ways_seeks_and_changes_speed() {
         .env("PLEXUS_CONFIG", dir.path().join("none.toml"))
         .output()
         .expect("demo");
-    assert!(out.status.success(), "{out:?}");
+    // The demo ends failed: its validator stops for human review (E007).
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
     let mut s = Session::start(&["--db", &db_s, "replay", "latest", "--paused"], dir.path());
     let screen = s.wait_for("event 1/", 20);
     let (_, total) = position(&screen);
@@ -300,7 +307,10 @@ fn replay_plays_pauses_steps_both_ways_seeks_and_changes_speed() {
     s.wait_for(&format!("event 1/{total}"), 5);
     s.send(">");
     let screen = s.wait_for(&format!("event {total}/{total}"), 5);
-    assert!(screen.contains("succeeded"), "{screen}");
+    assert!(
+        screen.contains("failed"),
+        "the demo waits for review: {screen}"
+    );
     // Help lists the transport (at its end).
     s.send("?");
     s.wait_for("Keys (rebind", 5);

@@ -193,6 +193,17 @@ fn filters_sort_search_and_n_move_through_the_rows() {
     update(&mut ui, &st, Action::FilterTime);
     assert!(ids(&ui).len() < 5, "{:?}", ids(&ui));
     update(&mut ui, &st, Action::ClearFilters);
+    // R: each run of the list in turn, then back to the run on screen (read again).
+    update(&mut ui, &st, Action::FilterRun);
+    assert_eq!(ids(&ui), vec!["TASK_SCHOLAR_DIFF_01#1"]);
+    update(&mut ui, &st, Action::FilterRun);
+    assert_eq!(ids(&ui).len(), 4);
+    let fx = update(&mut ui, &st, Action::FilterRun);
+    assert_eq!(fx, vec![Effect::LoadFailures(Some(st.run_id.clone()))]);
+    assert!(ui.failures.this_run_only);
+    let fx = update(&mut ui, &st, Action::FilterRun);
+    assert_eq!(fx, vec![Effect::LoadFailures(None)], "then every run");
+    assert!(!ui.failures.this_run_only);
     // s sorts by run, then task; S reverses.
     update(&mut ui, &st, Action::Sort);
     assert_eq!(ui.failures.query.sort, FailureSort::Run);

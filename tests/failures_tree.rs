@@ -401,5 +401,9 @@ fn a_run_written_as_a_tree_reads_back_and_json_lists_parse() {
         common::bin::output(common::bin::plexus(dir).args(["--db", "a.db", "failures", "tree"]));
     // Without a terminal the browser cannot open; it says what to use instead.
     assert_ne!(screen.code, Some(0));
-    assert!(screen.stderr.contains("needs a terminal"), "{}", screen.stderr);
+    assert!(
+        screen.stderr.contains("needs a terminal"),
+        "{}",
+        screen.stderr
+    );
 }

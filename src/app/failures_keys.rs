@@ -118,15 +118,28 @@ pub fn failures_screen(ui: &mut UiState, run: &RunState, action: Action, fx: &mu
             f.refilter(t);
         }
         Action::FilterRun => {
-            let here = (!run.run_id.is_empty()).then(|| run.run_id.clone());
-            if here.is_none() && !f.this_run_only {
-                ui.flash("no run on screen: every run's failures are shown", true);
+            // This run → every run → each run in the list in turn → this run again.
+            let here = (!run.run_id.is_empty())
+                .then(|| run.run_id.clone())
+                .or_else(|| ui.failures_run.clone());
+            f.selected = 0;
+            if f.this_run_only {
+                f.this_run_only = false;
+                f.query.run = None;
+                load_for(ui, None, fx);
                 return;
             }
-            f.this_run_only = !f.this_run_only;
-            f.selected = 0;
-            ui.failures_run = here.clone();
-            load_for(ui, here.as_deref(), fx);
+            let runs = f.values(|r| vec![r.run_id.clone()]);
+            let next = cycle(&f.query.run, &runs);
+            if next.is_none() && here.is_some() {
+                f.this_run_only = true;
+                f.query.run = None;
+                ui.failures_run = here.clone();
+                load_for(ui, here.as_deref(), fx);
+            } else {
+                f.query.run = next;
+                f.refilter(t);
+            }
         }
         Action::ClearFilters => {
             f.query = Default::default();

@@ -98,6 +98,8 @@ pub struct FailureQuery {
     pub agent: Option<String>,
     /// Only this status (`failed`, `timeout`, `partial`, `retried`).
     pub status: Option<String>,
+    /// Only this run (when every run's failures are listed).
+    pub run: Option<String>,
     /// Only rows started within this window of `now_ms`.
     pub window: Window,
     /// Search text (case-insensitive, in run, task, agent, invocation ids and messages).
@@ -114,6 +116,7 @@ impl Default for FailureQuery {
             code: None,
             agent: None,
             status: None,
+            run: None,
             window: Window::All,
             text: String::new(),
             sort: FailureSort::Time,
@@ -220,6 +223,7 @@ impl FailuresList {
                     .is_none_or(|c| r.error_codes.iter().any(|x| x == c))
                     && q.agent.as_ref().is_none_or(|a| &r.agent == a)
                     && q.status.as_deref().is_none_or(|s| status_of(r) == s)
+                    && q.run.as_ref().is_none_or(|x| &r.run_id == x)
                     && since.as_deref().is_none_or(|s| r.started_at.as_str() >= s)
                     && (needle.is_empty() || matches_text(r, &needle))
             })

@@ -155,6 +155,9 @@ fn filters_line(f: &FailuresList) -> String {
     if let Some(s) = &q.status {
         parts.push(format!("status {s}"));
     }
+    if let Some(r) = &q.run {
+        parts.push(format!("run {r}"));
+    }
     if q.window != crate::app::failures_list::Window::All {
         parts.push(q.window.name().to_string());
     }
@@ -172,7 +175,7 @@ fn filters_line(f: &FailuresList) -> String {
         parts.join(" · ")
     };
     format!(
-        "{filters} · {sort}   (enter open · n N next/prev · f code · A agent · t status · T time · R this run/all · s S sort · / search · x clear)"
+        "{filters} · {sort}   (enter open · n N next/prev · f code · A agent · t status · T time · R run · s S sort · / search · x clear)"
     )
 }
 

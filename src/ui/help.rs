@@ -40,7 +40,7 @@ pub fn describe(a: Action) -> &'static str {
         Action::FilterGrade => "atoms: filter by grade; failures: by error code",
         Action::FilterAgent => "atoms, failures: filter by agent",
         Action::FilterType => "atoms: filter by type; failures: by status",
-        Action::FilterRun => "failures: this run only / every run in the database",
+        Action::FilterRun => "failures: this run → every run → each run in turn",
         Action::FilterTime => "failures: last hour, day, week / any time",
         Action::ClearFilters => "atoms, failures: clear filters and search",
         Action::Compare => "runs: mark a run; on another run, compare the two",

@@ -114,6 +114,8 @@ actions! {
     Retry = "retry",
     /// Show every key.
     Help = "help",
+    /// The message log: the last few hundred status messages with their times.
+    Messages = "messages",
     /// Start a search.
     Search = "search",
     /// Cycle the sort column.
@@ -136,6 +138,17 @@ actions! {
     PrevAttempt = "prev_attempt",
     /// The selected task's next attempt.
     NextAttempt = "next_attempt",
+    /// Follow the work: the DAG selection stays on the running task nearest the front,
+    /// or on the latest failure (on by default in a live run; moving the selection stops it).
+    Follow = "follow",
+    /// The next running task.
+    NextRunning = "next_running",
+    /// The next blocked task.
+    NextBlocked = "next_blocked",
+    /// A page to the left within the selected task's layer.
+    LayerPageLeft = "layer_page_left",
+    /// A page to the right within the selected task's layer.
+    LayerPageRight = "layer_page_right",
     /// The next failure: a failed, timed-out, partial or retried task or row.
     NextFailure = "next_failure",
     /// The previous failure.

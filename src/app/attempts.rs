@@ -3,7 +3,7 @@
 //! its request, atoms and issues; the latest attempt is the live one.
 
 use super::ui_state::{DocKey, OutputView, Scroll, UiState};
-use super::update::{ask, request_docs, select_task, Effect};
+use super::update::{ask, request_docs, Effect};
 use crate::event::TaskStatus;
 use crate::state::{RunState, TaskView};
 
@@ -25,6 +25,7 @@ pub fn move_attempt(ui: &mut UiState, run: &RunState, step: isize, fx: &mut Vec<
         return;
     }
     let next = next as usize;
+    super::follow::stop(ui);
     ui.attempt = (next + 1 < n).then_some(next);
     let inv = task.invocations[next].clone();
     ui.flash(format!("attempt {}/{n} · {inv}", next + 1), false);
@@ -77,47 +78,5 @@ pub fn is_failure(t: &TaskView) -> bool {
 /// Selects the next (`forward`) or previous failure in DAG order (layer by layer),
 /// wrapping around.
 pub fn jump_failure(ui: &mut UiState, run: &RunState, forward: bool, fx: &mut Vec<Effect>) {
-    let order: Vec<usize> = run.layers.iter().flatten().copied().collect();
-    let failures: Vec<usize> = order
-        .iter()
-        .copied()
-        .filter(|&i| run.tasks.get(i).is_some_and(|t| is_failure(t)))
-        .collect();
-    if failures.is_empty() {
-        ui.flash("no failed, partial or retried task (yet)", false);
-        return;
-    }
-    let pos = order.iter().position(|&i| i == ui.task).unwrap_or(0);
-    let rank = |i: usize| order.iter().position(|&x| x == i).unwrap_or(0);
-    let pick = if forward {
-        failures
-            .iter()
-            .copied()
-            .find(|&i| rank(i) > pos)
-            .unwrap_or(failures[0])
-    } else {
-        failures
-            .iter()
-            .rev()
-            .copied()
-            .find(|&i| rank(i) < pos)
-            .unwrap_or(failures[failures.len() - 1])
-    };
-    let k = failures.iter().position(|&i| i == pick).unwrap_or(0);
-    select_task(ui, run, pick, fx);
-    if let Some(t) = run.tasks.get(pick) {
-        let code = t.error.map(|c| c.as_str()).unwrap_or("");
-        ui.flash(
-            format!(
-                "failure {}/{} · {} · {}{}{}",
-                k + 1,
-                failures.len(),
-                t.id,
-                t.status.as_str(),
-                if code.is_empty() { "" } else { " · " },
-                code
-            ),
-            false,
-        );
-    }
+    super::follow::jump(ui, run, forward, "failure", is_failure, fx);
 }

@@ -26,6 +26,9 @@ use crate::ui::theme::Theme;
 pub const FRAME_INTERVAL: Duration = Duration::from_millis(33);
 /// Spinner period.
 pub const SPIN_INTERVAL: Duration = Duration::from_millis(100);
+/// How often the clock of a live run is redrawn when nothing else changes (it keeps
+/// ticking while paused).
+pub const CLOCK_TICK: Duration = Duration::from_secs(1);
 /// How often the UI checks that its terminal is still there.
 pub const TERMINAL_CHECK: Duration = Duration::from_millis(250);
 
@@ -286,6 +289,9 @@ impl App {
     /// Asks for what the current view needs that is not loaded (spilled text, documents).
     pub fn refresh(&mut self) {
         let mut fx = Vec::new();
+        if self.ui.screen == super::Screen::Run {
+            super::follow::apply(&mut self.ui, &self.run, &mut fx);
+        }
         if let Some(t) = self.run.tasks.get(self.ui.task) {
             if t.spilled
                 && self.ui.view == super::ui_state::OutputView::Raw
@@ -366,6 +372,11 @@ impl App {
         self.run_effects(fx);
     }
 
+    /// Whether the run on screen is a live one whose clock moves (paused included).
+    fn clock_ticks(&self) -> bool {
+        self.ui.replay.is_none() && !self.ui.read_only && self.run.is_live()
+    }
+
     fn animating(&self) -> bool {
         // A replay that stands still shows its running tasks still.
         let replay_still = self
@@ -408,6 +419,9 @@ pub async fn run_loop(
         if app.animating() && now.duration_since(last_spin) >= SPIN_INTERVAL {
             dirty = true;
         }
+        if app.clock_ticks() && now.duration_since(last_frame) >= CLOCK_TICK {
+            dirty = true;
+        }
         // A replay that plays folds what is due now, and says when the next is.
         let (played, replay_wake) = app.replay_tick(now.into_std());
         dirty |= played;
@@ -431,6 +445,8 @@ pub async fn run_loop(
             due
         } else if app.animating() {
             last_spin + SPIN_INTERVAL
+        } else if app.clock_ticks() {
+            last_frame + CLOCK_TICK
         } else {
             Instant::now() + Duration::from_secs(3600)
         };

@@ -278,6 +278,7 @@ pub fn attempt_action(
             };
             ui.overlay = None;
             ui.screen = Screen::Run;
+            super::follow::stop(ui);
             select_task(ui, run, t, fx);
             let task = &run.tasks[t];
             let k = task

@@ -7,6 +7,7 @@ pub mod attempts;
 pub mod driver;
 pub mod failures_keys;
 pub mod failures_list;
+pub mod follow;
 pub mod loader;
 pub mod replay_app;
 pub mod replay_feed;

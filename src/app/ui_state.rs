@@ -282,6 +282,9 @@ pub struct Flash {
     pub warn: bool,
 }
 
+/// Most messages the message log keeps.
+pub const MAX_MESSAGES: usize = 300;
+
 /// Everything about what the person sees that is not the run itself.
 #[derive(Debug, Clone)]
 pub struct UiState {
@@ -293,6 +296,10 @@ pub struct UiState {
     pub task: usize,
     /// Selected attempt of that task (index into its invocations; `None`: the latest).
     pub attempt: Option<usize>,
+    /// Follow mode: the selection moves to where the work is.
+    pub follow: bool,
+    /// DAG cells per line at the last frame (for paging within a layer).
+    pub dag_per_line: usize,
     /// First DAG line shown.
     pub dag_top: usize,
     /// Output view.
@@ -321,6 +328,8 @@ pub struct UiState {
     pub outputs_asked: std::collections::HashSet<usize>,
     /// Status-line message.
     pub flash: Option<Flash>,
+    /// Every message shown, with its time (ms), newest last; at most [`MAX_MESSAGES`].
+    pub messages: std::collections::VecDeque<(i64, Flash)>,
     /// The run shown is a finished run opened from the log (no controls).
     pub read_only: bool,
     /// Whether a live engine is attached.
@@ -350,6 +359,8 @@ impl UiState {
             focus: Pane::Dag,
             task: 0,
             attempt: None,
+            follow: engine_attached,
+            dag_per_line: 1,
             dag_top: 0,
             view: OutputView::Raw,
             scroll: Scroll::default(),
@@ -364,6 +375,7 @@ impl UiState {
             docs: HashMap::new(),
             outputs_asked: Default::default(),
             flash: None,
+            messages: Default::default(),
             read_only: !engine_attached,
             engine_attached,
             live_running: false,
@@ -394,11 +406,33 @@ impl UiState {
         self.attempt.is_some_and(|k| k + 1 < task.invocations.len())
     }
 
-    /// Shows a message in the status line.
+    /// Shows a message in the status line and keeps it in the message log.
     pub fn flash(&mut self, text: impl Into<String>, warn: bool) {
-        self.flash = Some(Flash {
+        let f = Flash {
             text: text.into(),
             warn,
-        });
+        };
+        if self.messages.len() >= MAX_MESSAGES {
+            self.messages.pop_front();
+        }
+        self.messages
+            .push_back((chrono::Utc::now().timestamp_millis(), f.clone()));
+        self.flash = Some(f);
+    }
+
+    /// The message log as lines, newest last: `14:03:21  text`.
+    pub fn message_lines(&self) -> Vec<String> {
+        if self.messages.is_empty() {
+            return vec!["no messages yet".into()];
+        }
+        self.messages
+            .iter()
+            .map(|(t, f)| {
+                let at = chrono::DateTime::from_timestamp_millis(*t)
+                    .map(|d| d.format("%H:%M:%S").to_string())
+                    .unwrap_or_default();
+                format!("{at}  {}{}", if f.warn { "⚠ " } else { "" }, f.text)
+            })
+            .collect()
     }
 }

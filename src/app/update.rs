@@ -135,6 +135,15 @@ pub fn update(ui: &mut UiState, run: &RunState, action: Action) -> Vec<Effect> {
         Action::ScreenRuns => switch_screen(ui, Screen::Runs, &mut fx),
         Action::ScreenFailures => switch_screen(ui, Screen::Failures, &mut fx),
         Action::Help => ui.overlay = Some(Overlay::Help { top: 0 }),
+        Action::Messages => {
+            let lines = ui.message_lines();
+            let top = lines.len().saturating_sub(ui.list_rows.max(1));
+            ui.overlay = Some(Overlay::Text {
+                title: " Messages ".into(),
+                lines: Arc::new(lines),
+                top,
+            });
+        }
         Action::Search => ui.input = Some(String::new()),
         Action::TogglePause => {
             if controllable(ui, run) {
@@ -325,6 +334,25 @@ fn run_screen(ui: &mut UiState, run: &RunState, action: Action, fx: &mut Vec<Eff
         Action::NextAttempt => super::attempts::move_attempt(ui, run, 1, fx),
         Action::NextFailure => super::attempts::jump_failure(ui, run, true, fx),
         Action::PrevFailure => super::attempts::jump_failure(ui, run, false, fx),
+        Action::Follow => super::follow::toggle(ui, run, fx),
+        Action::NextRunning => super::follow::jump(
+            ui,
+            run,
+            true,
+            "running",
+            |t| t.status == TaskStatus::Running,
+            fx,
+        ),
+        Action::NextBlocked => super::follow::jump(
+            ui,
+            run,
+            true,
+            "blocked",
+            |t| t.status == TaskStatus::Blocked,
+            fx,
+        ),
+        Action::LayerPageLeft => super::follow::page_in_layer(ui, run, false, fx),
+        Action::LayerPageRight => super::follow::page_in_layer(ui, run, true, fx),
         _ => match ui.focus {
             Pane::Output => scroll_output(ui, action),
             _ => move_selection(ui, run, action, fx),
@@ -423,6 +451,7 @@ fn move_selection(ui: &mut UiState, run: &RunState, action: Action, fx: &mut Vec
         _ => None,
     };
     if let Some(n) = next {
+        super::follow::stop(ui);
         select_task(ui, run, n, fx);
     }
 }
@@ -644,7 +673,10 @@ fn find_task(ui: &mut UiState, run: &RunState, text: &str, fx: &mut Vec<Effect>)
         .map(|k| (ui.task + k) % n)
         .find(|&i| run.tasks[i].id.to_lowercase().contains(&needle));
     match found {
-        Some(i) => select_task(ui, run, i, fx),
+        Some(i) => {
+            super::follow::stop(ui);
+            select_task(ui, run, i, fx)
+        }
         None => ui.flash(format!("no task matches `{text}`"), true),
     }
 }

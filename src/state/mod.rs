@@ -1,6 +1,7 @@
 //! `RunState` and the pure reducer that folds engine events into it. No I/O, no clock,
 //! no randomness: live runs, runs opened from the log and replays fold the same way.
 
+pub mod clock;
 mod dag;
 pub mod output;
 mod reduce;
@@ -75,6 +76,10 @@ pub struct RunState {
     pub output_only: Option<usize>,
     /// Tasks waiting for a person's review (those with `awaiting_review`).
     pub awaiting_review: u32,
+    /// Time spent running (pauses and stops left out).
+    pub clock: clock::RunClock,
+    /// The task that failed or timed out last.
+    pub last_failure: Option<usize>,
     /// Finished tasks in finishing order: the eviction queue.
     evict_queue: VecDeque<usize>,
 }
@@ -106,6 +111,10 @@ pub struct TaskView {
     pub invocations: Vec<Arc<str>>,
     /// When the latest invocation started (ms).
     pub running_since: Option<i64>,
+    /// When the latest invocation last streamed text (ms).
+    pub last_output_ts: Option<i64>,
+    /// The latest invocation's time limit (ms; 0 when none).
+    pub timeout_ms: u64,
     /// Prompt tokens of the latest invocation.
     pub prompt_tokens: u64,
     /// max_tokens sent with the latest invocation.

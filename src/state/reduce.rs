@@ -24,6 +24,7 @@ pub fn reduce(st: &mut RunState, env: &Envelope) {
         .task_id
         .as_deref()
         .and_then(|t| st.task_index.get(t).copied());
+    st.clock.on_event(&env.event, env.ts);
     match &env.event {
         EngineEvent::RunStarted(r) => {
             if !st.tasks.is_empty() {
@@ -36,6 +37,7 @@ pub fn reduce(st: &mut RunState, env: &Envelope) {
                 st.last_seq = seq;
                 st.last_ts = last_ts;
                 st.run_id = env.run_id.to_string();
+                st.clock.start(env.ts);
             }
             st.plan_id = r.plan_id.clone();
             st.execution_mode = r.execution_mode.clone();
@@ -201,6 +203,8 @@ pub fn reduce(st: &mut RunState, env: &Envelope) {
                     }
                 }
                 t.running_since = Some(env.ts);
+                t.last_output_ts = None;
+                t.timeout_ms = (s.constraints.timeout_seconds.max(0.0) * 1000.0) as u64;
                 t.prompt_tokens = s.prompt_tokens;
                 t.max_tokens = s.constraints.max_tokens;
                 let marker_text = format!(
@@ -224,6 +228,7 @@ pub fn reduce(st: &mut RunState, env: &Envelope) {
         EngineEvent::Chunk(c) => {
             if let Some(i) = task.filter(|&i| keeps_output(st, i)) {
                 let t = Arc::make_mut(&mut st.tasks[i]);
+                t.last_output_ts = Some(env.ts);
                 let before = t.output.bytes();
                 t.output.push(&c.text);
                 let after = t.output.bytes();
@@ -389,6 +394,8 @@ fn start_tasks(st: &mut RunState, r: &crate::event::RunStarted) {
             invocation: None,
             invocations: Vec::new(),
             running_since: None,
+            last_output_ts: None,
+            timeout_ms: 0,
             prompt_tokens: 0,
             max_tokens: 0,
             last: None,
@@ -432,6 +439,9 @@ pub(super) fn set_status(st: &mut RunState, i: usize, s: TaskStatus) {
     *slot = slot.saturating_sub(1);
     st.status_counts[status_slot(s)] += 1;
     Arc::make_mut(&mut st.tasks[i]).status = s;
+    if matches!(s, TaskStatus::Failed | TaskStatus::Timeout) {
+        st.last_failure = Some(i);
+    }
 }
 
 /// Adds a finished task's final invocation to its agent's and the run's quality.

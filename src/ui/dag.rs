@@ -8,7 +8,6 @@ use ratatui::style::Modifier;
 
 use super::text::put;
 use super::theme::Theme;
-use super::wrap::truncate_to_width;
 use crate::app::UiState;
 use crate::event::TaskStatus;
 use crate::state::RunState;
@@ -67,6 +66,35 @@ fn grid(run: &RunState, width: u16) -> Grid {
     }
 }
 
+/// ` · ▶2 ✔3 ✘1 ⊘1`: the tasks per status, with the glyphs the DAG draws (only the
+/// statuses that occur; pending and ready left out).
+pub fn status_counts(run: &RunState) -> String {
+    let mut out = String::new();
+    for s in [
+        TaskStatus::Running,
+        TaskStatus::Success,
+        TaskStatus::Partial,
+        TaskStatus::Failed,
+        TaskStatus::Timeout,
+        TaskStatus::Blocked,
+        TaskStatus::Cancelled,
+    ] {
+        let n = run.count(s);
+        if n > 0 {
+            let g = if s == TaskStatus::Running {
+                "▶"
+            } else {
+                glyph(s, 0)
+            };
+            out.push_str(&format!(
+                "{}{g}{n}",
+                if out.is_empty() { " · " } else { " " }
+            ));
+        }
+    }
+    out
+}
+
 /// Draws the DAG into `inner` (the pane without its border); keeps the selection visible.
 pub fn draw(buf: &mut Buffer, inner: Rect, run: &RunState, ui: &mut UiState, theme: &Theme) {
     if inner.height == 0 || inner.width == 0 {
@@ -84,6 +112,7 @@ pub fn draw(buf: &mut Buffer, inner: Rect, run: &RunState, ui: &mut UiState, the
         return;
     }
     let g = grid(run, inner.width);
+    ui.dag_per_line = g.per_line;
     let sel = ui.task.min(run.tasks.len() - 1);
     let sel_task = &run.tasks[sel];
     let rows = inner.height.saturating_sub(1).max(1) as usize;
@@ -182,28 +211,35 @@ fn draw_cell(
         " "
     };
     let status_style = theme.status(task.status.as_str());
+    let activity = task.activity(super::status::screen_now(run, ui));
+    let stalled = activity.is_some_and(|a| a.stalled());
     put(buf, x, y, 1, mark, theme.accent());
     put(
         buf,
         x + 1,
         y,
         1,
-        glyph(task.status, ui.tick + t as u64),
-        status_style,
+        if stalled {
+            "⏸"
+        } else {
+            glyph(task.status, ui.tick + t as u64)
+        },
+        if stalled { theme.warn() } else { status_style },
     );
-    let attempts = if task.attempts > 1 {
-        format!("×{}", task.attempts)
-    } else {
-        String::new()
+    let attempts = match activity {
+        // A stalled invocation says for how long it has been quiet.
+        Some(a) if a.stalled() => format!(" {}s", a.quiet_ms / 1000),
+        _ if task.attempts > 1 => format!("×{}", task.attempts),
+        _ => String::new(),
     };
     let id_w = cell.saturating_sub(4 + attempts.chars().count() as u16) as usize;
     let clean = super::sanitize::sanitize(&task.id);
-    let (id, _) = truncate_to_width(&clean, id_w);
+    let id = super::wrap::middle_cut(&clean, id_w);
     let mut style = status_style;
     if t == sel {
         style = theme.selected().add_modifier(Modifier::BOLD);
     }
-    let used = put(buf, x + 3, y, id_w as u16, id, style);
+    let used = put(buf, x + 3, y, id_w as u16, &id, style);
     if !attempts.is_empty() {
         put(
             buf,

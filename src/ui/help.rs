@@ -34,6 +34,7 @@ pub fn describe(a: Action) -> &'static str {
         Action::Cancel => "cancel the run (asks)",
         Action::Retry => "retry the selected failed task",
         Action::Help => "this help",
+        Action::Messages => "the message log (the last few hundred messages, with times)",
         Action::Search => "search (task id on Run, atoms on Atoms)",
         Action::Sort => "atoms, failures: next sort column",
         Action::SortReverse => "atoms, failures: reverse the sort",
@@ -58,6 +59,13 @@ pub fn describe(a: Action) -> &'static str {
         Action::NextAttempt => {
             "output: the task's next attempt (the last one follows new attempts)"
         }
+        Action::Follow => {
+            "run: follow the work (selection on the front running task or the latest failure)"
+        }
+        Action::NextRunning => "run: the next running task",
+        Action::NextBlocked => "run: the next blocked task",
+        Action::LayerPageLeft => "run: a page to the left within the layer",
+        Action::LayerPageRight => "run: a page to the right within the layer",
         Action::NextFailure => "next failed, timed-out, partial or retried task / failure row",
         Action::PrevFailure => "previous failed, timed-out, partial or retried task / failure row",
         Action::ReplayStepBack => "replay: one event back",

@@ -11,6 +11,7 @@ pub mod quality;
 pub mod runs;
 pub mod sanitize;
 pub mod screen;
+pub mod status;
 pub mod text;
 pub mod theme;
 pub mod wrap;

@@ -67,6 +67,17 @@ pub fn draw(buf: &mut Buffer, inner: Rect, run: &RunState, ui: &mut UiState, the
         }
         OutputView::Raw => {
             let mut area = inner;
+            // A running invocation: how long it runs, how long it has been quiet.
+            if let Some(a) = task.activity(super::status::screen_now(run, ui)) {
+                let style = if a.stalled() {
+                    theme.warn()
+                } else {
+                    theme.muted()
+                };
+                put(buf, area.x, area.y, area.width, &a.describe(), style);
+                area.y += 1;
+                area.height = area.height.saturating_sub(1);
+            }
             if task.spilled || task.output.dropped() > 0 {
                 let text = format!(
                     "… {} earlier line(s) are in the log{}",

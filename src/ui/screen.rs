@@ -2,17 +2,16 @@
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Direction, Layout, Rect};
-use ratatui::style::{Modifier, Style};
+use ratatui::style::Modifier;
 use ratatui::widgets::{Block, BorderType, Borders, Clear, Widget};
 use ratatui::Frame;
 
-use super::text::{elapsed, fill, fill_rect, paint, put};
+use super::text::{fill, fill_rect, paint, put};
 use super::theme::Theme;
 use super::{atoms, budget, dag, failures, help, output, quality, runs};
 use crate::app::ui_state::{Overlay, Pane, Question};
 use crate::app::{Screen, UiState};
 use crate::config::keymap::Keymap;
-use crate::event::RunStatus;
 use crate::state::RunState;
 
 /// Draws one frame.
@@ -81,7 +80,7 @@ pub fn draw_buffer(
             failures::draw(buf, inner, ui, theme);
         }
     }
-    draw_status(buf, status, run, ui, theme);
+    super::status::draw(buf, status, run, ui, theme);
     match ui.overlay.clone() {
         Some(Overlay::Help { top }) => {
             let lines = help::lines(keys);
@@ -163,9 +162,11 @@ fn draw_run(buf: &mut Buffer, body: Rect, run: &RunState, ui: &mut UiState, them
         .constraints([Constraint::Percentage(58), Constraint::Percentage(42)])
         .split(rows[1]);
     let title = format!(
-        "Plan DAG · {} tasks · {} layers",
+        "Plan DAG · {} tasks · {} layers{}{}",
         run.tasks.len(),
-        run.layers.len()
+        run.layers.len(),
+        dag::status_counts(run),
+        if ui.follow { " · follow" } else { "" }
     );
     let inner = pane(buf, top[0], &title, ui.focus == Pane::Dag, theme);
     dag::draw(buf, inner, run, ui, theme);
@@ -205,6 +206,14 @@ fn draw_run(buf: &mut Buffer, body: Rect, run: &RunState, ui: &mut UiState, them
 /// Draws a bordered pane with a title; returns its inner area.
 fn pane(buf: &mut Buffer, r: Rect, title: &str, focused: bool, theme: &Theme) -> Rect {
     let clean = super::sanitize::sanitize(title);
+    // The title never runs into the border's corner: cut with `…` to the pane's width.
+    let room = usize::from(r.width.saturating_sub(5));
+    let clean = if super::sanitize::display_width(&clean) > room {
+        let (cut, _) = super::wrap::truncate_to_width(&clean, room.saturating_sub(1));
+        format!("{cut}…")
+    } else {
+        clean
+    };
     let block = Block::default()
         .borders(Borders::ALL)
         .border_type(BorderType::Rounded)
@@ -258,125 +267,6 @@ fn draw_header(buf: &mut Buffer, r: Rect, run: &RunState, ui: &UiState, theme: &
     if r.right().saturating_sub(x) > w + 1 {
         put(buf, r.right() - w, r.y, w, &right, theme.muted());
     }
-}
-
-fn draw_status(buf: &mut Buffer, r: Rect, run: &RunState, ui: &UiState, theme: &Theme) {
-    let bar = theme.selected();
-    fill(buf, r.x, r.y, r.width, bar);
-    let state = match (run.status, run.cancelling) {
-        (_, true) => "cancelling",
-        (None, _) => "starting",
-        (Some(s), _) => s.as_str(),
-    };
-    let since = run.started_ts.unwrap_or(run.last_ts);
-    let end = match run.finished_ts {
-        _ if run.started_ts.is_none() => since,
-        Some(f) if !run.is_live() => f,
-        _ if ui.read_only || ui.now_ms == 0 => run.last_ts,
-        _ => ui.now_ms.max(run.last_ts),
-    };
-    let provider = if run.provider == "simulated" {
-        "simulated".to_string()
-    } else if run.provider.is_empty() {
-        "provider —".into()
-    } else {
-        format!("provider {}", run.provider)
-    };
-    let mut left = match &ui.replay {
-        // A replay: the run id and provider are in the title bar; the position here.
-        Some(t) => format!(
-            " {} │ {} │ {}/{} done │ {} ",
-            state,
-            elapsed(end.saturating_sub(since)),
-            run.finished(),
-            run.tasks.len(),
-            replay_position(t)
-        ),
-        None => format!(
-            " {} │ {} │ {} │ {} │ {}/{} done ",
-            if run.run_id.is_empty() {
-                "—"
-            } else {
-                &run.run_id
-            },
-            state,
-            elapsed(end.saturating_sub(since)),
-            provider,
-            run.finished(),
-            run.tasks.len(),
-        ),
-    };
-    if ui.replay.is_none() && r.width >= 120 {
-        left.push_str(&format!("│ {} events ", run.events));
-    }
-    let state_style = match run.status {
-        Some(RunStatus::Failed | RunStatus::Cancelled) => theme.error(),
-        Some(RunStatus::Paused | RunStatus::Interrupted | RunStatus::Partial) => theme.warn(),
-        Some(RunStatus::Succeeded) => theme.ok(),
-        _ => bar,
-    };
-    let used = put(
-        buf,
-        r.x,
-        r.y,
-        r.width,
-        &left,
-        bar.patch(Style::default().fg(state_style.fg.unwrap_or_default()))
-            .add_modifier(Modifier::BOLD),
-    );
-    let rest = r.width.saturating_sub(used);
-    if let Some(input) = &ui.input {
-        let reason;
-        let prompt = if ui.seek_prompt {
-            "seek to (40%, 1234, 14:03:21, +1:30, start, end): "
-        } else if let Some((_, task)) = &ui.reason_for {
-            reason = format!("why reject {task}'s atoms (Enter rejects, Esc cancels): ");
-            &reason
-        } else {
-            "/"
-        };
-        put(
-            buf,
-            r.x + used,
-            r.y,
-            rest,
-            &format!(" {prompt}{input}▏"),
-            bar,
-        );
-        return;
-    }
-    let (text, style) = match &ui.flash {
-        Some(f) => (
-            format!(" {}", f.text),
-            if f.warn { bar.patch(theme.warn()) } else { bar },
-        ),
-        None if ui.replay.is_some() => (
-            " ? help · space play · , . step · { } starts · ( ) failures · - + speed · # seek · < > ends"
-                .to_string(),
-            bar,
-        ),
-        None => (
-            " ? help · tab screens · space pause · c cancel · r retry · q quit".to_string(),
-            bar,
-        ),
-    };
-    put(buf, r.x + used, r.y, rest, &text, style);
-}
-
-/// `event N/M · 14:03:21.456 · ▶ ×4`: where a replay is, the time of day (UTC) of
-/// that event (the time into the run is the bar's elapsed time), and how it plays.
-fn replay_position(t: &crate::app::transport::Transport) -> String {
-    let at = t
-        .time()
-        .and_then(chrono::DateTime::from_timestamp_millis)
-        .map(|d| format!(" · {}", d.format("%H:%M:%S%.3f")))
-        .unwrap_or_default();
-    let total = if t.indexed < t.total {
-        format!("{} (read {})", t.total, t.indexed)
-    } else {
-        t.total.to_string()
-    };
-    format!("event {}/{total}{at} · {}", t.position, t.play_label())
 }
 
 /// The attempt overlay's lines: which keys switch, then the document.

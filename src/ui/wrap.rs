@@ -141,6 +141,33 @@ fn clusters(s: &str) -> impl Iterator<Item = Cluster> + '_ {
     })
 }
 
+/// `s` in at most `width` columns, cut in the middle (`TASK_VAULT…CHECK_01`) so that
+/// ids differing only at their end stay apart.
+pub fn middle_cut(s: &str, width: usize) -> String {
+    let total: usize = clusters(s).map(|c| c.width).sum();
+    if total <= width {
+        return s.to_string();
+    }
+    if width < 5 {
+        return truncate_to_width(s, width).0.to_string();
+    }
+    let tail_w = (width - 1) / 2;
+    let head_w = width - 1 - tail_w;
+    let (head, _) = truncate_to_width(s, head_w);
+    // The tail: the last clusters that fit in `tail_w`.
+    let cs: Vec<_> = clusters(s).collect();
+    let mut w = 0;
+    let mut start = s.len();
+    for c in cs.iter().rev() {
+        if w + c.width > tail_w {
+            break;
+        }
+        w += c.width;
+        start = c.start;
+    }
+    format!("{head}{ELLIPSIS}{}", &s[start..])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,0 +1,222 @@
+//! The status bar: the run, its state, its own clock (pauses left out, and how long a
+//! pause has lasted), the tasks counted by outcome, then the input line, the latest
+//! message or the keys that work now.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::{Modifier, Style};
+
+use super::sanitize::{display_width, sanitize};
+use super::text::{elapsed, fill, put};
+use super::theme::Theme;
+use crate::app::UiState;
+use crate::event::{RunStatus, TaskStatus};
+use crate::state::RunState;
+
+/// Draws the status bar into the row `r`.
+pub fn draw(buf: &mut Buffer, r: Rect, run: &RunState, ui: &UiState, theme: &Theme) {
+    let bar = theme.selected();
+    fill(buf, r.x, r.y, r.width, bar);
+    let state = match (run.status, run.cancelling) {
+        (_, true) => "cancelling",
+        (None, _) => "starting",
+        (Some(s), _) => s.as_str(),
+    };
+    let left = match &ui.replay {
+        // A replay: the run id and provider are in the title bar; the position here.
+        Some(t) => format!(
+            " {state} │ {} │ {} │ {} ",
+            clock(run, ui),
+            outcome_counts(run),
+            replay_position(t)
+        ),
+        None => {
+            let provider = if run.provider == "simulated" || run.provider.is_empty() {
+                run.provider.clone()
+            } else {
+                format!("provider {}", run.provider)
+            };
+            let mut s = format!(
+                " {} │ {state} │ {} │ ",
+                if run.run_id.is_empty() {
+                    "—"
+                } else {
+                    &run.run_id
+                },
+                clock(run, ui),
+            );
+            if !provider.is_empty() && r.width >= 100 {
+                s.push_str(&format!("{provider} │ "));
+            }
+            s.push_str(&outcome_counts(run));
+            s.push(' ');
+            s
+        }
+    };
+    let state_style = match run.status {
+        Some(RunStatus::Failed | RunStatus::Cancelled) => theme.error(),
+        Some(RunStatus::Paused | RunStatus::Interrupted | RunStatus::Partial) => theme.warn(),
+        Some(RunStatus::Succeeded) => theme.ok(),
+        _ => bar,
+    };
+    let used = put(
+        buf,
+        r.x,
+        r.y,
+        r.width,
+        &left,
+        bar.patch(Style::default().fg(state_style.fg.unwrap_or_default()))
+            .add_modifier(Modifier::BOLD),
+    );
+    let rest = r.width.saturating_sub(used);
+    if let Some(input) = &ui.input {
+        put(
+            buf,
+            r.x + used,
+            r.y,
+            rest,
+            &format!(" {}{input}▏", prompt(ui)),
+            bar,
+        );
+        return;
+    }
+    let (text, style) = match &ui.flash {
+        Some(f) => (
+            format!(" {}", f.text),
+            if f.warn { bar.patch(theme.warn()) } else { bar },
+        ),
+        None => (hints(run, ui), bar),
+    };
+    put(
+        buf,
+        r.x + used,
+        r.y,
+        rest,
+        &fit_words(&text, usize::from(rest)),
+        style,
+    );
+}
+
+fn prompt(ui: &UiState) -> String {
+    if ui.seek_prompt {
+        "seek to (40%, 1234, 14:03:21, +1:30, start, end): ".into()
+    } else if let Some((_, task)) = &ui.reason_for {
+        format!("why reject {task}'s atoms (Enter rejects, Esc cancels): ")
+    } else {
+        "/".into()
+    }
+}
+
+/// The moment the screen shows: the wall clock for a live run, the last event's time for
+/// a run shown from its log.
+pub fn screen_now(run: &RunState, ui: &UiState) -> i64 {
+    if ui.read_only || ui.replay.is_some() || ui.now_ms == 0 {
+        run.last_ts
+    } else {
+        ui.now_ms.max(run.last_ts)
+    }
+}
+
+/// The run's own time: running time only; while paused, how long the pause has lasted.
+pub fn clock(run: &RunState, ui: &UiState) -> String {
+    let now = screen_now(run, ui);
+    let active = elapsed(run.clock.active_at(now));
+    match run.clock.paused_for(now) {
+        Some(p) if run.status == Some(RunStatus::Paused) => {
+            format!("{active} · paused {}", elapsed(p))
+        }
+        _ => active,
+    }
+}
+
+/// The tasks by outcome: `3 ok · 1 failed · 63 blocked · 4 running · 129 to go`; only
+/// the outcomes that occur.
+pub fn outcome_counts(run: &RunState) -> String {
+    let c = |s: TaskStatus| run.count(s);
+    let parts = [
+        (c(TaskStatus::Success) + c(TaskStatus::Partial), "ok"),
+        (c(TaskStatus::Failed) + c(TaskStatus::Timeout), "failed"),
+        (c(TaskStatus::Blocked), "blocked"),
+        (c(TaskStatus::Cancelled), "cancelled"),
+        (c(TaskStatus::Running), "running"),
+        (c(TaskStatus::Pending) + c(TaskStatus::Ready), "to go"),
+    ];
+    let shown: Vec<String> = parts
+        .iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, what)| format!("{n} {what}"))
+        .collect();
+    if shown.is_empty() {
+        format!("{} tasks", run.tasks.len())
+    } else {
+        shown.join(" · ")
+    }
+}
+
+/// The keys that work now.
+fn hints(run: &RunState, ui: &UiState) -> String {
+    if ui.replay.is_some() {
+        return " ? help · space play · , . step · { } starts · ( ) failures · - + speed · # seek · < > ends".into();
+    }
+    let failures = if ui.screen == crate::app::Screen::Failures {
+        ""
+    } else {
+        " · 4 failures"
+    };
+    if ui.read_only || !ui.engine_attached {
+        return format!(" ? help · tab screens · n N failed tasks{failures} · q quit");
+    }
+    if run.is_live() {
+        let pause = if run.status == Some(RunStatus::Paused) {
+            "space resume"
+        } else {
+            "space pause"
+        };
+        format!(" ? help · {pause} · c cancel · r retry · n N failed{failures} · q quit")
+    } else {
+        let retry = if run.count(TaskStatus::Failed) + run.count(TaskStatus::Timeout) > 0 {
+            " · r retry a failed task"
+        } else {
+            ""
+        };
+        let review = if run.awaiting_review > 0 {
+            " · 4 v review"
+        } else {
+            ""
+        };
+        format!(" ? help{retry}{review}{failures} · q quit")
+    }
+}
+
+/// `text` cut to `width` columns at a word boundary, ending with `…` when cut.
+pub fn fit_words(text: &str, width: usize) -> String {
+    let clean = sanitize(text);
+    if display_width(&clean) <= width {
+        return clean;
+    }
+    if width < 2 {
+        return String::new();
+    }
+    let (cut, _) = super::wrap::truncate_to_width(&clean, width - 1);
+    let end = cut
+        .rfind(' ')
+        .filter(|&i| i > cut.len() / 2)
+        .unwrap_or(cut.len());
+    format!("{}…", cut[..end].trim_end())
+}
+
+/// `event N/M · 14:03:21.456 · ▶ ×4`: where a replay is, the time of day (UTC) of
+/// that event, and how it plays.
+fn replay_position(t: &crate::app::transport::Transport) -> String {
+    let at = t
+        .time()
+        .and_then(chrono::DateTime::from_timestamp_millis)
+        .map(|d| format!(" · {}", d.format("%H:%M:%S%.3f")))
+        .unwrap_or_default();
+    let total = if t.indexed < t.total {
+        format!("{} (read {})", t.total, t.indexed)
+    } else {
+        t.total.to_string()
+    };
+    format!("event {}/{total}{at} · {}", t.position, t.play_label())
+}

@@ -451,6 +451,21 @@ fn context_view_shows_the_report() {
     assert!(s.contains("within limit: yes"), "{s}");
     insta::assert_snapshot!("context_view_200x60", s);
     assert_eq!(st.agents[st.tasks[2].agent].trims, 1);
+    // At 120 columns the table fits its pane, and the total is set against the prompt
+    // as it was sent.
+    let s = render(&st, &mut ui, 120, 40);
+    let prompt = st.tasks[2].prompt_tokens;
+    assert!(
+        s.contains(&format!("the prompt as sent: {prompt} tokens")),
+        "{s}"
+    );
+    for line in s
+        .lines()
+        .filter(|l| l.contains("task_output:") || l.contains("system_prompt"))
+    {
+        assert!(line.trim_end().ends_with('│'), "cut: {line}");
+    }
+    insta::assert_snapshot!("context_view_120x40", s);
 }
 
 /// Two agents called through a real provider: one whose reported usage agrees with our

@@ -20,7 +20,7 @@ pub fn draw(buf: &mut Buffer, inner: Rect, run: &RunState, ui: &mut UiState, the
         return;
     }
     let mut y = inner.y;
-    let filters = describe_filters(run, t);
+    let filters = describe_filters(run, t, view.len());
     put(buf, inner.x, y, inner.width, &filters, theme.muted());
     y += 1;
     let w = inner.width as usize;
@@ -110,7 +110,7 @@ pub fn draw(buf: &mut Buffer, inner: Rect, run: &RunState, ui: &mut UiState, the
     }
 }
 
-fn describe_filters(run: &RunState, t: &crate::app::ui_state::AtomsTable) -> String {
+fn describe_filters(run: &RunState, t: &crate::app::ui_state::AtomsTable, shown: usize) -> String {
     let mut parts = vec![format!(
         "sort {}{}",
         t.sort.name(),
@@ -128,9 +128,13 @@ fn describe_filters(run: &RunState, t: &crate::app::ui_state::AtomsTable) -> Str
     if !t.query.is_empty() {
         parts.push(format!("search “{}”", t.query));
     }
+    let count = if shown == run.atoms.len() {
+        format!("{shown} atoms")
+    } else {
+        format!("{shown} of {} atoms", run.atoms.len())
+    };
     format!(
-        "{} atoms · {} · ↻ = from a retried attempt   (s sort · S reverse · f grade · A agent · t type · / search · x clear · enter detail)",
-        run.atoms.len(),
+        "{count} · {} · ↻ = from a retried attempt   (s sort · S reverse · f grade · A agent · t type · / search · x clear · enter detail)",
         parts.join(" · ")
     )
 }

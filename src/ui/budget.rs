@@ -20,7 +20,8 @@ pub fn draw(buf: &mut Buffer, inner: Rect, run: &RunState, theme: &Theme) {
     let w = inner.width as usize;
     let wide = w >= 90;
 
-    let nums_w = if wide { 12 } else { 10 };
+    // Numbers are right-aligned after one space, so a gauge never touches them.
+    let nums_w = if wide { 13 } else { 11 };
     let reported_col = w >= 104 && run.agents.iter().any(|a| a.reported.calls > 0);
     let gauge_w = if w >= 110 + if reported_col { 14 } else { 0 } {
         12
@@ -82,7 +83,7 @@ pub fn draw(buf: &mut Buffer, inner: Rect, run: &RunState, theme: &Theme) {
         let unused = a.invocations == 0;
         let nums = format!(
             "{:>nums_w$}",
-            format!("{}/{}", or_dash(a.last_prompt, unused), compact(limit))
+            format!(" {}/{}", or_dash(a.last_prompt, unused), compact(limit))
         );
         x += put(buf, x, y, room(x), &nums, level(frac, theme));
         x += 1;
@@ -91,7 +92,7 @@ pub fn draw(buf: &mut Buffer, inner: Rect, run: &RunState, theme: &Theme) {
         let onums = format!(
             "{:>nums_w$}",
             format!(
-                "{}/{}",
+                " {}/{}",
                 compact(a.last_output),
                 compact(a.max_tokens as u64)
             )
@@ -147,11 +148,17 @@ fn or_dash(n: u64, unknown: bool) -> String {
     }
 }
 
+/// Invocations, and how many are in flight (`10 ▶3`), in at most nine columns.
 fn calls(a: &AgentView) -> String {
-    if a.in_flight > 0 {
-        format!("{}({} live)", a.invocations, a.in_flight)
+    let s = if a.in_flight > 0 {
+        format!("{} ▶{}", compact(a.invocations as u64), a.in_flight)
     } else {
-        a.invocations.to_string()
+        compact(a.invocations as u64)
+    };
+    if s.chars().count() > 9 {
+        compact(a.invocations as u64)
+    } else {
+        s
     }
 }
 

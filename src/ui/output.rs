@@ -151,33 +151,46 @@ pub fn context_lines(task: &TaskView) -> Vec<String> {
     };
     let r = &c.report;
     let mut out = vec![format!(
-        "{:<34} {:>8} {:>4} {:<10} {:<18} {:>8}",
+        "{:<21} {:>7} {:>4} {:<9} {:<14} {:>7}",
         "input", "tokens", "prio", "mode", "action", "after"
     )];
     for i in &c.inputs {
         out.push(format!(
-            "{:<34} {:>8} {:>4} {:<10} {:<18} {:>8}",
-            crate::ui::wrap::pad_or_truncate(&i.name, 34),
+            "{:<21} {:>7} {:>4} {:<9} {:<14} {:>7}",
+            crate::ui::wrap::pad_or_truncate(&crate::ui::wrap::middle_cut(&i.name, 21), 21),
             i.tokens,
             i.priority,
             format!("{:?}{}", i.mode, if i.batched { "*" } else { "" }).to_lowercase(),
-            i.action,
+            crate::ui::wrap::pad_or_truncate(&i.action, 14),
             i.tokens_after
         ));
     }
     for (name, size) in &r.total_input_data {
         if name == "system_prompt" || name == "task_instructions" {
             out.push(format!(
-                "{:<34} {:>8} {:>4} {:<10} {:<18} {:>8}",
+                "{:<21} {:>7} {:>4} {:<9} {:<14} {:>7}",
                 name, size.tokens, size.priority, "—", "keep", size.tokens
             ));
         }
     }
     out.push(String::new());
     out.push(format!(
-        "total {} tokens · limit {} (effective data limit) · overflow {}",
+        "inputs {} tokens · limit {} · overflow {}",
         r.total_tokens, r.context_limit, r.overflow
     ));
+    let inputs = r.resolution.final_tokens;
+    if task.prompt_tokens >= inputs && task.prompt_tokens > 0 {
+        out.push(format!(
+            "the prompt as sent: {} tokens = the inputs after trimming ({inputs}) + {} of request framing (output requirements, constraints, JSON)",
+            task.prompt_tokens,
+            task.prompt_tokens - inputs
+        ));
+    } else if task.prompt_tokens > 0 {
+        out.push(format!(
+            "the prompt as sent: {} tokens (the inputs after trimming: {inputs})",
+            task.prompt_tokens
+        ));
+    }
     out.push(format!(
         "{} → {} tokens · within limit: {}",
         r.resolution.strategy,

@@ -92,22 +92,7 @@ pub fn draw_buffer(
             ui.overlay = Some(Overlay::Text { title, lines, top });
         }
         Some(Overlay::Attempt(mut v)) => {
-            let width = area.width.saturating_sub(8).max(10);
-            let lines: Vec<String> = attempt_lines(ui, &v)
-                .iter()
-                .flat_map(|l| {
-                    let l = super::sanitize::sanitize(l);
-                    let parts: Vec<String> = super::wrap::wrap_ranges(&l, width)
-                        .into_iter()
-                        .map(|r| l[r].to_string())
-                        .collect();
-                    if parts.is_empty() {
-                        vec![String::new()]
-                    } else {
-                        parts
-                    }
-                })
-                .collect();
+            let lines = wrapped(&attempt_lines(ui, &v), area.width.saturating_sub(8));
             let title = format!(
                 " {} · {} ",
                 v.title,
@@ -120,7 +105,10 @@ pub fn draw_buffer(
             ui.overlay = Some(Overlay::Attempt(v));
         }
         Some(Overlay::AtomDetail { atom, top }) => {
-            let lines = atoms::detail_lines(run, ui, atom);
+            let lines = wrapped(
+                &atoms::detail_lines(run, ui, atom),
+                area.width.saturating_sub(8),
+            );
             let top = scroll_overlay(buf, area, " Atom ", &lines, top, theme, ui);
             ui.overlay = Some(Overlay::AtomDetail { atom, top });
         }
@@ -267,6 +255,26 @@ fn draw_header(buf: &mut Buffer, r: Rect, run: &RunState, ui: &UiState, theme: &
     if r.right().saturating_sub(x) > w + 1 {
         put(buf, r.right() - w, r.y, w, &right, theme.muted());
     }
+}
+
+/// `lines` wrapped to `width` columns (an overlay's long strings are read whole).
+fn wrapped(lines: &[String], width: u16) -> Vec<String> {
+    let width = width.max(10);
+    lines
+        .iter()
+        .flat_map(|l| {
+            let l = super::sanitize::sanitize(l);
+            let parts: Vec<String> = super::wrap::wrap_ranges(&l, width)
+                .into_iter()
+                .map(|r| l[r].to_string())
+                .collect();
+            if parts.is_empty() {
+                vec![String::new()]
+            } else {
+                parts
+            }
+        })
+        .collect()
 }
 
 /// The attempt overlay's lines: which keys switch, then the document.

@@ -150,11 +150,11 @@ fn draw_run(buf: &mut Buffer, body: Rect, run: &RunState, ui: &mut UiState, them
         .constraints([Constraint::Percentage(58), Constraint::Percentage(42)])
         .split(rows[1]);
     let title = format!(
-        "Plan DAG · {} tasks · {} layers{}{}",
+        "Plan DAG{} · {} tasks · {} layers{}",
+        if ui.follow { " · follow" } else { "" },
         run.tasks.len(),
         run.layers.len(),
         dag::status_counts(run),
-        if ui.follow { " · follow" } else { "" }
     );
     let inner = pane(buf, top[0], &title, ui.focus == Pane::Dag, theme);
     dag::draw(buf, inner, run, ui, theme);

@@ -153,18 +153,13 @@ pub fn outcome_counts(run: &RunState) -> String {
     }
 }
 
-/// The keys that work now.
+/// The keys that work now, `? help · q quit` first so they show on a narrow terminal.
 fn hints(run: &RunState, ui: &UiState) -> String {
     if ui.replay.is_some() {
         return " ? help · space play · , . step · { } starts · ( ) failures · - + speed · # seek · < > ends".into();
     }
-    let failures = if ui.screen == crate::app::Screen::Failures {
-        ""
-    } else {
-        " · 4 failures"
-    };
     if ui.read_only || !ui.engine_attached {
-        return format!(" ? help · tab screens · n N failed tasks{failures} · q quit");
+        return " ? help · q quit · n N failed · 4 failures".into();
     }
     if run.is_live() {
         let pause = if run.status == Some(RunStatus::Paused) {
@@ -172,10 +167,10 @@ fn hints(run: &RunState, ui: &UiState) -> String {
         } else {
             "space pause"
         };
-        format!(" ? help · {pause} · c cancel · r retry · n N failed{failures} · q quit")
+        format!(" ? help · q quit · {pause} · c cancel · r retry")
     } else {
         let retry = if run.count(TaskStatus::Failed) + run.count(TaskStatus::Timeout) > 0 {
-            " · r retry a failed task"
+            " · r retry"
         } else {
             ""
         };
@@ -184,7 +179,7 @@ fn hints(run: &RunState, ui: &UiState) -> String {
         } else {
             ""
         };
-        format!(" ? help{retry}{review}{failures} · q quit")
+        format!(" ? help · q quit{retry}{review}")
     }
 }
 

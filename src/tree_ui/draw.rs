@@ -424,8 +424,8 @@ fn draw_status(buf: &mut Buffer, r: Rect, b: &Browser, theme: &Theme) {
     );
     let bstyle = match b.budget.level() {
         BudgetLevel::Under => bar,
-        BudgetLevel::Near => bar.patch(theme.warn()),
-        BudgetLevel::Over => bar.patch(theme.error()),
+        BudgetLevel::Near => theme.badge(theme.warn),
+        BudgetLevel::Over => theme.badge(theme.error),
     };
     let w = crate::ui::sanitize::display_width(&budget) as u16;
     let left_w = r.width.saturating_sub(w);
@@ -434,7 +434,7 @@ fn draw_status(buf: &mut Buffer, r: Rect, b: &Browser, theme: &Theme) {
         (Some((Prompt::ExportPath, t)), _) => (format!(" write the handoff to: {t}▏"), bar),
         (None, Some((t, warn))) => (
             format!(" {t}"),
-            if *warn { bar.patch(theme.warn()) } else { bar },
+            if *warn { theme.badge(theme.warn) } else { bar },
         ),
         (None, None) => (
             " ? help · enter open · m mark · E handoff · P problems · q quit".into(),

@@ -4,7 +4,7 @@
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
-use ratatui::style::{Modifier, Style};
+use ratatui::style::Modifier;
 
 use super::sanitize::{display_width, sanitize};
 use super::text::{elapsed, fill, put};
@@ -22,51 +22,64 @@ pub fn draw(buf: &mut Buffer, r: Rect, run: &RunState, ui: &UiState, theme: &The
         (None, _) => "starting",
         (Some(s), _) => s.as_str(),
     };
-    let left = match &ui.replay {
+    // The state word is a badge (the screen's background on its colour): a role colour
+    // as text on the bar's background would not stand out.
+    let (prefix, suffix) = match &ui.replay {
         // A replay: the run id and provider are in the title bar; the position here.
-        Some(t) => format!(
-            " {state} │ {} │ {} │ {} ",
-            clock(run, ui),
-            outcome_counts(run),
-            replay_position(t)
+        Some(t) => (
+            String::new(),
+            format!(
+                "│ {} │ {} │ {} ",
+                clock(run, ui),
+                outcome_counts(run),
+                replay_position(t)
+            ),
         ),
         None => {
-            let provider = if run.provider == "simulated" || run.provider.is_empty() {
-                run.provider.clone()
-            } else {
-                format!("provider {}", run.provider)
-            };
-            let mut s = format!(
-                " {} │ {state} │ {} │ ",
-                if run.run_id.is_empty() {
-                    "—"
-                } else {
-                    &run.run_id
-                },
-                clock(run, ui),
-            );
-            if !provider.is_empty() && r.width >= 100 {
-                s.push_str(&format!("{provider} │ "));
+            let mut s = format!("│ {} │ ", clock(run, ui));
+            if !run.provider.is_empty() && r.width >= 100 {
+                s.push_str(&format!("{} │ ", run.provider));
             }
             s.push_str(&outcome_counts(run));
             s.push(' ');
-            s
+            (
+                format!(
+                    " {} │",
+                    if run.run_id.is_empty() {
+                        "—"
+                    } else {
+                        &run.run_id
+                    }
+                ),
+                s,
+            )
         }
     };
     let state_style = match run.status {
-        Some(RunStatus::Failed | RunStatus::Cancelled) => theme.error(),
-        Some(RunStatus::Paused | RunStatus::Interrupted | RunStatus::Partial) => theme.warn(),
-        Some(RunStatus::Succeeded) => theme.ok(),
-        _ => bar,
+        Some(RunStatus::Failed | RunStatus::Cancelled) => theme.badge(theme.error),
+        Some(RunStatus::Paused | RunStatus::Interrupted | RunStatus::Partial) => {
+            theme.badge(theme.warn)
+        }
+        Some(RunStatus::Succeeded) => theme.badge(theme.ok),
+        _ => bar.add_modifier(Modifier::BOLD),
     };
-    let used = put(
+    let bold = bar.add_modifier(Modifier::BOLD);
+    let mut used = put(buf, r.x, r.y, r.width, &prefix, bold);
+    used += put(
         buf,
-        r.x,
+        r.x + used,
         r.y,
-        r.width,
-        &left,
-        bar.patch(Style::default().fg(state_style.fg.unwrap_or_default()))
-            .add_modifier(Modifier::BOLD),
+        r.width.saturating_sub(used),
+        &format!(" {state} "),
+        state_style,
+    );
+    used += put(
+        buf,
+        r.x + used,
+        r.y,
+        r.width.saturating_sub(used),
+        &suffix,
+        bold,
     );
     let rest = r.width.saturating_sub(used);
     if let Some(input) = &ui.input {
@@ -83,7 +96,7 @@ pub fn draw(buf: &mut Buffer, r: Rect, run: &RunState, ui: &UiState, theme: &The
     let (text, style) = match &ui.flash {
         Some(f) => (
             format!(" {}", f.text),
-            if f.warn { bar.patch(theme.warn()) } else { bar },
+            if f.warn { theme.badge(theme.warn) } else { bar },
         ),
         None => (hints(run, ui), bar),
     };

@@ -215,6 +215,15 @@ impl Theme {
         Style::new().fg(self.error)
     }
 
+    /// A badge: the screen's background colour on `c` (a status word on a bar, where
+    /// the role colour as text would not stand out).
+    pub fn badge(&self, c: Color) -> Style {
+        Style::new()
+            .fg(self.base_bg)
+            .bg(c)
+            .add_modifier(Modifier::BOLD)
+    }
+
     /// The selected row.
     pub fn selected(&self) -> Style {
         Style::new().fg(self.selection_fg).bg(self.selection_bg)

@@ -312,7 +312,10 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
                 },
                 ..SimConfig::default()
             };
-            finish(launch(&g, tui, plan, run_config(&g, engine, simulated), None, true).await?)
+            finish(
+                &g,
+                launch(&g, tui, plan, run_config(&g, engine, simulated), None, true).await?,
+            )
         }
         Command::Run {
             plan,
@@ -349,6 +352,7 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
                 ..SimConfig::default()
             };
             finish(
+                &g,
                 launch(
                     &g,
                     tui,
@@ -504,7 +508,10 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
             if let Some(p) = &g.provider {
                 config.provider = p.clone();
             }
-            finish(launch(&g, tui, plan, config, Some(resuming), false).await?)
+            finish(
+                &g,
+                launch(&g, tui, plan, config, Some(resuming), false).await?,
+            )
         }
         Command::Rerun {
             run,
@@ -726,10 +733,13 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
     }
 }
 
-fn finish(f: plexus::commands::launch::Finished) -> Result<ExitCode> {
+fn finish(g: &Globals, f: plexus::commands::launch::Finished) -> Result<ExitCode> {
     plexus::errprint!("{}", f.summary);
     if f.status == plexus::event::RunStatus::Interrupted {
-        plexus::errln!("\nresume with: plexus resume {}", f.run_id);
+        plexus::errln!(
+            "\nresume with: {}",
+            plexus::commands::resume_command(&g.db, &f.run_id)
+        );
     }
     plexus::errln!("\nrun {}: {}", f.run_id, f.status.as_str());
     Ok(ExitCode::from(exit::for_status(f.status)))

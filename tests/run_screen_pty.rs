@@ -92,3 +92,56 @@ fn a_stalled_invocation_shows_its_quiet_time_and_time_limit() {
     let _ = st;
     s.assert_restored();
 }
+
+#[test]
+fn ctrl_c_twice_quits_a_command_runs_and_a_click_selects_a_task() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("p.db");
+    let db_s = db.to_string_lossy().to_string();
+    let mut s = Session::start(&["--db", &db_s, "demo", "--chunk-ms", "60"], dir.path());
+    s.wait_for("│ running │", 20);
+    // `:goto` selects a task (and stops follow mode).
+    s.send(":goto TASK_CODE_DIFF_01\r");
+    s.wait_for("Output · TASK_CODE_DIFF_01", 5);
+    // A click on a task in the DAG selects it.
+    let screen = s.screen();
+    let (row, line) = screen
+        .lines()
+        .enumerate()
+        .find(|(_, l)| l.contains("TASK_CRITIC_DIFF_01") && !l.contains("Output"))
+        .expect("the critic in the DAG");
+    let col = line.find("TASK_CRITIC").expect("col");
+    let col = line[..col].chars().count() + 3;
+    s.send(&format!(
+        "\x1b[<0;{};{}M\x1b[<0;{};{}m",
+        col,
+        row + 1,
+        col,
+        row + 1
+    ));
+    s.wait_for("Output · TASK_CRITIC_DIFF_01", 5);
+    // The quit question names how to resume, with this database.
+    s.send("\x03");
+    let q = s.wait_for("Quit?", 5);
+    assert!(q.contains("--db"), "{q}");
+    // ctrl-c again quits.
+    s.send("\x03");
+    let end = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        if s.child.try_wait().expect("wait").is_some() {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < end,
+            "still running:\n{}",
+            s.screen()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    s.assert_restored();
+    assert!(
+        s.screen().contains("--db"),
+        "the resume hint names the database:\n{}",
+        s.screen()
+    );
+}

@@ -114,6 +114,8 @@ actions! {
     Retry = "retry",
     /// Show every key.
     Help = "help",
+    /// The command line: any action by name, `:goto TASK`, `:retry TASK`, `:theme NAME`…
+    CommandLine = "command_line",
     /// The message log: the last few hundred status messages with their times.
     Messages = "messages",
     /// Start a search.

@@ -183,6 +183,16 @@ impl App {
                         self.ui.flash("back to the live run", false);
                     }
                 }
+                Effect::SetTheme(spec) => {
+                    let dir = crate::config::config_dir();
+                    match crate::ui::theme::Theme::load(&spec, dir.as_deref()) {
+                        Ok(t) => {
+                            self.ui.flash(format!("theme {}", t.name), false);
+                            self.theme = t;
+                        }
+                        Err(e) => self.ui.flash(format!(":theme: {e}"), true),
+                    }
+                }
                 Effect::Quit => self.ui.quitting = true,
             }
         }
@@ -325,6 +335,7 @@ impl App {
                         KeyCode::Backspace => InputKey::Backspace,
                         KeyCode::Enter => InputKey::Enter,
                         KeyCode::Esc => InputKey::Esc,
+                        KeyCode::Tab => InputKey::Tab,
                         _ => return false,
                     };
                     let fx = input(&mut self.ui, &self.run, key);
@@ -344,21 +355,19 @@ impl App {
                 true
             }
             Event::Mouse(m) => {
-                let a = match m.kind {
-                    MouseEventKind::ScrollUp => Action::Up,
-                    MouseEventKind::ScrollDown => Action::Down,
+                let fx = match m.kind {
+                    MouseEventKind::Down(crossterm::event::MouseButton::Left) => {
+                        super::mouse::click(&mut self.ui, &self.run, m.column, m.row)
+                    }
+                    MouseEventKind::ScrollUp => {
+                        super::mouse::wheel(&mut self.ui, &self.run, m.column, m.row, true)
+                    }
+                    MouseEventKind::ScrollDown => {
+                        super::mouse::wheel(&mut self.ui, &self.run, m.column, m.row, false)
+                    }
                     _ => return false,
                 };
-                let focus_before = self.ui.focus;
-                if self.ui.screen == super::Screen::Run && self.ui.overlay.is_none() {
-                    self.ui.focus = super::ui_state::Pane::Output;
-                }
-                for _ in 0..3 {
-                    self.act(a);
-                }
-                if self.ui.screen == super::Screen::Run && self.ui.overlay.is_none() {
-                    self.ui.focus = focus_before;
-                }
+                self.run_effects(fx);
                 true
             }
             Event::Resize(..) => true,

@@ -4,11 +4,13 @@
 pub mod action;
 pub mod atoms_view;
 pub mod attempts;
+pub mod command_line;
 pub mod driver;
 pub mod failures_keys;
 pub mod failures_list;
 pub mod follow;
 pub mod loader;
+pub mod mouse;
 pub mod replay_app;
 pub mod replay_feed;
 pub mod review_keys;

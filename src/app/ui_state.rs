@@ -282,6 +282,21 @@ pub struct Flash {
     pub warn: bool,
 }
 
+/// Where things were drawn at the last frame, for the mouse.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LastLayout {
+    /// The header's screen tabs: first column, one past the last, and the screen.
+    pub tabs: Vec<(u16, u16, Screen)>,
+    /// The header's row.
+    pub header_y: u16,
+    /// The Run screen's panes.
+    pub panes: Vec<(ratatui::layout::Rect, Pane)>,
+    /// The DAG's cells and their tasks.
+    pub dag_cells: Vec<(ratatui::layout::Rect, usize)>,
+    /// A list's rows: the area of its rows and the index of the first one shown.
+    pub list: Option<(ratatui::layout::Rect, usize)>,
+}
+
 /// Most messages the message log keeps.
 pub const MAX_MESSAGES: usize = 300;
 
@@ -347,6 +362,13 @@ pub struct UiState {
     pub replay: Option<super::transport::Transport>,
     /// The text typed at the input line is a seek target (not a search).
     pub seek_prompt: bool,
+    /// The text typed at the input line is a command (`:`).
+    pub command_prompt: bool,
+    /// Where things were drawn at the last frame.
+    pub layout: LastLayout,
+    /// How the run on screen is resumed (`plexus resume RUN`, with `--db` when needed),
+    /// for the quit question.
+    pub resume_hint: String,
     /// The text typed at the input line is the reason to reject this (run, task)'s atoms.
     pub reason_for: Option<(String, String)>,
 }
@@ -384,7 +406,10 @@ impl UiState {
             quitting: false,
             replay: None,
             seek_prompt: false,
+            command_prompt: false,
             reason_for: None,
+            resume_hint: "plexus resume".into(),
+            layout: LastLayout::default(),
         }
     }
 

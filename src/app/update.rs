@@ -52,6 +52,8 @@ pub enum Effect {
     },
     /// Replay: fold the next event.
     ReplayStep,
+    /// Switch to a theme (a built-in name, a name in the config directory, or a file).
+    SetTheme(String),
     /// Leave the program.
     Quit,
 }
@@ -67,6 +69,8 @@ pub enum InputKey {
     Enter,
     /// Abandon.
     Esc,
+    /// Complete the word being typed (the command line).
+    Tab,
 }
 
 /// Applies an action.
@@ -145,6 +149,10 @@ pub fn update(ui: &mut UiState, run: &RunState, action: Action) -> Vec<Effect> {
             });
         }
         Action::Search => ui.input = Some(String::new()),
+        Action::CommandLine => {
+            ui.input = Some(String::new());
+            ui.command_prompt = true;
+        }
         Action::TogglePause => {
             if controllable(ui, run) {
                 let c = if run.status == Some(RunStatus::Paused) {
@@ -263,7 +271,9 @@ fn overlay_action(
     match overlay {
         Overlay::Confirm(q) => {
             ui.overlay = None;
-            if action == Action::Confirm {
+            // Quit pressed again (ctrl-c ctrl-c, q q) confirms the quit.
+            let again = q == Question::Quit && action == Action::Quit;
+            if action == Action::Confirm || again {
                 match q {
                     Question::Quit => {
                         fx.push(Effect::Engine(Control::Interrupt));
@@ -588,7 +598,44 @@ pub fn input(ui: &mut UiState, run: &RunState, key: InputKey) -> Vec<Effect> {
     let Some(mut text) = ui.input.take() else {
         return fx;
     };
+    if ui.command_prompt {
+        match key {
+            InputKey::Esc => ui.command_prompt = false,
+            InputKey::Enter => {
+                ui.command_prompt = false;
+                return super::command_line::run(ui, run, &text);
+            }
+            InputKey::Tab => {
+                let (done, hits) = super::command_line::complete(&text, run);
+                if hits.len() > 1 {
+                    let shown: Vec<&str> = hits.iter().take(8).map(String::as_str).collect();
+                    ui.flash(
+                        format!(
+                            "{}{}",
+                            shown.join("  "),
+                            if hits.len() > 8 { "  …" } else { "" }
+                        ),
+                        false,
+                    );
+                } else if hits.is_empty() {
+                    ui.flash("no completion", true);
+                }
+                ui.input = Some(done);
+            }
+            InputKey::Backspace => {
+                text.pop();
+                ui.input = Some(text);
+            }
+            InputKey::Char(c) if !c.is_control() && text.chars().count() < 200 => {
+                text.push(c);
+                ui.input = Some(text);
+            }
+            InputKey::Char(_) => ui.input = Some(text),
+        }
+        return fx;
+    }
     match key {
+        InputKey::Tab => {}
         InputKey::Char(c) if !c.is_control() => {
             if text.chars().count() < 200 {
                 text.push(c);

@@ -49,6 +49,28 @@ fn simulated_name() -> String {
     "simulated".into()
 }
 
+/// The command that resumes `run` in database `db`: `plexus resume RUN`, with
+/// `--db PATH` when `db` is not the one plexus opens by default.
+pub fn resume_command(db: &std::path::Path, run: &str) -> String {
+    let default = std::env::var_os("PLEXUS_DB")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(".plexus/plexus.db"));
+    if db == default {
+        format!("plexus resume {run}")
+    } else {
+        let shown = db.display().to_string();
+        let quoted = if shown
+            .chars()
+            .any(|c| c.is_whitespace() || "'\"$`\\".contains(c))
+        {
+            format!("'{}'", shown.replace('\'', "'\\''"))
+        } else {
+            shown
+        };
+        format!("plexus --db {quoted} resume {run}")
+    }
+}
+
 /// Options shared by every command.
 #[derive(Debug, Clone)]
 pub struct Globals {

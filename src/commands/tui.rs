@@ -56,6 +56,7 @@ pub async fn run_tui(
     );
     let (loaded_tx, loaded_rx) = tokio::sync::mpsc::unbounded_channel();
     let mut ui = UiState::new(true);
+    ui.resume_hint = super::resume_command(&globals.db, &run_id);
     if let Some(w) = setup.warning {
         ui.flash(w, true);
     }

@@ -44,6 +44,7 @@ const DEFAULT_BINDINGS: &[(Action, &[&str])] = &[
     (Action::Cancel, &["c"]),
     (Action::Retry, &["r"]),
     (Action::Help, &["?"]),
+    (Action::CommandLine, &[":"]),
     (Action::Messages, &["M"]),
     (Action::Search, &["/"]),
     (Action::Sort, &["s"]),

@@ -425,7 +425,7 @@ impl Browser {
         };
         match k {
             InputKey::Char(c) if !c.is_control() => text.push(c),
-            InputKey::Char(_) => {}
+            InputKey::Char(_) | InputKey::Tab => {}
             InputKey::Backspace => {
                 text.pop();
             }

@@ -64,6 +64,10 @@ pub fn draw(buf: &mut Buffer, inner: Rect, run: &RunState, ui: &mut UiState, the
     }
     t.selected = t.selected.min(view.len() - 1);
     t.top = super::text::keep_visible(t.selected, t.top, rows);
+    let list_area = Rect::new(inner.x, y, inner.width, rows as u16);
+    let list_top = t.top;
+    ui.layout.list = Some((list_area, list_top));
+    let t = &mut ui.atoms;
     for (k, &ai) in view.iter().enumerate().skip(t.top).take(rows) {
         let a = &run.atoms[ai];
         let current = run.atom_is_current(a);

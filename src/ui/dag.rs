@@ -156,6 +156,7 @@ pub fn draw(buf: &mut Buffer, inner: Rect, run: &RunState, ui: &mut UiState, the
         for (c, &t) in row.iter().skip(from).take(g.per_line).enumerate() {
             let x = inner.x + GUTTER + c as u16 * g.cell;
             draw_cell(buf, x, y, g.cell, run, ui, theme, t, sel);
+            ui.layout.dag_cells.push((Rect::new(x, y, g.cell, 1), t));
         }
         line += 1;
         y += 1;

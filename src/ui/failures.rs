@@ -116,6 +116,8 @@ pub fn draw(buf: &mut Buffer, inner: Rect, ui: &mut UiState, theme: &Theme) {
     }
     let selected = f.selected.min(f.view.len() - 1);
     let top = super::text::keep_visible(selected, f.top, rows_h);
+    let area = Rect::new(inner.x, y, inner.width, rows_h as u16);
+    let f = &ui.failures;
     for (k, &i) in f.view.iter().enumerate().skip(top).take(rows_h) {
         let r = &rows[i];
         let base = if k == selected {
@@ -141,6 +143,7 @@ pub fn draw(buf: &mut Buffer, inner: Rect, ui: &mut UiState, theme: &Theme) {
     }
     ui.failures.selected = selected;
     ui.failures.top = top;
+    ui.layout.list = Some((area, top));
 }
 
 fn filters_line(f: &FailuresList) -> String {
@@ -374,6 +377,7 @@ pub fn draw_queue(buf: &mut Buffer, inner: Rect, ui: &mut UiState, theme: &Theme
     }
     let selected = ui.failures.queue_selected.min(queue.len() - 1);
     let top = super::text::keep_visible(selected, 0, rows_h);
+    let area = Rect::new(inner.x, y, inner.width, rows_h as u16);
     for (k, item) in queue.iter().enumerate().skip(top).take(rows_h) {
         let base = if k == selected {
             theme.selected()
@@ -410,4 +414,5 @@ pub fn draw_queue(buf: &mut Buffer, inner: Rect, ui: &mut UiState, theme: &Theme
         y += 1;
     }
     ui.failures.queue_selected = selected;
+    ui.layout.list = Some((area, top));
 }

@@ -34,6 +34,7 @@ pub fn describe(a: Action) -> &'static str {
         Action::Cancel => "cancel the run (asks)",
         Action::Retry => "retry the selected failed task",
         Action::Help => "this help",
+        Action::CommandLine => ": command line — any action by name, :goto T, :retry T, :theme light, :filter grade=D (Tab completes)",
         Action::Messages => "the message log (the last few hundred messages, with times)",
         Action::Search => "search (task id on Run, atoms on Atoms)",
         Action::Sort => "atoms, failures: next sort column",

@@ -60,6 +60,7 @@ pub fn draw(buf: &mut Buffer, inner: Rect, ui: &mut UiState, theme: &Theme) {
     }
     let selected = ui.runs.selected.min(list.len() - 1);
     let top = super::text::keep_visible(selected, ui.runs.top, rows);
+    ui.layout.list = Some((Rect::new(inner.x, y, inner.width, rows as u16), top));
     for (k, run) in list.iter().enumerate().skip(top).take(rows) {
         let style = if k == selected {
             theme.selected()

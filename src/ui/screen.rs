@@ -30,6 +30,7 @@ pub fn draw_buffer(
     keys: &Keymap,
 ) {
     paint(buf, area, theme.style_base());
+    ui.layout = Default::default();
     if area.height < 4 || area.width < 20 {
         put(
             buf,
@@ -113,8 +114,15 @@ pub fn draw_buffer(
             ui.overlay = Some(Overlay::AtomDetail { atom, top });
         }
         Some(Overlay::Confirm(q)) => {
+            let quit;
             let text = match q {
-                Question::Quit => "Quit? The run stops and stays resumable (plexus resume). y / n",
+                Question::Quit => {
+                    quit = format!(
+                        "Quit? The run stops and stays resumable ({}). y / n",
+                        ui.resume_hint
+                    );
+                    &quit
+                }
                 Question::Cancel => "Cancel the run? Unfinished tasks end cancelled. y / n",
             };
             let w = (text.chars().count() as u16 + 4).min(area.width);
@@ -156,6 +164,12 @@ fn draw_run(buf: &mut Buffer, body: Rect, run: &RunState, ui: &mut UiState, them
         run.layers.len(),
         dag::status_counts(run),
     );
+    ui.layout.panes = vec![
+        (top[0], Pane::Dag),
+        (top[1], Pane::Output),
+        (bottom[0], Pane::Budget),
+        (bottom[1], Pane::Quality),
+    ];
     let inner = pane(buf, top[0], &title, ui.focus == Pane::Dag, theme);
     dag::draw(buf, inner, run, ui, theme);
     let task = run.tasks.get(ui.task);
@@ -217,7 +231,7 @@ fn pane(buf: &mut Buffer, r: Rect, title: &str, focused: bool, theme: &Theme) ->
     inner
 }
 
-fn draw_header(buf: &mut Buffer, r: Rect, run: &RunState, ui: &UiState, theme: &Theme) {
+fn draw_header(buf: &mut Buffer, r: Rect, run: &RunState, ui: &mut UiState, theme: &Theme) {
     fill(buf, r.x, r.y, r.width, theme.style_base());
     let mut x = r.x;
     x += put(
@@ -235,8 +249,11 @@ fn draw_header(buf: &mut Buffer, r: Rect, run: &RunState, ui: &UiState, theme: &
         } else {
             theme.muted()
         };
-        x += put(buf, x, r.y, r.right().saturating_sub(x), &label, style);
+        let w = put(buf, x, r.y, r.right().saturating_sub(x), &label, style);
+        ui.layout.tabs.push((x, x + w, *s));
+        x += w;
     }
+    ui.layout.header_y = r.y;
     let right = format!(
         "plan {} · {}{} ",
         if run.plan_id.is_empty() {

@@ -111,7 +111,9 @@ pub fn draw(buf: &mut Buffer, r: Rect, run: &RunState, ui: &UiState, theme: &The
 }
 
 fn prompt(ui: &UiState) -> String {
-    if ui.seek_prompt {
+    if ui.command_prompt {
+        ":".into()
+    } else if ui.seek_prompt {
         "seek to (40%, 1234, 14:03:21, +1:30, start, end): ".into()
     } else if let Some((_, task)) = &ui.reason_for {
         format!("why reject {task}'s atoms (Enter rejects, Esc cancels): ")

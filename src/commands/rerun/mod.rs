@@ -212,7 +212,10 @@ pub async fn rerun(g: &Globals, tui: Option<UiSetup>, args: RerunArgs) -> Result
         RunStatus::Interrupted | RunStatus::Cancelled
     ) {
         if finished.status == RunStatus::Interrupted {
-            crate::errln!("resume with: plexus resume {}", finished.run_id);
+            crate::errln!(
+                "resume with: {}",
+                crate::commands::resume_command(&g.db, &finished.run_id)
+            );
         }
         crate::errln!("the rerun did not run to its end; it was not compared");
         return Ok(ExitCode::from(exit::RUN_FAILED));

@@ -62,7 +62,8 @@ fn stop_headless_with(signal: Signal) {
         "{err}"
     );
     assert!(
-        err.contains(&format!("resume with: plexus resume {id}")),
+        // The database is not the default one: the hint names it.
+        err.contains("resume with: plexus --db ") && err.contains(&format!(" resume {id}")),
         "{err}"
     );
     assert!(err.contains(&format!("run {id}: interrupted")), "{err}");

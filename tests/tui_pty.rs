@@ -135,7 +135,7 @@ fn quit_mid_run_then_resume_headless() {
         s.screen()
     );
     assert!(
-        s.screen().contains("resume with: plexus resume"),
+        s.screen().contains("resume with: plexus --db "),
         "{}",
         s.screen()
     );

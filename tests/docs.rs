@@ -113,7 +113,9 @@ fn commands_in(line: &str) -> Vec<Vec<String>> {
         let mut words = shell_words(part);
         // `VAR=value plexus …`
         while words.first().is_some_and(|w| {
-            w.contains('=') && !w.starts_with('-') && w.chars().next().is_some_and(char::is_uppercase)
+            w.contains('=')
+                && !w.starts_with('-')
+                && w.chars().next().is_some_and(char::is_uppercase)
         }) {
             words.remove(0);
         }
@@ -220,7 +222,10 @@ fn every_command_line_shown_parses() {
         }
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
-    assert!(checked >= 10, "only {checked} command lines found in the docs");
+    assert!(
+        checked >= 10,
+        "only {checked} command lines found in the docs"
+    );
 }
 
 /// GitHub's heading anchor: lower case, punctuation other than `-` and `_` removed,
@@ -410,9 +415,15 @@ fn the_parsers_of_this_test_work() {
         commands_in("PLEXUS_LOG=debug plexus run x.json"),
         vec![vec!["run".to_string(), "x.json".to_string()]]
     );
-    assert_eq!(slug("Data references and context budgets"), "data-references-and-context-budgets");
+    assert_eq!(
+        slug("Data references and context budgets"),
+        "data-references-and-context-budgets"
+    );
     assert_eq!(slug("Human review (E007)"), "human-review-e007");
-    assert_eq!(slug("`plexus diff`: comparing runs"), "plexus-diff-comparing-runs");
+    assert_eq!(
+        slug("`plexus diff`: comparing runs"),
+        "plexus-diff-comparing-runs"
+    );
     assert!(help_lists("  --json  JSON output\n", "--json"));
     assert!(!help_lists("  --jsonl  lines\n", "--json"));
     assert_eq!(

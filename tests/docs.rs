@@ -35,15 +35,29 @@ fn documents() -> Vec<(PathBuf, String)> {
         .collect()
 }
 
-/// A line of a document, and whether it is inside a fenced code block.
+/// A line of a document, whether it is inside a fenced code block, and that block's
+/// language (the fence's info string; empty when none).
 struct Line<'a> {
     no: usize,
     text: &'a str,
     in_code: bool,
+    lang: String,
+}
+
+impl Line<'_> {
+    /// A line of a shell block (`sh`, `bash`, `shell`, `console` or no language), or a
+    /// `$ ` prompt line in any block. Screen captures (`text` blocks) and TOML or JSON
+    /// examples are not command lines.
+    fn is_shell(&self) -> bool {
+        self.in_code
+            && (matches!(self.lang.as_str(), "" | "sh" | "bash" | "shell" | "console")
+                || self.text.trim_start().starts_with("$ "))
+    }
 }
 
 fn lines(text: &str) -> Vec<Line<'_>> {
     let mut fence: Option<String> = None;
+    let mut lang = String::new();
     let mut out = Vec::new();
     for (i, text) in text.lines().enumerate() {
         let t = text.trim_start();
@@ -51,6 +65,7 @@ fn lines(text: &str) -> Vec<Line<'_>> {
         if marker.len() >= 3 {
             match &fence {
                 None => {
+                    lang = t[marker.len()..].trim().to_string();
                     fence = Some(marker);
                     continue;
                 }
@@ -65,6 +80,7 @@ fn lines(text: &str) -> Vec<Line<'_>> {
             no: i + 1,
             text,
             in_code: fence.is_some(),
+            lang: lang.clone(),
         });
     }
     out
@@ -144,9 +160,15 @@ const GLOBAL_WITH_VALUE: &[&str] = &[
     "--provider",
 ];
 
+/// `plexus SUB --help` (or `plexus --help` when `sub` is empty): whether it succeeded,
+/// and the text.
 fn help_of(sub: &str) -> (bool, String) {
+    let args: Vec<&str> = [sub, "--help"]
+        .into_iter()
+        .filter(|a| !a.is_empty())
+        .collect();
     let out = Command::new(env!("CARGO_BIN_EXE_plexus"))
-        .args([sub, "--help"])
+        .args(args)
         .env_remove("PLEXUS_DB")
         .env_remove("PLEXUS_CONFIG")
         .output()
@@ -176,7 +198,7 @@ fn every_command_line_shown_parses() {
     let mut checked = 0;
     let mut problems = Vec::new();
     for (path, text) in documents() {
-        for line in lines(&text).into_iter().filter(|l| l.in_code) {
+        for line in lines(&text).into_iter().filter(Line::is_shell) {
             for args in commands_in(line.text) {
                 let at = format!("{}:{}: `{}`", path.display(), line.no, line.text.trim());
                 // Find the subcommand: the first word that is neither an option nor the
@@ -190,13 +212,11 @@ fn every_command_line_shown_parses() {
                         1
                     };
                 }
-                let Some(sub) = args.get(i) else {
-                    problems.push(format!("{at}: no subcommand"));
-                    continue;
-                };
+                // No subcommand (`plexus --help`): the options are the program's own.
+                let sub = args.get(i).cloned().unwrap_or_default();
                 let (ok, help) = helps
                     .entry(sub.clone())
-                    .or_insert_with(|| help_of(sub))
+                    .or_insert_with(|| help_of(&sub))
                     .clone();
                 if !ok {
                     problems.push(format!("{at}: `{sub}` is not a plexus subcommand"));

@@ -13,7 +13,7 @@ use plexus::failures::{
     DEFAULT_KEEP,
 };
 use plexus::protocol::handoff::{FailurePriority, ProblemSeverity};
-use plexus::store::{FailureFilter, Store};
+use plexus::store::Store;
 use plexus::tokens::TokenCounter;
 
 fn fixture() -> PathBuf {
@@ -334,13 +334,9 @@ fn a_run_written_as_a_tree_reads_back_and_json_lists_parse() {
 
     let store = Store::open(&dir.join("a.db")).expect("store");
     let run = store.run("latest").expect("run");
-    let rows = store
-        .failure_rows(&FailureFilter {
-            run_id: Some(run.run_id.clone()),
-            messages: true,
-            limit: None,
-        })
-        .expect("rows");
+    // The Failures screen's rows of the run: failed, timed out or partial (a retried
+    // attempt is always one of those).
+    let rows = store.failed_invocations(Some(&run.run_id)).expect("rows");
     assert!(!rows.is_empty(), "the demo has failures");
     let tree = failures::open(&dir.join("tree")).expect("open the export");
     assert!(tree.warnings.is_empty(), "{:?}", tree.warnings);
@@ -381,22 +377,35 @@ fn a_run_written_as_a_tree_reads_back_and_json_lists_parse() {
     let v = json(&["failures", "tree", "--json"]);
     assert_eq!(v["samples"].as_array().expect("samples").len(), rows.len());
     let v = json(&["--db", "a.db", "failures", &run.run_id, "--json"]);
+    assert_eq!(v["run_id"], run.run_id.as_str());
     let listed = v["failures"].as_array().expect("failures");
     assert_eq!(listed.len(), rows.len());
     for k in [
         "run_id",
         "task_id",
         "attempt",
+        "attempts",
         "agent",
-        "error_code",
+        "status",
+        "error_codes",
         "message",
         "grade",
         "started_at",
+        "retried",
     ] {
         assert!(listed[0].get(k).is_some(), "{k}");
     }
+    // The same rows as the Failures screen, in its order (newest first).
+    assert_eq!(
+        v["failures"],
+        serde_json::to_value(&rows).expect("rows as JSON")
+    );
     let v = json(&["--db", "a.db", "failures", "--json"]);
-    assert!(v["failures"].as_array().expect("failures").len() >= rows.len());
+    assert!(v["run_id"].is_null());
+    assert_eq!(
+        v["failures"],
+        serde_json::to_value(store.failed_invocations(None).expect("all")).expect("JSON")
+    );
     let screen =
         common::bin::output(common::bin::plexus(dir).args(["--db", "a.db", "failures", "tree"]));
     // Without a terminal the browser cannot open; it says what to use instead.

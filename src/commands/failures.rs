@@ -1,8 +1,7 @@
-//! `plexus failures`, `plexus export-failures` and `plexus gen-failures`: failure
+//! `plexus failures --json`, `plexus export-failures` and `plexus gen-failures`: failure
 //! trees listed as JSON for scripts (a tree or context file, or the database's failed
-//! invocations), plexus's own runs written as a tree, generated trees.
-//!
-//! The Failures screen is not built yet: [`open_failures_screen`] is where it goes.
+//! invocations — the Failures screen's rows), plexus's own runs written as a tree,
+//! generated trees. The screens themselves open from `commands::failures_screen`.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -12,7 +11,7 @@ use serde::Serialize;
 
 use crate::exit;
 use crate::failures::{self, generate, Tree};
-use crate::store::{FailureFilter, Store};
+use crate::store::Store;
 
 /// What `plexus failures TARGET` points at.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -106,12 +105,17 @@ fn tree_json(tree: &Tree) -> TreeJson<'_> {
     }
 }
 
-/// `plexus failures [TARGET] [--json] [--all-iterations]`.
+/// `plexus failures [TARGET] --json [--all-iterations]`: a tree's index, or the failed
+/// invocations of a run (every run without a target) as the Failures screen lists them,
+/// under `{"run_id": …, "failures": [...]}`. Without `json` it returns an error: the
+/// screens open from `commands::failures_screen`.
 pub fn run(db: &Path, target: Option<&str>, json: bool, all_iterations: bool) -> Result<ExitCode> {
-    let target = Target::parse(target);
     if !json {
-        return open_failures_screen(db, &target);
+        return Err(eyre!(
+            "`plexus failures` prints JSON only with --json; without it the Failures screen opens (it needs a terminal)"
+        ));
     }
+    let target = Target::parse(target);
     match &target {
         Target::Path(p) => {
             let selection = if all_iterations {
@@ -122,30 +126,20 @@ pub fn run(db: &Path, target: Option<&str>, json: bool, all_iterations: bool) ->
             let tree = failures::open_with(p, selection, failures::LoadOptions::default())?;
             crate::rawln!("{}", serde_json::to_string_pretty(&tree_json(&tree))?);
         }
-        Target::Run(_) | Target::AllRuns => {
+        Target::Run(r) => {
             let store = Store::open(db)?;
-            let run_id = match &target {
-                Target::Run(r) => Some(store.run(r)?.run_id),
-                _ => None,
-            };
-            let rows = store.failure_rows(&FailureFilter {
-                run_id: run_id.clone(),
-                messages: true,
-                limit: None,
-            })?;
+            let run_id = store.run(r)?.run_id;
+            let rows = store.failed_invocations(Some(&run_id))?;
             let out = serde_json::json!({ "run_id": run_id, "failures": rows });
+            crate::rawln!("{}", serde_json::to_string_pretty(&out)?);
+        }
+        Target::AllRuns => {
+            let rows = Store::open(db)?.failed_invocations(None)?;
+            let out = serde_json::json!({ "run_id": null, "failures": rows });
             crate::rawln!("{}", serde_json::to_string_pretty(&out)?);
         }
     }
     Ok(ExitCode::from(exit::OK))
-}
-
-/// The Failures screen for `target` — not built yet: the main engineer replaces this
-/// function with the screen (a tree, a context file, one run or every run).
-pub fn open_failures_screen(_db: &Path, _target: &Target) -> Result<ExitCode> {
-    Err(eyre!(
-        "the Failures screen is not built yet; `plexus failures TARGET --json` lists the failures as JSON"
-    ))
 }
 
 /// `plexus export-failures RUN DIR`.

@@ -1,5 +1,6 @@
 //! plexus's own runs written as a failure tree (SPEC §9, persist-first): each failed,
-//! timed-out, partial or retried invocation of a run becomes a sample whose trace holds
+//! timed-out or partial invocation of a run (retried or not; the rows of the Failures
+//! screen, [`Store::failed_invocations`]) becomes a sample whose trace holds
 //! its request, its stream and its response, whose evaluation holds the quality check
 //! and the issues, and whose attribution holds the error codes, the failing checks, the
 //! upstream causes and the retry that followed; then the summary and a problems report
@@ -13,7 +14,7 @@ use serde_json::{json, Value};
 
 use crate::event::EngineEvent;
 use crate::protocol::handoff::FailureSampleIndexEntry;
-use crate::store::{FailureFilter, FailureRow, Store, StoreError};
+use crate::store::{FailedInvocation, Store, StoreError};
 
 use super::doc::DocKind;
 use super::from_run_report::{cause_of, priority_of, problems_report, Attributed};
@@ -47,7 +48,7 @@ pub struct ExportReport {
     pub run_id: String,
     /// Invocations of the run.
     pub invocations: u32,
-    /// Samples written (failed, timed-out, partial or retried invocations).
+    /// Samples written (failed, timed-out or partial invocations, retried or not).
     pub samples: usize,
     /// Problems in the report.
     pub problems: usize,
@@ -60,11 +61,9 @@ pub struct ExportReport {
 pub fn export_run(db: &Path, run: &str, dir: &Path) -> Result<ExportReport, ExportError> {
     let store = Store::open(db)?;
     let run = store.run(run)?;
-    let rows = store.failure_rows(&FailureFilter {
-        run_id: Some(run.run_id.clone()),
-        messages: true,
-        limit: None,
-    })?;
+    // The Failures screen's rows, oldest first: the order the attempts were made in.
+    let mut rows = store.failed_invocations(Some(&run.run_id))?;
+    rows.reverse();
     let invocations: u32 = store
         .invocation_counts(&run.run_id)?
         .iter()
@@ -122,13 +121,13 @@ pub fn export_run(db: &Path, run: &str, dir: &Path) -> Result<ExportReport, Expo
             .collect();
         let retry = retries.get(&row.task_id).and_then(|r| {
             r.iter()
-                .find(|r| i64::from(r.next_attempt) == row.attempt + 1)
+                .find(|r| r.next_attempt == row.attempt.saturating_add(1))
         });
         let attribution = json!({
             "sample_id": row.invocation_id,
             "failure_type": cause.failure_type,
             "cause": cause.key,
-            "error_codes": row.error_codes.as_deref().unwrap_or("").split(',').filter(|c| !c.is_empty()).collect::<Vec<_>>(),
+            "error_codes": row.error_codes,
             "error_message": row.message,
             "failing_checks": checkers,
             "upstream_causes": upstream,
@@ -182,7 +181,7 @@ pub fn export_run(db: &Path, run: &str, dir: &Path) -> Result<ExportReport, Expo
 fn streams(
     store: &Store,
     run_id: &str,
-    rows: &[FailureRow],
+    rows: &[FailedInvocation],
     notes: &mut Vec<String>,
 ) -> Result<HashMap<String, String>, StoreError> {
     let wanted: HashSet<&str> = rows.iter().map(|r| r.invocation_id.as_str()).collect();
@@ -227,7 +226,7 @@ fn dependencies(store: &Store, run_id: &str) -> HashMap<String, Vec<String>> {
 }
 
 /// The quality records of an invocation: (atom, grade, score, issues).
-fn issues(store: &Store, row: &FailureRow) -> Result<Vec<Value>, StoreError> {
+fn issues(store: &Store, row: &FailedInvocation) -> Result<Vec<Value>, StoreError> {
     let mut st = store.conn().prepare_cached(
         "SELECT atom_id, grade, score, issues FROM quality_records WHERE invocation_id = ?1 AND run_id = ?2 ORDER BY record_id",
     )?;
@@ -244,7 +243,7 @@ fn issues(store: &Store, row: &FailureRow) -> Result<Vec<Value>, StoreError> {
 }
 
 /// Failing checks: the issue types of its atoms, then its error codes.
-fn failing_checks(row: &FailureRow, atoms: &[Value]) -> Vec<String> {
+fn failing_checks(row: &FailedInvocation, atoms: &[Value]) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for a in atoms {
         for i in a
@@ -260,13 +259,7 @@ fn failing_checks(row: &FailureRow, atoms: &[Value]) -> Vec<String> {
             }
         }
     }
-    for c in row
-        .error_codes
-        .as_deref()
-        .unwrap_or("")
-        .split(',')
-        .filter(|c| !c.is_empty())
-    {
+    for c in &row.error_codes {
         if !out.iter().any(|o| o == c) {
             out.push(c.to_string());
         }
@@ -276,7 +269,7 @@ fn failing_checks(row: &FailureRow, atoms: &[Value]) -> Vec<String> {
 
 /// The sample, trace and evaluation documents of a row.
 fn documents(
-    row: &FailureRow,
+    row: &FailedInvocation,
     request: Option<Value>,
     response: Option<Value>,
     stream: &str,
@@ -304,12 +297,14 @@ fn documents(
         {"turn": 2, "role": "user", "content": text(req.and_then(|r| r.get("user_prompt")))},
         {"turn": 3, "role": "assistant", "content": stream},
     ]);
+    // Comma-separated as stored (null without codes), as the trace has always held them.
+    let codes = (!row.error_codes.is_empty()).then(|| row.error_codes.join(","));
     let trace = json!({
         "sample_id": row.invocation_id,
         "conversation_history": history,
         "tool_calls": [],
         "states": [{"turn": 3, "state": {"status": row.status, "attempt": row.attempt,
-            "error_codes": row.error_codes, "grade": row.grade}}],
+            "error_codes": codes, "grade": row.grade}}],
         "request": request,
         "stream": {"text": stream, "bytes": stream.len()},
         "response": response,

@@ -1,5 +1,5 @@
 //! How plexus's own failures are attributed when written as a tree: each failed,
-//! timed-out, partial or retried invocation gets a cause from its first error code (or
+//! timed-out or partial invocation (retried or not) gets a cause from its first error code (or
 //! its status), a failure type and a priority; the problems report groups the samples
 //! by cause, with counts, a typical case and a suggested fix.
 
@@ -9,7 +9,7 @@ use crate::protocol::handoff::{
     FailurePriority, Layer1Problem, Layer1ProblemsReport, ModificationPriority, ProblemSeverity,
     SuggestedFix,
 };
-use crate::store::FailureRow;
+use crate::store::FailedInvocation;
 
 /// A cause of failure and what to do about it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,14 +25,14 @@ pub(crate) struct Cause {
 }
 
 /// The cause of a failure row.
-pub(crate) fn cause_of(row: &FailureRow) -> Cause {
+pub(crate) fn cause_of(row: &FailedInvocation) -> Cause {
     let c = |key, failure_type, title, fix| Cause {
         key,
         failure_type,
         title,
         fix,
     };
-    match row.error_code.as_deref() {
+    match row.error_code() {
         Some("E001") => c(
             "Source_Not_Found",
             "Layer3_Source",
@@ -109,8 +109,8 @@ pub(crate) fn cause_of(row: &FailureRow) -> Cause {
             "系统错误（E008 system_error）",
             ("provider", "检查 provider 配置与日志", "非模型问题"),
         ),
-        _ => match row.status.as_deref() {
-            Some("timeout") => c(
+        _ => match row.status.as_str() {
+            "timeout" => c(
                 "Timeout",
                 "Layer3_Timeout",
                 "调用超时（E004 timeout）",
@@ -120,7 +120,7 @@ pub(crate) fn cause_of(row: &FailureRow) -> Cause {
                     "任务在时限内无法完成",
                 ),
             ),
-            Some("partial") => c(
+            "partial" => c(
                 "Partial_Output",
                 "Layer2_Quality",
                 "部分原子质量不足（partial）",
@@ -142,20 +142,20 @@ pub(crate) fn cause_of(row: &FailureRow) -> Cause {
 
 /// The priority of a failure row: a final failure is high, a partial result medium, a
 /// failure that a later attempt replaced low.
-pub(crate) fn priority_of(row: &FailureRow) -> FailurePriority {
+pub(crate) fn priority_of(row: &FailedInvocation) -> FailurePriority {
     if row.retried {
         return FailurePriority::Low;
     }
-    match row.status.as_deref() {
-        Some("failed") | Some("timeout") => FailurePriority::High,
-        Some("partial") => FailurePriority::Medium,
+    match row.status.as_str() {
+        "failed" | "timeout" => FailurePriority::High,
+        "partial" => FailurePriority::Medium,
         _ => FailurePriority::Low,
     }
 }
 
 /// One sample as the report sees it.
 pub(crate) struct Attributed<'a> {
-    pub(crate) row: &'a FailureRow,
+    pub(crate) row: &'a FailedInvocation,
     pub(crate) cause: Cause,
 }
 
@@ -218,8 +218,7 @@ pub(crate) fn problems_report(
             evidence_summary: typical.row.message.clone().unwrap_or_else(|| {
                 format!(
                     "{} 的状态为 {}",
-                    typical.row.invocation_id,
-                    typical.row.status.as_deref().unwrap_or("?")
+                    typical.row.invocation_id, typical.row.status
                 )
             }),
             typical_case_id: typical.row.invocation_id.clone(),

@@ -1,6 +1,7 @@
-//! Failed invocations across runs: the rows of the Failures screen and of
-//! `plexus failures --json`. One row per invocation that failed, timed out, ended
-//! partial or was retried, newest first.
+//! Failed invocations across runs: the rows of the Failures screen, of
+//! `plexus failures --json` and of `plexus export-failures`. One row per invocation that
+//! failed, timed out or ended partial (a retried attempt is always one of those: only
+//! such an attempt is retried), newest first.
 
 use rusqlite::{params, OptionalExtension};
 use serde::Serialize;
@@ -10,7 +11,7 @@ use super::{Store, StoreError};
 /// Most rows one query returns (the screen says when there were more).
 pub const MAX_FAILURE_ROWS: usize = 1_000_000;
 
-/// One failed, timed-out, partial or retried invocation.
+/// One failed, timed-out or partial invocation (retried or not).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct FailedInvocation {
     /// Run.
@@ -23,15 +24,15 @@ pub struct FailedInvocation {
     pub attempts: u32,
     /// Agent.
     pub agent: String,
-    /// `failed`, `timeout`, `partial`, or `success` for an attempt that was retried anyway.
+    /// `failed`, `timeout` or `partial`.
     pub status: String,
-    /// Error codes, e.g. `["E002"]`.
+    /// Error codes, e.g. `["E002"]`; the first is the cause ([`Self::error_code`]).
     pub error_codes: Vec<String>,
     /// The first error's message, when there was one.
     pub message: Option<String>,
     /// Mean atom score of the attempt, when it was graded.
     pub score: Option<f64>,
-    /// Grade of that score (default thresholds).
+    /// Grade of that mean score (default thresholds), not the worst atom's grade.
     pub grade: Option<String>,
     /// When the attempt started (RFC 3339, UTC).
     pub started_at: String,
@@ -41,6 +42,13 @@ pub struct FailedInvocation {
     pub invocation_id: String,
     /// Whether a later attempt of the task followed.
     pub retried: bool,
+}
+
+impl FailedInvocation {
+    /// The first error code (e.g. `E005`), which names the cause; `None` without codes.
+    pub fn error_code(&self) -> Option<&str> {
+        self.error_codes.first().map(String::as_str)
+    }
 }
 
 /// Where an invocation belongs.
@@ -57,8 +65,9 @@ pub struct InvocationMeta {
 }
 
 impl Store {
-    /// Every failed, timed-out, partial or retried invocation of `run` (every run when
-    /// `None`), newest first; at most [`MAX_FAILURE_ROWS`].
+    /// Every failed, timed-out or partial invocation of `run` (every run when `None`),
+    /// retried or not, newest first (by start time, then invocation id); at most
+    /// [`MAX_FAILURE_ROWS`].
     pub fn failed_invocations(
         &self,
         run: Option<&str>,

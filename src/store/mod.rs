@@ -108,7 +108,6 @@ pub enum StoreError {
 
 mod attempts;
 mod failed;
-pub mod failures;
 pub mod lease;
 mod log_insert;
 pub mod open;
@@ -118,7 +117,6 @@ pub mod review;
 pub mod review_write;
 pub mod writer;
 
-pub use failures::{FailureFilter, FailureRow};
 pub use open::{open_connection, open_read_only};
 
 pub use attempts::MAX_STREAM_BYTES;

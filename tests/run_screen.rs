@@ -216,3 +216,44 @@ fn a_stalled_invocation_shows_how_long_it_has_been_quiet_and_its_time_limit() {
         "{s}"
     );
 }
+
+#[test]
+fn the_atoms_header_counts_the_rows_kept_and_the_atom_detail_wraps_at_every_size() {
+    let mut st = RunState::new();
+    for l in include_str!("../fixtures/runs/demo.jsonl").lines() {
+        let e: Envelope = serde_json::from_str(l).expect("fixture");
+        reduce(&mut st, &e);
+    }
+    let total = st.atoms.len();
+    for (w, h) in SIZES {
+        let mut ui = ui_at(0);
+        ui.screen = Screen::Atoms;
+        ui.atoms.grade = Some(plexus::protocol::Grade::A);
+        let shown = plexus::app::atoms_view::atom_view(&st, &ui.atoms).len();
+        assert!(shown > 0 && shown < total);
+        let s = render(&st, &mut ui, w, h);
+        assert!(s.contains(&format!("{shown} of {total} atoms")), "{s}");
+        insta::assert_snapshot!(format!("atoms_filtered_{w}x{h}"), s);
+        // The atom detail: a long string wraps inside the overlay instead of being cut.
+        let atom = plexus::app::atoms_view::atom_view(&st, &ui.atoms)[0];
+        let inv = st.atoms[atom].invocation.clone().expect("inv");
+        let id = st.atoms[atom].id.clone();
+        let long = format!(
+            "\"content\": \"{}END\"",
+            "the reverse process removes a little noise at each step ".repeat(6)
+        );
+        ui.docs.insert(
+            plexus::app::ui_state::DocKey::Atom(inv, id),
+            plexus::app::ui_state::Doc::Ready(long.into()),
+        );
+        ui.overlay = Some(plexus::app::ui_state::Overlay::AtomDetail { atom, top: 0 });
+        let s = render(&st, &mut ui, w, h);
+        if h >= 40 {
+            assert!(
+                s.contains("END"),
+                "the end of the long string is shown:\n{s}"
+            );
+        }
+        insta::assert_snapshot!(format!("atom_detail_{w}x{h}"), s);
+    }
+}

@@ -84,7 +84,10 @@ pub fn draw(buf: &mut Buffer, inner: Rect, run: &RunState, ui: &mut UiState, the
         let mut x = inner.x;
         let line = format!(
             "{} {} {} ",
-            pad_or_truncate(&a.id, id_w),
+            pad_or_truncate(
+                &super::wrap::middle_cut(&super::sanitize::sanitize(&a.id), id_w),
+                id_w
+            ),
             pad_or_truncate(&a.atom_type, type_w),
             pad_or_truncate(agent, agent_w)
         );

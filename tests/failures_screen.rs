@@ -4,19 +4,16 @@
 
 mod common;
 
+use common::screen::render;
 use std::sync::Arc;
 
 use common::bin::{output, plexus};
 use plexus::app::failures_list::FailureSort;
 use plexus::app::ui_state::{Doc, DocKey, OutputView, Overlay};
 use plexus::app::{update, Action, Effect, Screen, UiState};
-use plexus::config::keymap::Keymap;
 use plexus::event::{EngineEvent, Envelope};
 use plexus::state::{reduce, RunState};
 use plexus::store::{FailedInvocation, Store};
-use plexus::ui::theme::Theme;
-use ratatui::backend::TestBackend;
-use ratatui::Terminal;
 
 fn demo_state() -> RunState {
     let mut st = RunState::new();
@@ -25,32 +22,6 @@ fn demo_state() -> RunState {
         reduce(&mut st, &e);
     }
     st
-}
-
-fn render(st: &RunState, ui: &mut UiState, w: u16, h: u16) -> String {
-    let mut term = Terminal::new(TestBackend::new(w, h)).expect("terminal");
-    let theme = Theme::dark();
-    let keys = Keymap::default_keys();
-    term.draw(|f| plexus::ui::draw(f, st, ui, &theme, &keys))
-        .expect("draw");
-    let buf = term.backend().buffer();
-    let mut out = String::new();
-    for y in 0..buf.area.height {
-        let mut line = String::new();
-        let mut skip = 0;
-        for x in 0..buf.area.width {
-            if skip > 0 {
-                skip -= 1;
-                continue;
-            }
-            let sym = buf[(x, y)].symbol();
-            line.push_str(sym);
-            skip = unicode_width::UnicodeWidthStr::width(sym).saturating_sub(1);
-        }
-        out.push_str(line.trim_end());
-        out.push('\n');
-    }
-    out
 }
 
 /// Rows shaped like the demo's failures, with fixed ids and times.

@@ -3,42 +3,15 @@
 //! status bar's counts by outcome, the DAG title's counts, the stall counters and the
 //! context view checked in words.
 
+mod common;
+
+use common::screen::render;
 use plexus::app::{Screen, UiState};
-use plexus::config::keymap::Keymap;
 use plexus::event::Envelope;
 use plexus::state::{reduce, RunState};
-use plexus::ui::theme::Theme;
-use ratatui::backend::TestBackend;
-use ratatui::Terminal;
 use serde_json::json;
 
 const SIZES: [(u16, u16); 3] = [(80, 24), (120, 40), (200, 60)];
-
-fn render(st: &RunState, ui: &mut UiState, w: u16, h: u16) -> String {
-    let mut term = Terminal::new(TestBackend::new(w, h)).expect("terminal");
-    let theme = Theme::dark();
-    let keys = Keymap::default_keys();
-    term.draw(|f| plexus::ui::draw(f, st, ui, &theme, &keys))
-        .expect("draw");
-    let buf = term.backend().buffer();
-    let mut out = String::new();
-    for y in 0..buf.area.height {
-        let mut line = String::new();
-        let mut skip = 0;
-        for x in 0..buf.area.width {
-            if skip > 0 {
-                skip -= 1;
-                continue;
-            }
-            let sym = buf[(x, y)].symbol();
-            line.push_str(sym);
-            skip = unicode_width::UnicodeWidthStr::width(sym).saturating_sub(1);
-        }
-        out.push_str(line.trim_end());
-        out.push('\n');
-    }
-    out
-}
 
 /// Folds JSON envelopes (`seq` and `ts` filled in).
 fn fold(events: Vec<serde_json::Value>) -> RunState {

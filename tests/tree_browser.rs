@@ -2,6 +2,9 @@
 //! report, a sample's documents as tabs with the trace folded, the running token total,
 //! marks and the handoff export — driven by actions and drawn through TestBackend.
 
+mod common;
+
+use common::screen::buffer_text;
 use std::path::Path;
 
 use plexus::app::update::InputKey;
@@ -29,25 +32,7 @@ fn render(b: &mut Browser, w: u16, h: u16) -> String {
         plexus::tree_ui::draw::draw(f.buffer_mut(), area, b, &theme, &keys)
     })
     .expect("draw");
-    let buf = term.backend().buffer();
-    let mut out = String::new();
-    for y in 0..buf.area.height {
-        let mut line = String::new();
-        let mut skip = 0;
-        for x in 0..buf.area.width {
-            if skip > 0 {
-                skip -= 1;
-                continue;
-            }
-            let sym = buf[(x, y)].symbol();
-            line.push_str(sym);
-            skip = unicode_width::UnicodeWidthStr::width(sym).saturating_sub(1);
-        }
-        out.push_str(line.trim_end());
-        out.push('\n');
-    }
-    // The fixture's path is relative; nothing machine-specific is drawn.
-    out
+    buffer_text(term.backend().buffer())
 }
 
 fn select(b: &mut Browser, id: &str) {

@@ -2,20 +2,19 @@
 //! 200x60: a recorded demo run (fixtures/runs/demo.jsonl), plus a synthetic run with
 //! Chinese text and a hostile string full of escape sequences.
 
+mod common;
+
+use common::screen::render;
 use std::sync::Arc;
 
 use plexus::app::ui_state::{Doc, DocKey, OutputView, Overlay, Pane, Question};
 use plexus::app::{update, Action, Screen, UiState};
-use plexus::config::keymap::Keymap;
 use plexus::event::{
     AgentInfo, AtomGrade, AtomsGraded, Chunk, EngineEvent, Envelope, InvocationFinished,
     InvocationStarted, RunStarted, TaskFinished, TaskInfo, TaskStatus,
 };
 use plexus::protocol::{Constraints, Grade, GradeCounts, InvocationStatus};
 use plexus::state::{reduce, RunState};
-use plexus::ui::theme::Theme;
-use ratatui::backend::TestBackend;
-use ratatui::Terminal;
 
 fn demo_state() -> RunState {
     let text = include_str!("../fixtures/runs/demo.jsonl");
@@ -26,36 +25,6 @@ fn demo_state() -> RunState {
         reduce(&mut st, &env);
     }
     st
-}
-
-/// Renders the state into plain text lines (wide characters take their two cells).
-fn render(st: &RunState, ui: &mut UiState, w: u16, h: u16) -> String {
-    let mut term = Terminal::new(TestBackend::new(w, h)).expect("terminal");
-    let theme = Theme::dark();
-    let keys = Keymap::default_keys();
-    term.draw(|f| plexus::ui::draw(f, st, ui, &theme, &keys))
-        .expect("draw");
-    buffer_text(term.backend().buffer())
-}
-
-fn buffer_text(buf: &ratatui::buffer::Buffer) -> String {
-    let mut out = String::new();
-    for y in 0..buf.area.height {
-        let mut line = String::new();
-        let mut skip = 0;
-        for x in 0..buf.area.width {
-            if skip > 0 {
-                skip -= 1;
-                continue;
-            }
-            let sym = buf[(x, y)].symbol();
-            line.push_str(sym);
-            skip = unicode_width::UnicodeWidthStr::width(sym).saturating_sub(1);
-        }
-        out.push_str(line.trim_end());
-        out.push('\n');
-    }
-    out
 }
 
 fn ui_on(screen: Screen) -> UiState {

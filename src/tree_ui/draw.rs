@@ -4,7 +4,7 @@
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Modifier;
-use ratatui::widgets::{Block, BorderType, Borders, Clear, Widget};
+use ratatui::widgets::{Clear, Widget};
 
 use super::state::{Browser, Prompt, View};
 use crate::config::keymap::Keymap;
@@ -67,24 +67,7 @@ pub fn draw(buf: &mut Buffer, area: Rect, b: &mut Browser, theme: &Theme, keys: 
 }
 
 fn pane(buf: &mut Buffer, r: Rect, title: &str, theme: &Theme) -> Rect {
-    // The title never runs into the border's corner.
-    let clean = sanitize(title);
-    let room = usize::from(r.width.saturating_sub(5));
-    let title = if crate::ui::sanitize::display_width(&clean) > room {
-        let (cut, _) = crate::ui::wrap::truncate_to_width(&clean, room.saturating_sub(1));
-        format!("{cut}…")
-    } else {
-        clean
-    };
-    let block = Block::default()
-        .borders(Borders::ALL)
-        .border_type(BorderType::Rounded)
-        .border_style(theme.border(true))
-        .title(format!(" {title} "))
-        .title_style(theme.title().add_modifier(Modifier::BOLD));
-    let inner = block.inner(r);
-    block.render(r, buf);
-    inner
+    crate::ui::screen::pane(buf, r, title, true, theme)
 }
 
 fn priority_name(p: Option<crate::protocol::handoff::FailurePriority>) -> &'static str {

@@ -205,8 +205,9 @@ fn draw_run(buf: &mut Buffer, body: Rect, run: &RunState, ui: &mut UiState, them
     quality::draw(buf, inner, run, theme);
 }
 
-/// Draws a bordered pane with a title; returns its inner area.
-fn pane(buf: &mut Buffer, r: Rect, title: &str, focused: bool, theme: &Theme) -> Rect {
+/// Draws a bordered pane with a title (cut with `…` before the corner); returns its
+/// inner area.
+pub fn pane(buf: &mut Buffer, r: Rect, title: &str, focused: bool, theme: &Theme) -> Rect {
     let clean = super::sanitize::sanitize(title);
     // The title never runs into the border's corner: cut with `…` to the pane's width.
     let room = usize::from(r.width.saturating_sub(5));

@@ -7,6 +7,7 @@ pub mod bin;
 #[cfg(unix)]
 pub mod pty;
 pub mod rerun;
+pub mod screen;
 
 use std::path::PathBuf;
 use std::sync::Arc;

@@ -106,6 +106,7 @@ pub enum StoreError {
     },
 }
 
+mod atom_write;
 mod attempts;
 mod failed;
 pub mod lease;

@@ -31,57 +31,12 @@ pub(super) fn apply_rows(tx: &Transaction<'_>, w: &ReviewWrite) -> Result<(), St
             env.seq as i64
         ],
     )?;
+    let by = super::atom_write::ReviewedBy {
+        reviewer: &w.reviewer,
+        at: &w.decided_at,
+    };
     for a in &w.atoms {
-        tx.prepare_cached(
-            "INSERT INTO knowledge_atoms (atom_id, run_id, task_id, invocation_id, agent, atom_type, category, data_status, paper_id, content, confidence, grade, score, provenance, delta_audit, metadata, created_at, reviewed_by, reviewed_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?17)",
-        )?
-        .execute(params![
-            a.atom_id,
-            &*env.run_id,
-            a.task_id,
-            a.invocation_id,
-            a.agent,
-            a.atom_type,
-            a.category,
-            a.data_status,
-            a.paper_id,
-            a.content,
-            a.confidence,
-            a.grade,
-            a.score,
-            a.provenance,
-            a.delta_audit,
-            a.metadata,
-            w.decided_at,
-            w.reviewer,
-        ])?;
-        tx.prepare_cached(
-            "INSERT INTO quality_records (run_id, task_id, invocation_id, atom_id, grade, score, issues, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-        )?
-        .execute(params![
-            &*env.run_id,
-            a.task_id,
-            a.invocation_id,
-            a.atom_id,
-            a.grade,
-            a.score,
-            a.issues,
-            w.decided_at
-        ])?;
-        for target in &a.relations {
-            tx.prepare_cached(
-                "INSERT INTO relations (source_atom_id, target_atom_id, relation_type, run_id, invocation_id, note, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-            )?
-            .execute(params![
-                a.atom_id,
-                target,
-                if a.contradiction { "contradicts" } else { "builds_on" },
-                &*env.run_id,
-                a.invocation_id,
-                format!("accepted on review by {}", w.reviewer),
-                w.decided_at
-            ])?;
-        }
+        super::atom_write::store_atom(tx, &env.run_id, a, &w.decided_at, Some(&by))?;
     }
     if let Some((status, atoms)) = w.task_status {
         tx.execute(

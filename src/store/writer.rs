@@ -370,9 +370,6 @@ fn micros(d: std::time::Duration) -> u64 {
 struct Stmts<'t> {
     task_state: Option<CachedStatement<'t>>,
     invocation: Option<CachedStatement<'t>>,
-    atom: Option<CachedStatement<'t>>,
-    quality: Option<CachedStatement<'t>>,
-    relation: Option<CachedStatement<'t>>,
 }
 
 fn apply<'t>(
@@ -462,45 +459,7 @@ fn apply<'t>(
         WriteOp::Atoms { run_id, atoms } => {
             let now = now_rfc3339();
             for a in atoms {
-                held(&mut stmts.atom, tx,
-                    "INSERT INTO knowledge_atoms (atom_id, run_id, task_id, invocation_id, agent, atom_type, category, data_status, paper_id, content, confidence, grade, score, provenance, delta_audit, metadata, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
-                )?
-                .execute(params![
-                    a.atom_id,
-                    &*run_id,
-                    a.task_id,
-                    a.invocation_id,
-                    a.agent,
-                    a.atom_type,
-                    a.category,
-                    a.data_status,
-                    a.paper_id,
-                    a.content,
-                    a.confidence,
-                    a.grade,
-                    a.score,
-                    a.provenance,
-                    a.delta_audit,
-                    a.metadata,
-                    now
-                ])?;
-                held(&mut stmts.quality, tx,
-                    "INSERT INTO quality_records (run_id, task_id, invocation_id, atom_id, grade, score, issues, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-                )?
-                .execute(params![&*run_id, a.task_id, a.invocation_id, a.atom_id, a.grade, a.score, a.issues, now])?;
-                for target in &a.relations {
-                    held(&mut stmts.relation, tx,
-                        "INSERT INTO relations (source_atom_id, target_atom_id, relation_type, run_id, invocation_id, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                    )?
-                    .execute(params![
-                        a.atom_id,
-                        target,
-                        if a.contradiction { "contradicts" } else { "builds_on" },
-                        &*run_id,
-                        a.invocation_id,
-                        now
-                    ])?;
-                }
+                super::atom_write::store_atom(tx, &run_id, &a, &now, None)?;
             }
         }
         WriteOp::Import { papers, assets } => {

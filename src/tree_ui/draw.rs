@@ -28,17 +28,7 @@ pub fn draw(buf: &mut Buffer, area: Rect, b: &mut Browser, theme: &Theme, keys: 
         );
         return;
     }
-    let header = Rect { height: 1, ..area };
-    let status = Rect {
-        y: area.bottom() - 1,
-        height: 1,
-        ..area
-    };
-    let body = Rect {
-        y: area.y + 1,
-        height: area.height - 2,
-        ..area
-    };
+    let (header, body, status) = crate::ui::screen::frame_rows(area);
     let it = b
         .tree
         .current()

@@ -42,17 +42,7 @@ pub fn draw_buffer(
         );
         return;
     }
-    let header = Rect { height: 1, ..area };
-    let status = Rect {
-        y: area.bottom() - 1,
-        height: 1,
-        ..area
-    };
-    let body = Rect {
-        y: area.y + 1,
-        height: area.height - 2,
-        ..area
-    };
+    let (header, body, status) = frame_rows(area);
     draw_header(buf, header, run, ui, theme);
     match ui.screen {
         Screen::Run => draw_run(buf, body, run, ui, theme),
@@ -203,6 +193,22 @@ fn draw_run(buf: &mut Buffer, body: Rect, run: &RunState, ui: &mut UiState, them
     budget::draw(buf, inner, run, theme);
     let inner = pane(buf, bottom[1], "Quality", ui.focus == Pane::Quality, theme);
     quality::draw(buf, inner, run, theme);
+}
+
+/// A screen's rows: the header line, the body, the status line (`area` at least 3 high).
+pub fn frame_rows(area: Rect) -> (Rect, Rect, Rect) {
+    let header = Rect { height: 1, ..area };
+    let status = Rect {
+        y: area.bottom().saturating_sub(1),
+        height: 1,
+        ..area
+    };
+    let body = Rect {
+        y: area.y + 1,
+        height: area.height.saturating_sub(2),
+        ..area
+    };
+    (header, body, status)
 }
 
 /// Draws a bordered pane with a title (cut with `…` before the corner); returns its

@@ -5,6 +5,8 @@
 
 pub mod agents;
 pub mod app;
+pub mod bench;
+pub mod cli;
 pub mod clock;
 pub mod commands;
 pub mod config;

@@ -2,10 +2,8 @@
 
 use std::process::ExitCode;
 
-use clap::Parser;
 use color_eyre::eyre::{eyre, Result};
 
-use plexus::commands::bench::{print_report, run_bench, BenchOptions};
 use plexus::commands::launch::{prepare_resume, run_headless, Resuming};
 use plexus::commands::show::{print_log, print_run, print_runs_at};
 use plexus::commands::tui::{browse_tui, run_tui, want_tui, ReplayOptions, UiSetup};
@@ -20,13 +18,7 @@ use plexus::provider::{Fault, FaultRates, SimConfig};
 use plexus::store::Store;
 use plexus::ui::theme::load_or_fallback;
 
-mod cli;
-use cli::{Cli, Command};
-
-/// Seed of the demo: its run shows parse, validation and quality retries; with its
-/// scripted hallucination ([`DEMO_HALLUCINATION`]) it ends failed with one task waiting
-/// for a person's review, whose acceptance lets the last task run.
-const DEMO_SEED: u64 = 2;
+use plexus::cli::{Cli, Command, FaultMix, SessionOpts, SimOpts};
 
 /// The demo task whose first answer (on the simulated provider, with faults) refers to
 /// an asset that does not exist (E007): it stops for review, blocking the critic below.
@@ -76,14 +68,14 @@ fn main() -> ExitCode {
         let _ = eyre_hook.install();
     }
     plexus::crash::install();
-    let cli = Cli::parse();
+    let cli = plexus::cli::parse(std::env::args_os());
     // Lets the tests see what a bug looks like to a person (debug builds only).
     #[cfg(debug_assertions)]
     if std::env::var_os("PLEXUS_CRASH_TEST").is_some() {
         panic!("crash requested by PLEXUS_CRASH_TEST");
     }
     let log = if uses_database(&cli.command) {
-        plexus::logging::init(&cli.db, writes_database(&cli.command))
+        plexus::logging::init(&cli.db_path(), writes_database(&cli.command))
     } else {
         None
     };
@@ -106,7 +98,7 @@ fn main() -> ExitCode {
             return ExitCode::from(exit::ERROR);
         }
     };
-    let db = cli.db.clone();
+    let db = cli.db_path();
     let code = match rt.block_on(dispatch(cli)) {
         Ok(code) => code,
         Err(e) => {
@@ -245,6 +237,55 @@ fn engine_config(g: &Globals, base: EngineConfig) -> EngineConfig {
     e
 }
 
+/// The session options of `command` (provider, concurrency, UI), its seed and theme.
+fn session_of(command: &Command) -> (SessionOpts, Option<u64>) {
+    match command {
+        Command::Demo { session, seed, .. } | Command::Run { session, seed, .. } => {
+            (session.clone(), Some(*seed))
+        }
+        Command::Resume { session, seed, .. } => (session.clone(), *seed),
+        Command::Rerun {
+            seed,
+            concurrency,
+            headless,
+            theme,
+            ..
+        } => (
+            SessionOpts {
+                provider: None,
+                concurrency: *concurrency,
+                headless: *headless,
+                theme: theme.clone(),
+            },
+            *seed,
+        ),
+        Command::Browse { theme, .. }
+        | Command::Replay { theme, .. }
+        | Command::Failures { theme, .. } => (
+            SessionOpts {
+                theme: theme.clone(),
+                ..SessionOpts::default()
+            },
+            None,
+        ),
+        _ => (SessionOpts::default(), None),
+    }
+}
+
+/// The simulated provider's settings from the command line.
+fn sim_config(seed: u64, sim: &SimOpts, faults: FaultMix) -> SimConfig {
+    SimConfig {
+        seed,
+        chunk_ms: sim.chunk_ms,
+        first_chunk_ms: sim.first_chunk_ms,
+        faults: match faults {
+            FaultMix::None => FaultRates::default(),
+            FaultMix::Demo => FaultRates::demo(),
+        },
+        ..SimConfig::default()
+    }
+}
+
 async fn dispatch(cli: Cli) -> Result<ExitCode> {
     // Configuration errors stop every command that reads it, on a terminal or not.
     let cfg = if reads_config(&cli.command) {
@@ -254,26 +295,24 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
     } else {
         None
     };
+    let (session, seed) = session_of(&cli.command);
     let g = Globals {
-        db: cli.db.clone(),
-        seed: cli.seed,
-        concurrency: cli.concurrency,
-        headless: cli.headless,
-        provider: cli.provider.clone(),
+        db: cli.db_path(),
+        seed,
+        concurrency: session.concurrency,
+        headless: session.headless,
+        provider: session.provider.clone(),
         config: cli.config.clone(),
         loaded: cfg.clone(),
     };
     let tui = match &cfg {
         Some(cfg) if has_tui(&cli.command) && want_tui(&g) => {
-            Some(ui_setup(cli.theme.as_deref(), cfg)?)
+            Some(ui_setup(session.theme.theme.as_deref(), cfg)?)
         }
         _ => None,
     };
     match cli.command {
-        Command::Demo {
-            no_faults,
-            chunk_ms,
-        } => {
+        Command::Demo { faults, sim, .. } => {
             let plan = parse_plan(DEMO_PLAN, "bundled demo plan (avp_diffusion_planner.json)")?;
             // The simulated demo runs its timeouts and retry delays fast so its faults
             // show up in seconds; a real model keeps the real ones (a real call takes
@@ -292,46 +331,27 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
                     } else {
                         RetryPolicy::default()
                     },
-                    seed: DEMO_SEED,
                     ..EngineConfig::default()
                 },
             );
-            let simulated = SimConfig {
-                seed: engine.seed,
-                chunk_ms,
-                first_chunk_ms: 150,
-                faults: if no_faults {
-                    FaultRates::default()
-                } else {
-                    FaultRates::demo()
-                },
-                script: if no_faults {
-                    Default::default()
-                } else {
-                    [(DEMO_HALLUCINATION.to_string(), vec![Fault::Hallucination])].into()
-                },
-                ..SimConfig::default()
-            };
-            finish(
-                &g,
-                launch(&g, tui, plan, run_config(&g, engine, simulated), None, true).await?,
-            )
+            let mut simulated = sim_config(engine.seed, &sim, faults);
+            if faults == FaultMix::Demo {
+                simulated.script =
+                    [(DEMO_HALLUCINATION.to_string(), vec![Fault::Hallucination])].into();
+            }
+            let config = run_config(&g, engine, simulated);
+            finish(&g, launch(&g, tui, plan, config, None, true).await?)
         }
         Command::Run {
             plan,
             faults,
-            chunk_ms,
-            first_chunk_ms,
             timeout_scale,
             retry_delay_div,
             abstractive_summaries,
+            sim,
+            ..
         } => {
             let plan = load_plan_file(&plan)?;
-            let faults = match faults.as_str() {
-                "none" => FaultRates::default(),
-                "demo" => FaultRates::demo(),
-                other => return Err(eyre!("unknown fault mix `{other}`; use `none` or `demo`")),
-            };
             if !(timeout_scale > 0.0 && timeout_scale.is_finite()) {
                 return Err(eyre!("--timeout-scale must be a positive number"));
             }
@@ -344,27 +364,22 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
                     ..EngineConfig::default()
                 },
             );
-            let simulated = SimConfig {
-                seed: engine.seed,
-                chunk_ms,
-                first_chunk_ms,
-                faults,
-                ..SimConfig::default()
-            };
+            let simulated = sim_config(engine.seed, &sim, faults);
+            let config = run_config(&g, engine, simulated);
+            finish(&g, launch(&g, tui, plan, config, None, false).await?)
+        }
+        Command::Resume { run, .. } => {
+            let (plan, mut config, resuming) = prepare_resume(&g.db, &run)?;
+            config.engine = engine_config(&g, config.engine);
+            if let Some(p) = &g.provider {
+                config.provider = p.clone();
+            }
             finish(
                 &g,
-                launch(
-                    &g,
-                    tui,
-                    plan,
-                    run_config(&g, engine, simulated),
-                    None,
-                    false,
-                )
-                .await?,
+                launch(&g, tui, plan, config, Some(resuming), false).await?,
             )
         }
-        Command::Browse { run } => {
+        Command::Browse { run, .. } => {
             let Some(setup) = tui else {
                 return Err(eyre!(
                     "browse needs a terminal; use `plexus runs` or `plexus show RUN` instead"
@@ -379,6 +394,7 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
             speed,
             max_gap,
             paused,
+            ..
         } => {
             let options = replay_options(&at, &speed, max_gap, paused)?;
             let Some(setup) = tui else {
@@ -389,31 +405,29 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
             browse_tui(&g, run.as_deref(), setup, options).await?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::Validate { plan } => match load_plan_file(&plan) {
-            Ok(p) => {
-                let layers = p.layers();
-                plexus::outln!(
-                    "{}: valid — plan {} ({}), {} tasks in {} layers, agents: {}",
-                    plan.display(),
-                    p.plan_id,
-                    p.execution_mode.as_str(),
-                    p.tasks.len(),
-                    layers.len(),
-                    p.agents.keys().cloned().collect::<Vec<_>>().join(", ")
-                );
-                Ok(ExitCode::SUCCESS)
-            }
-            Err(e) => {
-                plexus::errprint!("{e}");
-                Ok(ExitCode::from(exit::INVALID))
-            }
-        },
+        Command::Validate { plan } => validate(&plan),
         Command::Runs { json } => {
             print_runs_at(&g.db, json)?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Show { run, json } => {
             print_run(&Store::open(&g.db)?, &run, json)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Log {
+            run,
+            kind,
+            task,
+            since,
+            follow,
+        } => {
+            let filter = LogFilter {
+                kinds: kind,
+                task,
+                since,
+                follow,
+            };
+            print_log_filtered(&g.db, &run, &filter)?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Diff {
@@ -424,15 +438,31 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
         } => Ok(plexus::commands::diff::run_diff(
             &g.db, &run_a, &run_b, json, timing,
         )),
-        Command::Log { run } => {
-            print_log(&Store::open(&g.db)?, &run)?;
-            Ok(ExitCode::SUCCESS)
+        Command::Rerun {
+            run,
+            plan,
+            run_config,
+            from,
+            instant,
+            json,
+            ..
+        } => {
+            let args = plexus::commands::rerun::RerunArgs {
+                run,
+                plan,
+                run_config,
+                from,
+                instant,
+                json,
+            };
+            plexus::commands::rerun::rerun(&g, tui, args).await
         }
         Command::Failures {
             target,
             json,
             all_iterations,
             budget,
+            ..
         } => {
             if json {
                 return plexus::commands::failures::run(
@@ -456,81 +486,6 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
             )
             .await
         }
-        Command::ExportFailures { run, dir } => {
-            plexus::commands::failures::export(&g.db, &run, &dir)
-        }
-        Command::GenFailures {
-            dir,
-            samples,
-            turns,
-            seed,
-            broken,
-        } => plexus::commands::failures::gen(
-            &dir,
-            &plexus::failures::generate::GenSpec {
-                samples,
-                turns,
-                seed,
-                broken,
-                ..Default::default()
-            },
-        ),
-        Command::BenchFailures {
-            samples,
-            turns,
-            runs,
-            invocations,
-            dir,
-            measure,
-            json,
-        } => plexus::commands::bench_failures::main(
-            &plexus::commands::bench_failures::Options {
-                samples,
-                turns,
-                runs,
-                invocations,
-                dir,
-                json,
-            },
-            measure.as_deref(),
-        ),
-        Command::Export { run, output } => {
-            plexus::commands::portable::export(&g.db, &run, output.as_deref())
-        }
-        Command::Import {
-            file,
-            rename,
-            rename_auto,
-        } => plexus::commands::portable::import(&g.db, &file, rename, rename_auto),
-        Command::Resume { run } => {
-            let (plan, mut config, resuming) = prepare_resume(&g.db, &run)?;
-            config.engine = engine_config(&g, config.engine);
-            if let Some(p) = &g.provider {
-                config.provider = p.clone();
-            }
-            finish(
-                &g,
-                launch(&g, tui, plan, config, Some(resuming), false).await?,
-            )
-        }
-        Command::Rerun {
-            run,
-            plan,
-            run_config,
-            from,
-            instant,
-            json,
-        } => {
-            let args = plexus::commands::rerun::RerunArgs {
-                run,
-                plan,
-                run_config,
-                from,
-                instant,
-                json,
-            };
-            plexus::commands::rerun::rerun(&g, tui, args).await
-        }
         Command::Review {
             run,
             task,
@@ -553,6 +508,17 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
                 json,
             },
         ),
+        Command::Export { run, output } => {
+            plexus::commands::portable::export(&g.db, &run, output.as_deref())
+        }
+        Command::Import {
+            file,
+            rename,
+            rename_auto,
+        } => plexus::commands::portable::import(&g.db, &file, rename, rename_auto),
+        Command::ExportFailures { run, dir } => {
+            plexus::commands::failures::export(&g.db, &run, &dir)
+        }
         Command::Providers { json } => {
             plexus::commands::providers::print_providers(&g, json)?;
             Ok(ExitCode::SUCCESS)
@@ -568,179 +534,84 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
                 ExitCode::from(1)
             })
         }
-        Command::MockServer {
-            port,
-            stream_ms,
-            chunks,
-            require_key,
-            threads,
-        } => {
-            plexus::commands::bench_http::serve_mock(
-                port,
-                stream_ms,
-                chunks,
-                require_key,
-                threads,
-            )?;
+        Command::Check { upgrade } => check(&g.db, upgrade),
+        Command::Completions { shell } => {
+            plexus::commands::docs_gen::completions(shell)?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::BenchHttp {
-            tasks,
-            calls,
-            stream_ms,
-            chunks,
-            api,
-            dir,
-            json,
-        } => {
-            let r = plexus::commands::bench_http::run_http_bench(
-                &plexus::commands::bench_http::HttpBenchOptions {
-                    tasks: tasks.max(1),
-                    calls: calls.max(1),
-                    stream_ms,
-                    chunks: chunks.max(1),
-                    api,
-                    dir,
-                },
-            )
-            .await?;
-            if json {
-                plexus::rawln!("{}", serde_json::to_string_pretty(&r)?);
-            } else {
-                plexus::commands::bench_http::print_http_report(&r);
-            }
+        Command::Man => {
+            plexus::commands::docs_gen::man()?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::Check { upgrade } => {
-            if upgrade {
-                if !g.db.is_file() {
-                    return Err(plexus::store::StoreError::Missing(g.db.clone()).into());
-                }
-                drop(plexus::store::open_connection(&g.db)?);
-            }
-            let r = Store::open(&g.db)?.integrity_check()?;
-            plexus::outln!("{}: integrity_check {r}", g.db.display());
-            Ok(if r == "ok" {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::from(1)
-            })
-        }
-        Command::GenPlan {
-            tasks,
-            width,
-            max_atoms,
-        } => {
-            let v = plexus::plan::generate::generate(plexus::plan::generate::GenSpec {
-                tasks,
-                width,
-                fan_in: 3,
-                max_atoms,
-            });
-            plexus::rawln!("{}", serde_json::to_string_pretty(&v)?);
+        Command::Bench(cmd) => plexus::bench::run(cmd).await,
+        Command::Dev(cmd) => plexus::commands::dev::run(cmd),
+    }
+}
+
+/// `plexus validate PLAN`.
+fn validate(plan: &std::path::Path) -> Result<ExitCode> {
+    match load_plan_file(plan) {
+        Ok(p) => {
+            let layers = p.layers();
+            plexus::outln!(
+                "{}: valid — plan {} ({}), {} tasks in {} layers, agents: {}",
+                plan.display(),
+                p.plan_id,
+                p.execution_mode.as_str(),
+                p.tasks.len(),
+                layers.len(),
+                p.agents.keys().cloned().collect::<Vec<_>>().join(", ")
+            );
             Ok(ExitCode::SUCCESS)
         }
-        Command::BenchReplay {
-            events,
-            tasks,
-            seeks,
-            dir,
-            generate,
-            json,
-        } => {
-            use plexus::commands::bench_replay as br;
-            if let Some(db) = generate {
-                br::generate_run(&db, events, tasks).await?;
-                return Ok(ExitCode::SUCCESS);
-            }
-            let r = br::run_replay_bench(&br::ReplayBenchOptions {
-                events,
-                tasks,
-                seeks,
-                dir,
-            })
-            .await?;
-            if json {
-                plexus::rawln!("{}", serde_json::to_string_pretty(&r)?);
-            } else {
-                br::print_replay_report(&r);
-            }
-            Ok(ExitCode::SUCCESS)
-        }
-        Command::BenchTokens { bytes, json } => {
-            let r = plexus::commands::bench_tokens::run_token_bench(bytes.max(1));
-            if json {
-                plexus::rawln!("{}", serde_json::to_string_pretty(&r)?);
-            } else {
-                plexus::commands::bench_tokens::print_token_report(&r);
-            }
-            Ok(ExitCode::SUCCESS)
-        }
-        Command::BenchUi {
-            tasks,
-            lines,
-            frames,
-            events_per_s,
-            reducer_events,
-            json,
-        } => {
-            let r = plexus::commands::bench_ui::run_ui_bench(
-                &plexus::commands::bench_ui::UiBenchOptions {
-                    tasks: tasks.max(1),
-                    lines,
-                    frames: frames.max(1),
-                    events_per_s,
-                    reducer_events,
-                    width: 200,
-                    height: 60,
-                },
-            )?;
-            if json {
-                plexus::rawln!("{}", serde_json::to_string_pretty(&r)?);
-            } else {
-                plexus::commands::bench_ui::print_ui_report(&r);
-            }
-            Ok(ExitCode::SUCCESS)
-        }
-        Command::Bench {
-            tasks,
-            width,
-            chunks,
-            bare_rows,
-            chunk_flush_max,
-            paced_tasks,
-            dir,
-            json,
-        } => {
-            let opts = BenchOptions {
-                tasks,
-                width,
-                concurrency: g.concurrency.unwrap_or(256),
-                chunks,
-                bare_rows,
-                chunk_flush_max,
-                paced_tasks,
-                dir,
-            };
-            let r = run_bench(&opts).await?;
-            if json {
-                plexus::rawln!("{}", serde_json::to_string_pretty(&r)?);
-            } else {
-                print_report(&r);
-            }
-            Ok(ExitCode::SUCCESS)
+        Err(e) => {
+            plexus::errprint!("{e}");
+            Ok(ExitCode::from(exit::INVALID))
         }
     }
 }
 
+/// `plexus check [--upgrade]`.
+fn check(db: &std::path::Path, upgrade: bool) -> Result<ExitCode> {
+    if upgrade {
+        if !db.is_file() {
+            return Err(plexus::store::StoreError::Missing(db.to_path_buf()).into());
+        }
+        drop(plexus::store::open_connection(db)?);
+    }
+    let r = Store::open(db)?.integrity_check()?;
+    plexus::outln!("{}: integrity_check {r}", db.display());
+    Ok(if r == "ok" {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+/// The end of a run: the summary and the final status on standard output (the result,
+/// for a script or a file), how to resume an interrupted run on standard error.
 fn finish(g: &Globals, f: plexus::commands::launch::Finished) -> Result<ExitCode> {
-    plexus::errprint!("{}", f.summary);
+    plexus::out::stdout_text(&f.summary);
+    plexus::outln!("\nrun {}: {}", f.run_id, f.status.as_str());
     if f.status == plexus::event::RunStatus::Interrupted {
         plexus::errln!(
-            "\nresume with: {}",
+            "resume with: {}",
             plexus::commands::resume_command(&g.db, &f.run_id)
         );
     }
-    plexus::errln!("\nrun {}: {}", f.run_id, f.status.as_str());
     Ok(ExitCode::from(exit::for_status(f.status)))
+}
+
+// TEMPORARY until the log filters land.
+struct LogFilter {
+    kinds: Vec<String>,
+    task: Option<String>,
+    since: Option<String>,
+    follow: bool,
+}
+fn print_log_filtered(db: &std::path::Path, run: &str, f: &LogFilter) -> Result<()> {
+    if !f.kinds.is_empty() || f.task.is_some() || f.since.is_some() || f.follow {
+        return Err(eyre!("not yet"));
+    }
+    print_log(&Store::open(db)?, run)
 }

@@ -135,7 +135,7 @@ fn n_and_shift_n_walk_the_failed_and_retried_tasks_in_dag_order_and_wrap() {
 fn an_earlier_attempts_stream_and_an_atoms_issues_are_read_back_from_the_database() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let dir = tmp.path();
-    let out = output(plexus(dir).args(["--db", "p.db", "--headless", "demo", "--chunk-ms", "0"]));
+    let out = output(plexus(dir).args(["--db", "p.db", "demo", "--chunk-ms", "0", "--headless"]));
     // The demo ends failed headless: one task waits for a person's review.
     assert_eq!(out.code, Some(3), "{}", out.stderr);
     let store = Store::open(&dir.join("p.db")).expect("db");

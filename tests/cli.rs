@@ -18,12 +18,19 @@ fn demo_runs_to_completion_and_show_prints_the_run() {
     let db = dir.path().join(".plexus/plexus.db");
     let out = plexus(&db, &["demo", "--chunk-ms", "1"]);
     let err = String::from_utf8_lossy(&out.stderr);
+    let summary = String::from_utf8_lossy(&out.stdout);
     // The demo ends failed: its validator stops for human review (E007).
     assert_eq!(out.status.code(), Some(3), "demo: {err}");
-    assert!(err.contains("run failed"), "{err}");
+    // Progress on stderr, the result on stdout (`plexus demo > out.txt` keeps it).
     assert!(err.contains("flagged for human review"), "{err}");
-    assert!(err.contains("tokens per agent"), "{err}");
     assert!(err.contains("retry"), "the demo shows retries: {err}");
+    assert!(summary.contains("run failed"), "{summary}");
+    assert!(summary.contains("tokens per agent"), "{summary}");
+    assert!(!err.contains("tokens per agent"), "{err}");
+    assert!(
+        !summary.contains("retry"),
+        "no progress on stdout: {summary}"
+    );
 
     let check = plexus(&db, &["check"]);
     assert!(String::from_utf8_lossy(&check.stdout).contains("integrity_check ok"));
@@ -68,7 +75,7 @@ fn demo_runs_to_completion_and_show_prints_the_run() {
         "{}",
         String::from_utf8_lossy(&acc.stderr)
     );
-    let res = plexus(&db, &["--headless", "resume", "latest"]);
+    let res = plexus(&db, &["resume", "latest", "--headless"]);
     assert!(
         res.status.success(),
         "{}",
@@ -168,8 +175,9 @@ fn bench_refuses_empty_counts_and_can_skip_the_paced_run() {
         "--chunks",
         "--bare-rows",
         "--chunk-flush-max",
+        "--concurrency",
     ] {
-        let out = plexus(&db, &["bench", flag, "0"]);
+        let out = plexus(&db, &["bench", "engine", flag, "0"]);
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(!out.status.success(), "{flag} 0 was accepted");
         assert!(
@@ -182,6 +190,7 @@ fn bench_refuses_empty_counts_and_can_skip_the_paced_run() {
         &db,
         &[
             "bench",
+            "engine",
             "--tasks",
             "20",
             "--bare-rows",

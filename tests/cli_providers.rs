@@ -180,7 +180,7 @@ fn the_demo_runs_over_http_with_a_provider_profile() {
     config(dir.path(), &server.url());
     let out = plexus(
         dir.path(),
-        &["--provider", "local", "--headless", "demo"],
+        &["demo", "--provider", "local", "--headless"],
         &[("PLEXUS_CLI_TEST_KEY", "sk-env-key-456")],
     );
     let t = text(&out);
@@ -217,7 +217,7 @@ fn a_killed_run_resumes_on_the_profile_it_started_with() {
     let mut child = Command::new(env!("CARGO_BIN_EXE_plexus"))
         .current_dir(dir.path())
         .args(["--db", "p.db", "--config", "plexus.toml"])
-        .args(["--provider", "local", "--headless", "demo"])
+        .args(["demo", "--provider", "local", "--headless"])
         .env("PLEXUS_CLI_TEST_KEY", "k")
         .env_remove("PLEXUS_DB")
         .stderr(std::process::Stdio::null())
@@ -236,7 +236,7 @@ fn a_killed_run_resumes_on_the_profile_it_started_with() {
     let before = server.requests();
     let out = plexus(
         dir.path(),
-        &["--headless", "resume", "latest"],
+        &["resume", "latest", "--headless"],
         &[("PLEXUS_CLI_TEST_KEY", "k")],
     );
     let t = text(&out);

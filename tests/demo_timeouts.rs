@@ -126,10 +126,10 @@ fn the_demo_on_a_real_provider_keeps_real_timeouts_and_retry_delays() {
             "d.db",
             "--config",
             "plexus.toml",
+            "demo",
             "--provider",
             "mock",
             "--headless",
-            "demo",
         ],
     );
     assert!(status.success(), "{err}");
@@ -161,12 +161,12 @@ fn the_simulated_demo_records_the_fast_timeout_it_enforces() {
         &[
             "--db",
             "d.db",
-            "--seed",
-            "11",
-            "--headless",
             "demo",
             "--chunk-ms",
             "2",
+            "--seed",
+            "11",
+            "--headless",
         ],
     );
     // The demo ends failed: its validator stops for human review (E007).

@@ -51,7 +51,7 @@ fn runs() -> &'static Runs {
                 plexus(&dir)
                     .arg("--db")
                     .arg(&db)
-                    .args(["--headless", "--seed", "5", "run"])
+                    .args(["run", "--headless", "--seed", "5"])
                     .arg(&plan)
                     .args([
                         "--chunk-ms",

@@ -202,7 +202,7 @@ fn filters_sort_search_and_n_move_through_the_rows() {
 fn the_demo_database_lists_every_failed_and_retried_attempt_with_its_code_and_message() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let dir = tmp.path();
-    let out = output(plexus(dir).args(["--db", "p.db", "--headless", "demo", "--chunk-ms", "0"]));
+    let out = output(plexus(dir).args(["--db", "p.db", "demo", "--chunk-ms", "0", "--headless"]));
     // The demo ends failed headless: one task waits for a person's review.
     assert_eq!(out.code, Some(3), "{}", out.stderr);
     let store = Store::open(&dir.join("p.db")).expect("db");

@@ -308,10 +308,10 @@ fn a_run_written_as_a_tree_reads_back_and_json_lists_parse() {
     let out = common::bin::output(common::bin::plexus(dir).args([
         "--db",
         "a.db",
-        "--headless",
         "demo",
         "--chunk-ms",
         "0",
+        "--headless",
     ]));
     // The demo ends failed: its validator stops for human review (E007).
     assert_eq!(out.code, Some(3), "demo: {}", out.stderr);

@@ -62,13 +62,13 @@ fn run(kind: &str, stream: bool, how: KeyEcho) {
             "p.db",
             "--config",
             "plexus.toml",
-            "--provider",
-            "leaky",
             "run",
             "plan.json",
             "--retry-delay-div",
             "1000",
             "--headless",
+            "--provider",
+            "leaky",
         ])
         .current_dir(dir.path())
         .env("PLEXUS_LEAK_TEST_KEY", KEY)

@@ -49,12 +49,12 @@ const ARGS: [&str; 11] = [
     "p.db",
     "--config",
     "plexus.toml",
-    "--provider",
-    "leaky",
     "run",
     "plan.json",
     "--retry-delay-div",
     "1000",
+    "--provider",
+    "leaky",
     "--headless",
 ];
 

@@ -71,7 +71,7 @@ fn ids_with_escapes_or_bidi_overrides_are_refused_naming_the_field() {
     std::fs::write(dir.path().join("ids.json"), plan.to_string()).expect("plan");
     for args in [
         vec!["validate", "ids.json"],
-        vec!["--db", "x.db", "--headless", "run", "ids.json"],
+        vec!["--db", "x.db", "run", "ids.json", "--headless"],
     ] {
         let out = plexus(dir.path(), &args).output().expect("run");
         let t = text(&out);
@@ -122,7 +122,6 @@ fn escapes_in_file_names_instructions_references_and_model_output_never_reach_th
         vec![
             "--db",
             "e.db",
-            "--headless",
             "run",
             &plan_name,
             "--faults",
@@ -135,6 +134,7 @@ fn escapes_in_file_names_instructions_references_and_model_output_never_reach_th
             "1000",
             "--timeout-scale",
             "0.002",
+            "--headless",
         ],
         vec!["--db", "e.db", "runs"],
         vec!["--db", "e.db", "show", "latest"],
@@ -195,7 +195,7 @@ fn every_kind_of_invalid_plan_exits_2_from_run_as_from_validate() {
     ] {
         for args in [
             vec!["validate", plan],
-            vec!["--db", "p.db", "--headless", "run", plan],
+            vec!["--db", "p.db", "run", plan, "--headless"],
         ] {
             let out = plexus(dir.path(), &args).output().expect("run");
             let t = text(&out);
@@ -221,7 +221,7 @@ fn read_one_line_then_close(dir: &Path, args: &[&str]) -> Output {
 #[test]
 fn a_closed_pipe_ends_the_command_quietly() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let out = read_one_line_then_close(dir.path(), &["gen-plan", "--tasks", "10000"]);
+    let out = read_one_line_then_close(dir.path(), &["dev", "gen-plan", "--tasks", "10000"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     assert!(out.stderr.is_empty(), "{}", text(&out));
     // A run whose log is far more than a pipe holds, so the writer meets the closed pipe.
@@ -243,13 +243,13 @@ fn a_closed_pipe_ends_the_command_quietly() {
         &[
             "--db",
             "l.db",
-            "--headless",
             "run",
             plan.to_str().expect("utf8"),
             "--chunk-ms",
             "0",
             "--first-chunk-ms",
             "0",
+            "--headless",
         ],
     )
     .output()
@@ -346,9 +346,9 @@ fn configuration_errors_stop_every_command_that_reads_it_with_file_line_and_key(
         ("type.toml", "type.toml:5: `providers.local.rate_limit_rpm`"),
     ];
     let commands: Vec<Vec<&str>> = vec![
-        vec!["--headless", "run", plan],
-        vec!["--headless", "demo"],
-        vec!["--headless", "resume", "latest"],
+        vec!["run", plan, "--headless"],
+        vec!["demo", "--headless"],
+        vec!["resume", "latest", "--headless"],
         vec!["providers"],
         vec!["ping", "simulated"],
         vec!["browse"],

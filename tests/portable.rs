@@ -39,7 +39,7 @@ fn run_cmd(dir: &Path, db: &str, args: &[&str]) -> Out {
 /// library assets, relations); returns the demo run's id.
 fn source_db(dir: &Path) -> String {
     let plan = gen_plan(dir, 30, 6);
-    let mut args = vec!["--headless", "run", plan.to_str().expect("utf8")];
+    let mut args = vec!["run", plan.to_str().expect("utf8"), "--headless"];
     args.extend(FAST);
     let out = run_cmd(dir, "a.db", &args);
     assert!(matches!(out.code, Some(0 | 3)), "run: {}", out.stderr);
@@ -49,7 +49,7 @@ fn source_db(dir: &Path) -> String {
         list.into_iter().map(|r| r.run_id).collect()
     };
     let first = runs(dir);
-    let out = run_cmd(dir, "a.db", &["--headless", "demo", "--chunk-ms", "0"]);
+    let out = run_cmd(dir, "a.db", &["demo", "--chunk-ms", "0", "--headless"]);
     // The demo ends failed: its validator stops for human review (E007).
     assert_eq!(out.code, Some(3), "demo: {}", out.stderr);
     // The demo's run: both may start within one second, so not simply the newest.
@@ -485,7 +485,7 @@ fn an_export_taken_while_the_run_goes_on_is_a_consistent_snapshot() {
     let plan = gen_plan(dir, 40, 4);
     let mut running = Running::spawn(
         plexus(dir)
-            .args(["--db", "a.db", "--concurrency", "2", "--headless", "run"])
+            .args(["--db", "a.db", "run", "--concurrency", "2", "--headless"])
             .arg(&plan)
             .args(["--chunk-ms", "15"]),
         dir.join("run.err"),
@@ -552,7 +552,7 @@ fn an_export_taken_while_the_run_goes_on_is_a_consistent_snapshot() {
     let out = run_cmd(
         dir,
         &db,
-        &["--concurrency", "8", "--headless", "resume", "latest"],
+        &["resume", "latest", "--concurrency", "8", "--headless"],
     );
     assert_eq!(out.code, Some(0), "resume of the copy: {}", out.stderr);
     let status: String = open(&dir.join(&db))

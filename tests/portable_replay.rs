@@ -14,7 +14,7 @@ fn export_import_replay_rerun_and_diff_across_two_databases() {
     let plan = gen_plan(dir.path(), 8, 3);
     let rec = output(
         plexus(dir.path())
-            .args(["--db", "a.db", "--seed", "5", "--headless", "run"])
+            .args(["--db", "a.db", "run", "--seed", "5", "--headless"])
             .arg(&plan)
             .args([
                 "--faults",
@@ -54,11 +54,11 @@ fn export_import_replay_rerun_and_diff_across_two_databases() {
     let re = output(plexus(dir.path()).args([
         "--db",
         "b.db",
-        "--headless",
         "rerun",
         &run,
         "--instant",
         "--json",
+        "--headless",
     ]));
     assert_eq!(re.code, Some(0), "{}", re.stderr);
     let report: serde_json::Value = serde_json::from_str(&re.stdout).expect("report");

@@ -30,7 +30,7 @@ fn a_follower_sees_a_run_grow_and_ends_with_the_writers_state() {
     std::fs::write(&plan, generate(spec).to_string()).expect("plan");
     let writer = std::process::Command::new(env!("CARGO_BIN_EXE_plexus"))
         .current_dir(dir.path())
-        .args(["--db", "f.db", "--headless", "--concurrency", "2", "run"])
+        .args(["--db", "f.db", "run", "--headless", "--concurrency", "2"])
         .arg(&plan)
         .args(["--chunk-ms", "20", "--first-chunk-ms", "10"])
         .env_remove("PLEXUS_DB")

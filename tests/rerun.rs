@@ -354,7 +354,7 @@ fn recorded_chunk_timing_is_kept_unless_instant() {
     let plan = gen_plan(dir.path(), 1, 1);
     let out = output(
         plexus(dir.path())
-            .args(["--db", "r.db", "--headless", "run"])
+            .args(["--db", "r.db", "run", "--headless"])
             .arg(&plan)
             .args(["--first-chunk-ms", "200", "--chunk-ms", "40"]),
     );
@@ -429,15 +429,8 @@ fn a_recording_over_http_replays_without_any_request() {
     std::fs::write(dir.path().join("local.toml"), toml).expect("config");
     let out = output(
         plexus(dir.path())
-            .args([
-                "--db",
-                "r.db",
-                "--config",
-                "local.toml",
-                "--provider",
-                "local",
-            ])
-            .args(["--headless", "run"])
+            .args(["--db", "r.db", "--config", "local.toml"])
+            .args(["run", "--headless", "--provider", "local"])
             .arg(&plan)
             .args(["--retry-delay-div", "1000"]),
     );

@@ -51,9 +51,9 @@ fn kill_9_mid_run_then_resume_completes_without_reinvoking_finished_tasks() {
         .args([
             "--db",
             db.to_str().expect("utf8"),
+            "run",
             "--concurrency",
             "4",
-            "run",
         ])
         .arg(&plan)
         .args(["--chunk-ms", "15", "--first-chunk-ms", "10"])

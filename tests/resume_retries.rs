@@ -618,14 +618,15 @@ fn a_task_killed_in_its_retries_resumes_with_the_budget_it_had_left() {
     common::mock_profile(dir.path(), &server.url());
     std::fs::write(dir.path().join("plan.json"), common::one_task_plan("")).expect("plan");
     let db = dir.path().join("k.db");
-    let args = ["--db", "k.db", "--config", "plexus.toml", "--headless"];
+    let args = ["--db", "k.db", "--config", "plexus.toml"];
     let run_args = [
-        "--provider",
-        "mock",
         "run",
+        "--headless",
         "plan.json",
         "--retry-delay-div",
         "100",
+        "--provider",
+        "mock",
     ];
     let mut child =
         common::spawn_plexus(dir.path(), &[&args[..], &run_args[..]].concat(), "run.txt");
@@ -656,7 +657,10 @@ fn a_task_killed_in_its_retries_resumes_with_the_budget_it_had_left() {
     let before = TaskLog::read(&db, &run);
     assert_eq!(before.invocations, 3, "attempt 4 was in flight");
 
-    let (status, err) = common::run_plexus(dir.path(), &[&args[..], &["resume", &run]].concat());
+    let (status, err) = common::run_plexus(
+        dir.path(),
+        &[&args[..], &["resume", &run, "--headless"]].concat(),
+    );
     assert!(!status.success(), "every call is refused: {err}");
     assert!(err.contains("crash detected"), "{err}");
     let after = TaskLog::read(&db, &run);

@@ -70,13 +70,13 @@ fn two_processes_rate_limited_by_one_server_retry_at_different_times() {
                 db,
                 "--config",
                 "plexus.toml",
-                "--provider",
-                "mock",
-                "--headless",
                 "run",
                 "plan.json",
                 "--retry-delay-div",
                 "100",
+                "--provider",
+                "mock",
+                "--headless",
             ],
         );
         assert!(!status.success(), "every call was refused: {err}");

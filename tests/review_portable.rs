@@ -51,7 +51,7 @@ fn the_demo_waits_for_review_and_its_decision_survives_export_and_import() {
     let out = cli(
         dir.path(),
         "a.db",
-        &["--headless", "demo", "--chunk-ms", "0"],
+        &["demo", "--chunk-ms", "0", "--headless"],
     );
     assert_eq!(
         out.code,
@@ -185,7 +185,7 @@ fn a_file_without_reviews_stays_format_1() {
     let out = cli(
         dir.path(),
         "a.db",
-        &["--headless", "demo", "--no-faults", "--chunk-ms", "0"],
+        &["demo", "--faults", "none", "--chunk-ms", "0", "--headless"],
     );
     assert_eq!(out.code, Some(0), "{}", out.stderr);
     let file = dir.path().join("run.jsonl");

@@ -84,13 +84,13 @@ fn eight(dir: &Path, db: &Path, plan: &Path, is_run: impl Fn(usize) -> bool) {
         .map(|i| {
             let args: Vec<&str> = if is_run(i) {
                 vec![
-                    "--headless",
                     "run",
                     plan,
                     "--chunk-ms",
                     "0",
                     "--first-chunk-ms",
                     "0",
+                    "--headless",
                 ]
             } else {
                 vec!["runs"]
@@ -171,7 +171,7 @@ fn a_negative_or_unknown_schema_version_is_refused_by_name() {
         let plan = small_plan(dir.path(), 1);
         for args in [
             vec!["runs"],
-            vec!["--headless", "run", plan.to_str().expect("utf8")],
+            vec!["run", plan.to_str().expect("utf8"), "--headless"],
         ] {
             let out = plexus(dir.path(), &db, &args).output().expect("run");
             let t = text(&out);
@@ -192,15 +192,15 @@ fn start_slow_run(dir: &Path, db: &Path, plan: &Path) -> (Reap, String) {
         dir,
         db,
         &[
-            "--headless",
-            "--concurrency",
-            "1",
             "run",
             plan.to_str().expect("utf8"),
             "--chunk-ms",
             "150",
             "--first-chunk-ms",
             "50",
+            "--headless",
+            "--concurrency",
+            "1",
         ],
     )
     .stdout(Stdio::null())
@@ -242,7 +242,7 @@ fn resume_of_a_live_run_is_refused_naming_the_owner_and_the_run_finishes() {
     let plan = small_plan(dir.path(), 4);
     let (mut owner, run) = start_slow_run(dir.path(), &db, &plan);
     let pid = owner.0.id();
-    let out = plexus(dir.path(), &db, &["--headless", "resume", &run])
+    let out = plexus(dir.path(), &db, &["resume", &run, "--headless"])
         .output()
         .expect("resume");
     let t = text(&out);
@@ -269,10 +269,10 @@ fn two_resumes_of_a_killed_run_started_together_one_runs_one_is_refused() {
         let (mut owner, run) = start_slow_run(dir.path(), &db, &plan);
         owner.0.kill().expect("kill -9");
         owner.0.wait().expect("reaped");
-        let a = plexus(dir.path(), &db, &["--headless", "resume", &run])
+        let a = plexus(dir.path(), &db, &["resume", &run, "--headless"])
             .spawn()
             .expect("a");
-        let b = plexus(dir.path(), &db, &["--headless", "resume", &run])
+        let b = plexus(dir.path(), &db, &["resume", &run, "--headless"])
             .spawn()
             .expect("b");
         let outs = [
@@ -335,7 +335,7 @@ fn a_lease_with_a_stale_heartbeat_is_taken_over_and_a_fresh_one_on_this_host_is_
         &plexus::store::lease::host_name(),
         Duration::ZERO,
     );
-    let out = plexus(dir.path(), &db, &["--headless", "resume", &run])
+    let out = plexus(dir.path(), &db, &["resume", &run, "--headless"])
         .output()
         .expect("resume");
     let t = text(&out);
@@ -346,7 +346,7 @@ fn a_lease_with_a_stale_heartbeat_is_taken_over_and_a_fresh_one_on_this_host_is_
     );
     // Another host that has not been heard of for a minute: taken over.
     fake_owner(&db, &run, 1, "elsewhere.example", Duration::from_secs(60));
-    let out = plexus(dir.path(), &db, &["--headless", "resume", &run])
+    let out = plexus(dir.path(), &db, &["resume", &run, "--headless"])
         .output()
         .expect("resume");
     let t = text(&out);
@@ -417,7 +417,7 @@ fn readers_and_commands_without_a_database_create_nothing() {
         (vec!["log", "latest"], 1),
         (vec!["check"], 1),
         (vec!["validate", plan_arg], 0),
-        (vec!["gen-plan", "--tasks", "5", "--width", "2"], 0),
+        (vec!["dev", "gen-plan", "--tasks", "5", "--width", "2"], 0),
         (vec!["providers"], 0),
         (vec!["ping", "simulated"], 0),
     ] {
@@ -431,7 +431,7 @@ fn readers_and_commands_without_a_database_create_nothing() {
     }
     // The mock server too (it is stopped once it has said where it listens).
     let mut server = Reap(
-        plexus(dir.path(), &typo, &["mock-server", "--port", "0"])
+        plexus(dir.path(), &typo, &["dev", "mock-server", "--port", "0"])
             .spawn()
             .expect("mock"),
     );
@@ -484,7 +484,7 @@ fn resume_upgrades_a_file_written_by_the_previous_version() {
     )
     .expect("downgrade");
     drop(conn);
-    let out = plexus(dir.path(), &db, &["--headless", "resume", &run])
+    let out = plexus(dir.path(), &db, &["resume", &run, "--headless"])
         .output()
         .expect("resume");
     let t = text(&out);
@@ -505,7 +505,7 @@ fn another_programs_sqlite_file_is_refused_and_left_as_it_was() {
     let before = std::fs::read(&db).expect("bytes");
     let plan = small_plan(dir.path(), 1);
     for args in [
-        vec!["--headless", "run", plan.to_str().expect("utf8")],
+        vec!["run", plan.to_str().expect("utf8"), "--headless"],
         vec!["runs"],
         vec!["check", "--upgrade"],
     ] {

@@ -29,7 +29,7 @@ fn start_headless(dir: &Path, db: &Path) -> Running {
         plexus(dir)
             .arg("--db")
             .arg(db)
-            .args(["--concurrency", "2", "run"])
+            .args(["run", "--concurrency", "2"])
             .arg(&plan)
             .args(["--chunk-ms", "60", "--first-chunk-ms", "60", "--headless"]),
         dir.join("stderr.txt"),
@@ -66,7 +66,9 @@ fn stop_headless_with(signal: Signal) {
         err.contains("resume with: plexus --db ") && err.contains(&format!(" resume {id}")),
         "{err}"
     );
-    assert!(err.contains(&format!("run {id}: interrupted")), "{err}");
+    // The result is on stdout, the hint above on stderr.
+    let out = run.stdout();
+    assert!(out.contains(&format!("run {id}: interrupted")), "{out}");
     assert_eq!(listed_status(d, &db, id), "interrupted");
 
     let store = Store::open(&db).expect("open the database");
@@ -179,7 +181,11 @@ fn a_second_stop_signal_exits_at_once_and_the_run_resumes_like_a_crashed_one() {
         "{again}"
     );
     // It left at once: no summary of a graceful end.
-    assert!(!err.contains(&format!("run {id}: interrupted")), "{err}");
+    assert!(
+        !run.stdout().contains(&format!("run {id}: interrupted")),
+        "{}",
+        run.stdout()
+    );
 
     let check = output(plexus(d).arg("--db").arg(&db).arg("check"));
     assert_eq!(check.code, Some(0), "{}", check.stderr);
@@ -367,14 +373,14 @@ fn a_run_ui_whose_terminal_is_gone_leaves_without_a_sighup_and_the_run_resumes()
         &[
             "--db",
             db_s,
-            "--concurrency",
-            "2",
             "run",
             plan_s,
             "--chunk-ms",
             "60",
             "--first-chunk-ms",
             "60",
+            "--concurrency",
+            "2",
         ],
     );
     tui.wait_for("Plan DAG", Duration::from_secs(30));

@@ -83,7 +83,15 @@ fn sigterm_restores_the_terminal_and_leaves_the_run_resumable() {
     let db = dir.path().join("p.db");
     let db_s = db.to_string_lossy().to_string();
     let s = Session::start(
-        &["--db", &db_s, "demo", "--no-faults", "--chunk-ms", "60"],
+        &[
+            "--db",
+            &db_s,
+            "demo",
+            "--faults",
+            "none",
+            "--chunk-ms",
+            "60",
+        ],
         dir.path(),
     );
     s.wait_for("running", 20);
@@ -119,7 +127,15 @@ fn quit_mid_run_then_resume_headless() {
     let db = dir.path().join("p.db");
     let db_s = db.to_string_lossy().to_string();
     let mut s = Session::start(
-        &["--db", &db_s, "demo", "--no-faults", "--chunk-ms", "60"],
+        &[
+            "--db",
+            &db_s,
+            "demo",
+            "--faults",
+            "none",
+            "--chunk-ms",
+            "60",
+        ],
         dir.path(),
     );
     s.wait_for("Plan DAG", 20);
@@ -172,7 +188,9 @@ fn a_broken_config_stops_a_run_on_a_terminal_as_it_does_headless() {
     let db = dir.path().join("p.db");
     let db_s = db.to_string_lossy().to_string();
     let mut s = Session::start(
-        &["--db", &db_s, "--config", "bad.toml", "demo", "--no-faults"],
+        &[
+            "--db", &db_s, "--config", "bad.toml", "demo", "--faults", "none",
+        ],
         dir.path(),
     );
     let end = Instant::now() + Duration::from_secs(20);
@@ -215,7 +233,7 @@ fn replay_plays_pauses_steps_both_ways_seeks_and_changes_speed() {
     std::fs::write(dir.path().join("none.toml"), "").expect("config");
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_plexus"))
         .current_dir(dir.path())
-        .args(["--db", &db_s, "--headless", "demo", "--chunk-ms", "5"])
+        .args(["--db", &db_s, "demo", "--chunk-ms", "5", "--headless"])
         .env_remove("PLEXUS_DB")
         .env("PLEXUS_CONFIG", dir.path().join("none.toml"))
         .output()

@@ -62,7 +62,7 @@ fn a_disk_that_fills_mid_run_stops_it_with_the_file_and_the_cause_and_resume_fin
                 .arg(BIN)
                 .arg("--db")
                 .arg(&db)
-                .args(["--concurrency", "4", "run"])
+                .args(["run", "--concurrency", "4"])
                 .arg(&plan)
                 .args(["--chunk-ms", "5", "--first-chunk-ms", "5", "--headless"]),
         );
@@ -164,7 +164,7 @@ fn a_database_that_cannot_be_written_refuses_runs_clearly_and_still_serves_reads
         plexus(d)
             .arg("--db")
             .arg(&db)
-            .args(["--concurrency", "2", "run"])
+            .args(["run", "--concurrency", "2"])
             .arg(&plan)
             .args(["--chunk-ms", "60", "--first-chunk-ms", "60", "--headless"]),
         d.join("stderr.txt"),

@@ -1,14 +1,10 @@
-//! The CLI's commands: run, demo, validate, runs, show, diff, resume, rerun, review,
-//! export, import, failures, export-failures, gen-failures, bench, gen-plan.
+//! The CLI's commands: run, demo, validate, runs, show, log, diff, resume, rerun,
+//! review, export, import, failures, export-failures, providers, completions, man and
+//! the developer tools (the benchmarks are in `crate::bench`).
 
-pub mod bench;
-pub mod bench_failures;
-pub mod bench_failures_db;
-pub mod bench_http;
-pub mod bench_replay;
-pub mod bench_tokens;
-pub mod bench_ui;
+pub mod dev;
 pub mod diff;
+pub mod docs_gen;
 pub mod failures;
 pub mod failures_screen;
 pub mod headless;

@@ -1,7 +1,7 @@
 //! Token counting. tiktoken-rs is the reference; the hot path splits text with a
 //! hand-written pre-tokenizer ([`pretokenize`]) and merges each piece with GitHub's `bpe`
 //! (through `bpe-openai`'s tables), caching counts of pieces and lines. Counts are
-//! identical to tiktoken-rs's (checked in tests and by `plexus bench-tokens`), several
+//! identical to tiktoken-rs's (checked in tests and by `plexus bench tokens`), several
 //! times faster.
 
 use std::hash::BuildHasher;

@@ -93,23 +93,37 @@ pub fn gen_plan(dir: &Path, tasks: usize, width: usize) -> PathBuf {
     path
 }
 
-/// A child process (its stderr in a file), killed if the test ends while it runs.
+/// A child process (its stderr in a file, its stdout in another beside it), killed if
+/// the test ends while it runs.
 pub struct Running {
     /// The process.
     pub child: Child,
     stderr: PathBuf,
+    stdout: PathBuf,
 }
 
 impl Running {
-    /// Starts `cmd` with stdout discarded and stderr written to `stderr`.
+    /// Starts `cmd` with stderr written to `stderr` and stdout to `stderr` + `.out`.
     pub fn spawn(cmd: &mut Command, stderr: PathBuf) -> Running {
         let file = File::create(&stderr).expect("create the stderr file");
+        let stdout = stderr.with_extension("out");
+        let out = File::create(&stdout).expect("create the stdout file");
         let child = cmd
-            .stdout(Stdio::null())
+            .stdout(Stdio::from(out))
             .stderr(Stdio::from(file))
             .spawn()
             .expect("spawn plexus");
-        Running { child, stderr }
+        Running {
+            child,
+            stderr,
+            stdout,
+        }
+    }
+
+    /// What it wrote on stdout so far.
+    #[allow(dead_code)] // not every test binary that shares this module reads it
+    pub fn stdout(&self) -> String {
+        std::fs::read_to_string(&self.stdout).unwrap_or_default()
     }
 
     /// Its process id.

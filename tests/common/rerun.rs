@@ -15,10 +15,10 @@ pub fn record(dir: &Path, plan: &Path, seed: u64, extra: &[&str]) -> String {
             .args([
                 "--db",
                 "r.db",
+                "run",
                 "--seed",
                 &seed.to_string(),
                 "--headless",
-                "run",
             ])
             .arg(plan)
             .args([
@@ -45,7 +45,7 @@ pub fn latest(dir: &Path) -> String {
 pub fn rerun(dir: &Path, run: &str, args: &[&str]) -> (Out, Value) {
     let out = output(
         plexus(dir)
-            .args(["--db", "r.db", "--headless", "rerun", run, "--json"])
+            .args(["--db", "r.db", "rerun", run, "--json", "--headless"])
             .args(args),
     );
     let report = serde_json::from_str(&out.stdout)

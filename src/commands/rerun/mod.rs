@@ -205,8 +205,20 @@ pub async fn rerun(g: &Globals, tui: Option<UiSetup>, args: RerunArgs) -> Result
         Some(setup) => run_tui(g, plan, config, None, demo_assets, setup).await?,
         None => run_headless(g, plan, config, None, demo_assets).await?,
     };
-    crate::errprint!("{}", finished.summary);
-    crate::errln!("\nrun {}: {}", finished.run_id, finished.status.as_str());
+    // The result goes to standard output, unless that is kept for the JSON report.
+    let result = |text: &str| {
+        if args.json {
+            crate::out::stderr_text(text)
+        } else {
+            crate::out::stdout_text(text)
+        }
+    };
+    result(&finished.summary);
+    result(&format!(
+        "\nrun {}: {}\n",
+        finished.run_id,
+        finished.status.as_str()
+    ));
     if matches!(
         finished.status,
         RunStatus::Interrupted | RunStatus::Cancelled
@@ -237,7 +249,7 @@ pub async fn rerun(g: &Globals, tui: Option<UiSetup>, args: RerunArgs) -> Result
         problems: &problems,
         comparison: &comparison,
     };
-    crate::errprint!("{}", report.to_text());
+    result(&report.to_text());
     if args.json {
         crate::rawln!("{}", serde_json::to_string_pretty(&report.to_json())?);
     }

@@ -1,7 +1,7 @@
-//! `plexus bench-http`: a generated plan of independent tasks run through the HTTP
-//! provider against `plexus mock-server` in a child process, which streams every answer
+//! `plexus bench http`: a generated plan of independent tasks run through the HTTP
+//! provider against `plexus dev mock-server` in a child process, which streams every answer
 //! over `stream_ms`, with `calls` in flight. Measures plexus alone: wall time, CPU time
-//! (the server's is its own process's) and peak memory. Also `plexus mock-server`.
+//! (the server's is its own process's) and peak memory. Also `plexus dev mock-server`.
 
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
@@ -10,51 +10,17 @@ use std::sync::Arc;
 
 use color_eyre::eyre::{eyre, Result, WrapErr};
 
-use super::bench::{peak_rss_mib, run_to_end};
-use super::RunConfig;
+use super::engine::{peak_rss_mib, run_to_end};
+use crate::commands::RunConfig;
 use crate::engine::EngineConfig;
 use crate::plan::generate::{generate, GenSpec};
 use crate::plan::parse_plan;
-use crate::provider::mock_server::{MockConfig, MockServer};
 use crate::provider::{HttpProvider, Provider, ProviderKind, ProviderProfile, SimConfig};
 use crate::store::{spawn_writer, RunRow, WriteOp};
 
 /// Raises the open-files limit as far as allowed (a thousand sockets need it).
 pub fn raise_open_files() -> u64 {
     rlimit::increase_nofile_limit(u64::MAX).unwrap_or(0)
-}
-
-/// Serves the mock API until killed.
-pub fn serve_mock(
-    port: u16,
-    stream_ms: u64,
-    chunks: usize,
-    require_key: Option<String>,
-    threads: usize,
-) -> Result<()> {
-    raise_open_files();
-    let server = MockServer::start(
-        MockConfig {
-            stream_ms,
-            chunks,
-            require_key,
-            ..MockConfig::default()
-        },
-        port,
-        threads,
-    )
-    .wrap_err_with(|| format!("cannot listen on 127.0.0.1:{port}"))?;
-    // One write, errors ignored: whoever started us may stop reading after line one.
-    let banner = format!(
-        "mock server listening on {0}\n  OpenAI-compatible: {0}/v1/chat/completions   Anthropic: {0}/v1/messages\n",
-        server.url()
-    );
-    use std::io::Write;
-    let mut out = std::io::stdout();
-    let _ = out.write_all(banner.as_bytes());
-    let _ = out.flush();
-    server.wait();
-    Ok(())
 }
 
 /// Options of the benchmark.
@@ -137,6 +103,7 @@ fn spawn_server(o: &HttpBenchOptions) -> Result<(ChildServer, String)> {
     let exe = std::env::current_exe().wrap_err("cannot find the plexus binary")?;
     let mut child = Command::new(exe)
         .args([
+            "dev",
             "mock-server",
             "--port",
             "0",

@@ -1,4 +1,4 @@
-//! `plexus bench`: the engine benchmark of issue 2 — a generated plan of layered fan-out
+//! `plexus bench engine`: the engine benchmark — a generated plan of layered fan-out
 //! and fan-in run on the simulated provider with zero latency, every event logged, next
 //! to a bare batched SQLite insert loop measured on the same machine in the same process.
 
@@ -10,7 +10,7 @@ use std::time::Instant;
 use color_eyre::eyre::{eyre, Result};
 use rusqlite::params;
 
-use super::RunConfig;
+use crate::commands::RunConfig;
 use crate::engine::{start_run, EngineConfig, RunOutcome, RunSpec};
 use crate::plan::generate::{generate, GenSpec};
 use crate::plan::parse_plan;

@@ -1,4 +1,4 @@
-//! `plexus bench-failures`: failure trees of 10 % and 100 % of `--samples` are
+//! `plexus bench failures`: failure trees of 10 % and 100 % of `--samples` are
 //! generated, then each is measured in a child process of its own (so that its peak
 //! memory is the reader's alone): opening the index, filtering and sorting, opening a
 //! sample (four documents, the trace parsed, key turns found, folded). A database of
@@ -12,7 +12,7 @@ use std::time::Instant;
 use color_eyre::eyre::{eyre, Result};
 use serde::{Deserialize, Serialize};
 
-use super::bench::peak_rss_mib;
+use super::engine::peak_rss_mib;
 use crate::exit;
 use crate::failures::{
     self, generate, key_turns, parse_trace, DocKind, Filter, Folding, Selector, Sort, SortKey,
@@ -117,7 +117,13 @@ pub fn main(o: &Options, measure: Option<&Path>) -> Result<ExitCode> {
             started.elapsed().as_secs_f64()
         );
         let out = std::process::Command::new(std::env::current_exe()?)
-            .args(["bench-failures", "--runs", &o.runs.to_string(), "--measure"])
+            .args([
+                "bench",
+                "failures",
+                "--runs",
+                &o.runs.to_string(),
+                "--measure",
+            ])
             .arg(&dir)
             .output()?;
         if !out.status.success() {
@@ -137,7 +143,7 @@ pub fn main(o: &Options, measure: Option<&Path>) -> Result<ExitCode> {
             o.invocations
         );
         let db = o.dir.join("failures-bench.db");
-        super::bench_failures_db::write_db(&db, o.invocations)?;
+        super::failures_db::write_db(&db, o.invocations)?;
         let r = measure_db(&db, o.runs)?;
         for suffix in ["", "-wal", "-shm"] {
             let _ = std::fs::remove_file(format!("{}{suffix}", db.display()));

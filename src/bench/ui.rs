@@ -1,4 +1,4 @@
-//! `plexus bench-ui`: the TUI benchmark of issue 3 — the Run screen of a 1,000-task DAG
+//! `plexus bench ui`: the TUI benchmark — the Run screen of a 1,000-task DAG
 //! with a 100,000-line output buffer rendered at 200x60 while 10,000 events a second are
 //! folded through the reducer; the reducer's own throughput; memory under a long stream.
 
@@ -8,7 +8,7 @@ use std::time::Instant;
 use ratatui::backend::TestBackend;
 use ratatui::Terminal;
 
-use super::bench::{peak_rss_mib, rss_mib};
+use super::engine::{peak_rss_mib, rss_mib};
 use crate::app::UiState;
 use crate::config::keymap::Keymap;
 use crate::event::{

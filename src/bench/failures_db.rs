@@ -1,4 +1,4 @@
-//! The database of `plexus bench-failures`: ten runs sharing `invocations` failed,
+//! The database of `plexus bench failures`: ten runs sharing `invocations` failed,
 //! timed-out and partial invocations with requests of about 2 KB, responses with an
 //! error, and a quality record each — written with plain inserts in one transaction.
 

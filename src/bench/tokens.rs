@@ -1,4 +1,4 @@
-//! `plexus bench-tokens`: token counting speed on a generated 5 MB mix of English,
+//! `plexus bench tokens`: token counting speed on a generated 5 MB mix of English,
 //! Chinese and JSON (single thread, cl100k_base and o200k_base, counts checked against
 //! tiktoken-rs), and the time to plan the context of a task with 100 inputs of 50,000
 //! tokens each (seed 000 issue 4 targets).

@@ -1,0 +1,146 @@
+//! The benchmarks behind `plexus bench …`: each measures one part of plexus beside a
+//! baseline measured in the same run, and prints its figures (or JSON).
+
+pub mod engine;
+pub mod failures;
+pub mod failures_db;
+pub mod http;
+pub mod replay;
+pub mod tokens;
+pub mod ui;
+
+use std::process::ExitCode;
+
+use color_eyre::eyre::Result;
+use serde::Serialize;
+
+use crate::cli::BenchCommand;
+
+/// Prints `report` as pretty JSON, or with `human`.
+fn report<R: Serialize>(r: &R, json: bool, human: impl FnOnce(&R)) -> Result<ExitCode> {
+    if json {
+        crate::rawln!("{}", serde_json::to_string_pretty(r)?);
+    } else {
+        human(r);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Runs one benchmark.
+pub async fn run(cmd: BenchCommand) -> Result<ExitCode> {
+    match cmd {
+        BenchCommand::Engine {
+            tasks,
+            width,
+            concurrency,
+            chunks,
+            bare_rows,
+            chunk_flush_max,
+            paced_tasks,
+            dir,
+            json,
+        } => {
+            let opts = engine::BenchOptions {
+                tasks,
+                width,
+                concurrency,
+                chunks,
+                bare_rows,
+                chunk_flush_max,
+                paced_tasks,
+                dir,
+            };
+            report(&engine::run_bench(&opts).await?, json, engine::print_report)
+        }
+        BenchCommand::Tokens { bytes, json } => report(
+            &tokens::run_token_bench(bytes),
+            json,
+            tokens::print_token_report,
+        ),
+        BenchCommand::Ui {
+            tasks,
+            lines,
+            frames,
+            events_per_s,
+            reducer_events,
+            json,
+        } => {
+            let opts = ui::UiBenchOptions {
+                tasks,
+                lines,
+                frames,
+                events_per_s,
+                reducer_events,
+                width: 200,
+                height: 60,
+            };
+            report(&ui::run_ui_bench(&opts)?, json, ui::print_ui_report)
+        }
+        BenchCommand::Http {
+            tasks,
+            calls,
+            stream_ms,
+            chunks,
+            api,
+            dir,
+            json,
+        } => {
+            let opts = http::HttpBenchOptions {
+                tasks,
+                calls,
+                stream_ms,
+                chunks,
+                api,
+                dir,
+            };
+            report(
+                &http::run_http_bench(&opts).await?,
+                json,
+                http::print_http_report,
+            )
+        }
+        BenchCommand::Replay {
+            events,
+            tasks,
+            seeks,
+            dir,
+            generate,
+            json,
+        } => {
+            if let Some(db) = generate {
+                replay::generate_run(&db, events, tasks).await?;
+                return Ok(ExitCode::SUCCESS);
+            }
+            let opts = replay::ReplayBenchOptions {
+                events,
+                tasks,
+                seeks,
+                dir,
+            };
+            report(
+                &replay::run_replay_bench(&opts).await?,
+                json,
+                replay::print_replay_report,
+            )
+        }
+        BenchCommand::Failures {
+            samples,
+            turns,
+            runs,
+            invocations,
+            dir,
+            measure,
+            json,
+        } => failures::main(
+            &failures::Options {
+                samples,
+                turns,
+                runs,
+                invocations,
+                dir,
+                json,
+            },
+            measure.as_deref(),
+        ),
+    }
+}

@@ -1,0 +1,173 @@
+//! `plexus bench …`: the benchmarks, each printing its figures (or JSON with --json).
+
+use std::path::PathBuf;
+
+use clap::Subcommand;
+
+use super::help;
+use super::options::at_least_one;
+
+/// One benchmark.
+#[derive(Subcommand, Debug)]
+pub enum BenchCommand {
+    /// Engine: a generated plan on a zero-latency model, every event logged
+    ///
+    /// A generated plan of layered fan-out and fan-in on the simulated provider with
+    /// zero latency, every event logged, beside a bare batched SQLite insert loop
+    /// measured in the same process; then a paced run measuring how soon an event is
+    /// durable.
+    #[command(after_long_help = help::BENCH_ENGINE)]
+    Engine {
+        /// Tasks.
+        #[arg(long, default_value_t = 10_000, value_parser = at_least_one())]
+        tasks: usize,
+        /// Tasks per layer.
+        #[arg(long, default_value_t = 500, value_parser = at_least_one())]
+        width: usize,
+        /// Model calls in flight.
+        #[arg(long, default_value_t = 256, value_parser = at_least_one())]
+        concurrency: usize,
+        /// Minimum streamed chunks per task.
+        #[arg(long, default_value_t = 20, value_parser = at_least_one())]
+        chunks: usize,
+        /// Rows of the bare insert loop.
+        #[arg(long, default_value_t = 1_000_000, value_parser = at_least_one())]
+        bare_rows: usize,
+        /// Most streamed chunks per logged chunk event (1 = one event per chunk).
+        #[arg(long, default_value_t = 2, value_parser = at_least_one())]
+        chunk_flush_max: usize,
+        /// Tasks of the paced run (a chunk every 10 ms) that measures durability
+        /// latency; 0 skips it.
+        #[arg(long, default_value_t = 1000)]
+        paced_tasks: usize,
+        /// Scratch directory.
+        #[arg(long, value_name = "DIR", default_value = "bench-out")]
+        dir: PathBuf,
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Token counting speed and context planning time
+    ///
+    /// cl100k_base and o200k_base on a generated mix of English, Chinese, code and
+    /// JSON, checked against tiktoken-rs; and the time to plan a task's context from
+    /// 100 large inputs.
+    #[command(after_long_help = help::BENCH_TOKENS)]
+    Tokens {
+        /// Bytes of generated text.
+        #[arg(long, default_value_t = 5_000_000, value_parser = at_least_one())]
+        bytes: usize,
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Terminal UI: frame time of a big Run screen under load
+    ///
+    /// The Run screen of a 1,000-task DAG with a 100,000-line output buffer drawn at
+    /// 200x60 while 10,000 events/s are folded, beside a bare draw of the same cells;
+    /// reducer throughput; memory under a long stream.
+    #[command(after_long_help = help::BENCH_UI)]
+    Ui {
+        /// Tasks in the DAG.
+        #[arg(long, default_value_t = 1000, value_parser = at_least_one())]
+        tasks: usize,
+        /// Lines in the selected task's output.
+        #[arg(long, default_value_t = 100_000)]
+        lines: usize,
+        /// Frames to draw.
+        #[arg(long, default_value_t = 1000, value_parser = at_least_one())]
+        frames: usize,
+        /// Events per second fed while drawing.
+        #[arg(long, default_value_t = 10_000)]
+        events_per_s: usize,
+        /// Events folded in the reducer throughput run.
+        #[arg(long, default_value_t = 2_000_000)]
+        reducer_events: usize,
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// HTTP providers against a local mock server
+    ///
+    /// A generated plan run through the HTTP provider against `plexus dev
+    /// mock-server` in a child process that streams each answer over --stream-ms, with
+    /// --calls in flight: wall time, CPU and peak memory of plexus itself.
+    #[command(after_long_help = help::BENCH_HTTP)]
+    Http {
+        /// Tasks.
+        #[arg(long, default_value_t = 5000, value_parser = at_least_one())]
+        tasks: usize,
+        /// Calls in flight.
+        #[arg(long, default_value_t = 1000, value_parser = at_least_one())]
+        calls: usize,
+        /// Milliseconds each answer streams.
+        #[arg(long, value_name = "MS", default_value_t = 1000)]
+        stream_ms: u64,
+        /// Text events per answer.
+        #[arg(long, default_value_t = 20, value_parser = at_least_one())]
+        chunks: usize,
+        /// API the server speaks: openai or anthropic.
+        #[arg(long, default_value = "openai", value_parser = ["openai", "anthropic"])]
+        api: String,
+        /// Scratch directory.
+        #[arg(long, value_name = "DIR", default_value = "bench-out")]
+        dir: PathBuf,
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Replay: first frame, indexing and seeks on a million events
+    ///
+    /// A run of about a million events is generated, then replayed: the time to the
+    /// first frame, to index the log, the median and p99 of random seeks, peak memory.
+    #[command(after_long_help = help::BENCH_REPLAY)]
+    Replay {
+        /// Events of the generated run (about).
+        #[arg(long, default_value_t = 1_000_000, value_parser = clap::value_parser!(u64).range(1..))]
+        events: u64,
+        /// Tasks of the generated run.
+        #[arg(long, default_value_t = 5_000, value_parser = at_least_one())]
+        tasks: usize,
+        /// Seeks measured.
+        #[arg(long, default_value_t = 100, value_parser = at_least_one())]
+        seeks: usize,
+        /// Scratch directory.
+        #[arg(long, value_name = "DIR", default_value = "bench-out")]
+        dir: PathBuf,
+        /// Only write the run into this database (the benchmark's child process).
+        #[arg(long, hide = true)]
+        generate: Option<PathBuf>,
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Failure trees and the failures list on big inputs
+    ///
+    /// A generated tree opened, filtered, sorted and a sample opened; peak memory
+    /// against the tree's size; the database's failures list and the Failures screen's
+    /// first frame.
+    #[command(after_long_help = help::BENCH_FAILURES)]
+    Failures {
+        /// Samples of the generated tree.
+        #[arg(long, default_value_t = 100_000, value_parser = at_least_one())]
+        samples: usize,
+        /// Typical turns per sample.
+        #[arg(long, default_value_t = 50, value_parser = at_least_one())]
+        turns: usize,
+        /// Repetitions of each measurement (medians are reported).
+        #[arg(long, default_value_t = 5, value_parser = at_least_one())]
+        runs: usize,
+        /// Failed invocations in the benchmark database (0 skips it).
+        #[arg(long, default_value_t = 100_000)]
+        invocations: usize,
+        /// Scratch directory.
+        #[arg(long, value_name = "DIR", default_value = "bench-out")]
+        dir: PathBuf,
+        /// Only measure the tree at this path (the benchmark's child process).
+        #[arg(long, hide = true)]
+        measure: Option<PathBuf>,
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}

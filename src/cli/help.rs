@@ -1,0 +1,232 @@
+//! Help text: the examples at the end of each command's `--help`, and the width help
+//! is wrapped to.
+
+use std::ffi::OsString;
+use std::io::IsTerminal;
+
+use clap::{CommandFactory, FromArgMatches};
+
+use super::Cli;
+
+/// Width help is wrapped to: `COLUMNS` when set, else the terminal's width, else 80
+/// (help piped to a file or a pager); never more than 100.
+pub fn help_width() -> usize {
+    let columns = std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.trim().parse::<usize>().ok())
+        .filter(|&c| c > 0);
+    let terminal = || {
+        std::io::stdout()
+            .is_terminal()
+            .then(crossterm::terminal::size)
+            .and_then(Result::ok)
+            .map(|(w, _)| usize::from(w))
+    };
+    columns.or_else(terminal).unwrap_or(80).min(100)
+}
+
+/// The clap command with help wrapped to [`help_width`].
+pub fn command() -> clap::Command {
+    Cli::command().term_width(help_width())
+}
+
+/// Parses `args` (the program name first); on `--help`, `--version` or an error
+/// clap prints and exits, as usual.
+pub fn parse<I, T>(args: I) -> Cli
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let matches = command().get_matches_from(args);
+    Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
+}
+
+/// Examples of `plexus --help`.
+pub const MAIN_EXAMPLES: &str = "\
+Examples:
+  plexus demo                        the demo plan, offline, in the terminal UI
+  plexus run plan.json               run your own plan
+  plexus run plan.json --provider openai
+  plexus runs                        what the database holds
+  plexus replay latest               watch the last run again
+  plexus failures                    every failed attempt, newest first
+
+Docs: README.md and docs/ in the repository; `plexus COMMAND --help` for one command.";
+
+/// Examples of `plexus demo --help`.
+pub const DEMO: &str = "\
+Examples:
+  plexus demo
+  plexus demo --faults none --headless > summary.txt
+  plexus demo --provider openai --concurrency 4";
+
+/// Examples of `plexus run --help`.
+pub const RUN: &str = "\
+Examples:
+  plexus run plan.json
+  plexus run plan.json --provider local --concurrency 16
+  plexus run plan.json --faults demo --seed 3 --headless";
+
+/// Examples of `plexus resume --help`.
+pub const RESUME: &str = "\
+Examples:
+  plexus resume latest
+  plexus resume R-20261126-1 --headless";
+
+/// Examples of `plexus validate --help`.
+pub const VALIDATE: &str = "\
+Example:
+  plexus validate plan.json";
+
+/// Examples of `plexus runs --help`.
+pub const RUNS: &str = "\
+Examples:
+  plexus runs
+  plexus runs --json";
+
+/// Examples of `plexus show --help`.
+pub const SHOW: &str = "\
+Examples:
+  plexus show latest
+  plexus show R-20261126-1 --json";
+
+/// Examples of `plexus log --help`.
+pub const LOG: &str = "\
+Examples:
+  plexus log latest --kind task_finished
+  plexus log latest --task TASK_PLANNER_01 --since +30s
+  plexus log latest --follow";
+
+/// Examples of `plexus browse --help`.
+pub const BROWSE: &str = "\
+Examples:
+  plexus browse
+  plexus browse latest --theme light";
+
+/// Examples of `plexus replay --help`.
+pub const REPLAY: &str = "\
+Examples:
+  plexus replay latest
+  plexus replay latest --speed 4 --max-gap 0.5
+  plexus replay R-20261126-1 --at end --paused";
+
+/// Examples of `plexus diff --help`.
+pub const DIFF: &str = "\
+Examples:
+  plexus diff R-20261126-1 R-20261126-2
+  plexus diff R-20261126-1 latest --json";
+
+/// Examples of `plexus rerun --help`.
+pub const RERUN: &str = "\
+Examples:
+  plexus rerun latest --instant --headless
+  plexus rerun latest --plan changed.json
+  plexus rerun R-20261126-1 --from colleague.db";
+
+/// Examples of `plexus failures --help`.
+pub const FAILURES: &str = "\
+Examples:
+  plexus failures
+  plexus failures latest --json
+  plexus failures ./execute-output --budget 20000";
+
+/// Examples of `plexus review --help`.
+pub const REVIEW: &str = "\
+Examples:
+  plexus review
+  plexus review latest TASK_VALIDATOR_DIFF_01
+  plexus review latest TASK_VALIDATOR_DIFF_01 --accept --note checked
+  plexus review latest TASK_VALIDATOR_DIFF_01 --reject --reason 'no such asset'";
+
+/// Examples of `plexus export --help`.
+pub const EXPORT: &str = "\
+Examples:
+  plexus export latest -o run.jsonl
+  plexus export latest | gzip > run.jsonl.gz";
+
+/// Examples of `plexus import --help`.
+pub const IMPORT: &str = "\
+Examples:
+  plexus import run.jsonl
+  plexus import run.jsonl --rename-auto";
+
+/// Examples of `plexus export-failures --help`.
+pub const EXPORT_FAILURES: &str = "\
+Example:
+  plexus export-failures latest ./failures-of-latest";
+
+/// Examples of `plexus providers --help`.
+pub const PROVIDERS: &str = "\
+Examples:
+  plexus providers
+  plexus providers --json";
+
+/// Examples of `plexus ping --help`.
+pub const PING: &str = "\
+Examples:
+  plexus ping simulated
+  plexus ping openai --timeout 10";
+
+/// Examples of `plexus check --help`.
+pub const CHECK: &str = "\
+Examples:
+  plexus check
+  plexus check --upgrade";
+
+/// Examples of `plexus completions --help`.
+pub const COMPLETIONS: &str = "\
+Examples:
+  plexus completions bash > ~/.local/share/bash-completion/completions/plexus
+  plexus completions zsh > ~/.zfunc/_plexus
+  plexus completions fish > ~/.config/fish/completions/plexus.fish";
+
+/// Examples of `plexus man --help`.
+pub const MAN: &str = "\
+Examples:
+  plexus man > plexus.1 && man ./plexus.1";
+
+/// Examples of `plexus bench engine --help`.
+pub const BENCH_ENGINE: &str = "\
+Examples:
+  cargo run --release -- bench engine
+  cargo run --release -- bench engine --tasks 1000 --json";
+
+/// Examples of `plexus bench tokens --help`.
+pub const BENCH_TOKENS: &str = "\
+Example:
+  cargo run --release -- bench tokens";
+
+/// Examples of `plexus bench ui --help`.
+pub const BENCH_UI: &str = "\
+Example:
+  cargo run --release -- bench ui --frames 300";
+
+/// Examples of `plexus bench http --help`.
+pub const BENCH_HTTP: &str = "\
+Example:
+  cargo run --release -- bench http --api anthropic";
+
+/// Examples of `plexus bench replay --help`.
+pub const BENCH_REPLAY: &str = "\
+Example:
+  cargo run --release -- bench replay --events 200000";
+
+/// Examples of `plexus bench failures --help`.
+pub const BENCH_FAILURES: &str = "\
+Example:
+  cargo run --release -- bench failures --samples 10000 --invocations 0";
+
+/// Examples of `plexus dev gen-plan --help`.
+pub const GEN_PLAN: &str = "\
+Example:
+  plexus dev gen-plan --tasks 200 --width 20 > big.json && plexus run big.json";
+
+/// Examples of `plexus dev gen-failures --help`.
+pub const GEN_FAILURES: &str = "\
+Example:
+  plexus dev gen-failures ./sample-tree && plexus failures ./sample-tree";
+
+/// Examples of `plexus dev mock-server --help`.
+pub const MOCK_SERVER: &str = "\
+Example:
+  plexus dev mock-server --port 8089 --stream-ms 300";

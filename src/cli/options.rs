@@ -1,0 +1,69 @@
+//! Option groups that several commands share: how a session runs (provider, seed,
+//! concurrency, terminal UI), the simulated provider's pace and faults, the UI theme.
+
+use clap::{Args, ValueEnum};
+
+/// Default `--chunk-ms` of the simulated provider (`demo` and `run` alike).
+pub const CHUNK_MS: u64 = 15;
+/// Seed of the demo: its run shows parse, validation and quality retries; with its
+/// scripted hallucination it ends failed with one task waiting for a person's review,
+/// whose acceptance lets the last task run.
+pub const DEMO_SEED: u64 = 2;
+/// Default `--first-chunk-ms` of the simulated provider.
+pub const FIRST_CHUNK_MS: u64 = 120;
+
+/// How a run is executed: on which provider, how many calls at once, with or without
+/// the terminal UI.
+#[derive(Args, Debug, Clone, Default)]
+#[command(next_help_heading = "Session options")]
+pub struct SessionOpts {
+    /// Provider profile: `simulated` (built in, offline) or a `[providers.NAME]` of
+    /// plexus.toml (see `plexus providers`).
+    #[arg(long, env = "PLEXUS_PROVIDER", value_name = "NAME")]
+    pub provider: Option<String>,
+    /// Most model calls in flight [default: 8; a resumed run keeps its own].
+    #[arg(long, value_name = "N", value_parser = at_least_one())]
+    pub concurrency: Option<usize>,
+    /// No terminal UI: progress on stderr, summary on stdout (also the mode whenever
+    /// stdin or stdout is not a terminal).
+    #[arg(long)]
+    pub headless: bool,
+    #[command(flatten)]
+    pub theme: ThemeOpt,
+}
+
+/// The colour theme of the terminal UI.
+#[derive(Args, Debug, Clone, Default)]
+pub struct ThemeOpt {
+    /// Colour theme: dark, light, high-contrast, a name in the config directory's
+    /// themes/, or a .toml file [default: the config's, else dark].
+    #[arg(long, env = "PLEXUS_THEME", value_name = "THEME")]
+    pub theme: Option<String>,
+}
+
+/// Which faults the simulated provider injects.
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FaultMix {
+    /// No faults: every answer is valid.
+    None,
+    /// A few of each kind (bad JSON, invalid fields, low quality, timeouts, rate
+    /// limits), so retries and grades show up.
+    Demo,
+}
+
+/// The simulated provider's pace (no effect on a real model).
+#[derive(Args, Debug, Clone)]
+#[command(next_help_heading = "Simulated provider")]
+pub struct SimOpts {
+    /// Delay between streamed chunks, in ms.
+    #[arg(long, value_name = "MS", default_value_t = CHUNK_MS)]
+    pub chunk_ms: u64,
+    /// Delay before the first chunk, in ms.
+    #[arg(long, value_name = "MS", default_value_t = FIRST_CHUNK_MS)]
+    pub first_chunk_ms: u64,
+}
+
+/// A count of at least 1.
+pub fn at_least_one() -> clap::builder::RangedU64ValueParser<usize> {
+    clap::builder::RangedU64ValueParser::<usize>::new().range(1..)
+}

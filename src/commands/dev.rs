@@ -1,0 +1,87 @@
+//! `plexus dev …`: the plan and failure-tree generators and the mock server.
+
+use std::process::ExitCode;
+
+use color_eyre::eyre::{Result, WrapErr};
+
+use crate::cli::DevCommand;
+use crate::provider::mock_server::{MockConfig, MockServer};
+
+/// Runs one developer tool.
+pub fn run(cmd: DevCommand) -> Result<ExitCode> {
+    match cmd {
+        DevCommand::GenPlan {
+            tasks,
+            width,
+            max_atoms,
+        } => {
+            let v = crate::plan::generate::generate(crate::plan::generate::GenSpec {
+                tasks,
+                width,
+                fan_in: 3,
+                max_atoms,
+            });
+            crate::rawln!("{}", serde_json::to_string_pretty(&v)?);
+            Ok(ExitCode::SUCCESS)
+        }
+        DevCommand::GenFailures {
+            dir,
+            samples,
+            turns,
+            seed,
+            broken,
+        } => super::failures::gen(
+            &dir,
+            &crate::failures::generate::GenSpec {
+                samples,
+                turns,
+                seed,
+                broken,
+                ..Default::default()
+            },
+        ),
+        DevCommand::MockServer {
+            port,
+            stream_ms,
+            chunks,
+            require_key,
+            threads,
+        } => {
+            serve_mock(port, stream_ms, chunks, require_key, threads)?;
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+/// Serves the mock API until killed.
+pub fn serve_mock(
+    port: u16,
+    stream_ms: u64,
+    chunks: usize,
+    require_key: Option<String>,
+    threads: usize,
+) -> Result<()> {
+    crate::bench::http::raise_open_files();
+    let server = MockServer::start(
+        MockConfig {
+            stream_ms,
+            chunks,
+            require_key,
+            ..MockConfig::default()
+        },
+        port,
+        threads,
+    )
+    .wrap_err_with(|| format!("cannot listen on 127.0.0.1:{port}"))?;
+    // One write, errors ignored: whoever started us may stop reading after line one.
+    let banner = format!(
+        "mock server listening on {0}\n  OpenAI-compatible: {0}/v1/chat/completions   Anthropic: {0}/v1/messages\n",
+        server.url()
+    );
+    use std::io::Write;
+    let mut out = std::io::stdout();
+    let _ = out.write_all(banner.as_bytes());
+    let _ = out.flush();
+    server.wait();
+    Ok(())
+}

@@ -65,7 +65,7 @@ fn runs() -> &'static Runs {
                     ]),
             );
             assert_eq!(o.code, Some(0), "run at {threshold}: {}", o.stderr);
-            run_id(&o.stderr)
+            run_id(&o.stdout)
         };
         let first = run("C");
         let again = run("C");
@@ -81,8 +81,8 @@ fn runs() -> &'static Runs {
 }
 
 /// The run id of `run R…: STATUS`, the last line a headless run prints.
-fn run_id(stderr: &str) -> String {
-    stderr
+fn run_id(stdout: &str) -> String {
+    stdout
         .lines()
         .rev()
         .find_map(|l| l.strip_prefix("run ").and_then(|r| r.split(':').next()))

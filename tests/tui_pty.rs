@@ -167,7 +167,8 @@ fn quit_mid_run_then_resume_headless() {
         .expect("resume");
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "resume failed:\n{err}");
-    assert!(err.contains("succeeded"), "{err}");
+    let result = String::from_utf8_lossy(&out.stdout);
+    assert!(result.contains("succeeded"), "{result}");
     let store = plexus::store::Store::open(&db).expect("store");
     let run = store.run("latest").expect("run");
     assert_eq!(run.status, "succeeded");

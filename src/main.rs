@@ -6,19 +6,20 @@ use color_eyre::eyre::{eyre, Result};
 
 use plexus::commands::launch::{prepare_resume, run_headless, Resuming};
 use plexus::commands::show::{print_log, print_run, print_runs_at};
-use plexus::commands::tui::{browse_tui, run_tui, want_tui, ReplayOptions, UiSetup};
+use plexus::commands::start::{engine_config, run_config, session_of, sim_config};
+use plexus::commands::tui::{
+    browse_tui, replay_options, run_tui, ui_setup, want_tui, ReplayOptions, UiSetup,
+};
 use plexus::commands::{Globals, RunConfig};
-use plexus::config::keymap::Keymap;
-use plexus::config::{config_dir, Config};
+use plexus::config::Config;
 use plexus::engine::retry::RetryPolicy;
 use plexus::engine::EngineConfig;
 use plexus::exit;
 use plexus::plan::{load_plan_file, parse_plan};
-use plexus::provider::{Fault, FaultRates, SimConfig};
+use plexus::provider::Fault;
 use plexus::store::Store;
-use plexus::ui::theme::load_or_fallback;
 
-use plexus::cli::{Cli, Command, FaultMix, SessionOpts, SimOpts};
+use plexus::cli::{Cli, Command, FaultMix};
 
 /// The demo task whose first answer (on the simulated provider, with faults) refers to
 /// an asset that does not exist (E007): it stops for review, blocking the critic below.
@@ -144,63 +145,6 @@ fn has_tui(command: &Command) -> bool {
     )
 }
 
-/// The theme and keymap for the UI from the loaded config; a broken theme falls back.
-fn ui_setup(cli_theme: Option<&str>, cfg: &Config) -> Result<UiSetup> {
-    let keys = Keymap::with_overrides(&cfg.keys).map_err(|e| eyre!("{e}"))?;
-    let spec = cli_theme
-        .map(str::to_string)
-        .unwrap_or_else(|| cfg.ui.theme.clone());
-    let (theme, warning) = load_or_fallback(&spec, config_dir().as_deref());
-    if let Some(w) = &warning {
-        tracing::warn!("{w}");
-    }
-    Ok(UiSetup {
-        theme,
-        keys,
-        warning,
-    })
-}
-
-/// The replay options of `plexus replay`, checked.
-fn replay_options(at: &str, speed: &str, max_gap: f64, paused: bool) -> Result<ReplayOptions> {
-    use plexus::app::replay_feed::StartAt;
-    use plexus::app::transport::Speed;
-    let start = match at {
-        "start" => StartAt::Start,
-        "end" => StartAt::End,
-        n => StartAt::Event(
-            n.parse()
-                .map_err(|_| eyre!("--at `{n}`: give start, end or an event number"))?,
-        ),
-    };
-    let speed = match speed {
-        "max" => Speed::Max,
-        s => {
-            let f: f64 = s
-                .trim_start_matches(['x', '×'])
-                .parse()
-                .map_err(|_| eyre!("--speed `{s}`: give a number from 0.25 to 64, or max"))?;
-            if !(0.25..=64.0).contains(&f) {
-                return Err(eyre!("--speed {s}: from 0.25 to 64, or max"));
-            }
-            Speed::nearest(f)
-        }
-    };
-    if !(max_gap.is_finite() && (0.0..=86_400.0).contains(&max_gap)) {
-        return Err(eyre!(
-            "--max-gap must be a number of seconds from 0 to 86400"
-        ));
-    }
-    Ok(ReplayOptions {
-        start,
-        settings: plexus::app::replay_app::ReplaySettings {
-            speed,
-            max_gap_ms: (max_gap * 1000.0).round() as u64,
-            autoplay: !paused,
-        },
-    })
-}
-
 /// Runs with the TUI when `tui` is set, else headless.
 async fn launch(
     g: &Globals,
@@ -213,76 +157,6 @@ async fn launch(
     match tui {
         Some(setup) => run_tui(g, plan, config, resume, demo_assets, setup).await,
         None => run_headless(g, plan, config, resume, demo_assets).await,
-    }
-}
-
-/// A new run's config: engine and simulated settings, and the chosen provider profile.
-fn run_config(g: &Globals, engine: EngineConfig, simulated: SimConfig) -> RunConfig {
-    RunConfig {
-        engine,
-        simulated,
-        provider: g.provider.clone().unwrap_or_else(|| "simulated".into()),
-        replay: None,
-    }
-}
-
-fn engine_config(g: &Globals, base: EngineConfig) -> EngineConfig {
-    let mut e = base;
-    if let Some(c) = g.concurrency {
-        e.concurrency = c.max(1);
-    }
-    if let Some(s) = g.seed {
-        e.seed = s;
-    }
-    e
-}
-
-/// The session options of `command` (provider, concurrency, UI), its seed and theme.
-fn session_of(command: &Command) -> (SessionOpts, Option<u64>) {
-    match command {
-        Command::Demo { session, seed, .. } | Command::Run { session, seed, .. } => {
-            (session.clone(), Some(*seed))
-        }
-        Command::Resume { session, seed, .. } => (session.clone(), *seed),
-        Command::Rerun {
-            seed,
-            concurrency,
-            headless,
-            theme,
-            ..
-        } => (
-            SessionOpts {
-                provider: None,
-                concurrency: *concurrency,
-                headless: *headless,
-                theme: theme.clone(),
-            },
-            *seed,
-        ),
-        Command::Browse { theme, .. }
-        | Command::Replay { theme, .. }
-        | Command::Failures { theme, .. } => (
-            SessionOpts {
-                theme: theme.clone(),
-                ..SessionOpts::default()
-            },
-            None,
-        ),
-        _ => (SessionOpts::default(), None),
-    }
-}
-
-/// The simulated provider's settings from the command line.
-fn sim_config(seed: u64, sim: &SimOpts, faults: FaultMix) -> SimConfig {
-    SimConfig {
-        seed,
-        chunk_ms: sim.chunk_ms,
-        first_chunk_ms: sim.first_chunk_ms,
-        faults: match faults {
-            FaultMix::None => FaultRates::default(),
-            FaultMix::Demo => FaultRates::demo(),
-        },
-        ..SimConfig::default()
     }
 }
 
@@ -405,7 +279,7 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
             browse_tui(&g, run.as_deref(), setup, options).await?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::Validate { plan } => validate(&plan),
+        Command::Validate { plan } => plexus::commands::check::validate(&plan),
         Command::Runs { json } => {
             print_runs_at(&g.db, json)?;
             Ok(ExitCode::SUCCESS)
@@ -534,7 +408,7 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
                 ExitCode::from(1)
             })
         }
-        Command::Check { upgrade } => check(&g.db, upgrade),
+        Command::Check { upgrade } => plexus::commands::check::check(&g.db, upgrade),
         Command::Completions { shell } => {
             plexus::commands::docs_gen::completions(shell)?;
             Ok(ExitCode::SUCCESS)
@@ -546,46 +420,6 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Bench(cmd) => plexus::bench::run(cmd).await,
         Command::Dev(cmd) => plexus::commands::dev::run(cmd),
     }
-}
-
-/// `plexus validate PLAN`.
-fn validate(plan: &std::path::Path) -> Result<ExitCode> {
-    match load_plan_file(plan) {
-        Ok(p) => {
-            let layers = p.layers();
-            plexus::outln!(
-                "{}: valid — plan {} ({}), {} tasks in {} layers, agents: {}",
-                plan.display(),
-                p.plan_id,
-                p.execution_mode.as_str(),
-                p.tasks.len(),
-                layers.len(),
-                p.agents.keys().cloned().collect::<Vec<_>>().join(", ")
-            );
-            Ok(ExitCode::SUCCESS)
-        }
-        Err(e) => {
-            plexus::errprint!("{e}");
-            Ok(ExitCode::from(exit::INVALID))
-        }
-    }
-}
-
-/// `plexus check [--upgrade]`.
-fn check(db: &std::path::Path, upgrade: bool) -> Result<ExitCode> {
-    if upgrade {
-        if !db.is_file() {
-            return Err(plexus::store::StoreError::Missing(db.to_path_buf()).into());
-        }
-        drop(plexus::store::open_connection(db)?);
-    }
-    let r = Store::open(db)?.integrity_check()?;
-    plexus::outln!("{}: integrity_check {r}", db.display());
-    Ok(if r == "ok" {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    })
 }
 
 /// The end of a run: the summary and the final status on standard output (the result,

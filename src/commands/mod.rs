@@ -2,6 +2,7 @@
 //! review, export, import, failures, export-failures, providers, completions, man and
 //! the developer tools (the benchmarks are in `crate::bench`).
 
+pub mod check;
 pub mod dev;
 pub mod diff;
 pub mod docs_gen;
@@ -14,6 +15,7 @@ pub mod providers;
 pub mod rerun;
 pub mod review;
 pub mod show;
+pub mod start;
 pub mod tui;
 
 use std::path::PathBuf;

@@ -12,11 +12,12 @@ use crate::app::replay_feed::StartAt;
 use crate::app::terminal::TerminalGuard;
 use crate::app::{Screen, UiState};
 use crate::config::keymap::Keymap;
+use crate::config::{config_dir, Config};
 use crate::event::RunStatus;
 use crate::plan::Plan;
 use crate::state::RunState;
 use crate::store::Store;
-use crate::ui::theme::Theme;
+use crate::ui::theme::{load_or_fallback, Theme};
 
 /// Look and keys of the UI.
 pub struct UiSetup {
@@ -250,4 +251,60 @@ pub fn summary(st: &RunState) -> String {
 pub fn want_tui(globals: &Globals) -> bool {
     use std::io::IsTerminal;
     !globals.headless && std::io::stdout().is_terminal() && std::io::stdin().is_terminal()
+}
+
+/// The theme and keymap for the UI from the loaded config; a broken theme falls back.
+pub fn ui_setup(cli_theme: Option<&str>, cfg: &Config) -> Result<UiSetup> {
+    let keys = Keymap::with_overrides(&cfg.keys).map_err(|e| eyre!("{e}"))?;
+    let spec = cli_theme
+        .map(str::to_string)
+        .unwrap_or_else(|| cfg.ui.theme.clone());
+    let (theme, warning) = load_or_fallback(&spec, config_dir().as_deref());
+    if let Some(w) = &warning {
+        tracing::warn!("{w}");
+    }
+    Ok(UiSetup {
+        theme,
+        keys,
+        warning,
+    })
+}
+
+/// The replay options of `plexus replay`, checked.
+pub fn replay_options(at: &str, speed: &str, max_gap: f64, paused: bool) -> Result<ReplayOptions> {
+    use crate::app::transport::Speed;
+    let start = match at {
+        "start" => StartAt::Start,
+        "end" => StartAt::End,
+        n => StartAt::Event(
+            n.parse()
+                .map_err(|_| eyre!("--at `{n}`: give start, end or an event number"))?,
+        ),
+    };
+    let speed = match speed {
+        "max" => Speed::Max,
+        s => {
+            let f: f64 = s
+                .trim_start_matches(['x', '×'])
+                .parse()
+                .map_err(|_| eyre!("--speed `{s}`: give a number from 0.25 to 64, or max"))?;
+            if !(0.25..=64.0).contains(&f) {
+                return Err(eyre!("--speed {s}: from 0.25 to 64, or max"));
+            }
+            Speed::nearest(f)
+        }
+    };
+    if !(max_gap.is_finite() && (0.0..=86_400.0).contains(&max_gap)) {
+        return Err(eyre!(
+            "--max-gap must be a number of seconds from 0 to 86400"
+        ));
+    }
+    Ok(ReplayOptions {
+        start,
+        settings: ReplaySettings {
+            speed,
+            max_gap_ms: (max_gap * 1000.0).round() as u64,
+            autoplay: !paused,
+        },
+    })
 }

@@ -1,0 +1,50 @@
+//! `plexus validate PLAN` and `plexus check [--upgrade]`: a plan file and a database
+//! file checked without running anything.
+
+use std::process::ExitCode;
+
+use color_eyre::eyre::Result;
+
+use crate::exit;
+use crate::plan::load_plan_file;
+use crate::store::Store;
+
+/// `plexus validate PLAN`.
+pub fn validate(plan: &std::path::Path) -> Result<ExitCode> {
+    match load_plan_file(plan) {
+        Ok(p) => {
+            let layers = p.layers();
+            crate::outln!(
+                "{}: valid — plan {} ({}), {} tasks in {} layers, agents: {}",
+                plan.display(),
+                p.plan_id,
+                p.execution_mode.as_str(),
+                p.tasks.len(),
+                layers.len(),
+                p.agents.keys().cloned().collect::<Vec<_>>().join(", ")
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e) => {
+            crate::errprint!("{e}");
+            Ok(ExitCode::from(exit::INVALID))
+        }
+    }
+}
+
+/// `plexus check [--upgrade]`.
+pub fn check(db: &std::path::Path, upgrade: bool) -> Result<ExitCode> {
+    if upgrade {
+        if !db.is_file() {
+            return Err(crate::store::StoreError::Missing(db.to_path_buf()).into());
+        }
+        drop(crate::store::open_connection(db)?);
+    }
+    let r = Store::open(db)?.integrity_check()?;
+    crate::outln!("{}: integrity_check {r}", db.display());
+    Ok(if r == "ok" {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}

@@ -29,6 +29,23 @@ pub struct AgentRequest {
     pub extra: Extra,
 }
 
+impl AgentRequest {
+    /// The tool-using part of the request (its `react` field), when there is one and
+    /// it reads.
+    pub fn react(&self) -> Option<super::messages::ReactTurns> {
+        self.extra
+            .get("react")
+            .and_then(|v| serde_json::from_value(v.clone()).ok())
+    }
+
+    /// Sets the tool-using part of the request (the `react` field).
+    pub fn set_react(&mut self, react: &super::messages::ReactTurns) {
+        if let Ok(v) = serde_json::to_value(react) {
+            self.extra.insert("react".into(), v);
+        }
+    }
+}
+
 /// The `user_prompt` object (seed 001 §2.2.2).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct UserPrompt {

@@ -368,3 +368,123 @@ pub struct ConversationRound {
     /// Tokens used by the round.
     pub tokens_used: u64,
 }
+
+/// A tool offered to the model: its name, what it does, and the JSON schema of its
+/// input (OpenAI `tools[].function`, Anthropic `tools[]`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolDefinition {
+    /// Name the model calls it by.
+    pub name: String,
+    /// What it does, for the model.
+    pub description: String,
+    /// JSON schema of the input object.
+    pub input_schema: serde_json::Value,
+}
+
+/// One message of a conversation: a role and its content blocks.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Message {
+    /// Who speaks.
+    pub role: MessageType,
+    /// What is said, block by block.
+    pub content: Vec<ContentBlock>,
+}
+
+/// The tool-using part of a request: the tools offered, and the turns of the ReAct loop
+/// that followed the first user message (assistant turns with their tool calls, user
+/// turns carrying the tool results). Kept in the request's `react` field.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct ReactTurns {
+    /// Tools the model may call.
+    #[serde(default)]
+    pub tools: Vec<ToolDefinition>,
+    /// Turns after the first user message, in order.
+    #[serde(default)]
+    pub turns: Vec<Message>,
+}
+
+impl ContentBlock {
+    fn empty(block_type: ContentBlockType) -> ContentBlock {
+        ContentBlock {
+            block_type,
+            text: None,
+            thinking: None,
+            id: None,
+            name: None,
+            input: None,
+            tool_use_id: None,
+            is_error: false,
+            extra: Extra::new(),
+        }
+    }
+
+    /// A `text` block.
+    pub fn text(text: impl Into<String>) -> ContentBlock {
+        ContentBlock {
+            text: Some(text.into()),
+            ..ContentBlock::empty(ContentBlockType::Text)
+        }
+    }
+
+    /// A `thinking` block.
+    pub fn thinking(thinking: impl Into<String>) -> ContentBlock {
+        ContentBlock {
+            thinking: Some(thinking.into()),
+            ..ContentBlock::empty(ContentBlockType::Thinking)
+        }
+    }
+
+    /// A `tool_use` block: call `id` of tool `name` with `input` (a JSON object; any
+    /// other value is wrapped as `{"value": …}`).
+    pub fn tool_use(
+        id: impl Into<String>,
+        name: impl Into<String>,
+        input: serde_json::Value,
+    ) -> ContentBlock {
+        let input = match input {
+            serde_json::Value::Object(m) => m,
+            other => [("value".to_string(), other)].into_iter().collect(),
+        };
+        ContentBlock {
+            id: Some(id.into()),
+            name: Some(name.into()),
+            input: Some(input),
+            ..ContentBlock::empty(ContentBlockType::ToolUse)
+        }
+    }
+
+    /// A `tool_result` block answering call `tool_use_id` with the observation `content`.
+    pub fn tool_result(
+        tool_use_id: impl Into<String>,
+        content: impl Into<String>,
+        is_error: bool,
+    ) -> ContentBlock {
+        let mut b = ContentBlock {
+            tool_use_id: Some(tool_use_id.into()),
+            is_error,
+            ..ContentBlock::empty(ContentBlockType::ToolResult)
+        };
+        b.extra
+            .insert("content".into(), serde_json::Value::String(content.into()));
+        b
+    }
+
+    /// The input of a `tool_use` block as a JSON object (`{}` when absent).
+    pub fn input_json(&self) -> serde_json::Value {
+        serde_json::Value::Object(self.input.clone().unwrap_or_default())
+    }
+
+    /// The content of a `tool_result` block as text: a string, or the text blocks of
+    /// an array joined by newlines.
+    pub fn result_text(&self) -> String {
+        match self.extra.get("content") {
+            Some(serde_json::Value::String(s)) => s.clone(),
+            Some(serde_json::Value::Array(parts)) => parts
+                .iter()
+                .filter_map(|p| p.get("text").and_then(serde_json::Value::as_str))
+                .collect::<Vec<_>>()
+                .join("\n"),
+            _ => String::new(),
+        }
+    }
+}

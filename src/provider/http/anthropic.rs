@@ -6,6 +6,7 @@ use serde_json::{json, Value};
 
 use super::openai::count_at;
 use super::{api_error, event_json, Emit};
+use crate::protocol::messages::{ContentBlockType, MessageType, ReactTurns};
 use crate::protocol::AgentRequest;
 use crate::provider::profile::ProviderProfile;
 use crate::provider::{ProviderError, ProviderOutput, ToolCall, Usage};
@@ -38,7 +39,50 @@ pub fn body(request: &AgentRequest, user_text: &str, profile: &ProviderProfile) 
     } else {
         body["temperature"] = json!(request.constraints.temperature.clamp(0.0, 1.0));
     }
+    if let Some(react) = request.react() {
+        add_react(&mut body, &react);
+    }
     body
+}
+
+/// The tools (`tools[]` with `input_schema`) and the loop's turns as content blocks:
+/// text and `tool_use` for the assistant, `tool_result` for the user (thinking is not
+/// sent back: it would need the signature the API gave it).
+fn add_react(body: &mut Value, react: &ReactTurns) {
+    if !react.tools.is_empty() {
+        body["tools"] = react
+            .tools
+            .iter()
+            .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.input_schema}))
+            .collect();
+    }
+    let Some(messages) = body["messages"].as_array_mut() else {
+        return;
+    };
+    for turn in &react.turns {
+        let role = match turn.role {
+            MessageType::Assistant => "assistant",
+            MessageType::User | MessageType::System => "user",
+        };
+        let content: Vec<Value> = turn
+            .content
+            .iter()
+            .filter_map(|b| match b.block_type {
+                ContentBlockType::Text => Some(json!({"type": "text", "text": b.text})),
+                ContentBlockType::ToolUse => Some(json!({
+                    "type": "tool_use", "id": b.id, "name": b.name, "input": b.input_json(),
+                })),
+                ContentBlockType::ToolResult => Some(json!({
+                    "type": "tool_result", "tool_use_id": b.tool_use_id,
+                    "content": b.result_text(), "is_error": b.is_error,
+                })),
+                ContentBlockType::Thinking => None,
+            })
+            .collect();
+        if !content.is_empty() {
+            messages.push(json!({"role": role, "content": content}));
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]

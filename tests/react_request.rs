@@ -1,0 +1,132 @@
+//! A tool-using request is sent the way each API expects: the tools, the assistant's
+//! tool calls and the tool results, after the first user message.
+
+use serde_json::json;
+
+use plexus::protocol::messages::{ContentBlock, Message, MessageType, ReactTurns, ToolDefinition};
+use plexus::protocol::AgentRequest;
+use plexus::provider::http::{anthropic, openai};
+use plexus::provider::profile::ProviderProfile;
+use plexus::provider::ProviderKind;
+
+fn request() -> AgentRequest {
+    let mut r = AgentRequest {
+        invocation_id: "INV_1".into(),
+        agent: "Scholar".into(),
+        task_id: "T".into(),
+        plan_id: "P".into(),
+        system_prompt: "sys".into(),
+        user_prompt: Default::default(),
+        constraints: Default::default(),
+        extra: Default::default(),
+    };
+    r.set_react(&ReactTurns {
+        tools: vec![ToolDefinition {
+            name: "get_now".into(),
+            description: "the time".into(),
+            input_schema: json!({"type": "object", "properties": {"timezone": {"type": "string"}}}),
+        }],
+        turns: vec![
+            Message {
+                role: MessageType::Assistant,
+                content: vec![
+                    ContentBlock::thinking("private"),
+                    ContentBlock::text("I need the time."),
+                    ContentBlock::tool_use("call_1", "get_now", json!({"timezone": "UTC"})),
+                ],
+            },
+            Message {
+                role: MessageType::User,
+                content: vec![ContentBlock::tool_result(
+                    "call_1",
+                    "2026-11-26T10:00:00Z",
+                    false,
+                )],
+            },
+        ],
+    });
+    r
+}
+
+fn profile(kind: ProviderKind) -> ProviderProfile {
+    ProviderProfile {
+        kind,
+        model: "m".into(),
+        base_url: "http://127.0.0.1:1/v1".into(),
+        ..ProviderProfile::simulated()
+    }
+}
+
+#[test]
+fn openai_gets_function_tools_tool_calls_and_tool_messages() {
+    let body = openai::body(&request(), "USER", &profile(ProviderKind::Openai));
+    assert_eq!(body["tools"][0]["type"], "function");
+    assert_eq!(body["tools"][0]["function"]["name"], "get_now");
+    assert_eq!(
+        body["tools"][0]["function"]["parameters"]["properties"]["timezone"]["type"],
+        "string"
+    );
+    let m = body["messages"].as_array().expect("messages");
+    assert_eq!(m.len(), 4, "{m:#?}");
+    assert_eq!(m[1]["content"], "USER");
+    assert_eq!(m[2]["role"], "assistant");
+    assert_eq!(m[2]["content"], "I need the time.");
+    assert_eq!(m[2]["tool_calls"][0]["id"], "call_1");
+    assert_eq!(m[2]["tool_calls"][0]["function"]["name"], "get_now");
+    assert_eq!(
+        m[2]["tool_calls"][0]["function"]["arguments"],
+        r#"{"timezone":"UTC"}"#
+    );
+    assert_eq!(m[3]["role"], "tool");
+    assert_eq!(m[3]["tool_call_id"], "call_1");
+    assert_eq!(m[3]["content"], "2026-11-26T10:00:00Z");
+    assert!(
+        !body.to_string().contains("private"),
+        "thinking is not sent"
+    );
+}
+
+#[test]
+fn anthropic_gets_tools_with_input_schema_and_content_blocks() {
+    let body = anthropic::body(&request(), "USER", &profile(ProviderKind::Anthropic));
+    assert_eq!(body["tools"][0]["name"], "get_now");
+    assert_eq!(body["tools"][0]["input_schema"]["type"], "object");
+    let m = body["messages"].as_array().expect("messages");
+    assert_eq!(m.len(), 3, "{m:#?}");
+    assert_eq!(m[1]["role"], "assistant");
+    assert_eq!(m[1]["content"][0]["type"], "text");
+    assert_eq!(m[1]["content"][1]["type"], "tool_use");
+    assert_eq!(m[1]["content"][1]["input"]["timezone"], "UTC");
+    assert_eq!(m[2]["role"], "user");
+    assert_eq!(m[2]["content"][0]["type"], "tool_result");
+    assert_eq!(m[2]["content"][0]["tool_use_id"], "call_1");
+    assert_eq!(m[2]["content"][0]["is_error"], false);
+    assert_eq!(m[2]["content"][0]["content"], "2026-11-26T10:00:00Z");
+    assert!(
+        !body.to_string().contains("private"),
+        "thinking is not sent"
+    );
+}
+
+#[test]
+fn a_plain_request_has_no_tools_and_one_user_message() {
+    let mut r = request();
+    r.extra.clear();
+    assert!(r.react().is_none());
+    let o = openai::body(&r, "USER", &profile(ProviderKind::Openai));
+    assert!(o.get("tools").is_none());
+    assert_eq!(o["messages"].as_array().map(Vec::len), Some(2));
+    let a = anthropic::body(&r, "USER", &profile(ProviderKind::Anthropic));
+    assert!(a.get("tools").is_none());
+    assert_eq!(a["messages"].as_array().map(Vec::len), Some(1));
+}
+
+#[test]
+fn the_react_field_round_trips_through_the_stored_request() {
+    let r = request();
+    let text = serde_json::to_string(&r).expect("json");
+    let back: AgentRequest = serde_json::from_str(&text).expect("back");
+    assert_eq!(back.react(), r.react());
+    let turns = back.react().expect("react").turns;
+    assert_eq!(turns[1].content[0].result_text(), "2026-11-26T10:00:00Z");
+}

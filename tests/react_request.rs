@@ -130,3 +130,123 @@ fn the_react_field_round_trips_through_the_stored_request() {
     let turns = back.react().expect("react").turns;
     assert_eq!(turns[1].content[0].result_text(), "2026-11-26T10:00:00Z");
 }
+
+/// Collects streamed text.
+struct Text(String);
+
+impl plexus::provider::ChunkSink for Text {
+    fn chunk(&mut self, text: &str) {
+        self.0.push_str(text);
+    }
+}
+
+/// A request offering `get_now` and `file_search`, with `turns` of the loop so far.
+fn offering(turns: Vec<Message>) -> std::sync::Arc<AgentRequest> {
+    let mut r = request();
+    let mut react = r.react().expect("react");
+    react.tools.push(ToolDefinition {
+        name: "file_search".into(),
+        description: "search".into(),
+        input_schema: json!({"type": "object"}),
+    });
+    react.turns = turns;
+    r.set_react(&react);
+    std::sync::Arc::new(r)
+}
+
+#[tokio::test]
+async fn the_simulated_model_and_the_mock_server_make_the_same_tool_calls_streamed_or_whole() {
+    use plexus::provider::mock_server::{MockConfig, MockServer};
+    use plexus::provider::{HttpProvider, Provider, SimConfig, SimulatedProvider};
+    let server = MockServer::start(
+        MockConfig {
+            stream_ms: 20,
+            chunks: 4,
+            ..MockConfig::default()
+        },
+        0,
+        1,
+    )
+    .expect("mock server");
+    let sim = SimulatedProvider::new(SimConfig {
+        chunk_ms: 0,
+        first_chunk_ms: 0,
+        ..SimConfig::default()
+    });
+    // Step 1 (nothing called yet), then step 2 (get_now answered).
+    let after_first = vec![
+        Message {
+            role: MessageType::Assistant,
+            content: vec![ContentBlock::tool_use(
+                "call_1_get_now",
+                "get_now",
+                json!({"timezone": "UTC"}),
+            )],
+        },
+        Message {
+            role: MessageType::User,
+            content: vec![ContentBlock::tool_result(
+                "call_1_get_now",
+                "2026-11-26T10:00:00Z",
+                false,
+            )],
+        },
+    ];
+    for (turns, tool, args) in [
+        (vec![], "get_now", r#"{"timezone":"UTC"}"#),
+        (after_first, "file_search", r#"{"pattern":"**/*.md"}"#),
+    ] {
+        let req = offering(turns);
+        let mut text = Text(String::new());
+        let out = sim
+            .invoke(req.clone(), 1, &mut text)
+            .await
+            .expect("simulated");
+        assert_eq!(out.tool_calls.len(), 1, "{out:?}");
+        assert_eq!(out.tool_calls[0].name, tool);
+        assert_eq!(out.tool_calls[0].arguments, args);
+        assert!(text.0.starts_with("Thought:"), "{}", text.0);
+        for kind in [ProviderKind::Openai, ProviderKind::Anthropic] {
+            for stream in [true, false] {
+                let mut p = profile(kind);
+                p.name = "mock".into();
+                p.base_url = match kind {
+                    ProviderKind::Openai => format!("{}/v1", server.url()),
+                    _ => server.url(),
+                };
+                p.stream = stream;
+                let http = HttpProvider::new(p).expect("provider");
+                let mut got = Text(String::new());
+                let out = http.invoke(req.clone(), 1, &mut got).await.expect("http");
+                let what = format!("{kind:?} stream={stream}");
+                assert_eq!(out.tool_calls.len(), 1, "{what}: {out:?}");
+                assert_eq!(out.tool_calls[0].name, tool, "{what}");
+                assert_eq!(
+                    out.tool_calls[0].id,
+                    format!("call_{}_{tool}", if tool == "get_now" { 1 } else { 2 })
+                );
+                let parsed: serde_json::Value =
+                    serde_json::from_str(&out.tool_calls[0].arguments).expect("arguments");
+                assert_eq!(
+                    parsed,
+                    serde_json::from_str::<serde_json::Value>(args).expect("json"),
+                    "{what}"
+                );
+                assert_eq!(got.0, text.0, "{what}: the same thought");
+            }
+        }
+    }
+    // Every tool called once: the answer.
+    let done = offering(vec![Message {
+        role: MessageType::Assistant,
+        content: vec![
+            ContentBlock::tool_use("a", "get_now", json!({})),
+            ContentBlock::tool_use("b", "file_search", json!({})),
+        ],
+    }]);
+    let out = sim
+        .invoke(done, 1, &mut Text(String::new()))
+        .await
+        .expect("answer");
+    assert!(out.tool_calls.is_empty());
+}

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::sim_answer::{Answer, DeltaAudit, Metadata, Output, SimAtom};
+use super::sim_react::{next_step, SimStep};
 use super::{ChunkSink, Provider, ProviderError, ProviderFuture, ProviderOutput};
 use crate::protocol::AgentRequest;
 
@@ -479,6 +480,24 @@ impl Provider for SimulatedProvider {
                     sink.chunk(&part.concat());
                 }
                 return Ok(ProviderOutput::default());
+            }
+            // A step of a tool-using loop: a thought, then one tool call (faults are
+            // kept for the final answer).
+            if let Some(SimStep::Act { thought, call }) = request.react().map(|r| next_step(&r)) {
+                if self.config.first_chunk_ms > 0 {
+                    tokio::time::sleep(Duration::from_millis(self.config.first_chunk_ms)).await;
+                }
+                for (i, c) in split_chunks(&thought, 4).iter().enumerate() {
+                    if i > 0 && self.config.chunk_ms > 0 {
+                        tokio::time::sleep(Duration::from_millis(self.config.chunk_ms)).await;
+                    }
+                    sink.chunk(c);
+                }
+                return Ok(ProviderOutput {
+                    finish_reason: Some("tool_use".into()),
+                    tool_calls: vec![call],
+                    ..ProviderOutput::default()
+                });
             }
             let mut rng = self.rng_for(&request, attempt);
             let fault = self.fault_for(&request.task_id, attempt, &mut rng);

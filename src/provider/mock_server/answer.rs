@@ -4,9 +4,12 @@
 
 use serde_json::{json, Value};
 
+use crate::protocol::messages::{ContentBlock, Message, MessageType, ReactTurns, ToolDefinition};
 use crate::protocol::{AgentRequest, UserPrompt};
+use crate::provider::sim_react::{next_step, SimStep};
 use crate::provider::simulated::{split_chunks, Fault};
 use crate::provider::SimulatedProvider;
+use crate::provider::ToolCall;
 use crate::tokens::TokenCounter;
 
 /// Which API a request came in on.
@@ -28,8 +31,10 @@ pub struct Call {
     pub stream: bool,
     /// System and user text.
     pub prompt: String,
-    /// The answer text.
+    /// The answer text (in a tool-using loop, the thought before the call).
     pub text: String,
+    /// The tool calls of the answer (a step of a tool-using loop).
+    pub tool_calls: Vec<ToolCall>,
 }
 
 /// Reads a request body and builds the answer text.
@@ -57,6 +62,18 @@ pub fn call(api: Api, body: &[u8], task: &str, invocation: &str, sim: &Simulated
                 .to_string(),
         ),
     };
+    // A step of a tool-using loop: the simulated model's thought and tool call.
+    let react = react_of(api, &v);
+    if let SimStep::Act { thought, call } = next_step(&react) {
+        return Call {
+            api,
+            model,
+            stream,
+            prompt: format!("{system}{user}"),
+            text: thought,
+            tool_calls: vec![call],
+        };
+    }
     let text = match serde_json::from_str::<UserPrompt>(&user) {
         // `plexus ping`.
         Ok(user_prompt) if user_prompt.instruction == "ping" => "pong".to_string(),
@@ -85,7 +102,89 @@ pub fn call(api: Api, body: &[u8], task: &str, invocation: &str, sim: &Simulated
         stream,
         prompt: format!("{system}{user}"),
         text,
+        tool_calls: Vec::new(),
     }
+}
+
+/// The tools and the loop's turns of a request body, read back from the API's format.
+fn react_of(api: Api, v: &Value) -> ReactTurns {
+    let mut react = ReactTurns::default();
+    let empty = Vec::new();
+    for t in v["tools"].as_array().unwrap_or(&empty) {
+        let f = if api == Api::Openai {
+            &t["function"]
+        } else {
+            t
+        };
+        let schema = if api == Api::Openai {
+            &f["parameters"]
+        } else {
+            &f["input_schema"]
+        };
+        react.tools.push(ToolDefinition {
+            name: f["name"].as_str().unwrap_or_default().to_string(),
+            description: f["description"].as_str().unwrap_or_default().to_string(),
+            input_schema: schema.clone(),
+        });
+    }
+    let msgs = v["messages"].as_array().unwrap_or(&empty);
+    // The turns after the first user message.
+    let first_user = msgs.iter().position(|m| m["role"] == "user").unwrap_or(0);
+    for m in msgs.iter().skip(first_user + 1) {
+        let role = if m["role"] == "assistant" {
+            MessageType::Assistant
+        } else {
+            MessageType::User
+        };
+        let mut content = Vec::new();
+        match api {
+            Api::Openai => {
+                if m["role"] == "tool" {
+                    let text = m["content"].as_str().unwrap_or_default();
+                    let id = m["tool_call_id"].as_str().unwrap_or_default();
+                    content.push(ContentBlock::tool_result(id, text, false));
+                } else if let Some(t) = m["content"].as_str().filter(|t| !t.is_empty()) {
+                    content.push(ContentBlock::text(t));
+                }
+                for c in m["tool_calls"].as_array().unwrap_or(&empty) {
+                    let args = c["function"]["arguments"].as_str().unwrap_or("{}");
+                    content.push(ContentBlock::tool_use(
+                        c["id"].as_str().unwrap_or_default(),
+                        c["function"]["name"].as_str().unwrap_or_default(),
+                        serde_json::from_str(args).unwrap_or(Value::Null),
+                    ));
+                }
+            }
+            Api::Anthropic => {
+                for b in m["content"].as_array().unwrap_or(&empty) {
+                    match b["type"].as_str() {
+                        Some("text") => {
+                            content.push(ContentBlock::text(b["text"].as_str().unwrap_or("")))
+                        }
+                        Some("tool_use") => content.push(ContentBlock::tool_use(
+                            b["id"].as_str().unwrap_or_default(),
+                            b["name"].as_str().unwrap_or_default(),
+                            b["input"].clone(),
+                        )),
+                        Some("tool_result") => content.push(ContentBlock::tool_result(
+                            b["tool_use_id"].as_str().unwrap_or_default(),
+                            b["content"].as_str().unwrap_or_default(),
+                            b["is_error"].as_bool().unwrap_or(false),
+                        )),
+                        _ => {}
+                    }
+                }
+            }
+        }
+        // OpenAI sends one `tool` message per result: they join the turn before.
+        match react.turns.last_mut() {
+            Some(last) if last.role == MessageType::User && role == MessageType::User => {
+                last.content.extend(content)
+            }
+            _ => react.turns.push(Message { role, content }),
+        }
+    }
+    react
 }
 
 /// Prompt and completion token counts (cl100k), scaled by `usage_factor`.
@@ -120,15 +219,36 @@ pub fn sse_events(
                 .iter()
                 .map(|p| chunk(json!({"content": p}), Value::Null))
                 .collect();
-            let close = vec![
-                chunk(json!({}), json!("stop")),
+            let mut close: Vec<String> = Vec::new();
+            for (i, t) in call.tool_calls.iter().enumerate() {
+                close.push(chunk(
+                    json!({"tool_calls": [{"index": i, "id": t.id, "type": "function",
+                        "function": {"name": t.name, "arguments": ""}}]}),
+                    Value::Null,
+                ));
+                // The arguments arrive in two pieces, as real servers split them.
+                let (a, b) = halves(&t.arguments);
+                for piece in [a, b] {
+                    close.push(chunk(
+                        json!({"tool_calls": [{"index": i, "function": {"arguments": piece}}]}),
+                        Value::Null,
+                    ));
+                }
+            }
+            let finish = if call.tool_calls.is_empty() {
+                "stop"
+            } else {
+                "tool_calls"
+            };
+            close.extend([
+                chunk(json!({}), json!(finish)),
                 sse(
                     None,
                     &json!({"id": id, "object": "chat.completion.chunk", "model": call.model, "choices": [],
                         "usage": {"prompt_tokens": usage.0, "completion_tokens": usage.1, "total_tokens": usage.0 + usage.1}}),
                 ),
                 "data: [DONE]\n\n".to_string(),
-            ];
+            ]);
             (open, body, close)
         }
         Api::Anthropic => {
@@ -156,36 +276,90 @@ pub fn sse_events(
                     )
                 })
                 .collect();
-            let close = vec![
-                sse(
+            let mut close = vec![sse(
+                Some("content_block_stop"),
+                &json!({"type": "content_block_stop", "index": 0}),
+            )];
+            for (i, t) in call.tool_calls.iter().enumerate() {
+                let index = i + 1;
+                close.push(sse(
+                    Some("content_block_start"),
+                    &json!({"type": "content_block_start", "index": index,
+                        "content_block": {"type": "tool_use", "id": t.id, "name": t.name, "input": {}}}),
+                ));
+                let (a, b) = halves(&t.arguments);
+                for piece in [a, b] {
+                    close.push(sse(
+                        Some("content_block_delta"),
+                        &json!({"type": "content_block_delta", "index": index,
+                            "delta": {"type": "input_json_delta", "partial_json": piece}}),
+                    ));
+                }
+                close.push(sse(
                     Some("content_block_stop"),
-                    &json!({"type": "content_block_stop", "index": 0}),
-                ),
+                    &json!({"type": "content_block_stop", "index": index}),
+                ));
+            }
+            let stop = if call.tool_calls.is_empty() {
+                "end_turn"
+            } else {
+                "tool_use"
+            };
+            close.extend([
                 sse(
                     Some("message_delta"),
-                    &json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"},
+                    &json!({"type": "message_delta", "delta": {"stop_reason": stop},
                         "usage": {"output_tokens": usage.1}}),
                 ),
                 sse(Some("message_stop"), &json!({"type": "message_stop"})),
-            ];
+            ]);
             (open, body, close)
         }
     }
 }
 
+/// `s` in two pieces, split on a character boundary near the middle.
+fn halves(s: &str) -> (&str, &str) {
+    let mid = (0..=s.len() / 2)
+        .rev()
+        .find(|&i| s.is_char_boundary(i))
+        .unwrap_or(0);
+    s.split_at(mid)
+}
+
 /// A whole (non-streamed) answer body.
 pub fn whole(call: &Call, text: &str, usage: (u64, u64)) -> String {
+    let tools = !call.tool_calls.is_empty();
     match call.api {
-        Api::Openai => json!({
-            "id": "chatcmpl-mock", "object": "chat.completion", "model": call.model,
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": usage.0, "completion_tokens": usage.1, "total_tokens": usage.0 + usage.1},
-        }),
-        Api::Anthropic => json!({
-            "id": "msg_mock", "type": "message", "role": "assistant", "model": call.model,
-            "content": [{"type": "text", "text": text}], "stop_reason": "end_turn",
-            "usage": {"input_tokens": usage.0, "output_tokens": usage.1},
-        }),
+        Api::Openai => {
+            let mut message = json!({"role": "assistant", "content": text});
+            if tools {
+                message["tool_calls"] = call
+                    .tool_calls
+                    .iter()
+                    .map(|t| json!({"id": t.id, "type": "function",
+                        "function": {"name": t.name, "arguments": t.arguments}}))
+                    .collect();
+            }
+            json!({
+                "id": "chatcmpl-mock", "object": "chat.completion", "model": call.model,
+                "choices": [{"index": 0, "message": message,
+                    "finish_reason": if tools { "tool_calls" } else { "stop" }}],
+                "usage": {"prompt_tokens": usage.0, "completion_tokens": usage.1, "total_tokens": usage.0 + usage.1},
+            })
+        }
+        Api::Anthropic => {
+            let mut content = vec![json!({"type": "text", "text": text})];
+            content.extend(call.tool_calls.iter().map(|t| {
+                json!({"type": "tool_use", "id": t.id, "name": t.name,
+                    "input": serde_json::from_str::<Value>(&t.arguments).unwrap_or(json!({}))})
+            }));
+            json!({
+                "id": "msg_mock", "type": "message", "role": "assistant", "model": call.model,
+                "content": content, "stop_reason": if tools { "tool_use" } else { "end_turn" },
+                "usage": {"input_tokens": usage.0, "output_tokens": usage.1},
+            })
+        }
     }
     .to_string()
 }

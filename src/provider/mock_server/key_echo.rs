@@ -133,6 +133,7 @@ mod tests {
             stream: true,
             prompt: String::new(),
             text: String::new(),
+            tool_calls: Vec::new(),
         }
     }
 

@@ -28,6 +28,10 @@ pub struct AgentDef {
     pub preferred_transfer: TransferMode,
     /// Atom type it produces.
     pub atom_type: String,
+    /// Tools it may call by default (a task's own list overrides it).
+    pub tools: Vec<String>,
+    /// Skills offered to it by default (a task's own list overrides it).
+    pub skills: Vec<String>,
 }
 
 struct Builtin {
@@ -128,6 +132,8 @@ fn from_builtin(b: &Builtin) -> AgentDef {
         data_area_tokens: b.data_area,
         preferred_transfer: b.transfer,
         atom_type: b.atom_type.to_string(),
+        tools: Vec::new(),
+        skills: Vec::new(),
     }
 }
 
@@ -195,6 +201,12 @@ pub struct AgentSpec {
     /// Atom type produced.
     #[serde(default)]
     pub atom_type: Option<String>,
+    /// Tools it may call by default.
+    #[serde(default)]
+    pub tools: Option<Vec<String>>,
+    /// Skills offered to it by default.
+    #[serde(default)]
+    pub skills: Option<Vec<String>>,
 }
 
 impl AgentSpec {
@@ -211,6 +223,8 @@ impl AgentSpec {
             data_area_tokens: 80_000,
             preferred_transfer: TransferMode::Full,
             atom_type: "Atom".to_string(),
+            tools: Vec::new(),
+            skills: Vec::new(),
         });
         if let Some(v) = &self.short_name {
             def.short_name = v.clone();
@@ -235,6 +249,12 @@ impl AgentSpec {
         }
         if let Some(v) = self.preferred_transfer {
             def.preferred_transfer = v;
+        }
+        if let Some(v) = &self.tools {
+            def.tools = v.clone();
+        }
+        if let Some(v) = &self.skills {
+            def.skills = v.clone();
         }
         if let Some(v) = &self.atom_type {
             def.atom_type = v.clone();

@@ -3,6 +3,7 @@
 
 mod error;
 pub mod generate;
+pub mod react;
 mod validate;
 
 use std::collections::BTreeMap;
@@ -98,6 +99,8 @@ pub struct Task {
     pub output_requirements: OutputRequirements,
     /// Constraint overrides.
     pub constraints: ConstraintOverrides,
+    /// The tool-using fields (`tools`, `skills`, `max_steps`, `token_budget`).
+    pub react: react::TaskReact,
 }
 
 /// A validated plan.

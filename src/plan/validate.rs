@@ -7,6 +7,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
 use super::error::{PlanError, PlanErrorKind as K, PlanErrors};
+use super::react::TaskReact;
 use super::{ConstraintOverrides, ExecutionMode, Plan, Task};
 use crate::agents::{self, AgentSpec};
 use crate::jsonpath::JsonPath;
@@ -32,6 +33,10 @@ const TASK_FIELDS: &[&str] = &[
     "fallback_config",
     "output_requirements",
     "constraints",
+    "tools",
+    "skills",
+    "max_steps",
+    "token_budget",
 ];
 const FILE_FORMATS: &[&str] = &["pdf", "md", "json", "txt"];
 
@@ -176,6 +181,8 @@ pub fn parse_plan(text: &str, file: &str) -> Result<Plan, PlanErrors> {
                     if let Some(short) = &s.short_name {
                         check_id(&mut c, None, &format!("agents.{name}.short_name"), short);
                     }
+                    let field = format!("agents.{name}");
+                    check_react_lists(&mut c, None, &field, &s.tools, &s.skills);
                     declared.insert(name.clone(), s);
                 }
             }
@@ -485,6 +492,7 @@ fn parse_task(
             }
         },
     };
+    let react = parse_react(c, tid, t);
     ok.then_some(Task {
         task_id,
         agent,
@@ -497,6 +505,7 @@ fn parse_task(
         fallback_config,
         output_requirements,
         constraints,
+        react: react?,
     })
 }
 
@@ -708,4 +717,56 @@ fn is_upstream(edges: &[Vec<usize>], from: usize, target: usize) -> bool {
         }
     }
     false
+}
+
+/// The tool-using fields of a task, checked: known tools, plain skill names, a step
+/// limit from 1 to 100, a positive token budget.
+fn parse_react(
+    c: &mut Collector<'_>,
+    tid: Option<&str>,
+    t: &Map<String, Value>,
+) -> Option<TaskReact> {
+    let fields: Map<String, Value> = ["tools", "skills", "max_steps", "token_budget"]
+        .iter()
+        .filter_map(|k| t.get(*k).map(|v| (k.to_string(), v.clone())))
+        .collect();
+    let react: TaskReact = c.typed(tid, "tools", &Value::Object(fields))?;
+    check_react_lists(c, tid, "", &react.tools, &react.skills);
+    if react
+        .max_steps
+        .is_some_and(|n| !(1..=super::react::MAX_STEPS_LIMIT).contains(&n))
+    {
+        c.push(tid, "max_steps", K::OutOfRange, "must be from 1 to 100");
+    }
+    if react.token_budget == Some(0) {
+        c.push(tid, "token_budget", K::OutOfRange, "must be at least 1");
+    }
+    Some(react)
+}
+
+/// Checks `tools` and `skills` lists (of a task, or of an agent under `prefix`).
+fn check_react_lists(
+    c: &mut Collector<'_>,
+    tid: Option<&str>,
+    prefix: &str,
+    tools: &Option<Vec<String>>,
+    skills: &Option<Vec<String>>,
+) {
+    let at = |f: &str, i: usize| {
+        if prefix.is_empty() {
+            format!("{f}[{i}]")
+        } else {
+            format!("{prefix}.{f}[{i}]")
+        }
+    };
+    for (i, name) in tools.iter().flatten().enumerate() {
+        if let Err(e) = super::react::check_tool(name) {
+            c.push(tid, at("tools", i), K::UnknownField, e);
+        }
+    }
+    for (i, name) in skills.iter().flatten().enumerate() {
+        if let Err(e) = super::react::check_skill(name) {
+            c.push(tid, at("skills", i), K::Shape, e);
+        }
+    }
 }

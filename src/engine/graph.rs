@@ -1,18 +1,19 @@
 //! The coordinator's graph: one node per plan task with its status and the edges to its
-//! dependents, the run's status read off it, and blocking (E006) the tasks below one
-//! that ended unusable.
+//! dependents, the run's status read off it, and a finished task's moves along the
+//! edges — releasing its dependents, or blocking (E006) the tasks below it when it ended
+//! unusable.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::Arc;
 
-use super::outcome::StopSignal;
+use super::outcome::{StopSignal, TaskOutcome};
 use super::run_ctx::{task_scope, RunCtx};
 use super::EngineError;
 use crate::event::{
     Empty, EngineEvent, RunResumed, RunStatus, TaskBlocked, TaskFinished, TaskStatus,
 };
 use crate::plan::Plan;
-use crate::protocol::{ErrorCode, FallbackStrategy};
+use crate::protocol::{ErrorCode, FallbackStrategy, GradeCounts};
 use crate::store::WriteOp;
 
 /// A task's place in the coordinator's graph.
@@ -114,6 +115,98 @@ pub(super) fn write_task(
         error_code: error.map(|e| e.as_str()),
         final_invocation_id: invocation.cloned(),
     })?;
+    Ok(())
+}
+
+/// Records task `i`'s outcome, releases or blocks its dependents, and frees the
+/// outputs nobody downstream still needs.
+pub(super) fn finish(
+    ctx: &RunCtx,
+    nodes: &mut [Node],
+    ready: &mut VecDeque<usize>,
+    totals: &mut GradeCounts,
+    i: usize,
+    outcome: TaskOutcome,
+) -> Result<(), EngineError> {
+    nodes[i].attempts = outcome.attempts;
+    nodes[i].atoms = outcome.atoms;
+    nodes[i].status = outcome.status;
+    if outcome.status == TaskStatus::Pending || outcome.status == TaskStatus::Cancelled {
+        // interrupted: back to pending, resumable; cancelled: recorded at the end
+        write_task(ctx, i, &nodes[i], None, outcome.invocation_id.as_ref())?;
+        if outcome.status == TaskStatus::Cancelled {
+            ctx.emitter.emit(
+                &task_scope(ctx, i),
+                EngineEvent::TaskFinished(TaskFinished {
+                    status: TaskStatus::Cancelled,
+                    attempts: outcome.attempts,
+                    atoms: 0,
+                    error_code: None,
+                    error_message: None,
+                }),
+            )?;
+        }
+        return Ok(());
+    }
+    totals.merge(&outcome.grades);
+    write_task(
+        ctx,
+        i,
+        &nodes[i],
+        outcome.error_code,
+        outcome.invocation_id.as_ref(),
+    )?;
+    ctx.emitter.emit(
+        &task_scope(ctx, i),
+        EngineEvent::TaskFinished(TaskFinished {
+            status: outcome.status,
+            attempts: outcome.attempts,
+            atoms: outcome.atoms,
+            error_code: outcome.error_code,
+            error_message: outcome.error_message,
+        }),
+    )?;
+    if let Some(out) = &outcome.output {
+        if let Ok(mut o) = ctx.outputs.write() {
+            o.insert(i, out.clone());
+        }
+    }
+    let satisfied = outcome.status.satisfies_dependents();
+    for d in nodes[i].dependents.clone() {
+        if nodes[d].status != TaskStatus::Pending {
+            continue;
+        }
+        if satisfied || fallback_allows(&ctx.plan, d) {
+            nodes[d].remaining = nodes[d].remaining.saturating_sub(1);
+            if nodes[d].remaining == 0 {
+                nodes[d].status = TaskStatus::Ready;
+                ctx.emitter
+                    .emit(&task_scope(ctx, d), EngineEvent::TaskReady(Empty {}))?;
+                ready.push_back(d);
+            }
+        } else {
+            block(ctx, nodes, d, i, Some(ready))?;
+        }
+    }
+    // Free outputs nobody downstream still needs (kept when a retry may need them).
+    let deps = if ctx.config.hold_open {
+        Vec::new()
+    } else {
+        ctx.plan.tasks[i].depends_on.clone()
+    };
+    for dep in deps {
+        if let Some(j) = ctx.plan.task_index(&dep) {
+            if nodes[j]
+                .dependents
+                .iter()
+                .all(|&k| nodes[k].status.is_final())
+            {
+                if let Ok(mut o) = ctx.outputs.write() {
+                    o.remove(&j);
+                }
+            }
+        }
+    }
     Ok(())
 }
 

@@ -19,6 +19,7 @@ pub mod refs;
 mod reopen;
 pub mod request;
 mod response_json;
+mod resume;
 pub mod retry;
 mod review;
 mod run;

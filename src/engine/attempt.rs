@@ -5,7 +5,7 @@
 use super::parse::parse_response;
 use super::quality::{run_gate, AtomVerdict};
 use super::response_json::AtomJson;
-use super::run::RunCtx;
+use super::run_ctx::RunCtx;
 use super::status::decide_status;
 use crate::agents::AgentDef;
 use crate::event::AtomGrade;

@@ -18,7 +18,7 @@ use super::context::prompt::{
 use super::emit::Scope;
 use super::planned::{abstractive_summaries, batch};
 use super::request::{dependencies_for, threshold_for, user_prompt_for, ContextParts};
-use super::run::RunCtx;
+use super::run_ctx::RunCtx;
 use crate::agents::AgentDef;
 use crate::event::{ContextPlanned, EngineEvent};
 use crate::plan::Task;

@@ -16,7 +16,7 @@ use super::context::plan::Input;
 use super::context::select::DataType;
 use super::emit::Scope;
 use super::refs::{resolve_task_output, RefFailure};
-use super::run::RunCtx;
+use super::run_ctx::RunCtx;
 use crate::event::{EngineEvent, ReferenceFailed};
 use crate::protocol::refs::{RefErrorCode, ResolutionFailure};
 use crate::protocol::{DataReference, FallbackConfig, FallbackStrategy, ResponseOutput};

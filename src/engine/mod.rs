@@ -8,6 +8,7 @@ pub mod context;
 pub mod db_ref;
 pub mod emit;
 pub mod file_ref;
+mod graph;
 mod inputs;
 mod outcome;
 pub mod parse;
@@ -18,15 +19,19 @@ pub mod refs;
 mod reopen;
 pub mod request;
 mod response_json;
+mod resume;
 pub mod retry;
 mod review;
 mod run;
+mod run_ctx;
+mod run_spec;
 mod sink;
 pub mod status;
 mod worker;
 
 pub use config::EngineConfig;
-pub use run::{start_run, Control, ResumeState, RunHandle, RunOutcome, RunSpec};
+pub use run::start_run;
+pub use run_spec::{Control, ResumeState, RunHandle, RunOutcome, RunSpec};
 
 /// Errors that stop a run.
 #[derive(Debug, thiserror::Error)]

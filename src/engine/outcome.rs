@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use tokio::sync::watch;
 
-use super::run::RunCtx;
+use super::run_ctx::RunCtx;
 use crate::event::TaskStatus;
 use crate::protocol::{Atom, ErrorCode, GradeCounts, ResponseOutput};
 

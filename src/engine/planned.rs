@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 
 use super::budget::Batched;
 use super::context::plan::{Input, Planned};
-use super::run::RunCtx;
+use super::run_ctx::RunCtx;
 use crate::plan::Task;
 
 /// Rewrites the summary payloads of `planned` through the provider, when the run or the

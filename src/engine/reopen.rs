@@ -4,7 +4,8 @@
 
 use std::collections::VecDeque;
 
-use super::run::{fallback_allows, task_scope, write_task, Node, RunCtx};
+use super::graph::{fallback_allows, write_task, Node};
+use super::run_ctx::{task_scope, RunCtx};
 use super::EngineError;
 use crate::event::{EngineEvent, TaskReset, TaskStatus};
 

@@ -8,8 +8,9 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 
 use super::emit::Scope;
+use super::graph::{resumed, status_after, Node};
 use super::reopen::reopen_below;
-use super::run::{resumed, status_after, task_scope, write_run_status, Node, RunCtx};
+use super::run_ctx::{task_scope, write_run_status, RunCtx};
 use super::EngineError;
 use crate::event::{EngineEvent, Envelope, ReviewAccepted, ReviewRejected, RunStatus, TaskStatus};
 use crate::protocol::GradeCounts;

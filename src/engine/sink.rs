@@ -6,7 +6,7 @@
 use std::time::{Duration, Instant};
 
 use super::emit::Scope;
-use super::run::RunCtx;
+use super::run_ctx::RunCtx;
 use crate::event::{Chunk, EngineEvent};
 use crate::provider::ChunkSink;
 

@@ -16,7 +16,7 @@ use super::request::{
     invocation_id, render_user_prompt, threshold_for, user_prompt_for, ContextParts, StoredRequest,
 };
 use super::response_json::{AtomJson, AtomsView, OutputView, ResponseView};
-use super::run::RunCtx;
+use super::run_ctx::RunCtx;
 use super::sink::StreamSink;
 use crate::event::{
     AtomsGraded, EngineEvent, InvocationFinished, InvocationStarted, RetryScheduled, TaskStatus,

@@ -1,0 +1,272 @@
+//! The coordinator's graph: one node per plan task with its status and the edges to its
+//! dependents, the run's status read off it, and a finished task's moves along the
+//! edges — releasing its dependents, or blocking (E006) the tasks below it when it ended
+//! unusable.
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::sync::Arc;
+
+use super::outcome::{StopSignal, TaskOutcome};
+use super::run_ctx::{task_scope, RunCtx};
+use super::EngineError;
+use crate::event::{
+    Empty, EngineEvent, RunResumed, RunStatus, TaskBlocked, TaskFinished, TaskStatus,
+};
+use crate::plan::Plan;
+use crate::protocol::{ErrorCode, FallbackStrategy, GradeCounts};
+use crate::store::WriteOp;
+
+/// A task's place in the coordinator's graph.
+pub(super) struct Node {
+    /// Current status.
+    pub(super) status: TaskStatus,
+    /// Dependencies not yet finished (usable, or final for a lenient task).
+    pub(super) remaining: usize,
+    /// Downstream tasks.
+    pub(super) dependents: Vec<usize>,
+    /// Invocations made.
+    pub(super) attempts: u32,
+    /// Atoms accepted.
+    pub(super) atoms: u32,
+}
+
+/// The plan's tasks as pending nodes linked to their dependents; `index` maps task ids
+/// to plan indexes.
+pub(super) fn build(plan: &Plan, index: &HashMap<&str, usize>) -> Vec<Node> {
+    let mut nodes: Vec<Node> = plan
+        .tasks
+        .iter()
+        .map(|t| Node {
+            status: TaskStatus::Pending,
+            remaining: t.depends_on.len(),
+            dependents: Vec::new(),
+            attempts: 0,
+            atoms: 0,
+        })
+        .collect();
+    for (i, t) in plan.tasks.iter().enumerate() {
+        for d in &t.depends_on {
+            if let Some(&j) = index.get(d.as_str()) {
+                nodes[j].dependents.push(i);
+            }
+        }
+    }
+    nodes
+}
+
+/// Whether task `i` runs even when a dependency ended unusable (fallback skip or
+/// use_default).
+pub(super) fn fallback_allows(plan: &Plan, i: usize) -> bool {
+    matches!(
+        plan.tasks[i].fallback_config.as_ref().map(|f| f.strategy),
+        Some(FallbackStrategy::Skip | FallbackStrategy::UseDefault)
+    )
+}
+
+/// Tasks by status, and the atoms accepted.
+pub(super) fn tally(nodes: &[Node]) -> (BTreeMap<TaskStatus, u32>, u32) {
+    let mut tasks: BTreeMap<TaskStatus, u32> = BTreeMap::new();
+    for n in nodes {
+        *tasks.entry(n.status).or_insert(0) += 1;
+    }
+    (tasks, nodes.iter().map(|n| n.atoms).sum())
+}
+
+/// The run's status from its tasks and how it was stopped.
+pub(super) fn final_status(nodes: &[Node], stopping: Option<StopSignal>) -> RunStatus {
+    match stopping {
+        Some(StopSignal::Cancel) => RunStatus::Cancelled,
+        Some(StopSignal::Interrupt) => RunStatus::Interrupted,
+        _ if nodes.iter().any(|n| !n.status.is_final()) => RunStatus::Interrupted,
+        _ => status_after(nodes),
+    }
+}
+
+/// The status of a run whose tasks are all final.
+pub(super) fn status_after(nodes: &[Node]) -> RunStatus {
+    super::status::run_status_of(nodes.iter().map(|n| n.status))
+}
+
+/// The `run_resumed` fact for the current graph.
+pub(super) fn resumed(nodes: &[Node], previous: RunStatus) -> EngineEvent {
+    let finished = nodes.iter().filter(|n| n.status.is_final()).count() as u32;
+    EngineEvent::RunResumed(RunResumed {
+        previous_status: previous,
+        finished_tasks: finished,
+        remaining_tasks: nodes.len() as u32 - finished,
+    })
+}
+
+/// Writes task `i`'s state row.
+pub(super) fn write_task(
+    ctx: &RunCtx,
+    i: usize,
+    n: &Node,
+    error: Option<ErrorCode>,
+    invocation: Option<&Arc<str>>,
+) -> Result<(), EngineError> {
+    let t = &ctx.plan.tasks[i];
+    ctx.emitter.write(WriteOp::TaskState {
+        run_id: ctx.run_id.clone(),
+        task_id: Arc::from(t.task_id.as_str()),
+        status: n.status.as_str(),
+        attempts: n.attempts,
+        atoms: n.atoms,
+        error_code: error.map(|e| e.as_str()),
+        final_invocation_id: invocation.cloned(),
+    })?;
+    Ok(())
+}
+
+/// Records task `i`'s outcome, releases or blocks its dependents, and frees the
+/// outputs nobody downstream still needs.
+pub(super) fn finish(
+    ctx: &RunCtx,
+    nodes: &mut [Node],
+    ready: &mut VecDeque<usize>,
+    totals: &mut GradeCounts,
+    i: usize,
+    outcome: TaskOutcome,
+) -> Result<(), EngineError> {
+    nodes[i].attempts = outcome.attempts;
+    nodes[i].atoms = outcome.atoms;
+    nodes[i].status = outcome.status;
+    if outcome.status == TaskStatus::Pending || outcome.status == TaskStatus::Cancelled {
+        // interrupted: back to pending, resumable; cancelled: recorded at the end
+        write_task(ctx, i, &nodes[i], None, outcome.invocation_id.as_ref())?;
+        if outcome.status == TaskStatus::Cancelled {
+            ctx.emitter.emit(
+                &task_scope(ctx, i),
+                EngineEvent::TaskFinished(TaskFinished {
+                    status: TaskStatus::Cancelled,
+                    attempts: outcome.attempts,
+                    atoms: 0,
+                    error_code: None,
+                    error_message: None,
+                }),
+            )?;
+        }
+        return Ok(());
+    }
+    totals.merge(&outcome.grades);
+    write_task(
+        ctx,
+        i,
+        &nodes[i],
+        outcome.error_code,
+        outcome.invocation_id.as_ref(),
+    )?;
+    ctx.emitter.emit(
+        &task_scope(ctx, i),
+        EngineEvent::TaskFinished(TaskFinished {
+            status: outcome.status,
+            attempts: outcome.attempts,
+            atoms: outcome.atoms,
+            error_code: outcome.error_code,
+            error_message: outcome.error_message,
+        }),
+    )?;
+    if let Some(out) = &outcome.output {
+        if let Ok(mut o) = ctx.outputs.write() {
+            o.insert(i, out.clone());
+        }
+    }
+    let satisfied = outcome.status.satisfies_dependents();
+    for d in nodes[i].dependents.clone() {
+        if nodes[d].status != TaskStatus::Pending {
+            continue;
+        }
+        if satisfied || fallback_allows(&ctx.plan, d) {
+            nodes[d].remaining = nodes[d].remaining.saturating_sub(1);
+            if nodes[d].remaining == 0 {
+                nodes[d].status = TaskStatus::Ready;
+                ctx.emitter
+                    .emit(&task_scope(ctx, d), EngineEvent::TaskReady(Empty {}))?;
+                ready.push_back(d);
+            }
+        } else {
+            block(ctx, nodes, d, i, Some(ready))?;
+        }
+    }
+    // Free outputs nobody downstream still needs (kept when a retry may need them).
+    let deps = if ctx.config.hold_open {
+        Vec::new()
+    } else {
+        ctx.plan.tasks[i].depends_on.clone()
+    };
+    for dep in deps {
+        if let Some(j) = ctx.plan.task_index(&dep) {
+            if nodes[j]
+                .dependents
+                .iter()
+                .all(|&k| nodes[k].status.is_final())
+            {
+                if let Ok(mut o) = ctx.outputs.write() {
+                    o.remove(&j);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Marks `i` blocked (E006) because `upstream` failed, and everything below it.
+///
+/// A lenient dependent (fallback skip / use_default) counts the blocked task as finished;
+/// when that was its last dependency it becomes ready and is queued on `ready`. Without a
+/// queue (resume) the caller's walk over finished tasks does the counting.
+pub(super) fn block(
+    ctx: &RunCtx,
+    nodes: &mut [Node],
+    i: usize,
+    upstream: usize,
+    mut ready: Option<&mut VecDeque<usize>>,
+) -> Result<(), EngineError> {
+    let mut stack = vec![(i, upstream)];
+    while let Some((i, up)) = stack.pop() {
+        if nodes[i].status.is_final() || nodes[i].status == TaskStatus::Running {
+            continue;
+        }
+        nodes[i].status = TaskStatus::Blocked;
+        let up_id = ctx.plan.tasks[up].task_id.clone();
+        let scope = task_scope(ctx, i);
+        ctx.emitter.emit(
+            &scope,
+            EngineEvent::TaskBlocked(TaskBlocked {
+                error_code: ErrorCode::E006,
+                upstream: up_id.clone(),
+                message: format!("dependency `{up_id}` ended {}", nodes[up].status.as_str()),
+            }),
+        )?;
+        write_task(ctx, i, &nodes[i], Some(ErrorCode::E006), None)?;
+        ctx.emitter.emit(
+            &scope,
+            EngineEvent::TaskFinished(TaskFinished {
+                status: TaskStatus::Blocked,
+                attempts: nodes[i].attempts,
+                atoms: 0,
+                error_code: Some(ErrorCode::E006),
+                error_message: None,
+            }),
+        )?;
+        for &d in &nodes[i].dependents.clone() {
+            if fallback_allows(&ctx.plan, d) {
+                // On resume (no queue) the caller's walk over finished tasks counts it.
+                if let Some(q) = ready.as_deref_mut() {
+                    if nodes[d].status == TaskStatus::Pending {
+                        nodes[d].remaining = nodes[d].remaining.saturating_sub(1);
+                        if nodes[d].remaining == 0 {
+                            nodes[d].status = TaskStatus::Ready;
+                            ctx.emitter
+                                .emit(&task_scope(ctx, d), EngineEvent::TaskReady(Empty {}))?;
+                            q.push_back(d);
+                        }
+                    }
+                }
+                continue;
+            }
+            stack.push((d, i));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,107 @@
+//! What a run is given and what it gives back: the spec that starts it, the state a
+//! resumed run carries over, the commands it takes while it runs, its handle and its
+//! outcome.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Arc;
+
+use tokio::sync::mpsc;
+
+use super::{EngineConfig, EngineError};
+use crate::event::{LeaseTakenOver, RunStatus, TaskStatus};
+use crate::plan::Plan;
+use crate::protocol::{GradeCounts, ResponseOutput};
+use crate::provider::Provider;
+use crate::store::Writer;
+
+/// A command to a running run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Control {
+    /// Stop dispatching new tasks.
+    Pause,
+    /// Dispatch again.
+    Resume,
+    /// Stop everything; unfinished tasks end `cancelled`.
+    Cancel(String),
+    /// Stop everything but leave the run resumable (quit, Ctrl-C).
+    Interrupt,
+    /// Run a failed or timed-out task again (and the tasks it blocked).
+    Retry(String),
+    /// A person's decision on a task stopped for review (E007): accepted atoms are
+    /// stored and the tasks it blocked run; the request's reply slot gets the outcome.
+    Review(crate::review::ReviewRequest),
+}
+
+/// State of a run being resumed.
+#[derive(Debug, Clone, Default)]
+pub struct ResumeState {
+    /// Status the run had.
+    pub previous_status: Option<RunStatus>,
+    /// Final tasks: status, attempts, atoms.
+    pub finished: HashMap<String, (TaskStatus, u32, u32)>,
+    /// Attempts made by unfinished tasks.
+    pub attempts: HashMap<String, u32>,
+    /// Tasks that were running when the process died.
+    pub interrupted: Vec<String>,
+    /// Outputs of finished tasks.
+    pub outputs: HashMap<String, ResponseOutput>,
+    /// Next event seq.
+    pub next_seq: u64,
+    /// Last event (seq, ts) before the resume.
+    pub last_event: (u64, i64),
+    /// Invocations already made per agent.
+    pub invocations_per_agent: HashMap<String, u32>,
+    /// Grades of the atoms accepted before the resume.
+    pub grades: GradeCounts,
+    /// The owner this process took the run over from, when it was gone.
+    pub taken_over: Option<LeaseTakenOver>,
+    /// Retries already scheduled by unfinished tasks since they last started afresh,
+    /// in order: their budget and adjustments carry over.
+    pub retries: HashMap<String, Vec<crate::event::RetryScheduled>>,
+    /// Blocked tasks a person's acceptance of a review freed since the run last ran:
+    /// they go back to pending (absent from `finished`).
+    pub unblocked: Vec<String>,
+}
+
+/// Everything a run needs.
+pub struct RunSpec {
+    /// Run id.
+    pub run_id: String,
+    /// The validated plan.
+    pub plan: Arc<Plan>,
+    /// Provider.
+    pub provider: Arc<dyn Provider>,
+    /// Settings.
+    pub config: EngineConfig,
+    /// Store writer.
+    pub writer: Writer,
+    /// Asset ids that already exist in the store.
+    pub known_assets: HashSet<String>,
+    /// Set when resuming.
+    pub resume: Option<ResumeState>,
+    /// The database file `db_query` references read (None: such references fail).
+    pub db: Option<std::path::PathBuf>,
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunOutcome {
+    /// Run id.
+    pub run_id: String,
+    /// Final status.
+    pub status: RunStatus,
+    /// Tasks by status.
+    pub tasks: BTreeMap<TaskStatus, u32>,
+    /// Atoms accepted.
+    pub atoms: u32,
+    /// Their grades.
+    pub grades: GradeCounts,
+}
+
+/// A started run.
+pub struct RunHandle {
+    /// Send commands here.
+    pub control: mpsc::UnboundedSender<Control>,
+    /// Resolves when the run ends.
+    pub join: tokio::task::JoinHandle<Result<RunOutcome, EngineError>>,
+}

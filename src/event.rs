@@ -460,6 +460,10 @@ pub struct ReviewRejected {
     pub reason: String,
 }
 
+pub use crate::loop_events::{
+    ContextCompressed, LoopFinished, SkillActivated, SkillRefused, ToolAnswered, ToolCalled,
+};
+
 macro_rules! engine_events {
     ($( $(#[$doc:meta])* $variant:ident($ty:ty) = $kind:literal, )*) => {
         /// A fact reported by the engine. Persisted, replayable, folded by reducers.
@@ -553,6 +557,18 @@ engine_events! {
     ReviewAccepted(ReviewAccepted) = "review_accepted",
     /// A person rejected a task's atoms after a hallucination.
     ReviewRejected(ReviewRejected) = "review_rejected",
+    /// A tool-using loop's step asked for a tool.
+    ToolCalled(ToolCalled) = "tool_called",
+    /// A tool answered.
+    ToolAnswered(ToolAnswered) = "tool_answered",
+    /// A skill was activated.
+    SkillActivated(SkillActivated) = "skill_activated",
+    /// A skill activation was refused (cycle or depth).
+    SkillRefused(SkillRefused) = "skill_refused",
+    /// A conversation was compressed.
+    ContextCompressed(ContextCompressed) = "context_compressed",
+    /// A tool-using loop ended.
+    LoopFinished(LoopFinished) = "loop_finished",
 }
 
 /// A stored event that could not be decoded.

@@ -20,6 +20,7 @@ pub mod json_diff;
 pub mod json_text;
 pub mod jsonpath;
 pub mod logging;
+pub mod loop_events;
 pub mod out;
 pub mod panic_guard;
 pub mod plan;

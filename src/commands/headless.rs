@@ -194,6 +194,25 @@ impl Progress {
                         .unwrap_or_default()
                 ))
             }
+            EngineEvent::ToolCalled(c) => Some(format!(
+                "{task}: step {}: {}",
+                c.step,
+                crate::ui::sanitize::sanitize(&c.tool)
+            )),
+            EngineEvent::SkillRefused(r) => Some(format!(
+                "{task}: skill {} refused: {}",
+                crate::ui::sanitize::sanitize(&r.skill),
+                crate::ui::sanitize::sanitize(&r.reason)
+            )),
+            EngineEvent::ContextCompressed(c) => Some(format!(
+                "{task}: context compressed from {} to {} tokens",
+                c.before_tokens, c.after_tokens
+            )),
+            EngineEvent::LoopFinished(f) => Some(format!(
+                "{task}: loop ended ({}) after {} steps and {} tool calls",
+                f.stop, f.steps, f.tool_calls
+            )),
+            EngineEvent::ToolAnswered(_) | EngineEvent::SkillActivated(_) => None,
             EngineEvent::ReviewRejected(r) => Some(format!(
                 "{task}: review rejected by {}: {}",
                 crate::ui::sanitize::sanitize(&r.reviewer),

@@ -90,6 +90,7 @@ impl Marks {
             ),
             EngineEvent::TaskBlocked(_)
             | EngineEvent::ReferenceFailed(_)
+            | EngineEvent::SkillRefused(_)
             | EngineEvent::CrashDetected(_) => true,
             EngineEvent::RunStarted(_)
             | EngineEvent::LeaseTakenOver(_)
@@ -103,7 +104,12 @@ impl Marks {
             | EngineEvent::RetryScheduled(_)
             | EngineEvent::ContextPlanned(_)
             | EngineEvent::ReviewAccepted(_)
-            | EngineEvent::ReviewRejected(_) => false,
+            | EngineEvent::ReviewRejected(_)
+            | EngineEvent::ToolCalled(_)
+            | EngineEvent::ToolAnswered(_)
+            | EngineEvent::SkillActivated(_)
+            | EngineEvent::ContextCompressed(_)
+            | EngineEvent::LoopFinished(_) => false,
         };
         if failure {
             self.failures.push(env.seq);

@@ -321,6 +321,16 @@ pub fn reduce(st: &mut RunState, env: &Envelope) {
                 super::review::accepted(st, i, env, r);
             }
         }
+        e @ (EngineEvent::ToolCalled(_)
+        | EngineEvent::ToolAnswered(_)
+        | EngineEvent::SkillActivated(_)
+        | EngineEvent::SkillRefused(_)
+        | EngineEvent::ContextCompressed(_)
+        | EngineEvent::LoopFinished(_)) => {
+            if let Some(i) = task {
+                super::loop_steps::fold(st, i, e);
+            }
+        }
         EngineEvent::ReviewRejected(r) => {
             if let Some(i) = task {
                 super::review::rejected(st, i, env, r);

@@ -226,6 +226,12 @@ fn normalise(ev: EngineEvent, o: &CompareOptions) -> (&'static str, Body) {
             r.reason.clear();
             EngineEvent::ReviewRejected(r)
         }
+        // A tool's wall time varies; what it answered does not (a rerun answers the
+        // tools from the recording too).
+        EngineEvent::ToolAnswered(mut a) => {
+            a.duration_ms = 0.0;
+            EngineEvent::ToolAnswered(a)
+        }
         e @ (EngineEvent::RunResumed(_)
         | EngineEvent::RunPaused(_)
         | EngineEvent::RunUnpaused(_)
@@ -237,7 +243,12 @@ fn normalise(ev: EngineEvent, o: &CompareOptions) -> (&'static str, Body) {
         | EngineEvent::TaskReset(_)
         | EngineEvent::InvocationStarted(_)
         | EngineEvent::AtomsGraded(_)
-        | EngineEvent::ContextPlanned(_)) => e,
+        | EngineEvent::ContextPlanned(_)
+        | EngineEvent::ToolCalled(_)
+        | EngineEvent::SkillActivated(_)
+        | EngineEvent::SkillRefused(_)
+        | EngineEvent::ContextCompressed(_)
+        | EngineEvent::LoopFinished(_)) => e,
     };
     let mut v = serde_json::to_value(&ev).unwrap_or(Value::Null);
     if let Some(o) = v.as_object_mut() {

@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use plexus::engine::db_ref::{build, resolve_db};
-use plexus::engine::file_ref::resolve_file;
+use plexus::engine::file_ref::{md_sections, resolve_file};
 use plexus::protocol::refs::RefErrorCode;
 use plexus::protocol::{DbQueryRef, FileRef};
 use plexus::store::{spawn_writer, PaperRow, WriteOp};
@@ -123,6 +123,67 @@ fn md_json_txt_and_sections() {
     let mut r = file("papers/transformer.md");
     r.sections = Some(vec!["appendix".into()]);
     assert_eq!(code(resolve_file(root, &r)), RefErrorCode::RefNotFound);
+}
+
+/// `md_sections` for `names`: the sections found (heading, text) and the names missing.
+fn sections(text: &str, names: &[&str]) -> (Vec<(String, String)>, Vec<String>) {
+    let names: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+    md_sections(text, &names)
+}
+
+/// A document whose `Setup` section holds a code block fenced with `fence` that has a
+/// `#` line in it, followed by a `Next` section.
+fn fenced_doc(fence: &str) -> String {
+    format!(
+        "# Setup\nRun this:\n{fence}sh\n# Not a heading\nmake\n{fence}\nAfter the fence.\n# Next\nother\n"
+    )
+}
+
+#[test]
+fn md_hash_lines_in_backtick_fences_are_not_headings() {
+    let (found, missing) = sections(&fenced_doc("```"), &["setup", "not a heading"]);
+    assert_eq!(
+        found,
+        vec![(
+            "Setup".to_string(),
+            "Run this:\n```sh\n# Not a heading\nmake\n```\nAfter the fence.".to_string()
+        )],
+        "the fenced `#` line neither ends the section nor starts one"
+    );
+    assert_eq!(missing, vec!["not a heading".to_string()]);
+}
+
+#[test]
+fn md_hash_lines_in_tilde_fences_are_not_headings() {
+    let (found, missing) = sections(&fenced_doc("~~~"), &["setup", "not a heading"]);
+    assert_eq!(
+        found,
+        vec![(
+            "Setup".to_string(),
+            "Run this:\n~~~sh\n# Not a heading\nmake\n~~~\nAfter the fence.".to_string()
+        )],
+        "the fenced `#` line neither ends the section nor starts one"
+    );
+    assert_eq!(missing, vec!["not a heading".to_string()]);
+}
+
+#[test]
+fn md_real_heading_after_a_fence_ends_the_section() {
+    // A level-1 `#` line in the fence would end this level-2 section if it counted; the
+    // `###` heading after the fence stays inside, the `##` one ends it.
+    let doc = "## Method\n```\n# Not a heading\n```\n### Detail\nmore\n## Results\nnumbers\n";
+    let (found, missing) = sections(doc, &["method", "results"]);
+    assert_eq!(
+        found,
+        vec![
+            (
+                "Method".to_string(),
+                "```\n# Not a heading\n```\n### Detail\nmore".to_string()
+            ),
+            ("Results".to_string(), "numbers".to_string()),
+        ]
+    );
+    assert!(missing.is_empty(), "{missing:?}");
 }
 
 #[test]

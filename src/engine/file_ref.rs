@@ -125,36 +125,96 @@ pub fn decode(bytes: &[u8], encoding: Option<&str>, path: &str) -> Result<String
 }
 
 /// Markdown sections whose heading contains one of `names` (case-insensitive), each with
-/// the text up to the next heading of the same or a higher level.
+/// the text up to the next heading of the same or a higher level. Headings are the
+/// document's own (`#` and underlined ones); a `#` line in a code block is not one.
 pub fn md_sections(text: &str, names: &[String]) -> (Vec<(String, String)>, Vec<String>) {
     let lines: Vec<&str> = text.lines().collect();
-    let heading = |l: &str| -> Option<(usize, String)> {
-        let t = l.trim_start();
-        let level = t.chars().take_while(|&c| c == '#').count();
-        (level > 0 && level <= 6 && t[level..].starts_with(' '))
-            .then(|| (level, t[level..].trim().to_string()))
-    };
+    let headings = md_headings(text);
     let mut found = Vec::new();
     let mut missing = Vec::new();
     for name in names {
         let want = name.to_lowercase();
-        let hit = lines.iter().enumerate().find_map(|(i, l)| {
-            heading(l)
-                .filter(|(_, h)| h.to_lowercase().contains(&want))
-                .map(|(lv, h)| (i, lv, h))
-        });
-        match hit {
-            Some((i, lv, h)) => {
-                let end = lines[i + 1..]
+        match headings
+            .iter()
+            .position(|h| h.text.to_lowercase().contains(&want))
+        {
+            Some(k) => {
+                let h = &headings[k];
+                let end = headings[k + 1..]
                     .iter()
-                    .position(|l| heading(l).is_some_and(|(l2, _)| l2 <= lv))
-                    .map_or(lines.len(), |p| i + 1 + p);
-                found.push((h, lines[i + 1..end].join("\n").trim().to_string()));
+                    .find(|n| n.level <= h.level)
+                    .map_or(lines.len(), |n| n.first);
+                let body = lines.get(h.last + 1..end).unwrap_or_default();
+                found.push((h.text.clone(), body.join("\n").trim().to_string()));
             }
             None => missing.push(name.clone()),
         }
     }
     (found, missing)
+}
+
+/// A Markdown heading: its level, its text, and the lines it spans (0-based, as
+/// `str::lines` counts them; two or more for an underlined heading).
+struct MdHeading {
+    level: usize,
+    text: String,
+    first: usize,
+    last: usize,
+}
+
+/// The top-level headings of a Markdown document, in order — not those in code blocks,
+/// HTML blocks or front matter, nor those nested in quotes or lists.
+fn md_headings(text: &str) -> Vec<MdHeading> {
+    use pulldown_cmark::{Event, Options, Parser, Tag};
+
+    // The line of a byte offset: how many lines start at or before it, less one.
+    let starts: Vec<usize> = std::iter::once(0)
+        .chain(memchr::memchr_iter(b'\n', text.as_bytes()).map(|i| i + 1))
+        .collect();
+    let line_of = |offset: usize| starts.partition_point(|&s| s <= offset) - 1;
+    let mut out = Vec::new();
+    let mut depth = 0usize;
+    // The heading being read: its level, its span, and the span of its text.
+    let mut open: Option<(
+        usize,
+        std::ops::Range<usize>,
+        Option<std::ops::Range<usize>>,
+    )> = None;
+    let parser = Parser::new_ext(text, Options::ENABLE_YAML_STYLE_METADATA_BLOCKS);
+    for (event, range) in parser.into_offset_iter() {
+        match event {
+            Event::Start(Tag::Heading { level, .. }) if depth == 0 => {
+                depth += 1;
+                open = Some((level as usize, range, None));
+                continue;
+            }
+            Event::Start(_) => depth += 1,
+            Event::End(_) => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    if let Some((level, span, inner)) = open.take() {
+                        let inner = inner.map_or("", |r| &text[r]);
+                        let parts: Vec<&str> = inner.lines().map(str::trim).collect();
+                        out.push(MdHeading {
+                            level,
+                            text: parts.join(" ").trim().to_string(),
+                            first: line_of(span.start),
+                            last: line_of(span.end.saturating_sub(1).max(span.start)),
+                        });
+                    }
+                    continue;
+                }
+            }
+            _ => {}
+        }
+        if let Some((_, _, inner)) = &mut open {
+            *inner = Some(match inner.take() {
+                Some(r) => r.start.min(range.start)..r.end.max(range.end),
+                None => range,
+            });
+        }
+    }
+    out
 }
 
 /// Plain-text sections (PDF text has no markup): a short line naming the section

@@ -18,6 +18,7 @@ pub mod providers;
 pub mod rerun;
 pub mod review;
 pub mod show;
+pub mod table;
 pub mod tui;
 
 use std::path::PathBuf;

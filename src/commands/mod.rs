@@ -13,6 +13,7 @@ pub mod failures;
 pub mod failures_screen;
 pub mod headless;
 pub mod launch;
+pub mod log;
 pub mod portable;
 pub mod providers;
 pub mod rerun;

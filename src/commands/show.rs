@@ -166,39 +166,11 @@ pub fn print_run(store: &Store, id: &str, json_out: bool) -> Result<()> {
     Ok(())
 }
 
-/// Prints a run's event log as JSON lines (one envelope per line), oldest first.
+/// Prints a run's event log as JSON lines (one envelope per line), oldest first; see
+/// [`super::log::print_log_filtered`] for a filtered or followed log.
 pub fn print_log(store: &Store, id: &str) -> Result<()> {
-    use std::io::Write;
-    let run = store.run(id)?;
-    let run_id: std::sync::Arc<str> = std::sync::Arc::from(run.run_id.as_str());
-    let (last, _) = store.last_event(&run.run_id)?;
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
-    let mut from = 1;
-    while from <= last {
-        let to = from + 20_000;
-        for e in store.events(&run.run_id, from, to)? {
-            let event = match e.event {
-                Ok(ev) => ev,
-                Err(err) => {
-                    crate::errln!("event {} skipped: {err}", e.seq);
-                    continue;
-                }
-            };
-            let env = crate::event::Envelope {
-                run_id: run_id.clone(),
-                seq: e.seq,
-                ts: e.ts,
-                task_id: e.task_id.map(Into::into),
-                invocation_id: e.invocation_id.map(Into::into),
-                agent: e.agent.map(Into::into),
-                event,
-            };
-            serde_json::to_writer(&mut out, &env).map_err(crate::out::closed_pipe_ends)?;
-            out.write_all(b"\n").map_err(crate::out::closed_pipe_ends)?;
-        }
-        from = to + 1;
-    }
-    out.flush().map_err(crate::out::closed_pipe_ends)?;
-    Ok(())
+    super::log::write_store_log(store, id, &super::log::LogFilter::default(), &mut out)
+        .map_err(crate::out::closed_pipe_ends)
 }

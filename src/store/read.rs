@@ -429,6 +429,16 @@ impl Store {
         Ok(out)
     }
 
+    /// The stored status of `run_id` (its full id), read alone: cheap enough to poll.
+    pub fn run_status(&self, run_id: &str) -> Result<String, StoreError> {
+        self.conn
+            .query_row("SELECT status FROM runs WHERE run_id = ?1", [run_id], |r| {
+                r.get(0)
+            })
+            .optional()?
+            .ok_or_else(|| StoreError::NoSuchRun(run_id.into()))
+    }
+
     /// Whether a live process owns `run_id` (see [`super::lease`]).
     pub fn run_owner_alive(&self, run_id: &str) -> Result<bool, StoreError> {
         let now = chrono::Utc::now().timestamp_millis();

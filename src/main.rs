@@ -5,7 +5,8 @@ use std::process::ExitCode;
 use color_eyre::eyre::{eyre, Result};
 
 use plexus::commands::launch::{prepare_resume, run_headless, Resuming};
-use plexus::commands::show::{print_log, print_run, print_runs_at};
+use plexus::commands::log::{print_log_filtered, LogFilter};
+use plexus::commands::show::{print_run, print_runs_at};
 use plexus::commands::start::{engine_config, run_config, session_of, sim_config};
 use plexus::commands::tui::{
     browse_tui, replay_options, run_tui, ui_setup, want_tui, ReplayOptions, UiSetup,
@@ -434,18 +435,4 @@ fn finish(g: &Globals, f: plexus::commands::launch::Finished) -> Result<ExitCode
         );
     }
     Ok(ExitCode::from(exit::for_status(f.status)))
-}
-
-// TEMPORARY until the log filters land.
-struct LogFilter {
-    kinds: Vec<String>,
-    task: Option<String>,
-    since: Option<String>,
-    follow: bool,
-}
-fn print_log_filtered(db: &std::path::Path, run: &str, f: &LogFilter) -> Result<()> {
-    if !f.kinds.is_empty() || f.task.is_some() || f.since.is_some() || f.follow {
-        return Err(eyre!("not yet"));
-    }
-    print_log(&Store::open(db)?, run)
 }

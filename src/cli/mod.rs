@@ -168,7 +168,7 @@ pub enum Command {
         /// Run id (or `latest`, or a unique prefix).
         run: String,
         /// Only events of these kinds (repeat, or separate with commas), e.g.
-        /// `task_started,task_finished`.
+        /// `invocation_started,task_finished`.
         #[arg(long, value_name = "KIND")]
         kind: Vec<String>,
         /// Only events of this task.

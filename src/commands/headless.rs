@@ -246,27 +246,22 @@ impl Progress {
             "\natoms by grade ({} accepted)\n  A {:>6}\n  B {:>6}\n  C {:>6}\n  D {:>6}\n",
             self.atoms, g.a, g.b, g.c, g.d
         ));
-        s.push_str(&format!(
-            "\n{:<22} {:>11} {:>13} {:>13}\n",
-            "tokens per agent", "invocations", "prompt", "output"
+        s.push('\n');
+        s.push_str(&agent_table(
+            "tokens per agent",
+            self.agents
+                .iter()
+                .map(|(n, t)| (n, t.invocations, t.prompt, t.output)),
         ));
-        for (name, t) in &self.agents {
-            s.push_str(&format!(
-                "  {name:<20} {:>11} {:>13} {:>13}\n",
-                t.invocations, t.prompt, t.output
-            ));
-        }
         if self.agents.values().any(|t| t.reported > 0) {
-            s.push_str(&format!(
-                "\n{:<22} {:>11} {:>13} {:>13}\n",
-                "provider-reported", "invocations", "prompt", "output"
+            s.push('\n');
+            s.push_str(&agent_table(
+                "provider-reported",
+                self.agents
+                    .iter()
+                    .filter(|(_, t)| t.reported > 0)
+                    .map(|(n, t)| (n, t.reported, t.reported_prompt, t.reported_output)),
             ));
-            for (name, t) in self.agents.iter().filter(|(_, t)| t.reported > 0) {
-                s.push_str(&format!(
-                    "  {name:<20} {:>11} {:>13} {:>13}\n",
-                    t.reported, t.reported_prompt, t.reported_output
-                ));
-            }
         }
         s
     }
@@ -287,4 +282,29 @@ pub async fn print_progress(
         }
     }
     p
+}
+
+/// A tokens-per-agent table of the summary: `title` heads the names, which are indented
+/// under it; one row per `(agent, invocations, prompt, output)`.
+fn agent_table<'a>(title: &str, rows: impl Iterator<Item = (&'a String, u64, u64, u64)>) -> String {
+    use super::table::{Col, TextTable};
+    let mut table = TextTable::new(&[
+        Col::left("NAME").max(34),
+        Col::right("invocations"),
+        Col::right("prompt"),
+        Col::right("output"),
+    ])
+    .without_header();
+    table.row([title, "invocations", "prompt", "output"]);
+    for (name, n, p, o) in rows {
+        table.row([
+            format!("  {name}"),
+            n.to_string(),
+            p.to_string(),
+            o.to_string(),
+        ]);
+    }
+    let mut text = table.render();
+    text.push('\n');
+    text
 }

@@ -10,12 +10,14 @@ pub mod failures;
 pub mod failures_screen;
 pub mod headless;
 pub mod launch;
+pub mod log;
 pub mod portable;
 pub mod providers;
 pub mod rerun;
 pub mod review;
 pub mod show;
 pub mod start;
+pub mod table;
 pub mod tui;
 
 use std::path::PathBuf;

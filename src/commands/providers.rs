@@ -6,6 +6,7 @@ use std::time::Instant;
 
 use color_eyre::eyre::{eyre, Result};
 
+use super::table::{Col, TextTable};
 use super::Globals;
 use crate::config::Config;
 use crate::protocol::{AgentRequest, Constraints, UserPrompt};
@@ -54,16 +55,15 @@ pub fn print_providers(globals: &Globals, json: bool) -> Result<()> {
         Some(p) => crate::outln!("profiles from {}", p.display()),
         None => crate::outln!("no plexus.toml found; only the built-in simulated provider"),
     }
-    crate::outln!(
-        "{:<14} {:<10} {:<28} {:<36} {:<30} {:>5} {:>7}",
-        "NAME",
-        "KIND",
-        "MODEL",
-        "BASE_URL",
-        "KEY",
-        "CONC",
-        "RPM"
-    );
+    let mut table = TextTable::new(&[
+        Col::left("NAME"),
+        Col::left("KIND"),
+        Col::left("MODEL"),
+        Col::left("BASE_URL").max(60),
+        Col::left("KEY"),
+        Col::right("CONC"),
+        Col::right("RPM"),
+    ]);
     for p in &all {
         let rpm = if p.rate_limit_rpm == 0 {
             "-".to_string()
@@ -75,17 +75,17 @@ pub fn print_providers(globals: &Globals, json: bool) -> Result<()> {
         } else {
             &p.base_url
         };
-        crate::outln!(
-            "{:<14} {:<10} {:<28} {:<36} {:<30} {:>5} {:>7}",
-            p.name,
+        table.row([
+            p.name.as_str(),
             p.kind.as_str(),
-            p.model,
+            p.model.as_str(),
             base,
-            p.key_source().to_string(),
-            p.concurrency,
-            rpm
-        );
+            &p.key_source().to_string(),
+            &p.concurrency.to_string(),
+            &rpm,
+        ]);
     }
+    table.print();
     Ok(())
 }
 

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use color_eyre::eyre::{Report, Result};
 
+use super::table::{Col, TextTable};
 use crate::review::{decide, Decided, DecisionKind, ReviewError, ReviewItem, Verdict};
 use crate::store::Store;
 
@@ -171,28 +172,28 @@ fn state_of(i: &ReviewItem) -> String {
     }
 }
 
-/// One row per item, columns padded to their widest cell.
+/// One row per item, columns as wide as their widest cell (in display columns).
 fn print_table(items: &[ReviewItem], with_run: bool) {
-    let mut rows: Vec<Vec<String>> = vec![[
-        "RUN",
-        "TASK",
-        "AGENT",
-        "INVOCATION",
-        "TRY",
-        "FABRICATED",
-        "ATOMS",
-        "SCORE",
-        "STATE",
-    ]
-    .map(String::from)
-    .to_vec()];
+    let cols = [
+        Col::left("RUN"),
+        Col::left("TASK"),
+        Col::left("AGENT"),
+        Col::left("INVOCATION"),
+        Col::right("TRY"),
+        Col::left("FABRICATED"),
+        Col::right("ATOMS"),
+        Col::right("SCORE"),
+        Col::left("STATE").max(usize::MAX),
+    ];
+    let skip = usize::from(!with_run);
+    let mut table = TextTable::new(&cols[skip..]);
     for i in items {
         let fabricated = match i.fabricated.as_slice() {
             [] => "-".to_string(),
             [one] => one.reference.clone(),
             [first, rest @ ..] => format!("{} +{}", first.reference, rest.len()),
         };
-        rows.push(vec![
+        let row = [
             i.run_id.clone(),
             i.task_id.clone(),
             i.agent.clone(),
@@ -202,32 +203,11 @@ fn print_table(items: &[ReviewItem], with_run: bool) {
             i.atoms.len().to_string(),
             format!("{:.2}", i.avg_score),
             state_of(i),
-        ]);
+        ];
+        table.row(row.into_iter().skip(skip));
     }
-    let skip = usize::from(!with_run);
-    let cols = rows[0].len();
-    let width: Vec<usize> = (0..cols)
-        .map(|c| {
-            rows.iter()
-                .map(|r| crate::ui::sanitize::sanitize(&r[c]).chars().count())
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
     crate::outln!();
-    for r in &rows {
-        let line: Vec<String> = (skip..cols)
-            .map(|c| {
-                let cell = crate::ui::sanitize::sanitize(&r[c]);
-                if c + 1 == cols {
-                    cell
-                } else {
-                    format!("{cell:<w$}", w = width[c])
-                }
-            })
-            .collect();
-        crate::outln!("{}", line.join("  "));
-    }
+    table.print();
 }
 
 /// One item's whole evidence: the message, the fabricated references, every atom and

@@ -1,13 +1,11 @@
 //! `plexus runs` and `plexus show RUN`: what is in the database, as tables or JSON.
 
-// Column headers are written as arguments so they line up with the rows' format.
-#![allow(clippy::print_literal)]
-
 use std::collections::BTreeMap;
 
 use color_eyre::eyre::Result;
 use serde_json::json;
 
+use super::table::{Col, TextTable};
 use crate::event::EngineEvent;
 use crate::store::{Store, StoreError};
 
@@ -39,41 +37,30 @@ pub fn print_runs(store: &Store, json_out: bool) -> Result<()> {
         crate::outln!("no runs in {}", store.path().display());
         return Ok(());
     }
-    crate::outln!(
-        "{:<24} {:<12} {:<26} {:>6} {:>8} {:>6}  {:<25} {}",
-        "RUN",
-        "STATUS",
-        "PLAN",
-        "TASKS",
-        "EVENTS",
-        "ATOMS",
-        "CREATED",
-        "PROVIDER"
-    );
+    let mut table = TextTable::new(&[
+        Col::left("RUN"),
+        Col::left("STATUS"),
+        Col::left("PLAN").max(32),
+        Col::right("TASKS"),
+        Col::right("EVENTS"),
+        Col::right("ATOMS"),
+        Col::left("CREATED"),
+        Col::left("PROVIDER"),
+    ]);
     for r in runs {
-        crate::outln!(
-            "{:<24} {:<12} {:<26} {:>6} {:>8} {:>6}  {:<25} {}",
+        table.row([
             r.run_id,
             r.status,
-            truncate(&r.plan_id, 26),
-            r.task_count,
-            r.events,
-            r.atoms,
+            r.plan_id,
+            r.task_count.to_string(),
+            r.events.to_string(),
+            r.atoms.to_string(),
             r.created_at,
-            r.provider
-        );
+            r.provider,
+        ]);
     }
+    table.print();
     Ok(())
-}
-
-fn truncate(s: &str, n: usize) -> String {
-    if s.chars().count() <= n {
-        s.to_string()
-    } else {
-        let mut t: String = s.chars().take(n - 1).collect();
-        t.push('…');
-        t
-    }
 }
 
 /// Prints one run: header, tasks, tokens per agent, event counts.
@@ -135,80 +122,55 @@ pub fn print_run(store: &Store, id: &str, json_out: bool) -> Result<()> {
         }
     );
     crate::outln!();
-    crate::outln!(
-        "{:<28} {:<20} {:<10} {:>8} {:>6}  {}",
-        "TASK",
-        "AGENT",
-        "STATUS",
-        "ATTEMPTS",
-        "ATOMS",
-        "ERROR"
-    );
+    let mut table = TextTable::new(&[
+        Col::left("TASK").max(40),
+        Col::left("AGENT").max(32),
+        Col::left("STATUS"),
+        Col::right("ATTEMPTS"),
+        Col::right("ATOMS"),
+        Col::left("ERROR"),
+    ]);
     for t in &tasks {
-        crate::outln!(
-            "{:<28} {:<20} {:<10} {:>8} {:>6}  {}",
-            truncate(&t.task_id, 28),
-            truncate(&t.agent, 20),
-            t.status,
-            t.attempts,
-            t.atoms,
-            t.error_code.clone().unwrap_or_default()
-        );
+        table.row([
+            t.task_id.clone(),
+            t.agent.clone(),
+            t.status.clone(),
+            t.attempts.to_string(),
+            t.atoms.to_string(),
+            t.error_code.clone().unwrap_or_default(),
+        ]);
     }
+    table.print();
     crate::outln!();
-    crate::outln!(
-        "{:<22} {:>11} {:>13} {:>13}",
-        "AGENT",
-        "INVOCATIONS",
-        "PROMPT TOK",
-        "OUTPUT TOK"
-    );
+    let mut table = TextTable::new(&[
+        Col::left("AGENT").max(32),
+        Col::right("INVOCATIONS"),
+        Col::right("PROMPT TOK"),
+        Col::right("OUTPUT TOK"),
+    ]);
     for (a, (n, p, o)) in &per_agent {
-        crate::outln!("{a:<22} {n:>11} {p:>13} {o:>13}");
+        table.row([a.clone(), n.to_string(), p.to_string(), o.to_string()]);
     }
+    table.print();
     crate::outln!();
     crate::outln!("events by kind");
+    let mut table = TextTable::new(&[Col::left("KIND"), Col::right("EVENTS")])
+        .without_header()
+        .indent(2);
     for k in EngineEvent::KINDS {
         if let Some(n) = kinds.get(k) {
-            crate::outln!("  {k:<22} {n:>8}");
+            table.row([k.to_string(), n.to_string()]);
         }
     }
+    table.print();
     Ok(())
 }
 
-/// Prints a run's event log as JSON lines (one envelope per line), oldest first.
+/// Prints a run's event log as JSON lines (one envelope per line), oldest first; see
+/// [`super::log::print_log_filtered`] for a filtered or followed log.
 pub fn print_log(store: &Store, id: &str) -> Result<()> {
-    use std::io::Write;
-    let run = store.run(id)?;
-    let run_id: std::sync::Arc<str> = std::sync::Arc::from(run.run_id.as_str());
-    let (last, _) = store.last_event(&run.run_id)?;
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
-    let mut from = 1;
-    while from <= last {
-        let to = from + 20_000;
-        for e in store.events(&run.run_id, from, to)? {
-            let event = match e.event {
-                Ok(ev) => ev,
-                Err(err) => {
-                    crate::errln!("event {} skipped: {err}", e.seq);
-                    continue;
-                }
-            };
-            let env = crate::event::Envelope {
-                run_id: run_id.clone(),
-                seq: e.seq,
-                ts: e.ts,
-                task_id: e.task_id.map(Into::into),
-                invocation_id: e.invocation_id.map(Into::into),
-                agent: e.agent.map(Into::into),
-                event,
-            };
-            serde_json::to_writer(&mut out, &env).map_err(crate::out::closed_pipe_ends)?;
-            out.write_all(b"\n").map_err(crate::out::closed_pipe_ends)?;
-        }
-        from = to + 1;
-    }
-    out.flush().map_err(crate::out::closed_pipe_ends)?;
-    Ok(())
+    super::log::write_store_log(store, id, &super::log::LogFilter::default(), &mut out)
+        .map_err(crate::out::closed_pipe_ends)
 }

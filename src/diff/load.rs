@@ -21,7 +21,7 @@ pub fn load(store: &Store, id: &str) -> Result<RunSnapshot, StoreError> {
     let run = store.run(id)?;
     let run_id = run.run_id.clone();
     let (_, plan_json, _) = store.run_plan(&run_id)?;
-    let order = plan_order(&plan_json);
+    let order = crate::plan::task_order(&plan_json);
 
     let mut tasks: Vec<TaskSnapshot> = store
         .tasks(&run_id)?
@@ -163,22 +163,6 @@ pub fn load(store: &Store, id: &str) -> Result<RunSnapshot, StoreError> {
         created_at: run.created_at,
         tasks,
     })
-}
-
-/// Task ids of a plan snapshot in plan order (empty when it does not decode).
-fn plan_order(plan_json: &str) -> HashMap<String, usize> {
-    let v: serde_json::Value = serde_json::from_str(plan_json).unwrap_or_default();
-    v.get("tasks")
-        .and_then(|t| t.as_array())
-        .map(|tasks| {
-            tasks
-                .iter()
-                .filter_map(|t| t.get("task_id").and_then(|id| id.as_str()))
-                .enumerate()
-                .map(|(i, id)| (id.to_string(), i))
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 /// A unit enum's serde name (`ref_not_found`, `summary`).

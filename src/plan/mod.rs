@@ -170,3 +170,20 @@ impl Plan {
         layers
     }
 }
+
+/// The task ids of a plan snapshot (the plan's JSON text, as stored with a run) with
+/// their places in its `tasks` array; empty when the text does not decode.
+pub fn task_order(plan_json: &str) -> std::collections::HashMap<String, usize> {
+    let v: serde_json::Value = serde_json::from_str(plan_json).unwrap_or_default();
+    v.get("tasks")
+        .and_then(|t| t.as_array())
+        .map(|tasks| {
+            tasks
+                .iter()
+                .filter_map(|t| t.get("task_id").and_then(|id| id.as_str()))
+                .enumerate()
+                .map(|(i, id)| (id.to_string(), i))
+                .collect()
+        })
+        .unwrap_or_default()
+}

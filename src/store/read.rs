@@ -199,10 +199,20 @@ impl Store {
             .ok_or_else(|| StoreError::NoSuchRun(run_id.into()))
     }
 
-    /// Tasks of a run, in plan order of insertion.
+    /// Tasks of a run in plan order: the order of the `tasks` array of the plan the run
+    /// stored (tasks it does not list, if any, last, in the order they were inserted).
     pub fn tasks(&self, run_id: &str) -> Result<Vec<TaskRow>, StoreError> {
+        let plan_json: Option<String> = self
+            .conn
+            .query_row(
+                "SELECT plan_json FROM runs WHERE run_id = ?1",
+                [run_id],
+                |r| r.get(0),
+            )
+            .optional()?;
+        let order = crate::plan::task_order(plan_json.as_deref().unwrap_or(""));
         let mut st = self.conn.prepare(
-            "SELECT task_id, agent, status, attempts, atoms, error_code FROM tasks WHERE run_id = ?1 ORDER BY task_id",
+            "SELECT task_id, agent, status, attempts, atoms, error_code FROM tasks WHERE run_id = ?1 ORDER BY rowid",
         )?;
         let rows = st.query_map([run_id], |r| {
             Ok(TaskRow {
@@ -214,7 +224,10 @@ impl Store {
                 error_code: r.get(5)?,
             })
         })?;
-        Ok(rows.collect::<Result<_, _>>()?)
+        let mut tasks: Vec<TaskRow> = rows.collect::<Result<_, _>>()?;
+        // Stable: tasks the plan does not list keep their insertion order, at the end.
+        tasks.sort_by_key(|t| order.get(&t.task_id).copied().unwrap_or(usize::MAX));
+        Ok(tasks)
     }
 
     /// The output (`{atoms, summary}` of the final response) of each task that ended
@@ -414,6 +427,16 @@ impl Store {
             }
         }
         Ok(out)
+    }
+
+    /// The stored status of `run_id` (its full id), read alone: cheap enough to poll.
+    pub fn run_status(&self, run_id: &str) -> Result<String, StoreError> {
+        self.conn
+            .query_row("SELECT status FROM runs WHERE run_id = ?1", [run_id], |r| {
+                r.get(0)
+            })
+            .optional()?
+            .ok_or_else(|| StoreError::NoSuchRun(run_id.into()))
     }
 
     /// Whether a live process owns `run_id` (see [`super::lease`]).

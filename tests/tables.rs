@@ -124,7 +124,7 @@ fn show_runs_and_the_summary_line_up_with_chinese_ids_and_agent_names() {
     );
 
     // The summary's tokens per agent: names under the title, numbers under theirs.
-    let tokens = &run.stderr[run.stderr.find("tokens per agent").expect("summary")..];
+    let tokens = &run.stdout[run.stdout.find("tokens per agent").expect("summary")..];
     let tokens = &tokens[..tokens.find("\n\n").unwrap_or(tokens.len())];
     let numbers = |name: &str| -> Vec<String> {
         let l = line_of(tokens, name);

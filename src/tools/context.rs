@@ -148,3 +148,26 @@ pub fn safe_file_part(s: &str) -> String {
         out
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn run_data_dir_is_beside_the_database_and_safe() {
+        let d = ToolContext::run_data_dir(Path::new("/data/plexus.db"), "run-1/../x");
+        assert_eq!(d, Path::new("/data/tool_data/run-1____x"));
+        let c = ToolContext::for_run("/ws", Path::new("db.sqlite"), "r");
+        assert_eq!(c.data_dir.as_deref(), Some(Path::new("tool_data/r")));
+        assert_eq!(c.db_path.as_deref(), Some(Path::new("db.sqlite")));
+        assert_eq!(safe_file_part(""), "_");
+        assert_eq!(safe_file_part(&"a".repeat(100)).len(), 64);
+    }
+
+    #[test]
+    fn a_fixed_clock_stands_still() {
+        let t: DateTime<Utc> = "2024-03-10T07:00:00Z".parse().expect("instant");
+        assert_eq!(ToolClock::Fixed(t).now(), t);
+        assert!(ToolClock::System.now() > t);
+    }
+}

@@ -1,13 +1,16 @@
 //! Executing one tool call: checks, time limits, retries, the output level, storing large
 //! results, the cache, and one observation whatever happens.
 
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::{Duration, Instant};
+
+use futures_util::FutureExt;
 
 use serde_json::Value;
 
 use super::cache::ToolCache;
 use super::context::{CancelFlag, ToolContext};
-use super::error::ToolError;
+use super::error::{ToolError, ToolErrorCode};
 use super::level::{effective_level, level_name};
 use super::registry::ToolRegistry;
 use super::retry::Sleeper;
@@ -146,9 +149,19 @@ async fn run_with_retries(
         let limit = policy.get_retry_timeout(tool.timeout(), retries);
         let mut attempt = ctx.clone();
         attempt.cancel = CancelFlag::default();
-        let err = match tokio::time::timeout(limit, tool.run(&attempt, args)).await {
-            Ok(Ok(data)) => return (Ok(data), retries),
-            Ok(Err(e)) => e,
+        // A tool that panics (building its future or running it) fails this call only.
+        let started = catch_unwind(AssertUnwindSafe(|| tool.run(&attempt, args)));
+        let outcome = match started {
+            Ok(fut) => tokio::time::timeout(limit, AssertUnwindSafe(fut).catch_unwind()).await,
+            Err(_) => Ok(Err(Box::new(()) as Box<dyn std::any::Any + Send>)),
+        };
+        let err = match outcome {
+            Ok(Ok(Ok(data))) => return (Ok(data), retries),
+            Ok(Ok(Err(e))) => e,
+            Ok(Err(_)) => ToolError::failed(
+                ToolErrorCode::ToolFailed,
+                format!("`{}` stopped unexpectedly (it panicked)", tool.name()),
+            ),
             Err(_) => {
                 attempt.cancel.cancel();
                 ToolError::timeout(format!(

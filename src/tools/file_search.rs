@@ -336,10 +336,10 @@ fn report(pattern: &str, args: &Value, text_search: bool, limit: usize, f: Found
     let mut standard = brief.clone();
     for h in &f.hits {
         match h {
-            Value::String(p) => standard.push_str(&format!("\n{p}")),
+            Value::String(p) => standard.push_str(&format!("\n{}", one_line(p, 500))),
             _ => standard.push_str(&format!(
                 "\n{}:{}: {}",
-                h["path"].as_str().unwrap_or_default(),
+                one_line(h["path"].as_str().unwrap_or_default(), 500),
                 h["line"],
                 h["text"].as_str().unwrap_or_default()
             )),

@@ -32,6 +32,8 @@ pub enum Step {
     Fail(ToolError),
     /// Never finishes (the executor's time limit ends it).
     Hang,
+    /// Panics while running.
+    Panic,
 }
 
 /// A tool that plays `steps` in order (the last one repeats) and counts its attempts.
@@ -98,6 +100,7 @@ impl Tool for Scripted {
             match step {
                 Step::Ok(d) => Ok(d),
                 Step::Fail(e) => Err(e),
+                Step::Panic => panic!("scripted panic"),
                 Step::Hang => {
                     tokio::time::sleep(Duration::from_secs(3600)).await;
                     Err(ToolError::arguments("unreachable"))

@@ -233,6 +233,25 @@ async fn other_errors_are_not_retried() {
 }
 
 #[tokio::test]
+async fn a_panicking_tool_is_one_error_observation() {
+    let (reg, tool) = registry(Scripted::new("p", vec![Step::Panic]));
+    let (out, sleeper) = run(
+        &call("p", json!({}), None),
+        &ToolContext::new("."),
+        &reg,
+        None,
+    )
+    .await;
+    assert_error(&out.result, "execution_error", "TOOL_FAILED");
+    assert!(out
+        .result
+        .observation
+        .contains("`p` stopped unexpectedly (it panicked)"));
+    assert_eq!(tool.attempts(), 1);
+    assert!(sleeper.delays_ms().is_empty());
+}
+
+#[tokio::test]
 async fn gives_up_after_three_retries() {
     let (reg, tool) = registry(Scripted::new("t", vec![Step::Fail(resource())]));
     let (out, sleeper) = run(

@@ -5,3 +5,4 @@
 mod builtins;
 mod common;
 mod executor;
+mod time;

@@ -33,5 +33,6 @@ pub mod signals;
 pub mod state;
 pub mod store;
 pub mod tokens;
+pub mod tools;
 pub mod tree_ui;
 pub mod ui;

@@ -29,6 +29,7 @@ pub mod provider;
 pub mod replay;
 pub mod review;
 pub mod signals;
+pub mod skills;
 pub mod state;
 pub mod store;
 pub mod tokens;

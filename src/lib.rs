@@ -10,6 +10,7 @@ pub mod cli;
 pub mod clock;
 pub mod commands;
 pub mod config;
+pub mod conversation;
 pub mod crash;
 pub mod diff;
 pub mod engine;

@@ -108,7 +108,9 @@ mod tests {
             texts,
             ["toolu_1", "file_search", "{\"pattern\":\"**/*.py\"}"]
         );
-        let mut r = tool_result_block("toolu_1", "found", false);
+        // The seed's own shape: the observation in `text`, beside a Claude `content`.
+        let mut r = tool_result_block("toolu_1", "", false);
+        r.text = Some("found".into());
         r.extra.insert(
             "content".into(),
             serde_json::json!([{"type": "text", "text": "more"}, {"type": "image", "source": {}}]),

@@ -1,19 +1,12 @@
 //! A message of a conversation (a role and content blocks, Claude compatible) and
 //! constructors for the four kinds of content block.
 
-use serde::{Deserialize, Serialize};
-
-use crate::protocol::messages::{ContentBlock, ContentBlockType, MessageType};
+use crate::protocol::messages::{ContentBlock, MessageType};
 use crate::protocol::Extra;
 
-/// One message: who speaks and what (seed 003 content blocks).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Message {
-    /// `user` or `assistant` (a `system` message is treated as a user one).
-    pub role: MessageType,
-    /// Content blocks, in order.
-    pub content: Vec<ContentBlock>,
-}
+/// One message: who speaks and what (the protocol's own type; `system` counts as a
+/// user turn here).
+pub use crate::protocol::messages::Message;
 
 impl Message {
     /// A message of `role` with `content`.
@@ -42,35 +35,14 @@ impl Message {
     }
 }
 
-/// An empty block of `block_type`.
-fn block(block_type: ContentBlockType) -> ContentBlock {
-    ContentBlock {
-        block_type,
-        text: None,
-        thinking: None,
-        id: None,
-        name: None,
-        input: None,
-        tool_use_id: None,
-        is_error: false,
-        extra: Extra::new(),
-    }
-}
-
 /// A `text` block.
 pub fn text_block(text: impl Into<String>) -> ContentBlock {
-    ContentBlock {
-        text: Some(text.into()),
-        ..block(ContentBlockType::Text)
-    }
+    ContentBlock::text(text)
 }
 
 /// A `thinking` block.
 pub fn thinking_block(thinking: impl Into<String>) -> ContentBlock {
-    ContentBlock {
-        thinking: Some(thinking.into()),
-        ..block(ContentBlockType::Thinking)
-    }
+    ContentBlock::thinking(thinking)
 }
 
 /// A `tool_use` block: call `id` of tool `name` with arguments `input`.
@@ -79,25 +51,14 @@ pub fn tool_use_block(
     name: impl Into<String>,
     input: Extra,
 ) -> ContentBlock {
-    ContentBlock {
-        id: Some(id.into()),
-        name: Some(name.into()),
-        input: Some(input),
-        ..block(ContentBlockType::ToolUse)
-    }
+    ContentBlock::tool_use(id, name, serde_json::Value::Object(input))
 }
 
-/// A `tool_result` block answering call `tool_use_id`, its observation in `text` (as in
-/// the seed 003 example).
+/// A `tool_result` block answering call `tool_use_id` with its observation.
 pub fn tool_result_block(
     tool_use_id: impl Into<String>,
     text: impl Into<String>,
     is_error: bool,
 ) -> ContentBlock {
-    ContentBlock {
-        tool_use_id: Some(tool_use_id.into()),
-        text: Some(text.into()),
-        is_error,
-        ..block(ContentBlockType::ToolResult)
-    }
+    ContentBlock::tool_result(tool_use_id, text, is_error)
 }

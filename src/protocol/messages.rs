@@ -475,7 +475,7 @@ impl ContentBlock {
     }
 
     /// The content of a `tool_result` block as text: a string, or the text blocks of
-    /// an array joined by newlines.
+    /// an array joined by newlines, else its `text` (as the seed's example writes it).
     pub fn result_text(&self) -> String {
         match self.extra.get("content") {
             Some(serde_json::Value::String(s)) => s.clone(),
@@ -484,7 +484,7 @@ impl ContentBlock {
                 .filter_map(|p| p.get("text").and_then(serde_json::Value::as_str))
                 .collect::<Vec<_>>()
                 .join("\n"),
-            _ => String::new(),
+            _ => self.text.clone().unwrap_or_default(),
         }
     }
 }

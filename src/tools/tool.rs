@@ -5,7 +5,6 @@ use std::future::Future;
 use std::pin::Pin;
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::context::ToolContext;
@@ -75,16 +74,8 @@ pub fn run_blocking(
     })
 }
 
-/// What the model is told about a tool.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ToolDefinition {
-    /// Tool name.
-    pub name: String,
-    /// What it does.
-    pub description: String,
-    /// JSON Schema of its arguments.
-    pub input_schema: Value,
-}
+/// What the model is told about a tool (the protocol's own type).
+pub use crate::protocol::messages::ToolDefinition;
 
 /// The raw result of a tool.
 #[derive(Debug, Clone, PartialEq)]

@@ -72,7 +72,9 @@ fn counts_are_the_sum_of_block_counts_plus_the_overhead() {
             text_block("I will query the database."),
             tool_use_block("call_123", "query_database", tool_input.clone()),
         ]);
-        let mut result = tool_result_block("call_123", "Found 10 items", false);
+        // The seed's shape: the observation in `text`, beside a Claude `content`.
+        let mut result = tool_result_block("call_123", "", false);
+        result.text = Some("Found 10 items".into());
         result.extra.insert(
             "content".into(),
             json!([{"type": "text", "text": "Data stored in file: tool_data/x.json"}]),

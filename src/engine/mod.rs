@@ -15,6 +15,7 @@ pub mod parse;
 pub mod pdf_text;
 mod planned;
 pub mod quality;
+pub mod react_loop;
 pub mod refs;
 mod reopen;
 pub mod request;
@@ -27,6 +28,7 @@ mod run_ctx;
 mod run_spec;
 mod sink;
 pub mod status;
+mod toolbox;
 mod worker;
 
 pub use config::EngineConfig;

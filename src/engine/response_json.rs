@@ -64,6 +64,10 @@ pub(super) struct ResponseView<'a> {
     /// The text received, when it gave no atoms (kept for failure browsing).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub raw_text: Option<&'a str>,
+    /// The steps of a tool-using loop: each step's text, tool calls and observations
+    /// (what a rerun answers the loop with).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub react_steps: Option<&'a [super::react_loop::RecordedStep]>,
 }
 
 /// The `output` of a [`ResponseView`].
@@ -149,6 +153,7 @@ mod tests {
             provider: None,
             provider_error: None,
             raw_text: None,
+            react_steps: None,
         };
         let full = AgentResponse {
             invocation_id: "INV_1".into(),

@@ -35,6 +35,10 @@ pub struct RunCtx {
     pub(super) base_constraints: Vec<Constraints>,
     /// The database file `db_query` references read.
     pub(super) db: Option<std::path::PathBuf>,
+    /// The workspace's skills (loaded once per run, as activations ask for them).
+    pub(super) skills: Arc<crate::skills::SkillLibrary>,
+    /// Answers of idempotent tool calls, shared by the run's loops.
+    pub(super) tool_cache: Arc<crate::tools::ToolCache>,
     agents: rustc_hash::FxHashMap<String, AgentCache>,
     inv_seq: Mutex<rustc_hash::FxHashMap<String, u32>>,
     /// Whether the run was resumed with retries to carry over (the history below is
@@ -104,6 +108,11 @@ impl RunCtx {
             outputs: RwLock::new(outputs.into_iter().collect()),
             base_constraints,
             db: spec.db.clone(),
+            skills: Arc::new(crate::skills::SkillLibrary::new(
+                &spec.config.workspace,
+                spec.config.tokens,
+            )),
+            tool_cache: Arc::new(crate::tools::ToolCache::new(1024)),
             agents,
             inv_seq: Mutex::new(
                 resume

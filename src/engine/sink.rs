@@ -60,6 +60,14 @@ impl<'a> StreamSink<'a> {
         self.last_flush = Instant::now();
     }
 
+    /// Flushes and takes the text so far out of the sink (a thought of a tool-using
+    /// loop, logged but not part of the answer that is parsed).
+    pub fn take_text(&mut self) -> String {
+        self.flush();
+        self.logged = 0;
+        std::mem::take(&mut self.text)
+    }
+
     /// Flushes and hands back the whole text.
     pub fn finish(mut self) -> (String, u64) {
         self.flush();

@@ -12,6 +12,7 @@ use super::budget::over_input_limit;
 use super::emit::Scope;
 use super::inputs::gather_inputs;
 use super::outcome::{aggregate_batches, stopped, StopSignal, TaskOutcome};
+use super::react_loop::{run_loop, RecordedStep};
 use super::request::{
     invocation_id, render_user_prompt, threshold_for, user_prompt_for, ContextParts, StoredRequest,
 };
@@ -235,13 +236,42 @@ async fn run_attempts(
         let effective_timeout = constraints.timeout_seconds;
         let started = Instant::now();
         let mut sink = StreamSink::new(&ctx, &scope);
-        let result = {
-            let call = ctx.provider.invoke(request.clone(), attempt, &mut sink);
-            let timed =
-                tokio::time::timeout(Duration::from_secs_f64(effective_timeout.max(0.001)), call);
-            tokio::select! {
-                r = timed => Ok(r),
-                s = stopped(&mut stop) => Err(s),
+        let react = ctx.plan.react_for(task);
+        let mut loop_steps: Option<Vec<RecordedStep>> = None;
+        let result = match &react {
+            // A tool-using task: the loop, each step within the task's timeout.
+            Some(setup) => {
+                let toolbox = super::toolbox::for_task(&ctx, task, setup, attempt);
+                let run = run_loop(
+                    &ctx,
+                    &scope,
+                    setup,
+                    toolbox.as_ref(),
+                    &request,
+                    prompt_tokens,
+                    agent_def.max_input_tokens,
+                    attempt,
+                    &mut sink,
+                    Duration::from_secs_f64(effective_timeout.max(0.001)),
+                );
+                tokio::select! {
+                    r = run => {
+                        loop_steps = Some(r.steps);
+                        Ok(r.result)
+                    }
+                    s = stopped(&mut stop) => Err(s),
+                }
+            }
+            None => {
+                let call = ctx.provider.invoke(request.clone(), attempt, &mut sink);
+                let timed = tokio::time::timeout(
+                    Duration::from_secs_f64(effective_timeout.max(0.001)),
+                    call,
+                );
+                tokio::select! {
+                    r = timed => Ok(r),
+                    s = stopped(&mut stop) => Err(s),
+                }
             }
         };
         drop(admission);
@@ -324,6 +354,7 @@ async fn run_attempts(
             provider: provider_out.as_ref(),
             provider_error: provider_error.as_ref(),
             raw_text: (verdict.atoms.is_empty() && !text.is_empty()).then_some(text.as_str()),
+            react_steps: loop_steps.as_deref(),
         };
         record.status = verdict.status.as_str();
         record.error_codes = codes

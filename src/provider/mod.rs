@@ -188,6 +188,16 @@ pub trait Provider: Send + Sync {
         Box::pin(std::future::ready(None))
     }
 
+    /// The steps of a tool-using loop recorded for `task_id`'s attempt `attempt`, when
+    /// this provider answers from a recording (a rerun answers the tools from it too).
+    fn recorded_steps(
+        &self,
+        _task_id: &str,
+        _attempt: u32,
+    ) -> Option<Vec<crate::engine::react_loop::RecordedStep>> {
+        None
+    }
+
     /// Answers one request, streaming text into `sink` (after [`Provider::admit`]).
     fn invoke<'a>(
         &'a self,

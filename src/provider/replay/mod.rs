@@ -32,7 +32,8 @@ use serde::{Deserialize, Serialize};
 
 pub use self::recording::{prompt_difference, PromptDifference};
 use self::recording::{Ending, Recording};
-use super::{ChunkSink, Provider, ProviderError, ProviderFuture};
+use super::{ChunkSink, Provider, ProviderError, ProviderFuture, ProviderOutput};
+use crate::engine::react_loop::RecordedStep;
 use crate::protocol::AgentRequest;
 use crate::store::{Store, StoreError};
 
@@ -112,6 +113,11 @@ impl Provider for ReplayProvider {
         self.simulated
     }
 
+    fn recorded_steps(&self, task_id: &str, attempt: u32) -> Option<Vec<RecordedStep>> {
+        let rec = self.recording(task_id, attempt).ok()?;
+        serde_json::from_value(rec.response.get("react_steps")?.clone()).ok()
+    }
+
     fn invoke<'a>(
         &'a self,
         request: Arc<AgentRequest>,
@@ -134,6 +140,59 @@ impl Provider for ReplayProvider {
                     request.task_id, self.source.run_id
                 ))
             })?;
+            // A step of a tool-using loop: answered with the recorded step (the thoughts
+            // at once; the final answer's text, then the recorded ending).
+            if let Some(react) = request.react() {
+                let steps: Vec<RecordedStep> = rec
+                    .response
+                    .get("react_steps")
+                    .and_then(|v| serde_json::from_value(v.clone()).ok())
+                    .unwrap_or_default();
+                let k = react
+                    .turns
+                    .iter()
+                    .filter(|t| t.role == crate::protocol::messages::MessageType::Assistant)
+                    .count();
+                if let Some(step) = steps.get(k) {
+                    // The step's own chunk events, with their recorded pace: the ones
+                    // that cover its text in the invocation's stream.
+                    let from: usize = steps[..k].iter().map(|s| s.text.len()).sum();
+                    let to = from + step.text.len();
+                    let mut pos = 0;
+                    let t0 = tokio::time::Instant::now();
+                    let mut first_at = None;
+                    for (at, pieces) in rec.pieces(false) {
+                        let len: usize = pieces.iter().map(String::len).sum();
+                        let inside = pos >= from && pos < to;
+                        pos += len;
+                        if !inside {
+                            continue;
+                        }
+                        let start = *first_at.get_or_insert(at);
+                        if !self.source.instant {
+                            tokio::time::sleep_until(
+                                t0 + Duration::from_millis(at.saturating_sub(start)),
+                            )
+                            .await;
+                        }
+                        for p in &pieces {
+                            sink.chunk(p);
+                        }
+                    }
+                    if !step.tool_calls.is_empty() {
+                        return Ok(ProviderOutput {
+                            finish_reason: Some("tool_use".into()),
+                            tool_calls: step.tool_calls.clone(),
+                            ..ProviderOutput::default()
+                        });
+                    }
+                    return match ending {
+                        Ending::Answer(out) => Ok(out),
+                        Ending::Fail(e) => Err(e),
+                        Ending::Stall => std::future::pending().await,
+                    };
+                }
+            }
             let user = serde_json::to_value(&request.user_prompt).unwrap_or_default();
             let system = crate::engine::request::prompt_hash(&request.system_prompt);
             if let Some(d) = prompt_difference(&rec.request, &user, &system) {

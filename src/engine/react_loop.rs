@@ -1,0 +1,227 @@
+//! The tool-using loop of one invocation (Thought → Action → Observation): the model is
+//! called with the tools offered and the turns so far; while it asks for tools, each
+//! call is run and its observation handed back; its first answer without a tool call
+//! is the final answer, parsed and graded like any other. Bounded by the task's step
+//! limit and token budget; every step is an event, so the TUI, replay and rerun show
+//! and reproduce it.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::emit::Scope;
+use super::run_ctx::RunCtx;
+use super::sink::StreamSink;
+use crate::event::{EngineEvent, LoopFinished, ToolAnswered, ToolCalled};
+use crate::plan::react::ReactSetup;
+use crate::protocol::messages::{ContentBlock, Message, MessageType, ReactTurns, ToolDefinition};
+use crate::protocol::AgentRequest;
+use crate::provider::{ProviderError, ProviderOutput, ToolCall};
+
+/// What a tool call gave: the events to log before its answer (skill activations and
+/// refusals), and the answer itself (the observation the model sees).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolOutcome {
+    /// Events that come first.
+    pub events: Vec<EngineEvent>,
+    /// The observation and the call's metrics.
+    pub answered: ToolAnswered,
+}
+
+/// A boxed future of a tool call.
+pub type ToolFuture<'a> = Pin<Box<dyn Future<Output = ToolOutcome> + Send + 'a>>;
+
+/// The tools (and skills) of one task's loop.
+pub trait Toolbox: Send + Sync {
+    /// The tools offered to the model.
+    fn definitions(&self) -> Vec<ToolDefinition>;
+
+    /// Runs one call of step `step`; `context_usage` is how full the conversation is
+    /// (0–1), which decides the output level above 80%.
+    fn call<'a>(&'a self, step: u32, call: &'a ToolCall, context_usage: f64) -> ToolFuture<'a>;
+}
+
+/// One step as recorded with the invocation, so that a rerun can answer it again: the
+/// model's text and tool calls, and the observations it got back.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RecordedStep {
+    /// The text of the step (a thought, or the final answer).
+    pub text: String,
+    /// The tools it asked for.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ToolCall>,
+    /// Each call's answer (observation and metrics), in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub answers: Vec<ToolAnswered>,
+}
+
+/// What the loop ended with.
+pub struct LoopResult {
+    /// The final call's result, shaped as a single call's (a step that ran out of time
+    /// is an elapsed timeout, as for a single call).
+    pub result: Result<Result<ProviderOutput, ProviderError>, tokio::time::error::Elapsed>,
+    /// Every step, for the recording.
+    pub steps: Vec<RecordedStep>,
+    /// The loop's totals.
+    pub finished: LoopFinished,
+}
+
+/// Runs the loop for `base` (the task's request without tools), each step within
+/// `step_timeout`. Thoughts stream into `sink` like any output and are taken out of its
+/// text, so that only the final answer is parsed.
+#[allow(clippy::too_many_arguments)]
+pub(super) async fn run_loop(
+    ctx: &RunCtx,
+    scope: &Scope,
+    setup: &ReactSetup,
+    toolbox: &dyn Toolbox,
+    base: &AgentRequest,
+    base_tokens: u64,
+    window: u64,
+    attempt: u32,
+    sink: &mut StreamSink<'_>,
+    step_timeout: Duration,
+) -> LoopResult {
+    let mut react = ReactTurns {
+        tools: toolbox.definitions(),
+        turns: Vec::new(),
+    };
+    let mut steps = Vec::new();
+    let mut finished = LoopFinished {
+        stop: "answer".into(),
+        steps: 0,
+        tool_calls: 0,
+        compressions: 0,
+        total_tokens: 0,
+    };
+    let tools_tokens = ctx
+        .config
+        .tokens
+        .count(&serde_json::to_string(&react.tools).unwrap_or_default());
+    // Tokens of the conversation as the model sees it: the first request and the turns.
+    let mut conversation = base_tokens + tools_tokens;
+    let emit = |e: EngineEvent| {
+        if let Err(err) = ctx.emitter.emit(scope, e) {
+            tracing::error!("cannot log a loop event: {err}");
+        }
+    };
+    let end = |finished: &mut LoopFinished, stop: &str, message: String| {
+        finished.stop = stop.into();
+        Ok(Err(ProviderError::Permanent(message)))
+    };
+    for step in 1..=setup.max_steps {
+        if finished.total_tokens + conversation > setup.token_budget {
+            let result = end(
+                &mut finished,
+                "token_budget",
+                format!(
+                    "the tool-using loop would pass its token budget of {} at step {step}",
+                    setup.token_budget
+                ),
+            );
+            emit(EngineEvent::LoopFinished(finished.clone()));
+            return LoopResult {
+                result,
+                steps,
+                finished,
+            };
+        }
+        let mut request = base.clone();
+        request.set_react(&react);
+        let call = ctx
+            .provider
+            .invoke(std::sync::Arc::new(request), attempt, sink);
+        let out = tokio::time::timeout(step_timeout, call).await;
+        finished.steps = step;
+        finished.total_tokens += conversation;
+        let out = match out {
+            Ok(Ok(out)) if !out.tool_calls.is_empty() => out,
+            other => {
+                // The final answer (or a failure): it stays in the sink, to be parsed.
+                steps.push(RecordedStep {
+                    text: sink.text.clone(),
+                    ..RecordedStep::default()
+                });
+                finished.total_tokens += ctx.config.tokens.count(&sink.text);
+                emit(EngineEvent::LoopFinished(finished.clone()));
+                return LoopResult {
+                    result: other,
+                    steps,
+                    finished,
+                };
+            }
+        };
+        let thought = sink.take_text();
+        let thought_tokens = ctx.config.tokens.count(&thought);
+        finished.total_tokens += thought_tokens;
+        let mut assistant = Vec::new();
+        if !thought.is_empty() {
+            assistant.push(ContentBlock::text(thought.clone()));
+        }
+        let mut results = Vec::new();
+        let mut recorded = RecordedStep {
+            text: thought.clone(),
+            tool_calls: out.tool_calls.clone(),
+            answers: Vec::new(),
+        };
+        for call in &out.tool_calls {
+            let input: Value = serde_json::from_str(&call.arguments).unwrap_or(Value::Null);
+            assistant.push(ContentBlock::tool_use(&call.id, &call.name, input.clone()));
+            emit(EngineEvent::ToolCalled(ToolCalled {
+                step,
+                tool_call_id: call.id.clone(),
+                tool: call.name.clone(),
+                input,
+                thought: thought.clone(),
+            }));
+            let usage = conversation as f64 / window.max(1) as f64;
+            let outcome = toolbox.call(step, call, usage).await;
+            for e in outcome.events {
+                emit(e);
+            }
+            let a = outcome.answered;
+            finished.tool_calls += 1;
+            results.push(ContentBlock::tool_result(
+                &call.id,
+                &a.observation,
+                a.is_error,
+            ));
+            recorded.answers.push(a.clone());
+            conversation += a.output_tokens;
+            emit(EngineEvent::ToolAnswered(a));
+        }
+        conversation += thought_tokens
+            + ctx.config.tokens.count(
+                &out.tool_calls
+                    .iter()
+                    .map(|c| format!("{}{}", c.name, c.arguments))
+                    .collect::<String>(),
+            );
+        react.turns.push(Message {
+            role: MessageType::Assistant,
+            content: assistant,
+        });
+        react.turns.push(Message {
+            role: MessageType::User,
+            content: results,
+        });
+        steps.push(recorded);
+    }
+    let result = end(
+        &mut finished,
+        "step_limit",
+        format!(
+            "the tool-using loop used its {} steps without a final answer",
+            setup.max_steps
+        ),
+    );
+    emit(EngineEvent::LoopFinished(finished.clone()));
+    LoopResult {
+        result,
+        steps,
+        finished,
+    }
+}

@@ -1,0 +1,296 @@
+//! The toolbox of one task's loop: the built-in tools it is offered (run through the
+//! tools executor, with the run's cache of idempotent calls), and `activate_skill` for
+//! the skills it is offered and those they use (through the skill library, which
+//! refuses cycles and depth over the limit).
+
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use serde_json::{json, Value};
+
+use super::react_loop::{RecordedStep, ToolFuture, ToolOutcome, Toolbox};
+use super::run_ctx::RunCtx;
+use crate::event::{EngineEvent, SkillActivated, SkillRefused, ToolAnswered};
+use crate::plan::react::ReactSetup;
+use crate::plan::Task;
+use crate::protocol::messages::{
+    OutputLevel, SkillActivationRequest, ToolCallMessage, ToolDefinition, ToolResultMessage,
+};
+use crate::provider::sim_react::ACTIVATE_SKILL;
+use crate::provider::ToolCall;
+use crate::skills::{ActivationRefused, SkillLibrary, CHAIN_ARROW};
+use crate::tokens::TokenCounter;
+use crate::tools::{execute_cached, TokioSleeper, ToolCache, ToolContext, ToolRegistry};
+
+/// The toolbox of `task`'s loop in this run, for attempt `attempt`. A rerun answers the
+/// tools from the recording (skills, read from the same workspace, activate again).
+pub(super) fn for_task(
+    ctx: &RunCtx,
+    task: &Task,
+    setup: &ReactSetup,
+    attempt: u32,
+) -> Box<dyn Toolbox> {
+    let live = live_toolbox(ctx, task, setup);
+    match ctx.provider.recorded_steps(&task.task_id, attempt) {
+        Some(steps) => Box::new(RecordedToolbox { live, steps }),
+        None => Box::new(live),
+    }
+}
+
+fn live_toolbox(ctx: &RunCtx, task: &Task, setup: &ReactSetup) -> TaskToolbox {
+    let mut registry = ToolRegistry::empty();
+    let all = ToolRegistry::with_builtins();
+    for name in &setup.tools {
+        if let Ok(t) = all.get(name) {
+            registry.register(t);
+        }
+    }
+    let workspace = ctx.config.workspace.clone();
+    let mut tools = ToolContext::new(workspace.clone());
+    if let Some(db) = &ctx.db {
+        tools = tools
+            .with_db(db.clone())
+            .with_data_dir(ToolContext::run_data_dir(db, &ctx.run_id));
+    }
+    tools.token_counter = ctx.config.tokens;
+    TaskToolbox {
+        registry,
+        skills: setup.skills.clone(),
+        library: ctx.skills.clone(),
+        activated: Mutex::new(Vec::new()),
+        tools,
+        cache: ctx.tool_cache.clone(),
+        // Tool retry delays shrink with the run's time scale, as its timeouts do.
+        sleeper: TokioSleeper {
+            divisor: (1.0 / ctx.config.timeout_scale.clamp(1e-6, 1.0)).round() as u32,
+        },
+        counter: ctx.config.tokens,
+        task: task.task_id.clone(),
+    }
+}
+
+/// A rerun's toolbox: each tool call answered as recorded.
+struct RecordedToolbox {
+    live: TaskToolbox,
+    steps: Vec<RecordedStep>,
+}
+
+impl Toolbox for RecordedToolbox {
+    fn definitions(&self) -> Vec<ToolDefinition> {
+        self.live.definitions()
+    }
+
+    fn call<'a>(&'a self, step: u32, call: &'a ToolCall, context_usage: f64) -> ToolFuture<'a> {
+        let recorded = (call.name != ACTIVATE_SKILL)
+            .then(|| {
+                self.steps
+                    .get(step.saturating_sub(1) as usize)?
+                    .answers
+                    .iter()
+                    .find(|a| a.tool_call_id == call.id)
+                    .cloned()
+            })
+            .flatten();
+        match recorded {
+            Some(answered) => Box::pin(std::future::ready(ToolOutcome {
+                events: Vec::new(),
+                answered,
+            })),
+            None => self.live.call(step, call, context_usage),
+        }
+    }
+}
+
+struct TaskToolbox {
+    registry: ToolRegistry,
+    skills: Vec<String>,
+    library: Arc<SkillLibrary>,
+    /// Activations made so far in this loop (the parent of a nested one is found here).
+    activated: Mutex<Vec<SkillActivationRequest>>,
+    tools: ToolContext,
+    cache: Arc<ToolCache>,
+    sleeper: TokioSleeper,
+    counter: TokenCounter,
+    task: String,
+}
+
+impl TaskToolbox {
+    /// `activate_skill`: the skill's whole text and what it uses, or the refusal.
+    fn activate(&self, step: u32, call: &ToolCall, input: &Value) -> ToolOutcome {
+        let started = Instant::now();
+        let name = input["skill_name"].as_str().unwrap_or_default().to_string();
+        let from = input.get("from_skill").and_then(Value::as_str);
+        let parent = from.and_then(|p| {
+            self.activated
+                .lock()
+                .ok()
+                .and_then(|a| a.iter().rev().find(|r| r.skill_name == p).cloned())
+        });
+        let (observation, is_error, event) = match self.library.activate(&name, parent.as_ref()) {
+            Ok(act) => {
+                let uses = &act.skill.front.uses;
+                let text = format!(
+                    "{}\n\nUses: {}",
+                    act.skill.body(),
+                    if uses.is_empty() {
+                        "none".to_string()
+                    } else {
+                        uses.join(", ")
+                    }
+                );
+                let mut chain = act.request.activation_chain.clone();
+                chain.push(name.clone());
+                if let Ok(mut a) = self.activated.lock() {
+                    a.push(act.request.clone());
+                }
+                let tokens = self.counter.count(&text);
+                let e = EngineEvent::SkillActivated(SkillActivated {
+                    skill: name.clone(),
+                    chain,
+                    tokens,
+                });
+                (text, false, e)
+            }
+            Err(refused) => {
+                let reason = refused.to_string();
+                let chain = refused
+                    .chain()
+                    .split(CHAIN_ARROW)
+                    .map(str::to_string)
+                    .collect();
+                let e = EngineEvent::SkillRefused(SkillRefused {
+                    skill: name.clone(),
+                    chain,
+                    reason: reason.clone(),
+                });
+                let error_type = match refused {
+                    ActivationRefused::Cycle { .. } => "skill_cycle",
+                    ActivationRefused::TooDeep { .. } => "skill_depth",
+                    _ => "skill_error",
+                };
+                let msg = ToolResultMessage {
+                    tool_call_id: call.id.clone(),
+                    observation: String::new(),
+                    output_level: OutputLevel::Standard,
+                    data_file: None,
+                    data_size_bytes: 0,
+                    data_summary: None,
+                    success: false,
+                    error_type: Some(error_type.into()),
+                    error_code: Some("SKILL_REFUSED".into()),
+                    error_message: Some(reason),
+                };
+                (msg.format_error_observation(), true, e)
+            }
+        };
+        let answered = ToolAnswered {
+            step,
+            tool_call_id: call.id.clone(),
+            tool: ACTIVATE_SKILL.into(),
+            output_tokens: self.counter.count(&observation),
+            observation,
+            is_error,
+            output_level: OutputLevel::Standard,
+            data_file: None,
+            data_size_bytes: 0,
+            duration_ms: started.elapsed().as_secs_f64() * 1000.0,
+            input_tokens: self.counter.count(&call.arguments),
+            retries: 0,
+            cached: false,
+        };
+        ToolOutcome {
+            events: vec![event],
+            answered,
+        }
+    }
+}
+
+impl Toolbox for TaskToolbox {
+    fn definitions(&self) -> Vec<ToolDefinition> {
+        let mut defs: Vec<ToolDefinition> = self.registry.definitions();
+        if !self.skills.is_empty() {
+            // Level 1: each offered skill's name and description.
+            let catalog: Vec<String> = self
+                .skills
+                .iter()
+                .map(|s| match self.library.meta(s) {
+                    Ok(m) => m.catalog_line(),
+                    Err(e) => format!("{s}: unavailable ({e})"),
+                })
+                .collect();
+            defs.push(ToolDefinition {
+                name: ACTIVATE_SKILL.into(),
+                description: format!(
+                    "Load a skill's full instructions. A skill's text may name others under `Uses:`; activate those with from_skill set to the skill that asked.\nSkills:\n{}",
+                    catalog.join("\n")
+                ),
+                input_schema: json!({
+                    "type": "object",
+                    "properties": {
+                        "skill_name": {"type": "string", "enum": self.skills},
+                        "from_skill": {"type": "string"},
+                    },
+                    "required": ["skill_name"],
+                }),
+            });
+        }
+        defs
+    }
+
+    fn call<'a>(&'a self, step: u32, call: &'a ToolCall, context_usage: f64) -> ToolFuture<'a> {
+        Box::pin(async move {
+            let input: Value = serde_json::from_str(&call.arguments).unwrap_or(Value::Null);
+            if call.name == ACTIVATE_SKILL && !self.skills.is_empty() {
+                return self.activate(step, call, &input);
+            }
+            let parameters = match &input {
+                Value::Object(m) => m.clone(),
+                _ => Default::default(),
+            };
+            let output_level = parameters
+                .get("output_level")
+                .and_then(|v| serde_json::from_value(v.clone()).ok());
+            let message = ToolCallMessage {
+                tool_call_id: call.id.clone(),
+                tool_name: call.name.clone(),
+                parameters,
+                output_level,
+            };
+            let ctx = self.tools.clone().with_context_usage(context_usage);
+            let run = execute_cached(
+                &message,
+                &ctx,
+                &self.registry,
+                &Default::default(),
+                &self.sleeper,
+                Some(&self.cache),
+            )
+            .await;
+            let r = run.result;
+            let observation = if r.success {
+                r.observation.clone()
+            } else {
+                r.format_error_observation()
+            };
+            tracing::debug!("task {}: {} answered", self.task, call.name);
+            ToolOutcome {
+                events: Vec::new(),
+                answered: ToolAnswered {
+                    step,
+                    tool_call_id: call.id.clone(),
+                    tool: call.name.clone(),
+                    observation,
+                    is_error: !r.success,
+                    output_level: r.output_level,
+                    data_file: r.data_file.clone(),
+                    data_size_bytes: r.data_size_bytes,
+                    duration_ms: run.metrics.duration_ms,
+                    input_tokens: run.metrics.input_tokens,
+                    output_tokens: run.metrics.output_tokens,
+                    retries: run.metrics.retry_count,
+                    cached: run.cached,
+                },
+            }
+        })
+    }
+}

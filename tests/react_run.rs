@@ -1,0 +1,212 @@
+//! A plan with tool-using tasks runs offline on the simulated provider and against a
+//! local server speaking OpenAI tool calls and Anthropic tool_use blocks, streamed;
+//! every step is in the log; a rerun from the recording shows no difference.
+
+mod common;
+
+use std::path::Path;
+
+use common::bin::{output, plexus};
+use plexus::event::EngineEvent;
+use plexus::store::Store;
+
+/// A workspace with notes and two skills, the second using the first back (a cycle).
+fn workspace(dir: &Path) {
+    let skill = |name: &str, uses: &str, body: &str| {
+        let d = dir.join("skills").join(name);
+        std::fs::create_dir_all(&d).expect("skill dir");
+        std::fs::write(
+            d.join("SKILL.md"),
+            format!("---\nname: {name}\ndescription: {body}\nuses: [{uses}]\n---\n\n# {name}\n\n{body}\n"),
+        )
+        .expect("SKILL.md");
+    };
+    skill(
+        "literature-review",
+        "citation-check",
+        "Read the notes first, then check every citation.",
+    );
+    skill(
+        "citation-check",
+        "literature-review",
+        "Check each citation against the notes.",
+    );
+    std::fs::create_dir_all(dir.join("notes")).expect("notes");
+    std::fs::write(
+        dir.join("notes/diffusion.md"),
+        "# Diffusion planners\n\nThey denoise trajectories.\n",
+    )
+    .expect("note");
+    let plan = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/plans/react_tools.json"),
+    )
+    .expect("fixture");
+    std::fs::write(dir.join("plan.json"), plan).expect("plan");
+}
+
+/// Every event of the newest run in `db`.
+fn events(db: &Path) -> (String, Vec<(Option<String>, EngineEvent)>) {
+    let store = Store::open(db).expect("db");
+    let run = store.run("latest").expect("run").run_id;
+    let evs = store
+        .events(&run, 1, u64::MAX)
+        .expect("events")
+        .into_iter()
+        .map(|r| (r.task_id, r.event.expect("decodes")))
+        .collect();
+    (run, evs)
+}
+
+fn check_loop(evs: &[(Option<String>, EngineEvent)]) {
+    let called: Vec<String> = evs
+        .iter()
+        .filter_map(|(t, e)| match e {
+            EngineEvent::ToolCalled(c) => {
+                Some(format!("{} {}", t.as_deref().unwrap_or(""), c.tool))
+            }
+            _ => None,
+        })
+        .collect();
+    for want in [
+        "TASK_LOOKUP_01 activate_skill",
+        "TASK_LOOKUP_01 file_search",
+        "TASK_LOOKUP_01 file_reader",
+        "TASK_LOOKUP_01 get_now",
+        "TASK_SCHEDULE_01 calculate_date",
+        "TASK_SCHEDULE_01 atom_query",
+    ] {
+        assert!(
+            called.iter().any(|c| c == want),
+            "{want} missing: {called:?}"
+        );
+    }
+    let answered = evs
+        .iter()
+        .filter(|(_, e)| matches!(e, EngineEvent::ToolAnswered(_)))
+        .count();
+    assert_eq!(answered, called.len(), "every call is answered");
+    // Both skills activate (the second from the first) and the way back is refused.
+    let activated: Vec<Vec<String>> = evs
+        .iter()
+        .filter_map(|(_, e)| match e {
+            EngineEvent::SkillActivated(s) => Some(s.chain.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        activated,
+        [
+            vec!["literature-review".to_string()],
+            vec![
+                "literature-review".to_string(),
+                "citation-check".to_string()
+            ],
+        ]
+    );
+    let refused: Vec<&EngineEvent> = evs
+        .iter()
+        .map(|(_, e)| e)
+        .filter(|e| matches!(e, EngineEvent::SkillRefused(_)))
+        .collect();
+    match refused.as_slice() {
+        [EngineEvent::SkillRefused(r)] => {
+            assert_eq!(
+                r.chain,
+                ["literature-review", "citation-check", "literature-review"]
+            );
+        }
+        other => panic!("one refusal expected: {other:?}"),
+    }
+    let ends: Vec<String> = evs
+        .iter()
+        .filter_map(|(_, e)| match e {
+            EngineEvent::LoopFinished(f) => Some(f.stop.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(ends, ["answer", "answer"]);
+    let finished = evs
+        .iter()
+        .filter(
+            |(_, e)| matches!(e, EngineEvent::TaskFinished(f) if f.status.as_str() == "success"),
+        )
+        .count();
+    assert_eq!(finished, 2, "both tasks succeed");
+}
+
+#[test]
+fn a_tool_using_plan_runs_offline_and_reruns_without_difference() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path();
+    workspace(dir);
+    let out = output(plexus(dir).args([
+        "--db",
+        "r.db",
+        "run",
+        "plan.json",
+        "--chunk-ms",
+        "0",
+        "--first-chunk-ms",
+        "0",
+        "--headless",
+    ]));
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+    let (run, evs) = events(&dir.join("r.db"));
+    check_loop(&evs);
+    let re = output(plexus(dir).args([
+        "--db",
+        "r.db",
+        "rerun",
+        &run,
+        "--instant",
+        "--json",
+        "--headless",
+    ]));
+    assert_eq!(re.code, Some(0), "{}\n{}", re.stdout, re.stderr);
+    let report: serde_json::Value = serde_json::from_str(&re.stdout).expect("report");
+    assert_eq!(report["mismatches"], 0, "{report:#}");
+    let (_, again) = events(&dir.join("r.db"));
+    check_loop(&again);
+}
+
+#[test]
+fn a_tool_using_plan_runs_against_a_local_server_of_either_api() {
+    use plexus::provider::mock_server::{MockConfig, MockServer};
+    let server = MockServer::start(
+        MockConfig {
+            stream_ms: 10,
+            chunks: 4,
+            ..MockConfig::default()
+        },
+        0,
+        1,
+    )
+    .expect("mock server");
+    for (kind, base) in [
+        ("openai", format!("{}/v1", server.url())),
+        ("anthropic", server.url()),
+    ] {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let dir = tmp.path();
+        workspace(dir);
+        std::fs::write(
+            dir.join("plexus.toml"),
+            format!("[providers.local]\nkind = \"{kind}\"\nbase_url = \"{base}\"\nmodel = \"m\"\n"),
+        )
+        .expect("config");
+        let out = output(plexus(dir).args([
+            "--db",
+            "h.db",
+            "--config",
+            "plexus.toml",
+            "run",
+            "plan.json",
+            "--provider",
+            "local",
+            "--headless",
+        ]));
+        assert_eq!(out.code, Some(0), "{kind}: {}\n{}", out.stdout, out.stderr);
+        let (_, evs) = events(&dir.join("h.db"));
+        check_loop(&evs);
+    }
+}

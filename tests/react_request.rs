@@ -44,6 +44,7 @@ fn request() -> AgentRequest {
                 )],
             },
         ],
+        step: 0,
     });
     r
 }

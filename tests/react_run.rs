@@ -210,3 +210,88 @@ fn a_tool_using_plan_runs_against_a_local_server_of_either_api() {
         check_loop(&evs);
     }
 }
+
+#[test]
+fn a_long_loop_in_a_small_window_is_compressed_keeping_the_last_five_rounds() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path();
+    workspace(dir);
+    let plan = serde_json::json!({
+        "plan_id": "REACT_SMALL_WINDOW",
+        "execution_mode": "Quick_Assessment",
+        "agents": {"Researcher": {
+            "max_input_tokens": 400,
+            "tools": ["file_search", "file_reader", "atom_query", "get_now", "calculate_date"],
+            "skills": ["literature-review"]
+        }},
+        "tasks": [{
+            "task_id": "T",
+            "agent": "Researcher",
+            "instruction": "Look everything up, then answer.",
+            "token_budget": 100000,
+            "output_requirements": {"atom_type": "Note", "quality_threshold": "C", "max_atoms": 1}
+        }]
+    });
+    std::fs::write(dir.join("small.json"), plan.to_string()).expect("plan");
+    let out = output(plexus(dir).args([
+        "--db",
+        "s.db",
+        "run",
+        "small.json",
+        "--chunk-ms",
+        "0",
+        "--first-chunk-ms",
+        "0",
+        "--headless",
+    ]));
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+    let (run, evs) = events(&dir.join("s.db"));
+    let compressions: Vec<_> = evs
+        .iter()
+        .filter_map(|(_, e)| match e {
+            EngineEvent::ContextCompressed(c) => Some(c.clone()),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        !compressions.is_empty(),
+        "no compression: {:?}",
+        evs.iter().map(|(_, e)| e.kind()).collect::<Vec<_>>()
+    );
+    for c in &compressions {
+        assert_eq!(c.rounds_kept, 5, "{c:?}");
+        assert!(
+            c.rounds_summarised >= 1 && c.after_tokens < c.before_tokens,
+            "{c:?}"
+        );
+    }
+    // Every tool was still called exactly once: the summary keeps what was done.
+    let mut called: Vec<String> = evs
+        .iter()
+        .filter_map(|(_, e)| match e {
+            EngineEvent::ToolCalled(c) if c.tool != "activate_skill" => Some(c.tool.clone()),
+            _ => None,
+        })
+        .collect();
+    called.sort();
+    assert_eq!(
+        called,
+        [
+            "atom_query",
+            "calculate_date",
+            "file_reader",
+            "file_search",
+            "get_now"
+        ]
+    );
+    let re = output(plexus(dir).args([
+        "--db",
+        "s.db",
+        "rerun",
+        &run,
+        "--instant",
+        "--json",
+        "--headless",
+    ]));
+    assert_eq!(re.code, Some(0), "{}\n{}", re.stdout, re.stderr);
+}

@@ -15,7 +15,8 @@ use serde_json::Value;
 use super::emit::Scope;
 use super::run_ctx::RunCtx;
 use super::sink::StreamSink;
-use crate::event::{EngineEvent, LoopFinished, ToolAnswered, ToolCalled};
+use crate::conversation::{ContextManager, Conversation};
+use crate::event::{ContextCompressed, EngineEvent, LoopFinished, ToolAnswered, ToolCalled};
 use crate::plan::react::ReactSetup;
 use crate::protocol::messages::{ContentBlock, Message, MessageType, ReactTurns, ToolDefinition};
 use crate::protocol::AgentRequest;
@@ -88,7 +89,15 @@ pub(super) async fn run_loop(
     let mut react = ReactTurns {
         tools: toolbox.definitions(),
         turns: Vec::new(),
+        step: 0,
     };
+    // The conversation as the model sees it, counted exactly and compressed at 80% of
+    // the agent's window: the first request is its head, always kept.
+    let mut conv = Conversation::new(ctx.config.tokens, base.system_prompt.clone());
+    conv.push(Message::user_text(
+        serde_json::to_string(&base.user_prompt).unwrap_or_default(),
+    ));
+    let mut manager = ContextManager::new(window.max(1));
     let mut steps = Vec::new();
     let mut finished = LoopFinished {
         stop: "answer".into(),
@@ -101,8 +110,7 @@ pub(super) async fn run_loop(
         .config
         .tokens
         .count(&serde_json::to_string(&react.tools).unwrap_or_default());
-    // Tokens of the conversation as the model sees it: the first request and the turns.
-    let mut conversation = base_tokens + tools_tokens;
+    let _ = base_tokens;
     let emit = |e: EngineEvent| {
         if let Err(err) = ctx.emitter.emit(scope, e) {
             tracing::error!("cannot log a loop event: {err}");
@@ -113,6 +121,7 @@ pub(super) async fn run_loop(
         Ok(Err(ProviderError::Permanent(message)))
     };
     for step in 1..=setup.max_steps {
+        let conversation = conv.total_tokens() + tools_tokens;
         if finished.total_tokens + conversation > setup.token_budget {
             let result = end(
                 &mut finished,
@@ -130,6 +139,7 @@ pub(super) async fn run_loop(
             };
         }
         let mut request = base.clone();
+        react.step = step;
         request.set_react(&react);
         let call = ctx
             .provider
@@ -177,7 +187,7 @@ pub(super) async fn run_loop(
                 input,
                 thought: thought.clone(),
             }));
-            let usage = conversation as f64 / window.max(1) as f64;
+            let usage = (conv.total_tokens() + tools_tokens) as f64 / window.max(1) as f64;
             let outcome = toolbox.call(step, call, usage).await;
             for e in outcome.events {
                 emit(e);
@@ -190,24 +200,30 @@ pub(super) async fn run_loop(
                 a.is_error,
             ));
             recorded.answers.push(a.clone());
-            conversation += a.output_tokens;
             emit(EngineEvent::ToolAnswered(a));
         }
-        conversation += thought_tokens
-            + ctx.config.tokens.count(
-                &out.tool_calls
-                    .iter()
-                    .map(|c| format!("{}{}", c.name, c.arguments))
-                    .collect::<String>(),
-            );
-        react.turns.push(Message {
+        conv.push(Message {
             role: MessageType::Assistant,
             content: assistant,
         });
-        react.turns.push(Message {
+        conv.push(Message {
             role: MessageType::User,
             content: results,
         });
+        // A compression that summarised nothing (five rounds or fewer) is no event.
+        if let Some(c) = manager
+            .maybe_compress(&mut conv)
+            .filter(|c| c.rounds_summarised > 0)
+        {
+            finished.compressions += 1;
+            emit(EngineEvent::ContextCompressed(ContextCompressed {
+                before_tokens: c.before_tokens,
+                after_tokens: c.after_tokens,
+                rounds_summarised: u32::try_from(c.rounds_summarised).unwrap_or(u32::MAX),
+                rounds_kept: u32::try_from(c.rounds_kept).unwrap_or(u32::MAX),
+            }));
+        }
+        react.turns = conv.messages()[1..].to_vec();
         steps.push(recorded);
     }
     let result = end(

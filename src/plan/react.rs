@@ -33,7 +33,8 @@ pub struct TaskReact {
     /// Most model calls of the loop (each step is one call).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_steps: Option<u32>,
-    /// Most tokens (prompt and output, over every step) the loop may spend.
+    /// Most tokens (prompt and output, over every step) the loop may spend [default:
+    /// the agent's window times the step limit].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub token_budget: Option<u64>,
 }
@@ -107,11 +108,16 @@ impl Plan {
         let window = agent.map_or(crate::agents::DEFAULT_MAX_INPUT_TOKENS, |a| {
             a.max_input_tokens
         });
+        let max_steps = task.react.max_steps.unwrap_or(DEFAULT_MAX_STEPS);
+        // By default each step may send up to a whole window.
         Some(ReactSetup {
             tools,
             skills,
-            max_steps: task.react.max_steps.unwrap_or(DEFAULT_MAX_STEPS),
-            token_budget: task.react.token_budget.unwrap_or(window.saturating_mul(4)),
+            max_steps,
+            token_budget: task
+                .react
+                .token_budget
+                .unwrap_or(window.saturating_mul(u64::from(max_steps))),
         })
     }
 }

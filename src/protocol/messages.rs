@@ -398,9 +398,13 @@ pub struct ReactTurns {
     /// Tools the model may call.
     #[serde(default)]
     pub tools: Vec<ToolDefinition>,
-    /// Turns after the first user message, in order.
+    /// Turns after the first user message, in order (older rounds may have been
+    /// summarised into one message).
     #[serde(default)]
     pub turns: Vec<Message>,
+    /// Which step of the loop this request is, from 1 (0 when not given).
+    #[serde(default)]
+    pub step: u32,
 }
 
 impl ContentBlock {

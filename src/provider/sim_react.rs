@@ -56,7 +56,31 @@ fn calls_made(react: &ReactTurns) -> Vec<Made> {
             }
         }
     }
-    made.into_iter().map(|(_, m)| m).collect()
+    let mut made: Vec<Made> = made.into_iter().map(|(_, m)| m).collect();
+    // Calls whose rounds were summarised away: the summary keeps their ids
+    // (`call_N_TOOL`), which name the tool.
+    for turn in &react.turns {
+        for b in &turn.content {
+            let text = b.text.as_deref().unwrap_or_default();
+            for word in text.split(|c: char| !(c.is_alphanumeric() || c == '_')) {
+                let Some(rest) = word.strip_prefix("call_") else {
+                    continue;
+                };
+                let Some((n, tool)) = rest.split_once('_') else {
+                    continue;
+                };
+                let known = made.iter().any(|m| m.name == tool);
+                if n.chars().all(|c| c.is_ascii_digit()) && !tool.is_empty() && !known {
+                    made.push(Made {
+                        name: tool.to_string(),
+                        input: Value::Null,
+                        result: Some((String::new(), false)),
+                    });
+                }
+            }
+        }
+    }
+    made
 }
 
 /// The skills a skill's activation said it uses: a line `Uses: A, B`.
@@ -151,7 +175,10 @@ pub fn next_step(react: &ReactTurns) -> SimStep {
         return SimStep::Answer;
     }
     let made = calls_made(react);
-    let step = made.len() + 1;
+    let step = match react.step {
+        0 => made.len() as u32 + 1,
+        n => n,
+    };
     let id = |name: &str| format!("call_{step}_{name}");
     let activated = |skill: &str, parent: &Option<String>| {
         made.iter().any(|m| {
@@ -260,6 +287,7 @@ mod tests {
                 tool("file_search", json!({})),
             ],
             turns: vec![],
+            step: 0,
         };
         let seen = play(&mut react, |name, input| {
             if name != ACTIVATE_SKILL {

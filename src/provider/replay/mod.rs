@@ -148,11 +148,15 @@ impl Provider for ReplayProvider {
                     .get("react_steps")
                     .and_then(|v| serde_json::from_value(v.clone()).ok())
                     .unwrap_or_default();
-                let k = react
-                    .turns
-                    .iter()
-                    .filter(|t| t.role == crate::protocol::messages::MessageType::Assistant)
-                    .count();
+                // The step's number (older turns may have been summarised away).
+                let k = match react.step {
+                    0 => react
+                        .turns
+                        .iter()
+                        .filter(|t| t.role == crate::protocol::messages::MessageType::Assistant)
+                        .count(),
+                    n => n as usize - 1,
+                };
                 if let Some(step) = steps.get(k) {
                     // The step's own chunk events, with their recorded pace: the ones
                     // that cover its text in the invocation's stream.

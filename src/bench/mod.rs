@@ -5,6 +5,7 @@ pub mod engine;
 pub mod failures;
 pub mod failures_db;
 pub mod http;
+pub mod react;
 pub mod replay;
 pub mod tokens;
 pub mod ui;
@@ -121,6 +122,25 @@ pub async fn run(cmd: BenchCommand) -> Result<ExitCode> {
                 &replay::run_replay_bench(&opts).await?,
                 json,
                 replay::print_replay_report,
+            )
+        }
+        BenchCommand::React {
+            tasks,
+            runs,
+            conversation_tokens,
+            dir,
+            json,
+        } => {
+            let opts = react::ReactBenchOptions {
+                tasks,
+                runs,
+                conversation_tokens,
+                dir,
+            };
+            report(
+                &react::run_react_bench(&opts).await?,
+                json,
+                react::print_react_report,
             )
         }
         BenchCommand::Failures {

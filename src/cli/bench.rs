@@ -141,6 +141,29 @@ pub enum BenchCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Tool-using loop: cost per step, and the conversation manager
+    ///
+    /// The same generated plan run as plain tasks and as tasks using five tools each,
+    /// on a zero-latency model; the difference per tool step is the loop's own cost.
+    /// Then counting and compressing a generated conversation.
+    #[command(after_long_help = help::BENCH_REACT)]
+    React {
+        /// Tasks of the generated plan.
+        #[arg(long, default_value_t = 200, value_parser = at_least_one())]
+        tasks: usize,
+        /// Interleaved pairs of runs (medians are reported).
+        #[arg(long, default_value_t = 5, value_parser = at_least_one())]
+        runs: usize,
+        /// Tokens of the generated conversation.
+        #[arg(long, default_value_t = 200_000, value_parser = at_least_one())]
+        conversation_tokens: usize,
+        /// Scratch directory.
+        #[arg(long, value_name = "DIR", default_value = "bench-out")]
+        dir: PathBuf,
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Failure trees and the failures list on big inputs
     ///
     /// A generated tree opened, filtered, sorted and a sample opened; peak memory

@@ -211,6 +211,11 @@ pub const BENCH_REPLAY: &str = "\
 Example:
   cargo run --release -- bench replay --events 200000";
 
+/// Examples of `plexus bench react --help`.
+pub const BENCH_REACT: &str = "\
+Example:
+  cargo run --release -- bench react --tasks 100";
+
 /// Examples of `plexus bench failures --help`.
 pub const BENCH_FAILURES: &str = "\
 Example:

@@ -14,7 +14,7 @@ use crate::protocol::Extra;
 use crate::tokens::TokenCounter;
 
 /// Medians of the benchmark's measurements (milliseconds).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct BenchFigures {
     /// Tokens of the conversation measured.
     pub tokens: u64,

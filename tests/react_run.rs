@@ -153,6 +153,32 @@ fn a_tool_using_plan_runs_offline_and_reruns_without_difference() {
     assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
     let (run, evs) = events(&dir.join("r.db"));
     check_loop(&evs);
+    // `show --json` carries each loop's metrics and every tool call's.
+    let show = output(plexus(dir).args(["--db", "r.db", "show", &run, "--json"]));
+    let v: serde_json::Value = serde_json::from_str(&show.stdout).expect("show --json");
+    let loops = v["tool_loops"].as_array().expect("tool_loops");
+    assert_eq!(loops.len(), 2, "{v:#}");
+    let lookup = &loops[0];
+    assert_eq!(lookup["task_id"], "TASK_LOOKUP_01");
+    assert_eq!(lookup["stop"], "answer");
+    assert_eq!(lookup["skills"].as_array().map(Vec::len), Some(2));
+    assert_eq!(lookup["refusals"].as_array().map(Vec::len), Some(1));
+    let calls = lookup["tool_calls"].as_array().expect("calls");
+    assert_eq!(calls.len(), 6, "{lookup:#}");
+    for c in calls {
+        for field in [
+            "tool_name",
+            "duration_ms",
+            "input_tokens",
+            "output_tokens",
+            "success",
+            "retry_count",
+            "output_level",
+            "cached",
+        ] {
+            assert!(c.get(field).is_some(), "{field} missing in {c}");
+        }
+    }
     let re = output(plexus(dir).args([
         "--db",
         "r.db",

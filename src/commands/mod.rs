@@ -16,6 +16,7 @@ pub mod providers;
 pub mod rerun;
 pub mod review;
 pub mod show;
+pub mod show_loops;
 pub mod start;
 pub mod table;
 pub mod tui;

@@ -77,13 +77,17 @@ pub fn print_run(store: &Store, id: &str, json_out: bool) -> Result<()> {
     }
     let mut kinds: BTreeMap<&'static str, u64> = BTreeMap::new();
     let mut undecodable = 0u64;
+    let mut loops = super::show_loops::Loops::default();
     let (last, _) = store.last_event(&run.run_id)?;
     let mut from = 1;
     while from <= last {
         let to = from + 20_000;
         for e in store.events(&run.run_id, from, to)? {
-            match e.event {
-                Ok(ev) => *kinds.entry(ev.kind()).or_insert(0) += 1,
+            match &e.event {
+                Ok(ev) => {
+                    *kinds.entry(ev.kind()).or_insert(0) += 1;
+                    loops.fold(&e, ev);
+                }
                 Err(_) => undecodable += 1,
             }
         }
@@ -97,6 +101,7 @@ pub fn print_run(store: &Store, id: &str, json_out: bool) -> Result<()> {
             "tokens_per_agent": per_agent.iter().map(|(a, (n, p, o))| json!({"agent": a, "invocations": n, "prompt_tokens": p, "output_tokens": o})).collect::<Vec<_>>(),
             "events_by_kind": kinds,
             "undecodable_events": undecodable,
+            "tool_loops": loops.into_reports(),
         });
         crate::rawln!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(());

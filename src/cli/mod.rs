@@ -423,7 +423,7 @@ pub enum Command {
     /// Print the manual page (roff)
     #[command(after_long_help = help::MAN)]
     Man,
-    /// Benchmarks (engine, tokens, ui, http, replay, react, failures)
+    /// Benchmarks: engine, tokens, ui, http, replay, react, …
     #[command(subcommand)]
     Bench(BenchCommand),
     /// Developer tools: generators and a mock server

@@ -153,6 +153,29 @@ fn a_tool_using_plan_runs_offline_and_reruns_without_difference() {
     assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
     let (run, evs) = events(&dir.join("r.db"));
     check_loop(&evs);
+    // The Run screen draws the loop: each action and observation with its metrics,
+    // the skills, the refusal and the loop's end, between the streamed thoughts.
+    let store = Store::open(&dir.join("r.db")).expect("db");
+    let st = plexus::app::loader::fold_run(&store, &run, Some(0), None).expect("fold");
+    let mut ui = plexus::app::UiState::new(false);
+    ui.task = 0;
+    let screen = common::screen::render(&st, &mut ui, 200, 200);
+    for want in [
+        "Thought: the skill literature-review fits this task",
+        "▸ step 1 · action: activate_skill",
+        "✦ skill literature-review activated",
+        "⚠ skill literature-review refused: ",
+        "▸ step 4 · action: file_search(",
+        "▸ step 5 · action: file_reader({\"end_line\":40,\"path\":\"notes/diffusion.md\"",
+        "◂ observation · get_now · standard",
+        "■ loop ended (answer)",
+    ] {
+        assert!(
+            screen.contains(want),
+            "`{want}` not on the screen:\n{screen}"
+        );
+    }
+    drop(store);
     // `show --json` carries each loop's metrics and every tool call's.
     let show = output(plexus(dir).args(["--db", "r.db", "show", &run, "--json"]));
     let v: serde_json::Value = serde_json::from_str(&show.stdout).expect("show --json");

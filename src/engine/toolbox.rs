@@ -55,6 +55,7 @@ fn live_toolbox(ctx: &RunCtx, task: &Task, setup: &ReactSetup) -> TaskToolbox {
     tools.token_counter = ctx.config.tokens;
     TaskToolbox {
         registry,
+        order: setup.tools.clone(),
         skills: setup.skills.clone(),
         library: ctx.skills.clone(),
         activated: Mutex::new(Vec::new()),
@@ -103,6 +104,8 @@ impl Toolbox for RecordedToolbox {
 
 struct TaskToolbox {
     registry: ToolRegistry,
+    /// The tools' order in the plan.
+    order: Vec<String>,
     skills: Vec<String>,
     library: Arc<SkillLibrary>,
     /// Activations made so far in this loop (the parent of a nested one is found here).
@@ -207,7 +210,9 @@ impl TaskToolbox {
 
 impl Toolbox for TaskToolbox {
     fn definitions(&self) -> Vec<ToolDefinition> {
+        // In the order the plan lists them.
         let mut defs: Vec<ToolDefinition> = self.registry.definitions();
+        defs.sort_by_key(|d| self.order.iter().position(|n| *n == d.name));
         if !self.skills.is_empty() {
             // Level 1: each offered skill's name and description.
             let catalog: Vec<String> = self

@@ -175,6 +175,35 @@ fn a_tool_using_plan_runs_offline_and_reruns_without_difference() {
             "`{want}` not on the screen:\n{screen}"
         );
     }
+    // Each step folds from the command line (`:fold N`, `:fold all`, `:unfold …`).
+    plexus::app::command_line::run(&mut ui, &st, "fold 1");
+    let screen = common::screen::render(&st, &mut ui, 200, 200);
+    let folded_line = screen
+        .lines()
+        .find(|l| l.contains("▸ step 1 · action: activate_skill("))
+        .expect("step 1's action line");
+    assert!(folded_line.contains(" line(s) folded"), "{screen}");
+    assert!(
+        !screen.contains("Thought: the skill literature-review fits this task"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("▸ step 4 · action: file_search("),
+        "{screen}"
+    );
+    plexus::app::command_line::run(&mut ui, &st, "fold all");
+    let all = common::screen::render(&st, &mut ui, 200, 200);
+    assert!(!all.contains("◂ observation · get_now"), "{all}");
+    assert!(
+        all.contains("■ loop ended (answer)"),
+        "the answer stays: {all}"
+    );
+    plexus::app::command_line::run(&mut ui, &st, "unfold all");
+    let open = common::screen::render(&st, &mut ui, 200, 200);
+    assert!(
+        open.contains("Thought: the skill literature-review fits this task"),
+        "{open}"
+    );
     drop(store);
     // `show --json` carries each loop's metrics and every tool call's.
     let show = output(plexus(dir).args(["--db", "r.db", "show", &run, "--json"]));

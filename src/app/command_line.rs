@@ -10,7 +10,9 @@ use crate::protocol::Grade;
 use crate::state::RunState;
 
 /// Commands that take an argument.
-const COMMANDS: [&str; 5] = ["retry", "goto", "theme", "filter", "screen"];
+const COMMANDS: [&str; 7] = [
+    "retry", "goto", "theme", "filter", "screen", "fold", "unfold",
+];
 
 /// Built-in theme names, for completion.
 const THEMES: [&str; 3] = ["dark", "light", "high-contrast"];
@@ -114,6 +116,7 @@ pub fn run(ui: &mut UiState, run: &RunState, line: &str) -> Vec<Effect> {
             None => ui.flash(format!(":screen: no screen `{arg}` (run, atoms, runs, failures)"), true),
         },
         "filter" => filter(ui, run, &arg),
+        "fold" | "unfold" => fold(ui, cmd == "fold", &arg),
         name => match Action::from_name(name) {
             Some(Action::CommandLine) => {}
             Some(a) if arg.is_empty() => fx = update(ui, run, a),
@@ -128,6 +131,22 @@ pub fn run(ui: &mut UiState, run: &RunState, line: &str) -> Vec<Effect> {
 }
 
 /// `:filter grade=D`, `agent=NAME`, `type=TYPE` on the Atoms screen; `:filter` clears.
+/// `:fold N|all` and `:unfold N|all`: the selected task's loop steps in the output pane.
+fn fold(ui: &mut UiState, fold: bool, arg: &str) {
+    let step = match arg {
+        "all" | "" => None,
+        n => match n.parse::<u32>() {
+            Ok(n) => Some(n),
+            Err(_) => {
+                let cmd = if fold { "fold" } else { "unfold" };
+                ui.flash(format!(":{cmd} takes a step number or `all`"), true);
+                return;
+            }
+        },
+    };
+    ui.folds.entry(ui.task).or_default().set(step, fold);
+}
+
 fn filter(ui: &mut UiState, run: &RunState, arg: &str) {
     let t = &mut ui.atoms;
     if arg.is_empty() {

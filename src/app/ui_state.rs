@@ -309,6 +309,8 @@ pub struct UiState {
     pub focus: Pane,
     /// Selected task index.
     pub task: usize,
+    /// Folded steps of tool-using loops, by task index (`:fold N|all`, `:unfold`).
+    pub folds: std::collections::HashMap<usize, crate::ui::loop_fold::Folds>,
     /// Selected attempt of that task (index into its invocations; `None`: the latest).
     pub attempt: Option<usize>,
     /// Follow mode: the selection moves to where the work is.
@@ -380,6 +382,7 @@ impl UiState {
             screen: Screen::Run,
             focus: Pane::Dag,
             task: 0,
+            folds: Default::default(),
             attempt: None,
             follow: engine_attached,
             dag_per_line: 1,

@@ -7,6 +7,7 @@ pub mod contrast;
 pub mod dag;
 pub mod failures;
 pub mod help;
+pub mod loop_fold;
 pub mod output;
 pub mod quality;
 pub mod runs;

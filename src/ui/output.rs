@@ -93,7 +93,15 @@ pub fn draw(buf: &mut Buffer, inner: Rect, run: &RunState, ui: &mut UiState, the
                 put(buf, area.x, area.y, area.width, &msg, theme.muted());
                 return;
             }
-            draw_lines(buf, area, &task.output, ui, theme);
+            match ui.folds.get(&ui.task).cloned() {
+                Some(folds) if folds.any() => {
+                    let out = &task.output;
+                    let lines = super::loop_fold::fold_lines(out.len(), |i| out.line(i), &folds);
+                    let lines: Vec<&str> = lines.iter().map(|l| l.as_ref()).collect();
+                    draw_lines(buf, area, &lines, ui, theme);
+                }
+                _ => draw_lines(buf, area, &task.output, ui, theme),
+            }
         }
         OutputView::Issues => {
             let mut lines: Vec<&str> = Vec::new();

@@ -70,8 +70,10 @@ impl Tool for AtomQuery {
         })
     }
 
+    /// Not cached: atoms are stored as the run goes, so the same query may find more
+    /// later in the run.
     fn is_idempotent(&self, _args: &Value) -> bool {
-        true
+        false
     }
 
     fn run<'a>(&'a self, ctx: &'a ToolContext, args: &'a Value) -> ToolFuture<'a> {

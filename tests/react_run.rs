@@ -44,6 +44,38 @@ fn workspace(dir: &Path) {
     std::fs::write(dir.join("plan.json"), plan).expect("plan");
 }
 
+/// Runs `plan` into `db` on the simulated provider at full speed; it must succeed.
+fn run_offline(dir: &Path, db: &str, plan: &str) {
+    let out = output(plexus(dir).args([
+        "--db",
+        db,
+        "run",
+        plan,
+        "--chunk-ms",
+        "0",
+        "--first-chunk-ms",
+        "0",
+        "--headless",
+    ]));
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+}
+
+/// Reruns `run` of `db` from its recording; it must match it exactly.
+fn rerun_matches(dir: &Path, db: &str, run: &str) {
+    let re = output(plexus(dir).args([
+        "--db",
+        db,
+        "rerun",
+        run,
+        "--instant",
+        "--json",
+        "--headless",
+    ]));
+    assert_eq!(re.code, Some(0), "{}\n{}", re.stdout, re.stderr);
+    let report: serde_json::Value = serde_json::from_str(&re.stdout).expect("report");
+    assert_eq!(report["mismatches"], 0, "{report:#}");
+}
+
 /// Every event of the newest run in `db`.
 fn events(db: &Path) -> (String, Vec<(Option<String>, EngineEvent)>) {
     let store = Store::open(db).expect("db");
@@ -139,18 +171,7 @@ fn a_tool_using_plan_runs_offline_and_reruns_without_difference() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let dir = tmp.path();
     workspace(dir);
-    let out = output(plexus(dir).args([
-        "--db",
-        "r.db",
-        "run",
-        "plan.json",
-        "--chunk-ms",
-        "0",
-        "--first-chunk-ms",
-        "0",
-        "--headless",
-    ]));
-    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+    run_offline(dir, "r.db", "plan.json");
     let (run, evs) = events(&dir.join("r.db"));
     check_loop(&evs);
     // The Run screen draws the loop: each action and observation with its metrics,
@@ -231,18 +252,7 @@ fn a_tool_using_plan_runs_offline_and_reruns_without_difference() {
             assert!(c.get(field).is_some(), "{field} missing in {c}");
         }
     }
-    let re = output(plexus(dir).args([
-        "--db",
-        "r.db",
-        "rerun",
-        &run,
-        "--instant",
-        "--json",
-        "--headless",
-    ]));
-    assert_eq!(re.code, Some(0), "{}\n{}", re.stdout, re.stderr);
-    let report: serde_json::Value = serde_json::from_str(&re.stdout).expect("report");
-    assert_eq!(report["mismatches"], 0, "{report:#}");
+    rerun_matches(dir, "r.db", &run);
     let (_, again) = events(&dir.join("r.db"));
     check_loop(&again);
 }
@@ -311,18 +321,7 @@ fn a_long_loop_in_a_small_window_is_compressed_keeping_the_last_five_rounds() {
         }]
     });
     std::fs::write(dir.join("small.json"), plan.to_string()).expect("plan");
-    let out = output(plexus(dir).args([
-        "--db",
-        "s.db",
-        "run",
-        "small.json",
-        "--chunk-ms",
-        "0",
-        "--first-chunk-ms",
-        "0",
-        "--headless",
-    ]));
-    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+    run_offline(dir, "s.db", "small.json");
     let (run, evs) = events(&dir.join("s.db"));
     let compressions: Vec<_> = evs
         .iter()
@@ -362,14 +361,5 @@ fn a_long_loop_in_a_small_window_is_compressed_keeping_the_last_five_rounds() {
             "get_now"
         ]
     );
-    let re = output(plexus(dir).args([
-        "--db",
-        "s.db",
-        "rerun",
-        &run,
-        "--instant",
-        "--json",
-        "--headless",
-    ]));
-    assert_eq!(re.code, Some(0), "{}\n{}", re.stdout, re.stderr);
+    rerun_matches(dir, "s.db", &run);
 }

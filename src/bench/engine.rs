@@ -341,19 +341,15 @@ async fn measured_run(
         tokio::sync::mpsc::unbounded_channel::<Vec<Arc<crate::event::Envelope>>>();
     let (writer, thread) = spawn_writer(db, Some(sub_tx))?;
     let run_id = "R-bench".to_string();
-    let config = serde_json::to_string(&RunConfig {
-        engine: engine.clone(),
-        simulated: sim.clone(),
-        provider: "simulated".into(),
-        replay: None,
-    })?;
-    writer.send(WriteOp::CreateRun(Box::new(RunRow::for_plan(
+    create_run(
+        &writer,
         &run_id,
         &plan,
         "simulated",
-        config,
-    ))))?;
-    writer.flush()?;
+        &engine,
+        &sim,
+        "simulated",
+    )?;
     let consumer = tokio::spawn(async move {
         let (mut all, mut chunk_events, mut streamed) = (0u64, 0u64, 0u64);
         while let Some(batch) = sub_rx.recv().await {
@@ -394,6 +390,33 @@ async fn measured_run(
         stats,
         status: outcome.status.as_str().to_string(),
     })
+}
+
+/// Creates the run `run_id` of `plan` (provider `provider_name`, its config stored with
+/// `profile` as the profile name) and waits until the writer has it.
+pub(crate) fn create_run(
+    writer: &Writer,
+    run_id: &str,
+    plan: &crate::plan::Plan,
+    provider_name: &str,
+    engine: &EngineConfig,
+    sim: &SimConfig,
+    profile: &str,
+) -> Result<()> {
+    let config = serde_json::to_string(&RunConfig {
+        engine: engine.clone(),
+        simulated: sim.clone(),
+        provider: profile.into(),
+        replay: None,
+    })?;
+    writer.send(WriteOp::CreateRun(Box::new(RunRow::for_plan(
+        run_id,
+        plan,
+        provider_name,
+        config,
+    ))))?;
+    writer.flush()?;
+    Ok(())
 }
 
 /// A benchmark run that went to the end.

@@ -10,13 +10,12 @@ use std::sync::Arc;
 
 use color_eyre::eyre::{eyre, Result, WrapErr};
 
-use super::engine::{peak_rss_mib, run_to_end};
-use crate::commands::RunConfig;
+use super::engine::{create_run, peak_rss_mib, run_to_end};
 use crate::engine::EngineConfig;
 use crate::plan::generate::{generate, GenSpec};
 use crate::plan::parse_plan;
 use crate::provider::{HttpProvider, Provider, ProviderKind, ProviderProfile, SimConfig};
-use crate::store::{spawn_writer, RunRow, WriteOp};
+use crate::store::spawn_writer;
 
 /// Raises the open-files limit as far as allowed (a thousand sockets need it).
 pub fn raise_open_files() -> u64 {
@@ -181,18 +180,15 @@ pub async fn run_http_bench(o: &HttpBenchOptions) -> Result<HttpBenchReport> {
     };
     let (writer, thread) = spawn_writer(&db, None)?;
     let run_id = "R-bench-http".to_string();
-    writer.send(WriteOp::CreateRun(Box::new(RunRow::for_plan(
+    create_run(
+        &writer,
         &run_id,
         &plan,
         &provider.name(),
-        serde_json::to_string(&RunConfig {
-            engine: engine.clone(),
-            simulated: SimConfig::default(),
-            provider: "bench".into(),
-            replay: None,
-        })?,
-    ))))?;
-    writer.flush()?;
+        &engine,
+        &SimConfig::default(),
+        "bench",
+    )?;
     let stats = writer.stats().clone();
     let cpu0 = cpu_seconds();
     let timed = run_to_end(writer, thread, run_id, plan, provider, engine).await?;

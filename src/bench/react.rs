@@ -15,13 +15,12 @@ use color_eyre::eyre::{eyre, Result};
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use super::engine::run_to_end;
-use crate::commands::RunConfig;
+use super::engine::{create_run, run_to_end};
 use crate::conversation::{bench_conversation, BenchFigures};
 use crate::engine::EngineConfig;
 use crate::plan::parse_plan;
 use crate::provider::{SimConfig, SimulatedProvider};
-use crate::store::{spawn_writer, RunRow, WriteOp};
+use crate::store::spawn_writer;
 
 /// Options of the benchmark.
 #[derive(Debug, Clone)]
@@ -100,18 +99,15 @@ async fn run_once(dir: &Path, tasks: usize, tools: bool, k: usize) -> Result<(f6
     };
     let (writer, thread) = spawn_writer(&db, None)?;
     let run_id = format!("R-bench-react-{k}-{tools}");
-    writer.send(WriteOp::CreateRun(Box::new(RunRow::for_plan(
+    create_run(
+        &writer,
         &run_id,
         &plan,
         "simulated",
-        serde_json::to_string(&RunConfig {
-            engine: engine.clone(),
-            simulated: sim.clone(),
-            provider: "simulated".into(),
-            replay: None,
-        })?,
-    ))))?;
-    writer.flush()?;
+        &engine,
+        &sim,
+        "simulated",
+    )?;
     let timed = run_to_end(
         writer,
         thread,
@@ -148,6 +144,11 @@ pub async fn run_react_bench(o: &ReactBenchOptions) -> Result<ReactBenchReport> 
     std::fs::write(ws.join("notes/a.md"), "# A note\n\nDiffusion planners.\n")?;
     let (mut plain, mut tools, mut pairs) = (Vec::new(), Vec::new(), Vec::new());
     let mut steps = 0;
+    // A pair first, not counted: the first run pays for start-up (tokenizer tables,
+    // the runtime's threads), which would bias the first pair.
+    crate::errln!("warming up…");
+    run_once(&o.dir, o.tasks.min(20), false, usize::MAX).await?;
+    run_once(&o.dir, o.tasks.min(20), true, usize::MAX).await?;
     for k in 0..o.runs {
         crate::errln!("pair {} of {}…", k + 1, o.runs);
         let (p, _) = run_once(&o.dir, o.tasks, false, k).await?;

@@ -64,10 +64,8 @@ pub struct LoopResult {
     /// The final call's result, shaped as a single call's (a step that ran out of time
     /// is an elapsed timeout, as for a single call).
     pub result: Result<Result<ProviderOutput, ProviderError>, tokio::time::error::Elapsed>,
-    /// Every step, for the recording.
+    /// Every step, for the recording (the totals are in the `loop_finished` event).
     pub steps: Vec<RecordedStep>,
-    /// The loop's totals.
-    pub finished: LoopFinished,
 }
 
 /// Runs the loop for `base` (the task's request without tools), each step within
@@ -80,7 +78,6 @@ pub(super) async fn run_loop(
     setup: &ReactSetup,
     toolbox: &dyn Toolbox,
     base: &AgentRequest,
-    base_tokens: u64,
     window: u64,
     attempt: u32,
     sink: &mut StreamSink<'_>,
@@ -110,7 +107,6 @@ pub(super) async fn run_loop(
         .config
         .tokens
         .count(&serde_json::to_string(&react.tools).unwrap_or_default());
-    let _ = base_tokens;
     let emit = |e: EngineEvent| {
         if let Err(err) = ctx.emitter.emit(scope, e) {
             tracing::error!("cannot log a loop event: {err}");
@@ -132,11 +128,7 @@ pub(super) async fn run_loop(
                 ),
             );
             emit(EngineEvent::LoopFinished(finished.clone()));
-            return LoopResult {
-                result,
-                steps,
-                finished,
-            };
+            return LoopResult { result, steps };
         }
         let mut request = base.clone();
         react.step = step;
@@ -160,7 +152,6 @@ pub(super) async fn run_loop(
                 return LoopResult {
                     result: other,
                     steps,
-                    finished,
                 };
             }
         };
@@ -235,9 +226,5 @@ pub(super) async fn run_loop(
         ),
     );
     emit(EngineEvent::LoopFinished(finished.clone()));
-    LoopResult {
-        result,
-        steps,
-        finished,
-    }
+    LoopResult { result, steps }
 }

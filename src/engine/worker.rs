@@ -248,7 +248,6 @@ async fn run_attempts(
                     setup,
                     toolbox.as_ref(),
                     &request,
-                    prompt_tokens,
                     agent_def.max_input_tokens,
                     attempt,
                     &mut sink,

@@ -190,11 +190,7 @@ impl Provider for ReplayProvider {
                             ..ProviderOutput::default()
                         });
                     }
-                    return match ending {
-                        Ending::Answer(out) => Ok(out),
-                        Ending::Fail(e) => Err(e),
-                        Ending::Stall => std::future::pending().await,
-                    };
+                    return end_as_recorded(ending).await;
                 }
             }
             let user = serde_json::to_value(&request.user_prompt).unwrap_or_default();
@@ -223,11 +219,17 @@ impl Provider for ReplayProvider {
                     tokio::time::sleep_until(t0 + Duration::from_millis(end)).await;
                 }
             }
-            match ending {
-                Ending::Answer(out) => Ok(out),
-                Ending::Fail(e) => Err(e),
-                Ending::Stall => std::future::pending().await,
-            }
+            end_as_recorded(ending).await
         })
+    }
+}
+
+/// The call ends as the recorded one did: its answer, its error, or a stall the engine's
+/// timeout cuts.
+async fn end_as_recorded(ending: Ending) -> Result<ProviderOutput, ProviderError> {
+    match ending {
+        Ending::Answer(out) => Ok(out),
+        Ending::Fail(e) => Err(e),
+        Ending::Stall => std::future::pending().await,
     }
 }

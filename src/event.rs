@@ -460,6 +460,10 @@ pub struct ReviewRejected {
     pub reason: String,
 }
 
+pub use crate::debate::events::{
+    DebateErrorLogged, DebateFinished, DebateOutput, DebateReply, DebateStarted, DebateTurnStarted,
+    HostDecided, PositionsCompared,
+};
 pub use crate::loop_events::{
     ContextCompressed, LoopFinished, SkillActivated, SkillRefused, ToolAnswered, ToolCalled,
 };
@@ -569,6 +573,22 @@ engine_events! {
     ContextCompressed(ContextCompressed) = "context_compressed",
     /// A tool-using loop ended.
     LoopFinished(LoopFinished) = "loop_finished",
+    /// A debate session's settings.
+    DebateStarted(DebateStarted) = "debate_started",
+    /// A debate agent started a turn.
+    DebateTurnStarted(DebateTurnStarted) = "debate_turn_started",
+    /// One model call of a debate turn answered.
+    DebateReply(DebateReply) = "debate_reply",
+    /// A debate turn ended with its output.
+    DebateOutput(DebateOutput) = "debate_output",
+    /// A round's positions compared.
+    PositionsCompared(PositionsCompared) = "positions_compared",
+    /// The host decided.
+    HostDecided(HostDecided) = "host_decided",
+    /// An error handled by a fallback.
+    DebateError(DebateErrorLogged) = "debate_error",
+    /// The debate ended.
+    DebateFinished(DebateFinished) = "debate_finished",
 }
 
 /// A stored event that could not be decoded.

@@ -12,6 +12,7 @@ pub mod commands;
 pub mod config;
 pub mod conversation;
 pub mod crash;
+pub mod debate;
 pub mod diff;
 pub mod engine;
 pub mod event;

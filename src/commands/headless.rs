@@ -213,6 +213,14 @@ impl Progress {
                 f.stop, f.steps, f.tool_calls
             )),
             EngineEvent::ToolAnswered(_) | EngineEvent::SkillActivated(_) => None,
+            e @ (EngineEvent::DebateStarted(_)
+            | EngineEvent::DebateTurnStarted(_)
+            | EngineEvent::DebateReply(_)
+            | EngineEvent::DebateOutput(_)
+            | EngineEvent::PositionsCompared(_)
+            | EngineEvent::HostDecided(_)
+            | EngineEvent::DebateError(_)
+            | EngineEvent::DebateFinished(_)) => crate::debate::progress::line(e),
             EngineEvent::ReviewRejected(r) => Some(format!(
                 "{task}: review rejected by {}: {}",
                 crate::ui::sanitize::sanitize(&r.reviewer),

@@ -115,6 +115,8 @@ open_string_enum! {
         Idle => "idle",
         /// Waiting for its turn.
         Waiting => "waiting",
+        /// Answering now.
+        Running => "running",
         /// Produced its output for the round.
         Completed => "completed",
     }
@@ -131,6 +133,8 @@ open_string_enum! {
         Terminated => "terminated",
         /// Stopped at `max_rounds` (§7.2).
         MaxRoundsReached => "max_rounds_reached",
+        /// Stopped by the user before it ended (a stop key, a client that went away).
+        Cancelled => "cancelled",
     }
 }
 

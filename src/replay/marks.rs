@@ -109,7 +109,15 @@ impl Marks {
             | EngineEvent::ToolAnswered(_)
             | EngineEvent::SkillActivated(_)
             | EngineEvent::ContextCompressed(_)
-            | EngineEvent::LoopFinished(_) => false,
+            | EngineEvent::LoopFinished(_)
+            | EngineEvent::DebateStarted(_)
+            | EngineEvent::DebateTurnStarted(_)
+            | EngineEvent::DebateReply(_)
+            | EngineEvent::PositionsCompared(_)
+            | EngineEvent::HostDecided(_)
+            | EngineEvent::DebateFinished(_) => false,
+            EngineEvent::DebateError(_) => true,
+            EngineEvent::DebateOutput(o) => o.outcome != crate::debate::events::TurnOutcome::Valid,
         };
         if failure {
             self.failures.push(env.seq);

@@ -3,6 +3,7 @@
 
 pub mod clock;
 mod dag;
+pub mod debate;
 mod loop_steps;
 pub mod output;
 mod reduce;

@@ -336,6 +336,15 @@ pub fn reduce(st: &mut RunState, env: &Envelope) {
                 super::review::rejected(st, i, env, r);
             }
         }
+        // A debate session is folded by `state::debate`; its run has no plan tasks.
+        EngineEvent::DebateStarted(_)
+        | EngineEvent::DebateTurnStarted(_)
+        | EngineEvent::DebateReply(_)
+        | EngineEvent::DebateOutput(_)
+        | EngineEvent::PositionsCompared(_)
+        | EngineEvent::HostDecided(_)
+        | EngineEvent::DebateError(_)
+        | EngineEvent::DebateFinished(_) => {}
         EngineEvent::ReferenceFailed(r) => {
             if let Some(i) = task {
                 let text = format!(

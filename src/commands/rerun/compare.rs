@@ -248,7 +248,31 @@ fn normalise(ev: EngineEvent, o: &CompareOptions) -> (&'static str, Body) {
         | EngineEvent::SkillActivated(_)
         | EngineEvent::SkillRefused(_)
         | EngineEvent::ContextCompressed(_)
-        | EngineEvent::LoopFinished(_)) => e,
+        | EngineEvent::LoopFinished(_)
+        | EngineEvent::DebateStarted(_)
+        | EngineEvent::DebateTurnStarted(_)
+        | EngineEvent::DebateError(_)
+        | EngineEvent::DebateFinished(_)) => e,
+        EngineEvent::DebateReply(mut r) => {
+            r.duration_ms = 0;
+            EngineEvent::DebateReply(r)
+        }
+        EngineEvent::DebateOutput(mut o) => {
+            o.duration_ms = 0;
+            EngineEvent::DebateOutput(o)
+        }
+        EngineEvent::PositionsCompared(mut p) => {
+            p.duration_us = 0;
+            p.embedded = 0;
+            p.cached = 0;
+            EngineEvent::PositionsCompared(p)
+        }
+        EngineEvent::HostDecided(mut h) => {
+            if let Some(o) = h.output.as_object_mut() {
+                o.remove("timestamp");
+            }
+            EngineEvent::HostDecided(h)
+        }
     };
     let mut v = serde_json::to_value(&ev).unwrap_or(Value::Null);
     if let Some(o) = v.as_object_mut() {

@@ -1,0 +1,12 @@
+//! Debate mode: a host, a planner, a critic and a reporter reach a plan in rounds of
+//! argument, steered by how far their positions agree.
+//!
+//! The planner and the critic state positions each round (the first round in parallel);
+//! [`similarity`] measures how close the positions are; [`host`] applies the decision
+//! rules to that measure; [`engine`] runs the rounds, stores every output as events of a
+//! run, and hands over to the reporter when the discussion ends.
+
+pub mod events;
+pub mod progress;
+pub mod similarity;
+pub mod spec;

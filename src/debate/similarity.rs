@@ -167,9 +167,8 @@ pub fn summarise(matrix: Vec<Vec<f64>>, embeddings: Vec<Vec<f64>>) -> ComparePos
     let n = matrix.len();
     let (mut sum, mut pairs) = (0.0, 0usize);
     let mut worst = ([0usize, 0usize], 1.0f64);
-    for i in 0..n {
-        for j in i + 1..n {
-            let s = matrix[i][j];
+    for (i, row) in matrix.iter().enumerate() {
+        for (j, &s) in row.iter().enumerate().skip(i + 1) {
             sum += s;
             pairs += 1;
             if s < worst.1 || pairs == 1 {

@@ -164,7 +164,6 @@ pub fn position_text(p: &PositionSummary) -> String {
 
 /// The matrix, mean and least similar pair of a set of pairwise similarities.
 pub fn summarise(matrix: Vec<Vec<f64>>, embeddings: Vec<Vec<f64>>) -> ComparePositionsData {
-    let n = matrix.len();
     let (mut sum, mut pairs) = (0.0, 0usize);
     let mut worst = ([0usize, 0usize], 1.0f64);
     for (i, row) in matrix.iter().enumerate() {

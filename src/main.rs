@@ -37,6 +37,8 @@ fn writes_database(command: &Command) -> bool {
     matches!(
         command,
         Command::Demo { .. }
+            | Command::Debate(..)
+            | Command::Serve(..)
             | Command::Run { .. }
             | Command::Resume { .. }
             | Command::Rerun { .. }
@@ -121,6 +123,8 @@ fn reads_config(command: &Command) -> bool {
     matches!(
         command,
         Command::Demo { .. }
+            | Command::Debate(..)
+            | Command::Serve(..)
             | Command::Run { .. }
             | Command::Resume { .. }
             | Command::Rerun { .. }
@@ -137,6 +141,7 @@ fn has_tui(command: &Command) -> bool {
     matches!(
         command,
         Command::Demo { .. }
+            | Command::Debate(..)
             | Command::Run { .. }
             | Command::Resume { .. }
             | Command::Rerun { .. }
@@ -280,6 +285,8 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
             browse_tui(&g, run.as_deref(), setup, options).await?;
             Ok(ExitCode::SUCCESS)
         }
+        Command::Debate(args) => plexus::commands::debate::debate(&g, *args, tui).await,
+        Command::Serve(_args) => Err(eyre!("serve is not wired yet")),
         Command::Validate { plan } => plexus::commands::check::validate(&plan),
         Command::Runs { json } => {
             print_runs_at(&g.db, json)?;

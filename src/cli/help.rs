@@ -123,6 +123,19 @@ Examples:
   plexus rerun latest --plan changed.json
   plexus rerun R-20261126-1 --from colleague.db";
 
+/// Examples of `plexus debate --help`.
+pub const DEBATE: &str = "\
+Examples:
+  plexus debate \"Plan three months of IELTS preparation\"
+  plexus debate \"Move our service to Rust?\" --max-rounds 3 --headless
+  plexus debate \"Plan a product launch\" --events sse > events.txt";
+
+/// Examples of `plexus serve --help`.
+pub const SERVE: &str = "\
+Examples:
+  plexus serve --port 8080
+  plexus serve --port 0 --provider openai";
+
 /// Examples of `plexus failures --help`.
 pub const FAILURES: &str = "\
 Examples:

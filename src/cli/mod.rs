@@ -3,6 +3,7 @@
 //! `plexus man`.
 
 mod bench;
+mod debate;
 mod dev;
 mod help;
 mod options;
@@ -12,6 +13,7 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand};
 
 pub use bench::BenchCommand;
+pub use debate::{DebateArgs, DebateOpts, EventsFormat, ServeArgs};
 pub use dev::DevCommand;
 pub use help::{command, help_width, parse};
 pub use options::{
@@ -183,6 +185,25 @@ pub enum Command {
         #[arg(long, short = 'f')]
         follow: bool,
     },
+    /// Debate a question: planner and critic argue, a host steers to consensus
+    ///
+    /// A planner proposes a plan and a critic attacks it, round by round (the first in
+    /// parallel). After each round the host compares their positions: above the
+    /// converge threshold the reporter writes the final plan; in between another round
+    /// follows on the open points; below it the critic turns devil's advocate. An agent
+    /// that stops moving gets an update command; no change for two rounds ends early;
+    /// the last round forces a summary of the disagreements. The session is a run in
+    /// the database: it shows in `plexus runs`, replays, reruns and diffs.
+    #[command(after_long_help = help::DEBATE)]
+    Debate(Box<DebateArgs>),
+    /// Serve debate sessions over HTTP for a front end
+    ///
+    /// `POST /api/chat` with `{"message": "...", "mode": "multi_agent", "userId": "...",
+    /// "conversationId": "..."}` starts a session and answers with its event stream
+    /// (server-sent events, `data: {json}` lines, ending with `data: [DONE]`). A client
+    /// that disconnects stops its session. Sessions are stored like any run.
+    #[command(after_long_help = help::SERVE)]
+    Serve(Box<ServeArgs>),
     /// Browse runs in the terminal UI (read-only)
     ///
     /// Opens the Runs screen, or RUN at its end. A run another process is still

@@ -3,6 +3,7 @@
 //! the developer tools (the benchmarks are in `crate::bench`).
 
 pub mod check;
+pub mod debate;
 pub mod dev;
 pub mod diff;
 pub mod docs_gen;

@@ -60,6 +60,23 @@ pub fn session_of(command: &Command) -> (SessionOpts, Option<u64>) {
             },
             None,
         ),
+        Command::Debate(a) => (
+            SessionOpts {
+                provider: a.provider.clone(),
+                headless: a.headless,
+                theme: a.theme.clone(),
+                ..SessionOpts::default()
+            },
+            None,
+        ),
+        Command::Serve(a) => (
+            SessionOpts {
+                provider: a.provider.clone(),
+                headless: true,
+                ..SessionOpts::default()
+            },
+            None,
+        ),
         _ => (SessionOpts::default(), None),
     }
 }

@@ -6,7 +6,13 @@
 //! rules to that measure; [`engine`] runs the rounds, stores every output as events of a
 //! run, and hands over to the reporter when the discussion ends.
 
+pub mod check;
 pub mod events;
+pub mod host;
 pub mod progress;
+pub mod session;
 pub mod similarity;
+pub mod speak;
 pub mod spec;
+pub mod sse;
+pub mod turn;

@@ -7,6 +7,7 @@ pub mod profile;
 pub mod rate;
 pub mod replay;
 mod sim_answer;
+pub mod sim_debate;
 pub mod sim_react;
 pub mod simulated;
 

@@ -183,6 +183,9 @@ impl SimulatedProvider {
 
     /// Builds the answer text for a request under a fault.
     pub fn answer(&self, req: &AgentRequest, fault: Fault, rng: &mut fastrand::Rng) -> String {
+        if let Some(turn) = crate::debate::turn::DebateTurn::of(req) {
+            return super::sim_debate::answer(&turn);
+        }
         let reqs = &req.user_prompt.output_requirements;
         let max = reqs.max_atoms.unwrap_or(3).max(1);
         let n = 1 + rng.u32(..max.min(3));
@@ -498,6 +501,20 @@ impl Provider for SimulatedProvider {
                     tool_calls: vec![call],
                     ..ProviderOutput::default()
                 });
+            }
+            // A debate turn: its answer streamed, no faults.
+            if let Some(turn) = crate::debate::turn::DebateTurn::of(&request) {
+                let text = super::sim_debate::answer(&turn);
+                if self.config.first_chunk_ms > 0 {
+                    tokio::time::sleep(Duration::from_millis(self.config.first_chunk_ms)).await;
+                }
+                for (i, c) in split_chunks(&text, 4).iter().enumerate() {
+                    if i > 0 && self.config.chunk_ms > 0 {
+                        tokio::time::sleep(Duration::from_millis(self.config.chunk_ms)).await;
+                    }
+                    sink.chunk(c);
+                }
+                return Ok(ProviderOutput::default());
             }
             let mut rng = self.rng_for(&request, attempt);
             let fault = self.fault_for(&request.task_id, attempt, &mut rng);

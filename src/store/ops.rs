@@ -129,6 +129,16 @@ pub enum WriteOp {
         /// Final invocation.
         final_invocation_id: Option<Arc<str>>,
     },
+    /// Add a task to a run that grows as it goes (a debate: one task per agent turn),
+    /// `pending`; the run's task count follows.
+    AddTask {
+        /// Run.
+        run_id: Arc<str>,
+        /// Task.
+        task_id: Arc<str>,
+        /// Agent.
+        agent: Arc<str>,
+    },
     /// Store a finished (or cancelled) invocation: request and response whole.
     Invocation(Box<InvocationRecord>),
     /// Accepted atoms of a task (knowledge_atoms, quality_records, relations).

@@ -425,6 +425,21 @@ fn apply<'t>(
                 now_rfc3339()
             ])?;
         }
+        WriteOp::AddTask {
+            run_id,
+            task_id,
+            agent,
+        } => {
+            let now = now_rfc3339();
+            tx.prepare_cached(
+                "INSERT OR IGNORE INTO tasks (run_id, task_id, agent, status, updated_at) VALUES (?1, ?2, ?3, 'pending', ?4)",
+            )?
+            .execute(params![&*run_id, &*task_id, &*agent, now])?;
+            tx.prepare_cached(
+                "UPDATE runs SET task_count = (SELECT COUNT(*) FROM tasks WHERE run_id = ?1) WHERE run_id = ?1",
+            )?
+            .execute(params![&*run_id])?;
+        }
         WriteOp::Invocation(r) => {
             if !state.prompts.contains(&r.system_prompt.0) {
                 tx.prepare_cached(

@@ -88,6 +88,7 @@ fn now(ctx: &ToolContext, args: &Value) -> Result<ToolData, ToolError> {
     let week = t.iso_week();
     let data = json!({
         "timezone": tz.name(),
+        "now": t.format("%Y-%m-%dT%H:%M:%S").to_string(),
         "datetime": iso,
         "date": t.format("%Y-%m-%d").to_string(),
         "time": t.format("%H:%M:%S").to_string(),
@@ -240,6 +241,7 @@ fn calculate(ctx: &ToolContext, args: &Value) -> Result<ToolData, ToolError> {
     let data = json!({
         "base_date": base.to_string(),
         "date": date.to_string(),
+        "result_date": date.to_string(),
         "weekday": weekday,
         "iso_week": iso_week,
         "iso_year": week.year(),

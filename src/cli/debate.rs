@@ -1,0 +1,96 @@
+//! Options of `plexus debate` and `plexus serve`.
+
+use clap::{Args, ValueEnum};
+
+use super::options::{SimOpts, ThemeOpt};
+
+/// How `plexus debate` prints the session's events.
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EventsFormat {
+    /// The front-end stream: `data: {json}` lines, ending with `data: [DONE]`.
+    Sse,
+}
+
+/// The host's thresholds and the agents' limits.
+#[derive(Args, Debug, Clone)]
+#[command(next_help_heading = "Debate options")]
+pub struct DebateOpts {
+    /// Most rounds (1 to 5).
+    #[arg(long, value_name = "N", default_value_t = 5,
+          value_parser = clap::value_parser!(u32).range(1..=5))]
+    pub max_rounds: u32,
+    /// Mean similarity above which the host converges.
+    #[arg(long, value_name = "X", default_value_t = 0.90)]
+    pub converge_above: f64,
+    /// Mean similarity above which the host continues; at or below it, it forces
+    /// opposition.
+    #[arg(long, value_name = "X", default_value_t = 0.70)]
+    pub continue_above: f64,
+    /// Self-similarity above which an agent counts as unchanged (two such rounds in a
+    /// row get it an update command).
+    #[arg(long, value_name = "X", default_value_t = 0.98)]
+    pub stubborn_above: f64,
+    /// Seconds an agent has for one answer before it is skipped.
+    #[arg(long, value_name = "SECS", default_value_t = 60.0)]
+    pub agent_timeout: f64,
+    /// IANA time zone the agents plan dates in.
+    #[arg(
+        long,
+        value_name = "ZONE",
+        default_value = "UTC",
+        env = "PLEXUS_TIMEZONE"
+    )]
+    pub timezone: String,
+}
+
+/// Options of `plexus debate`.
+#[derive(Args, Debug, Clone)]
+pub struct DebateArgs {
+    /// The question or goal to debate, e.g. "Plan three months of IELTS preparation".
+    pub question: String,
+    /// Print the session's events on stdout in this format (no terminal UI).
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub events: Option<EventsFormat>,
+    #[command(flatten)]
+    pub debate: DebateOpts,
+    /// Provider profile: `simulated` (built in, offline) or a `[providers.NAME]` of
+    /// plexus.toml.
+    #[arg(
+        long,
+        env = "PLEXUS_PROVIDER",
+        value_name = "NAME",
+        help_heading = "Session options"
+    )]
+    pub provider: Option<String>,
+    /// No terminal UI: progress on stderr, the report on stdout.
+    #[arg(long, help_heading = "Session options")]
+    pub headless: bool,
+    #[command(flatten)]
+    pub theme: ThemeOpt,
+    #[command(flatten)]
+    pub sim: SimOpts,
+}
+
+/// Options of `plexus serve`.
+#[derive(Args, Debug, Clone)]
+pub struct ServeArgs {
+    /// Port to listen on (0 picks a free one and prints it).
+    #[arg(long, value_name = "N", default_value_t = 8080)]
+    pub port: u16,
+    /// Address to listen on; anything but a loopback address exposes the sessions to
+    /// the network.
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1")]
+    pub host: std::net::IpAddr,
+    #[command(flatten)]
+    pub debate: DebateOpts,
+    /// Provider profile the sessions run on.
+    #[arg(
+        long,
+        env = "PLEXUS_PROVIDER",
+        value_name = "NAME",
+        help_heading = "Session options"
+    )]
+    pub provider: Option<String>,
+    #[command(flatten)]
+    pub sim: SimOpts,
+}

@@ -1,0 +1,176 @@
+//! `plexus debate "QUESTION"`: a debate session on the terminal UI, or headless with its
+//! progress on stderr and the report on stdout, or as the front end's event stream
+//! (`--events sse`).
+
+pub mod start;
+
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use color_eyre::eyre::{eyre, Result, WrapErr};
+
+use super::launch::{Finished, Started};
+use super::tui::UiSetup;
+use super::Globals;
+use crate::cli::{DebateArgs, DebateOpts, EventsFormat, SimOpts};
+use crate::debate::similarity::PositionComparer;
+use crate::debate::spec::{DebateSpec, Thresholds};
+use crate::engine::Control;
+use crate::event::RunStatus;
+use crate::exit;
+use crate::provider::{Provider, SimConfig};
+use crate::state::debate::DebateState;
+
+pub use start::{now_data, start_debate};
+
+/// The session settings from the command line (checked).
+pub fn spec_of(question: &str, o: &DebateOpts) -> Result<DebateSpec> {
+    let mut spec = DebateSpec::new(question.trim());
+    spec.max_rounds = o.max_rounds;
+    spec.thresholds = Thresholds {
+        converge_above: o.converge_above,
+        continue_above: o.continue_above,
+        stubborn_self_similarity: o.stubborn_above,
+        ..Thresholds::default()
+    };
+    if !(o.agent_timeout.is_finite() && o.agent_timeout > 0.0 && o.agent_timeout <= 3600.0) {
+        return Err(eyre!(
+            "--agent-timeout must be a number of seconds above 0 and at most 3600 (got {})",
+            o.agent_timeout
+        ));
+    }
+    spec.agent_timeout_ms = (o.agent_timeout * 1000.0).round().max(1.0) as u64;
+    spec.timezone = o.timezone.clone();
+    spec.validate().map_err(|e| eyre!("{e}"))?;
+    Ok(spec)
+}
+
+/// The provider a session runs on, and the comparer of its positions.
+pub fn provider_for(
+    g: &Globals,
+    name: Option<&str>,
+    sim: &SimOpts,
+) -> Result<(Arc<dyn Provider>, Arc<PositionComparer>)> {
+    let profile = super::providers::profile_named(g, name.unwrap_or("simulated"))?;
+    let sim = SimConfig {
+        chunk_ms: sim.chunk_ms,
+        first_chunk_ms: sim.first_chunk_ms,
+        min_chunks: 4,
+        ..SimConfig::default()
+    };
+    let provider = crate::provider::build(&profile, &sim).map_err(|e| eyre!("{e}"))?;
+    Ok((provider, Arc::new(PositionComparer::builtin())))
+}
+
+/// Runs `plexus debate`.
+pub async fn debate(g: &Globals, args: DebateArgs, tui: Option<UiSetup>) -> Result<ExitCode> {
+    let spec = spec_of(&args.question, &args.debate)?;
+    let (provider, comparer) = provider_for(g, args.provider.as_deref(), &args.sim)?;
+    let now = now_data(&spec.timezone).await?;
+    let started = start_debate(&g.db, spec, provider, comparer, now)?;
+    let sse = args.events == Some(EventsFormat::Sse);
+    let _ = tui; // TUI attach comes with the Debate screen.
+    let finished = headless(g, started, sse).await?;
+    Ok(ExitCode::from(exit::for_status(finished.status)))
+}
+
+/// Prints the report of a finished session, and its status line.
+pub fn report_text(state: &DebateState) -> String {
+    let mut out = String::new();
+    match &state.report {
+        Some(r) if !r.content.is_empty() => {
+            out.push_str(&r.content);
+            out.push('\n');
+        }
+        _ => out.push_str("(no report)\n"),
+    }
+    let trend: Vec<String> = state
+        .consensus_trend
+        .iter()
+        .map(|x| format!("{x:.2}"))
+        .collect();
+    out.push_str(&format!(
+        "\nsession {}: {} after {} round(s); consensus {}\n",
+        state.run_id,
+        state
+            .status
+            .as_ref()
+            .map(|s| s.as_str().to_string())
+            .unwrap_or_else(|| "unknown".into()),
+        state.current_round,
+        if trend.is_empty() {
+            "not measured".into()
+        } else {
+            trend.join(" → ")
+        }
+    ));
+    out
+}
+
+/// Runs a started session without the UI: progress on stderr; on stdout the report, or
+/// the event stream when `sse`.
+pub async fn headless(g: &Globals, mut started: Started, sse: bool) -> Result<Finished> {
+    let run_id = started.run_id.clone();
+    crate::errln!("debate {run_id}: database {}", g.db.display());
+    let mut events = std::mem::replace(
+        &mut started.events,
+        tokio::sync::mpsc::unbounded_channel().1,
+    );
+    let printer = tokio::spawn(async move {
+        let mut state = DebateState::new();
+        while let Some(batch) = events.recv().await {
+            for env in batch {
+                if sse {
+                    for item in crate::debate::sse::items(&env) {
+                        crate::out::stdout_raw(&crate::debate::sse::frame(&item));
+                    }
+                }
+                if let Some(line) = crate::debate::progress::line(&env.event) {
+                    crate::errln!("{line}");
+                }
+                state.apply(&env);
+            }
+        }
+        state
+    });
+    let control = started.handle.control.clone();
+    let ctrl_c = tokio::spawn(async move {
+        let mut signals = crate::signals::stop_signals();
+        if let Some(name) = signals.recv().await {
+            crate::errln!("{name}: stopping the session");
+            let _ = control.send(Control::Cancel(format!("{name} received")));
+        }
+        if let Some(name) = signals.recv().await {
+            crate::errln!("{name}: exiting at once");
+            std::process::exit(i32::from(exit::RUN_FAILED));
+        }
+    });
+    let status = started
+        .finish()
+        .await
+        .wrap_err_with(|| format!("debate {run_id} stopped before its end"))?;
+    ctrl_c.abort();
+    let state = printer
+        .await
+        .map_err(|e| eyre!("progress printer failed: {e}"))?;
+    if sse {
+        crate::out::stdout_raw(&crate::debate::sse::done());
+    } else {
+        crate::out::stdout_text(&report_text(&state));
+    }
+    Ok(Finished {
+        run_id,
+        status,
+        summary: String::new(),
+    })
+}
+
+/// Whether a run is a debate session (its plan id).
+pub fn is_debate(plan_id: &str) -> bool {
+    plan_id == "debate"
+}
+
+/// The exit code of a finished session.
+pub fn exit_for(status: RunStatus) -> ExitCode {
+    ExitCode::from(exit::for_status(status))
+}

@@ -1,0 +1,87 @@
+//! Starting a debate session: its run row, the store writer (holding the run's lease),
+//! the session's engine; what comes back is a [`Started`] like any run's.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use color_eyre::eyre::{eyre, Result};
+use serde_json::{json, Value};
+
+use crate::commands::launch::{new_run_id, Started};
+use crate::debate::session::{start_session, SessionSpec};
+use crate::debate::similarity::PositionComparer;
+use crate::debate::spec::DebateSpec;
+use crate::provider::Provider;
+use crate::store::lease::HeldLease;
+use crate::store::writer::spawn_writer_holding;
+use crate::store::{RunRow, WriteOp};
+use crate::tools::{Tool, ToolContext};
+
+/// Where a session's run row says it came from (the Runs screen's plan column).
+pub fn plan_source(spec: &DebateSpec) -> String {
+    let q: String = spec.question.chars().take(60).collect();
+    format!("debate: {}", q.replace(['\n', '\r'], " "))
+}
+
+/// The current time in `timezone`, by the `get_now` tool (`now`, `timezone`, `weekday`,
+/// `date`, and the full ISO time as `datetime`).
+pub async fn now_data(timezone: &str) -> Result<Value> {
+    let ctx = ToolContext::new(".");
+    let data = crate::tools::time::GetNow
+        .run(&ctx, &json!({ "timezone": timezone }))
+        .await
+        .map_err(|e| eyre!("get_now: {e}"))?;
+    match data.payload {
+        crate::tools::Payload::Json(v) => Ok(v),
+        crate::tools::Payload::Text(t) => Err(eyre!("get_now answered text: {t}")),
+    }
+}
+
+/// Creates the session's run in `db` and starts it.
+pub fn start_debate(
+    db: &Path,
+    spec: DebateSpec,
+    provider: Arc<dyn Provider>,
+    comparer: Arc<PositionComparer>,
+    now: Value,
+) -> Result<Started> {
+    let (sub_tx, sub_rx) = tokio::sync::mpsc::unbounded_channel();
+    let run_id = new_run_id();
+    let lease = HeldLease::acquire(db, &run_id)?;
+    let (writer, writer_thread) = spawn_writer_holding(db, Some(sub_tx), lease.lease().cloned())?;
+    drop(lease.handed_over());
+    let row = RunRow {
+        run_id: run_id.clone(),
+        plan_id: "debate".into(),
+        plan_source: plan_source(&spec),
+        plan_json: serde_json::to_string(&spec)?,
+        provider: provider.name(),
+        config_json: serde_json::to_string(&json!({ "mode": "debate" }))?,
+        created_at: crate::clock::now_rfc3339(),
+        task_count: 0,
+        tasks: Vec::new(),
+    };
+    let begun = writer
+        .send(WriteOp::CreateRun(Box::new(row)))
+        .and_then(|()| writer.flush());
+    if let Err(e) = begun {
+        drop(writer);
+        let _ = writer_thread.join();
+        return Err(e.into());
+    }
+    let handle = start_session(SessionSpec {
+        run_id: run_id.clone(),
+        spec,
+        provider,
+        comparer,
+        now,
+        writer: writer.clone(),
+    });
+    Ok(Started {
+        run_id,
+        handle,
+        writer,
+        writer_thread,
+        events: sub_rx,
+    })
+}

@@ -1,0 +1,197 @@
+//! Whether a reply is a valid output of its agent: one JSON object in the agent's shape,
+//! with its position summary, for the right round, within the token limit. Problems
+//! are listed in words, so a retry can tell the model and the log can tell a person.
+
+use serde_json::Value;
+
+use crate::protocol::debate::{
+    AgentOutput, AgentRole, CriticMetadata, PlannerMetadata, PositionChanges, PositionSummary,
+    ReporterMetadata,
+};
+
+use super::turn::output_type_of;
+
+/// A reply that passed: the output as stored, and its position.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Checked {
+    /// The output (unknown fields kept).
+    pub output: Value,
+    /// Its position summary.
+    pub position: PositionSummary,
+}
+
+/// The JSON object in a reply: the whole text, or a fenced block, or the span from the
+/// first `{` to the last `}`.
+fn json_of(text: &str) -> Option<Value> {
+    let t = text.trim();
+    if let Ok(v) = serde_json::from_str::<Value>(t) {
+        return Some(v);
+    }
+    let (start, end) = (t.find('{')?, t.rfind('}')?);
+    (start < end)
+        .then(|| serde_json::from_str::<Value>(&t[start..=end]).ok())
+        .flatten()
+}
+
+fn cut(s: &str) -> String {
+    let mut out: String = s.chars().take(160).collect();
+    if s.chars().count() > 160 {
+        out.push('…');
+    }
+    out
+}
+
+/// Checks a reply of `role` for `round`. `tokens` is the reply's token count;
+/// `default_timestamp` fills a missing `timestamp`.
+pub fn check(
+    role: &AgentRole,
+    round: u32,
+    text: &str,
+    tokens: u64,
+    max_tokens: u64,
+    default_timestamp: &str,
+) -> Result<Checked, Vec<String>> {
+    let mut problems = Vec::new();
+    if tokens > max_tokens {
+        problems.push(format!(
+            "the output has {tokens} tokens; at most {max_tokens} are allowed"
+        ));
+    }
+    let Some(mut v) = json_of(text) else {
+        problems.push(if text.trim().is_empty() {
+            "the reply is empty".to_string()
+        } else {
+            format!("the reply is not a JSON object: {}", cut(text.trim()))
+        });
+        return Err(problems);
+    };
+    let Some(obj) = v.as_object_mut() else {
+        problems.push("the reply is JSON but not an object".into());
+        return Err(problems);
+    };
+    if obj
+        .get("timestamp")
+        .and_then(Value::as_str)
+        .is_none_or(|s| s.trim().is_empty())
+    {
+        obj.insert("timestamp".into(), Value::String(default_timestamp.into()));
+    }
+    let typed = match role {
+        AgentRole::Planner => serde_json::from_value::<AgentOutput<PlannerMetadata>>(v.clone())
+            .map(|o| {
+                (
+                    o.agent_id,
+                    o.round,
+                    o.output_type,
+                    o.content,
+                    o.metadata.position,
+                )
+            }),
+        AgentRole::Critic => {
+            serde_json::from_value::<AgentOutput<CriticMetadata>>(v.clone()).map(|o| {
+                (
+                    o.agent_id,
+                    o.round,
+                    o.output_type,
+                    o.content,
+                    o.metadata.position,
+                )
+            })
+        }
+        AgentRole::Reporter => {
+            match serde_json::from_value::<AgentOutput<ReporterMetadata>>(v.clone()) {
+                Ok(o) => match o.metadata.extra.get("position").cloned() {
+                    Some(p) => serde_json::from_value::<PositionSummary>(p)
+                        .map(|p| (o.agent_id, o.round, o.output_type, o.content, p)),
+                    None => {
+                        problems.push("metadata.position is missing".into());
+                        return Err(problems);
+                    }
+                },
+                Err(e) => Err(e),
+            }
+        }
+        AgentRole::Host | AgentRole::Other(_) => {
+            problems.push(format!("{role} does not answer through a model"));
+            return Err(problems);
+        }
+    };
+    let (agent_id, got_round, output_type, content, position) = match typed {
+        Ok(t) => t,
+        Err(e) => {
+            problems.push(format!("the output does not have the {role}'s shape: {e}"));
+            return Err(problems);
+        }
+    };
+    if agent_id != *role {
+        problems.push(format!("agent_id is `{agent_id}`, expected `{role}`"));
+    }
+    if got_round != round {
+        problems.push(format!("round is {got_round}, expected {round}"));
+    }
+    if output_type.as_str() != output_type_of(role) {
+        problems.push(format!(
+            "output_type is `{output_type}`, expected `{}`",
+            output_type_of(role)
+        ));
+    }
+    if content.trim().is_empty() {
+        problems.push("content is empty".into());
+    }
+    if position.conclusion.trim().is_empty() {
+        problems.push("metadata.position.conclusion is empty".into());
+    }
+    if position.key_reasons.iter().all(|r| r.trim().is_empty()) {
+        problems.push("metadata.position.key_reasons is empty".into());
+    }
+    if !(0.0..=1.0).contains(&position.confidence) {
+        problems.push(format!(
+            "metadata.position.confidence is {}, expected 0 to 1",
+            position.confidence
+        ));
+    }
+    if problems.is_empty() {
+        Ok(Checked {
+            output: v,
+            position,
+        })
+    } else {
+        Err(problems)
+    }
+}
+
+/// What changed in a position since the agent's previous one.
+pub fn changes(previous: Option<&PositionSummary>, now: &PositionSummary) -> PositionChanges {
+    let round2 = |x: f64| (x * 100.0).round() / 100.0;
+    match previous {
+        None => PositionChanges {
+            conclusion_changed: false,
+            reasons_added: Vec::new(),
+            confidence_delta: 0.0,
+            extra: Default::default(),
+        },
+        Some(p) => PositionChanges {
+            conclusion_changed: p.conclusion.trim() != now.conclusion.trim(),
+            reasons_added: now
+                .key_reasons
+                .iter()
+                .filter(|r| !p.key_reasons.iter().any(|q| q.trim() == r.trim()))
+                .cloned()
+                .collect(),
+            confidence_delta: round2(now.confidence - p.confidence),
+            extra: Default::default(),
+        },
+    }
+}
+
+/// Writes `changes` into the output's position summary (the engine's account of the
+/// change replaces the model's own).
+pub fn set_changes(output: &mut Value, position: &mut PositionSummary, changes: PositionChanges) {
+    position.changes_from_last_round = Some(changes);
+    if let (Some(slot), Ok(p)) = (
+        output.pointer_mut("/metadata/position"),
+        serde_json::to_value(&*position),
+    ) {
+        *slot = p;
+    }
+}

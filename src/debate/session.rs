@@ -1,0 +1,552 @@
+//! A debate session from start to end: rounds of the planner and the critic (the first
+//! in parallel), the comparison of their positions, the host's decision, and the
+//! reporter's report; every step logged as events of the session's run.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde_json::{json, Value};
+use tokio::sync::{mpsc, watch};
+
+use super::check::changes;
+use super::events::{
+    DebateErrorLogged, DebateFinished, DebateStarted, HostDecided, PositionsCompared, TurnOutcome,
+};
+use super::host::{decide, Decision, HostInput, Next, SPEAKERS};
+use super::similarity::{keyword_similarity, position_text, PositionComparer};
+use super::speak::{speak, LastOutput, Spoken};
+use super::spec::DebateSpec;
+use super::turn::{task_id, DebateTurn, HostInstruction, RoundDigest};
+use crate::engine::emit::{Emitter, Scope};
+use crate::engine::{Control, EngineError, RunHandle, RunOutcome};
+use crate::event::{EngineEvent, RunFinished, RunStarted, RunStatus, TaskStatus};
+use crate::protocol::debate::{
+    AgentRole, CriticMetadata, HostAction, PositionSummary, SessionStatus,
+};
+use crate::provider::Provider;
+use crate::review::ReviewError;
+use crate::store::{StoreError, WriteOp, Writer};
+use crate::tokens::TokenCounter;
+
+/// What a session runs with.
+pub struct SessionSpec {
+    /// Run id (the session id).
+    pub run_id: String,
+    /// Settings.
+    pub spec: DebateSpec,
+    /// The model.
+    pub provider: Arc<dyn Provider>,
+    /// `compare_positions`.
+    pub comparer: Arc<PositionComparer>,
+    /// The `get_now` data the agents plan from.
+    pub now: Value,
+    /// The store writer (the run row is written already).
+    pub writer: Writer,
+}
+
+/// A running session's shared parts.
+pub struct Session {
+    /// Settings.
+    pub spec: DebateSpec,
+    /// The model.
+    pub provider: Arc<dyn Provider>,
+    /// Event log.
+    pub emitter: Emitter,
+    /// Token counter.
+    pub counter: TokenCounter,
+    now: Value,
+    cancel: watch::Receiver<bool>,
+    calls: AtomicU32,
+}
+
+impl Session {
+    /// Resolves when the session is stopped.
+    pub async fn cancelled(&self) {
+        let mut rx = self.cancel.clone();
+        let _ = rx.wait_for(|c| *c).await;
+    }
+
+    fn is_cancelled(&self) -> bool {
+        *self.cancel.borrow()
+    }
+
+    /// A new invocation id: `INV_{YYYYMMDD}_{HHMMSS}_{AGENT}_{SEQ}`.
+    pub fn invocation_id(&self, role: &AgentRole) -> String {
+        let n = self.calls.fetch_add(1, Ordering::Relaxed) + 1;
+        let t = chrono::Utc::now();
+        format!(
+            "INV_{}_{}_{}_{n:03}",
+            t.format("%Y%m%d"),
+            t.format("%H%M%S"),
+            role.as_str().to_uppercase()
+        )
+    }
+
+    /// The session's `now` as an RFC 3339 text (fills a missing output timestamp).
+    pub fn now_text(&self) -> String {
+        self.now
+            .get("datetime")
+            .or_else(|| self.now.get("now"))
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string()
+    }
+}
+
+/// Starts a session; the handle's control channel takes `Cancel` and `Interrupt` (both
+/// stop the session, which ends `cancelled`).
+pub fn start_session(s: SessionSpec) -> RunHandle {
+    let (control_tx, mut control_rx) = mpsc::unbounded_channel::<Control>();
+    let (cancel_tx, cancel_rx) = watch::channel(false);
+    let run_for_review = s.run_id.clone();
+    tokio::spawn(async move {
+        while let Some(c) = control_rx.recv().await {
+            match c {
+                Control::Cancel(_) | Control::Interrupt => {
+                    let _ = cancel_tx.send(true);
+                }
+                Control::Review(r) => r.reply.send(Err(ReviewError::NoSuchTask {
+                    run_id: run_for_review.to_string(),
+                    task: r.task.clone(),
+                })),
+                Control::Pause | Control::Resume | Control::Retry(_) => {}
+            }
+        }
+    });
+    let run_id: Arc<str> = s.run_id.clone().into();
+    let session = Arc::new(Session {
+        spec: s.spec,
+        provider: s.provider,
+        emitter: Emitter::new(run_id, 1, s.writer),
+        counter: TokenCounter::default(),
+        now: s.now,
+        cancel: cancel_rx,
+        calls: AtomicU32::new(0),
+    });
+    let comparer = s.comparer;
+    let join = tokio::spawn(async move { run(session, comparer).await });
+    RunHandle {
+        control: control_tx,
+        join,
+    }
+}
+
+/// What the rounds keep between them.
+#[derive(Default)]
+struct Memory {
+    last: BTreeMap<AgentRole, (Value, PositionSummary)>,
+    self_similarity: BTreeMap<AgentRole, Vec<(u32, f64)>>,
+    trend: Vec<f64>,
+    digests: Vec<RoundDigest>,
+    tasks: BTreeMap<TaskStatus, u32>,
+    host_last: Option<PositionSummary>,
+}
+
+impl Memory {
+    fn last_of(&self, role: &AgentRole) -> LastOutput {
+        self.last.get(role).cloned()
+    }
+}
+
+fn count(tasks: &mut BTreeMap<TaskStatus, u32>, outcome: TurnOutcome) {
+    let st = match outcome {
+        TurnOutcome::Valid => TaskStatus::Success,
+        TurnOutcome::Invalid | TurnOutcome::Failed => TaskStatus::Failed,
+        TurnOutcome::TimedOut => TaskStatus::Timeout,
+        TurnOutcome::Cancelled => TaskStatus::Cancelled,
+    };
+    *tasks.entry(st).or_default() += 1;
+}
+
+async fn run(s: Arc<Session>, comparer: Arc<PositionComparer>) -> Result<RunOutcome, EngineError> {
+    let scope = Scope::default();
+    s.emitter.emit(
+        &scope,
+        EngineEvent::RunStarted(RunStarted {
+            plan_id: "debate".into(),
+            execution_mode: "debate".into(),
+            provider: s.provider.name(),
+            seed: 0,
+            concurrency: 2,
+            agents: Vec::new(),
+            tasks: Vec::new(),
+        }),
+    )?;
+    s.emitter.emit(
+        &scope,
+        EngineEvent::DebateStarted(DebateStarted {
+            spec: s.spec.clone(),
+            embedder: comparer.embedder_name(),
+            now: s.now.clone(),
+        }),
+    )?;
+    let mut m = Memory::default();
+    let mut instructions: BTreeMap<AgentRole, HostInstruction> = BTreeMap::new();
+    let mut ending: Option<(&'static str, String)> = None;
+    let mut held = 0u32;
+    for round in 1..=s.spec.max_rounds {
+        held = round;
+        let turn = |role: AgentRole, m: &Memory, others: Vec<Value>| DebateTurn {
+            role: role.clone(),
+            round,
+            max_rounds: s.spec.max_rounds,
+            question: s.spec.question.clone(),
+            now: s.now.clone(),
+            own_previous: m.last.get(&role).map(|l| l.0.clone()),
+            others,
+            host: instructions.get(&role).cloned(),
+            history: Vec::new(),
+            ending: None,
+            problems: Vec::new(),
+        };
+        let mut spoken: Vec<(AgentRole, Spoken)> = Vec::new();
+        if round == 1 {
+            // The first round: both state their positions at once.
+            let (p, c) = tokio::join!(
+                speak(
+                    &s,
+                    turn(AgentRole::Planner, &m, Vec::new()),
+                    m.last_of(&AgentRole::Planner)
+                ),
+                speak(
+                    &s,
+                    turn(AgentRole::Critic, &m, Vec::new()),
+                    m.last_of(&AgentRole::Critic)
+                ),
+            );
+            spoken.push((AgentRole::Planner, p?));
+            spoken.push((AgentRole::Critic, c?));
+        } else {
+            let others = |m: &Memory, of: &AgentRole| -> Vec<Value> {
+                m.last
+                    .get(of)
+                    .map(|l| vec![l.0.clone()])
+                    .unwrap_or_default()
+            };
+            let p = speak(
+                &s,
+                turn(AgentRole::Planner, &m, others(&m, &AgentRole::Critic)),
+                m.last_of(&AgentRole::Planner),
+            )
+            .await?;
+            let mut critic_sees = others(&m, &AgentRole::Planner);
+            if let Some(o) = p.output.clone().filter(|_| p.fresh) {
+                critic_sees = vec![o];
+            }
+            spoken.push((AgentRole::Planner, p));
+            if !s.is_cancelled() {
+                let c = speak(
+                    &s,
+                    turn(AgentRole::Critic, &m, critic_sees),
+                    m.last_of(&AgentRole::Critic),
+                )
+                .await?;
+                spoken.push((AgentRole::Critic, c));
+            }
+        }
+        for (role, sp) in &spoken {
+            count(&mut m.tasks, sp.outcome);
+            if let (true, Some(o), Some(p)) = (sp.fresh, &sp.output, &sp.position) {
+                if let Some((_, prev)) = m.last.get(role) {
+                    let sim = comparer
+                        .similarity(&position_text(prev), &position_text(p))
+                        .await
+                        .unwrap_or_else(|_| {
+                            keyword_similarity(&[position_text(prev), position_text(p)])
+                                .similarity_matrix[0][1]
+                        });
+                    m.self_similarity
+                        .entry(role.clone())
+                        .or_default()
+                        .push((round, sim));
+                }
+                m.last.insert(role.clone(), (o.clone(), p.clone()));
+            }
+        }
+        if s.is_cancelled() {
+            ending = Some(("cancelled", "stopped by the user".into()));
+            break;
+        }
+        let decision = host_turn(&s, &comparer, &mut m, round, &spoken).await?;
+        match decision.next {
+            Next::Round(next) => instructions = next,
+            Next::Report { ending: e } => {
+                ending = Some((e, decision.reason.clone()));
+                break;
+            }
+        }
+    }
+    let (ending, reason) =
+        ending.unwrap_or(("max_rounds_reached", "the last round was held".into()));
+    let mut report_ok = false;
+    if ending != "cancelled" {
+        let turn = DebateTurn {
+            role: AgentRole::Reporter,
+            round: held,
+            max_rounds: s.spec.max_rounds,
+            question: s.spec.question.clone(),
+            now: s.now.clone(),
+            own_previous: None,
+            others: SPEAKERS
+                .iter()
+                .filter_map(|a| m.last.get(a).map(|l| l.0.clone()))
+                .collect(),
+            host: None,
+            history: m.digests.clone(),
+            ending: Some(ending.to_string()),
+            problems: Vec::new(),
+        };
+        let r = speak(&s, turn, None).await?;
+        count(&mut m.tasks, r.outcome);
+        report_ok = r.outcome == TurnOutcome::Valid;
+    }
+    let cancelled = ending == "cancelled" || s.is_cancelled();
+    let status = if cancelled {
+        SessionStatus::Cancelled
+    } else {
+        match ending {
+            "converged" | "early_stop" => SessionStatus::Converged,
+            "max_rounds_reached" => SessionStatus::MaxRoundsReached,
+            "early_stop_divergent" => SessionStatus::Terminated,
+            _ => SessionStatus::Terminated,
+        }
+    };
+    s.emitter.emit(
+        &scope,
+        EngineEvent::DebateFinished(DebateFinished {
+            status,
+            rounds: held,
+            consensus_trend: m.trend.clone(),
+            reason: if cancelled {
+                "stopped by the user".into()
+            } else {
+                reason
+            },
+        }),
+    )?;
+    let run_status = if cancelled {
+        RunStatus::Cancelled
+    } else if report_ok {
+        RunStatus::Succeeded
+    } else {
+        RunStatus::Partial
+    };
+    s.emitter.emit(
+        &scope,
+        EngineEvent::RunFinished(RunFinished {
+            status: run_status,
+            tasks: m.tasks.clone(),
+            atoms: 0,
+            grades: Default::default(),
+        }),
+    )?;
+    s.emitter.write(WriteOp::RunStatus {
+        run_id: s.emitter.run_id().to_string(),
+        status: run_status.as_str().to_string(),
+        finished_at: Some(crate::clock::now_rfc3339()),
+    })?;
+    Ok(RunOutcome {
+        run_id: s.emitter.run_id().to_string(),
+        status: run_status,
+        tasks: m.tasks,
+        atoms: 0,
+        grades: Default::default(),
+    })
+}
+
+/// Compares the round's positions, applies the host's rules, logs the decision.
+async fn host_turn(
+    s: &Session,
+    comparer: &PositionComparer,
+    m: &mut Memory,
+    round: u32,
+    spoken: &[(AgentRole, Spoken)],
+) -> Result<Decision, StoreError> {
+    let task: Arc<str> = task_id(round, &AgentRole::Host).into();
+    let agent: Arc<str> = "host".into();
+    s.emitter.write(WriteOp::AddTask {
+        run_id: s.emitter.run_id().clone(),
+        task_id: task.clone(),
+        agent: agent.clone(),
+    })?;
+    let scope = Scope {
+        task_id: Some(task.clone()),
+        invocation_id: None,
+        agent: Some(agent),
+    };
+    let positions: Vec<(AgentRole, PositionSummary)> = spoken
+        .iter()
+        .filter_map(|(a, sp)| sp.position.clone().map(|p| (a.clone(), p)))
+        .collect();
+    let mut mean = None;
+    let mut analysis = json!({
+        "consensus_level": 0.0,
+        "similarity_matrix": [],
+        "most_different_pair": [0, 0],
+        "stubborn_agents": []
+    });
+    if positions.len() >= 2 {
+        let texts: Vec<String> = positions.iter().map(|(_, p)| position_text(p)).collect();
+        let t0 = Instant::now();
+        let (data, method, embedded, cached) = match comparer.compare(&texts).await {
+            Ok(c) => (c.data, "embedding", c.embedded, c.cached),
+            Err(e) => {
+                s.emitter.emit(
+                    &scope,
+                    EngineEvent::DebateError(DebateErrorLogged {
+                        round,
+                        error: json!({
+                            "error": "tool_execution_failed",
+                            "tool": "compare_positions",
+                            "fallback": "keyword matching rules"
+                        }),
+                        message: format!(
+                            "compare_positions failed in round {round} ({e}): similarity by keyword matching"
+                        ),
+                    }),
+                )?;
+                (keyword_similarity(&texts), "keyword", 0, 0)
+            }
+        };
+        let self_similarity = positions
+            .iter()
+            .filter_map(|(a, _)| {
+                m.self_similarity
+                    .get(a)
+                    .and_then(|v| v.last())
+                    .filter(|(r, _)| *r == round)
+                    .map(|(_, x)| (a.as_str().to_string(), *x))
+            })
+            .collect();
+        s.emitter.emit(
+            &scope,
+            EngineEvent::PositionsCompared(PositionsCompared {
+                round,
+                agents: positions.iter().map(|(a, _)| a.clone()).collect(),
+                similarity_matrix: data.similarity_matrix.clone(),
+                mean_similarity: data.mean_similarity,
+                most_different_pair: data.most_different_pair,
+                most_different_similarity: data.most_different_similarity,
+                self_similarity,
+                method: method.into(),
+                embedder: if method == "keyword" {
+                    "keyword".into()
+                } else {
+                    comparer.embedder_name()
+                },
+                embedded,
+                cached,
+                duration_us: t0.elapsed().as_micros() as u64,
+            }),
+        )?;
+        m.trend.push(data.mean_similarity);
+        mean = Some(data.mean_similarity);
+        analysis["consensus_level"] = json!(data.mean_similarity);
+        analysis["similarity_matrix"] = json!(data.similarity_matrix);
+        analysis["most_different_pair"] = json!(data.most_different_pair);
+    }
+    let critique = m
+        .last
+        .get(&AgentRole::Critic)
+        .and_then(|(o, _)| o.get("metadata").cloned())
+        .and_then(|v| serde_json::from_value::<CriticMetadata>(v).ok())
+        .map(|c| c.critique);
+    let decision = decide(&HostInput {
+        round,
+        max_rounds: s.spec.max_rounds,
+        thresholds: &s.spec.thresholds,
+        mean,
+        trend: &m.trend,
+        self_similarity: &m.self_similarity,
+        positions: &positions,
+        critique: critique.as_ref(),
+    });
+    analysis["stubborn_agents"] = json!(decision.stubborn);
+    let consensus = mean.unwrap_or(0.0);
+    let mut position = PositionSummary {
+        conclusion: format!("{}: {}", decision.action, decision.reason),
+        key_reasons: vec![decision.reason.clone()],
+        assumptions: vec![format!(
+            "similarity measured by {}",
+            if mean.is_some() {
+                comparer.embedder_name()
+            } else {
+                "no comparison".into()
+            }
+        )],
+        confidence: consensus,
+        changes_from_last_round: None,
+        extra: Default::default(),
+    };
+    position.changes_from_last_round = Some(changes(m.host_last.as_ref(), &position));
+    m.host_last = Some(position.clone());
+    let content = match decision.action {
+        HostAction::Converge => format!("Consensus reached ({consensus:.2}): converging. {}", decision.reason),
+        HostAction::Continue => format!(
+            "Another round. {}{}",
+            decision.reason,
+            if decision.must_address.is_empty() {
+                String::new()
+            } else {
+                format!(" Address: {}.", decision.must_address.join("; "))
+            }
+        ),
+        HostAction::ForceOpposition => format!(
+            "Positions are far apart ({consensus:.2}): the critic argues the opposite side as devil's advocate."
+        ),
+        HostAction::UpdateCommand => format!("Update command: {}", decision.reason),
+        HostAction::Terminate => format!("Discussion ends: {}", decision.reason),
+        HostAction::Other(_) => decision.reason.clone(),
+    };
+    let output = json!({
+        "agent_id": "host",
+        "round": round,
+        "output_type": "control",
+        "content": content,
+        "metadata": {
+            "decision": {
+                "action": decision.action.as_str(),
+                "reason": decision.reason,
+                "next_agents": decision.next_agents,
+                "constraints": {
+                    "must_address": decision.must_address,
+                    "avoid": decision.avoid
+                }
+            },
+            "analysis": analysis,
+            "position": position
+        },
+        "timestamp": crate::clock::now_rfc3339()
+    });
+    s.emitter.emit(
+        &scope,
+        EngineEvent::HostDecided(HostDecided {
+            round,
+            output,
+            directive: decision.directive.clone(),
+        }),
+    )?;
+    s.emitter.write(WriteOp::TaskState {
+        run_id: s.emitter.run_id().clone(),
+        task_id: task,
+        status: "success",
+        attempts: 1,
+        atoms: 0,
+        error_code: None,
+        final_invocation_id: None,
+    })?;
+    *m.tasks.entry(TaskStatus::Success).or_default() += 1;
+    m.digests.push(RoundDigest {
+        round,
+        consensus: mean,
+        action: decision.action.as_str().to_string(),
+        reason: decision.reason.clone(),
+        conclusions: positions
+            .iter()
+            .map(|(a, p)| (a.clone(), p.conclusion.clone()))
+            .collect(),
+    });
+    Ok(decision)
+}

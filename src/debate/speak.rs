@@ -1,0 +1,255 @@
+//! One agent's turn: ask the model (within the agent's time), check the reply, ask again
+//! with the problems when it does not follow the protocol, and say how the turn ended.
+//! Every model call is logged (`debate_reply`), so a rerun can answer from the log.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use super::check::{changes, check, set_changes};
+use super::events::{DebateErrorLogged, DebateOutput, DebateReply, DebateTurnStarted, TurnOutcome};
+use super::session::Session;
+use super::spec::MAX_OUTPUT_TOKENS;
+use super::turn::{request, DebateTurn};
+use crate::engine::emit::Scope;
+use crate::event::EngineEvent;
+use crate::protocol::debate::{AgentRole, PositionSummary};
+use crate::provider::{ChunkSink, ProviderError};
+use crate::store::{StoreError, WriteOp};
+
+/// Collects the streamed text of a call.
+#[derive(Default)]
+struct Collect(String);
+
+impl ChunkSink for Collect {
+    fn chunk(&mut self, text: &str) {
+        self.0.push_str(text);
+    }
+}
+
+/// How a turn ended, for the session.
+#[derive(Debug, Clone)]
+pub struct Spoken {
+    /// Outcome.
+    pub outcome: TurnOutcome,
+    /// The output that stands for the agent this round (fresh or reused).
+    pub output: Option<Value>,
+    /// Its position.
+    pub position: Option<PositionSummary>,
+    /// The output is fresh (not reused).
+    pub fresh: bool,
+}
+
+/// The agent's last valid output and position.
+pub type LastOutput = Option<(Value, PositionSummary)>;
+
+/// Runs one turn of `turn.role`.
+pub async fn speak(
+    s: &Session,
+    mut turn: DebateTurn,
+    last: LastOutput,
+) -> Result<Spoken, StoreError> {
+    let role = turn.role.clone();
+    let task: Arc<str> = turn.task_id().into();
+    let agent: Arc<str> = role.as_str().into();
+    s.emitter.write(WriteOp::AddTask {
+        run_id: s.emitter.run_id().clone(),
+        task_id: task.clone(),
+        agent: agent.clone(),
+    })?;
+    let started = Instant::now();
+    let timeout = Duration::from_millis(s.spec.agent_timeout_ms);
+    let mut attempt = 0u32;
+    let (outcome, fresh, tokens) = loop {
+        attempt += 1;
+        let inv: Arc<str> = s.invocation_id(&role).into();
+        let scope = Scope {
+            task_id: Some(task.clone()),
+            invocation_id: Some(inv.clone()),
+            agent: Some(agent.clone()),
+        };
+        s.emitter.emit(
+            &scope,
+            EngineEvent::DebateTurnStarted(DebateTurnStarted {
+                round: turn.round,
+                agent: role.clone(),
+                attempt,
+            }),
+        )?;
+        let req = Arc::new(request(&turn, &inv, s.spec.agent_timeout_ms));
+        let call_start = Instant::now();
+        let mut sink = Collect::default();
+        let result = {
+            let call = async {
+                let _slot = s.provider.admit().await;
+                tokio::time::timeout(timeout, s.provider.invoke(req.clone(), attempt, &mut sink))
+                    .await
+            };
+            tokio::select! {
+                r = call => Some(r),
+                _ = s.cancelled() => None,
+            }
+        };
+        let text = std::mem::take(&mut sink.0);
+        let tokens = s.counter.count(&text);
+        let duration_ms = call_start.elapsed().as_millis() as u64;
+        let mut reply = DebateReply {
+            round: turn.round,
+            agent: role.clone(),
+            attempt,
+            text: text.clone(),
+            output_tokens: tokens,
+            duration_ms,
+            timed_out: false,
+            provider_error: None,
+            problems: Vec::new(),
+        };
+        let Some(result) = result else {
+            reply.provider_error = Some("the session was stopped".into());
+            s.emitter.emit(&scope, EngineEvent::DebateReply(reply))?;
+            break (TurnOutcome::Cancelled, None, tokens);
+        };
+        match result {
+            Err(_) | Ok(Err(ProviderError::Timeout(_))) => {
+                reply.timed_out = true;
+                s.emitter.emit(&scope, EngineEvent::DebateReply(reply))?;
+                s.emitter.emit(
+                    &scope,
+                    EngineEvent::DebateError(DebateErrorLogged {
+                        round: turn.round,
+                        error: json!({
+                            "error": "agent_timeout",
+                            "agent": role.as_str(),
+                            "round": turn.round,
+                            "action": "skip_agent",
+                            "fallback": "use the previous round's output"
+                        }),
+                        message: format!(
+                            "{role} gave no answer within {} s in round {}: skipped, {}",
+                            s.spec.agent_timeout_ms as f64 / 1000.0,
+                            turn.round,
+                            if last.is_some() {
+                                "its previous output stands"
+                            } else {
+                                "it has no earlier output"
+                            }
+                        ),
+                    }),
+                )?;
+                break (TurnOutcome::TimedOut, None, tokens);
+            }
+            Ok(Err(e)) => {
+                reply.provider_error = Some(e.to_string());
+                s.emitter.emit(&scope, EngineEvent::DebateReply(reply))?;
+                if attempt >= s.spec.output_tries {
+                    s.emitter.emit(
+                        &scope,
+                        EngineEvent::DebateError(DebateErrorLogged {
+                            round: turn.round,
+                            error: json!({
+                                "error": "agent_failed",
+                                "agent": role.as_str(),
+                                "round": turn.round,
+                                "action": "skip_agent",
+                                "fallback": "use the previous round's output"
+                            }),
+                            message: format!(
+                                "{role} failed {attempt} time(s) in round {}: {e}",
+                                turn.round
+                            ),
+                        }),
+                    )?;
+                    break (TurnOutcome::Failed, None, tokens);
+                }
+                turn.problems = vec![format!("the previous call failed: {e}")];
+            }
+            Ok(Ok(_)) => {
+                let stamp = s.now_text();
+                match check(&role, turn.round, &text, tokens, MAX_OUTPUT_TOKENS, &stamp) {
+                    Ok(mut c) => {
+                        let ch = changes(last.as_ref().map(|l| &l.1), &c.position);
+                        set_changes(&mut c.output, &mut c.position, ch);
+                        s.emitter.emit(&scope, EngineEvent::DebateReply(reply))?;
+                        break (TurnOutcome::Valid, Some((c.output, c.position)), tokens);
+                    }
+                    Err(problems) => {
+                        reply.problems = problems.clone();
+                        s.emitter.emit(&scope, EngineEvent::DebateReply(reply))?;
+                        if attempt >= s.spec.output_tries {
+                            s.emitter.emit(
+                                &scope,
+                                EngineEvent::DebateError(DebateErrorLogged {
+                                    round: turn.round,
+                                    error: json!({
+                                        "error": "invalid_output",
+                                        "agent": role.as_str(),
+                                        "round": turn.round,
+                                        "problems": problems,
+                                        "fallback": "use the previous round's output"
+                                    }),
+                                    message: format!(
+                                        "{role}'s output in round {} was refused {attempt} time(s): {}",
+                                        turn.round,
+                                        problems.join("; ")
+                                    ),
+                                }),
+                            )?;
+                            break (TurnOutcome::Invalid, None, tokens);
+                        }
+                        turn.problems = problems;
+                    }
+                }
+            }
+        }
+    };
+    let (output, position, is_fresh) = match fresh {
+        Some((o, p)) => (Some(o), Some(p), true),
+        None if outcome != TurnOutcome::Cancelled => match last {
+            Some((o, p)) => (Some(o), Some(p), false),
+            None => (None, None, false),
+        },
+        None => (None, None, false),
+    };
+    let scope = Scope {
+        task_id: Some(task.clone()),
+        invocation_id: None,
+        agent: Some(agent.clone()),
+    };
+    s.emitter.emit(
+        &scope,
+        EngineEvent::DebateOutput(DebateOutput {
+            round: turn.round,
+            agent: role.clone(),
+            outcome,
+            attempts: attempt,
+            output: output.clone(),
+            reused: output.is_some() && !is_fresh,
+            output_tokens: tokens,
+            duration_ms: started.elapsed().as_millis() as u64,
+        }),
+    )?;
+    s.emitter.write(WriteOp::TaskState {
+        run_id: s.emitter.run_id().clone(),
+        task_id: task,
+        status: outcome.task_status(),
+        attempts: attempt,
+        atoms: 0,
+        error_code: None,
+        final_invocation_id: None,
+    })?;
+    Ok(Spoken {
+        outcome,
+        output,
+        position,
+        fresh: is_fresh,
+    })
+}
+
+/// Whether an agent answers through a model.
+pub fn speaks(role: &AgentRole) -> bool {
+    matches!(
+        role,
+        AgentRole::Planner | AgentRole::Critic | AgentRole::Reporter
+    )
+}

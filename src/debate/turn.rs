@@ -1,0 +1,185 @@
+//! What an agent is told in one turn: the question, the round, what the others said,
+//! the host's instructions. It travels in the request's user prompt (`debate` field),
+//! so the simulated model and a real one read the same facts.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::protocol::debate::AgentRole;
+use crate::protocol::{AgentRequest, Constraints, UserPrompt};
+
+/// The host's instruction to one agent for its next turn.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct HostInstruction {
+    /// The host's action (`continue`, `force_opposition`, `update_command`, `converge`,
+    /// `terminate`).
+    pub action: String,
+    /// Why.
+    pub reason: String,
+    /// Points to address.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub must_address: Vec<String>,
+    /// What to avoid.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub avoid: Vec<String>,
+    /// A role imposed (`devils_advocate`), with its target.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<String>,
+    /// The agent whose position is opposed (force_opposition).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<AgentRole>,
+    /// What the agent must do (update_command, force_opposition).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requirement: Option<String>,
+}
+
+/// One round as the reporter reads it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RoundDigest {
+    /// Round.
+    pub round: u32,
+    /// Mean similarity of the positions, when compared.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub consensus: Option<f64>,
+    /// The host's action.
+    pub action: String,
+    /// The host's reason.
+    pub reason: String,
+    /// Each agent's conclusion: `[agent, conclusion]`.
+    pub conclusions: Vec<(AgentRole, String)>,
+}
+
+/// The `debate` part of a request.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DebateTurn {
+    /// Who answers.
+    pub role: AgentRole,
+    /// Round.
+    pub round: u32,
+    /// Most rounds.
+    pub max_rounds: u32,
+    /// The user's question.
+    pub question: String,
+    /// The current date and time the agent plans from (`get_now`).
+    pub now: Value,
+    /// The agent's own previous output.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub own_previous: Option<Value>,
+    /// The latest outputs of the other speakers (the planner's plan for the critic).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub others: Vec<Value>,
+    /// The host's instruction for this turn.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<HostInstruction>,
+    /// The rounds held (the reporter's turn).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub history: Vec<RoundDigest>,
+    /// How the discussion ended (the reporter's turn): `converged`, `early_stop`,
+    /// `max_rounds_reached`, `terminated`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ending: Option<String>,
+    /// Why the previous try was refused (a retry).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub problems: Vec<String>,
+}
+
+impl DebateTurn {
+    /// The task id of the turn: `r2.critic`.
+    pub fn task_id(&self) -> String {
+        task_id(self.round, &self.role)
+    }
+
+    /// The turn of a request, when it is a debate turn.
+    pub fn of(request: &AgentRequest) -> Option<DebateTurn> {
+        serde_json::from_value(request.user_prompt.extra.get("debate")?.clone()).ok()
+    }
+}
+
+/// Task id of an agent's turn in a round.
+pub fn task_id(round: u32, role: &AgentRole) -> String {
+    format!("r{round}.{role}")
+}
+
+/// The output type each agent writes.
+pub fn output_type_of(role: &AgentRole) -> &'static str {
+    match role {
+        AgentRole::Planner => "plan",
+        AgentRole::Critic => "critique",
+        AgentRole::Reporter => "report",
+        AgentRole::Host => "control",
+        AgentRole::Other(_) => "position",
+    }
+}
+
+const COMMON_RULES: &str = "Answer with one JSON object and nothing else: \
+{\"agent_id\", \"round\", \"output_type\", \"content\", \"metadata\", \"timestamp\"}. \
+`content` is what the user reads. `metadata.position` is your position summary: \
+{\"conclusion\": one sentence, \"key_reasons\": [up to 5], \"assumptions\": [...], \
+\"confidence\": 0..1}. Stay under 2000 tokens. Dates are YYYY-MM-DD, computed from `now`.";
+
+/// The system prompt of a role.
+pub fn system_prompt(role: &AgentRole) -> String {
+    let job = match role {
+        AgentRole::Planner => {
+            "You are the planner of a debate. Break the user's goal into a \
+            structured plan: `output_type` \"plan\", `metadata.plan` = {\"title\", \"goal\", \
+            \"phases\": [{\"phase_name\", \"duration\", \"tasks\": [{\"title\", \
+            \"estimated_hours\", \"deadline\", \"tags\"}]}], \"total_estimated_hours\"}. Revise \
+            it each round by the critic's points and the host's instructions."
+        }
+        AgentRole::Critic => {
+            "You are the critic of a debate. Find what is wrong with the \
+            planner's plan: `output_type` \"critique\", `metadata.critique` = {\"target_agent\": \
+            \"planner\", \"target_round\", \"risks\": [{\"risk\", \"severity\": \
+            high|medium|low, \"impact\"}], \"suggestions\": [{\"issue\", \"solution\", \
+            \"priority\"}], \"validity_check\": {\"feasible\", \"realistic\", \"complete\"}}. \
+            When the host makes you the devil's advocate, argue only the opposite side."
+        }
+        AgentRole::Reporter => {
+            "You are the reporter of a debate. Turn the discussion into \
+            the final plan for the user: `output_type` \"report\", `content` in Markdown, \
+            `metadata.final_plan` = {\"title\", \"goal\", \"consensus_level\": high|medium|low, \
+            \"participating_agents\", \"rounds\", \"plan\"}, `metadata.summary` = \
+            {\"key_agreements\", \"resolved_concerns\", \"remaining_uncertainties\"}. When the \
+            discussion did not converge, report the diverging conclusions."
+        }
+        AgentRole::Host | AgentRole::Other(_) => "You take part in a debate.",
+    };
+    format!("{job}\n{COMMON_RULES}")
+}
+
+/// The request of a turn.
+pub fn request(turn: &DebateTurn, invocation_id: &str, timeout_ms: u64) -> AgentRequest {
+    let instruction = match (&turn.role, &turn.host) {
+        (AgentRole::Reporter, _) => format!("Write the final report on: {}", turn.question),
+        (_, Some(h)) => format!(
+            "Round {} of {}. The host says {}: {}. Give your revised position on: {}",
+            turn.round, turn.max_rounds, h.action, h.reason, turn.question
+        ),
+        _ => format!(
+            "Round {} of {}. Give your position on: {}",
+            turn.round, turn.max_rounds, turn.question
+        ),
+    };
+    let mut user_prompt = UserPrompt {
+        instruction,
+        ..UserPrompt::default()
+    };
+    if let Ok(v) = serde_json::to_value(turn) {
+        user_prompt.extra.insert("debate".into(), v);
+    }
+    AgentRequest {
+        invocation_id: invocation_id.to_string(),
+        agent: turn.role.as_str().to_string(),
+        task_id: turn.task_id(),
+        plan_id: "debate".into(),
+        system_prompt: system_prompt(&turn.role),
+        user_prompt,
+        constraints: Constraints {
+            timeout_seconds: timeout_ms as f64 / 1000.0,
+            max_tokens: super::spec::MAX_OUTPUT_TOKENS as u32,
+            temperature: 0.3,
+        },
+        extra: Default::default(),
+    }
+}

@@ -30,6 +30,35 @@ pub fn run_diff(db: &Path, a: &str, b: &str, json: bool, timing: bool) -> ExitCo
 /// Loads, compares and prints; `Ok(true)` when the runs have no difference.
 fn diff(db: &Path, a: &str, b: &str, json: bool, timing: bool) -> Result<bool> {
     let store = Store::open(db)?;
+    let (sa, sb) = (store.run(a)?, store.run(b)?);
+    match (
+        crate::commands::debate::is_debate(&sa.plan_id),
+        crate::commands::debate::is_debate(&sb.plan_id),
+    ) {
+        (true, true) => {
+            let fold = |id: &str| -> Result<crate::state::debate::DebateState> {
+                let events = crate::debate::replay::load_events(&store, id)?;
+                Ok(crate::state::debate::DebateState::from_events(&events))
+            };
+            let d = crate::debate::diff::compare(&fold(&sa.run_id)?, &fold(&sb.run_id)?);
+            if json {
+                crate::rawln!("{}", serde_json::to_string_pretty(&d)?);
+            } else {
+                for line in crate::debate::diff::render(&d) {
+                    crate::outln!("{line}");
+                }
+            }
+            return Ok(d.same);
+        }
+        (false, false) => {}
+        _ => {
+            return Err(color_eyre::eyre::eyre!(
+                "{} is a debate session and {} is not: a debate compares only with another debate",
+                if crate::commands::debate::is_debate(&sa.plan_id) { &sa.run_id } else { &sb.run_id },
+                if crate::commands::debate::is_debate(&sa.plan_id) { &sb.run_id } else { &sa.run_id },
+            ))
+        }
+    }
     let run_a = load(&store, a).wrap_err_with(|| format!("run A `{a}`"))?;
     let run_b = load(&store, b).wrap_err_with(|| format!("run B `{b}`"))?;
     let options = DiffOptions {

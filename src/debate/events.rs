@@ -52,9 +52,10 @@ pub struct DebateReply {
     /// The call ran out of time.
     #[serde(default)]
     pub timed_out: bool,
-    /// The provider failed (its message).
+    /// The provider failed (which failure, its message), or the session was stopped
+    /// during the call (kind `cancelled`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub provider_error: Option<String>,
+    pub provider_error: Option<crate::provider::StoredProviderError>,
     /// Why the text is not a valid output (empty when it is).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub problems: Vec<String>,

@@ -7,9 +7,11 @@
 //! run, and hands over to the reporter when the discussion ends.
 
 pub mod check;
+pub mod diff;
 pub mod events;
 pub mod host;
 pub mod progress;
+pub mod replay;
 pub mod session;
 pub mod similarity;
 pub mod speak;

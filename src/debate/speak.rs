@@ -15,7 +15,7 @@ use super::turn::{request, DebateTurn};
 use crate::engine::emit::Scope;
 use crate::event::EngineEvent;
 use crate::protocol::debate::{AgentRole, PositionSummary};
-use crate::provider::{ChunkSink, ProviderError};
+use crate::provider::{ChunkSink, ProviderError, StoredProviderError};
 use crate::store::{StoreError, WriteOp};
 
 /// Collects the streamed text of a call.
@@ -106,7 +106,11 @@ pub async fn speak(
             problems: Vec::new(),
         };
         let Some(result) = result else {
-            reply.provider_error = Some("the session was stopped".into());
+            reply.provider_error = Some(StoredProviderError {
+                kind: "cancelled".into(),
+                message: "the session was stopped".into(),
+                retry_after_ms: None,
+            });
             s.emitter.emit(&scope, EngineEvent::DebateReply(reply))?;
             break (TurnOutcome::Cancelled, None, tokens);
         };
@@ -140,7 +144,7 @@ pub async fn speak(
                 break (TurnOutcome::TimedOut, None, tokens);
             }
             Ok(Err(e)) => {
-                reply.provider_error = Some(e.to_string());
+                reply.provider_error = Some(StoredProviderError::from(&e));
                 s.emitter.emit(&scope, EngineEvent::DebateReply(reply))?;
                 if attempt >= s.spec.output_tries {
                     s.emitter.emit(

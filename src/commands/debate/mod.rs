@@ -2,6 +2,7 @@
 //! progress on stderr and the report on stdout, or as the front end's event stream
 //! (`--events sse`).
 
+pub mod rerun;
 pub mod start;
 
 use std::process::ExitCode;

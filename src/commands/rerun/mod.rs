@@ -160,6 +160,11 @@ pub async fn rerun(g: &Globals, tui: Option<UiSetup>, args: RerunArgs) -> Result
     let from = std::path::absolute(&from).unwrap_or(from);
     let store = Store::open(&from)?;
     let source = store.run(&args.run)?;
+    if super::debate::is_debate(&source.plan_id) {
+        drop(store);
+        let _ = tui; // a debate rerun runs headless
+        return super::debate::rerun::rerun_debate(g, &args, &from, &source.run_id).await;
+    }
     let (plan_source, plan_json, config_json) = store.run_plan(&source.run_id)?;
     drop(store);
     let plan = match &args.plan {

@@ -1,0 +1,86 @@
+//! `plexus rerun RUN` of a debate session: the same session again, every model call
+//! answered from the recording, then the two logs compared event by event.
+
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use color_eyre::eyre::{eyre, Result};
+
+use super::{headless, start_debate};
+use crate::commands::rerun::compare::{compare_runs, CompareOptions};
+use crate::commands::rerun::report::Report;
+use crate::commands::rerun::RerunArgs;
+use crate::commands::Globals;
+use crate::debate::replay::{load_events, DebateReplayProvider};
+use crate::debate::similarity::PositionComparer;
+use crate::event::RunStatus;
+use crate::exit;
+use crate::store::Store;
+
+/// Reruns the recorded session `source_run` of the database `from` into `g.db`.
+pub async fn rerun_debate(
+    g: &Globals,
+    args: &RerunArgs,
+    from: &Path,
+    source_run: &str,
+) -> Result<ExitCode> {
+    if args.plan.is_some() || args.run_config.is_some() {
+        return Err(eyre!(
+            "run {source_run} is a debate session: --plan and --run-config do not apply to it"
+        ));
+    }
+    let events = load_events(&Store::open(from)?, source_run)?;
+    let started = DebateReplayProvider::started(&events).ok_or_else(|| {
+        eyre!("run {source_run} has no debate_started event in its log: it cannot be rerun")
+    })?;
+    let provider = Arc::new(DebateReplayProvider::new(&events, source_run, args.instant));
+    let comparer = Arc::new(PositionComparer::builtin());
+    crate::errln!(
+        "rerun of debate {source_run} on its recording, {}",
+        if args.instant {
+            "each answer at once"
+        } else {
+            "with the recorded timing"
+        }
+    );
+    let session = start_debate(&g.db, started.spec, provider, comparer, started.now)?;
+    let finished = headless(g, session, false).await?;
+    if finished.status == RunStatus::Cancelled {
+        crate::errln!("the rerun did not run to its end; it was not compared");
+        return Ok(ExitCode::from(exit::RUN_FAILED));
+    }
+    let old = Store::open(from)?;
+    let new = Store::open(&g.db)?;
+    let comparison = compare_runs(
+        &old,
+        source_run,
+        &new,
+        &finished.run_id,
+        CompareOptions {
+            random_jitter: false,
+        },
+    )?;
+    let report = Report {
+        run_id: &finished.run_id,
+        source_run_id: source_run,
+        status: finished.status.as_str(),
+        plan_changed: false,
+        config_changed: false,
+        instant: args.instant,
+        problems: &[],
+        comparison: &comparison,
+    };
+    let text = report.to_text();
+    if args.json {
+        crate::out::stderr_text(&text);
+        crate::rawln!("{}", serde_json::to_string_pretty(&report.to_json())?);
+    } else {
+        crate::out::stdout_text(&text);
+    }
+    Ok(ExitCode::from(if report.diverged() {
+        exit::DIVERGED
+    } else {
+        exit::OK
+    }))
+}

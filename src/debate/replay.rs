@@ -1,0 +1,109 @@
+//! Answering a debate's model calls from a recorded session: each turn's call gets the
+//! text the recording's call of the same turn and try received (or its timeout, or its
+//! provider error), so a rerun of an unchanged session retraces it exactly.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::events::{DebateReply, DebateStarted};
+use super::turn::task_id;
+use crate::event::{EngineEvent, Envelope};
+use crate::protocol::AgentRequest;
+use crate::provider::{ChunkSink, Provider, ProviderError, ProviderFuture, ProviderOutput};
+use crate::store::schema::MAX_SEQ;
+use crate::store::{Store, StoreError};
+
+/// The events of a run, decoded (events that do not decode are skipped).
+pub fn load_events(store: &Store, run_id: &str) -> Result<Vec<Envelope>, StoreError> {
+    let rows = store.events(run_id, 1, MAX_SEQ)?;
+    let run: Arc<str> = run_id.into();
+    Ok(rows
+        .into_iter()
+        .filter_map(|r| {
+            Some(Envelope {
+                run_id: run.clone(),
+                seq: r.seq,
+                ts: r.ts,
+                task_id: r.task_id.map(Into::into),
+                invocation_id: r.invocation_id.map(Into::into),
+                agent: r.agent.map(Into::into),
+                event: r.event.ok()?,
+            })
+        })
+        .collect())
+}
+
+/// A recorded session's replies.
+pub struct DebateReplayProvider {
+    replies: HashMap<(String, u32), DebateReply>,
+    instant: bool,
+    source_run: String,
+}
+
+impl DebateReplayProvider {
+    /// The replies of `events` (a recorded session's log); `instant` answers at once
+    /// instead of taking each call's recorded time.
+    pub fn new(events: &[Envelope], source_run: &str, instant: bool) -> DebateReplayProvider {
+        let replies = events
+            .iter()
+            .filter_map(|e| match &e.event {
+                EngineEvent::DebateReply(r) => {
+                    Some(((task_id(r.round, &r.agent), r.attempt), r.clone()))
+                }
+                _ => None,
+            })
+            .collect();
+        DebateReplayProvider {
+            replies,
+            instant,
+            source_run: source_run.to_string(),
+        }
+    }
+
+    /// The settings the recorded session started with.
+    pub fn started(events: &[Envelope]) -> Option<DebateStarted> {
+        events.iter().find_map(|e| match &e.event {
+            EngineEvent::DebateStarted(d) => Some(d.clone()),
+            _ => None,
+        })
+    }
+}
+
+impl Provider for DebateReplayProvider {
+    fn name(&self) -> String {
+        format!("replay:{}", self.source_run)
+    }
+
+    fn invoke<'a>(
+        &'a self,
+        request: Arc<AgentRequest>,
+        attempt: u32,
+        sink: &'a mut dyn ChunkSink,
+    ) -> ProviderFuture<'a> {
+        Box::pin(async move {
+            let Some(r) = self.replies.get(&(request.task_id.clone(), attempt)) else {
+                return Err(ProviderError::Permanent(format!(
+                    "{}: {} attempt {attempt} has no recorded answer in {}",
+                    crate::provider::replay::NO_RECORDING,
+                    request.task_id,
+                    self.source_run
+                )));
+            };
+            if !self.instant {
+                tokio::time::sleep(Duration::from_millis(r.duration_ms)).await;
+            }
+            if r.timed_out {
+                sink.chunk(&r.text);
+                return Err(ProviderError::Timeout("the recorded call timed out".into()));
+            }
+            sink.chunk(&r.text);
+            match &r.provider_error {
+                Some(e) => Err(e
+                    .to_error()
+                    .unwrap_or_else(|| ProviderError::Permanent(e.message.clone()))),
+                None => Ok(ProviderOutput::default()),
+            }
+        })
+    }
+}

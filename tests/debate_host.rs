@@ -1,0 +1,622 @@
+//! The host's rules driven end to end with scripted agents: each branch (converge,
+//! continue, force opposition, stubborn agent, early stop, max rounds, agent timeout,
+//! tool failure, invalid output, stop) runs a real session into a database, and the
+//! session folded from the stored log is checked against the protocol's session shape.
+//!
+//! Similarity is scripted too: a position's conclusion reads `pos X Y`, and the test
+//! embedder turns it into the vector (X, Y), so two positions are exactly as similar as
+//! the test says.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use plexus::commands::debate::start_debate;
+use plexus::debate::replay::load_events;
+use plexus::debate::similarity::{EmbedError, EmbedFuture, Embedder, PositionComparer};
+use plexus::debate::spec::DebateSpec;
+use plexus::debate::turn::DebateTurn;
+use plexus::engine::Control;
+use plexus::event::{EngineEvent, Envelope, RunStatus};
+use plexus::protocol::debate::{AgentStatus, HostAction, SessionStatus};
+use plexus::protocol::AgentRequest;
+use plexus::provider::{ChunkSink, Provider, ProviderError, ProviderFuture, ProviderOutput};
+use plexus::state::debate::DebateState;
+use plexus::store::Store;
+use serde_json::{json, Value};
+
+/// One scripted answer.
+#[derive(Clone)]
+enum Say {
+    Text(String),
+    /// Never answers (the agent's timeout cuts it).
+    Hang,
+}
+
+/// Answers each task's tries from a script; records every request.
+#[derive(Default)]
+struct Scripted {
+    script: HashMap<String, Vec<Say>>,
+    /// Time each answer takes.
+    delay: Duration,
+    seen: Mutex<Vec<AgentRequest>>,
+}
+
+impl Scripted {
+    fn turn(&self, task: &str) -> Option<DebateTurn> {
+        let seen = self.seen.lock().unwrap();
+        seen.iter()
+            .rev()
+            .find(|r| r.task_id == task)
+            .and_then(DebateTurn::of)
+    }
+}
+
+impl Provider for Scripted {
+    fn name(&self) -> String {
+        "scripted".into()
+    }
+
+    fn invoke<'a>(
+        &'a self,
+        request: Arc<AgentRequest>,
+        attempt: u32,
+        sink: &'a mut dyn ChunkSink,
+    ) -> ProviderFuture<'a> {
+        self.seen.lock().unwrap().push((*request).clone());
+        let say = self
+            .script
+            .get(&request.task_id)
+            .and_then(|v| v.get(attempt as usize - 1).or(v.last()))
+            .cloned();
+        let delay = self.delay;
+        Box::pin(async move {
+            tokio::time::sleep(delay).await;
+            match say {
+                Some(Say::Text(t)) => {
+                    sink.chunk(&t);
+                    Ok(ProviderOutput::default())
+                }
+                Some(Say::Hang) => {
+                    tokio::time::sleep(Duration::from_secs(3600)).await;
+                    Ok(ProviderOutput::default())
+                }
+                None => Err(ProviderError::Permanent(format!(
+                    "no script for {}",
+                    request.task_id
+                ))),
+            }
+        })
+    }
+}
+
+/// Embeds `pos X Y Z` (the first line) as (X, Y, Z).
+struct VectorEmbedder {
+    fail: bool,
+}
+
+impl Embedder for VectorEmbedder {
+    fn name(&self) -> String {
+        "scripted-vectors".into()
+    }
+
+    fn embed<'a>(&'a self, texts: &'a [String]) -> EmbedFuture<'a> {
+        let out = if self.fail {
+            Err(EmbedError("embedding endpoint answered 500".into()))
+        } else {
+            Ok(texts
+                .iter()
+                .map(|t| {
+                    let w: Vec<f32> = t
+                        .lines()
+                        .next()
+                        .unwrap_or_default()
+                        .split_whitespace()
+                        .skip(1)
+                        .filter_map(|x| x.parse().ok())
+                        .collect();
+                    (0..3).map(|i| w.get(i).copied().unwrap_or(0.0)).collect()
+                })
+                .collect())
+        };
+        Box::pin(std::future::ready(out))
+    }
+}
+
+/// A position whose cosine to (1, 0, 0) is `c`, turned by `phi` degrees around that
+/// axis (so an agent can move without changing how close it is to the planner).
+fn at_turned(c: f64, phi: f64) -> String {
+    let s = (1.0 - c * c).max(0.0).sqrt();
+    let phi = phi.to_radians();
+    format!("pos {c:.6} {:.6} {:.6}", s * phi.cos(), s * phi.sin())
+}
+
+/// A position whose cosine to (1, 0, 0) is `c`.
+fn at(c: f64) -> String {
+    at_turned(c, 0.0)
+}
+
+fn position(conclusion: &str, reason: &str, confidence: f64) -> Value {
+    json!({"conclusion": conclusion, "key_reasons": [reason], "assumptions": ["scripted"], "confidence": confidence})
+}
+
+fn planner(round: u32, conclusion: &str) -> Say {
+    Say::Text(
+        json!({
+            "agent_id": "planner", "round": round, "output_type": "plan",
+            "content": format!("plan of round {round}"),
+            "metadata": {
+                "position": position(conclusion, &format!("planner reason {round}"), 0.8),
+                "plan": {"title": "T", "goal": "G", "phases": [{"phase_name": "P1", "duration": "1 week",
+                          "tasks": [{"title": "t", "estimated_hours": 3, "deadline": "2026-12-01", "tags": []}]}],
+                         "total_estimated_hours": 3}
+            },
+            "timestamp": "2026-11-27T10:00:00Z"
+        })
+        .to_string(),
+    )
+}
+
+fn critic(round: u32, conclusion: &str) -> Say {
+    Say::Text(
+        json!({
+            "agent_id": "critic", "round": round, "output_type": "critique",
+            "content": format!("critique of round {round}"),
+            "metadata": {
+                "position": position(conclusion, &format!("critic reason {round}"), 0.7),
+                "critique": {
+                    "target_agent": "planner", "target_round": round,
+                    "risks": [{"risk": "writing lags", "severity": "high", "impact": "below 6.5"}],
+                    "suggestions": [{"issue": "too little writing", "solution": "two timed essays a week", "priority": "high"},
+                                    {"issue": "mock tests too rare", "solution": "one a week", "priority": "medium"}],
+                    "validity_check": {"feasible": true, "realistic": true, "complete": false}
+                }
+            },
+            "timestamp": "2026-11-27T10:01:00Z"
+        })
+        .to_string(),
+    )
+}
+
+fn reporter(round: u32) -> Say {
+    Say::Text(
+        json!({
+            "agent_id": "reporter", "round": round, "output_type": "report",
+            "content": "# Final plan",
+            "metadata": {
+                "position": position("final", "agreed", 0.9),
+                "final_plan": {"title": "T", "goal": "G", "consensus_level": "high",
+                               "participating_agents": ["planner", "critic"], "rounds": round,
+                               "plan": {"phases": [], "total_estimated_hours": 0}},
+                "summary": {"key_agreements": ["a"], "resolved_concerns": [], "remaining_uncertainties": []}
+            },
+            "timestamp": "2026-11-27T10:02:00Z"
+        })
+        .to_string(),
+    )
+}
+
+/// A script: per round (planner conclusion, critic conclusion); the reporter after
+/// `report_round`.
+fn script(rounds: &[(String, String)], report_round: u32) -> HashMap<String, Vec<Say>> {
+    let mut m = HashMap::new();
+    for (i, (p, c)) in rounds.iter().enumerate() {
+        let r = i as u32 + 1;
+        m.insert(format!("r{r}.planner"), vec![planner(r, p)]);
+        m.insert(format!("r{r}.critic"), vec![critic(r, c)]);
+    }
+    m.insert(format!("r{report_round}.reporter"), vec![reporter(report_round)]);
+    m
+}
+
+struct Outcome {
+    state: DebateState,
+    events: Vec<Envelope>,
+    status: RunStatus,
+    provider: Arc<Scripted>,
+}
+
+async fn run_with(
+    script: HashMap<String, Vec<Say>>,
+    spec: DebateSpec,
+    fail_embedding: bool,
+    cancel_after: Option<Duration>,
+) -> Outcome {
+    run_slow(script, spec, fail_embedding, cancel_after, Duration::ZERO).await
+}
+
+async fn run_slow(
+    script: HashMap<String, Vec<Say>>,
+    spec: DebateSpec,
+    fail_embedding: bool,
+    cancel_after: Option<Duration>,
+    delay: Duration,
+) -> Outcome {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("d.db");
+    drop(plexus::store::open_connection(&db).unwrap());
+    let provider = Arc::new(Scripted {
+        script,
+        delay,
+        ..Scripted::default()
+    });
+    let comparer = Arc::new(PositionComparer::new(Arc::new(VectorEmbedder {
+        fail: fail_embedding,
+    })));
+    let now = json!({"now": "2026-11-27T10:00:00", "timezone": "UTC", "weekday": "Friday",
+                     "date": "2026-11-27", "datetime": "2026-11-27T10:00:00+00:00"});
+    let started = start_debate(&db, spec, provider.clone(), comparer, now).expect("starts");
+    let run_id = started.run_id.clone();
+    if let Some(after) = cancel_after {
+        let control = started.handle.control.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(after).await;
+            let _ = control.send(Control::Cancel("test stop".into()));
+        });
+    }
+    let status = started.finish().await.expect("the session ends");
+    let store = Store::open(&db).unwrap();
+    let events = load_events(&store, &run_id).unwrap();
+    let stored = store.run(&run_id).unwrap();
+    assert_eq!(stored.status, status.as_str(), "the run row has the final status");
+    Outcome {
+        state: DebateState::from_events(&events),
+        events,
+        status,
+        provider,
+    }
+}
+
+fn spec(max_rounds: u32) -> DebateSpec {
+    let mut s = DebateSpec::new("帮我制定IELTS备考计划");
+    s.max_rounds = max_rounds;
+    s.agent_timeout_ms = 400;
+    s
+}
+
+fn actions(s: &DebateState) -> Vec<HostAction> {
+    s.rounds
+        .iter()
+        .filter_map(|r| r.decision.as_ref().map(|d| d.action.clone()))
+        .collect()
+}
+
+fn debate_errors(events: &[Envelope]) -> Vec<Value> {
+    events
+        .iter()
+        .filter_map(|e| match &e.event {
+            EngineEvent::DebateError(d) => Some(d.error.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The stored session has every field of the protocol's session state, consistent with
+/// what happened.
+fn check_session_shape(o: &Outcome, status: SessionStatus, rounds: u32) {
+    let s = o.state.session_state();
+    let v = serde_json::to_value(&s).unwrap();
+    for key in [
+        "session_id", "user_query", "mode", "status", "current_round", "max_rounds", "agents",
+        "history", "consensus_trend", "created_at", "updated_at",
+    ] {
+        assert!(v.get(key).is_some(), "session state lacks {key}: {v}");
+    }
+    assert_eq!(s.mode, "multi_agent");
+    assert_eq!(s.user_query, "帮我制定IELTS备考计划");
+    assert_eq!(s.status, status);
+    assert_eq!(s.current_round, rounds);
+    assert_eq!(s.history.len() as u32, rounds);
+    assert_eq!(s.consensus_trend.len() as u32, rounds, "one consensus per round");
+    for agent in ["planner", "critic", "host", "reporter"] {
+        assert!(s.agents.contains_key(agent), "{agent} missing: {v}");
+    }
+    assert!(chrono::DateTime::parse_from_rfc3339(&s.created_at).is_ok());
+    assert!(chrono::DateTime::parse_from_rfc3339(&s.updated_at).is_ok());
+    for r in &s.history {
+        let agents: Vec<&str> = r.outputs.iter().map(|o| o.agent_id.as_str()).collect();
+        assert!(agents.contains(&"host"), "round {} has the host's output: {agents:?}", r.round);
+        for out in &r.outputs {
+            let p = out.metadata.get("position").expect("every output has a position");
+            assert!(p.get("conclusion").is_some() && p.get("confidence").is_some());
+            if out.agent_id.as_str() != "reporter" {
+                assert!(
+                    p.get("changes_from_last_round").is_some(),
+                    "{}'s position says what changed: {p}",
+                    out.agent_id
+                );
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn high_similarity_converges_and_the_reporter_reports() {
+    let o = run_with(script(&[(at(1.0), at(0.95))], 1), spec(5), false, None).await;
+    assert_eq!(actions(&o.state), vec![HostAction::Converge]);
+    assert_eq!(o.state.consensus_trend, vec![0.95]);
+    assert_eq!(o.status, RunStatus::Succeeded);
+    assert!(o.state.report.is_some(), "the reporter reported");
+    let s = o.state.session_state();
+    assert_eq!(s.agents["reporter"].status, AgentStatus::Completed);
+    let rep = o.provider.turn("r1.reporter").expect("the reporter was asked");
+    assert_eq!(rep.ending.as_deref(), Some("converged"));
+    assert_eq!(rep.history.len(), 1);
+    check_session_shape(&o, SessionStatus::Converged, 1);
+}
+
+#[tokio::test]
+async fn round_one_runs_planner_and_critic_in_parallel() {
+    let o = run_slow(
+        script(&[(at(1.0), at(0.95))], 1),
+        spec(5),
+        false,
+        None,
+        Duration::from_millis(100),
+    )
+    .await;
+    let starts: Vec<(u64, String)> = o
+        .events
+        .iter()
+        .filter(|e| matches!(e.event, EngineEvent::DebateTurnStarted(_)))
+        .map(|e| (e.seq, e.task_id.as_deref().unwrap_or_default().to_string()))
+        .collect();
+    let first_output = o
+        .events
+        .iter()
+        .find(|e| matches!(e.event, EngineEvent::DebateOutput(_)))
+        .map(|e| e.seq)
+        .unwrap();
+    // Both round-one turns started before either ended.
+    assert!(starts.iter().filter(|(seq, t)| t.starts_with("r1.") && *seq < first_output).count() == 2, "{starts:?}");
+}
+
+#[tokio::test]
+async fn medium_similarity_continues_with_the_points_to_address() {
+    let o = run_with(
+        script(&[(at(1.0), at(0.8)), (at(1.0), at(0.95))], 2),
+        spec(5),
+        false,
+        None,
+    )
+    .await;
+    assert_eq!(actions(&o.state), vec![HostAction::Continue, HostAction::Converge]);
+    let d = o.state.rounds[0].decision.as_ref().unwrap();
+    assert_eq!(d.must_address, vec!["too little writing", "mock tests too rare", "writing lags"]);
+    let host = o.provider.turn("r2.planner").unwrap().host.expect("instructions");
+    assert_eq!(host.action, "continue");
+    assert_eq!(host.must_address, d.must_address);
+    assert_eq!(d.directive["instructions"]["rounds_remaining"], 4);
+    // The critic of round 2 reads the planner's round-2 plan.
+    let critic = o.provider.turn("r2.critic").unwrap();
+    assert_eq!(critic.others[0]["round"], 2);
+    check_session_shape(&o, SessionStatus::Converged, 2);
+}
+
+#[tokio::test]
+async fn low_similarity_forces_a_devils_advocate() {
+    let o = run_with(
+        script(&[(at(1.0), at(0.5)), (at(1.0), at(0.95))], 2),
+        spec(5),
+        false,
+        None,
+    )
+    .await;
+    assert_eq!(actions(&o.state), vec![HostAction::ForceOpposition, HostAction::Converge]);
+    let critic = o.provider.turn("r2.critic").unwrap().host.unwrap();
+    assert_eq!(critic.action, "force_opposition");
+    assert_eq!(critic.role.as_deref(), Some("devils_advocate"));
+    assert_eq!(critic.target.as_ref().map(|t| t.as_str()), Some("planner"));
+    let d = &o.state.rounds[0].decision.as_ref().unwrap().directive;
+    assert_eq!(d["instructions"]["role"], "devils_advocate");
+    // Exactly at the threshold also forces opposition.
+    let o = run_with(
+        script(&[(at(1.0), at(0.7)), (at(1.0), at(0.95))], 2),
+        spec(5),
+        false,
+        None,
+    )
+    .await;
+    assert_eq!(actions(&o.state)[0], HostAction::ForceOpposition);
+    check_session_shape(&o, SessionStatus::Converged, 2);
+}
+
+#[tokio::test]
+async fn an_agent_that_does_not_move_for_two_rounds_gets_an_update_command() {
+    // The planner repeats itself; the critic moves, so the trend keeps changing.
+    let o = run_with(
+        script(
+            &[
+                (at(1.0), at_turned(0.75, 0.0)),
+                (at(1.0), at_turned(0.80, 90.0)),
+                (at(1.0), at_turned(0.86, 180.0)),
+                (at(1.0), at_turned(0.95, 270.0)),
+            ],
+            4,
+        ),
+        spec(5),
+        false,
+        None,
+    )
+    .await;
+    assert_eq!(
+        actions(&o.state),
+        vec![
+            HostAction::Continue,
+            HostAction::Continue,
+            HostAction::UpdateCommand,
+            HostAction::Converge
+        ]
+    );
+    let d = o.state.rounds[2].decision.as_ref().unwrap();
+    assert_eq!(d.stubborn.iter().map(|a| a.as_str()).collect::<Vec<_>>(), vec!["planner"]);
+    assert_eq!(d.directive["target_agent"], "planner");
+    let cmp = o.state.rounds[2].comparison.as_ref().unwrap();
+    assert_eq!(cmp.self_similarity.get("planner"), Some(&1.0));
+    let planner = o.provider.turn("r4.planner").unwrap().host.unwrap();
+    assert_eq!(planner.action, "update_command");
+    assert!(planner.requirement.unwrap().contains("assumption"));
+    let critic = o.provider.turn("r4.critic").unwrap().host.unwrap();
+    assert_eq!(critic.action, "continue", "only the stubborn agent is commanded");
+    check_session_shape(&o, SessionStatus::Converged, 4);
+}
+
+#[tokio::test]
+async fn no_significant_change_for_two_rounds_stops_early() {
+    // Stable agreement: converges early.
+    let o = run_with(
+        script(
+            &[
+                (at(1.0), at_turned(0.80, 0.0)),
+                (at(1.0), at_turned(0.81, 90.0)),
+                (at(1.0), at_turned(0.815, 180.0)),
+            ],
+            3,
+        ),
+        spec(5),
+        false,
+        None,
+    )
+    .await;
+    assert_eq!(
+        actions(&o.state),
+        vec![HostAction::Continue, HostAction::Continue, HostAction::Converge]
+    );
+    let last = o.state.rounds[2].decision.as_ref().unwrap();
+    assert!(last.reason.contains("no significant change"), "{}", last.reason);
+    assert_eq!(o.provider.turn("r3.reporter").unwrap().ending.as_deref(), Some("early_stop"));
+    check_session_shape(&o, SessionStatus::Converged, 3);
+    // Stable disagreement: ends early without consensus.
+    let o = run_with(
+        script(
+            &[
+                (at(1.0), at_turned(0.50, 0.0)),
+                (at(1.0), at_turned(0.505, 90.0)),
+                (at(1.0), at_turned(0.51, 180.0)),
+            ],
+            3,
+        ),
+        spec(5),
+        false,
+        None,
+    )
+    .await;
+    assert_eq!(actions(&o.state)[2], HostAction::Terminate);
+    assert_eq!(
+        o.provider.turn("r3.reporter").unwrap().ending.as_deref(),
+        Some("early_stop_divergent")
+    );
+    check_session_shape(&o, SessionStatus::Terminated, 3);
+}
+
+#[tokio::test]
+async fn the_last_round_forces_a_summary_of_the_disagreements() {
+    let o = run_with(
+        script(&[(at(1.0), at_turned(0.75, 0.0)), (at(1.0), at_turned(0.85, 90.0))], 2),
+        spec(2),
+        false,
+        None,
+    )
+    .await;
+    assert_eq!(actions(&o.state), vec![HostAction::Continue, HostAction::Terminate]);
+    let d = o.state.rounds[1].decision.as_ref().unwrap();
+    assert_eq!(d.directive["status"], "max_rounds_reached");
+    assert_eq!(d.directive["action"], "force_summary");
+    let rep = o.provider.turn("r2.reporter").unwrap();
+    assert_eq!(rep.ending.as_deref(), Some("max_rounds_reached"));
+    assert_eq!(rep.history.len(), 2, "the reporter reads every round");
+    check_session_shape(&o, SessionStatus::MaxRoundsReached, 2);
+}
+
+#[tokio::test]
+async fn a_timed_out_agent_is_skipped_and_its_last_output_reused() {
+    let mut s = script(&[(at(1.0), at(0.8)), (at(1.0), at(0.95))], 2);
+    s.insert("r2.planner".into(), vec![Say::Hang]);
+    let o = run_with(s, spec(5), false, None).await;
+    let r2 = &o.state.rounds[1];
+    let planner = r2.turns.iter().find(|t| t.agent.as_str() == "planner").unwrap();
+    assert_eq!(planner.outcome, plexus::debate::events::TurnOutcome::TimedOut);
+    assert!(planner.reused);
+    assert_eq!(planner.output.as_ref().unwrap()["round"], 1, "round 1's output stands");
+    assert_eq!(planner.attempts, 1, "a timeout is not retried");
+    let errors = debate_errors(&o.events);
+    assert_eq!(errors[0]["error"], "agent_timeout");
+    assert_eq!(errors[0]["agent"], "planner");
+    assert_eq!(errors[0]["round"], 2);
+    assert_eq!(errors[0]["action"], "skip_agent");
+    // The round was still compared (with the reused position) and decided.
+    assert_eq!(actions(&o.state), vec![HostAction::Continue, HostAction::Converge]);
+    assert_eq!(o.state.consensus_trend, vec![0.8, 0.95]);
+    check_session_shape(&o, SessionStatus::Converged, 2);
+}
+
+#[tokio::test]
+async fn a_failed_similarity_tool_falls_back_to_keywords() {
+    let o = run_with(script(&[(at(1.0), at(1.0))], 1), spec(1), true, None).await;
+    let errors = debate_errors(&o.events);
+    assert_eq!(errors[0]["error"], "tool_execution_failed");
+    assert_eq!(errors[0]["tool"], "compare_positions");
+    let cmp = o.state.rounds[0].comparison.as_ref().unwrap();
+    assert_eq!(cmp.method, "keyword");
+    assert!(cmp.mean_similarity > 0.0 && cmp.mean_similarity < 1.0, "{}", cmp.mean_similarity);
+    assert_eq!(o.state.errors[0].kind, "tool_execution_failed");
+    assert!(o.state.finished.is_some());
+}
+
+#[tokio::test]
+async fn invalid_output_is_retried_then_recorded() {
+    // The critic's first try is not JSON, its second is the wrong round: the third
+    // passes, and the retry told the model what was wrong.
+    let mut s = script(&[(at(1.0), at(0.95))], 1);
+    s.insert(
+        "r1.critic".into(),
+        vec![
+            Say::Text("Sure! Here is my critique.".into()),
+            critic(7, &at(0.95)),
+            critic(1, &at(0.95)),
+        ],
+    );
+    let o = run_with(s, spec(5), false, None).await;
+    let critic_turn = o.state.rounds[0].turns.iter().find(|t| t.agent.as_str() == "critic").unwrap();
+    assert_eq!(critic_turn.attempts, 3);
+    assert_eq!(critic_turn.outcome, plexus::debate::events::TurnOutcome::Valid);
+    let seen = o.provider.seen.lock().unwrap();
+    let third = seen.iter().filter(|r| r.task_id == "r1.critic").nth(2).unwrap();
+    let problems = DebateTurn::of(third).unwrap().problems;
+    assert!(problems.iter().any(|p| p.contains("round is 7")), "{problems:?}");
+    drop(seen);
+    // Three refusals: recorded as received, logged, and the session goes on.
+    let mut s = script(&[(at(1.0), at(0.95)), (at(1.0), at(0.95))], 2);
+    s.insert("r1.planner".into(), vec![Say::Text("{\"agent_id\": \"planner\"}".into())]);
+    let o = run_with(s, spec(5), false, None).await;
+    let p = o.state.rounds[0].turns.iter().find(|t| t.agent.as_str() == "planner").unwrap();
+    assert_eq!(p.outcome, plexus::debate::events::TurnOutcome::Invalid);
+    assert!(p.output.is_none(), "nothing earlier to stand for it");
+    let replies: Vec<_> = o
+        .events
+        .iter()
+        .filter_map(|e| match &e.event {
+            EngineEvent::DebateReply(r) if r.round == 1 && r.agent.as_str() == "planner" => Some(r),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(replies.len(), 3);
+    assert!(replies.iter().all(|r| !r.problems.is_empty() && r.text.contains("planner")));
+    assert_eq!(debate_errors(&o.events)[0]["error"], "invalid_output");
+    // With one position there is nothing to compare: another round follows.
+    assert!(o.state.rounds[0].comparison.is_none());
+    assert_eq!(actions(&o.state), vec![HostAction::Continue, HostAction::Converge]);
+}
+
+#[tokio::test]
+async fn a_stopped_session_ends_cancelled() {
+    let mut s = script(&[(at(1.0), at(0.8))], 1);
+    s.insert("r1.planner".into(), vec![Say::Hang]);
+    let mut sp = spec(5);
+    sp.agent_timeout_ms = 60_000;
+    let o = run_with(s, sp, false, Some(Duration::from_millis(300))).await;
+    assert_eq!(o.status, RunStatus::Cancelled);
+    assert_eq!(o.state.status, Some(SessionStatus::Cancelled));
+    assert!(o.state.report.is_none(), "no report for a stopped session");
+    assert_eq!(o.state.session_state().status, SessionStatus::Cancelled);
+}

@@ -205,7 +205,10 @@ fn script(rounds: &[(String, String)], report_round: u32) -> HashMap<String, Vec
         m.insert(format!("r{r}.planner"), vec![planner(r, p)]);
         m.insert(format!("r{r}.critic"), vec![critic(r, c)]);
     }
-    m.insert(format!("r{report_round}.reporter"), vec![reporter(report_round)]);
+    m.insert(
+        format!("r{report_round}.reporter"),
+        vec![reporter(report_round)],
+    );
     m
 }
 
@@ -258,7 +261,11 @@ async fn run_slow(
     let store = Store::open(&db).unwrap();
     let events = load_events(&store, &run_id).unwrap();
     let stored = store.run(&run_id).unwrap();
-    assert_eq!(stored.status, status.as_str(), "the run row has the final status");
+    assert_eq!(
+        stored.status,
+        status.as_str(),
+        "the run row has the final status"
+    );
     Outcome {
         state: DebateState::from_events(&events),
         events,
@@ -297,8 +304,17 @@ fn check_session_shape(o: &Outcome, status: SessionStatus, rounds: u32) {
     let s = o.state.session_state();
     let v = serde_json::to_value(&s).unwrap();
     for key in [
-        "session_id", "user_query", "mode", "status", "current_round", "max_rounds", "agents",
-        "history", "consensus_trend", "created_at", "updated_at",
+        "session_id",
+        "user_query",
+        "mode",
+        "status",
+        "current_round",
+        "max_rounds",
+        "agents",
+        "history",
+        "consensus_trend",
+        "created_at",
+        "updated_at",
     ] {
         assert!(v.get(key).is_some(), "session state lacks {key}: {v}");
     }
@@ -307,7 +323,11 @@ fn check_session_shape(o: &Outcome, status: SessionStatus, rounds: u32) {
     assert_eq!(s.status, status);
     assert_eq!(s.current_round, rounds);
     assert_eq!(s.history.len() as u32, rounds);
-    assert_eq!(s.consensus_trend.len() as u32, rounds, "one consensus per round");
+    assert_eq!(
+        s.consensus_trend.len() as u32,
+        rounds,
+        "one consensus per round"
+    );
     for agent in ["planner", "critic", "host", "reporter"] {
         assert!(s.agents.contains_key(agent), "{agent} missing: {v}");
     }
@@ -315,9 +335,16 @@ fn check_session_shape(o: &Outcome, status: SessionStatus, rounds: u32) {
     assert!(chrono::DateTime::parse_from_rfc3339(&s.updated_at).is_ok());
     for r in &s.history {
         let agents: Vec<&str> = r.outputs.iter().map(|o| o.agent_id.as_str()).collect();
-        assert!(agents.contains(&"host"), "round {} has the host's output: {agents:?}", r.round);
+        assert!(
+            agents.contains(&"host"),
+            "round {} has the host's output: {agents:?}",
+            r.round
+        );
         for out in &r.outputs {
-            let p = out.metadata.get("position").expect("every output has a position");
+            let p = out
+                .metadata
+                .get("position")
+                .expect("every output has a position");
             assert!(p.get("conclusion").is_some() && p.get("confidence").is_some());
             if out.agent_id.as_str() != "reporter" {
                 assert!(
@@ -339,7 +366,10 @@ async fn high_similarity_converges_and_the_reporter_reports() {
     assert!(o.state.report.is_some(), "the reporter reported");
     let s = o.state.session_state();
     assert_eq!(s.agents["reporter"].status, AgentStatus::Completed);
-    let rep = o.provider.turn("r1.reporter").expect("the reporter was asked");
+    let rep = o
+        .provider
+        .turn("r1.reporter")
+        .expect("the reporter was asked");
     assert_eq!(rep.ending.as_deref(), Some("converged"));
     assert_eq!(rep.history.len(), 1);
     check_session_shape(&o, SessionStatus::Converged, 1);
@@ -368,7 +398,14 @@ async fn round_one_runs_planner_and_critic_in_parallel() {
         .map(|e| e.seq)
         .unwrap();
     // Both round-one turns started before either ended.
-    assert!(starts.iter().filter(|(seq, t)| t.starts_with("r1.") && *seq < first_output).count() == 2, "{starts:?}");
+    assert!(
+        starts
+            .iter()
+            .filter(|(seq, t)| t.starts_with("r1.") && *seq < first_output)
+            .count()
+            == 2,
+        "{starts:?}"
+    );
 }
 
 #[tokio::test]
@@ -380,10 +417,21 @@ async fn medium_similarity_continues_with_the_points_to_address() {
         None,
     )
     .await;
-    assert_eq!(actions(&o.state), vec![HostAction::Continue, HostAction::Converge]);
+    assert_eq!(
+        actions(&o.state),
+        vec![HostAction::Continue, HostAction::Converge]
+    );
     let d = o.state.rounds[0].decision.as_ref().unwrap();
-    assert_eq!(d.must_address, vec!["too little writing", "mock tests too rare", "writing lags"]);
-    let host = o.provider.turn("r2.planner").unwrap().host.expect("instructions");
+    assert_eq!(
+        d.must_address,
+        vec!["too little writing", "mock tests too rare", "writing lags"]
+    );
+    let host = o
+        .provider
+        .turn("r2.planner")
+        .unwrap()
+        .host
+        .expect("instructions");
     assert_eq!(host.action, "continue");
     assert_eq!(host.must_address, d.must_address);
     assert_eq!(d.directive["instructions"]["rounds_remaining"], 4);
@@ -402,7 +450,10 @@ async fn low_similarity_forces_a_devils_advocate() {
         None,
     )
     .await;
-    assert_eq!(actions(&o.state), vec![HostAction::ForceOpposition, HostAction::Converge]);
+    assert_eq!(
+        actions(&o.state),
+        vec![HostAction::ForceOpposition, HostAction::Converge]
+    );
     let critic = o.provider.turn("r2.critic").unwrap().host.unwrap();
     assert_eq!(critic.action, "force_opposition");
     assert_eq!(critic.role.as_deref(), Some("devils_advocate"));
@@ -449,7 +500,10 @@ async fn an_agent_that_does_not_move_for_two_rounds_gets_an_update_command() {
         ]
     );
     let d = o.state.rounds[2].decision.as_ref().unwrap();
-    assert_eq!(d.stubborn.iter().map(|a| a.as_str()).collect::<Vec<_>>(), vec!["planner"]);
+    assert_eq!(
+        d.stubborn.iter().map(|a| a.as_str()).collect::<Vec<_>>(),
+        vec!["planner"]
+    );
     assert_eq!(d.directive["target_agent"], "planner");
     let cmp = o.state.rounds[2].comparison.as_ref().unwrap();
     assert_eq!(cmp.self_similarity.get("planner"), Some(&1.0));
@@ -457,7 +511,10 @@ async fn an_agent_that_does_not_move_for_two_rounds_gets_an_update_command() {
     assert_eq!(planner.action, "update_command");
     assert!(planner.requirement.unwrap().contains("assumption"));
     let critic = o.provider.turn("r4.critic").unwrap().host.unwrap();
-    assert_eq!(critic.action, "continue", "only the stubborn agent is commanded");
+    assert_eq!(
+        critic.action, "continue",
+        "only the stubborn agent is commanded"
+    );
     check_session_shape(&o, SessionStatus::Converged, 4);
 }
 
@@ -480,11 +537,22 @@ async fn no_significant_change_for_two_rounds_stops_early() {
     .await;
     assert_eq!(
         actions(&o.state),
-        vec![HostAction::Continue, HostAction::Continue, HostAction::Converge]
+        vec![
+            HostAction::Continue,
+            HostAction::Continue,
+            HostAction::Converge
+        ]
     );
     let last = o.state.rounds[2].decision.as_ref().unwrap();
-    assert!(last.reason.contains("no significant change"), "{}", last.reason);
-    assert_eq!(o.provider.turn("r3.reporter").unwrap().ending.as_deref(), Some("early_stop"));
+    assert!(
+        last.reason.contains("no significant change"),
+        "{}",
+        last.reason
+    );
+    assert_eq!(
+        o.provider.turn("r3.reporter").unwrap().ending.as_deref(),
+        Some("early_stop")
+    );
     check_session_shape(&o, SessionStatus::Converged, 3);
     // Stable disagreement: ends early without consensus.
     let o = run_with(
@@ -512,13 +580,22 @@ async fn no_significant_change_for_two_rounds_stops_early() {
 #[tokio::test]
 async fn the_last_round_forces_a_summary_of_the_disagreements() {
     let o = run_with(
-        script(&[(at(1.0), at_turned(0.75, 0.0)), (at(1.0), at_turned(0.85, 90.0))], 2),
+        script(
+            &[
+                (at(1.0), at_turned(0.75, 0.0)),
+                (at(1.0), at_turned(0.85, 90.0)),
+            ],
+            2,
+        ),
         spec(2),
         false,
         None,
     )
     .await;
-    assert_eq!(actions(&o.state), vec![HostAction::Continue, HostAction::Terminate]);
+    assert_eq!(
+        actions(&o.state),
+        vec![HostAction::Continue, HostAction::Terminate]
+    );
     let d = o.state.rounds[1].decision.as_ref().unwrap();
     assert_eq!(d.directive["status"], "max_rounds_reached");
     assert_eq!(d.directive["action"], "force_summary");
@@ -534,10 +611,21 @@ async fn a_timed_out_agent_is_skipped_and_its_last_output_reused() {
     s.insert("r2.planner".into(), vec![Say::Hang]);
     let o = run_with(s, spec(5), false, None).await;
     let r2 = &o.state.rounds[1];
-    let planner = r2.turns.iter().find(|t| t.agent.as_str() == "planner").unwrap();
-    assert_eq!(planner.outcome, plexus::debate::events::TurnOutcome::TimedOut);
+    let planner = r2
+        .turns
+        .iter()
+        .find(|t| t.agent.as_str() == "planner")
+        .unwrap();
+    assert_eq!(
+        planner.outcome,
+        plexus::debate::events::TurnOutcome::TimedOut
+    );
     assert!(planner.reused);
-    assert_eq!(planner.output.as_ref().unwrap()["round"], 1, "round 1's output stands");
+    assert_eq!(
+        planner.output.as_ref().unwrap()["round"],
+        1,
+        "round 1's output stands"
+    );
     assert_eq!(planner.attempts, 1, "a timeout is not retried");
     let errors = debate_errors(&o.events);
     assert_eq!(errors[0]["error"], "agent_timeout");
@@ -545,7 +633,10 @@ async fn a_timed_out_agent_is_skipped_and_its_last_output_reused() {
     assert_eq!(errors[0]["round"], 2);
     assert_eq!(errors[0]["action"], "skip_agent");
     // The round was still compared (with the reused position) and decided.
-    assert_eq!(actions(&o.state), vec![HostAction::Continue, HostAction::Converge]);
+    assert_eq!(
+        actions(&o.state),
+        vec![HostAction::Continue, HostAction::Converge]
+    );
     assert_eq!(o.state.consensus_trend, vec![0.8, 0.95]);
     check_session_shape(&o, SessionStatus::Converged, 2);
 }
@@ -558,7 +649,11 @@ async fn a_failed_similarity_tool_falls_back_to_keywords() {
     assert_eq!(errors[0]["tool"], "compare_positions");
     let cmp = o.state.rounds[0].comparison.as_ref().unwrap();
     assert_eq!(cmp.method, "keyword");
-    assert!(cmp.mean_similarity > 0.0 && cmp.mean_similarity < 1.0, "{}", cmp.mean_similarity);
+    assert!(
+        cmp.mean_similarity > 0.0 && cmp.mean_similarity < 1.0,
+        "{}",
+        cmp.mean_similarity
+    );
     assert_eq!(o.state.errors[0].kind, "tool_execution_failed");
     assert!(o.state.finished.is_some());
 }
@@ -577,19 +672,40 @@ async fn invalid_output_is_retried_then_recorded() {
         ],
     );
     let o = run_with(s, spec(5), false, None).await;
-    let critic_turn = o.state.rounds[0].turns.iter().find(|t| t.agent.as_str() == "critic").unwrap();
+    let critic_turn = o.state.rounds[0]
+        .turns
+        .iter()
+        .find(|t| t.agent.as_str() == "critic")
+        .unwrap();
     assert_eq!(critic_turn.attempts, 3);
-    assert_eq!(critic_turn.outcome, plexus::debate::events::TurnOutcome::Valid);
+    assert_eq!(
+        critic_turn.outcome,
+        plexus::debate::events::TurnOutcome::Valid
+    );
     let seen = o.provider.seen.lock().unwrap();
-    let third = seen.iter().filter(|r| r.task_id == "r1.critic").nth(2).unwrap();
+    let third = seen
+        .iter()
+        .filter(|r| r.task_id == "r1.critic")
+        .nth(2)
+        .unwrap();
     let problems = DebateTurn::of(third).unwrap().problems;
-    assert!(problems.iter().any(|p| p.contains("round is 7")), "{problems:?}");
+    assert!(
+        problems.iter().any(|p| p.contains("round is 7")),
+        "{problems:?}"
+    );
     drop(seen);
     // Three refusals: recorded as received, logged, and the session goes on.
     let mut s = script(&[(at(1.0), at(0.95)), (at(1.0), at(0.95))], 2);
-    s.insert("r1.planner".into(), vec![Say::Text("{\"agent_id\": \"planner\"}".into())]);
+    s.insert(
+        "r1.planner".into(),
+        vec![Say::Text("{\"agent_id\": \"planner\"}".into())],
+    );
     let o = run_with(s, spec(5), false, None).await;
-    let p = o.state.rounds[0].turns.iter().find(|t| t.agent.as_str() == "planner").unwrap();
+    let p = o.state.rounds[0]
+        .turns
+        .iter()
+        .find(|t| t.agent.as_str() == "planner")
+        .unwrap();
     assert_eq!(p.outcome, plexus::debate::events::TurnOutcome::Invalid);
     assert!(p.output.is_none(), "nothing earlier to stand for it");
     let replies: Vec<_> = o
@@ -601,11 +717,16 @@ async fn invalid_output_is_retried_then_recorded() {
         })
         .collect();
     assert_eq!(replies.len(), 3);
-    assert!(replies.iter().all(|r| !r.problems.is_empty() && r.text.contains("planner")));
+    assert!(replies
+        .iter()
+        .all(|r| !r.problems.is_empty() && r.text.contains("planner")));
     assert_eq!(debate_errors(&o.events)[0]["error"], "invalid_output");
     // With one position there is nothing to compare: another round follows.
     assert!(o.state.rounds[0].comparison.is_none());
-    assert_eq!(actions(&o.state), vec![HostAction::Continue, HostAction::Converge]);
+    assert_eq!(
+        actions(&o.state),
+        vec![HostAction::Continue, HostAction::Converge]
+    );
 }
 
 #[tokio::test]

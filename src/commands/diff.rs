@@ -54,8 +54,16 @@ fn diff(db: &Path, a: &str, b: &str, json: bool, timing: bool) -> Result<bool> {
         _ => {
             return Err(color_eyre::eyre::eyre!(
                 "{} is a debate session and {} is not: a debate compares only with another debate",
-                if crate::commands::debate::is_debate(&sa.plan_id) { &sa.run_id } else { &sb.run_id },
-                if crate::commands::debate::is_debate(&sa.plan_id) { &sb.run_id } else { &sa.run_id },
+                if crate::commands::debate::is_debate(&sa.plan_id) {
+                    &sa.run_id
+                } else {
+                    &sb.run_id
+                },
+                if crate::commands::debate::is_debate(&sa.plan_id) {
+                    &sb.run_id
+                } else {
+                    &sa.run_id
+                },
             ))
         }
     }

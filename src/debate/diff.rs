@@ -136,7 +136,14 @@ pub fn render(d: &DebateDiff) -> Vec<String> {
         }
     )];
     for x in &d.differences {
-        out.push(format!("  {}", if x.path.is_empty() { "(whole session)" } else { &x.path }));
+        out.push(format!(
+            "  {}",
+            if x.path.is_empty() {
+                "(whole session)"
+            } else {
+                &x.path
+            }
+        ));
         let one_line = |v: Option<&Value>| show(v).replace('\n', " ⏎ ");
         out.push(format!("    A: {}", one_line(x.a.as_ref())));
         out.push(format!("    B: {}", one_line(x.b.as_ref())));

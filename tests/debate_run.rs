@@ -1,0 +1,210 @@
+//! A whole debate through the real binary: on the simulated provider and against a
+//! local HTTP server (both APIs), then rerun from its recording and diffed with no
+//! difference; the `--events sse` stream checked line by line; a rerun of a tampered
+//! recording and a diff of two different sessions show their differences.
+
+mod common;
+
+use std::path::Path;
+
+use common::bin::{output, plexus};
+use plexus::protocol::debate::{SseData, StreamEvent};
+
+const FAST: [&str; 4] = ["--chunk-ms", "0", "--first-chunk-ms", "0"];
+
+fn debate(dir: &Path, db: &str, question: &str, extra: &[&str]) -> common::bin::Out {
+    let mut args = vec!["--db", db, "debate", question, "--headless"];
+    args.extend_from_slice(extra);
+    output(plexus(dir).args(&args))
+}
+
+fn latest_two(dir: &Path, db: &str) -> (String, String) {
+    let out = output(plexus(dir).args(["--db", db, "runs", "--json"]));
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).expect("runs --json");
+    (
+        v[0]["run_id"].as_str().unwrap().to_string(),
+        v[1]["run_id"].as_str().unwrap().to_string(),
+    )
+}
+
+/// Reruns the latest session and diffs it with its recording: no difference.
+fn rerun_and_diff_match(dir: &Path, db: &str) {
+    let re = output(plexus(dir).args(["--db", db, "rerun", "latest", "--instant", "--headless"]));
+    assert_eq!(re.code, Some(0), "{}\n{}", re.stdout, re.stderr);
+    assert!(re.stdout.contains("no difference"), "{}", re.stdout);
+    let (new, old) = latest_two(dir, db);
+    let d = output(plexus(dir).args(["--db", db, "diff", &old, &new]));
+    assert_eq!(d.code, Some(0), "{}\n{}", d.stdout, d.stderr);
+    assert_eq!(d.stdout.trim(), "no differences");
+}
+
+#[test]
+fn a_debate_on_the_simulated_provider_converges_reruns_and_diffs_equal() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let out = debate(dir, "d.db", "帮我制定IELTS备考计划", &FAST);
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout.contains("Phase 1"),
+        "the report on stdout: {}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("converged after 3 round(s)"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stderr.contains("round 1 host: continue"),
+        "progress on stderr: {}",
+        out.stderr
+    );
+    // Stored as a run: listed, its turns as tasks.
+    let show = output(plexus(dir).args(["--db", "d.db", "show", "latest"]));
+    assert!(
+        show.stdout.contains("r1.planner") && show.stdout.contains("r3.reporter"),
+        "{}",
+        show.stdout
+    );
+    rerun_and_diff_match(dir, "d.db");
+}
+
+#[test]
+fn a_debate_runs_against_a_local_server_of_either_api() {
+    use plexus::provider::mock_server::{MockConfig, MockServer};
+    let server = MockServer::start(
+        MockConfig {
+            stream_ms: 5,
+            chunks: 4,
+            ..MockConfig::default()
+        },
+        0,
+        1,
+    )
+    .expect("mock server");
+    for (kind, base) in [
+        ("openai", format!("{}/v1", server.url())),
+        ("anthropic", server.url()),
+    ] {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        std::fs::write(
+            dir.join("plexus.toml"),
+            format!("[providers.local]\nkind = \"{kind}\"\nbase_url = \"{base}\"\nmodel = \"m\"\n"),
+        )
+        .unwrap();
+        let out = output(plexus(dir).args([
+            "--db",
+            "h.db",
+            "--config",
+            "plexus.toml",
+            "debate",
+            "Plan three months of IELTS preparation",
+            "--provider",
+            "local",
+            "--headless",
+        ]));
+        assert_eq!(out.code, Some(0), "{kind}: {}\n{}", out.stdout, out.stderr);
+        assert!(out.stdout.contains("converged"), "{kind}: {}", out.stdout);
+        rerun_and_diff_match(dir, "h.db");
+    }
+    assert!(server.requests() >= 14, "every turn went over HTTP");
+}
+
+#[test]
+fn events_sse_prints_the_stream_line_by_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let mut args = vec!["--events", "sse"];
+    args.extend_from_slice(&FAST);
+    let out = debate(dir, "s.db", "Plan a product launch", &args);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let lines: Vec<&str> = out.stdout.split('\n').collect();
+    // `data: …`, blank, `data: …`, blank, …, `data: [DONE]`, blank, and the final "".
+    assert_eq!(lines.last(), Some(&""), "ends with a newline");
+    let body = &lines[..lines.len() - 1];
+    assert!(body.len() % 2 == 0, "{body:?}");
+    let mut items = Vec::new();
+    for pair in body.chunks(2) {
+        let payload = pair[0]
+            .strip_prefix("data: ")
+            .unwrap_or_else(|| panic!("{:?}", pair[0]));
+        assert_eq!(pair[1], "", "each event is followed by a blank line");
+        items.push(SseData::parse(payload).unwrap_or_else(|e| panic!("{payload}: {e}")));
+    }
+    assert_eq!(items.last(), Some(&SseData::Done), "ends with [DONE]");
+    assert_eq!(items.iter().filter(|i| **i == SseData::Done).count(), 1);
+    let kinds: Vec<String> = items
+        .iter()
+        .filter_map(|i| match i {
+            SseData::Event(e) => Some(match &**e {
+                StreamEvent::AgentOutput(a) => format!("{}@{}", a.agent, a.round),
+                StreamEvent::HostDecision(h) => format!("host:{}", h.action),
+                StreamEvent::FinalReport(_) => "report".into(),
+            }),
+            SseData::Done => None,
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "planner@1",
+            "critic@1",
+            "host:continue",
+            "planner@2",
+            "critic@2",
+            "host:continue",
+            "planner@3",
+            "critic@3",
+            "host:converge",
+            "report"
+        ]
+    );
+    // The seed's field names, as raw JSON.
+    assert!(out.stdout.starts_with(
+        "data: {\"type\":\"agent_output\",\"agent\":\"planner\",\"round\":1,\"content\":"
+    ));
+    let report = body.iter().rev().nth(3).unwrap();
+    assert!(
+        report.contains("\"type\":\"final_report\"") && report.contains("\"plan\":{"),
+        "{report}"
+    );
+}
+
+#[test]
+fn a_changed_recording_and_a_different_session_show_their_differences() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    assert_eq!(debate(dir, "t.db", "Plan a launch", &FAST).code, Some(0));
+    // Change what the critic said in round 2 of the recording.
+    let conn = rusqlite::Connection::open(dir.join("t.db")).unwrap();
+    let n = conn
+        .execute(
+            "UPDATE execution_logs SET payload = replace(payload, 'is sound once', 'is hopeless unless')
+             WHERE kind = 'debate_reply' AND task_id = 'r2.critic'",
+            [],
+        )
+        .unwrap();
+    assert_eq!(n, 1);
+    drop(conn);
+    let re =
+        output(plexus(dir).args(["--db", "t.db", "rerun", "latest", "--instant", "--headless"]));
+    assert_eq!(
+        re.code,
+        Some(5),
+        "a rerun that differs exits 5: {}\n{}",
+        re.stdout,
+        re.stderr
+    );
+    assert!(
+        re.stdout.contains("r2.critic"),
+        "names the turn: {}",
+        re.stdout
+    );
+    // Two different questions differ, and diff says where.
+    assert_eq!(debate(dir, "t.db", "Plan a wedding", &FAST).code, Some(0));
+    let (b, a) = latest_two(dir, "t.db");
+    let d = output(plexus(dir).args(["--db", "t.db", "diff", &a, &b]));
+    assert_eq!(d.code, Some(1), "{}\n{}", d.stdout, d.stderr);
+    assert!(d.stdout.contains("spec.question"), "{}", d.stdout);
+}

@@ -44,7 +44,7 @@ struct Scripted {
 
 impl Scripted {
     fn turn(&self, task: &str) -> Option<DebateTurn> {
-        let seen = self.seen.lock().unwrap();
+        let seen = self.seen.lock().expect("test step");
         seen.iter()
             .rev()
             .find(|r| r.task_id == task)
@@ -63,7 +63,10 @@ impl Provider for Scripted {
         attempt: u32,
         sink: &'a mut dyn ChunkSink,
     ) -> ProviderFuture<'a> {
-        self.seen.lock().unwrap().push((*request).clone());
+        self.seen
+            .lock()
+            .expect("test step")
+            .push((*request).clone());
         let say = self
             .script
             .get(&request.task_id)
@@ -235,9 +238,9 @@ async fn run_slow(
     cancel_after: Option<Duration>,
     delay: Duration,
 ) -> Outcome {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().expect("test step");
     let db = dir.path().join("d.db");
-    drop(plexus::store::open_connection(&db).unwrap());
+    drop(plexus::store::open_connection(&db).expect("test step"));
     let provider = Arc::new(Scripted {
         script,
         delay,
@@ -258,9 +261,9 @@ async fn run_slow(
         });
     }
     let status = started.finish().await.expect("the session ends");
-    let store = Store::open(&db).unwrap();
-    let events = load_events(&store, &run_id).unwrap();
-    let stored = store.run(&run_id).unwrap();
+    let store = Store::open(&db).expect("test step");
+    let events = load_events(&store, &run_id).expect("test step");
+    let stored = store.run(&run_id).expect("test step");
     assert_eq!(
         stored.status,
         status.as_str(),
@@ -302,7 +305,7 @@ fn debate_errors(events: &[Envelope]) -> Vec<Value> {
 /// what happened.
 fn check_session_shape(o: &Outcome, status: SessionStatus, rounds: u32) {
     let s = o.state.session_state();
-    let v = serde_json::to_value(&s).unwrap();
+    let v = serde_json::to_value(&s).expect("test step");
     for key in [
         "session_id",
         "user_query",
@@ -396,7 +399,7 @@ async fn round_one_runs_planner_and_critic_in_parallel() {
         .iter()
         .find(|e| matches!(e.event, EngineEvent::DebateOutput(_)))
         .map(|e| e.seq)
-        .unwrap();
+        .expect("test step");
     // Both round-one turns started before either ended.
     assert!(
         starts
@@ -421,7 +424,7 @@ async fn medium_similarity_continues_with_the_points_to_address() {
         actions(&o.state),
         vec![HostAction::Continue, HostAction::Converge]
     );
-    let d = o.state.rounds[0].decision.as_ref().unwrap();
+    let d = o.state.rounds[0].decision.as_ref().expect("test step");
     assert_eq!(
         d.must_address,
         vec!["too little writing", "mock tests too rare", "writing lags"]
@@ -429,14 +432,14 @@ async fn medium_similarity_continues_with_the_points_to_address() {
     let host = o
         .provider
         .turn("r2.planner")
-        .unwrap()
+        .expect("test step")
         .host
         .expect("instructions");
     assert_eq!(host.action, "continue");
     assert_eq!(host.must_address, d.must_address);
     assert_eq!(d.directive["instructions"]["rounds_remaining"], 4);
     // The critic of round 2 reads the planner's round-2 plan.
-    let critic = o.provider.turn("r2.critic").unwrap();
+    let critic = o.provider.turn("r2.critic").expect("test step");
     assert_eq!(critic.others[0]["round"], 2);
     check_session_shape(&o, SessionStatus::Converged, 2);
 }
@@ -454,11 +457,20 @@ async fn low_similarity_forces_a_devils_advocate() {
         actions(&o.state),
         vec![HostAction::ForceOpposition, HostAction::Converge]
     );
-    let critic = o.provider.turn("r2.critic").unwrap().host.unwrap();
+    let critic = o
+        .provider
+        .turn("r2.critic")
+        .expect("test step")
+        .host
+        .expect("test step");
     assert_eq!(critic.action, "force_opposition");
     assert_eq!(critic.role.as_deref(), Some("devils_advocate"));
     assert_eq!(critic.target.as_ref().map(|t| t.as_str()), Some("planner"));
-    let d = &o.state.rounds[0].decision.as_ref().unwrap().directive;
+    let d = &o.state.rounds[0]
+        .decision
+        .as_ref()
+        .expect("test step")
+        .directive;
     assert_eq!(d["instructions"]["role"], "devils_advocate");
     // Exactly at the threshold also forces opposition.
     let o = run_with(
@@ -499,18 +511,31 @@ async fn an_agent_that_does_not_move_for_two_rounds_gets_an_update_command() {
             HostAction::Converge
         ]
     );
-    let d = o.state.rounds[2].decision.as_ref().unwrap();
+    let d = o.state.rounds[2].decision.as_ref().expect("test step");
     assert_eq!(
         d.stubborn.iter().map(|a| a.as_str()).collect::<Vec<_>>(),
         vec!["planner"]
     );
     assert_eq!(d.directive["target_agent"], "planner");
-    let cmp = o.state.rounds[2].comparison.as_ref().unwrap();
+    let cmp = o.state.rounds[2].comparison.as_ref().expect("test step");
     assert_eq!(cmp.self_similarity.get("planner"), Some(&1.0));
-    let planner = o.provider.turn("r4.planner").unwrap().host.unwrap();
+    let planner = o
+        .provider
+        .turn("r4.planner")
+        .expect("test step")
+        .host
+        .expect("test step");
     assert_eq!(planner.action, "update_command");
-    assert!(planner.requirement.unwrap().contains("assumption"));
-    let critic = o.provider.turn("r4.critic").unwrap().host.unwrap();
+    assert!(planner
+        .requirement
+        .expect("test step")
+        .contains("assumption"));
+    let critic = o
+        .provider
+        .turn("r4.critic")
+        .expect("test step")
+        .host
+        .expect("test step");
     assert_eq!(
         critic.action, "continue",
         "only the stubborn agent is commanded"
@@ -543,14 +568,18 @@ async fn no_significant_change_for_two_rounds_stops_early() {
             HostAction::Converge
         ]
     );
-    let last = o.state.rounds[2].decision.as_ref().unwrap();
+    let last = o.state.rounds[2].decision.as_ref().expect("test step");
     assert!(
         last.reason.contains("no significant change"),
         "{}",
         last.reason
     );
     assert_eq!(
-        o.provider.turn("r3.reporter").unwrap().ending.as_deref(),
+        o.provider
+            .turn("r3.reporter")
+            .expect("test step")
+            .ending
+            .as_deref(),
         Some("early_stop")
     );
     check_session_shape(&o, SessionStatus::Converged, 3);
@@ -571,7 +600,11 @@ async fn no_significant_change_for_two_rounds_stops_early() {
     .await;
     assert_eq!(actions(&o.state)[2], HostAction::Terminate);
     assert_eq!(
-        o.provider.turn("r3.reporter").unwrap().ending.as_deref(),
+        o.provider
+            .turn("r3.reporter")
+            .expect("test step")
+            .ending
+            .as_deref(),
         Some("early_stop_divergent")
     );
     check_session_shape(&o, SessionStatus::Terminated, 3);
@@ -596,10 +629,10 @@ async fn the_last_round_forces_a_summary_of_the_disagreements() {
         actions(&o.state),
         vec![HostAction::Continue, HostAction::Terminate]
     );
-    let d = o.state.rounds[1].decision.as_ref().unwrap();
+    let d = o.state.rounds[1].decision.as_ref().expect("test step");
     assert_eq!(d.directive["status"], "max_rounds_reached");
     assert_eq!(d.directive["action"], "force_summary");
-    let rep = o.provider.turn("r2.reporter").unwrap();
+    let rep = o.provider.turn("r2.reporter").expect("test step");
     assert_eq!(rep.ending.as_deref(), Some("max_rounds_reached"));
     assert_eq!(rep.history.len(), 2, "the reporter reads every round");
     check_session_shape(&o, SessionStatus::MaxRoundsReached, 2);
@@ -615,14 +648,14 @@ async fn a_timed_out_agent_is_skipped_and_its_last_output_reused() {
         .turns
         .iter()
         .find(|t| t.agent.as_str() == "planner")
-        .unwrap();
+        .expect("test step");
     assert_eq!(
         planner.outcome,
         plexus::debate::events::TurnOutcome::TimedOut
     );
     assert!(planner.reused);
     assert_eq!(
-        planner.output.as_ref().unwrap()["round"],
+        planner.output.as_ref().expect("test step")["round"],
         1,
         "round 1's output stands"
     );
@@ -647,7 +680,7 @@ async fn a_failed_similarity_tool_falls_back_to_keywords() {
     let errors = debate_errors(&o.events);
     assert_eq!(errors[0]["error"], "tool_execution_failed");
     assert_eq!(errors[0]["tool"], "compare_positions");
-    let cmp = o.state.rounds[0].comparison.as_ref().unwrap();
+    let cmp = o.state.rounds[0].comparison.as_ref().expect("test step");
     assert_eq!(cmp.method, "keyword");
     assert!(
         cmp.mean_similarity > 0.0 && cmp.mean_similarity < 1.0,
@@ -676,19 +709,19 @@ async fn invalid_output_is_retried_then_recorded() {
         .turns
         .iter()
         .find(|t| t.agent.as_str() == "critic")
-        .unwrap();
+        .expect("test step");
     assert_eq!(critic_turn.attempts, 3);
     assert_eq!(
         critic_turn.outcome,
         plexus::debate::events::TurnOutcome::Valid
     );
-    let seen = o.provider.seen.lock().unwrap();
+    let seen = o.provider.seen.lock().expect("test step");
     let third = seen
         .iter()
         .filter(|r| r.task_id == "r1.critic")
         .nth(2)
-        .unwrap();
-    let problems = DebateTurn::of(third).unwrap().problems;
+        .expect("test step");
+    let problems = DebateTurn::of(third).expect("test step").problems;
     assert!(
         problems.iter().any(|p| p.contains("round is 7")),
         "{problems:?}"
@@ -705,7 +738,7 @@ async fn invalid_output_is_retried_then_recorded() {
         .turns
         .iter()
         .find(|t| t.agent.as_str() == "planner")
-        .unwrap();
+        .expect("test step");
     assert_eq!(p.outcome, plexus::debate::events::TurnOutcome::Invalid);
     assert!(p.output.is_none(), "nothing earlier to stand for it");
     let replies: Vec<_> = o

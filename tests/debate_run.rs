@@ -22,8 +22,8 @@ fn latest_two(dir: &Path, db: &str) -> (String, String) {
     let out = output(plexus(dir).args(["--db", db, "runs", "--json"]));
     let v: serde_json::Value = serde_json::from_str(&out.stdout).expect("runs --json");
     (
-        v[0]["run_id"].as_str().unwrap().to_string(),
-        v[1]["run_id"].as_str().unwrap().to_string(),
+        v[0]["run_id"].as_str().expect("test step").to_string(),
+        v[1]["run_id"].as_str().expect("test step").to_string(),
     )
 }
 
@@ -40,7 +40,7 @@ fn rerun_and_diff_match(dir: &Path, db: &str) {
 
 #[test]
 fn a_debate_on_the_simulated_provider_converges_reruns_and_diffs_equal() {
-    let tmp = tempfile::tempdir().unwrap();
+    let tmp = tempfile::tempdir().expect("test step");
     let dir = tmp.path();
     let out = debate(dir, "d.db", "帮我制定IELTS备考计划", &FAST);
     assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
@@ -86,13 +86,13 @@ fn a_debate_runs_against_a_local_server_of_either_api() {
         ("openai", format!("{}/v1", server.url())),
         ("anthropic", server.url()),
     ] {
-        let tmp = tempfile::tempdir().unwrap();
+        let tmp = tempfile::tempdir().expect("test step");
         let dir = tmp.path();
         std::fs::write(
             dir.join("plexus.toml"),
             format!("[providers.local]\nkind = \"{kind}\"\nbase_url = \"{base}\"\nmodel = \"m\"\n"),
         )
-        .unwrap();
+        .expect("test step");
         let out = output(plexus(dir).args([
             "--db",
             "h.db",
@@ -113,7 +113,7 @@ fn a_debate_runs_against_a_local_server_of_either_api() {
 
 #[test]
 fn events_sse_prints_the_stream_line_by_line() {
-    let tmp = tempfile::tempdir().unwrap();
+    let tmp = tempfile::tempdir().expect("test step");
     let dir = tmp.path();
     let mut args = vec!["--events", "sse"];
     args.extend_from_slice(&FAST);
@@ -164,7 +164,7 @@ fn events_sse_prints_the_stream_line_by_line() {
     assert!(out.stdout.starts_with(
         "data: {\"type\":\"agent_output\",\"agent\":\"planner\",\"round\":1,\"content\":"
     ));
-    let report = body.iter().rev().nth(3).unwrap();
+    let report = body.iter().rev().nth(3).expect("test step");
     assert!(
         report.contains("\"type\":\"final_report\"") && report.contains("\"plan\":{"),
         "{report}"
@@ -173,18 +173,18 @@ fn events_sse_prints_the_stream_line_by_line() {
 
 #[test]
 fn a_changed_recording_and_a_different_session_show_their_differences() {
-    let tmp = tempfile::tempdir().unwrap();
+    let tmp = tempfile::tempdir().expect("test step");
     let dir = tmp.path();
     assert_eq!(debate(dir, "t.db", "Plan a launch", &FAST).code, Some(0));
     // Change what the critic said in round 2 of the recording.
-    let conn = rusqlite::Connection::open(dir.join("t.db")).unwrap();
+    let conn = rusqlite::Connection::open(dir.join("t.db")).expect("test step");
     let n = conn
         .execute(
             "UPDATE execution_logs SET payload = replace(payload, 'is sound once', 'is hopeless unless')
              WHERE kind = 'debate_reply' AND task_id = 'r2.critic'",
             [],
         )
-        .unwrap();
+        .expect("test step");
     assert_eq!(n, 1);
     drop(conn);
     let re =

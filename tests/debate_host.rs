@@ -715,18 +715,19 @@ async fn invalid_output_is_retried_then_recorded() {
         critic_turn.outcome,
         plexus::debate::events::TurnOutcome::Valid
     );
-    let seen = o.provider.seen.lock().expect("test step");
-    let third = seen
-        .iter()
-        .filter(|r| r.task_id == "r1.critic")
-        .nth(2)
-        .expect("test step");
-    let problems = DebateTurn::of(third).expect("test step").problems;
+    let third = {
+        let seen = o.provider.seen.lock().expect("test step");
+        seen.iter()
+            .filter(|r| r.task_id == "r1.critic")
+            .nth(2)
+            .cloned()
+            .expect("a third try")
+    };
+    let problems = DebateTurn::of(&third).expect("test step").problems;
     assert!(
         problems.iter().any(|p| p.contains("round is 7")),
         "{problems:?}"
     );
-    drop(seen);
     // Three refusals: recorded as received, logged, and the session goes on.
     let mut s = script(&[(at(1.0), at(0.95)), (at(1.0), at(0.95))], 2);
     s.insert(

@@ -123,7 +123,7 @@ fn events_sse_prints_the_stream_line_by_line() {
     // `data: …`, blank, `data: …`, blank, …, `data: [DONE]`, blank, and the final "".
     assert_eq!(lines.last(), Some(&""), "ends with a newline");
     let body = &lines[..lines.len() - 1];
-    assert!(body.len() % 2 == 0, "{body:?}");
+    assert!(body.len().is_multiple_of(2), "{body:?}");
     let mut items = Vec::new();
     for pair in body.chunks(2) {
         let payload = pair[0]

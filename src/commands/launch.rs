@@ -313,6 +313,13 @@ pub async fn run_headless(
 /// Reads what `resume` needs from the database.
 pub fn load_resume(store: &Store, run_id: &str) -> Result<(Plan, RunConfig, ResumeState)> {
     let summary = store.run(run_id)?;
+    if super::debate::is_debate(&summary.plan_id) {
+        return Err(eyre!(
+            "run {} is a debate session; a debate is not resumed: start a new one with `plexus debate`, or retrace it with `plexus rerun {}`",
+            summary.run_id,
+            summary.run_id
+        ));
+    }
     let status = RunStatus::parse(&summary.status)
         .ok_or_else(|| eyre!("run {run_id} has an unknown status `{}`", summary.status))?;
     // A run that ended is over, except a failed one whose blocked tasks a person's

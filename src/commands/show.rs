@@ -93,8 +93,15 @@ pub fn print_run(store: &Store, id: &str, json_out: bool) -> Result<()> {
         }
         from = to + 1;
     }
+    let debate = if super::debate::is_debate(&run.plan_id) {
+        let events = crate::debate::replay::load_events(store, &run.run_id)?;
+        Some(crate::state::debate::DebateState::from_events(&events))
+    } else {
+        None
+    };
     if json_out {
         let v = json!({
+            "debate_session": debate.as_ref().map(|d| d.session_state()),
             "run": run,
             "tasks": tasks,
             "invocations": invocations,
@@ -126,6 +133,11 @@ pub fn print_run(store: &Store, id: &str, json_out: bool) -> Result<()> {
             String::new()
         }
     );
+    if let Some(d) = &debate {
+        for line in super::debate::summary_lines(d) {
+            crate::outln!("{line}");
+        }
+    }
     crate::outln!();
     let mut table = TextTable::new(&[
         Col::left("TASK").max(40),

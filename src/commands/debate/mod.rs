@@ -166,6 +166,39 @@ pub async fn headless(g: &Globals, mut started: Started, sse: bool) -> Result<Fi
     })
 }
 
+/// The debate lines of `plexus show`: the question, how it ended, each round's
+/// consensus and decision.
+pub fn summary_lines(d: &DebateState) -> Vec<String> {
+    let mut out = vec![
+        format!(
+            "question  {}",
+            d.spec.as_ref().map(|s| s.question.as_str()).unwrap_or("?")
+        ),
+        format!(
+            "session   {} after {} round(s)",
+            d.status
+                .as_ref()
+                .map(|s| s.as_str().to_string())
+                .unwrap_or_else(|| "unknown".into()),
+            d.current_round
+        ),
+    ];
+    for r in &d.rounds {
+        let consensus = r
+            .comparison
+            .as_ref()
+            .map(|c| format!("{:.2} ({})", c.mean_similarity, c.method))
+            .unwrap_or_else(|| "not compared".into());
+        let decision = r
+            .decision
+            .as_ref()
+            .map(|x| format!("{}: {}", x.action, x.reason))
+            .unwrap_or_else(|| "no decision".into());
+        out.push(format!("round {}   {consensus} → {decision}", r.round));
+    }
+    out
+}
+
 /// Whether a run is a debate session (its plan id).
 pub fn is_debate(plan_id: &str) -> bool {
     plan_id == "debate"

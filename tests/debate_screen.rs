@@ -278,3 +278,43 @@ fn malformed_outputs_render_as_unreadable() {
         assert_fits(&render(&st, &mut ui, w, h), usize::from(w));
     }
 }
+
+#[test]
+fn a_logged_session_replays_and_seeks_back() {
+    use plexus::store::{spawn_writer, RunRow, WriteOp};
+    let log = fixture::converged();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("t.db");
+    let (writer, thread) = spawn_writer(&db, None).expect("writer");
+    let run_id = log.events[0].run_id.to_string();
+    writer
+        .send(WriteOp::CreateRun(Box::new(RunRow {
+            run_id: run_id.clone(),
+            plan_id: "debate".into(),
+            plan_source: "debate".into(),
+            plan_json: "{}".into(),
+            provider: "simulated".into(),
+            config_json: "{}".into(),
+            created_at: "2025-03-01T10:00:00Z".into(),
+            task_count: 0,
+            tasks: vec![],
+        })))
+        .expect("create run");
+    for e in &log.events {
+        writer
+            .send(WriteOp::Event(std::sync::Arc::new(e.clone())))
+            .expect("event");
+    }
+    drop(writer);
+    thread.join().expect("writer thread");
+    let mut replay = plexus::replay::log::ReplayLog::open(&db, &run_id)
+        .expect("open")
+        .with_snapshots_every(5);
+    let end = replay.seek(u64::MAX).expect("seek to the end");
+    assert_eq!(end.debate, log.state().debate, "the replay folds as live");
+    let back = replay.seek(12).expect("seek back");
+    assert_eq!(back.debate, log.state_at(12).debate);
+    let mut ui = live_ui();
+    press(&mut ui, &back, Action::Left);
+    assert_fits(&render(&back, &mut ui, 80, 24), 80);
+}

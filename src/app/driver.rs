@@ -179,6 +179,7 @@ impl App {
                         self.run = live;
                         self.ui.read_only = false;
                         self.ui.task = 0;
+                        self.ui.debate = Default::default();
                         self.ui.docs.clear();
                         self.ui.flash("back to the live run", false);
                     }

@@ -179,6 +179,7 @@ impl App {
                         self.run = live;
                         self.ui.read_only = false;
                         self.ui.task = 0;
+                        self.ui.debate = Default::default();
                         self.ui.docs.clear();
                         self.ui.flash("back to the live run", false);
                     }
@@ -393,7 +394,14 @@ impl App {
             .replay
             .as_ref()
             .is_some_and(|t| !t.playing && !t.follow);
-        !replay_still && self.run.is_live() && self.run.count(crate::event::TaskStatus::Running) > 0
+        let debating = self
+            .run
+            .debate
+            .as_deref()
+            .is_some_and(|d| !crate::ui::debate::timeline::in_flight(d).is_empty());
+        !replay_still
+            && self.run.is_live()
+            && (self.run.count(crate::event::TaskStatus::Running) > 0 || debating)
     }
 }
 

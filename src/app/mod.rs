@@ -5,6 +5,7 @@ pub mod action;
 pub mod atoms_view;
 pub mod attempts;
 pub mod command_line;
+pub mod debate;
 pub mod driver;
 pub mod failures_keys;
 pub mod failures_list;

@@ -72,7 +72,8 @@ pub fn click(ui: &mut UiState, run: &RunState, col: u16, row: u16) -> Vec<Effect
 pub fn wheel(ui: &mut UiState, run: &RunState, col: u16, row: u16, up: bool) -> Vec<Effect> {
     let a = if up { Action::Up } else { Action::Down };
     let mut fx = Vec::new();
-    if ui.screen == Screen::Run && ui.overlay.is_none() {
+    let debate = run.debate.is_some();
+    if ui.screen == Screen::Run && ui.overlay.is_none() && !debate {
         let under = ui
             .layout
             .panes

@@ -55,6 +55,7 @@ impl App {
         self.ui.docs.clear();
         self.ui.outputs_asked.clear();
         self.ui.screen = super::Screen::Run;
+        self.ui.debate = Default::default();
         self.ui.flash(
             format!(
                 "{run}: replay from its log{}",

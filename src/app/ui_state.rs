@@ -373,6 +373,8 @@ pub struct UiState {
     pub resume_hint: String,
     /// The text typed at the input line is the reason to reject this (run, task)'s atoms.
     pub reason_for: Option<(String, String)>,
+    /// The Debate screen: round shown, tab, scroll.
+    pub debate: super::debate::DebateView,
 }
 
 impl UiState {
@@ -413,6 +415,7 @@ impl UiState {
             reason_for: None,
             resume_hint: "plexus resume".into(),
             layout: LastLayout::default(),
+            debate: Default::default(),
         }
     }
 

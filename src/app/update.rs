@@ -117,6 +117,7 @@ pub fn update(ui: &mut UiState, run: &RunState, action: Action) -> Vec<Effect> {
             if ui.screen == Screen::Runs && ui.runs.marked.is_some() {
                 ui.runs.marked = None;
                 ui.flash("mark cleared", false);
+            } else if ui.screen == Screen::Run && run.debate.is_some() && super::debate::back(ui) {
             } else if ui.screen == Screen::Run && ui.focus != Pane::Dag {
                 ui.focus = Pane::Dag;
             } else if ui.read_only && ui.engine_attached {
@@ -153,6 +154,11 @@ pub fn update(ui: &mut UiState, run: &RunState, action: Action) -> Vec<Effect> {
             ui.input = Some(String::new());
             ui.command_prompt = true;
         }
+        _ if ui.screen == Screen::Run
+            && run
+                .debate
+                .as_deref()
+                .is_some_and(|d| super::debate::keys(ui, d, action)) => {}
         Action::TogglePause => {
             if controllable(ui, run) {
                 let c = if run.status == Some(RunStatus::Paused) {

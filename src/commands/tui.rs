@@ -3,7 +3,7 @@
 
 use color_eyre::eyre::{eyre, Result, WrapErr};
 
-use super::launch::{start, Finished, Resuming};
+use super::launch::{start, Finished, Resuming, Started};
 use super::{Globals, RunConfig};
 use crate::app::driver::{run_loop, App};
 use crate::app::loader::{fold_run, Loader};
@@ -15,6 +15,7 @@ use crate::config::keymap::Keymap;
 use crate::config::{config_dir, Config};
 use crate::event::RunStatus;
 use crate::plan::Plan;
+use crate::state::debate::DebateState;
 use crate::state::RunState;
 use crate::store::Store;
 use crate::ui::theme::{load_or_fallback, Theme};
@@ -49,7 +50,30 @@ pub async fn run_tui(
         }
         None => None,
     };
-    let mut started = start(globals, plan, config, resume, demo_assets)?;
+    let started = start(globals, plan, config, resume, demo_assets)?;
+    attach(globals, started, prior, setup).await
+}
+
+/// Runs a debate session already started on the engine with the TUI attached: the
+/// Debate screen, folded from the same events as the run. Its control channel takes
+/// `Control::Cancel` (the stop key, after a question) and `Control::Interrupt` (quit).
+/// Returns how the session's run ended.
+pub async fn run_debate_tui(
+    globals: &Globals,
+    started: Started,
+    setup: UiSetup,
+) -> Result<Finished> {
+    attach(globals, started, None, setup).await
+}
+
+/// The UI on a started run until the person quits and the engine has stopped; `prior`
+/// is what the log already held (a resumed run).
+async fn attach(
+    globals: &Globals,
+    mut started: Started,
+    prior: Option<RunState>,
+    setup: UiSetup,
+) -> Result<Finished> {
     let run_id = started.run_id.clone();
     let events = std::mem::replace(
         &mut started.events,
@@ -62,7 +86,11 @@ pub async fn run_tui(
         ui.flash(w, true);
     }
     let mut app = App {
-        run: prior.unwrap_or_else(RunState::new),
+        // Not `unwrap_or_default`: a new state has its output budget.
+        run: match prior {
+            Some(p) => p,
+            None => RunState::new(),
+        },
         stashed_live: None,
         ui,
         theme: setup.theme,
@@ -101,11 +129,49 @@ pub async fn run_tui(
         .await
         .map_err(|e| eyre!("the engine crashed: {e}"))??;
     ui_result.wrap_err("the terminal UI failed")?;
+    let st = app_state(&app);
+    let summary = match st.debate.as_deref() {
+        Some(d) => debate_summary(d),
+        None => summary(st),
+    };
     Ok(Finished {
         run_id,
         status,
-        summary: summary(app_state(&app)),
+        summary,
     })
+}
+
+/// The end-of-session summary of a debate: how it ended, the consensus by round, the
+/// report, the errors handled.
+pub fn debate_summary(d: &DebateState) -> String {
+    let status = d
+        .status
+        .as_ref()
+        .map_or("in_progress", |s| s.as_str())
+        .to_string();
+    let trend: Vec<String> = d
+        .consensus_trend
+        .iter()
+        .map(|c| format!("{c:.2}"))
+        .collect();
+    let mut out = format!(
+        "debate: {status} after {} round(s); consensus {}\n",
+        d.rounds.len(),
+        if trend.is_empty() {
+            "not measured".to_string()
+        } else {
+            trend.join(" → ")
+        }
+    );
+    out.push_str(if d.report.is_some() {
+        "report: written\n"
+    } else {
+        "report: none\n"
+    });
+    if !d.errors.is_empty() {
+        out.push_str(&format!("errors handled: {}\n", d.errors.len()));
+    }
+    out
 }
 
 fn app_state(app: &App) -> &RunState {

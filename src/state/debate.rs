@@ -267,7 +267,10 @@ impl DebateState {
                 self.round_mut(p.round).comparison = Some(p.clone());
                 if self.consensus_trend.len() < p.round as usize {
                     self.consensus_trend.push(p.mean_similarity);
-                } else if let Some(x) = self.consensus_trend.get_mut(p.round as usize - 1) {
+                } else if let Some(x) = (p.round as usize)
+                    .checked_sub(1)
+                    .and_then(|i| self.consensus_trend.get_mut(i))
+                {
                     *x = p.mean_similarity;
                 }
             }

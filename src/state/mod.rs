@@ -82,6 +82,10 @@ pub struct RunState {
     pub clock: clock::RunClock,
     /// The task that failed or timed out last.
     pub last_failure: Option<usize>,
+    /// The debate session, folded from the same events, when the run is one
+    /// (`run_started` with execution mode `debate`). Shared: a replay's snapshot copies
+    /// it only when it changes afterwards.
+    pub debate: Option<Arc<debate::DebateState>>,
     /// Finished tasks in finishing order: the eviction queue.
     evict_queue: VecDeque<usize>,
 }
@@ -390,4 +394,4 @@ pub fn status_slot(s: TaskStatus) -> usize {
     }
 }
 
-pub use reduce::reduce;
+pub use reduce::{reduce, DEBATE_MODE};

@@ -9,8 +9,31 @@ use super::{
 use crate::event::{EngineEvent, Envelope, RunStatus, TaskStatus};
 use crate::protocol::ErrorCode;
 
+use super::debate::DebateState;
+
+/// The execution mode of a debate session's `run_started`.
+pub const DEBATE_MODE: &str = "debate";
+
 /// Folds one event into the state.
 pub fn reduce(st: &mut RunState, env: &Envelope) {
+    reduce_run(st, env);
+    fold_debate(st, env);
+}
+
+/// A debate run's session: started by its `run_started`, folded by `DebateState::apply`.
+fn fold_debate(st: &mut RunState, env: &Envelope) {
+    if let EngineEvent::RunStarted(r) = &env.event {
+        st.debate = r
+            .execution_mode
+            .eq_ignore_ascii_case(DEBATE_MODE)
+            .then(|| Arc::new(DebateState::new()));
+    }
+    if let Some(d) = st.debate.as_mut() {
+        Arc::make_mut(d).apply(env);
+    }
+}
+
+fn reduce_run(st: &mut RunState, env: &Envelope) {
     st.events += 1;
     st.last_seq = env.seq;
     st.last_ts = st.last_ts.max(env.ts);
@@ -336,7 +359,8 @@ pub fn reduce(st: &mut RunState, env: &Envelope) {
                 super::review::rejected(st, i, env, r);
             }
         }
-        // A debate session is folded by `state::debate`; its run has no plan tasks.
+        // A debate session is folded by `state::debate` (below); its run has no plan
+        // tasks.
         EngineEvent::DebateStarted(_)
         | EngineEvent::DebateTurnStarted(_)
         | EngineEvent::DebateReply(_)

@@ -17,21 +17,21 @@ pub fn describe(a: Action) -> &'static str {
         Action::ScreenFailures => "Failures screen",
         Action::Up => "up: previous layer / scroll / previous row",
         Action::Down => "down: next layer / scroll / next row",
-        Action::Left => "left: previous task in the layer",
-        Action::Right => "right: next task in the layer",
+        Action::Left => "left: previous task in the layer / debate round",
+        Action::Right => "right: next task in the layer / debate round",
         Action::PageUp => "page up",
         Action::PageDown => "page down",
         Action::Top => "to the top",
         Action::Bottom => "to the bottom (output follows the tail again)",
         Action::Open => "open: focus the output / atom detail / open a run / a failure's attempt",
-        Action::FocusNext => "cycle pane focus",
+        Action::FocusNext => "cycle pane focus / debate: round or report",
         Action::ViewRaw => "output: raw stream",
         Action::ViewAtoms => "output: parsed atoms",
         Action::ViewRequest => "output: the full request",
         Action::ViewIssues => "output: quality issues and errors",
         Action::ViewContext => "output: context plan (inputs, modes, trimming)",
         Action::TogglePause => "pause / resume dispatch; in a replay: play / pause",
-        Action::Cancel => "cancel the run (asks)",
+        Action::Cancel => "cancel the run / stop the debate (asks)",
         Action::Retry => "retry the selected failed task",
         Action::Help => "this help",
         Action::CommandLine => ": command line — any action by name, :goto T, :retry T, :theme light, :filter grade=D (Tab completes)",
@@ -94,6 +94,32 @@ pub fn lines(keys: &Keymap) -> Vec<String> {
         out.push(format!("{k:>18}  {}", describe(a)));
     }
     out.push(String::new());
+    out.extend(debate_lines(keys));
+    out.push(String::new());
     out.push("Mouse wheel scrolls the output, lists and this help.".into());
     out
+}
+
+/// The Debate screen's keys, for the help overlay.
+fn debate_lines(keys: &Keymap) -> Vec<String> {
+    let k = |a: Action| keys.keys_for(a).join(" ");
+    vec![
+        "On the Debate screen (a debate session):".to_string(),
+        format!(
+            "{:>18}  previous / next round",
+            format!("{} {}", k(Action::Left), k(Action::Right))
+        ),
+        format!(
+            "{:>18}  the round's positions / the final report",
+            k(Action::FocusNext)
+        ),
+        format!(
+            "{:>18}  scroll the positions or the report",
+            format!("{} {}", k(Action::Up), k(Action::Down))
+        ),
+        format!(
+            "{:>18}  stop the live session (asks; it ends cancelled)",
+            k(Action::Cancel)
+        ),
+    ]
 }

@@ -5,6 +5,7 @@ pub mod atoms;
 pub mod budget;
 pub mod contrast;
 pub mod dag;
+pub mod debate;
 pub mod failures;
 pub mod help;
 pub mod loop_fold;

@@ -45,6 +45,7 @@ pub fn draw_buffer(
     let (header, body, status) = frame_rows(area);
     draw_header(buf, header, run, ui, theme);
     match ui.screen {
+        Screen::Run if run.debate.is_some() => super::debate::draw(buf, body, run, ui, theme),
         Screen::Run => draw_run(buf, body, run, ui, theme),
         Screen::Atoms => {
             let inner = pane(buf, body, "Atoms", true, theme);
@@ -106,12 +107,16 @@ pub fn draw_buffer(
         Some(Overlay::Confirm(q)) => {
             let quit;
             let text = match q {
+                Question::Quit if run.debate.is_some() => "Quit? The debate stops here. y / n",
                 Question::Quit => {
                     quit = format!(
                         "Quit? The run stops and stays resumable ({}). y / n",
                         ui.resume_hint
                     );
                     &quit
+                }
+                Question::Cancel if run.debate.is_some() => {
+                    "Stop the debate? The session ends cancelled. y / n"
                 }
                 Question::Cancel => "Cancel the run? Unfinished tasks end cancelled. y / n",
             };
@@ -250,7 +255,11 @@ fn draw_header(buf: &mut Buffer, r: Rect, run: &RunState, ui: &mut UiState, them
         theme.accent().add_modifier(Modifier::BOLD),
     );
     for (i, s) in Screen::ALL.iter().enumerate() {
-        let label = format!(" {} {} ", i + 1, s.title());
+        let title = match s {
+            Screen::Run if run.debate.is_some() => "Debate",
+            _ => s.title(),
+        };
+        let label = format!(" {} {title} ", i + 1);
         let style = if *s == ui.screen {
             theme.selected().add_modifier(Modifier::BOLD)
         } else {

@@ -161,7 +161,9 @@ pub fn outcome_counts(run: &RunState) -> String {
         .filter(|(n, _)| *n > 0)
         .map(|(n, what)| format!("{n} {what}"))
         .collect();
-    if shown.is_empty() {
+    if shown.is_empty() && run.debate.is_some() {
+        "debate session".into()
+    } else if shown.is_empty() {
         format!("{} tasks", run.tasks.len())
     } else {
         shown.join(" · ")
@@ -172,6 +174,14 @@ pub fn outcome_counts(run: &RunState) -> String {
 fn hints(run: &RunState, ui: &UiState) -> String {
     if ui.replay.is_some() {
         return " ? help · space play · , . step · { } starts · ( ) failures · - + speed · # seek · < > ends".into();
+    }
+    if run.debate.is_some() && ui.screen == crate::app::Screen::Run {
+        let stop = if run.is_live() && ui.engine_attached && !ui.read_only {
+            " · c stop"
+        } else {
+            ""
+        };
+        return format!(" ? help · q quit · ← → round · w report · ↑ ↓ scroll{stop}");
     }
     if ui.read_only || !ui.engine_attached {
         return " ? help · q quit · n N failed · 4 failures".into();

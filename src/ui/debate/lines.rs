@@ -1,0 +1,155 @@
+//! Styled lines for the Debate screen's panes: model text sanitized and wrapped to a
+//! width in display columns (Chinese is two), then drawn from a scroll position.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+
+use crate::ui::sanitize::{display_width, sanitize_lines};
+use crate::ui::text::put;
+use crate::ui::wrap::wrap_ranges;
+
+/// One line: segments of text, each with its style, drawn left to right.
+pub type Line = Vec<(String, Style)>;
+
+/// Lines being built for a pane `width` columns wide.
+pub struct Lines {
+    /// The lines so far.
+    pub out: Vec<Line>,
+    /// Width they are wrapped to.
+    pub width: u16,
+}
+
+impl Lines {
+    /// No lines yet, for a pane `width` columns wide.
+    pub fn new(width: u16) -> Lines {
+        Lines {
+            out: Vec::new(),
+            width: width.max(1),
+        }
+    }
+
+    /// A line of segments, as given (cut at the pane's edge when drawn).
+    pub fn push(&mut self, line: Line) {
+        self.out.push(line);
+    }
+
+    /// An empty line.
+    pub fn blank(&mut self) {
+        self.out.push(Vec::new());
+    }
+
+    /// Untrusted text, sanitized and wrapped, each row after `indent` spaces.
+    pub fn text(&mut self, text: &str, indent: u16, style: Style) {
+        self.lead(text, "", indent, style, style);
+    }
+
+    /// Untrusted text after a lead (`• `, a label) on its first row, wrapped with the
+    /// following rows under the text.
+    pub fn lead(&mut self, text: &str, lead: &str, indent: u16, lead_style: Style, style: Style) {
+        let lead_w = u16::try_from(display_width(lead)).unwrap_or(u16::MAX);
+        let room = self
+            .width
+            .saturating_sub(indent.saturating_add(lead_w))
+            .max(4);
+        let pad = " ".repeat(usize::from(indent));
+        let mut first = true;
+        for l in sanitize_lines(text) {
+            for r in wrap_ranges(&l, room) {
+                let head = if first {
+                    format!("{pad}{lead}")
+                } else {
+                    " ".repeat(usize::from(indent.saturating_add(lead_w)))
+                };
+                let head_style = if first { lead_style } else { style };
+                first = false;
+                self.out
+                    .push(vec![(head, head_style), (l[r].to_string(), style)]);
+            }
+        }
+        if first {
+            self.out.push(vec![(format!("{pad}{lead}"), lead_style)]);
+        }
+    }
+
+    /// Each item as a bullet under an optional heading; nothing when there are none.
+    pub fn bullets(&mut self, heading: &str, items: &[String], heading_style: Style, style: Style) {
+        if items.is_empty() {
+            return;
+        }
+        if !heading.is_empty() {
+            self.out.push(vec![(heading.to_string(), heading_style)]);
+        }
+        for it in items {
+            self.lead(it, "• ", 1, style, style);
+        }
+    }
+}
+
+/// `top` moved up so that `len` lines fill `rows` rows as far as they can.
+pub fn clamp(top: usize, len: usize, rows: u16) -> usize {
+    top.min(len.saturating_sub(usize::from(rows)))
+}
+
+/// Draws `lines` into `r` from line `top` (only the lines that show).
+pub fn draw(buf: &mut Buffer, r: Rect, lines: &[Line], top: usize) {
+    let rows = usize::from(r.height);
+    for (k, line) in lines.iter().skip(top).take(rows).enumerate() {
+        let y = r.y + k as u16;
+        let mut x = r.x;
+        for (text, style) in line {
+            let room = r.right().saturating_sub(x);
+            if room == 0 {
+                break;
+            }
+            x += put(buf, x, y, room, text, *style);
+        }
+    }
+}
+
+/// `0.78` as `0.78`; a value that is not a number as `—`.
+pub fn num(v: f64) -> String {
+    if v.is_finite() {
+        format!("{v:.2}")
+    } else {
+        "—".into()
+    }
+}
+
+/// A signed change: `+0.05`, `−0.10`, `±0`.
+pub fn delta(v: f64) -> String {
+    if !v.is_finite() {
+        "—".into()
+    } else if v.abs() < 0.005 {
+        "±0".into()
+    } else if v > 0.0 {
+        format!("+{v:.2}")
+    } else {
+        format!("−{:.2}", v.abs())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wraps_chinese_within_the_width() {
+        let mut l = Lines::new(12);
+        l.lead(
+            "我们应该分三个阶段完成迁移工作",
+            "• ",
+            1,
+            Style::new(),
+            Style::new(),
+        );
+        assert!(l.out.len() > 1);
+        for line in &l.out {
+            let w: usize = line.iter().map(|(t, _)| display_width(t)).sum();
+            assert!(w <= 12, "{line:?}");
+        }
+        assert_eq!(num(f64::NAN), "—");
+        assert_eq!(delta(-0.1), "−0.10");
+        assert_eq!(delta(0.05), "+0.05");
+    }
+}

@@ -144,7 +144,10 @@ fn each_command_lists_only_the_options_it_uses() {
             let allowed = path.len() == 1 && runs_a_session.contains(&path[0]);
             let allowed = allowed && !(path[0] == "rerun" && s == "--provider");
             // `bench engine` has a --concurrency, the generator a --seed of its own.
+            // A debate runs on a provider, with or without the UI; serve only on one.
             let allowed = allowed
+                || (path == ["debate"] && (s == "--provider" || s == "--headless"))
+                || (path == ["serve"] && s == "--provider")
                 || (path == ["bench", "engine"] && s == "--concurrency")
                 || (path == ["dev", "gen-failures"] && s == "--seed");
             assert_eq!(
@@ -155,7 +158,7 @@ fn each_command_lists_only_the_options_it_uses() {
             );
         }
         let ui = [
-            "demo", "run", "resume", "rerun", "browse", "replay", "failures",
+            "demo", "run", "resume", "rerun", "browse", "replay", "failures", "debate",
         ];
         assert_eq!(
             opts.iter().any(|o| o == "--theme"),

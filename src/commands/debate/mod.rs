@@ -70,8 +70,14 @@ pub async fn debate(g: &Globals, args: DebateArgs, tui: Option<UiSetup>) -> Resu
     let now = now_data(&spec.timezone).await?;
     let started = start_debate(&g.db, spec, provider, comparer, now)?;
     let sse = args.events == Some(EventsFormat::Sse);
-    let _ = tui; // TUI attach comes with the Debate screen.
-    let finished = headless(g, started, sse).await?;
+    let finished = match tui.filter(|_| !sse) {
+        Some(setup) => {
+            let f = super::tui::run_debate_tui(g, started, setup).await?;
+            crate::out::stdout_text(&f.summary);
+            f
+        }
+        None => headless(g, started, sse).await?,
+    };
     Ok(ExitCode::from(exit::for_status(finished.status)))
 }
 

@@ -185,7 +185,7 @@ pub enum Command {
         #[arg(long, short = 'f')]
         follow: bool,
     },
-    /// Debate a question: planner and critic argue, a host steers to consensus
+    /// Debate a question between a planner and a critic
     ///
     /// A planner proposes a plan and a critic attacks it, round by round (the first in
     /// parallel). After each round the host compares their positions: above the
@@ -196,7 +196,7 @@ pub enum Command {
     /// the database: it shows in `plexus runs`, replays, reruns and diffs.
     #[command(after_long_help = help::DEBATE)]
     Debate(Box<DebateArgs>),
-    /// Serve debate sessions over HTTP for a front end
+    /// Serve debate sessions over HTTP to a front end
     ///
     /// `POST /api/chat` with `{"message": "...", "mode": "multi_agent", "userId": "...",
     /// "conversationId": "..."}` starts a session and answers with its event stream

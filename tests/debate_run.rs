@@ -208,3 +208,51 @@ fn a_changed_recording_and_a_different_session_show_their_differences() {
     assert_eq!(d.code, Some(1), "{}\n{}", d.stdout, d.stderr);
     assert!(d.stdout.contains("spec.question"), "{}", d.stdout);
 }
+
+#[test]
+fn two_debates_at_once_share_one_database() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path();
+    let spawn = |q: &str| {
+        let mut c = plexus(dir);
+        c.args([
+            "--db",
+            "c.db",
+            "debate",
+            q,
+            "--headless",
+            "--chunk-ms",
+            "5",
+            "--first-chunk-ms",
+            "5",
+        ]);
+        c.stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        c.spawn().expect("spawn")
+    };
+    let (a, b) = (spawn("Plan a launch"), spawn("Plan a move"));
+    for child in [a, b] {
+        let out = child.wait_with_output().expect("wait");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let runs = output(plexus(dir).args(["--db", "c.db", "runs", "--json"]));
+    let v: serde_json::Value = serde_json::from_str(&runs.stdout).expect("runs");
+    assert_eq!(v.as_array().map(Vec::len), Some(2));
+    assert!(
+        v.as_array()
+            .into_iter()
+            .flatten()
+            .all(|r| r["status"] == "succeeded"),
+        "{v}"
+    );
+    // Each reruns from its own recording.
+    for r in v.as_array().into_iter().flatten() {
+        let id = r["run_id"].as_str().expect("id");
+        let re = output(plexus(dir).args(["--db", "c.db", "rerun", id, "--instant", "--headless"]));
+        assert_eq!(re.code, Some(0), "{}", re.stdout);
+    }
+}

@@ -195,3 +195,95 @@ pub fn set_changes(output: &mut Value, position: &mut PositionSummary, changes: 
         *slot = p;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn planner(round: u32) -> Value {
+        json!({
+            "agent_id": "planner", "round": round, "output_type": "plan", "content": "three phases",
+            "metadata": {
+                "position": {"conclusion": "three phases", "key_reasons": ["a"], "assumptions": [], "confidence": 0.8},
+                "plan": {"title": "T", "goal": "G", "phases": [], "total_estimated_hours": 1}
+            }
+        })
+    }
+
+    fn problems(text: &str, tokens: u64) -> Vec<String> {
+        check(
+            &AgentRole::Planner,
+            2,
+            text,
+            tokens,
+            2000,
+            "2026-11-27T00:00:00Z",
+        )
+        .err()
+        .unwrap_or_default()
+    }
+
+    #[test]
+    fn a_valid_output_passes_and_gets_a_timestamp() {
+        let c = check(
+            &AgentRole::Planner,
+            2,
+            &planner(2).to_string(),
+            50,
+            2000,
+            "2026-11-27T00:00:00Z",
+        )
+        .expect("valid");
+        assert_eq!(c.output["timestamp"], "2026-11-27T00:00:00Z");
+        assert_eq!(c.position.conclusion, "three phases");
+    }
+
+    #[test]
+    fn json_inside_prose_or_a_fence_is_found() {
+        let fenced = format!("Here it is:\n```json\n{}\n```\nDone.", planner(2));
+        assert!(problems(&fenced, 50).is_empty());
+    }
+
+    #[test]
+    fn each_problem_is_named() {
+        assert!(problems("no json here", 5)[0].contains("not a JSON object"));
+        assert!(problems("", 0)[0].contains("empty"));
+        assert!(problems(&planner(3).to_string(), 50)[0].contains("round is 3, expected 2"));
+        let over = problems(&planner(2).to_string(), 2001);
+        assert!(over[0].contains("2001 tokens; at most 2000"), "{over:?}");
+        assert!(
+            problems(&planner(2).to_string(), 2000).is_empty(),
+            "2000 is allowed"
+        );
+        let mut v = planner(2);
+        v["metadata"]["position"]["confidence"] = json!(1.5);
+        assert!(problems(&v.to_string(), 5)[0].contains("confidence is 1.5"));
+        let mut v = planner(2);
+        v["agent_id"] = json!("critic");
+        assert!(problems(&v.to_string(), 5)[0].contains("agent_id is `critic`"));
+        let mut v = planner(2);
+        v["metadata"].as_object_mut().map(|m| m.remove("plan"));
+        assert!(problems(&v.to_string(), 5)[0].contains("planner's shape"));
+    }
+
+    #[test]
+    fn changes_are_counted_from_the_previous_position() {
+        let p = |c: &str, r: &[&str], conf: f64| PositionSummary {
+            conclusion: c.into(),
+            key_reasons: r.iter().map(|s| s.to_string()).collect(),
+            assumptions: vec![],
+            confidence: conf,
+            changes_from_last_round: None,
+            extra: Default::default(),
+        };
+        let before = p("A", &["x"], 0.8);
+        let now = p("B", &["x", "y"], 0.85);
+        let c = changes(Some(&before), &now);
+        assert!(c.conclusion_changed);
+        assert_eq!(c.reasons_added, vec!["y"]);
+        assert_eq!(c.confidence_delta, 0.05);
+        let first = changes(None, &now);
+        assert!(!first.conclusion_changed && first.reasons_added.is_empty());
+    }
+}

@@ -361,3 +361,55 @@ pub fn decide(input: &HostInput<'_>) -> Decision {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stubborn_needs_consecutive_rounds_strictly_above_the_threshold() {
+        let t = Thresholds::default();
+        let map = |v: Vec<(u32, f64)>| BTreeMap::from([(AgentRole::Planner, v)]);
+        assert_eq!(
+            stubborn_agents(&map(vec![(2, 0.99), (3, 0.99)]), 3, &t),
+            vec![AgentRole::Planner]
+        );
+        assert!(stubborn_agents(&map(vec![(2, 0.98), (3, 0.99)]), 3, &t).is_empty());
+        assert!(stubborn_agents(&map(vec![(1, 0.99), (3, 0.99)]), 3, &t).is_empty());
+        assert!(stubborn_agents(&map(vec![(2, 0.99), (3, 0.99)]), 4, &t).is_empty());
+        assert!(stubborn_agents(&map(vec![(3, 0.99)]), 3, &t).is_empty());
+    }
+
+    #[test]
+    fn no_change_needs_two_small_steps() {
+        let t = Thresholds::default();
+        assert!(no_significant_change(&[0.5, 0.51, 0.52], &t));
+        assert!(!no_significant_change(&[0.5, 0.53, 0.54], &t));
+        assert!(
+            !no_significant_change(&[0.5, 0.51], &t),
+            "two rounds are one step"
+        );
+        assert!(no_significant_change(&[0.1, 0.5, 0.51, 0.52], &t));
+    }
+
+    #[test]
+    fn focus_points_put_high_priority_first_and_keep_three() {
+        let c: Critique = serde_json::from_value(serde_json::json!({
+            "target_agent": "planner", "target_round": 1,
+            "risks": [{"risk": "r1", "severity": "low", "impact": "i"}],
+            "suggestions": [
+                {"issue": "low one", "solution": "s", "priority": "low"},
+                {"issue": "high one", "solution": "s", "priority": "high"},
+                {"issue": "high one", "solution": "dup", "priority": "high"},
+                {"issue": "medium one", "solution": "s", "priority": "medium"}
+            ],
+            "validity_check": {"feasible": true, "realistic": true, "complete": true}
+        }))
+        .expect("critique");
+        assert_eq!(
+            focus_points(Some(&c)),
+            vec!["high one", "medium one", "low one"]
+        );
+        assert!(focus_points(None).is_empty());
+    }
+}

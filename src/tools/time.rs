@@ -137,6 +137,16 @@ impl Tool for CalculateDate {
                 "days": {"type": "integer", "minimum": -MAX_DAYS, "maximum": MAX_DAYS},
                 "weeks": {"type": "integer", "minimum": -MAX_DAYS / 7, "maximum": MAX_DAYS / 7},
                 "months": {"type": "integer", "minimum": -MAX_DAYS / 28, "maximum": MAX_DAYS / 28},
+                "offset": {
+                    "type": "object",
+                    "description": "The shift as one object ({\"weeks\": 2, \"days\": 3}), instead of or added to the fields above",
+                    "properties": {
+                        "days": {"type": "integer", "minimum": -MAX_DAYS, "maximum": MAX_DAYS},
+                        "weeks": {"type": "integer", "minimum": -MAX_DAYS / 7, "maximum": MAX_DAYS / 7},
+                        "months": {"type": "integer", "minimum": -MAX_DAYS / 28, "maximum": MAX_DAYS / 28}
+                    },
+                    "additionalProperties": false
+                },
                 "weekday": {"type": "string", "maxLength": 16,
                             "description": "Move to this weekday (monday … sunday)"},
                 "direction": {"type": "string", "enum": ["next", "previous"],
@@ -210,9 +220,13 @@ fn add_months(d: NaiveDate, n: i64) -> Option<NaiveDate> {
 fn calculate(ctx: &ToolContext, args: &Value) -> Result<ToolData, ToolError> {
     let tz = parse_zone(str_arg(args, "timezone"))?;
     let base = base_date(ctx, tz, str_arg(args, "base_date"))?;
-    let months = int_arg(args, "months").unwrap_or(0);
-    let weeks = int_arg(args, "weeks").unwrap_or(0);
-    let days = int_arg(args, "days").unwrap_or(0);
+    let offset = args.get("offset").cloned().unwrap_or(Value::Null);
+    let both = |name: &str| {
+        int_arg(args, name)
+            .unwrap_or(0)
+            .saturating_add(int_arg(&offset, name).unwrap_or(0))
+    };
+    let (months, weeks, days) = (both("months"), both("weeks"), both("days"));
     let out_of_range = || {
         invalid_date(format!(
             "the result is out of the calendar's range (from {base})"

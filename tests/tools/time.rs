@@ -132,3 +132,30 @@ async fn calculate_date_shifts_and_finds_weekdays() {
     .await;
     assert_error(&r, "validation_error", "INVALID_ARGUMENTS");
 }
+
+#[tokio::test]
+async fn the_time_tools_answer_in_the_debate_protocol_shape_too() {
+    // `get_now`: `now` (local, no offset), `timezone`, `weekday`, `date`.
+    let ctx = at("2025-12-04T02:00:00Z");
+    let now = full(&ctx, "get_now", json!({"timezone": "Asia/Shanghai"})).await;
+    assert_eq!(now["now"], "2025-12-04T10:00:00");
+    assert_eq!(now["timezone"], "Asia/Shanghai");
+    assert_eq!(now["weekday"], "Thursday");
+    assert_eq!(now["date"], "2025-12-04");
+    // `calculate_date` with weeks and days: `result_date` and its weekday.
+    let d = full(
+        &ctx,
+        "calculate_date",
+        json!({"base_date": "2025-12-04", "offset": {"weeks": 2, "days": 3}}),
+    )
+    .await;
+    assert_eq!(d["result_date"], "2025-12-21");
+    assert_eq!(d["weekday"], "Sunday");
+    let flat = full(
+        &ctx,
+        "calculate_date",
+        json!({"base_date": "2025-12-04", "weeks": 2, "days": 3}),
+    )
+    .await;
+    assert_eq!(flat["result_date"], "2025-12-21");
+}

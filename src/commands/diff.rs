@@ -30,7 +30,8 @@ pub fn run_diff(db: &Path, a: &str, b: &str, json: bool, timing: bool) -> ExitCo
 /// Loads, compares and prints; `Ok(true)` when the runs have no difference.
 fn diff(db: &Path, a: &str, b: &str, json: bool, timing: bool) -> Result<bool> {
     let store = Store::open(db)?;
-    let (sa, sb) = (store.run(a)?, store.run(b)?);
+    let sa = store.run(a).wrap_err_with(|| format!("run A `{a}`"))?;
+    let sb = store.run(b).wrap_err_with(|| format!("run B `{b}`"))?;
     match (
         crate::commands::debate::is_debate(&sa.plan_id),
         crate::commands::debate::is_debate(&sb.plan_id),

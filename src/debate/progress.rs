@@ -28,11 +28,15 @@ pub fn line(e: &EngineEvent) -> Option<String> {
                 .and_then(|v| v.pointer("/metadata/position/conclusion"))
                 .and_then(|v| v.as_str())
                 .unwrap_or("");
+            let outcome = serde_json::to_value(o.outcome)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default();
             Some(format!(
-                "round {} {}: {:?}{}{}",
+                "round {} {}: {}{}{}",
                 o.round,
                 o.agent,
-                o.outcome,
+                outcome,
                 if o.reused {
                     " (previous output reused)"
                 } else {

@@ -46,7 +46,7 @@ fn topic(q: &str) -> String {
     if q.chars().count() > 60 {
         t.push('…');
     }
-    t
+    format!("“{t}”")
 }
 
 fn str_list(v: Option<&Value>) -> Vec<String> {

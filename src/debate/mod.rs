@@ -12,6 +12,7 @@ pub mod events;
 pub mod host;
 pub mod progress;
 pub mod replay;
+mod round_end;
 pub mod session;
 pub mod similarity;
 pub mod speak;

@@ -5,29 +5,23 @@
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
-use std::time::Instant;
 
-use serde_json::{json, Value};
+use serde_json::Value;
 use tokio::sync::{mpsc, watch};
 
-use super::check::changes;
-use super::events::{
-    DebateErrorLogged, DebateFinished, DebateStarted, HostDecided, PositionsCompared, TurnOutcome,
-};
-use super::host::{decide, Decision, HostInput, Next, SPEAKERS};
+use super::events::{DebateFinished, DebateStarted, TurnOutcome};
+use super::host::{Next, SPEAKERS};
 use super::similarity::{keyword_similarity, position_text, PositionComparer};
 use super::speak::{speak, LastOutput, Spoken};
 use super::spec::DebateSpec;
-use super::turn::{task_id, DebateTurn, HostInstruction, RoundDigest};
+use super::turn::{DebateTurn, HostInstruction, RoundDigest};
 use crate::engine::emit::{Emitter, Scope};
 use crate::engine::{Control, EngineError, RunHandle, RunOutcome};
 use crate::event::{EngineEvent, RunFinished, RunStarted, RunStatus, TaskStatus};
-use crate::protocol::debate::{
-    AgentRole, CriticMetadata, HostAction, PositionSummary, SessionStatus,
-};
+use crate::protocol::debate::{AgentRole, PositionSummary, SessionStatus};
 use crate::provider::Provider;
 use crate::review::ReviewError;
-use crate::store::{StoreError, WriteOp, Writer};
+use crate::store::{WriteOp, Writer};
 use crate::tokens::TokenCounter;
 
 /// What a session runs with.
@@ -135,13 +129,19 @@ pub fn start_session(s: SessionSpec) -> RunHandle {
 
 /// What the rounds keep between them.
 #[derive(Default)]
-struct Memory {
-    last: BTreeMap<AgentRole, (Value, PositionSummary)>,
-    self_similarity: BTreeMap<AgentRole, Vec<(u32, f64)>>,
-    trend: Vec<f64>,
-    digests: Vec<RoundDigest>,
-    tasks: BTreeMap<TaskStatus, u32>,
-    host_last: Option<PositionSummary>,
+pub(super) struct Memory {
+    /// Each agent's last valid output and position.
+    pub(super) last: BTreeMap<AgentRole, (Value, PositionSummary)>,
+    /// Each agent's similarity to its previous position, by round.
+    pub(super) self_similarity: BTreeMap<AgentRole, Vec<(u32, f64)>>,
+    /// Consensus after each compared round.
+    pub(super) trend: Vec<f64>,
+    /// The rounds as the reporter reads them.
+    pub(super) digests: Vec<RoundDigest>,
+    /// Turns by final status.
+    pub(super) tasks: BTreeMap<TaskStatus, u32>,
+    /// The host's last position.
+    pub(super) host_last: Option<PositionSummary>,
 }
 
 impl Memory {
@@ -269,7 +269,7 @@ async fn run(s: Arc<Session>, comparer: Arc<PositionComparer>) -> Result<RunOutc
             ending = Some(("cancelled", "stopped by the user".into()));
             break;
         }
-        let decision = host_turn(&s, &comparer, &mut m, round, &spoken).await?;
+        let decision = super::round_end::host_turn(&s, &comparer, &mut m, round, &spoken).await?;
         match decision.next {
             Next::Round(next) => instructions = next,
             Next::Report { ending: e } => {
@@ -354,199 +354,4 @@ async fn run(s: Arc<Session>, comparer: Arc<PositionComparer>) -> Result<RunOutc
         atoms: 0,
         grades: Default::default(),
     })
-}
-
-/// Compares the round's positions, applies the host's rules, logs the decision.
-async fn host_turn(
-    s: &Session,
-    comparer: &PositionComparer,
-    m: &mut Memory,
-    round: u32,
-    spoken: &[(AgentRole, Spoken)],
-) -> Result<Decision, StoreError> {
-    let task: Arc<str> = task_id(round, &AgentRole::Host).into();
-    let agent: Arc<str> = "host".into();
-    s.emitter.write(WriteOp::AddTask {
-        run_id: s.emitter.run_id().clone(),
-        task_id: task.clone(),
-        agent: agent.clone(),
-    })?;
-    let scope = Scope {
-        task_id: Some(task.clone()),
-        invocation_id: None,
-        agent: Some(agent),
-    };
-    let positions: Vec<(AgentRole, PositionSummary)> = spoken
-        .iter()
-        .filter_map(|(a, sp)| sp.position.clone().map(|p| (a.clone(), p)))
-        .collect();
-    let mut mean = None;
-    let mut analysis = json!({
-        "consensus_level": 0.0,
-        "similarity_matrix": [],
-        "most_different_pair": [0, 0],
-        "stubborn_agents": []
-    });
-    if positions.len() >= 2 {
-        let texts: Vec<String> = positions.iter().map(|(_, p)| position_text(p)).collect();
-        let t0 = Instant::now();
-        let (data, method, embedded, cached) = match comparer.compare(&texts).await {
-            Ok(c) => (c.data, "embedding", c.embedded, c.cached),
-            Err(e) => {
-                s.emitter.emit(
-                    &scope,
-                    EngineEvent::DebateError(DebateErrorLogged {
-                        round,
-                        error: json!({
-                            "error": "tool_execution_failed",
-                            "tool": "compare_positions",
-                            "fallback": "keyword matching rules"
-                        }),
-                        message: format!(
-                            "compare_positions failed in round {round} ({e}): similarity by keyword matching"
-                        ),
-                    }),
-                )?;
-                (keyword_similarity(&texts), "keyword", 0, 0)
-            }
-        };
-        let self_similarity = positions
-            .iter()
-            .filter_map(|(a, _)| {
-                m.self_similarity
-                    .get(a)
-                    .and_then(|v| v.last())
-                    .filter(|(r, _)| *r == round)
-                    .map(|(_, x)| (a.as_str().to_string(), *x))
-            })
-            .collect();
-        s.emitter.emit(
-            &scope,
-            EngineEvent::PositionsCompared(PositionsCompared {
-                round,
-                agents: positions.iter().map(|(a, _)| a.clone()).collect(),
-                similarity_matrix: data.similarity_matrix.clone(),
-                mean_similarity: data.mean_similarity,
-                most_different_pair: data.most_different_pair,
-                most_different_similarity: data.most_different_similarity,
-                self_similarity,
-                method: method.into(),
-                embedder: if method == "keyword" {
-                    "keyword".into()
-                } else {
-                    comparer.embedder_name()
-                },
-                embedded,
-                cached,
-                duration_us: t0.elapsed().as_micros() as u64,
-            }),
-        )?;
-        m.trend.push(data.mean_similarity);
-        mean = Some(data.mean_similarity);
-        analysis["consensus_level"] = json!(data.mean_similarity);
-        analysis["similarity_matrix"] = json!(data.similarity_matrix);
-        analysis["most_different_pair"] = json!(data.most_different_pair);
-    }
-    let critique = m
-        .last
-        .get(&AgentRole::Critic)
-        .and_then(|(o, _)| o.get("metadata").cloned())
-        .and_then(|v| serde_json::from_value::<CriticMetadata>(v).ok())
-        .map(|c| c.critique);
-    let decision = decide(&HostInput {
-        round,
-        max_rounds: s.spec.max_rounds,
-        thresholds: &s.spec.thresholds,
-        mean,
-        trend: &m.trend,
-        self_similarity: &m.self_similarity,
-        positions: &positions,
-        critique: critique.as_ref(),
-    });
-    analysis["stubborn_agents"] = json!(decision.stubborn);
-    let consensus = mean.unwrap_or(0.0);
-    let mut position = PositionSummary {
-        conclusion: format!("{}: {}", decision.action, decision.reason),
-        key_reasons: vec![decision.reason.clone()],
-        assumptions: vec![format!(
-            "similarity measured by {}",
-            if mean.is_some() {
-                comparer.embedder_name()
-            } else {
-                "no comparison".into()
-            }
-        )],
-        confidence: consensus,
-        changes_from_last_round: None,
-        extra: Default::default(),
-    };
-    position.changes_from_last_round = Some(changes(m.host_last.as_ref(), &position));
-    m.host_last = Some(position.clone());
-    let content = match decision.action {
-        HostAction::Converge => format!("Consensus reached ({consensus:.2}): converging. {}", decision.reason),
-        HostAction::Continue => format!(
-            "Another round. {}{}",
-            decision.reason,
-            if decision.must_address.is_empty() {
-                String::new()
-            } else {
-                format!(" Address: {}.", decision.must_address.join("; "))
-            }
-        ),
-        HostAction::ForceOpposition => format!(
-            "Positions are far apart ({consensus:.2}): the critic argues the opposite side as devil's advocate."
-        ),
-        HostAction::UpdateCommand => format!("Update command: {}", decision.reason),
-        HostAction::Terminate => format!("Discussion ends: {}", decision.reason),
-        HostAction::Other(_) => decision.reason.clone(),
-    };
-    let output = json!({
-        "agent_id": "host",
-        "round": round,
-        "output_type": "control",
-        "content": content,
-        "metadata": {
-            "decision": {
-                "action": decision.action.as_str(),
-                "reason": decision.reason,
-                "next_agents": decision.next_agents,
-                "constraints": {
-                    "must_address": decision.must_address,
-                    "avoid": decision.avoid
-                }
-            },
-            "analysis": analysis,
-            "position": position
-        },
-        "timestamp": crate::clock::now_rfc3339()
-    });
-    s.emitter.emit(
-        &scope,
-        EngineEvent::HostDecided(HostDecided {
-            round,
-            output,
-            directive: decision.directive.clone(),
-        }),
-    )?;
-    s.emitter.write(WriteOp::TaskState {
-        run_id: s.emitter.run_id().clone(),
-        task_id: task,
-        status: "success",
-        attempts: 1,
-        atoms: 0,
-        error_code: None,
-        final_invocation_id: None,
-    })?;
-    *m.tasks.entry(TaskStatus::Success).or_default() += 1;
-    m.digests.push(RoundDigest {
-        round,
-        consensus: mean,
-        action: decision.action.as_str().to_string(),
-        reason: decision.reason.clone(),
-        conclusions: positions
-            .iter()
-            .map(|(a, p)| (a.clone(), p.conclusion.clone()))
-            .collect(),
-    });
-    Ok(decision)
 }

@@ -29,7 +29,14 @@ fn latest_two(dir: &Path, db: &str) -> (String, String) {
 
 /// Reruns the latest session and diffs it with its recording: no difference.
 fn rerun_and_diff_match(dir: &Path, db: &str) {
-    let re = output(plexus(dir).args(["--db", db, "rerun", "latest", "--instant", "--headless"]));
+    rerun_and_diff_match_with(dir, db, &[]);
+}
+
+fn rerun_and_diff_match_with(dir: &Path, db: &str, global: &[&str]) {
+    let mut args = vec!["--db", db];
+    args.extend_from_slice(global);
+    args.extend_from_slice(&["rerun", "latest", "--instant", "--headless"]);
+    let re = output(plexus(dir).args(&args));
     assert_eq!(re.code, Some(0), "{}\n{}", re.stdout, re.stderr);
     assert!(re.stdout.contains("no difference"), "{}", re.stdout);
     let (new, old) = latest_two(dir, db);
@@ -82,15 +89,20 @@ fn a_debate_runs_against_a_local_server_of_either_api() {
         1,
     )
     .expect("mock server");
-    for (kind, base) in [
-        ("openai", format!("{}/v1", server.url())),
-        ("anthropic", server.url()),
+    // The OpenAI profile also compares positions through the server's /embeddings.
+    for (kind, base, embedding) in [
+        (
+            "openai",
+            format!("{}/v1", server.url()),
+            "embedding_model = \"mock-embedding\"\n",
+        ),
+        ("anthropic", server.url(), ""),
     ] {
         let tmp = tempfile::tempdir().expect("test step");
         let dir = tmp.path();
         std::fs::write(
             dir.join("plexus.toml"),
-            format!("[providers.local]\nkind = \"{kind}\"\nbase_url = \"{base}\"\nmodel = \"m\"\n"),
+            format!("[providers.local]\nkind = \"{kind}\"\nbase_url = \"{base}\"\nmodel = \"m\"\n{embedding}"),
         )
         .expect("test step");
         let out = output(plexus(dir).args([
@@ -106,8 +118,43 @@ fn a_debate_runs_against_a_local_server_of_either_api() {
         ]));
         assert_eq!(out.code, Some(0), "{kind}: {}\n{}", out.stdout, out.stderr);
         assert!(out.stdout.contains("converged"), "{kind}: {}", out.stdout);
-        rerun_and_diff_match(dir, "h.db");
+        let similarity_by = if embedding.is_empty() {
+            "similarity by builtin"
+        } else {
+            "similarity by endpoint:local/mock-embedding"
+        };
+        assert!(out.stderr.contains(similarity_by), "{kind}: {}", out.stderr);
+        rerun_and_diff_match_with(dir, "h.db", &["--config", "plexus.toml"]);
     }
+    // An endpoint that fails: the session compares by keywords, says so, and goes on.
+    let tmp = tempfile::tempdir().expect("test step");
+    let dir = tmp.path();
+    std::fs::write(
+        dir.join("plexus.toml"),
+        format!(
+            "[providers.local]\nkind = \"openai\"\nbase_url = \"{}/v1\"\nmodel = \"m\"\nembedding_model = \"fail-embeddings\"\n",
+            server.url()
+        ),
+    )
+    .expect("test step");
+    let out = output(plexus(dir).args([
+        "--db",
+        "f.db",
+        "--config",
+        "plexus.toml",
+        "debate",
+        "Plan a launch",
+        "--provider",
+        "local",
+        "--headless",
+    ]));
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+    assert!(
+        out.stderr.contains("compare_positions failed in round 1"),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("(keyword)"), "{}", out.stderr);
     assert!(server.requests() >= 14, "every turn went over HTTP");
 }
 

@@ -8,6 +8,7 @@
 
 pub mod check;
 pub mod diff;
+pub mod embed_http;
 pub mod events;
 pub mod host;
 pub mod progress;

@@ -10,6 +10,7 @@
 //! headers = { "OpenAI-Organization" = "org-123" }
 //! concurrency = 64                     # calls in flight through this profile
 //! rate_limit_rpm = 500                 # token bucket: requests per minute
+//! embedding_model = "text-embedding-3-small"  # debate similarity through /embeddings
 //! ```
 //!
 //! The key itself is never part of a profile: it is read when a provider is built and
@@ -101,6 +102,15 @@ pub struct ProviderProfile {
     /// Anthropic extended thinking budget in tokens (0 = off).
     #[serde(default)]
     pub thinking_budget: u32,
+    /// Embedding model of an OpenAI-compatible `/embeddings` endpoint; when set, debate
+    /// sessions on this profile compare positions with it instead of the built-in
+    /// embedding.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub embedding_model: Option<String>,
+    /// Endpoint root of the embeddings (`…/v1`; `/embeddings` is appended) when it is
+    /// not `base_url` (an Anthropic profile needs one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub embedding_base_url: Option<String>,
 }
 
 fn default_concurrency() -> usize {
@@ -214,6 +224,8 @@ impl ProviderProfile {
             max_tokens_param: default_max_tokens_param(),
             anthropic_version: default_anthropic_version(),
             thinking_budget: 0,
+            embedding_model: None,
+            embedding_base_url: None,
         }
     }
 
@@ -314,6 +326,24 @@ impl ProviderProfile {
         }
         if self.max_response_bytes < 1024 {
             return Err("`max_response_bytes` must be at least 1024".into());
+        }
+        if let Some(u) = &self.embedding_base_url {
+            let u = u.trim();
+            if !(u.starts_with("http://") || u.starts_with("https://")) {
+                return Err(format!(
+                    "`embedding_base_url` must start with http:// or https:// (got {u:?})"
+                ));
+            }
+        }
+        if self
+            .embedding_model
+            .as_deref()
+            .is_some_and(|m| m.trim().is_empty())
+        {
+            return Err("`embedding_model` must not be empty".into());
+        }
+        if self.embedding_base_url.is_some() && self.embedding_model.is_none() {
+            return Err("`embedding_base_url` needs `embedding_model`".into());
         }
         for (k, v) in &self.headers {
             if reqwest::header::HeaderName::from_bytes(k.as_bytes()).is_err() {

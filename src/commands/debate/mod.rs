@@ -14,12 +14,13 @@ use super::launch::{Finished, Started};
 use super::tui::UiSetup;
 use super::Globals;
 use crate::cli::{DebateArgs, DebateOpts, EventsFormat, SimOpts};
+use crate::debate::embed_http::HttpEmbedder;
 use crate::debate::similarity::PositionComparer;
-use crate::debate::spec::{DebateSpec, Thresholds};
+use crate::debate::spec::{DebateSpec, EmbeddingSource, Thresholds};
 use crate::engine::Control;
 use crate::event::RunStatus;
 use crate::exit;
-use crate::provider::{Provider, SimConfig};
+use crate::provider::{Provider, ProviderProfile, SimConfig};
 use crate::state::debate::DebateState;
 
 pub use start::{now_data, start_debate};
@@ -46,12 +47,50 @@ pub fn spec_of(question: &str, o: &DebateOpts) -> Result<DebateSpec> {
     Ok(spec)
 }
 
-/// The provider a session runs on, and the comparer of its positions.
+/// The comparer of a session's positions: the profile's embeddings endpoint when it
+/// names an `embedding_model`, else the built-in embedding.
+pub fn comparer_for(profile: &ProviderProfile) -> Result<(Arc<PositionComparer>, EmbeddingSource)> {
+    match HttpEmbedder::for_profile(profile)
+        .map_err(|e| eyre!("[providers.{}]: {e}", profile.name))?
+    {
+        Some(e) => {
+            let source = EmbeddingSource::Endpoint {
+                profile: profile.name.clone(),
+                base_url: e.url().trim_end_matches("/embeddings").to_string(),
+                model: profile.embedding_model.clone().unwrap_or_default(),
+            };
+            Ok((Arc::new(PositionComparer::new(Arc::new(e))), source))
+        }
+        None => Ok((
+            Arc::new(PositionComparer::builtin()),
+            EmbeddingSource::Builtin,
+        )),
+    }
+}
+
+/// The comparer a recorded session used, again (the profile of an endpoint must still
+/// be configured).
+pub fn comparer_again(g: &Globals, source: &EmbeddingSource) -> Result<Arc<PositionComparer>> {
+    match source {
+        EmbeddingSource::Builtin => Ok(Arc::new(PositionComparer::builtin())),
+        EmbeddingSource::Endpoint { profile, .. } => {
+            let p = super::providers::profile_named(g, profile).wrap_err_with(|| {
+                format!(
+                    "the session compared positions through the embeddings of profile `{profile}`"
+                )
+            })?;
+            Ok(comparer_for(&p)?.0)
+        }
+    }
+}
+
+/// The provider a session runs on, the comparer of its positions and where its
+/// embeddings come from.
 pub fn provider_for(
     g: &Globals,
     name: Option<&str>,
     sim: &SimOpts,
-) -> Result<(Arc<dyn Provider>, Arc<PositionComparer>)> {
+) -> Result<(Arc<dyn Provider>, Arc<PositionComparer>, EmbeddingSource)> {
     let profile = super::providers::profile_named(g, name.unwrap_or("simulated"))?;
     let sim = SimConfig {
         chunk_ms: sim.chunk_ms,
@@ -60,13 +99,15 @@ pub fn provider_for(
         ..SimConfig::default()
     };
     let provider = crate::provider::build(&profile, &sim).map_err(|e| eyre!("{e}"))?;
-    Ok((provider, Arc::new(PositionComparer::builtin())))
+    let (comparer, source) = comparer_for(&profile)?;
+    Ok((provider, comparer, source))
 }
 
 /// Runs `plexus debate`.
 pub async fn debate(g: &Globals, args: DebateArgs, tui: Option<UiSetup>) -> Result<ExitCode> {
-    let spec = spec_of(&args.question, &args.debate)?;
-    let (provider, comparer) = provider_for(g, args.provider.as_deref(), &args.sim)?;
+    let mut spec = spec_of(&args.question, &args.debate)?;
+    let (provider, comparer, embedding) = provider_for(g, args.provider.as_deref(), &args.sim)?;
+    spec.embedding = embedding;
     let now = now_data(&spec.timezone).await?;
     let started = start_debate(&g.db, spec, provider, comparer, now)?;
     let sse = args.events == Some(EventsFormat::Sse);

@@ -13,7 +13,6 @@ use crate::commands::rerun::report::Report;
 use crate::commands::rerun::RerunArgs;
 use crate::commands::Globals;
 use crate::debate::replay::{load_events, DebateReplayProvider};
-use crate::debate::similarity::PositionComparer;
 use crate::event::RunStatus;
 use crate::exit;
 use crate::store::Store;
@@ -35,7 +34,7 @@ pub async fn rerun_debate(
         eyre!("run {source_run} has no debate_started event in its log: it cannot be rerun")
     })?;
     let provider = Arc::new(DebateReplayProvider::new(&events, source_run, args.instant));
-    let comparer = Arc::new(PositionComparer::builtin());
+    let comparer = super::comparer_again(g, &started.spec.embedding)?;
     crate::errln!(
         "rerun of debate {source_run} on its recording, {}",
         if args.instant {

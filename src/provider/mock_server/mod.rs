@@ -11,6 +11,7 @@
 //! stream cut mid-chunk need control a framework would hide.
 
 pub mod answer;
+mod embeddings;
 pub mod key_echo;
 mod wire;
 
@@ -277,6 +278,11 @@ async fn connection(stream: TcpStream, shared: Arc<Shared>) {
 
 /// Answers one request; `Ok(false)` closes the connection.
 async fn respond(stream: &mut TcpStream, req: &Request, shared: &Shared) -> std::io::Result<bool> {
+    if req.path.ends_with("/embeddings") {
+        let (status, body) = embeddings::answer(&req.body);
+        write_whole(stream, status, reason(status), &[], &body).await?;
+        return Ok(true);
+    }
     let api = if req.path.ends_with("/chat/completions") {
         Api::Openai
     } else if req.path.ends_with("/messages") {

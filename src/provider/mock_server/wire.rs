@@ -67,6 +67,8 @@ pub fn header<'a>(req: &'a Request, name: &str) -> Option<&'a str> {
 /// The reason phrase of a status code.
 pub fn reason(code: u16) -> &'static str {
     match code {
+        200 => "OK",
+        400 => "Bad Request",
         401 => "Unauthorized",
         403 => "Forbidden",
         404 => "Not Found",

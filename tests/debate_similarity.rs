@@ -56,10 +56,10 @@ async fn the_matrix_is_symmetric_with_its_mean_and_least_similar_pair() {
         .expect("compares")
         .data;
     let m = &d.similarity_matrix;
-    for i in 0..3 {
-        assert_eq!(m[i][i], 1.0);
-        for j in 0..3 {
-            assert_eq!(m[i][j], m[j][i]);
+    for (i, row) in m.iter().enumerate() {
+        assert_eq!(row[i], 1.0);
+        for (j, x) in row.iter().enumerate() {
+            assert_eq!(*x, m[j][i]);
         }
     }
     let pairs = [m[0][1], m[0][2], m[1][2]];

@@ -286,7 +286,7 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Debate(args) => plexus::commands::debate::debate(&g, *args, tui).await,
-        Command::Serve(_args) => Err(eyre!("serve is not wired yet")),
+        Command::Serve(args) => plexus::commands::debate::serve::serve(&g, *args).await,
         Command::Validate { plan } => plexus::commands::check::validate(&plan),
         Command::Runs { json } => {
             print_runs_at(&g.db, json)?;

@@ -1,6 +1,7 @@
 //! The benchmarks behind `plexus bench …`: each measures one part of plexus beside a
 //! baseline measured in the same run, and prints its figures (or JSON).
 
+pub mod debate;
 pub mod engine;
 pub mod failures;
 pub mod failures_db;
@@ -143,6 +144,21 @@ pub async fn run(cmd: BenchCommand) -> Result<ExitCode> {
                 react::print_react_report,
             )
         }
+        BenchCommand::Debate {
+            positions,
+            tokens,
+            runs,
+            json,
+        } => report(
+            &debate::run_debate_bench(&debate::DebateBenchOptions {
+                positions,
+                tokens,
+                runs,
+            })
+            .await?,
+            json,
+            debate::print_debate_report,
+        ),
         BenchCommand::Failures {
             samples,
             turns,

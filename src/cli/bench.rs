@@ -164,6 +164,26 @@ pub enum BenchCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Debate similarity: compare_positions cold and cached
+    ///
+    /// Four positions of 2,000 tokens compared with the built-in embedding, with a fresh
+    /// cache (every text embedded) and again (every embedding cached), beside a pass
+    /// over the texts' bytes measured in the same run.
+    #[command(after_long_help = help::BENCH_DEBATE)]
+    Debate {
+        /// Positions compared.
+        #[arg(long, default_value_t = 4, value_parser = at_least_one())]
+        positions: usize,
+        /// Tokens of each position.
+        #[arg(long, default_value_t = 2000, value_parser = at_least_one())]
+        tokens: usize,
+        /// Interleaved repetitions (medians are reported).
+        #[arg(long, default_value_t = 51, value_parser = at_least_one())]
+        runs: usize,
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Failure trees and the failures list on big inputs
     ///
     /// A generated tree opened, filtered, sorted and a sample opened; peak memory

@@ -229,6 +229,11 @@ pub const BENCH_REACT: &str = "\
 Example:
   cargo run --release -- bench react --tasks 100";
 
+/// Examples of `plexus bench debate --help`.
+pub const BENCH_DEBATE: &str = "\
+Example:
+  cargo run --release -- bench debate --runs 101";
+
 /// Examples of `plexus bench failures --help`.
 pub const BENCH_FAILURES: &str = "\
 Example:

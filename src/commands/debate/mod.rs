@@ -3,6 +3,7 @@
 //! (`--events sse`).
 
 pub mod rerun;
+pub mod serve;
 pub mod start;
 
 use std::process::ExitCode;

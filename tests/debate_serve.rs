@@ -251,6 +251,24 @@ fn bad_requests_get_their_status_and_field() {
         junk.starts_with("HTTP/1.1 400") || junk.starts_with("HTTP/1.1 505"),
         "{junk}"
     );
+    // A client that asks before sending its body (curl does for bodies over 1 KB).
+    let body = r#"{"message": "x", "mode": "nope"}"#;
+    let mut s = TcpStream::connect(("127.0.0.1", p)).expect("connect");
+    s.set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("timeout");
+    write!(
+        s,
+        "POST /api/chat HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    )
+    .expect("head");
+    let mut first = [0u8; 25];
+    s.read_exact(&mut first).expect("the interim answer");
+    assert_eq!(&first, b"HTTP/1.1 100 Continue\r\n\r\n");
+    s.write_all(body.as_bytes()).expect("body");
+    let mut rest = String::new();
+    s.read_to_string(&mut rest).expect("the answer");
+    assert!(rest.starts_with("HTTP/1.1 400"), "{rest}");
     // None of it started a session.
     let n: i64 = db_conn(dir, "e.db")
         .query_row("SELECT COUNT(*) FROM runs", [], |r| r.get(0))

@@ -190,3 +190,49 @@ fn malformed_answers_are_named() {
     .contains("different lengths"));
     assert!(err(json!({"data": [{"index": 5, "embedding": [1.0]}]}), 1).contains("out of range"));
 }
+
+#[tokio::test]
+async fn the_key_never_appears_in_an_embedding_error() {
+    let key = "sk-test-0123456789abcdef0123456789";
+    // A server that echoes the key it was given at the start of its 401.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    std::thread::spawn(move || {
+        use std::io::{Read, Write};
+        if let Ok((mut s, _)) = listener.accept() {
+            let mut buf = [0u8; 4096];
+            let n = s.read(&mut buf).unwrap_or(0);
+            let req = String::from_utf8_lossy(&buf[..n]).to_string();
+            let given = req
+                .lines()
+                .find_map(|l| {
+                    l.strip_prefix("authorization: Bearer ")
+                        .or_else(|| l.strip_prefix("Authorization: Bearer "))
+                })
+                .unwrap_or("none")
+                .to_string();
+            let body = format!("{{\"error\": \"bad key {given}\"}}");
+            let _ = write!(
+                s,
+                "HTTP/1.1 401 Unauthorized\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    let mut p = profile(&format!("http://127.0.0.1:{port}/v1"), "m");
+    let var = "PLEXUS_TEST_EMBEDDING_KEY";
+    std::env::set_var(var, key);
+    p.api_key_env = Some(var.into());
+    let e = HttpEmbedder::for_profile(&p).expect("builds").expect("set");
+    let err = e.embed(&texts(&["a"])).await.expect_err("refused");
+    assert!(err.0.contains("HTTP 401"), "{err}");
+    assert!(
+        err.0.contains("bad key"),
+        "the server's words are kept: {err}"
+    );
+    assert!(!err.0.contains(key), "the key leaked: {err}");
+    assert!(
+        err.0.contains("bad key [redacted]"),
+        "the key was echoed and redacted: {err}"
+    );
+}

@@ -8,6 +8,7 @@ use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::{json, Value};
 
 use super::similarity::{EmbedError, EmbedFuture, Embedder};
+use crate::provider::http::redact::TextRedactor;
 use crate::provider::ProviderProfile;
 
 /// Time an embeddings call may take.
@@ -16,6 +17,8 @@ pub const EMBED_TIMEOUT: Duration = Duration::from_secs(10);
 /// The endpoint of one profile.
 pub struct HttpEmbedder {
     client: reqwest::Client,
+    /// Takes the key out of anything a server or the transport says.
+    redactor: TextRedactor,
     url: String,
     model: String,
     label: String,
@@ -33,6 +36,7 @@ impl HttpEmbedder {
             .clone()
             .unwrap_or_else(|| profile.base_url.clone());
         let key = profile.api_key().map_err(|e| e.to_string())?;
+        let redactor = TextRedactor::new(key.as_ref().map(|k| k.expose()));
         let mut headers = HeaderMap::new();
         for (k, v) in &profile.headers {
             let name = HeaderName::from_bytes(k.as_bytes()).map_err(|e| e.to_string())?;
@@ -54,6 +58,7 @@ impl HttpEmbedder {
             .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
         Ok(Some(HttpEmbedder {
             client,
+            redactor,
             url: format!("{}/embeddings", base.trim().trim_end_matches('/')),
             label: format!("endpoint:{}/{model}", profile.name),
             model,
@@ -67,7 +72,7 @@ impl HttpEmbedder {
     }
 
     async fn call(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        let fail = |m: String| EmbedError(format!("{}: {m}", self.url));
+        let fail = |m: String| EmbedError(self.redactor.text(&format!("{}: {m}", self.url)));
         let mut resp = self
             .client
             .post(&self.url)

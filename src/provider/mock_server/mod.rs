@@ -278,12 +278,8 @@ async fn connection(stream: TcpStream, shared: Arc<Shared>) {
 
 /// Answers one request; `Ok(false)` closes the connection.
 async fn respond(stream: &mut TcpStream, req: &Request, shared: &Shared) -> std::io::Result<bool> {
-    if req.path.ends_with("/embeddings") {
-        let (status, body) = embeddings::answer(&req.body);
-        write_whole(stream, status, reason(status), &[], &body).await?;
-        return Ok(true);
-    }
-    let api = if req.path.ends_with("/chat/completions") {
+    let embeddings = req.path.ends_with("/embeddings");
+    let api = if req.path.ends_with("/chat/completions") || embeddings {
         Api::Openai
     } else if req.path.ends_with("/messages") {
         Api::Anthropic
@@ -315,6 +311,11 @@ async fn respond(stream: &mut TcpStream, req: &Request, shared: &Shared) -> std:
             write_whole(stream, 401, "Unauthorized", &[], &body).await?;
             return Ok(true);
         }
+    }
+    if embeddings {
+        let (status, body) = embeddings::answer(&req.body);
+        write_whole(stream, status, reason(status), &[], &body).await?;
+        return Ok(true);
     }
     let task = header(req, "x-plexus-task").unwrap_or("").to_string();
     let invocation = header(req, "x-plexus-invocation").unwrap_or("INV_00000000_000000_MOCK_001");

@@ -39,8 +39,12 @@ fn refuse(status: u16, message: impl Into<String>) -> Refusal {
     }
 }
 
-/// Reads one request. `Ok(None)`: the client went away before sending one.
-pub async fn read_request(rd: &mut BufReader<OwnedReadHalf>) -> Result<Option<Request>, Refusal> {
+/// Reads one request (answering `Expect: 100-continue` on `wr`). `Ok(None)`: the
+/// client went away before sending one.
+pub async fn read_request(
+    rd: &mut BufReader<OwnedReadHalf>,
+    wr: &mut OwnedWriteHalf,
+) -> Result<Option<Request>, Refusal> {
     let mut head = Vec::new();
     let mut limited = (&mut *rd).take(MAX_HEAD);
     loop {
@@ -115,6 +119,14 @@ pub async fn read_request(rd: &mut BufReader<OwnedReadHalf>) -> Result<Option<Re
     if req.method == "POST" && req.header("content-length").is_none() {
         return Err(refuse(411, "a POST needs a Content-Length"));
     }
+    if req
+        .header("expect")
+        .is_some_and(|e| e.eq_ignore_ascii_case("100-continue"))
+    {
+        wr.write_all(b"HTTP/1.1 100 Continue\r\n\r\n")
+            .await
+            .map_err(|e| refuse(400, format!("cannot answer Expect: {e}")))?;
+    }
     req.body = vec![0; len];
     rd.read_exact(&mut req.body)
         .await
@@ -140,6 +152,7 @@ pub fn reason(status: u16) -> &'static str {
         400 => "Bad Request",
         404 => "Not Found",
         405 => "Method Not Allowed",
+        408 => "Request Timeout",
         411 => "Length Required",
         413 => "Content Too Large",
         431 => "Request Header Fields Too Large",

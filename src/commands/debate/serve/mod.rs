@@ -19,22 +19,28 @@ use self::http::{read_request, write_stream_head, write_whole, Request};
 use super::{now_data, provider_for, spec_of, start_debate};
 use crate::cli::{DebateOpts, ServeArgs};
 use crate::commands::Globals;
-use crate::debate::similarity::PositionComparer;
 use crate::debate::spec::EmbeddingSource;
 use crate::engine::Control;
 use crate::protocol::debate::MultiAgentStartRequest;
-use crate::provider::Provider;
+use crate::provider::{Provider, ProviderProfile};
 
 /// The path sessions are started at.
 pub const CHAT_PATH: &str = "/api/chat";
+/// Sessions that may run at once; past it a request is answered 503.
+pub const MAX_SESSIONS: usize = 32;
+/// Time a request has to arrive whole.
+const REQUEST_TIME: std::time::Duration = std::time::Duration::from_secs(10);
+/// Time one write of the stream may take.
+const WRITE_TIME: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// What every connection shares.
 struct Server {
     db: std::path::PathBuf,
     options: DebateOpts,
     provider: Arc<dyn Provider>,
-    comparer: Arc<PositionComparer>,
+    profile: ProviderProfile,
     embedding: EmbeddingSource,
+    sessions: Arc<tokio::sync::Semaphore>,
     stop: watch::Receiver<bool>,
 }
 
@@ -47,7 +53,11 @@ pub async fn serve(g: &Globals, args: ServeArgs) -> Result<ExitCode> {
         crate::store::open_connection(&g.db)
             .wrap_err_with(|| format!("cannot open the database {}", g.db.display()))?,
     );
-    let (provider, comparer, embedding) = provider_for(g, args.provider.as_deref(), &args.sim)?;
+    let (provider, _, embedding) = provider_for(g, args.provider.as_deref(), &args.sim)?;
+    let profile = crate::commands::providers::profile_named(
+        g,
+        args.provider.as_deref().unwrap_or("simulated"),
+    )?;
     let listener = TcpListener::bind((args.host, args.port))
         .await
         .wrap_err_with(|| format!("cannot listen on {}:{}", args.host, args.port))?;
@@ -67,8 +77,9 @@ pub async fn serve(g: &Globals, args: ServeArgs) -> Result<ExitCode> {
         db: g.db.clone(),
         options: args.debate.clone(),
         provider,
-        comparer,
+        profile,
         embedding,
+        sessions: Arc::new(tokio::sync::Semaphore::new(MAX_SESSIONS)),
         stop: stop_rx.clone(),
     });
     tokio::spawn(async move {
@@ -148,11 +159,16 @@ fn spec_of_request(
 async fn connection(stream: TcpStream, server: &Server) -> Result<()> {
     let (rd, mut wr) = stream.into_split();
     let mut rd = BufReader::new(rd);
-    let req = match read_request(&mut rd).await {
-        Ok(Some(r)) => r,
-        Ok(None) => return Ok(()),
-        Err(r) => {
+    let req = match tokio::time::timeout(REQUEST_TIME, read_request(&mut rd, &mut wr)).await {
+        Ok(Ok(Some(r))) => r,
+        Ok(Ok(None)) => return Ok(()),
+        Ok(Err(r)) => {
             write_whole(&mut wr, r.status, &[], &error_body(&r.message, None)).await?;
+            return Ok(());
+        }
+        Err(_) => {
+            let body = error_body("the request did not arrive within 10 s", None);
+            write_whole(&mut wr, 408, &[], &body).await?;
             return Ok(());
         }
     };
@@ -191,15 +207,19 @@ async fn connection(stream: TcpStream, server: &Server) -> Result<()> {
             return Ok(());
         }
     };
+    let Ok(_slot) = server.sessions.clone().try_acquire_owned() else {
+        let body = error_body(
+            &format!("{MAX_SESSIONS} sessions are running; try again when one ends"),
+            None,
+        );
+        write_whole(&mut wr, 503, &[("Retry-After", "10")], &body).await?;
+        return Ok(());
+    };
     let started = async {
         let now = now_data(&spec.timezone).await?;
-        start_debate(
-            &server.db,
-            spec,
-            server.provider.clone(),
-            server.comparer.clone(),
-            now,
-        )
+        // Each session its own cache of embeddings: a long-running server does not grow.
+        let (comparer, _) = super::comparer_for(&server.profile)?;
+        start_debate(&server.db, spec, server.provider.clone(), comparer, now)
     }
     .await;
     let mut started = match started {
@@ -238,7 +258,14 @@ async fn connection(stream: TcpStream, server: &Server) -> Result<()> {
                         out.push_str(&crate::debate::sse::frame(&item));
                     }
                 }
-                if !out.is_empty() && (wr.write_all(out.as_bytes()).await.is_err() || wr.flush().await.is_err()) {
+                let written = async {
+                    wr.write_all(out.as_bytes()).await?;
+                    wr.flush().await
+                };
+                // A client that stops reading for this long counts as gone.
+                let ok = out.is_empty()
+                    || matches!(tokio::time::timeout(WRITE_TIME, written).await, Ok(Ok(())));
+                if !ok {
                     connected = false;
                     cancel("client disconnected");
                 }

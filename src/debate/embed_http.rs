@@ -4,10 +4,10 @@
 
 use std::time::Duration;
 
-use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::{json, Value};
 
 use super::similarity::{EmbedError, EmbedFuture, Embedder};
+use crate::provider::http::profile_headers;
 use crate::provider::http::redact::TextRedactor;
 use crate::provider::ProviderProfile;
 
@@ -37,18 +37,7 @@ impl HttpEmbedder {
             .unwrap_or_else(|| profile.base_url.clone());
         let key = profile.api_key().map_err(|e| e.to_string())?;
         let redactor = TextRedactor::new(key.as_ref().map(|k| k.expose()));
-        let mut headers = HeaderMap::new();
-        for (k, v) in &profile.headers {
-            let name = HeaderName::from_bytes(k.as_bytes()).map_err(|e| e.to_string())?;
-            let value = HeaderValue::from_str(v).map_err(|e| e.to_string())?;
-            headers.insert(name, value);
-        }
-        if let Some(k) = key {
-            let mut v = HeaderValue::from_str(&format!("Bearer {}", k.expose()))
-                .map_err(|_| "the API key has characters not allowed in HTTP".to_string())?;
-            v.set_sensitive(true);
-            headers.insert(reqwest::header::AUTHORIZATION, v);
-        }
+        let headers = profile_headers(profile, key.as_ref(), false)?;
         let client = reqwest::Client::builder()
             .default_headers(headers)
             .user_agent(concat!("plexus/", env!("CARGO_PKG_VERSION")))

@@ -56,6 +56,35 @@ pub struct HttpProvider {
     not_before: std::sync::Mutex<Option<tokio::time::Instant>>,
 }
 
+/// The headers every call through `profile` carries: its own `headers`, and the key as
+/// `x-api-key` (Anthropic) or `Authorization: Bearer` (everything else), marked
+/// sensitive so it never shows in debug output.
+pub fn profile_headers(
+    profile: &ProviderProfile,
+    key: Option<&ApiKey>,
+    anthropic: bool,
+) -> Result<HeaderMap, String> {
+    let mut headers = HeaderMap::new();
+    for (k, v) in &profile.headers {
+        let name = HeaderName::from_bytes(k.as_bytes()).map_err(|e| e.to_string())?;
+        let value = HeaderValue::from_str(v).map_err(|e| e.to_string())?;
+        headers.insert(name, value);
+    }
+    if let Some(k) = key {
+        let bad = |_| "the API key has characters not allowed in HTTP".to_string();
+        if anthropic {
+            let mut v = HeaderValue::from_str(k.expose()).map_err(bad)?;
+            v.set_sensitive(true);
+            headers.insert("x-api-key", v);
+        } else {
+            let mut v = HeaderValue::from_str(&format!("Bearer {}", k.expose())).map_err(bad)?;
+            v.set_sensitive(true);
+            headers.insert(reqwest::header::AUTHORIZATION, v);
+        }
+    }
+    Ok(headers)
+}
+
 impl HttpProvider {
     /// Builds the provider, reading the key (an error when the profile names a key that
     /// is missing).
@@ -66,27 +95,12 @@ impl HttpProvider {
             profile: profile.name.clone(),
             message,
         };
-        let mut headers = HeaderMap::new();
-        for (k, v) in &profile.headers {
-            let name = HeaderName::from_bytes(k.as_bytes()).map_err(|e| fail(e.to_string()))?;
-            let value = HeaderValue::from_str(v).map_err(|e| fail(e.to_string()))?;
-            headers.insert(name, value);
-        }
-        match (&key, profile.kind) {
-            (Some(k), ProviderKind::Anthropic) => {
-                let mut v = HeaderValue::from_str(k.expose())
-                    .map_err(|_| fail("the API key has characters not allowed in HTTP".into()))?;
-                v.set_sensitive(true);
-                headers.insert("x-api-key", v);
-            }
-            (Some(k), _) => {
-                let mut v = HeaderValue::from_str(&format!("Bearer {}", k.expose()))
-                    .map_err(|_| fail("the API key has characters not allowed in HTTP".into()))?;
-                v.set_sensitive(true);
-                headers.insert(reqwest::header::AUTHORIZATION, v);
-            }
-            (None, _) => {}
-        }
+        let mut headers = profile_headers(
+            &profile,
+            key.as_ref(),
+            profile.kind == ProviderKind::Anthropic,
+        )
+        .map_err(fail)?;
         if profile.kind == ProviderKind::Anthropic {
             let v = HeaderValue::from_str(&profile.anthropic_version)
                 .map_err(|e| fail(e.to_string()))?;

@@ -40,13 +40,21 @@ pub fn for_status(status: RunStatus) -> u8 {
     }
 }
 
+/// Options that do not make sense together or out of range, found after parsing (exit
+/// [`INVALID`], like a command line clap refuses).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct InvalidOptions(pub String);
+
 /// The exit code of a command that failed with `e`.
 pub fn for_error(e: &color_eyre::Report) -> u8 {
     for cause in e.chain() {
         if let Some(r) = cause.downcast_ref::<crate::review::ReviewError>() {
             return r.exit_code();
         }
-        if cause.downcast_ref::<PlanErrors>().is_some() {
+        if cause.downcast_ref::<PlanErrors>().is_some()
+            || cause.downcast_ref::<InvalidOptions>().is_some()
+        {
             return INVALID;
         }
         if let Some(StoreError::Owned { .. }) = cause.downcast_ref::<StoreError>() {

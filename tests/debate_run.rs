@@ -303,3 +303,32 @@ fn two_debates_at_once_share_one_database() {
         assert_eq!(re.code, Some(0), "{}", re.stdout);
     }
 }
+
+#[test]
+fn options_that_make_no_sense_are_refused_by_name() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path();
+    for (args, says) in [
+        (
+            vec!["--converge-above", "0.5"],
+            "--continue-above (0.7) must be below --converge-above (0.5)",
+        ),
+        (
+            vec!["--timezone", "Mars/Base"],
+            "--timezone: `Mars/Base` is not an IANA time zone",
+        ),
+        (vec!["--agent-timeout", "0"], "--agent-timeout must be"),
+        (vec!["--max-rounds", "9"], "9 is not in 1..=5"),
+    ] {
+        let out = debate(dir, "o.db", "Plan a launch", &args);
+        assert_eq!(out.code, Some(2), "{args:?}: {}", out.stderr);
+        assert!(out.stderr.contains(says), "{args:?}: {}", out.stderr);
+    }
+    let empty = debate(dir, "o.db", "   ", &[]);
+    assert_eq!(empty.code, Some(2), "{}", empty.stderr);
+    assert!(
+        empty.stderr.contains("the question is empty"),
+        "{}",
+        empty.stderr
+    );
+}

@@ -36,15 +36,32 @@ pub fn spec_of(question: &str, o: &DebateOpts) -> Result<DebateSpec> {
         stubborn_self_similarity: o.stubborn_above,
         ..Thresholds::default()
     };
+    let invalid = |m: String| eyre!(crate::exit::InvalidOptions(m));
     if !(o.agent_timeout.is_finite() && o.agent_timeout > 0.0 && o.agent_timeout <= 3600.0) {
-        return Err(eyre!(
+        return Err(invalid(format!(
             "--agent-timeout must be a number of seconds above 0 and at most 3600 (got {})",
             o.agent_timeout
-        ));
+        )));
     }
     spec.agent_timeout_ms = (o.agent_timeout * 1000.0).round().max(1.0) as u64;
     spec.timezone = o.timezone.clone();
-    spec.validate().map_err(|e| eyre!("{e}"))?;
+    spec.validate().map_err(|e| {
+        // The settings' names as the command line spells them.
+        let mut m = e;
+        for (field, flag) in [
+            ("converge_above", "--converge-above"),
+            ("continue_above", "--continue-above"),
+            ("stubborn_self_similarity", "--stubborn-above"),
+            ("max rounds", "--max-rounds"),
+            ("agent timeout", "--agent-timeout"),
+        ] {
+            m = m.replace(field, flag);
+        }
+        if m.contains("IANA time zone") {
+            m = format!("--timezone: {m}");
+        }
+        invalid(m)
+    })?;
     Ok(spec)
 }
 

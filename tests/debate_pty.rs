@@ -64,3 +64,52 @@ fn a_finished_session_shows_its_report() {
     assert!(st.success(), "{st:?}");
     s.assert_restored();
 }
+
+#[test]
+fn browse_follows_a_session_another_process_is_running_and_opens_it_from_the_runs_screen() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    // A session run by another process, slowly.
+    let mut writer = std::process::Command::new(env!("CARGO_BIN_EXE_plexus"))
+        .current_dir(dir.path())
+        .args([
+            "--db",
+            "b.db",
+            "debate",
+            "Plan a product launch",
+            "--headless",
+            "--chunk-ms",
+            "60",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn the session");
+    // Wait for its run to exist.
+    let start = std::time::Instant::now();
+    while output(plexus(dir.path()).args(["--db", "b.db", "runs", "--json"]))
+        .stdout
+        .trim_start()
+        .starts_with("[]")
+        || !dir.path().join("b.db").exists()
+    {
+        assert!(start.elapsed().as_secs() < 20, "the session never started");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let mut s = Session::start(&["--db", "b.db", "browse", "latest"], dir.path());
+    s.wait_for("Debate", 20);
+    // Followed live to its end.
+    s.wait_for("converged", 60);
+    s.wait_for("3 conv", 10);
+    let st = s.quit();
+    assert!(st.success(), "{st:?}");
+    s.assert_restored();
+    assert!(writer.wait().expect("the session ends").success());
+    // From the Runs screen: Enter on the session opens the Debate screen.
+    let mut s = Session::start(&["--db", "b.db", "browse"], dir.path());
+    s.wait_for("debate: Plan a product launch", 20);
+    s.send("\r");
+    s.wait_for("Similarity", 20);
+    let st = s.quit();
+    assert!(st.success(), "{st:?}");
+    s.assert_restored();
+}

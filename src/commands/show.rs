@@ -48,10 +48,16 @@ pub fn print_runs(store: &Store, json_out: bool) -> Result<()> {
         Col::left("PROVIDER"),
     ]);
     for r in runs {
+        // A debate names its question (kept as the run's plan source).
+        let plan = if super::debate::is_debate(&r.plan_id) {
+            r.plan_source
+        } else {
+            r.plan_id
+        };
         table.row([
             r.run_id,
             r.status,
-            r.plan_id,
+            plan,
             r.task_count.to_string(),
             r.events.to_string(),
             r.atoms.to_string(),

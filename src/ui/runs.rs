@@ -94,7 +94,15 @@ pub fn draw(buf: &mut Buffer, inner: Rect, ui: &mut UiState, theme: &Theme) {
             run.task_count,
             run.events,
             run.atoms,
-            pad_or_truncate(&run.plan_id, plan_w)
+            // A debate names its question (kept as the run's plan source).
+            pad_or_truncate(
+                &crate::ui::sanitize::sanitize(if run.plan_id == "debate" {
+                    &run.plan_source
+                } else {
+                    &run.plan_id
+                }),
+                plan_w
+            )
         );
         put(buf, x, y, inner.right().saturating_sub(x), &rest, style);
         y += 1;

@@ -31,6 +31,8 @@ enum Say {
     Text(String),
     /// Never answers (the agent's timeout cuts it).
     Hang,
+    /// A transient provider failure (a 503 that asks for a 10 ms wait).
+    Busy,
 }
 
 /// Answers each task's tries from a script; records every request.
@@ -80,6 +82,10 @@ impl Provider for Scripted {
                     sink.chunk(&t);
                     Ok(ProviderOutput::default())
                 }
+                Some(Say::Busy) => Err(ProviderError::Transient {
+                    message: "HTTP 503 (scripted)".into(),
+                    retry_after_ms: Some(10),
+                }),
                 Some(Say::Hang) => {
                     tokio::time::sleep(Duration::from_secs(3600)).await;
                     Ok(ProviderOutput::default())
@@ -774,4 +780,41 @@ async fn a_stopped_session_ends_cancelled() {
     assert_eq!(o.state.status, Some(SessionStatus::Cancelled));
     assert!(o.state.report.is_none(), "no report for a stopped session");
     assert_eq!(o.state.session_state().status, SessionStatus::Cancelled);
+}
+
+#[tokio::test]
+async fn a_failing_provider_is_tried_again_then_the_agent_is_skipped() {
+    // The planner's first call fails, the second answers.
+    let mut s = script(&[(at(1.0), at(0.8)), (at(1.0), at(0.95))], 2);
+    s.insert("r1.planner".into(), vec![Say::Busy, planner(1, &at(1.0))]);
+    // The critic of round 2 fails every time: skipped, its round-1 output stands.
+    s.insert("r2.critic".into(), vec![Say::Busy]);
+    let o = run_with(s, spec(2), false, None).await;
+    let p1 = o.state.rounds[0]
+        .turns
+        .iter()
+        .find(|t| t.agent.as_str() == "planner")
+        .expect("turn");
+    assert_eq!(p1.outcome, plexus::debate::events::TurnOutcome::Valid);
+    assert_eq!(p1.attempts, 2);
+    let c2 = o.state.rounds[1]
+        .turns
+        .iter()
+        .find(|t| t.agent.as_str() == "critic")
+        .expect("turn");
+    assert_eq!(c2.outcome, plexus::debate::events::TurnOutcome::Failed);
+    assert_eq!(c2.attempts, 3);
+    assert!(c2.reused);
+    let first = o
+        .events
+        .iter()
+        .find_map(|e| match &e.event {
+            EngineEvent::DebateReply(r) if r.attempt == 1 && r.agent.as_str() == "planner" => {
+                r.provider_error.clone()
+            }
+            _ => None,
+        })
+        .expect("the failed call is logged");
+    assert_eq!(first.kind, "transient");
+    assert_eq!(debate_errors(&o.events)[0]["error"], "agent_failed");
 }

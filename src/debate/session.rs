@@ -59,7 +59,10 @@ impl Session {
     /// Resolves when the session is stopped.
     pub async fn cancelled(&self) {
         let mut rx = self.cancel.clone();
-        let _ = rx.wait_for(|c| *c).await;
+        if rx.wait_for(|c| *c).await.is_err() {
+            // Nobody can stop the session any more: it never is.
+            std::future::pending::<()>().await;
+        }
     }
 
     fn is_cancelled(&self) -> bool {

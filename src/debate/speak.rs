@@ -167,6 +167,17 @@ pub async fn speak(
                     break (TurnOutcome::Failed, None, tokens);
                 }
                 turn.problems = vec![format!("the previous call failed: {e}")];
+                // A transient failure (rate limit, 5xx) waits before the next try: as
+                // long as the server asked, else a second per try, at most 10 s.
+                if let ProviderError::Transient { retry_after_ms, .. } = &e {
+                    let wait = retry_after_ms
+                        .unwrap_or(1000 * u64::from(attempt))
+                        .min(10_000);
+                    tokio::select! {
+                        _ = tokio::time::sleep(Duration::from_millis(wait)) => {}
+                        _ = s.cancelled() => {}
+                    }
+                }
             }
             Ok(Ok(_)) => {
                 let stamp = s.now_text();

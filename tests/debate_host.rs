@@ -818,3 +818,23 @@ async fn a_failing_provider_is_tried_again_then_the_agent_is_skipped() {
     assert_eq!(first.kind, "transient");
     assert_eq!(debate_errors(&o.events)[0]["error"], "agent_failed");
 }
+
+#[tokio::test]
+async fn a_round_where_nobody_says_anything_new_is_not_counted_as_consensus() {
+    let mut s = script(
+        &[(at(1.0), at(0.8)), (at(1.0), at(0.8)), (at(1.0), at(0.95))],
+        3,
+    );
+    s.insert("r2.planner".into(), vec![Say::Hang]);
+    s.insert("r2.critic".into(), vec![Say::Hang]);
+    let o = run_with(s, spec(5), false, None).await;
+    assert!(
+        o.state.rounds[1].comparison.is_none(),
+        "round 2 is not compared"
+    );
+    assert_eq!(o.state.consensus_trend, vec![0.8, 0.95]);
+    let d = o.state.rounds[1].decision.as_ref().expect("decided");
+    assert_eq!(d.action, HostAction::Continue);
+    assert!(d.reason.contains("no new positions"), "{}", d.reason);
+    assert_eq!(actions(&o.state)[2], HostAction::Converge);
+}

@@ -74,6 +74,10 @@ fn a_debate_on_the_simulated_provider_converges_reruns_and_diffs_equal() {
         show.stdout
     );
     rerun_and_diff_match(dir, "d.db");
+    // With the recorded timing too.
+    let timed = output(plexus(dir).args(["--db", "d.db", "rerun", "latest", "--headless"]));
+    assert_eq!(timed.code, Some(0), "{}\n{}", timed.stdout, timed.stderr);
+    assert!(timed.stdout.contains("no difference"), "{}", timed.stdout);
 }
 
 #[test]

@@ -85,7 +85,9 @@ impl HttpEmbedder {
             }
         }
         if !status.is_success() {
-            let excerpt: String = String::from_utf8_lossy(&body).chars().take(200).collect();
+            // The key out first: a cut could fall inside it.
+            let whole = self.redactor.text(&String::from_utf8_lossy(&body));
+            let excerpt: String = whole.chars().take(200).collect();
             return Err(fail(format!(
                 "HTTP {status}: {}",
                 crate::ui::sanitize::sanitize(&excerpt)

@@ -336,7 +336,9 @@ pub fn decide(input: &HostInput<'_>) -> Decision {
             }
         }
         None => {
-            let reason = "fewer than two positions could be compared: another round".to_string();
+            let reason =
+                "no new positions to compare (fewer than two, or none given this round): another round"
+                    .to_string();
             Decision {
                 action: HostAction::Continue,
                 reason: reason.clone(),

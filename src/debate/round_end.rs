@@ -49,7 +49,10 @@ pub(super) async fn host_turn(
         "most_different_pair": [0, 0],
         "stubborn_agents": []
     });
-    if positions.len() >= 2 {
+    // A round where nobody said anything new (every turn failed, earlier outputs stand)
+    // is not compared: the same positions again would look like a stable consensus.
+    let fresh = spoken.iter().any(|(_, sp)| sp.fresh);
+    if positions.len() >= 2 && fresh {
         let texts: Vec<String> = positions.iter().map(|(_, p)| position_text(p)).collect();
         let t0 = Instant::now();
         let (data, method, embedded, cached) = match comparer.compare(&texts).await {

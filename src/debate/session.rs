@@ -65,7 +65,8 @@ impl Session {
         }
     }
 
-    fn is_cancelled(&self) -> bool {
+    /// Whether the session was stopped.
+    pub fn is_cancelled(&self) -> bool {
         *self.cancel.borrow()
     }
 
@@ -284,7 +285,7 @@ async fn run(s: Arc<Session>, comparer: Arc<PositionComparer>) -> Result<RunOutc
     let (ending, reason) =
         ending.unwrap_or(("max_rounds_reached", "the last round was held".into()));
     let mut report_ok = false;
-    if ending != "cancelled" {
+    if ending != "cancelled" && !s.is_cancelled() {
         let turn = DebateTurn {
             role: AgentRole::Reporter,
             round: held,

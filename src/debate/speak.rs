@@ -87,8 +87,9 @@ pub async fn speak(
                     .await
             };
             tokio::select! {
-                r = call => Some(r),
+                biased;
                 _ = s.cancelled() => None,
+                r = call => Some(r),
             }
         };
         let text = std::mem::take(&mut sink.0);
@@ -174,9 +175,13 @@ pub async fn speak(
                         .unwrap_or(1000 * u64::from(attempt))
                         .min(10_000);
                     tokio::select! {
-                        _ = tokio::time::sleep(Duration::from_millis(wait)) => {}
+                        biased;
                         _ = s.cancelled() => {}
+                        _ = tokio::time::sleep(Duration::from_millis(wait)) => {}
                     }
+                }
+                if s.is_cancelled() {
+                    break (TurnOutcome::Cancelled, None, tokens);
                 }
             }
             Ok(Ok(_)) => {

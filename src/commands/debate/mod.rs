@@ -91,13 +91,23 @@ pub fn comparer_for(profile: &ProviderProfile) -> Result<(Arc<PositionComparer>,
 pub fn comparer_again(g: &Globals, source: &EmbeddingSource) -> Result<Arc<PositionComparer>> {
     match source {
         EmbeddingSource::Builtin => Ok(Arc::new(PositionComparer::builtin())),
-        EmbeddingSource::Endpoint { profile, .. } => {
+        EmbeddingSource::Endpoint {
+            profile,
+            base_url,
+            model,
+        } => {
             let p = super::providers::profile_named(g, profile).wrap_err_with(|| {
                 format!(
                     "the session compared positions through the embeddings of profile `{profile}`"
                 )
             })?;
-            Ok(comparer_for(&p)?.0)
+            let (comparer, now) = comparer_for(&p)?;
+            if now != *source {
+                return Err(eyre!(
+                    "the session compared positions with model `{model}` at {base_url} (profile `{profile}`), which the profile no longer names; a rerun would compare differently"
+                ));
+            }
+            Ok(comparer)
         }
     }
 }

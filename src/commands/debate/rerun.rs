@@ -29,7 +29,15 @@ pub async fn rerun_debate(
             "run {source_run} is a debate session: --plan and --run-config do not apply to it"
         ));
     }
-    let events = load_events(&Store::open(from)?, source_run)?;
+    let store = Store::open(from)?;
+    let recorded = store.run(source_run)?;
+    if recorded.status == "cancelled" || recorded.status == "running" {
+        return Err(eyre!(
+            "debate {source_run} is {}: its recording stops before the end, so a rerun would have nothing to answer the rest from",
+            recorded.status
+        ));
+    }
+    let events = load_events(&store, source_run)?;
     let started = DebateReplayProvider::started(&events).ok_or_else(|| {
         eyre!("run {source_run} has no debate_started event in its log: it cannot be rerun")
     })?;

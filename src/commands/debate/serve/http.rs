@@ -98,6 +98,15 @@ pub async fn read_request(
         headers,
         body: Vec::new(),
     };
+    if req
+        .headers
+        .iter()
+        .filter(|(n, _)| n == "content-length")
+        .count()
+        > 1
+    {
+        return Err(refuse(400, "more than one Content-Length"));
+    }
     if req.header("transfer-encoding").is_some() {
         return Err(refuse(
             411,
@@ -106,9 +115,10 @@ pub async fn read_request(
     }
     let len = match req.header("content-length") {
         None => 0,
-        Some(v) => v
+        Some(v) if !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()) => v
             .parse::<usize>()
-            .map_err(|_| refuse(400, format!("Content-Length `{v}` is not a number")))?,
+            .map_err(|_| refuse(413, format!("Content-Length `{v}` is too large")))?,
+        Some(v) => return Err(refuse(400, format!("Content-Length `{v}` is not a number"))),
     };
     if len > MAX_BODY {
         return Err(refuse(

@@ -26,6 +26,8 @@ use crate::provider::{Provider, ProviderProfile};
 
 /// The path sessions are started at.
 pub const CHAT_PATH: &str = "/api/chat";
+/// Connections open at once; past it a new one is closed.
+pub const MAX_CONNECTIONS: usize = 256;
 /// Sessions that may run at once; past it a request is answered 503.
 pub const MAX_SESSIONS: usize = 32;
 /// Time a request has to arrive whole.
@@ -93,19 +95,30 @@ pub async fn serve(g: &Globals, args: ServeArgs) -> Result<ExitCode> {
         }
     });
     let mut tasks = tokio::task::JoinSet::new();
+    let connections = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
     let mut stop = stop_rx;
     loop {
         tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok((stream, peer)) => {
+                    // Past the limit a connection is closed at once.
+                    let Ok(slot) = connections.clone().try_acquire_owned() else {
+                        drop(stream);
+                        continue;
+                    };
                     let server = server.clone();
                     tasks.spawn(async move {
                         if let Err(e) = connection(stream, &server).await {
                             tracing::warn!("connection from {peer}: {e}");
                         }
+                        drop(slot);
                     });
                 }
-                Err(e) => tracing::warn!("accept failed: {e}"),
+                Err(e) => {
+                    // Out of file descriptors, say: wait rather than spin.
+                    tracing::warn!("accept failed: {e}");
+                    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                }
             },
             _ = stop.wait_for(|s| *s) => break,
             Some(_) = tasks.join_next(), if !tasks.is_empty() => {}
@@ -239,6 +252,9 @@ async fn connection(stream: TcpStream, server: &Server) -> Result<()> {
     let control = started.handle.control.clone();
     let finishing = tokio::spawn(started.finish());
     let mut connected = write_stream_head(&mut wr, &run_id).await.is_ok();
+    if !connected {
+        let _ = control.send(Control::Cancel("client disconnected".into()));
+    }
     let mut stop = server.stop.clone();
     let mut stopping = false;
     let mut probe = [0u8; 256];
@@ -270,8 +286,8 @@ async fn connection(stream: TcpStream, server: &Server) -> Result<()> {
                     cancel("client disconnected");
                 }
             }
-            // Nothing more is expected from the client: data or the end means it left
-            // (or misbehaves); either way the session stops.
+            // Nothing more is expected from the client; the end of its side (or an
+            // error) means it left, and the session stops. Stray bytes are ignored.
             n = rd.read(&mut probe), if connected => {
                 if matches!(n, Ok(0) | Err(_)) {
                     connected = false;

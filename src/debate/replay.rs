@@ -14,24 +14,9 @@ use crate::provider::{ChunkSink, Provider, ProviderError, ProviderFuture, Provid
 use crate::store::schema::MAX_SEQ;
 use crate::store::{Store, StoreError};
 
-/// The events of a run, decoded (events that do not decode are skipped).
+/// The events of a run, decoded (events that do not decode are skipped and logged).
 pub fn load_events(store: &Store, run_id: &str) -> Result<Vec<Envelope>, StoreError> {
-    let rows = store.events(run_id, 1, MAX_SEQ)?;
-    let run: Arc<str> = run_id.into();
-    Ok(rows
-        .into_iter()
-        .filter_map(|r| {
-            Some(Envelope {
-                run_id: run.clone(),
-                seq: r.seq,
-                ts: r.ts,
-                task_id: r.task_id.map(Into::into),
-                invocation_id: r.invocation_id.map(Into::into),
-                agent: r.agent.map(Into::into),
-                event: r.event.ok()?,
-            })
-        })
-        .collect())
+    crate::replay::feed::page(store, &Arc::from(run_id), 1, MAX_SEQ)
 }
 
 /// A recorded session's replies.

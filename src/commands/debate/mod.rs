@@ -19,7 +19,6 @@ use crate::debate::embed_http::HttpEmbedder;
 use crate::debate::similarity::PositionComparer;
 use crate::debate::spec::{DebateSpec, EmbeddingSource, Thresholds};
 use crate::engine::Control;
-use crate::event::RunStatus;
 use crate::exit;
 use crate::provider::{Provider, ProviderProfile, SimConfig};
 use crate::state::debate::DebateState;
@@ -112,13 +111,12 @@ pub fn comparer_again(g: &Globals, source: &EmbeddingSource) -> Result<Arc<Posit
     }
 }
 
-/// The provider a session runs on, the comparer of its positions and where its
-/// embeddings come from.
+/// The profile a session runs on (`simulated` when none is named) and its provider.
 pub fn provider_for(
     g: &Globals,
     name: Option<&str>,
     sim: &SimOpts,
-) -> Result<(Arc<dyn Provider>, Arc<PositionComparer>, EmbeddingSource)> {
+) -> Result<(ProviderProfile, Arc<dyn Provider>)> {
     let profile = super::providers::profile_named(g, name.unwrap_or("simulated"))?;
     let sim = SimConfig {
         chunk_ms: sim.chunk_ms,
@@ -127,14 +125,14 @@ pub fn provider_for(
         ..SimConfig::default()
     };
     let provider = crate::provider::build(&profile, &sim).map_err(|e| eyre!("{e}"))?;
-    let (comparer, source) = comparer_for(&profile)?;
-    Ok((provider, comparer, source))
+    Ok((profile, provider))
 }
 
 /// Runs `plexus debate`.
 pub async fn debate(g: &Globals, args: DebateArgs, tui: Option<UiSetup>) -> Result<ExitCode> {
     let mut spec = spec_of(&args.question, &args.debate)?;
-    let (provider, comparer, embedding) = provider_for(g, args.provider.as_deref(), &args.sim)?;
+    let (profile, provider) = provider_for(g, args.provider.as_deref(), &args.sim)?;
+    let (comparer, embedding) = comparer_for(&profile)?;
     spec.embedding = embedding;
     let now = now_data(&spec.timezone).await?;
     let started = start_debate(&g.db, spec, provider, comparer, now)?;
@@ -277,9 +275,4 @@ pub fn summary_lines(d: &DebateState) -> Vec<String> {
 /// Whether a run is a debate session (its plan id).
 pub fn is_debate(plan_id: &str) -> bool {
     plan_id == "debate"
-}
-
-/// The exit code of a finished session.
-pub fn exit_for(status: RunStatus) -> ExitCode {
-    ExitCode::from(exit::for_status(status))
 }

@@ -66,19 +66,10 @@ pub fn header<'a>(req: &'a Request, name: &str) -> Option<&'a str> {
 
 /// The reason phrase of a status code.
 pub fn reason(code: u16) -> &'static str {
-    match code {
-        200 => "OK",
-        400 => "Bad Request",
-        401 => "Unauthorized",
-        403 => "Forbidden",
-        404 => "Not Found",
-        408 => "Request Timeout",
-        429 => "Too Many Requests",
-        500 => "Internal Server Error",
-        502 => "Bad Gateway",
-        503 => "Service Unavailable",
-        _ => "Error",
-    }
+    reqwest::StatusCode::from_u16(code)
+        .ok()
+        .and_then(|s| s.canonical_reason())
+        .unwrap_or("Error")
 }
 
 /// Writes one chunk of a chunked body (an empty one ends it).

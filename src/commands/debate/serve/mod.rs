@@ -55,11 +55,10 @@ pub async fn serve(g: &Globals, args: ServeArgs) -> Result<ExitCode> {
         crate::store::open_connection(&g.db)
             .wrap_err_with(|| format!("cannot open the database {}", g.db.display()))?,
     );
-    let (provider, _, embedding) = provider_for(g, args.provider.as_deref(), &args.sim)?;
-    let profile = crate::commands::providers::profile_named(
-        g,
-        args.provider.as_deref().unwrap_or("simulated"),
-    )?;
+    let (profile, provider) = provider_for(g, args.provider.as_deref(), &args.sim)?;
+    // Where the sessions' embeddings come from (an endpoint's settings checked now);
+    // each session gets a comparer, and a cache, of its own.
+    let (_, embedding) = super::comparer_for(&profile)?;
     let listener = TcpListener::bind((args.host, args.port))
         .await
         .wrap_err_with(|| format!("cannot listen on {}:{}", args.host, args.port))?;

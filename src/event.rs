@@ -349,6 +349,27 @@ pub struct InvocationFinished {
     pub provider_usage: Option<crate::provider::Usage>,
 }
 
+/// A call that was in flight when the process running it died, closed by the resume
+/// that found it. The envelope names its task, invocation and agent. Its tokens are what
+/// the log knows: the prompt counted when it started and the output that reached the log.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InvocationLost {
+    /// Its attempt number.
+    pub attempt: u32,
+    /// Tokens of its prompt, counted when it started.
+    pub prompt_tokens: u64,
+    /// Tokens of the output that reached the log before the crash.
+    pub output_tokens: u64,
+    /// Chunk events of it in the log.
+    pub chunks: u64,
+    /// When it started, ms since the Unix epoch.
+    pub started_ts: i64,
+    /// Its last event in the log, ms since the Unix epoch.
+    pub last_ts: i64,
+    /// What happened, in words.
+    pub reason: String,
+}
+
 /// Grade of one atom.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AtomGrade {
@@ -549,6 +570,8 @@ engine_events! {
     Chunk(Chunk) = "chunk",
     /// An invocation ended.
     InvocationFinished(InvocationFinished) = "invocation_finished",
+    /// A call in flight at a crash, closed by the resume.
+    InvocationLost(InvocationLost) = "invocation_lost",
     /// Atoms were graded.
     AtomsGraded(AtomsGraded) = "atoms_graded",
     /// A retry was scheduled.

@@ -46,6 +46,8 @@ pub struct Progress {
     pub retries: u64,
     /// The latest error message per task (shown when the task ends failed).
     pub last_error: BTreeMap<String, String>,
+    /// Tasks a resumed run had finished before this process took it up.
+    pub done_before: u32,
 }
 
 impl Progress {
@@ -80,6 +82,8 @@ impl Progress {
             )),
             EngineEvent::RunResumed(r) => {
                 self.total = (r.finished_tasks + r.remaining_tasks) as usize;
+                // The count of finished tasks goes on from what the run had done.
+                self.done_before = r.finished_tasks;
                 Some(format!(
                     "resumed: {} task(s) already finished, {} to run",
                     r.finished_tasks, r.remaining_tasks
@@ -93,6 +97,7 @@ impl Progress {
                 self.grades = f.grades;
                 self.atoms = f.atoms;
                 self.finished = f.tasks.clone();
+                self.done_before = 0;
                 None
             }
             EngineEvent::TaskReady(_) | EngineEvent::Chunk(_) | EngineEvent::AtomsGraded(_) => None,
@@ -102,7 +107,7 @@ impl Progress {
             )),
             EngineEvent::TaskFinished(f) => {
                 *self.finished.entry(f.status).or_insert(0) += 1;
-                let done: u32 = self.finished.values().sum();
+                let done: u32 = self.done_before + self.finished.values().sum::<u32>();
                 if f.status == TaskStatus::Blocked {
                     return None;
                 }
@@ -169,6 +174,19 @@ impl Progress {
                     None => self.last_error.remove(task),
                 };
                 None
+            }
+            EngineEvent::InvocationLost(l) => {
+                let a = self
+                    .agents
+                    .entry(env.agent.as_deref().unwrap_or("?").to_string())
+                    .or_default();
+                a.output += l.output_tokens;
+                Some(format!(
+                    "{task}: attempt {} ({}) lost in a crash, {} output token(s) had reached the log; the task runs again",
+                    l.attempt,
+                    env.invocation_id.as_deref().unwrap_or("?"),
+                    l.output_tokens
+                ))
             }
             EngineEvent::RetryScheduled(r) => {
                 self.retries += 1;

@@ -340,6 +340,7 @@ pub fn load_resume(store: &Store, run_id: &str) -> Result<(Plan, RunConfig, Resu
         serde_json::from_str(&config_json).wrap_err("the stored run config does not decode")?;
     let mut state = ResumeState {
         previous_status: Some(status),
+        recorded_retry: Some(config.engine.retry.clone()),
         ..Default::default()
     };
     let mut statuses: HashMap<String, TaskStatus> = HashMap::new();
@@ -392,12 +393,29 @@ pub fn load_resume(store: &Store, run_id: &str) -> Result<(Plan, RunConfig, Resu
             state.attempts.insert(task, n as u32);
         }
     }
-    state.interrupted = store.in_flight_tasks(&summary.run_id)?;
-    state.retries = store
-        .retry_history(&summary.run_id)?
-        .into_iter()
-        .filter(|(task, _)| !state.finished.contains_key(task))
-        .collect();
+    // Calls in flight when the process died: closed as lost by the resume, their tasks
+    // restarted.
+    state.lost = store.open_calls(&summary.run_id)?;
+    state.interrupted = state.lost.iter().map(|c| c.task_id.clone()).collect();
+    state.interrupted.sort();
+    state.interrupted.dedup();
+    // A lost call was an attempt: the restarted one takes the next number.
+    for call in &state.lost {
+        let n = state.attempts.entry(call.task_id.clone()).or_insert(0);
+        *n = (*n).max(call.attempt);
+    }
+    for (task, list) in store.retry_history_timed(&summary.run_id)? {
+        if state.finished.contains_key(&task) {
+            continue;
+        }
+        for (ts, r) in &list {
+            let due = ts.saturating_add(i64::try_from(r.delay_ms).unwrap_or(i64::MAX));
+            state.retry_due.insert((task.clone(), r.batch), due);
+        }
+        state
+            .retries
+            .insert(task, list.into_iter().map(|(_, r)| r).collect());
+    }
     for (tid, out) in store.task_outputs(&summary.run_id)? {
         if let Ok(v) = serde_json::from_str(&out) {
             state.outputs.insert(tid, v);
@@ -405,11 +423,6 @@ pub fn load_resume(store: &Store, run_id: &str) -> Result<(Plan, RunConfig, Resu
     }
     state.last_event = store.last_event(&summary.run_id)?;
     state.next_seq = state.last_event.0 + 1;
-    let mut per_agent: HashMap<String, u32> = HashMap::new();
-    for inv in store.invocations(&summary.run_id)? {
-        *per_agent.entry(inv.agent).or_insert(0) += 1;
-    }
-    state.invocations_per_agent = per_agent;
     state.grades = store.run_grades(&summary.run_id)?;
     Ok((plan, config, state))
 }

@@ -164,6 +164,7 @@ pub fn print_run(store: &Store, id: &str, json_out: bool) -> Result<()> {
         ]);
     }
     table.print();
+    print_lost_calls(&invocations);
     crate::outln!();
     let mut table = TextTable::new(&[
         Col::left("AGENT").max(32),
@@ -187,6 +188,41 @@ pub fn print_run(store: &Store, id: &str, json_out: bool) -> Result<()> {
     }
     table.print();
     Ok(())
+}
+
+/// The calls that were in flight when a process running the run died, closed as lost by
+/// the resume that found them (nothing when there were none).
+fn print_lost_calls(invocations: &[crate::store::InvocationRow]) {
+    let lost: Vec<_> = invocations
+        .iter()
+        .filter(|i| i.status.as_deref() == Some("lost"))
+        .collect();
+    if lost.is_empty() {
+        return;
+    }
+    crate::outln!();
+    crate::outln!(
+        "calls lost in a crash ({}): in flight when the process stopped, closed on resume; each task ran again",
+        lost.len()
+    );
+    let mut table = TextTable::new(&[
+        Col::left("INVOCATION"),
+        Col::left("TASK").max(40),
+        Col::right("ATTEMPT"),
+        Col::right("PROMPT TOK"),
+        Col::right("OUTPUT TOK"),
+    ])
+    .indent(2);
+    for i in lost {
+        table.row([
+            i.invocation_id.clone(),
+            i.task_id.clone(),
+            i.attempt.to_string(),
+            i.prompt_tokens.to_string(),
+            i.output_tokens.unwrap_or(0).to_string(),
+        ]);
+    }
+    table.print();
 }
 
 /// Prints a run's event log as JSON lines (one envelope per line), oldest first; see

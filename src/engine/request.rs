@@ -40,7 +40,7 @@ pub fn constraints_for(
 }
 
 /// `INV_{YYYYMMDD}_{HHMMSS}_{AGENT_SHORT}_{SEQ}` (seed 001 §9.1); SEQ has at least 3 digits.
-pub fn invocation_id(at: chrono::DateTime<chrono::Utc>, short: &str, seq: u32) -> String {
+pub fn invocation_id(at: chrono::DateTime<chrono::Utc>, short: &str, seq: u64) -> String {
     use std::fmt::Write as _;
     let mut id = String::with_capacity(24 + short.len());
     id.push_str("INV_");

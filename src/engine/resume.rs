@@ -3,13 +3,17 @@
 //! freed meanwhile, and the finished tasks applied to their dependents.
 
 use std::collections::HashMap;
+use std::sync::Arc;
+
+use serde_json::json;
 
 use super::emit::Scope;
 use super::graph::{block, fallback_allows, resumed, Node};
 use super::run_ctx::{write_run_status, RunCtx};
 use super::run_spec::ResumeState;
 use super::EngineError;
-use crate::event::{CrashDetected, EngineEvent, RunStatus};
+use crate::event::{CrashDetected, EngineEvent, InvocationLost, RunStatus};
+use crate::store::InvocationRecord;
 
 /// Reopens the run `r` describes on the fresh graph `nodes`; `index` maps task ids to
 /// plan indexes.
@@ -35,6 +39,9 @@ pub(super) fn restore(
             }),
         )?;
     }
+    for call in &r.lost {
+        close_lost_call(ctx, call, index)?;
+    }
     for (tid, (status, attempts, atoms)) in &r.finished {
         if let Some(&i) = index.get(tid.as_str()) {
             nodes[i].status = *status;
@@ -56,6 +63,85 @@ pub(super) fn restore(
         super::reopen::reset_task(ctx, nodes, *i, "unblocked: a review upstream was accepted")?;
     }
     reapply_finished(ctx, nodes)
+}
+
+/// Closes a call that was in flight when its process died: an `invocation_lost` event
+/// and its invocation row (status `lost`, with the tokens the log knows and the text that
+/// reached it), so it is counted and shown like any ended call.
+fn close_lost_call(
+    ctx: &RunCtx,
+    call: &crate::store::OpenCall,
+    index: &HashMap<&str, usize>,
+) -> Result<(), EngineError> {
+    let task = index
+        .get(call.task_id.as_str())
+        .map(|&i| &ctx.plan.tasks[i]);
+    let agent: Arc<str> = match (task, &call.agent) {
+        (Some(t), _) => ctx.agent_arc(&t.agent),
+        (None, Some(a)) => Arc::from(a.as_str()),
+        (None, None) => Arc::from("?"),
+    };
+    let output_tokens = ctx.config.tokens.count(&call.text);
+    let elapsed_ms = u64::try_from(call.last_ts - call.started_ts).unwrap_or(0);
+    let reason = format!(
+        "lost in a crash: the process running this call stopped before it ended; {} output token(s) reached the log",
+        output_tokens
+    );
+    let invocation: Arc<str> = Arc::from(call.invocation_id.as_str());
+    let scope = Scope {
+        task_id: Some(Arc::from(call.task_id.as_str())),
+        invocation_id: Some(invocation.clone()),
+        agent: Some(agent.clone()),
+    };
+    ctx.emitter.emit(
+        &scope,
+        EngineEvent::InvocationLost(InvocationLost {
+            attempt: call.attempt,
+            prompt_tokens: call.prompt_tokens,
+            output_tokens,
+            chunks: call.chunks,
+            started_ts: call.started_ts,
+            last_ts: call.last_ts,
+            reason: reason.clone(),
+        }),
+    )?;
+    let agent_name: String = task.map_or_else(|| agent.to_string(), |t| t.agent.clone());
+    let (prompt_hash, _) = ctx.system_prompt_info(&agent_name);
+    let started_at = crate::clock::rfc3339(
+        chrono::DateTime::from_timestamp_millis(call.started_ts).unwrap_or_default(),
+    );
+    let record = InvocationRecord {
+        invocation_id: invocation.clone(),
+        run_id: ctx.run_id.clone(),
+        task_id: Arc::from(call.task_id.as_str()),
+        agent,
+        attempt: call.attempt,
+        started_at,
+        prompt_tokens: call.prompt_tokens,
+        request_json: json!({
+            "invocation_id": &*invocation,
+            "task_id": call.task_id,
+            "lost_in_crash": true,
+            "note": "the request of a call is stored when the call ends; this one was in flight when its process stopped",
+        })
+        .to_string(),
+        system_prompt: (prompt_hash, ctx.system_prompt_arc(&agent_name)),
+        status: "lost",
+        execution_time_ms: elapsed_ms,
+        output_tokens,
+        error_codes: String::new(),
+        response_json: json!({
+            "invocation_id": &*invocation,
+            "status": "lost",
+            "errors": [{"message": reason}],
+            "partial_text": call.text,
+        })
+        .to_string(),
+        provider_usage: None,
+    };
+    ctx.emitter
+        .write(crate::store::WriteOp::Invocation(Box::new(record)))?;
+    Ok(())
 }
 
 /// On resume: applies the tasks that had already finished to their dependents, in

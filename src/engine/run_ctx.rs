@@ -40,13 +40,32 @@ pub struct RunCtx {
     /// Answers of idempotent tool calls, shared by the run's loops.
     pub(super) tool_cache: Arc<crate::tools::ToolCache>,
     agents: rustc_hash::FxHashMap<String, AgentCache>,
-    inv_seq: Mutex<rustc_hash::FxHashMap<String, u32>>,
+    /// Invocation numbers reserved from the database and not used yet, by agent short
+    /// name: (next, end). An async lock: a worker waits for a reservation's commit.
+    id_blocks: tokio::sync::Mutex<rustc_hash::FxHashMap<String, IdBlock>>,
     /// Whether the run was resumed with retries to carry over (the history below is
     /// not looked at otherwise).
     resumed_retries: bool,
     /// Retry history of resumed tasks, by plan index, taken by each task's first run.
     retry_history: Mutex<rustc_hash::FxHashMap<usize, Vec<crate::event::RetryScheduled>>>,
+    /// When the last retry of each resumed task (and batch) was due, ms since the epoch.
+    retry_due: rustc_hash::FxHashMap<(usize, Option<u32>), i64>,
+    /// Whether this process retries as the run did before the resume.
+    same_retry_policy: bool,
 }
+
+/// Numbers `next..end` reserved for one agent short name; `size` is the next block's.
+struct IdBlock {
+    next: u64,
+    end: u64,
+    size: u64,
+}
+
+/// The first block of invocation numbers a run reserves per agent; each next one is
+/// twice as large, up to [`MAX_ID_BLOCK`].
+const FIRST_ID_BLOCK: u64 = 16;
+/// The largest block of invocation numbers reserved at once.
+const MAX_ID_BLOCK: u64 = 4096;
 
 struct AgentCache {
     name: Arc<str>,
@@ -114,11 +133,18 @@ impl RunCtx {
             )),
             tool_cache: Arc::new(crate::tools::ToolCache::new(1024)),
             agents,
-            inv_seq: Mutex::new(
-                resume
-                    .map(|r| r.invocations_per_agent.clone().into_iter().collect())
-                    .unwrap_or_default(),
-            ),
+            same_retry_policy: resume
+                .and_then(|r| r.recorded_retry.as_ref())
+                .is_none_or(|p| *p == spec.config.retry),
+            id_blocks: Default::default(),
+            retry_due: resume
+                .map(|r| {
+                    r.retry_due
+                        .iter()
+                        .filter_map(|((t, b), due)| Some(((*index.get(t.as_str())?, *b), *due)))
+                        .collect()
+                })
+                .unwrap_or_default(),
             resumed_retries: resume.is_some_and(|r| !r.retries.is_empty()),
             retry_history: Mutex::new(
                 resume
@@ -181,15 +207,55 @@ impl RunCtx {
         mine
     }
 
-    /// The agent's next invocation number (counting on from a resumed run's).
-    pub(super) fn next_invocation_seq(&self, agent: &str) -> u32 {
-        let mut m = match self.inv_seq.lock() {
-            Ok(m) => m,
-            Err(p) => p.into_inner(),
+    /// How long (ms) a resumed task (or `batch` of it) still owes the backoff of `last`,
+    /// the retry it scheduled before the run stopped and never started; `nth` is that
+    /// retry's number within its budget. The wait is counted from when it was set; a
+    /// process that resumes with another retry policy waits at most what its own policy
+    /// gives that retry.
+    pub(super) fn owed_backoff_ms(
+        &self,
+        idx: usize,
+        batch: Option<u32>,
+        last: &crate::event::RetryScheduled,
+        nth: u32,
+    ) -> Option<u64> {
+        let due = *self.retry_due.get(&(idx, batch))?;
+        let left = u64::try_from(due - super::emit::now_ms()).ok()?;
+        let cap = if self.same_retry_policy {
+            u64::MAX
+        } else if last.is_transient() {
+            self.config
+                .retry
+                .transient_delay(nth, None, 1.0)
+                .unwrap_or(0)
+        } else {
+            self.config
+                .retry
+                .delay_for(last.error_code, nth)
+                .unwrap_or(0)
         };
-        let n = m.entry(agent.to_string()).or_insert(0);
-        *n += 1;
-        *n
+        Some(left.min(cap)).filter(|&ms| ms > 0)
+    }
+
+    /// The next invocation number of the agent short name `short`: unique in the
+    /// database, taken from a block reserved in the writer's transaction (see
+    /// [`crate::store::ids`]); a new block is reserved when this one is used up.
+    pub(super) async fn next_invocation_seq(&self, short: &str) -> Result<u64, EngineError> {
+        let mut blocks = self.id_blocks.lock().await;
+        let block = blocks.entry(short.to_string()).or_insert(IdBlock {
+            next: 0,
+            end: 0,
+            size: FIRST_ID_BLOCK,
+        });
+        if block.next >= block.end {
+            let first = self.emitter.writer().reserve_ids(short, block.size).await?;
+            block.next = first;
+            block.end = first.saturating_add(block.size);
+            block.size = (block.size * 2).min(MAX_ID_BLOCK);
+        }
+        let n = block.next;
+        block.next += 1;
+        Ok(n)
     }
 }
 

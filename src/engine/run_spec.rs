@@ -43,14 +43,15 @@ pub struct ResumeState {
     pub attempts: HashMap<String, u32>,
     /// Tasks that were running when the process died.
     pub interrupted: Vec<String>,
+    /// Calls in flight when the process died, in the order they started: the resume
+    /// closes each as lost.
+    pub lost: Vec<crate::store::OpenCall>,
     /// Outputs of finished tasks.
     pub outputs: HashMap<String, ResponseOutput>,
     /// Next event seq.
     pub next_seq: u64,
     /// Last event (seq, ts) before the resume.
     pub last_event: (u64, i64),
-    /// Invocations already made per agent.
-    pub invocations_per_agent: HashMap<String, u32>,
     /// Grades of the atoms accepted before the resume.
     pub grades: GradeCounts,
     /// The owner this process took the run over from, when it was gone.
@@ -58,6 +59,14 @@ pub struct ResumeState {
     /// Retries already scheduled by unfinished tasks since they last started afresh,
     /// in order: their budget and adjustments carry over.
     pub retries: HashMap<String, Vec<crate::event::RetryScheduled>>,
+    /// When the last retry each unfinished task (each batch of it) scheduled was due, ms
+    /// since the Unix epoch: a retry whose attempt had not started at the crash still
+    /// waits until then.
+    pub retry_due: HashMap<(String, Option<u32>), i64>,
+    /// The retry policy the run had before this resume: when the resumed process keeps
+    /// it, a backoff owed from before is waited whole; when it was changed for the
+    /// resume, never longer than the new policy would wait for that retry.
+    pub recorded_retry: Option<crate::engine::retry::RetryPolicy>,
     /// Blocked tasks a person's acceptance of a review freed since the run last ran:
     /// they go back to pending (absent from `finished`).
     pub unblocked: Vec<String>,

@@ -119,14 +119,42 @@ async fn run_attempts(
     let mut retries: rustc_hash::FxHashMap<&'static str, u32> = Default::default();
     // A resumed task (each batch of it) continues its retry budget and adjustments from
     // the log.
-    for r in ctx.take_retry_history(idx, batch) {
+    let history = ctx.take_retry_history(idx, batch);
+    for r in &history {
         let key = if r.is_transient() {
             "transient"
         } else {
             r.error_code.as_str()
         };
         *retries.entry(key).or_insert(0) += 1;
-        adjust.replay(&ctx, &r);
+        adjust.replay(&ctx, r);
+    }
+    // A retry scheduled before the run stopped whose attempt never started: its backoff
+    // is still owed (a 429's Retry-After, a rate limit), counted from when it was set.
+    let owed = history
+        .last()
+        .filter(|r| r.next_attempt == first_attempt + 1)
+        .and_then(|r| {
+            let key = if r.is_transient() {
+                "transient"
+            } else {
+                r.error_code.as_str()
+            };
+            let nth = retries.get(key).copied().unwrap_or(1);
+            ctx.owed_backoff_ms(idx, batch, r, nth)
+        });
+    if let Some(ms) = owed {
+        tracing::info!(
+            "task {}: waiting {ms} ms still owed to a retry",
+            task.task_id
+        );
+        tokio::select! {
+            _ = tokio::time::sleep(Duration::from_millis(ms)) => {}
+            s = stopped(&mut stop) => return TaskOutcome {
+                invocation_id: None,
+                ..TaskOutcome::stopped(s, first_attempt, None, Arc::from(""))
+            },
+        }
     }
     let mut attempt = first_attempt;
     let task_scope = Scope {
@@ -137,14 +165,15 @@ async fn run_attempts(
     let (prompt_hash, system_tokens) = ctx.system_prompt_info(&task.agent);
     loop {
         attempt += 1;
-        let inv_id: Arc<str> = Arc::from(
-            invocation_id(
-                chrono::Utc::now(),
-                &agent_def.short_name,
-                ctx.next_invocation_seq(&task.agent),
-            )
-            .as_str(),
-        );
+        let seq = match ctx.next_invocation_seq(&agent_def.short_name).await {
+            Ok(n) => n,
+            Err(e) => {
+                tracing::error!("task {}: no invocation id: {e}", task.task_id);
+                return TaskOutcome::failed_before_call(attempt - 1, e.to_string());
+            }
+        };
+        let inv_id: Arc<str> =
+            Arc::from(invocation_id(chrono::Utc::now(), &agent_def.short_name, seq).as_str());
         let scope = Scope {
             task_id: Some(task_arc.clone()),
             invocation_id: Some(inv_id.clone()),

@@ -130,6 +130,16 @@ pub(crate) fn cause_of(row: &FailedInvocation) -> Cause {
                     "平均分低于0.7或存在问题",
                 ),
             ),
+            "lost" => c(
+                "Lost_In_Crash",
+                "Layer3_System",
+                "进程崩溃时调用仍在进行（lost），恢复运行时已关闭并重新执行该任务",
+                (
+                    "runtime",
+                    "用 plexus resume 继续被中断的运行；检查进程为何被终止",
+                    "非模型问题",
+                ),
+            ),
             _ => c(
                 "Failed_Without_Code",
                 "Layer3_Unknown",

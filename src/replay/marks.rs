@@ -91,7 +91,8 @@ impl Marks {
             EngineEvent::TaskBlocked(_)
             | EngineEvent::ReferenceFailed(_)
             | EngineEvent::SkillRefused(_)
-            | EngineEvent::CrashDetected(_) => true,
+            | EngineEvent::CrashDetected(_)
+            | EngineEvent::InvocationLost(_) => true,
             EngineEvent::RunStarted(_)
             | EngineEvent::LeaseTakenOver(_)
             | EngineEvent::RunPaused(_)

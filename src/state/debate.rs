@@ -357,6 +357,7 @@ impl DebateState {
             | EngineEvent::InvocationStarted(_)
             | EngineEvent::Chunk(_)
             | EngineEvent::InvocationFinished(_)
+            | EngineEvent::InvocationLost(_)
             | EngineEvent::AtomsGraded(_)
             | EngineEvent::RetryScheduled(_)
             | EngineEvent::ReferenceFailed(_)

@@ -306,6 +306,36 @@ fn reduce_run(st: &mut RunState, env: &Envelope) {
                 }
             }
         }
+        EngineEvent::InvocationLost(l) => {
+            if let Some(i) = task {
+                let agent = st.tasks[i].agent;
+                marker(
+                    st,
+                    i,
+                    &format!(
+                        "── attempt {} lost in a crash · {} · {} output token(s) reached the log ──",
+                        l.attempt,
+                        env.invocation_id.as_deref().unwrap_or("?"),
+                        l.output_tokens
+                    ),
+                );
+                Arc::make_mut(&mut st.tasks[i]).last = Some(InvocationSummary {
+                    status: None,
+                    execution_time_ms: u64::try_from(l.last_ts - l.started_ts).unwrap_or(0),
+                    output_tokens: l.output_tokens,
+                    atoms: 0,
+                    avg_score: 0.0,
+                    grades: Default::default(),
+                    issues: 0,
+                    errors: Vec::new(),
+                    error_message: Some(l.reason.clone()),
+                });
+                let a = &mut st.agents[agent];
+                a.last_output = l.output_tokens;
+                a.peak_output = a.peak_output.max(l.output_tokens);
+                a.tokens_out += l.output_tokens;
+            }
+        }
         EngineEvent::AtomsGraded(g) => {
             if let Some(i) = task {
                 let agent = st.tasks[i].agent;

@@ -24,7 +24,7 @@ pub struct FailedInvocation {
     pub attempts: u32,
     /// Agent.
     pub agent: String,
-    /// `failed`, `timeout` or `partial`.
+    /// `failed`, `timeout`, `partial`, or `lost` (in flight when its process died).
     pub status: String,
     /// Error codes, e.g. `["E002"]`; the first is the cause ([`Self::error_code`]).
     pub error_codes: Vec<String>,
@@ -97,7 +97,7 @@ impl Store {
                     i.status, i.error_codes, i.error_message, i.avg_score, i.started_at,
                     i.execution_time_ms, i.invocation_id
              FROM invocations i
-             WHERE i.status IN ('failed', 'timeout', 'partial')
+             WHERE i.status IN ('failed', 'timeout', 'partial', 'lost')
                AND (?1 IS NULL OR i.run_id = ?1)
              ORDER BY i.started_at DESC, i.invocation_id DESC
              LIMIT ?2",

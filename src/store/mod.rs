@@ -109,19 +109,23 @@ pub enum StoreError {
 mod atom_write;
 mod attempts;
 mod failed;
+pub mod ids;
 pub mod lease;
 mod log_insert;
 pub mod open;
+mod open_calls;
 mod ops;
 pub mod read;
 pub mod review;
 pub mod review_write;
+pub mod wal;
 pub mod writer;
 
 pub use open::{open_connection, open_read_only};
 
 pub use attempts::MAX_STREAM_BYTES;
 pub use failed::{FailedInvocation, InvocationMeta, MAX_FAILURE_ROWS};
+pub use open_calls::OpenCall;
 pub use read::{EventRow, InvocationRow, RunSummary, Store, TaskRow};
 pub use review::{Decision, FabricatedRef, ReviewItem};
 pub use writer::{

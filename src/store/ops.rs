@@ -159,6 +159,17 @@ pub enum WriteOp {
     Review(Box<ReviewWrite>),
     /// Barrier: answered once everything sent before it is committed.
     Flush(std::sync::mpsc::Sender<()>),
+    /// Hands out `count` invocation numbers of the agent short name `name` from the
+    /// file's counter (see [`super::ids`]); the first is sent once the batch holding the
+    /// reservation is committed.
+    ReserveIds {
+        /// The agent's short name.
+        name: String,
+        /// How many numbers.
+        count: u64,
+        /// Where the first number goes.
+        reply: tokio::sync::oneshot::Sender<u64>,
+    },
 }
 
 /// A person's decision on a task stopped for review (E007), written in one transaction:
@@ -209,7 +220,8 @@ pub struct InvocationRecord {
     pub request_json: String,
     /// (hash, text) of the system prompt, stored once per database.
     pub system_prompt: (String, Arc<str>),
-    /// `success`, `partial`, `failed`, `timeout` or `cancelled`.
+    /// `success`, `partial`, `failed`, `timeout`, `cancelled`, or `lost` (in flight
+    /// when its process died, closed by the resume).
     pub status: &'static str,
     /// Wall time.
     pub execution_time_ms: u64,

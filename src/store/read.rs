@@ -401,8 +401,21 @@ impl Store {
         &self,
         run_id: &str,
     ) -> Result<HashMap<String, Vec<crate::event::RetryScheduled>>, StoreError> {
+        Ok(self
+            .retry_history_timed(run_id)?
+            .into_iter()
+            .map(|(task, list)| (task, list.into_iter().map(|(_, r)| r).collect()))
+            .collect())
+    }
+
+    /// [`Store::retry_history`] with each retry's time (ms since the Unix epoch): a retry
+    /// is due at that time plus its delay.
+    pub fn retry_history_timed(
+        &self,
+        run_id: &str,
+    ) -> Result<HashMap<String, Vec<(i64, crate::event::RetryScheduled)>>, StoreError> {
         let mut st = self.conn.prepare(&format!(
-            "SELECT seq, kind, task_id, payload FROM execution_logs e
+            "SELECT seq, kind, task_id, payload, ts FROM execution_logs e
              WHERE {} AND e.kind IN ('retry_scheduled', 'task_reset') AND e.task_id IS NOT NULL
              ORDER BY e.event_id",
             run_events_sql(RUN_BASE_SQL)
@@ -413,13 +426,14 @@ impl Store {
                 r.get::<_, String>(1)?,
                 r.get::<_, String>(2)?,
                 r.get::<_, String>(3)?,
+                r.get::<_, i64>(4)?,
             ))
         })?;
-        let mut out: HashMap<String, Vec<crate::event::RetryScheduled>> = HashMap::new();
+        let mut out: HashMap<String, Vec<(i64, crate::event::RetryScheduled)>> = HashMap::new();
         for row in rows {
-            let (seq, kind, task, payload) = row?;
+            let (seq, kind, task, payload, ts) = row?;
             match EngineEvent::from_parts(&kind, &payload) {
-                Ok(EngineEvent::RetryScheduled(r)) => out.entry(task).or_default().push(r),
+                Ok(EngineEvent::RetryScheduled(r)) => out.entry(task).or_default().push((ts, r)),
                 Ok(_) => {
                     out.remove(&task);
                 }

@@ -6,7 +6,7 @@ use rusqlite::Connection;
 use super::StoreError;
 
 /// Current schema version (stored in `PRAGMA user_version`).
-pub const SCHEMA_VERSION: i64 = 6;
+pub const SCHEMA_VERSION: i64 = 7;
 
 /// Migrations, in order: `MIGRATIONS[i]` takes the schema from version `i` to `i + 1`.
 const MIGRATIONS: &[&str] = &[
@@ -216,7 +216,26 @@ CREATE INDEX invocations_failed ON invocations(
     execution_time_ms, error_message, avg_score)
     WHERE status IN ('failed', 'timeout', 'partial');
 "#,
+    r#"
+-- Invocation ids unique in the whole file: the SEQ of each agent's ids comes from this
+-- counter, handed out in blocks inside the writer's transaction (see store/ids.rs). It is
+-- seeded from the ids already in the file when this version is applied.
+CREATE TABLE id_counters (
+    name  TEXT PRIMARY KEY,              -- an agent's short name, as ids spell it
+    next  INTEGER NOT NULL               -- the first SEQ not handed out yet
+);
+-- A call in flight when its process died is closed by the resume that finds it, with the
+-- status `lost`; the Failures screen lists it with the attempts that failed.
+DROP INDEX invocations_failed;
+CREATE INDEX invocations_failed ON invocations(
+    started_at, invocation_id, run_id, task_id, attempt, agent, status, error_codes,
+    execution_time_ms, error_message, avg_score)
+    WHERE status IN ('failed', 'timeout', 'partial', 'lost');
+"#,
 ];
+
+/// The version whose migration creates the id counters, seeded from the file's ids.
+const ID_COUNTERS_VERSION: usize = 7;
 
 /// The first event id of run `run_no`'s log; its event `seq` has id `base | seq`.
 pub fn event_base(run_no: i64) -> i64 {
@@ -294,6 +313,9 @@ pub fn migrate_to(conn: &mut Connection, target: i64) -> Result<(), StoreError> 
         .skip(current as usize)
     {
         tx.execute_batch(sql)?;
+        if i + 1 == ID_COUNTERS_VERSION {
+            super::ids::seed_counters(&tx)?;
+        }
         tx.pragma_update(None, "user_version", (i + 1) as i64)?;
     }
     tx.commit()?;

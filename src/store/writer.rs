@@ -39,9 +39,26 @@ pub struct WriterStats {
     pub longest_write_us: AtomicU64,
     /// Longest time, µs, one commit took (writing the WAL and syncing it).
     pub longest_commit_us: AtomicU64,
+    /// Most frames the log held after a commit.
+    pub wal_frames_peak: AtomicU64,
+    /// Checkpoints the writer completed itself to keep the log bounded.
+    pub wal_checkpoints: AtomicU64,
+    /// Of those, the ones a reader kept from copying every frame.
+    pub wal_checkpoints_short: AtomicU64,
+    /// Frames past which the writer completes a checkpoint (0: the default,
+    /// [`super::wal::RESTART_FRAMES`]).
+    pub wal_restart_frames: AtomicU64,
 }
 
 impl WriterStats {
+    /// Frames past which the writer completes a checkpoint.
+    pub fn restart_frames(&self) -> u32 {
+        match self.wal_restart_frames.load(Ordering::Relaxed) {
+            0 => super::wal::RESTART_FRAMES,
+            n => u32::try_from(n).unwrap_or(u32::MAX),
+        }
+    }
+
     /// Latency (ms) at quantile `q` in [0, 1] of committed events.
     pub fn latency_quantile(&self, q: f64) -> u64 {
         let h = self
@@ -93,6 +110,19 @@ impl Writer {
             .map_err(|_| StoreError::WriterGone(self.failure().unwrap_or_else(|| "stopped".into())))
     }
 
+    /// Reserves `count` invocation numbers of the agent short name `name` (see
+    /// [`super::ids`]); returns the first once the reservation is committed.
+    pub async fn reserve_ids(&self, name: &str, count: u64) -> Result<u64, StoreError> {
+        let (reply, rx) = tokio::sync::oneshot::channel();
+        self.send(WriteOp::ReserveIds {
+            name: name.to_string(),
+            count,
+            reply,
+        })?;
+        rx.await
+            .map_err(|_| StoreError::WriterGone(self.failure().unwrap_or_else(|| "stopped".into())))
+    }
+
     /// Counters.
     pub fn stats(&self) -> &Arc<WriterStats> {
         &self.stats
@@ -122,14 +152,14 @@ pub fn spawn_writer_holding(
     lease: Option<Lease>,
 ) -> Result<(Writer, JoinHandle<()>), StoreError> {
     let conn = open_connection(path)?;
-    // Checkpoints (copying the WAL into the database and syncing it) run on a thread of
-    // their own, so the writer never waits for them.
-    conn.pragma_update(None, "wal_autocheckpoint", 0)?;
+    // Checkpoints run on a thread of their own, so the writer seldom waits for them; the
+    // writer completes one only to keep the log bounded (see store/wal.rs).
+    super::wal::prepare_writer(&conn)?;
     // A page cache that holds the pages the writer keeps coming back to (the ends of the
     // log and of the atom tables, the task rows, the text indexes); with SQLite's default
     // of 2 MB the writer kept reading its own WAL back (README, Benchmark).
     conn.pragma_update(None, "cache_size", -WRITER_CACHE_KIB)?;
-    let checkpointer = Checkpointer::start(path)?;
+    let checkpointer = super::wal::Checkpointer::start(path)?;
     let (tx, rx) = std::sync::mpsc::channel();
     let stats = Arc::new(WriterStats {
         latency_ms: Mutex::new(vec![0; 1001]),
@@ -153,6 +183,7 @@ pub fn spawn_writer_holding(
                 prompts: HashSet::new(),
                 events: Vec::new(),
                 flushes: Vec::new(),
+                reserved: Vec::new(),
                 run_nos: Default::default(),
             };
             let result = run_writer(
@@ -208,47 +239,6 @@ fn file_size_limit(e: &StoreError) -> String {
     String::new()
 }
 
-/// Runs `PRAGMA wal_checkpoint(PASSIVE)` every [`CHECKPOINT_EVERY`] on its own
-/// connection (passive checkpoints never block the writer), and a last one on stop.
-struct Checkpointer {
-    stop: std::sync::mpsc::Sender<()>,
-    thread: JoinHandle<()>,
-}
-
-/// Interval between background checkpoints.
-const CHECKPOINT_EVERY: std::time::Duration = std::time::Duration::from_millis(200);
-
-impl Checkpointer {
-    fn start(path: &std::path::Path) -> Result<Checkpointer, StoreError> {
-        let conn = open_connection(path)?;
-        let (stop, rx) = std::sync::mpsc::channel::<()>();
-        let thread = std::thread::Builder::new()
-            .name("plexus-checkpoint".into())
-            .spawn(move || loop {
-                let last = !matches!(
-                    rx.recv_timeout(CHECKPOINT_EVERY),
-                    Err(std::sync::mpsc::RecvTimeoutError::Timeout)
-                );
-                let mode = if last { "TRUNCATE" } else { "PASSIVE" };
-                if let Err(e) =
-                    conn.query_row(&format!("PRAGMA wal_checkpoint({mode})"), [], |_| Ok(()))
-                {
-                    tracing::warn!("checkpoint failed: {e}");
-                }
-                if last {
-                    return;
-                }
-            })
-            .map_err(|e| StoreError::WriterGone(e.to_string()))?;
-        Ok(Checkpointer { stop, thread })
-    }
-
-    fn stop(self) {
-        let _ = self.stop.send(());
-        let _ = self.thread.join();
-    }
-}
-
 /// What the writer keeps between operations.
 struct WriterState {
     /// Payload bytes of the batch's events, back to back.
@@ -259,6 +249,8 @@ struct WriterState {
     events: Vec<Arc<Envelope>>,
     /// Barriers answered after the commit.
     flushes: Vec<std::sync::mpsc::Sender<()>>,
+    /// Id reservations answered after the commit: (reply, first number).
+    reserved: Vec<(tokio::sync::oneshot::Sender<u64>, u64)>,
     /// Run numbers of event ids (`log_runs`), by run id.
     run_nos: rustc_hash::FxHashMap<Arc<str>, i64>,
 }
@@ -322,6 +314,18 @@ fn run_writer(
             insert_events(&tx, &state.events, &mut state.payload, &mut state.run_nos)?;
             let written = Instant::now();
             tx.commit()?;
+            let frames = super::wal::frames_after_commit();
+            stats
+                .wal_frames_peak
+                .fetch_max(u64::from(frames), Ordering::Relaxed);
+            if let Some(c) = super::wal::bound_after_commit(conn, frames, stats.restart_frames())? {
+                stats.wal_checkpoints.fetch_add(1, Ordering::Relaxed);
+                if c.copied < c.log {
+                    // A reader still reads frames the copy could not pass; the next
+                    // commit tries again.
+                    stats.wal_checkpoints_short.fetch_add(1, Ordering::Relaxed);
+                }
+            }
             if n == 0 {
                 // A heartbeat alone: not a batch the figures are about.
                 continue;
@@ -355,6 +359,9 @@ fn run_writer(
         }
         for f in state.flushes.drain(..) {
             let _ = f.send(());
+        }
+        for (reply, first) in state.reserved.drain(..) {
+            let _ = reply.send(first);
         }
     }
 }
@@ -499,6 +506,10 @@ fn apply<'t>(
                 .extend(super::review_write::events(&w).cloned());
         }
         WriteOp::Flush(f) => state.flushes.push(f),
+        WriteOp::ReserveIds { name, count, reply } => {
+            let first = super::ids::reserve(tx, &name, count)?;
+            state.reserved.push((reply, first));
+        }
     }
     Ok(())
 }

@@ -257,14 +257,15 @@ impl Theme {
     }
 
     /// The style of a task status (`pending`, `ready`, `running`, `success`, `partial`,
-    /// `failed`, `timeout`, `blocked`, `cancelled`); anything else is plain text.
+    /// `failed`, `timeout`, `blocked`, `cancelled`, and `lost` for a call cut off by a
+    /// crash); anything else is plain text.
     pub fn status(&self, status: &str) -> Style {
         match status {
             "pending" | "cancelled" => self.muted(),
             "ready" => self.accent(),
             "running" => self.accent().add_modifier(Modifier::BOLD),
             "success" => self.ok(),
-            "partial" | "timeout" => self.warn(),
+            "partial" | "timeout" | "lost" => self.warn(),
             "failed" => self.error(),
             "blocked" => self.error().add_modifier(Modifier::DIM),
             _ => Style::new().fg(self.base_fg),

@@ -205,6 +205,11 @@ fn normalise(ev: EngineEvent, o: &CompareOptions) -> (&'static str, Body) {
             f.execution_time_ms = 0;
             EngineEvent::InvocationFinished(f)
         }
+        EngineEvent::InvocationLost(mut l) => {
+            l.started_ts = 0;
+            l.last_ts = 0;
+            EngineEvent::InvocationLost(l)
+        }
         EngineEvent::RetryScheduled(mut r) => {
             if o.random_jitter && r.is_transient() {
                 r.delay_ms = 0;

@@ -1,0 +1,132 @@
+//! Keeping the write-ahead log bounded while a run writes without pause.
+//!
+//! SQLite appends every commit to the `-wal` file and only starts writing it from the
+//! beginning again (a *restart*) when a checkpoint has copied every frame into the
+//! database and no reader still reads from the log. A background checkpoint alone never
+//! gets there while the writer keeps appending, and the file grew to gigabytes. So:
+//! - a checkpoint thread copies frames into the database every [`CHECKPOINT_EVERY`]
+//!   (PASSIVE: it never waits for, nor blocks, the writer or a reader);
+//! - the writer counts the frames after each commit (SQLite's WAL hook) and, past
+//!   [`RESTART_FRAMES`], finishes the copy itself right after its commit, when nothing
+//!   new can arrive, so the next write starts the log over; readers that began after the
+//!   copy read the database file and do not hold the restart up;
+//! - `journal_size_limit` trims the file back to [`KEEP_BYTES`] when the log restarts.
+//!
+//! A reader that holds one read transaction open for long (a `sqlite3` shell inside
+//! `BEGIN`) keeps the frames it may read; plexus's own readers read in short statements.
+
+use std::cell::Cell;
+use std::path::Path;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use rusqlite::Connection;
+
+use super::{open_connection, StoreError};
+
+/// Interval between background checkpoints.
+pub const CHECKPOINT_EVERY: Duration = Duration::from_millis(200);
+
+/// Frames in the log after a commit past which the writer completes a checkpoint itself
+/// (1,024 frames of 16 KiB pages: 16 MiB).
+pub const RESTART_FRAMES: u32 = 1024;
+
+/// The size the log file is trimmed back to when it starts over.
+pub const KEEP_BYTES: i64 = 16 * 1024 * 1024;
+
+thread_local! {
+    /// Frames in the log after this thread's last commit, from the WAL hook.
+    static FRAMES: Cell<u32> = const { Cell::new(0) };
+}
+
+fn note_frames(_: &rusqlite::hooks::Wal, frames: std::os::raw::c_int) -> rusqlite::Result<()> {
+    FRAMES.with(|f| f.set(u32::try_from(frames).unwrap_or(0)));
+    Ok(())
+}
+
+/// Sets the writer's connection up: no automatic checkpoints (they would run inside the
+/// writer's commits), the frame count after each commit noted, the file trimmed on
+/// restart.
+pub fn prepare_writer(conn: &Connection) -> Result<(), StoreError> {
+    conn.pragma_update(None, "wal_autocheckpoint", 0)?;
+    // After the pragma, which installs a hook of its own.
+    conn.wal_hook(Some(note_frames));
+    conn.query_row(
+        &format!("PRAGMA journal_size_limit = {KEEP_BYTES}"),
+        [],
+        |_| Ok(()),
+    )?;
+    Ok(())
+}
+
+/// Frames in the log after the calling thread's last commit.
+pub fn frames_after_commit() -> u32 {
+    FRAMES.with(Cell::get)
+}
+
+/// What a writer's own checkpoint did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Checkpointed {
+    /// Frames in the log.
+    pub log: i64,
+    /// Frames copied into the database (all of them: the next write restarts the log).
+    pub copied: i64,
+}
+
+/// Run on the writer's connection right after a commit once the log holds `frames` past
+/// `limit`: copies what is left into the database (PASSIVE: waits for no reader); `None`
+/// below the limit or when another checkpoint was running.
+pub fn bound_after_commit(
+    conn: &Connection,
+    frames: u32,
+    limit: u32,
+) -> Result<Option<Checkpointed>, StoreError> {
+    if frames < limit {
+        return Ok(None);
+    }
+    let (busy, log, copied): (i64, i64, i64) =
+        conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+        })?;
+    Ok((busy == 0).then_some(Checkpointed { log, copied }))
+}
+
+/// The background checkpoint thread of a writer: PASSIVE every [`CHECKPOINT_EVERY`] on
+/// its own connection, and a last TRUNCATE one on stop.
+pub struct Checkpointer {
+    stop: std::sync::mpsc::Sender<()>,
+    thread: JoinHandle<()>,
+}
+
+impl Checkpointer {
+    /// Starts the thread on the database at `path`.
+    pub fn start(path: &Path) -> Result<Checkpointer, StoreError> {
+        let conn = open_connection(path)?;
+        let (stop, rx) = std::sync::mpsc::channel::<()>();
+        let thread = std::thread::Builder::new()
+            .name("plexus-checkpoint".into())
+            .spawn(move || loop {
+                let last = !matches!(
+                    rx.recv_timeout(CHECKPOINT_EVERY),
+                    Err(std::sync::mpsc::RecvTimeoutError::Timeout)
+                );
+                let mode = if last { "TRUNCATE" } else { "PASSIVE" };
+                if let Err(e) =
+                    conn.query_row(&format!("PRAGMA wal_checkpoint({mode})"), [], |_| Ok(()))
+                {
+                    tracing::warn!("checkpoint failed: {e}");
+                }
+                if last {
+                    return;
+                }
+            })
+            .map_err(|e| StoreError::WriterGone(e.to_string()))?;
+        Ok(Checkpointer { stop, thread })
+    }
+
+    /// Stops the thread after its last checkpoint.
+    pub fn stop(self) {
+        let _ = self.stop.send(());
+        let _ = self.thread.join();
+    }
+}

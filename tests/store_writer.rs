@@ -197,3 +197,89 @@ fn a_writer_whose_lease_was_taken_over_writes_nothing_more_and_says_who_has_it()
         .expect("lease row");
     assert_eq!(pid, 4242);
 }
+
+/// The write-ahead log stays bounded while a writer commits without pause and a
+/// follower reads the new events beside it: past the restart threshold (here 64 frames,
+/// 1 MiB) the writer completes a checkpoint after its commit and the log starts over.
+/// Without it the log grows with everything written (40 MiB here).
+#[test]
+fn the_wal_stays_bounded_while_a_writer_commits_without_pause_beside_a_follower() {
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("wal.db");
+    let wal = dir.path().join("wal.db-wal");
+    let (writer, thread) = spawn_writer(&db, None).expect("writer");
+    writer
+        .stats()
+        .wal_restart_frames
+        .store(64, Ordering::Relaxed);
+    let run: Arc<str> = Arc::from("R-wal");
+    let done = Arc::new(AtomicBool::new(false));
+    let peak = Arc::new(AtomicU64::new(0));
+    let sampler = {
+        let (done, peak, wal) = (done.clone(), peak.clone(), wal.clone());
+        std::thread::spawn(move || {
+            while !done.load(Ordering::Relaxed) {
+                if let Ok(m) = std::fs::metadata(&wal) {
+                    peak.fetch_max(m.len(), Ordering::Relaxed);
+                }
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+        })
+    };
+    let follower = {
+        let (done, db, run) = (done.clone(), db.clone(), run.clone());
+        std::thread::spawn(move || {
+            let mut next = 1u64;
+            loop {
+                let finished = done.load(Ordering::Relaxed);
+                if let Ok(store) = Store::open(&db) {
+                    while let Ok(page) = store.events(&run, next, next + 999) {
+                        if page.is_empty() {
+                            break;
+                        }
+                        next += page.len() as u64;
+                    }
+                }
+                if finished {
+                    return next - 1;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+        })
+    };
+    let text = "x".repeat(1000);
+    let events = 40_000u64;
+    for seq in 1..=events {
+        writer
+            .send(WriteOp::Event(Arc::new(Envelope {
+                run_id: run.clone(),
+                seq,
+                ts: 1_700_000_000_000,
+                task_id: None,
+                invocation_id: None,
+                agent: None,
+                event: EngineEvent::Chunk(Chunk { text: text.clone() }),
+            })))
+            .expect("send");
+        if seq % 50 == 0 {
+            // About the pace of a busy run: a small batch per commit, one after the other.
+            writer.flush().expect("flush");
+        }
+    }
+    writer.flush().expect("flush");
+    let checkpoints = writer.stats().wal_checkpoints.load(Ordering::Relaxed);
+    done.store(true, Ordering::Relaxed);
+    sampler.join().expect("sampler");
+    let read = follower.join().expect("follower");
+    drop(writer);
+    thread.join().expect("writer thread");
+    assert_eq!(read, events, "the follower read every event");
+    let peak_mib = peak.load(Ordering::Relaxed) as f64 / (1024.0 * 1024.0);
+    eprintln!("largest WAL {peak_mib:.2} MiB, {checkpoints} checkpoints by the writer");
+    assert!(
+        peak_mib < 5.0,
+        "the log reached {peak_mib:.1} MiB with a 1 MiB restart threshold ({checkpoints} checkpoints)"
+    );
+    assert!(checkpoints > 0, "the writer never completed a checkpoint");
+}

@@ -36,6 +36,8 @@ pub struct BenchOptions {
     pub paced_tasks: usize,
     /// Directory for the scratch databases.
     pub dir: std::path::PathBuf,
+    /// Whether a follower reads the run's events beside it.
+    pub follow: bool,
 }
 
 /// Figures of one benchmark run.
@@ -73,6 +75,15 @@ pub struct BenchReport {
     pub paced: Option<PacedFigures>,
     /// Final run status.
     pub status: String,
+    /// Largest size of the write-ahead log file during the run, MiB.
+    pub wal_peak_mib: f64,
+    /// Most frames the log held after a commit.
+    pub wal_peak_frames: u64,
+    /// Checkpoints the writer completed to keep the log bounded (and of those, the ones
+    /// a reader kept short).
+    pub wal_checkpoints: (u64, u64),
+    /// Events a follower beside the run read (`--follow`).
+    pub followed_events: Option<u64>,
 }
 
 /// Figures of the paced run: the engine streaming a chunk every 10 ms, like a real
@@ -223,7 +234,7 @@ pub async fn run_bench(opts: &BenchOptions) -> Result<BenchReport> {
         opts.concurrency,
         opts.chunks
     );
-    let full = measured_run(&db, plan.clone(), sim, engine.clone()).await?;
+    let full = measured_run(&db, plan.clone(), sim, engine.clone(), opts.follow).await?;
 
     let paced = match opts.paced_tasks {
         0 => None,
@@ -264,6 +275,13 @@ pub async fn run_bench(opts: &BenchOptions) -> Result<BenchReport> {
         commit_latency_ms: (stats.latency_quantile(0.5), stats.latency_quantile(0.99)),
         paced,
         status: outcome_status,
+        wal_peak_mib: full.wal.peak_bytes as f64 / (1024.0 * 1024.0),
+        wal_peak_frames: stats.wal_frames_peak.load(Ordering::Relaxed),
+        wal_checkpoints: (
+            stats.wal_checkpoints.load(Ordering::Relaxed),
+            stats.wal_checkpoints_short.load(Ordering::Relaxed),
+        ),
+        followed_events: full.wal.followed_events,
     })
 }
 
@@ -281,7 +299,7 @@ async fn paced_run(
     let sim = simulated(opts, 40, 10);
     let plan = generated_plan(tasks, 100)?;
     let planned = plan.tasks.len();
-    let run = measured_run(&db, plan, sim, engine).await?;
+    let run = measured_run(&db, plan, sim, engine, false).await?;
     Ok(PacedFigures {
         tasks: planned,
         events_per_s: run.events as f64 / run.seconds,
@@ -328,6 +346,7 @@ struct RunFigures {
     chunks_streamed: u64,
     stats: Arc<crate::store::WriterStats>,
     status: String,
+    wal: super::wal_watch::WalFigures,
 }
 
 /// Runs `plan` into a fresh database at `db`, counting what a consumer receives.
@@ -336,6 +355,7 @@ async fn measured_run(
     plan: Arc<crate::plan::Plan>,
     sim: SimConfig,
     engine: EngineConfig,
+    follow: bool,
 ) -> Result<RunFigures> {
     let (sub_tx, mut sub_rx) =
         tokio::sync::mpsc::unbounded_channel::<Vec<Arc<crate::event::Envelope>>>();
@@ -365,6 +385,7 @@ async fn measured_run(
         (all, chunk_events, streamed)
     });
     let stats = writer.stats().clone();
+    let watch = super::wal_watch::WalWatch::start(db, &run_id, follow);
     let timed = run_to_end(
         writer,
         thread,
@@ -374,6 +395,7 @@ async fn measured_run(
         engine,
     )
     .await?;
+    let wal = watch.stop();
     let (outcome, seconds) = (timed.outcome, timed.run_seconds);
     let (seen, chunk_events, chunks_streamed) = consumer.await?;
     let events = stats.events.load(Ordering::Relaxed);
@@ -389,6 +411,7 @@ async fn measured_run(
         chunks_streamed,
         stats,
         status: outcome.status.as_str().to_string(),
+        wal,
     })
 }
 
@@ -486,6 +509,16 @@ pub fn print_report(r: &BenchReport) {
     crate::outln!("commit latency p50    {} ms", r.commit_latency_ms.0);
     crate::outln!("commit latency p99    {} ms", r.commit_latency_ms.1);
     crate::outln!("peak memory (RSS)     {:.1} MiB", r.peak_rss_mib);
+    crate::outln!(
+        "largest WAL           {:.1} MiB ({} frames after a commit; {} checkpoints by the writer, {} kept short by a reader)",
+        r.wal_peak_mib,
+        r.wal_peak_frames,
+        r.wal_checkpoints.0,
+        r.wal_checkpoints.1
+    );
+    if let Some(n) = r.followed_events {
+        crate::outln!("follower read         {n} events beside the run");
+    }
     let Some(p) = &r.paced else {
         crate::outln!("paced run             skipped (--paced-tasks 0)");
         return;
@@ -516,6 +549,7 @@ mod tests {
             chunk_flush_max: 2,
             paced_tasks: 10,
             dir: dir.path().to_path_buf(),
+            follow: true,
         })
         .await
         .expect("bench runs");

@@ -10,6 +10,7 @@ pub mod react;
 pub mod replay;
 pub mod tokens;
 pub mod ui;
+pub mod wal_watch;
 
 use std::process::ExitCode;
 
@@ -40,6 +41,7 @@ pub async fn run(cmd: BenchCommand) -> Result<ExitCode> {
             chunk_flush_max,
             paced_tasks,
             dir,
+            follow,
             json,
         } => {
             let opts = engine::BenchOptions {
@@ -51,6 +53,7 @@ pub async fn run(cmd: BenchCommand) -> Result<ExitCode> {
                 chunk_flush_max,
                 paced_tasks,
                 dir,
+                follow,
             };
             report(&engine::run_bench(&opts).await?, json, engine::print_report)
         }

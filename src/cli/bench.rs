@@ -43,6 +43,10 @@ pub enum BenchCommand {
         /// Scratch directory.
         #[arg(long, value_name = "DIR", default_value = "bench-out")]
         dir: PathBuf,
+        /// Read the run's new events beside it, every 100 ms, as a follower does (the
+        /// log must stay bounded with a reader there).
+        #[arg(long)]
+        follow: bool,
         /// Print the report as JSON.
         #[arg(long)]
         json: bool,

@@ -10,6 +10,9 @@
 //!   [`RESTART_FRAMES`], finishes the copy itself right after its commit, when nothing
 //!   new can arrive, so the next write starts the log over; readers that began after the
 //!   copy read the database file and do not hold the restart up;
+//! - should readers keep the log from starting over until it holds [`HARD_FACTOR`] times
+//!   that, the writer waits for them to finish their current statement, at most
+//!   [`READER_WAIT`];
 //! - `journal_size_limit` trims the file back to [`KEEP_BYTES`] when the log restarts.
 //!
 //! A reader that holds one read transaction open for long (a `sqlite3` shell inside
@@ -28,11 +31,11 @@ use super::{open_connection, StoreError};
 pub const CHECKPOINT_EVERY: Duration = Duration::from_millis(200);
 
 /// Frames in the log after a commit past which the writer completes a checkpoint itself
-/// (1,024 frames of 16 KiB pages: 16 MiB).
-pub const RESTART_FRAMES: u32 = 1024;
+/// (512 frames of 16 KiB pages: 8 MiB).
+pub const RESTART_FRAMES: u32 = 512;
 
 /// The size the log file is trimmed back to when it starts over.
-pub const KEEP_BYTES: i64 = 16 * 1024 * 1024;
+pub const KEEP_BYTES: i64 = 8 * 1024 * 1024;
 
 thread_local! {
     /// Frames in the log after this thread's last commit, from the WAL hook.
@@ -73,9 +76,20 @@ pub struct Checkpointed {
     pub copied: i64,
 }
 
+/// How many times [`RESTART_FRAMES`] the log may hold before the writer waits (at most
+/// [`READER_WAIT`]) for readers to leave it.
+pub const HARD_FACTOR: u32 = 3;
+
+/// Longest the writer waits for readers to leave the log once it holds
+/// [`HARD_FACTOR`] times its threshold; a reader that stays longer only delays the
+/// restart to a later commit, it never stops the run.
+pub const READER_WAIT: Duration = Duration::from_millis(250);
+
 /// Run on the writer's connection right after a commit once the log holds `frames` past
-/// `limit`: copies what is left into the database (PASSIVE: waits for no reader); `None`
-/// below the limit or when another checkpoint was running.
+/// `limit`: copies what is left into the database without waiting for anyone (PASSIVE),
+/// or, at [`HARD_FACTOR`] times the limit, waiting up to [`READER_WAIT`] for the readers
+/// still reading the log to finish their statement (RESTART). `None` below the limit or
+/// when another checkpoint was running.
 pub fn bound_after_commit(
     conn: &Connection,
     frames: u32,
@@ -84,10 +98,22 @@ pub fn bound_after_commit(
     if frames < limit {
         return Ok(None);
     }
-    let (busy, log, copied): (i64, i64, i64) =
-        conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |r| {
-            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
-        })?;
+    let hard = frames >= limit.saturating_mul(HARD_FACTOR);
+    if hard {
+        conn.busy_timeout(READER_WAIT)?;
+    }
+    let mode = if hard { "RESTART" } else { "PASSIVE" };
+    let result = conn.query_row(&format!("PRAGMA wal_checkpoint({mode})"), [], |r| {
+        Ok((
+            r.get::<_, i64>(0)?,
+            r.get::<_, i64>(1)?,
+            r.get::<_, i64>(2)?,
+        ))
+    });
+    if hard {
+        conn.busy_timeout(super::open::BUSY_TIMEOUT)?;
+    }
+    let (busy, log, copied) = result?;
     Ok((busy == 0).then_some(Checkpointed { log, copied }))
 }
 

@@ -66,7 +66,22 @@ pub fn for_error(e: &color_eyre::Report) -> u8 {
 
 /// The error as one message; a database error names `db` when it does not already.
 pub fn describe(e: &color_eyre::Report, db: &Path) -> String {
-    let text = format!("{e:#}");
+    // The chain of causes, each said once: a cause whose words are already there (a
+    // store error quoting the SQLite error it wraps) is left out, and nothing below a
+    // SQLite error (its code, in SQLite's own words again) is added.
+    let mut text = String::new();
+    for cause in e.chain() {
+        let words = cause.to_string();
+        if !text.contains(&words) {
+            if !text.is_empty() {
+                text.push_str(": ");
+            }
+            text.push_str(&words);
+        }
+        if cause.downcast_ref::<rusqlite::Error>().is_some() {
+            break;
+        }
+    }
     let from_db = e.chain().any(|c| {
         c.downcast_ref::<StoreError>().is_some() || c.downcast_ref::<rusqlite::Error>().is_some()
     });
@@ -75,5 +90,37 @@ pub fn describe(e: &color_eyre::Report, db: &Path) -> String {
         format!("database {file}: {text}")
     } else {
         text
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_sqlite_error_is_said_once_with_the_file() {
+        let sqlite = rusqlite::Error::SqliteFailure(
+            rusqlite::ffi::Error::new(11),
+            Some("malformed database schema (runs) - near \"+\": syntax error".into()),
+        );
+        let report = color_eyre::Report::new(StoreError::Sqlite(sqlite));
+        let text = describe(&report, Path::new("data/x.db"));
+        assert_eq!(
+            text,
+            "database data/x.db: database error: malformed database schema (runs) - near \"+\": syntax error"
+        );
+        assert_eq!(text.matches("malformed").count(), 1, "{text}");
+    }
+
+    #[test]
+    fn causes_are_chained_once_each() {
+        let report = color_eyre::Report::new(StoreError::WriterGone(
+            "x.db: database error: disk I/O error".into(),
+        ))
+        .wrap_err("run R stopped before its end");
+        assert_eq!(
+            describe(&report, Path::new("x.db")),
+            "run R stopped before its end: the database writer stopped: x.db: database error: disk I/O error"
+        );
     }
 }

@@ -283,3 +283,70 @@ fn the_wal_stays_bounded_while_a_writer_commits_without_pause_beside_a_follower(
     );
     assert!(checkpoints > 0, "the writer never completed a checkpoint");
 }
+
+/// A writer whose write fails tells every sender waiting on it why, every time: a flush
+/// queued behind the failing write (let go while the writer unwinds) gets the cause, not
+/// a bare "stopped".
+#[test]
+fn a_failed_write_gives_its_cause_to_every_sender_waiting_behind_it() {
+    use plexus::store::InvocationRecord;
+    let record = || {
+        WriteOp::Invocation(Box::new(InvocationRecord {
+            invocation_id: Arc::from("INV_20260203_143052_SCHOLAR_001"),
+            run_id: Arc::from("R-dup"),
+            task_id: Arc::from("T"),
+            agent: Arc::from("Scholar_Internalizer"),
+            attempt: 1,
+            started_at: "2026-02-03T14:30:52Z".into(),
+            prompt_tokens: 1,
+            request_json: "{}".into(),
+            system_prompt: ("h".into(), Arc::from("p")),
+            status: "success",
+            execution_time_ms: 1,
+            output_tokens: 1,
+            error_codes: String::new(),
+            response_json: "{}".into(),
+            provider_usage: None,
+        }))
+    };
+    for round in 0..20 {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let db = dir.path().join("f.db");
+        let (writer, thread) = spawn_writer(&db, None).expect("writer");
+        // The runs row the invocation refers to.
+        {
+            let conn = plexus::store::open_connection(&db).expect("open");
+            conn.execute(
+                "INSERT INTO runs (run_id, plan_id, plan_source, plan_json, provider, config_json, status, created_at, task_count) VALUES ('R-dup', 'P', 'f', '{}', 'simulated', '{}', 'running', 't', 1)",
+                [],
+            )
+            .expect("run row");
+        }
+        writer.send(record()).expect("send");
+        writer.flush().expect("the first one is stored");
+        // The same invocation again, with a flush and more writes queued behind it.
+        writer.send(record()).expect("send");
+        let waiting = writer.flush();
+        let later = writer.send(chunk(&Arc::from("R-dup"), 1));
+        let err = waiting
+            .expect_err("the duplicate fails the writer")
+            .to_string();
+        assert!(
+            err.contains("UNIQUE constraint failed") && err.contains("f.db"),
+            "round {round}: {err}"
+        );
+        if let Err(e) = later {
+            assert!(
+                e.to_string().contains("UNIQUE constraint failed"),
+                "round {round}: {e}"
+            );
+        }
+        let again = writer.flush().expect_err("the writer is gone").to_string();
+        assert!(
+            again.contains("UNIQUE constraint failed"),
+            "round {round}: {again}"
+        );
+        drop(writer);
+        thread.join().expect("writer thread");
+    }
+}

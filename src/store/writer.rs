@@ -87,7 +87,55 @@ impl WriterStats {
 pub struct Writer {
     tx: Sender<WriteOp>,
     stats: Arc<WriterStats>,
-    failure: Arc<Mutex<Option<String>>>,
+    end: Arc<WriterEnd>,
+}
+
+/// How the writer thread ended: its failure, recorded before anything it held is let go,
+/// and whether it has finished (a sender that finds the channel closed waits for that,
+/// so it always learns the cause).
+#[derive(Default)]
+struct WriterEnd {
+    state: Mutex<(bool, Option<String>)>,
+    finished: std::sync::Condvar,
+}
+
+/// Longest a sender that found the writer gone waits for the thread to say why.
+const END_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+impl WriterEnd {
+    fn fail(&self, why: String) {
+        if let Ok(mut s) = self.state.lock() {
+            s.1.get_or_insert(why);
+        }
+    }
+
+    fn finish(&self) {
+        if let Ok(mut s) = self.state.lock() {
+            s.0 = true;
+        }
+        self.finished.notify_all();
+    }
+
+    /// The failure, if one is recorded yet.
+    fn failure(&self) -> Option<String> {
+        self.state.lock().ok().and_then(|s| s.1.clone())
+    }
+
+    /// The error for a sender that found the writer gone: once the thread has finished
+    /// (at most [`END_WAIT`]), what stopped it.
+    fn gone(&self) -> StoreError {
+        let why = match self.state.lock() {
+            Ok(guard) => {
+                let guard = self
+                    .finished
+                    .wait_timeout_while(guard, END_WAIT, |s| !s.0)
+                    .map(|(g, _)| g);
+                guard.ok().and_then(|s| s.1.clone())
+            }
+            Err(_) => None,
+        };
+        StoreError::WriterGone(why.unwrap_or_else(|| "it was stopped".into()))
+    }
 }
 
 /// Where committed events go.
@@ -97,17 +145,14 @@ impl Writer {
     /// Queues an operation.
     pub fn send(&self, op: WriteOp) -> Result<(), StoreError> {
         self.stats.backlog.fetch_add(1, Ordering::Relaxed);
-        self.tx
-            .send(op)
-            .map_err(|_| StoreError::WriterGone(self.failure().unwrap_or_else(|| "stopped".into())))
+        self.tx.send(op).map_err(|_| self.end.gone())
     }
 
     /// Waits until everything queued so far is committed.
     pub fn flush(&self) -> Result<(), StoreError> {
         let (tx, rx) = std::sync::mpsc::channel();
         self.send(WriteOp::Flush(tx))?;
-        rx.recv()
-            .map_err(|_| StoreError::WriterGone(self.failure().unwrap_or_else(|| "stopped".into())))
+        rx.recv().map_err(|_| self.end.gone())
     }
 
     /// Reserves `count` invocation numbers of the agent short name `name` (see
@@ -119,8 +164,7 @@ impl Writer {
             count,
             reply,
         })?;
-        rx.await
-            .map_err(|_| StoreError::WriterGone(self.failure().unwrap_or_else(|| "stopped".into())))
+        rx.await.map_err(|_| self.end.gone())
     }
 
     /// Counters.
@@ -128,9 +172,9 @@ impl Writer {
         &self.stats
     }
 
-    /// The error that stopped the writer, if any.
+    /// The error that stopped the writer, if any (recorded so far: this does not wait).
     pub fn failure(&self) -> Option<String> {
-        self.failure.lock().ok().and_then(|f| f.clone())
+        self.end.failure()
     }
 }
 
@@ -165,11 +209,11 @@ pub fn spawn_writer_holding(
         latency_ms: Mutex::new(vec![0; 1001]),
         ..Default::default()
     });
-    let failure = Arc::new(Mutex::new(None));
+    let end = Arc::new(WriterEnd::default());
     let writer = Writer {
         tx,
         stats: stats.clone(),
-        failure: failure.clone(),
+        end: end.clone(),
     };
     let file = path.display().to_string();
     let handle = std::thread::Builder::new()
@@ -199,13 +243,12 @@ pub fn spawn_writer_holding(
                 tracing::error!("store writer stopped: {e}");
                 // Recorded before the channel closes and before any waiting flush is
                 // let go, so every sender that finds the writer gone also finds why.
-                if let Ok(mut f) = failure.lock() {
-                    *f = Some(format!("{file}: {e}{}", file_size_limit(e)));
-                }
+                end.fail(format!("{file}: {e}{}", file_size_limit(e)));
             }
             drop(batch);
             drop(state);
             drop(rx);
+            end.finish();
             if let Some(lease) = &lease {
                 if let Err(e) = super::lease::release(&conn, lease) {
                     tracing::warn!("cannot give back the lease of {}: {e}", lease.run_id);

@@ -213,16 +213,31 @@ fn the_token_is_asked_for_on_every_request_but_the_preflight() {
 #[test]
 fn beyond_the_loopback_address_serve_refuses_to_start_without_a_token() {
     let tmp = workdir();
-    let out = Command::new(env!("CARGO_BIN_EXE_plexus"))
+    let err_path = tmp.path().join("stderr.txt");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_plexus"))
         .current_dir(tmp.path())
         .env("PLEXUS_CONFIG", tmp.path().join("none.toml"))
         .env_remove("PLEXUS_SERVE_TOKEN")
         .args(["--db", "x.db", "serve", "--port", "0", "--host", "0.0.0.0"])
         .stdin(Stdio::null())
-        .output()
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&err_path).expect("stderr file"))
+        .spawn()
         .expect("run plexus serve");
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
+    let end = Instant::now() + Duration::from_secs(20);
+    let status = loop {
+        if let Some(s) = child.try_wait().expect("wait") {
+            break s;
+        }
+        if Instant::now() > end {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("serve listened on 0.0.0.0 without a token");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let err = std::fs::read_to_string(&err_path).expect("stderr");
+    assert_eq!(status.code(), Some(2), "{err}");
     assert!(
         err.contains("not a loopback address") && err.contains("--token"),
         "{err}"

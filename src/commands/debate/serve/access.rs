@@ -74,11 +74,18 @@ impl Access {
             if addr.ip().is_loopback() {
                 names.extend(["localhost".into(), "127.0.0.1".into(), "[::1]".into()]);
             }
-            let mut hosts: Vec<String> = names.iter().map(|n| format!("{n}:{port}")).collect();
-            if port == 80 {
-                hosts.extend(names);
+            if port != 80 {
+                names = names.iter().map(|n| format!("{n}:{port}")).collect();
+            } else {
+                let with_port: Vec<String> = names.iter().map(|n| format!("{n}:{port}")).collect();
+                names.extend(with_port);
             }
-            hosts.dedup();
+            let mut hosts: Vec<String> = Vec::new();
+            for n in names {
+                if !hosts.contains(&n) {
+                    hosts.push(n);
+                }
+            }
             Some(hosts)
         };
         Access {
@@ -94,7 +101,7 @@ impl Access {
         let host = self.host(headers)?;
         let mut cors = Headers::new();
         if !self.origins.is_empty() {
-            cors.push(("vary", HeaderValue::from_static("origin")));
+            cors.push(("vary", HeaderValue::from_static("Origin")));
         }
         if let Some(origin) = header(headers, "origin") {
             let origin = origin.to_ascii_lowercase();
@@ -114,7 +121,7 @@ impl Access {
                 }
                 cors.push((
                     "access-control-expose-headers",
-                    HeaderValue::from_static("x-plexus-session"),
+                    HeaderValue::from_static("X-Plexus-Session"),
                 ));
             }
             if method == Method::OPTIONS && headers.contains_key("access-control-request-method") {
@@ -125,7 +132,7 @@ impl Access {
                     ),
                     (
                         "access-control-allow-headers",
-                        HeaderValue::from_static("content-type, authorization"),
+                        HeaderValue::from_static("Content-Type, Authorization"),
                     ),
                     ("access-control-max-age", HeaderValue::from_static("600")),
                 ]);
@@ -313,7 +320,7 @@ mod tests {
         );
         assert_eq!(
             get("access-control-expose-headers").expect("expose"),
-            "x-plexus-session"
+            "X-Plexus-Session"
         );
         let evil = headers(&[
             ("host", "localhost:8080"),

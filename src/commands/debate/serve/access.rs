@@ -108,13 +108,12 @@ impl Access {
             let own = origin == format!("http://{host}");
             if !own {
                 if !self.origins.contains(&origin) {
-                    return Err(refusal(
-                        403,
-                        cors,
-                        format!(
-                            "pages of origin {origin} may not call this server; start it with --allow-origin {origin} to let them"
-                        ),
-                    ));
+                    let message = if origin == "null" {
+                        "pages without an origin of their own (a local file, a sandboxed frame) may not call this server; serve the front end from an address and start the server with --allow-origin ORIGIN".to_string()
+                    } else {
+                        format!("pages of origin {origin} may not call this server; start it with --allow-origin {origin} to let them")
+                    };
+                    return Err(refusal(403, cors, message));
                 }
                 if let Some(v) = value(&origin) {
                     cors.push(("access-control-allow-origin", v));

@@ -15,7 +15,7 @@ use super::http::ServeBody;
 use super::{stream, Server, CHAT_PATH, MAX_BODY, MAX_SESSIONS};
 use crate::commands::debate::{comparer_for, now_data, spec_of, start_debate};
 use crate::debate::spec::DebateSpec;
-use crate::http_server::{header, read_body, whole, BodyError};
+use crate::http_server::{read_body, whole, BodyError};
 use crate::protocol::debate::MultiAgentStartRequest;
 
 type Answer = Response<ServeBody>;
@@ -78,7 +78,7 @@ async fn respond(
         }
     }
     let headers = req.headers();
-    if header(headers, "content-length").is_none() && !headers.contains_key("transfer-encoding") {
+    if !headers.contains_key("content-length") && !headers.contains_key("transfer-encoding") {
         let message = "a POST needs a body with a Content-Length (or sent chunked)";
         return Err(refuse(411, &[], message, None));
     }

@@ -18,6 +18,8 @@ pub mod engine;
 pub mod event;
 pub mod exit;
 pub mod failures;
+pub mod http_server;
+pub mod http_status;
 pub mod json_diff;
 pub mod json_text;
 pub mod jsonpath;

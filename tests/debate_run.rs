@@ -192,6 +192,7 @@ fn events_sse_prints_the_stream_line_by_line() {
                 StreamEvent::AgentOutput(a) => format!("{}@{}", a.agent, a.round),
                 StreamEvent::HostDecision(h) => format!("host:{}", h.action),
                 StreamEvent::FinalReport(_) => "report".into(),
+                StreamEvent::Error(e) => format!("error:{}", e.error),
             }),
             SseData::Done => None,
         })

@@ -291,6 +291,36 @@ async fn server_errors_back_off_then_recover_or_give_up() {
 }
 
 #[tokio::test]
+async fn an_overloaded_529_reads_overloaded_on_the_wire_and_in_the_error() {
+    use std::io::{Read, Write};
+    let st = |code| MockFault::Status {
+        code,
+        retry_after: None,
+    };
+    // The mock server's status line.
+    let s = server(vec![st(529)]);
+    let mut c = std::net::TcpStream::connect(s.addr).expect("connect");
+    c.write_all(b"POST /v1/chat/completions HTTP/1.1\r\nHost: mock\r\nx-plexus-task: A\r\nConnection: close\r\nContent-Length: 2\r\n\r\n{}")
+        .expect("send");
+    let mut answer = String::new();
+    c.read_to_string(&mut answer).expect("answer");
+    assert!(
+        answer.starts_with("HTTP/1.1 529 Overloaded\r\n"),
+        "{answer}"
+    );
+    for kind in APIS {
+        let s = server(vec![st(529), st(599)]);
+        let r = run(profile(kind, &s.url())).await;
+        let (codes, msg) = &attempts(&r)[0];
+        assert_eq!(codes, &vec![ErrorCode::E001], "{kind:?}: {msg}");
+        assert!(msg.contains("HTTP 529 Overloaded from"), "{msg}");
+        let (_, msg) = &attempts(&r)[1];
+        assert!(msg.contains("HTTP 599 Server Error from"), "{msg}");
+        assert!(!msg.contains("<unknown"), "{msg}");
+    }
+}
+
+#[tokio::test]
 async fn a_stream_cut_midway_is_retried_and_what_streamed_is_kept() {
     for kind in APIS {
         let s = server(vec![MockFault::Cut]);

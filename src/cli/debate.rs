@@ -78,9 +78,22 @@ pub struct ServeArgs {
     #[arg(long, value_name = "N", default_value_t = 8080)]
     pub port: u16,
     /// Address to listen on; anything but a loopback address exposes the sessions to
-    /// the network.
+    /// the network and needs --token.
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1")]
     pub host: std::net::IpAddr,
+    /// Let pages of this origin call from a browser, e.g. `https://app.example.com`
+    /// (repeatable); other origins are refused.
+    #[arg(long = "allow-origin", value_name = "ORIGIN", value_parser = origin)]
+    pub allow_origin: Vec<String>,
+    /// Require `Authorization: Bearer TOKEN` on every request (needed when --host is not
+    /// a loopback address).
+    #[arg(
+        long,
+        value_name = "TOKEN",
+        env = "PLEXUS_SERVE_TOKEN",
+        hide_env_values = true
+    )]
+    pub token: Option<String>,
     #[command(flatten)]
     pub debate: DebateOpts,
     /// Provider profile the sessions run on.
@@ -93,4 +106,55 @@ pub struct ServeArgs {
     pub provider: Option<String>,
     #[command(flatten)]
     pub sim: SimOpts,
+}
+
+/// An `--allow-origin` value as browsers spell an origin: `scheme://host[:port]`,
+/// lower-cased, without a default port or a trailing slash.
+pub fn origin(s: &str) -> Result<String, String> {
+    let url = reqwest::Url::parse(s.trim()).map_err(|e| {
+        format!("{s:?} is not an origin ({e}); write it as a browser sends it, e.g. https://app.example.com")
+    })?;
+    if !matches!(url.scheme(), "http" | "https")
+        || url.host_str().is_none()
+        || !url.username().is_empty()
+        || url.password().is_some()
+        || url.path() != "/"
+        || url.query().is_some()
+        || url.fragment().is_some()
+    {
+        return Err(format!(
+            "{s:?} is not an origin: write only the scheme, host and port, e.g. https://app.example.com or http://localhost:3000"
+        ));
+    }
+    Ok(url.origin().ascii_serialization())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::origin;
+
+    #[test]
+    fn origins_are_spelled_as_browsers_send_them() {
+        assert_eq!(
+            origin("https://App.Example.com/").as_deref(),
+            Ok("https://app.example.com")
+        );
+        assert_eq!(
+            origin("https://a.example:443").as_deref(),
+            Ok("https://a.example")
+        );
+        assert_eq!(
+            origin("http://localhost:3000").as_deref(),
+            Ok("http://localhost:3000")
+        );
+        for bad in [
+            "app.example.com",
+            "https://a.example/app",
+            "ftp://a.example",
+            "*",
+            "null",
+        ] {
+            assert!(origin(bad).is_err(), "{bad}");
+        }
+    }
 }

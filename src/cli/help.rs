@@ -134,7 +134,9 @@ Examples:
 pub const SERVE: &str = "\
 Examples:
   plexus serve --port 8080
-  plexus serve --port 0 --provider openai";
+  plexus serve --port 0 --provider openai
+  plexus serve --allow-origin http://localhost:5173
+  PLEXUS_SERVE_TOKEN=$(openssl rand -hex 16) plexus serve --host 0.0.0.0";
 
 /// Examples of `plexus failures --help`.
 pub const FAILURES: &str = "\

@@ -803,6 +803,23 @@ pub enum StreamEvent {
     HostDecision(HostDecisionEvent),
     /// The reporter's final report.
     FinalReport(FinalReportEvent),
+    /// The session ended without its report (cancelled or failed); sent just before
+    /// `[DONE]`.
+    Error(StreamErrorEvent),
+}
+
+/// `error` stream event: why the stream ends without a report.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StreamErrorEvent {
+    /// How the session ended: `cancelled` or `failed`.
+    pub error: String,
+    /// Why, as a word: `client_disconnected`, `server_stopping`, `session_failed`.
+    pub reason: String,
+    /// The same in a sentence.
+    pub message: String,
+    /// Fields not modelled here.
+    #[serde(flatten, skip_serializing_if = "is_empty_map")]
+    pub extra: Extra,
 }
 
 /// `agent_output` stream event.

@@ -481,7 +481,8 @@ impl HttpProvider {
         } else {
             format!(": {said}")
         };
-        let head = format!("{label}: HTTP {status} from {url}{said}");
+        let status_text = crate::http_status::status_text(status.as_u16());
+        let head = format!("{label}: HTTP {status_text} from {url}{said}");
         match status.as_u16() {
             401 | 403 => {
                 let key = match (&self.profile.api_key_env, &self.profile.api_key_file) {

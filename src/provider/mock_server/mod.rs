@@ -7,12 +7,13 @@
 //! and empty answers, error events, dropped connections. It can echo the key it was
 //! sent: in 401 bodies, or inside the answer text split across events or JSON-escaped.
 //!
-//! A small HTTP/1.1 server by hand (keep-alive, chunked streaming): faults like a
-//! stream cut mid-chunk need control a framework would hide.
+//! HTTP/1.1 on hyper (keep-alive, chunked streaming); a fault's stream is a body of
+//! our own that paces its events and breaks off or stalls where the script says.
 
 pub mod answer;
 mod embeddings;
 pub mod key_echo;
+mod respond;
 mod wire;
 
 use std::collections::HashMap;
@@ -21,14 +22,22 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use hyper::body::Incoming;
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::Response;
+use hyper_util::rt::TokioIo;
 use serde::{Deserialize, Serialize};
-use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::net::{TcpListener, TcpStream};
 
-use self::answer::Api;
-use self::key_echo::{KeyEcho, KeyedAnswer};
-use self::wire::{header, read_request, reason, write_chunk, write_whole, Request};
+use self::key_echo::KeyEcho;
+use self::respond::{respond, Dropped, Request};
+use self::wire::{InFlight, MockBody};
+use crate::http_server::{read_body, whole, BodyError};
 use crate::provider::{SimConfig, SimulatedProvider};
+
+/// Most bytes of a request body.
+const MAX_BODY: usize = 8 * 1024 * 1024;
 
 /// One scripted behaviour for one call.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -130,9 +139,24 @@ struct Shared {
     calls: Mutex<HashMap<String, usize>>,
     seen: Mutex<Vec<SeenRequest>>,
     requests: AtomicU64,
-    in_flight: AtomicU64,
+    in_flight: Arc<AtomicU64>,
     max_in_flight: AtomicU64,
     keep_seen: bool,
+}
+
+impl Shared {
+    /// The scripted fault of the next call of `task` (a normal answer past the script).
+    fn next_fault(&self, task: &str) -> MockFault {
+        let mut calls = self.calls.lock().unwrap_or_else(|p| p.into_inner());
+        let n = calls.entry(task.to_string()).or_insert(0);
+        *n += 1;
+        self.config
+            .script
+            .get(task)
+            .and_then(|s| s.get(*n - 1))
+            .cloned()
+            .unwrap_or(MockFault::None)
+    }
 }
 
 /// A running server on 127.0.0.1.
@@ -170,7 +194,7 @@ impl MockServer {
             calls: Mutex::new(HashMap::new()),
             seen: Mutex::new(Vec::new()),
             requests: AtomicU64::new(0),
-            in_flight: AtomicU64::new(0),
+            in_flight: Arc::new(AtomicU64::new(0)),
             max_in_flight: AtomicU64::new(0),
             keep_seen: port == 0,
         });
@@ -254,200 +278,56 @@ async fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
 
 /// Serves one connection's requests in turn (keep-alive).
 async fn connection(stream: TcpStream, shared: Arc<Shared>) {
-    let mut stream = BufReader::new(stream);
-    while let Ok(Some(req)) = read_request(&mut stream).await {
-        shared.requests.fetch_add(1, Ordering::Relaxed);
-        if shared.keep_seen {
-            if let Ok(mut seen) = shared.seen.lock() {
-                seen.push(SeenRequest {
-                    path: req.path.clone(),
-                    headers: req.headers.clone(),
-                    body: String::from_utf8_lossy(&req.body).into_owned(),
-                });
-            }
-        }
-        let now = shared.in_flight.fetch_add(1, Ordering::Relaxed) + 1;
-        shared.max_in_flight.fetch_max(now, Ordering::Relaxed);
-        let answered = respond(stream.get_mut(), &req, &shared).await;
-        shared.in_flight.fetch_sub(1, Ordering::Relaxed);
-        if !matches!(answered, Ok(true)) {
-            return;
-        }
-    }
+    let service = service_fn(move |req| handle(req, shared.clone()));
+    let _ = http1::Builder::new()
+        .header_read_timeout(None)
+        .serve_connection(TokioIo::new(stream), service)
+        .await;
 }
 
-/// Answers one request; `Ok(false)` closes the connection.
-async fn respond(stream: &mut TcpStream, req: &Request, shared: &Shared) -> std::io::Result<bool> {
-    let embeddings = req.path.ends_with("/embeddings");
-    let api = if req.path.ends_with("/chat/completions") || embeddings {
-        Api::Openai
-    } else if req.path.ends_with("/messages") {
-        Api::Anthropic
-    } else {
-        let body = r#"{"error":{"type":"not_found_error","message":"no such route"}}"#;
-        write_whole(stream, 404, "Not Found", &[], body).await?;
-        return Ok(true);
+/// Reads one request whole, notes it, and answers it.
+async fn handle(
+    req: hyper::Request<Incoming>,
+    shared: Arc<Shared>,
+) -> Result<Response<MockBody>, Dropped> {
+    let (parts, body) = req.into_parts();
+    let body = match read_body(body, MAX_BODY).await {
+        Ok(b) => b,
+        Err(BodyError::TooLarge(n)) => {
+            let body = serde_json::json!({"error": {"type": "invalid_request_error",
+                "message": format!("the body has {n} bytes; at most {MAX_BODY} are accepted (mock)")}});
+            return Ok(whole(413, &[], body.to_string()));
+        }
+        Err(BodyError::Broken(_)) => return Err(Dropped),
     };
-    let cfg = &shared.config;
-    let given_key = header(req, "x-api-key").map(str::to_string).or_else(|| {
-        header(req, "authorization").map(|v| v.trim_start_matches("Bearer ").to_string())
-    });
-    if let Some(want) = &cfg.require_key {
-        if given_key.as_deref() != Some(want.as_str()) {
-            let shown = if cfg.echo_key {
-                given_key.unwrap_or_default()
-            } else {
-                "****".into()
-            };
-            // Some servers pad their messages; the key lands past any preview's cut.
-            let pad = if cfg.echo_key {
-                "x".repeat(260)
-            } else {
-                String::new()
-            };
-            let body = serde_json::json!({"error": {"type": "authentication_error",
-                "message": format!("{pad}Incorrect API key provided: {shown}")}})
-            .to_string();
-            write_whole(stream, 401, "Unauthorized", &[], &body).await?;
-            return Ok(true);
+    let req = Request {
+        path: parts
+            .uri
+            .path_and_query()
+            .map_or_else(|| parts.uri.path().to_string(), |p| p.as_str().to_string()),
+        headers: parts.headers,
+        body,
+    };
+    shared.requests.fetch_add(1, Ordering::Relaxed);
+    if shared.keep_seen {
+        if let Ok(mut seen) = shared.seen.lock() {
+            seen.push(SeenRequest {
+                path: req.path.clone(),
+                headers: req
+                    .headers
+                    .iter()
+                    .map(|(n, v)| {
+                        (
+                            n.as_str().to_string(),
+                            String::from_utf8_lossy(v.as_bytes()).into_owned(),
+                        )
+                    })
+                    .collect(),
+                body: String::from_utf8_lossy(&req.body).into_owned(),
+            });
         }
     }
-    if embeddings {
-        let (status, body) = embeddings::answer(&req.body);
-        write_whole(stream, status, reason(status), &[], &body).await?;
-        return Ok(true);
-    }
-    let task = header(req, "x-plexus-task").unwrap_or("").to_string();
-    let invocation = header(req, "x-plexus-invocation").unwrap_or("INV_00000000_000000_MOCK_001");
-    let fault = {
-        let mut calls = shared.calls.lock().unwrap_or_else(|p| p.into_inner());
-        let n = calls.entry(task.clone()).or_insert(0);
-        *n += 1;
-        cfg.script
-            .get(&task)
-            .and_then(|s| s.get(*n - 1))
-            .cloned()
-            .unwrap_or(MockFault::None)
-    };
-    let call = answer::call(api, &req.body, &task, invocation, &shared.sim);
-    match fault {
-        MockFault::Drop => return Ok(false),
-        MockFault::Quota => {
-            let body = r#"{"error":{"message":"You exceeded your current quota (mock)","type":"insufficient_quota","code":"insufficient_quota"}}"#;
-            write_whole(stream, 429, reason(429), &[], body).await?;
-            return Ok(true);
-        }
-        MockFault::Status { code, retry_after } => {
-            let mut extra = Vec::new();
-            if let Some(r) = &retry_after {
-                extra.push(("Retry-After", r.clone()));
-            }
-            let kind = match code {
-                429 => "rate_limit_error",
-                401 => "authentication_error",
-                404 => "not_found_error",
-                408 => "timeout_error",
-                _ => "api_error",
-            };
-            let body = serde_json::json!({"error": {"type": kind, "message": format!("mock status {code}")}}).to_string();
-            write_whole(stream, code, reason(code), &extra, &body).await?;
-            return Ok(true);
-        }
-        _ => {}
-    }
-    let text: &str = if fault == MockFault::Empty {
-        ""
-    } else {
-        &call.text
-    };
-    let keyed = cfg
-        .key_in_answer
-        .zip(given_key.filter(|k| !k.is_empty()))
-        .map(|(how, key)| KeyedAnswer::new(text, &key, how));
-    let text = keyed.as_ref().map_or(text, KeyedAnswer::text);
-    let factor = match fault {
-        MockFault::Usage(f) => f,
-        _ => 1.0,
-    };
-    let usage = answer::usage(&call, text, factor);
-    if !call.stream {
-        tokio::time::sleep(Duration::from_millis(cfg.stream_ms)).await;
-        let body = match fault {
-            MockFault::InvalidJson => "{\"choices\": [{\"message\": ".to_string(),
-            MockFault::Oversized => answer::whole(&call, &"x".repeat(256 * 1024), usage),
-            _ => match &keyed {
-                Some(k) => k.whole(&call, usage),
-                None => answer::whole(&call, text, usage),
-            },
-        };
-        write_whole(stream, 200, "OK", &[], &body).await?;
-        return Ok(true);
-    }
-    let (open, body, close) = match &keyed {
-        Some(k) => k.events(&call, cfg.chunks, usage),
-        None => answer::sse_events(&call, &answer::pieces(text, cfg.chunks), usage),
-    };
-    stream
-        .write_all(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nTransfer-Encoding: chunked\r\n\r\n")
-        .await?;
-    for e in &open {
-        write_chunk(stream, e.as_bytes()).await?;
-    }
-    // Pieces go out on a fixed schedule (not sleep-after-write), so a busy moment does
-    // not stretch the answer past stream_ms.
-    let gap = Duration::from_millis(cfg.stream_ms) / (body.len().max(1) as u32);
-    let started = tokio::time::Instant::now();
-    let half = body.len() / 2;
-    for (i, e) in body.iter().enumerate() {
-        if i == half {
-            match &fault {
-                MockFault::Cut => {
-                    // Half a chunk, then close: the client sees a broken body.
-                    stream.write_all(b"400\r\ndata: {\"cho").await?;
-                    stream.flush().await?;
-                    return Ok(false);
-                }
-                MockFault::CleanEof => {
-                    write_chunk(stream, b"").await?;
-                    return Ok(true);
-                }
-                MockFault::Stall => {
-                    tokio::time::sleep(Duration::from_secs(3600)).await;
-                    return Ok(false);
-                }
-                MockFault::InvalidSse => {
-                    write_chunk(stream, b"HTTP/1.1 200 OK\n\n").await?;
-                }
-                MockFault::InvalidJson => {
-                    write_chunk(
-                        stream,
-                        b"data: {\"choices\": [{\"delta\": {\"content\": \"x\"\n\n",
-                    )
-                    .await?;
-                }
-                MockFault::ErrorEvent => {
-                    write_chunk(stream, answer::stream_error(api).as_bytes()).await?;
-                    write_chunk(stream, b"").await?;
-                    return Ok(true);
-                }
-                MockFault::Oversized => {
-                    let filler = "x".repeat(4096);
-                    let (_, big, _) = answer::sse_events(&call, &[filler.as_str()], usage);
-                    loop {
-                        write_chunk(stream, big[0].as_bytes()).await?;
-                    }
-                }
-                _ => {}
-            }
-        }
-        if !gap.is_zero() {
-            tokio::time::sleep_until(started + gap * (i as u32 + 1)).await;
-        }
-        write_chunk(stream, e.as_bytes()).await?;
-    }
-    for e in &close {
-        write_chunk(stream, e.as_bytes()).await?;
-    }
-    write_chunk(stream, b"").await?;
-    Ok(true)
+    let counted = InFlight::start(&shared.in_flight, &shared.max_in_flight);
+    let answer = respond(&req, &shared).await?;
+    Ok(answer.map(|b| b.counted(counted)))
 }

@@ -1,103 +1,186 @@
-//! HTTP/1.1 by hand for the mock server: reading a request (keep-alive, a body of
-//! Content-Length bytes), writing a whole response or one chunk of a chunked one.
+//! The mock server's response bodies for hyper: a whole one, or stream events paced
+//! over the answer's time with a scripted end (clean, cut, stalled, endless). A body
+//! holds the request's in-flight count until hyper is done with it.
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt, BufReader};
-use tokio::net::TcpStream;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
 
-/// A request read off a connection.
-pub struct Request {
-    /// Path.
-    pub path: String,
-    /// Headers, names lower-cased.
-    pub headers: Vec<(String, String)>,
-    /// Body.
-    pub body: Vec<u8>,
-}
+use hyper::body::{Body, Bytes, Frame, SizeHint};
+use tokio::time::{Instant, Sleep};
 
-/// Reads the next request; `None` when the connection ends or misbehaves.
-pub async fn read_request(stream: &mut BufReader<TcpStream>) -> std::io::Result<Option<Request>> {
-    use tokio::io::AsyncBufReadExt;
-    let mut line = String::new();
-    if (&mut *stream).take(64 * 1024).read_line(&mut line).await? == 0 {
-        return Ok(None);
+/// One request being answered: counted until dropped.
+pub struct InFlight(Arc<AtomicU64>);
+
+impl InFlight {
+    /// Counts one more request in `count`, noting the most in `max`.
+    pub fn start(count: &Arc<AtomicU64>, max: &AtomicU64) -> InFlight {
+        let now = count.fetch_add(1, Ordering::Relaxed) + 1;
+        max.fetch_max(now, Ordering::Relaxed);
+        InFlight(count.clone())
     }
-    let mut parts = line.split_whitespace();
-    let _method = parts.next().unwrap_or_default();
-    let path = parts.next().unwrap_or("/").to_string();
-    let mut headers = Vec::new();
-    loop {
-        let mut h = String::new();
-        if (&mut *stream).take(64 * 1024).read_line(&mut h).await? == 0 {
-            return Ok(None);
-        }
-        let h = h.trim_end();
-        if h.is_empty() {
-            break;
-        }
-        if let Some((n, v)) = h.split_once(':') {
-            headers.push((n.trim().to_ascii_lowercase(), v.trim().to_string()));
-        }
-        if headers.len() > 200 {
-            return Ok(None);
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// How a paced stream ends after its events.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum End {
+    /// The body ends (the last chunk of a chunked body).
+    Clean,
+    /// The connection is cut: the client sees a body that breaks off.
+    Cut,
+    /// Nothing more for an hour, then cut (the client's idle timeout ends it first).
+    Stall,
+    /// This event again and again, without end (the client's size cap ends it).
+    Endless(Bytes),
+}
+
+/// The events of a streamed answer and when each is due.
+pub struct Paced {
+    /// Each event with the time after the start it is due at.
+    events: std::vec::IntoIter<(Duration, Bytes)>,
+    started: Instant,
+    waiting: Option<Bytes>,
+    timer: Option<Pin<Box<Sleep>>>,
+    end: End,
+    pausing: bool,
+}
+
+impl Paced {
+    /// A stream of `events` (due times after now), ending as `end` says.
+    pub fn new(events: Vec<(Duration, Bytes)>, end: End) -> Paced {
+        Paced {
+            events: events.into_iter(),
+            started: Instant::now(),
+            waiting: None,
+            timer: None,
+            end,
+            pausing: false,
         }
     }
-    let len = headers
-        .iter()
-        .find(|(n, _)| n == "content-length")
-        .and_then(|(_, v)| v.parse::<usize>().ok())
-        .unwrap_or(0)
-        .min(8 * 1024 * 1024);
-    let mut body = vec![0; len];
-    stream.read_exact(&mut body).await?;
-    Ok(Some(Request {
-        path,
-        headers,
-        body,
-    }))
-}
 
-/// A header's value.
-pub fn header<'a>(req: &'a Request, name: &str) -> Option<&'a str> {
-    req.headers
-        .iter()
-        .find(|(n, _)| n == name)
-        .map(|(_, v)| v.as_str())
-}
-
-/// The reason phrase of a status code.
-pub fn reason(code: u16) -> &'static str {
-    reqwest::StatusCode::from_u16(code)
-        .ok()
-        .and_then(|s| s.canonical_reason())
-        .unwrap_or("Error")
-}
-
-/// Writes one chunk of a chunked body (an empty one ends it).
-pub async fn write_chunk(stream: &mut TcpStream, data: &[u8]) -> std::io::Result<()> {
-    let mut buf = Vec::with_capacity(data.len() + 12);
-    buf.extend_from_slice(format!("{:x}\r\n", data.len()).as_bytes());
-    buf.extend_from_slice(data);
-    buf.extend_from_slice(b"\r\n");
-    stream.write_all(&buf).await
-}
-
-/// Writes a whole JSON response.
-pub async fn write_whole(
-    stream: &mut TcpStream,
-    code: u16,
-    reason: &str,
-    extra: &[(&str, String)],
-    body: &str,
-) -> std::io::Result<()> {
-    let mut head = format!(
-        "HTTP/1.1 {code} {reason}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n",
-        body.len()
-    );
-    for (k, v) in extra {
-        head.push_str(&format!("{k}: {v}\r\n"));
+    fn wait_until(&mut self, at: Instant, cx: &mut Context<'_>) -> Poll<()> {
+        let timer = match &mut self.timer {
+            Some(t) => {
+                t.as_mut().reset(at);
+                t
+            }
+            None => self.timer.insert(Box::pin(tokio::time::sleep_until(at))),
+        };
+        timer.as_mut().poll(cx)
     }
-    head.push_str("\r\n");
-    stream.write_all(head.as_bytes()).await?;
-    stream.write_all(body.as_bytes()).await?;
-    stream.flush().await
+
+    fn poll_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<Bytes, std::io::Error>>> {
+        // A wait under way: for an event due later, or the pause before a cut.
+        if self.waiting.is_some() || self.pausing {
+            if let Some(t) = &mut self.timer {
+                if t.as_mut().poll(cx).is_pending() {
+                    return Poll::Pending;
+                }
+            }
+            return match self.waiting.take() {
+                Some(b) => Poll::Ready(Some(Ok(b))),
+                None => Poll::Ready(Some(Err(std::io::Error::other(
+                    "the mock server cut the stream",
+                )))),
+            };
+        }
+        if let Some((due, b)) = self.events.next() {
+            let at = self.started + due;
+            if at > Instant::now() && self.wait_until(at, cx).is_pending() {
+                self.waiting = Some(b);
+                return Poll::Pending;
+            }
+            return Poll::Ready(Some(Ok(b)));
+        }
+        match &self.end {
+            End::Clean => Poll::Ready(None),
+            End::Endless(b) => Poll::Ready(Some(Ok(b.clone()))),
+            End::Cut => {
+                // Pending once first, so hyper sends what it holds before the cut.
+                self.pausing = true;
+                self.timer = None;
+                cx.waker().wake_by_ref();
+                Poll::Pending
+            }
+            End::Stall => {
+                self.pausing = true;
+                let at = Instant::now() + Duration::from_secs(3600);
+                match self.wait_until(at, cx) {
+                    Poll::Pending => Poll::Pending,
+                    Poll::Ready(()) => self.poll_next(cx),
+                }
+            }
+        }
+    }
+}
+
+/// A response body of the mock server.
+pub struct MockBody {
+    kind: Kind,
+    _in_flight: Option<InFlight>,
+}
+
+enum Kind {
+    Whole(Option<Bytes>),
+    Paced(Box<Paced>),
+}
+
+impl MockBody {
+    /// A paced stream.
+    pub fn paced(p: Paced) -> MockBody {
+        MockBody {
+            kind: Kind::Paced(Box::new(p)),
+            _in_flight: None,
+        }
+    }
+
+    /// The same body, holding `guard` until it is dropped.
+    pub fn counted(mut self, guard: InFlight) -> MockBody {
+        self._in_flight = Some(guard);
+        self
+    }
+}
+
+impl From<Bytes> for MockBody {
+    fn from(b: Bytes) -> MockBody {
+        MockBody {
+            kind: Kind::Whole(Some(b).filter(|b| !b.is_empty())),
+            _in_flight: None,
+        }
+    }
+}
+
+impl Body for MockBody {
+    type Data = Bytes;
+    type Error = std::io::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, std::io::Error>>> {
+        match &mut self.get_mut().kind {
+            Kind::Whole(b) => Poll::Ready(b.take().map(|b| Ok(Frame::data(b)))),
+            Kind::Paced(p) => p.poll_next(cx).map(|o| o.map(|r| r.map(Frame::data))),
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        matches!(&self.kind, Kind::Whole(None))
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        match &self.kind {
+            Kind::Whole(b) => SizeHint::with_exact(b.as_ref().map_or(0, |b| b.len() as u64)),
+            Kind::Paced(_) => SizeHint::default(),
+        }
+    }
 }

@@ -1,195 +1,205 @@
-//! The little HTTP/1.1 `plexus serve` needs, by hand: one request per connection (its
-//! method, path, headers and a Content-Length body within limits), whole responses,
-//! and the head of a streamed one.
+//! hyper under `plexus serve`: one request per connection, its head due within
+//! [`REQUEST_TIME`] (else `408` on the bare socket), every write within [`WRITE_TIME`]
+//! (a client that stops reading is gone), answers whole or streamed from a channel,
+//! and the few answers written by hand where no request was read.
 
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
-use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
+use std::convert::Infallible;
+use std::future::Future;
+use std::io;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
 
-/// Most bytes of the request line and headers.
-pub const MAX_HEAD: u64 = 16 * 1024;
-/// Most bytes of a request body.
-pub const MAX_BODY: usize = 64 * 1024;
+use hyper::body::{Body, Bytes, Frame, Incoming, SizeHint};
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Request, Response};
+use hyper_util::rt::TokioIo;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
+use tokio::net::TcpStream;
+use tokio::sync::mpsc;
+use tokio::time::{Instant, Sleep};
 
-/// A request.
-#[derive(Debug)]
-pub struct Request {
-    /// `GET`, `POST`, …
-    pub method: String,
-    /// Path without the query.
-    pub path: String,
-    /// Headers, names lower-cased.
-    pub headers: Vec<(String, String)>,
-    /// Body.
-    pub body: Vec<u8>,
+/// Time a request has to arrive whole.
+pub const REQUEST_TIME: Duration = Duration::from_secs(10);
+/// Time one write may wait for a client that does not read.
+pub const WRITE_TIME: Duration = Duration::from_secs(30);
+/// Time a refusal written by hand may take, reading what the client still sends.
+const LINGER_TIME: Duration = Duration::from_secs(2);
+
+/// An answer's body: whole, or the stream's frames as a channel delivers them.
+pub enum ServeBody {
+    /// A whole body (`None` once sent).
+    Whole(Option<Bytes>),
+    /// A stream; it ends when every sender is gone.
+    Stream(mpsc::Receiver<Bytes>),
 }
 
-/// Why a request was not read: the status to answer and a message.
-#[derive(Debug)]
-pub struct Refusal {
-    /// HTTP status.
-    pub status: u16,
-    /// What was wrong.
-    pub message: String,
-}
-
-fn refuse(status: u16, message: impl Into<String>) -> Refusal {
-    Refusal {
-        status,
-        message: message.into(),
+impl From<Bytes> for ServeBody {
+    fn from(b: Bytes) -> ServeBody {
+        ServeBody::Whole(Some(b).filter(|b| !b.is_empty()))
     }
 }
 
-/// Reads one request (answering `Expect: 100-continue` on `wr`). `Ok(None)`: the
-/// client went away before sending one.
-pub async fn read_request(
-    rd: &mut BufReader<OwnedReadHalf>,
-    wr: &mut OwnedWriteHalf,
-) -> Result<Option<Request>, Refusal> {
-    let mut head = Vec::new();
-    let mut limited = (&mut *rd).take(MAX_HEAD);
-    loop {
-        let before = head.len();
-        let n = limited
-            .read_until(b'\n', &mut head)
-            .await
-            .map_err(|e| refuse(400, format!("cannot read the request: {e}")))?;
-        if n == 0 {
-            if head.is_empty() {
-                return Ok(None);
+impl Body for ServeBody {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        match self.get_mut() {
+            ServeBody::Whole(b) => Poll::Ready(b.take().map(|b| Ok(Frame::data(b)))),
+            ServeBody::Stream(rx) => rx.poll_recv(cx).map(|b| b.map(|b| Ok(Frame::data(b)))),
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        matches!(self, ServeBody::Whole(None))
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        match self {
+            ServeBody::Whole(b) => SizeHint::with_exact(b.as_ref().map_or(0, |b| b.len() as u64)),
+            ServeBody::Stream(_) => SizeHint::default(),
+        }
+    }
+}
+
+/// A socket whose writes fail once one has waited [`WRITE_TIME`] for the client.
+struct WriteLimit {
+    inner: TcpStream,
+    waiting: Option<Pin<Box<Sleep>>>,
+}
+
+impl WriteLimit {
+    /// `r` of a write, or the time-out when the write has been pending too long.
+    fn limit<T>(&mut self, cx: &mut Context<'_>, r: Poll<io::Result<T>>) -> Poll<io::Result<T>> {
+        if r.is_ready() {
+            self.waiting = None;
+            return r;
+        }
+        let timer = self
+            .waiting
+            .get_or_insert_with(|| Box::pin(tokio::time::sleep(WRITE_TIME)));
+        match timer.as_mut().poll(cx) {
+            Poll::Ready(()) => Poll::Ready(Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                "the client stopped reading",
+            ))),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
+impl AsyncRead for WriteLimit {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().inner).poll_read(cx, buf)
+    }
+}
+
+impl AsyncWrite for WriteLimit {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        let this = self.get_mut();
+        let r = Pin::new(&mut this.inner).poll_write(cx, buf);
+        this.limit(cx, r)
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        let this = self.get_mut();
+        let r = Pin::new(&mut this.inner).poll_write_vectored(cx, bufs);
+        this.limit(cx, r)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let this = self.get_mut();
+        let r = Pin::new(&mut this.inner).poll_flush(cx);
+        this.limit(cx, r)
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let this = self.get_mut();
+        let r = Pin::new(&mut this.inner).poll_shutdown(cx);
+        this.limit(cx, r)
+    }
+}
+
+/// Serves one connection: one request, answered by `handle` (given the time its body
+/// is due by). A request whose head does not arrive in time is answered `408` by hand;
+/// when `stop` fires first the connection closes, or finishes the answer it has begun.
+pub async fn serve_connection<F, Fut>(
+    stream: TcpStream,
+    handle: F,
+    stop: impl Future<Output = ()>,
+    refuse_late: impl FnOnce() -> String,
+) where
+    F: Fn(Request<Incoming>, Instant) -> Fut + Send + 'static,
+    Fut: Future<Output = Response<ServeBody>> + Send + 'static,
+{
+    let due = Instant::now() + REQUEST_TIME;
+    let arrived = Arc::new(AtomicBool::new(false));
+    let seen = arrived.clone();
+    let handle = Arc::new(handle);
+    let service = service_fn(move |req| {
+        seen.store(true, Ordering::Relaxed);
+        let handle = handle.clone();
+        async move { Ok::<_, Infallible>(handle(req, due).await) }
+    });
+    let io = TokioIo::new(WriteLimit {
+        inner: stream,
+        waiting: None,
+    });
+    let mut conn = http1::Builder::new()
+        .keep_alive(false)
+        .title_case_headers(true)
+        .header_read_timeout(None)
+        .serve_connection(io, service);
+    tokio::select! {
+        _ = &mut conn => return,
+        _ = tokio::time::sleep_until(due) => {}
+        _ = stop => {
+            if !arrived.load(Ordering::Relaxed) {
+                return;
             }
-            return Err(refuse(431, "the request head is too large or cut off"));
-        }
-        let line = &head[before..];
-        if line == b"\r\n" || line == b"\n" {
-            break;
         }
     }
-    let text = String::from_utf8(head).map_err(|_| refuse(400, "the request head is not UTF-8"))?;
-    let mut lines = text.lines();
-    let first = lines.next().unwrap_or_default();
-    let mut parts = first.split_whitespace();
-    let (Some(method), Some(target), Some(version)) = (parts.next(), parts.next(), parts.next())
-    else {
-        return Err(refuse(
-            400,
-            "the request line is not `METHOD PATH HTTP/1.1`",
-        ));
-    };
-    if !version.starts_with("HTTP/1.") {
-        return Err(refuse(
-            505,
-            format!("{version} is not supported; use HTTP/1.1"),
-        ));
+    if arrived.load(Ordering::Relaxed) {
+        let _ = conn.await;
+        return;
     }
-    let mut headers = Vec::new();
-    for l in lines {
-        if l.is_empty() {
-            continue;
-        }
-        let Some((n, v)) = l.split_once(':') else {
-            return Err(refuse(400, "a header line has no `:`"));
-        };
-        headers.push((n.trim().to_ascii_lowercase(), v.trim().to_string()));
-    }
-    let path = target.split('?').next().unwrap_or("/").to_string();
-    let mut req = Request {
-        method: method.to_string(),
-        path,
-        headers,
-        body: Vec::new(),
-    };
-    if req
-        .headers
-        .iter()
-        .filter(|(n, _)| n == "content-length")
-        .count()
-        > 1
-    {
-        return Err(refuse(400, "more than one Content-Length"));
-    }
-    if req.header("transfer-encoding").is_some() {
-        return Err(refuse(
-            411,
-            "send the body with a Content-Length, not chunked",
-        ));
-    }
-    let len = match req.header("content-length") {
-        None => 0,
-        Some(v) if !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()) => v
-            .parse::<usize>()
-            .map_err(|_| refuse(413, format!("Content-Length `{v}` is too large")))?,
-        Some(v) => return Err(refuse(400, format!("Content-Length `{v}` is not a number"))),
-    };
-    if len > MAX_BODY {
-        return Err(refuse(
-            413,
-            format!("the body has {len} bytes; at most {MAX_BODY} are accepted"),
-        ));
-    }
-    if req.method == "POST" && req.header("content-length").is_none() {
-        return Err(refuse(411, "a POST needs a Content-Length"));
-    }
-    if req
-        .header("expect")
-        .is_some_and(|e| e.eq_ignore_ascii_case("100-continue"))
-    {
-        wr.write_all(b"HTTP/1.1 100 Continue\r\n\r\n")
-            .await
-            .map_err(|e| refuse(400, format!("cannot answer Expect: {e}")))?;
-    }
-    req.body = vec![0; len];
-    rd.read_exact(&mut req.body)
-        .await
-        .map_err(|_| refuse(400, "the body is shorter than its Content-Length"))?;
-    Ok(Some(req))
+    let stream = conn.into_parts().io.into_inner().inner;
+    refuse_raw(stream, 408, &[], &refuse_late()).await;
 }
 
-impl Request {
-    /// A header's value.
-    pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, v)| v.as_str())
-    }
-}
-
-/// The reason phrase of a status (the standard one).
-pub fn reason(status: u16) -> &'static str {
-    reqwest::StatusCode::from_u16(status)
-        .ok()
-        .and_then(|s| s.canonical_reason())
-        .unwrap_or("Error")
-}
-
-/// Headers every answer carries (a browser front end on another origin may call).
-const COMMON: &str = "Access-Control-Allow-Origin: *\r\nConnection: close\r\n";
-
-/// Writes a whole JSON (or empty) response.
-pub async fn write_whole(
-    wr: &mut OwnedWriteHalf,
-    status: u16,
-    extra: &[(&str, &str)],
-    body: &str,
-) -> std::io::Result<()> {
-    let mut head = format!("HTTP/1.1 {status} {}\r\n{COMMON}", reason(status));
-    for (k, v) in extra {
-        head.push_str(&format!("{k}: {v}\r\n"));
-    }
-    if !body.is_empty() {
-        head.push_str("Content-Type: application/json\r\n");
-    }
-    head.push_str(&format!("Content-Length: {}\r\n\r\n", body.len()));
-    wr.write_all(head.as_bytes()).await?;
-    wr.write_all(body.as_bytes()).await?;
-    wr.flush().await
-}
-
-/// Writes the head of an event stream (its body ends when the connection closes).
-pub async fn write_stream_head(wr: &mut OwnedWriteHalf, session: &str) -> std::io::Result<()> {
-    let head = format!(
-        "HTTP/1.1 200 OK\r\n{COMMON}Content-Type: text/event-stream; charset=utf-8\r\nCache-Control: no-cache\r\nX-Accel-Buffering: no\r\nX-Plexus-Session: {session}\r\n\r\n"
-    );
-    wr.write_all(head.as_bytes()).await?;
-    wr.flush().await
+/// Writes a whole answer by hand on a connection no request was read from, then reads
+/// what the client still sends (so closing does not reset the answer away) for a moment.
+pub async fn refuse_raw(mut stream: TcpStream, status: u16, extra: &[(&str, &str)], body: &str) {
+    let raw = crate::http_server::raw_response(status, extra, body);
+    let _ = tokio::time::timeout(LINGER_TIME, async {
+        stream.write_all(raw.as_bytes()).await?;
+        stream.shutdown().await?;
+        let mut sink = [0u8; 4096];
+        while stream.read(&mut sink).await? > 0 {}
+        Ok::<_, io::Error>(())
+    })
+    .await;
 }

@@ -18,6 +18,9 @@ pub const INVALID: u8 = 2;
 pub const RUN_FAILED: u8 = 3;
 /// Refused: another live process executes the run.
 pub const OWNED: u8 = 4;
+/// A crash (a bug): a panic, in the main thread or in a run's worker (the run is left
+/// interrupted, resumable); the one line printed names the report.
+pub const CRASH: u8 = 101;
 /// A rerun of an unchanged plan and config differs from its recording (the report
 /// names each task's first difference).
 pub const DIVERGED: u8 = 5;
@@ -59,6 +62,17 @@ pub fn for_error(e: &color_eyre::Report) -> u8 {
         }
         if let Some(StoreError::Owned { .. }) = cause.downcast_ref::<StoreError>() {
             return OWNED;
+        }
+        if let Some(crate::engine::EngineError::WorkerCrashed(_)) =
+            cause.downcast_ref::<crate::engine::EngineError>()
+        {
+            return CRASH;
+        }
+        if cause
+            .downcast_ref::<crate::signals::StoppedBeforeStart>()
+            .is_some()
+        {
+            return RUN_FAILED;
         }
     }
     ERROR

@@ -78,11 +78,6 @@ fn main() -> ExitCode {
     if std::env::var_os("PLEXUS_CRASH_TEST").is_some() {
         panic!("crash requested by PLEXUS_CRASH_TEST");
     }
-    let log = if uses_database(&cli.command) {
-        plexus::logging::init(&cli.db_path(), writes_database(&cli.command))
-    } else {
-        None
-    };
     // The store's writer thread gets a core of its own: the runtime takes the others
     // (at least one). PLEXUS_WORKER_THREADS overrides.
     let cores = std::thread::available_parallelism()
@@ -102,6 +97,17 @@ fn main() -> ExitCode {
             return ExitCode::from(exit::ERROR);
         }
     };
+    // A command that stops gracefully on a signal takes the signals over first, before
+    // it opens the log or the database: one that arrives meanwhile is kept for it.
+    if stops_gracefully(&cli.command) {
+        let _entered = rt.enter();
+        plexus::signals::install();
+    }
+    let log = if uses_database(&cli.command) {
+        plexus::logging::init(&cli.db_path(), writes_database(&cli.command))
+    } else {
+        None
+    };
     let db = cli.db_path();
     let code = match rt.block_on(dispatch(cli)) {
         Ok(code) => code,
@@ -116,6 +122,20 @@ fn main() -> ExitCode {
     // Worker threads may still hold a provider call that was cut off; do not wait.
     rt.shutdown_background();
     code
+}
+
+/// Whether `command` stops gracefully on SIGINT, SIGTERM or SIGHUP (a run it executes
+/// stays resumable) rather than dying on the spot.
+fn stops_gracefully(command: &Command) -> bool {
+    matches!(
+        command,
+        Command::Demo { .. }
+            | Command::Debate(..)
+            | Command::Serve(..)
+            | Command::Run { .. }
+            | Command::Resume { .. }
+            | Command::Rerun { .. }
+    )
 }
 
 /// Whether `command` reads the configuration file (and so stops on its errors).

@@ -4,6 +4,7 @@
 //! [`FORCE_WINDOW`] exits at once — the database stays consistent (every commit is
 //! atomic) and the run is resumed like a crashed one.
 
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc;
@@ -11,10 +12,36 @@ use tokio::sync::mpsc;
 /// A second stop signal this soon after the first exits at once.
 pub const FORCE_WINDOW: Duration = Duration::from_secs(2);
 
-/// A receiver of stop signals by name (`SIGINT`, `SIGTERM`, `SIGHUP`). The channel
-/// never closes.
-pub fn stop_signals() -> mpsc::UnboundedReceiver<&'static str> {
-    let (tx, rx) = mpsc::unbounded_channel();
+/// Where stop signals go: every receiver [`stop_signals`] handed out; a signal that
+/// arrives before the first one is kept for it.
+struct Hub {
+    receivers: Vec<mpsc::UnboundedSender<&'static str>>,
+    early: Vec<&'static str>,
+}
+
+static HUB: Mutex<Option<Hub>> = Mutex::new(None);
+
+fn hub() -> std::sync::MutexGuard<'static, Option<Hub>> {
+    match HUB.lock() {
+        Ok(h) => h,
+        Err(p) => p.into_inner(),
+    }
+}
+
+/// Takes over SIGINT, SIGTERM and SIGHUP for the rest of the process (once; later calls
+/// do nothing). A command that stops gracefully calls this first thing, before it opens
+/// the database, so a signal that arrives before it is ready is kept for it rather than
+/// killing it half-way (a lease taken for a run not created yet). Needs a Tokio runtime.
+pub fn install() {
+    let mut h = hub();
+    if h.is_some() {
+        return;
+    }
+    *h = Some(Hub {
+        receivers: Vec::new(),
+        early: Vec::new(),
+    });
+    drop(h);
     #[cfg(unix)]
     {
         use tokio::signal::unix::{signal, SignalKind};
@@ -25,12 +52,9 @@ pub fn stop_signals() -> mpsc::UnboundedReceiver<&'static str> {
         ] {
             match signal(kind) {
                 Ok(mut s) => {
-                    let tx = tx.clone();
                     tokio::spawn(async move {
                         while s.recv().await.is_some() {
-                            if tx.send(name).is_err() {
-                                break;
-                            }
+                            deliver(name);
                         }
                     });
                 }
@@ -40,14 +64,60 @@ pub fn stop_signals() -> mpsc::UnboundedReceiver<&'static str> {
     }
     #[cfg(not(unix))]
     {
-        let tx = tx.clone();
         tokio::spawn(async move {
             while tokio::signal::ctrl_c().await.is_ok() {
-                if tx.send("Ctrl-C").is_err() {
-                    break;
-                }
+                deliver("Ctrl-C");
             }
         });
+    }
+}
+
+/// Hands a signal to every receiver, or keeps it for the first one.
+fn deliver(name: &'static str) {
+    let mut h = hub();
+    let Some(h) = h.as_mut() else { return };
+    h.receivers.retain(|r| !r.is_closed());
+    if h.receivers.is_empty() {
+        h.early.push(name);
+    } else {
+        for r in &h.receivers {
+            let _ = r.send(name);
+        }
+    }
+}
+
+/// A stop signal that arrived before anyone listened, if any (it stays kept for the
+/// first receiver).
+pub fn pending() -> Option<&'static str> {
+    hub().as_ref().and_then(|h| h.early.first().copied())
+}
+
+/// A stop signal arrived before the run was created: nothing of it was written.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}: stopped before the run was created; nothing of it was written")]
+pub struct StoppedBeforeStart(pub &'static str);
+
+/// Fails with [`StoppedBeforeStart`] when a stop signal is waiting: called before each
+/// step that would leave something of a run behind (its lease, its row).
+pub fn stop_if_signalled() -> Result<(), StoppedBeforeStart> {
+    match pending() {
+        Some(name) => Err(StoppedBeforeStart(name)),
+        None => Ok(()),
+    }
+}
+
+/// A receiver of stop signals by name (`SIGINT`, `SIGTERM`, `SIGHUP`), installing the
+/// handlers if [`install`] was not called; the first receiver also gets the signals that
+/// arrived before it. The channel never closes.
+pub fn stop_signals() -> mpsc::UnboundedReceiver<&'static str> {
+    install();
+    let (tx, rx) = mpsc::unbounded_channel();
+    let mut h = hub();
+    if let Some(h) = h.as_mut() {
+        for name in h.early.drain(..) {
+            let _ = tx.send(name);
+        }
+        h.receivers.push(tx.clone());
     }
     // Keep one sender alive so the channel never reports closed.
     std::mem::forget(tx);

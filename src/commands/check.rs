@@ -40,7 +40,19 @@ pub fn check(db: &std::path::Path, upgrade: bool) -> Result<ExitCode> {
         }
         drop(crate::store::open_connection(db)?);
     }
-    let r = Store::open(db)?.integrity_check()?;
+    let store = match Store::open(db) {
+        Ok(s) => s,
+        // An empty file (one being created, or never written) is not damage.
+        Err(crate::store::StoreError::NotPlexus { empty: true, .. }) => {
+            crate::outln!(
+                "{}: empty, nothing to check (no plexus has written it yet, or one is creating it now)",
+                db.display()
+            );
+            return Ok(ExitCode::SUCCESS);
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let r = store.integrity_check()?;
     crate::outln!("{}: integrity_check {r}", db.display());
     Ok(if r == "ok" {
         ExitCode::SUCCESS

@@ -97,6 +97,7 @@ pub struct Resuming {
 /// Takes the run over (refused while another live process executes it) and reads what
 /// a resume needs. A file written by an older plexus is upgraded first.
 pub fn prepare_resume(db: &Path, run: &str) -> Result<(Plan, RunConfig, Resuming)> {
+    crate::signals::stop_if_signalled()?;
     if !db.is_file() {
         return Err(crate::store::StoreError::Missing(db.to_path_buf()).into());
     }
@@ -160,6 +161,9 @@ pub fn start(
         }
     }
     let (sub_tx, sub_rx) = tokio::sync::mpsc::unbounded_channel();
+    // A stop signal before the run exists ends the command with nothing written (a held
+    // resume lease is given back as `resume` is dropped).
+    crate::signals::stop_if_signalled()?;
     let (run_id, lease, resume) = match resume {
         Some(r) => (r.run_id, r.lease, Some(r.state)),
         None => {
@@ -173,16 +177,21 @@ pub fn start(
     // From here the writer gives the lease back when it stops.
     drop(lease.handed_over());
     let new_run = resume.is_none();
-    match begin(
-        globals,
-        &plan,
-        &config,
-        &run_id,
-        &provider,
-        &writer,
-        new_run,
-        demo_assets,
-    ) {
+    let begun = crate::signals::stop_if_signalled()
+        .map_err(color_eyre::Report::from)
+        .and_then(|()| {
+            begin(
+                globals,
+                &plan,
+                &config,
+                &run_id,
+                &provider,
+                &writer,
+                new_run,
+                demo_assets,
+            )
+        });
+    match begun {
         Ok(known_assets) => {
             let known_assets = replay_known.unwrap_or(known_assets);
             let handle = start_run(RunSpec {

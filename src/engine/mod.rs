@@ -44,4 +44,7 @@ pub enum EngineError {
     /// The run could not continue.
     #[error("run failed: {0}")]
     Internal(String),
+    /// A worker panicked (a bug): the run was stopped and left interrupted.
+    #[error("a worker crashed (a bug): {0}; the run was stopped and stays resumable")]
+    WorkerCrashed(String),
 }

@@ -36,7 +36,12 @@ async fn coordinate(
 ) -> Result<RunOutcome, EngineError> {
     let mut run = Coordinator::start(spec, control)?;
     run.schedule().await?;
-    run.end()
+    let crashed = run.crashed.take();
+    let outcome = run.end()?;
+    match crashed {
+        Some(why) => Err(EngineError::WorkerCrashed(why)),
+        None => Ok(outcome),
+    }
 }
 
 /// What woke the scheduling loop.
@@ -80,6 +85,8 @@ struct Coordinator {
     stopping: Option<StopSignal>,
     /// Whether a held-open run has reported its outcome.
     reported: bool,
+    /// What a worker that panicked said: the run stops, interrupted.
+    crashed: Option<String>,
 }
 
 impl Coordinator {
@@ -113,6 +120,7 @@ impl Coordinator {
             paused: false,
             stopping: None,
             reported: false,
+            crashed: None,
         };
         match &resume {
             None => run.announce()?,
@@ -302,6 +310,21 @@ impl Coordinator {
     ) -> Result<(), EngineError> {
         let (id, outcome) = match res {
             Ok((id, o)) => (id, o),
+            // A bug: the run stops (its other calls end as interrupted), the task stays
+            // unfinished for a resume, and the process ends as a crash.
+            Err(e) if e.is_panic() => {
+                let id = e.id();
+                let why = panic_message(e.into_panic());
+                tracing::error!("worker panicked: {why}");
+                if let Some(i) = self.running.remove(&id) {
+                    self.nodes[i].status = TaskStatus::Pending;
+                }
+                self.crashed.get_or_insert(why);
+                if self.stopping.is_none() {
+                    self.stop(StopSignal::Interrupt);
+                }
+                return Ok(());
+            }
             Err(e) => {
                 let id = e.id();
                 let msg = format!("worker crashed: {e}");
@@ -452,4 +475,13 @@ fn report_end(
     )?;
     write_run_status(ctx, status)?;
     Ok((tasks, atoms))
+}
+
+/// The message a panic carried.
+fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "(no message)".into())
 }

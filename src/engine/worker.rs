@@ -33,6 +33,14 @@ pub async fn run_task(
     mut stop: watch::Receiver<StopSignal>,
 ) -> TaskOutcome {
     let task = &ctx.plan.tasks[idx];
+    // Lets the tests see what a bug in a worker does to a run (debug builds only).
+    #[cfg(debug_assertions)]
+    if std::env::var("PLEXUS_CRASH_TEST_TASK").as_deref() == Ok(task.task_id.as_str()) {
+        panic!(
+            "crash requested by PLEXUS_CRASH_TEST_TASK in task {}",
+            task.task_id
+        );
+    }
     let agent = ctx.agent_arc(&task.agent);
     let task_arc: Arc<str> = Arc::from(task.task_id.as_str());
     let task_scope = Scope {

@@ -28,7 +28,7 @@ pub enum StoreError {
     #[error("database schema version {0} is not one plexus knows; is this a plexus database?")]
     BadVersion(i64),
     /// The file exists but holds no plexus schema.
-    #[error("{} is not a plexus database ({})", .path.display(), if *.empty { "it is empty" } else { "it has tables but no plexus schema version" })]
+    #[error("{} {}", .path.display(), if *.empty { "has no plexus schema yet: it is empty (if another plexus is creating it, try again in a moment)" } else { "is not a plexus database: it has tables but no plexus schema version" })]
     NotPlexus {
         /// The file.
         path: std::path::PathBuf,

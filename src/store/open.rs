@@ -93,6 +93,25 @@ pub fn is_busy(e: &rusqlite::Error) -> bool {
 /// this build's: an older file is upgraded by any command that writes, a newer one by
 /// a newer plexus.
 pub fn open_read_only(path: &Path) -> Result<Connection, StoreError> {
+    // A file another process is creating has no schema for a moment: wait for it.
+    let deadline = std::time::Instant::now() + CREATING_WAIT;
+    loop {
+        match open_read_only_once(path) {
+            Err(StoreError::NotPlexus { empty: true, .. })
+                if std::time::Instant::now() < deadline =>
+            {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            other => return other,
+        }
+    }
+}
+
+/// How long a reader waits for an empty database file to get its schema (another
+/// process creating it sets the schema up in one transaction, within milliseconds).
+pub const CREATING_WAIT: Duration = Duration::from_secs(2);
+
+fn open_read_only_once(path: &Path) -> Result<Connection, StoreError> {
     if !path.is_file() {
         return Err(StoreError::Missing(path.to_path_buf()));
     }

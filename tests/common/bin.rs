@@ -49,6 +49,7 @@ fn clean_env(c: &mut Command, dir: &Path) {
         "PLEXUS_LOG",
         "PLEXUS_WORKER_THREADS",
         "PLEXUS_CRASH_TEST",
+        "PLEXUS_CRASH_TEST_TASK",
     ] {
         c.env_remove(v);
     }

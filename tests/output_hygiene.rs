@@ -365,3 +365,49 @@ fn configuration_errors_stop_every_command_that_reads_it_with_file_line_and_key(
     }
     assert!(!dir.path().join("c.db").exists(), "nothing ran");
 }
+
+/// A panic in a run's worker (a bug) stops the run instead of failing the task quietly:
+/// the process exits as a crash (101) with the one line naming its report, and the run
+/// stays `interrupted`, resumable, with the task not finished.
+#[test]
+fn a_worker_that_panics_ends_the_run_as_a_crash_and_leaves_it_resumable() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let plan = dir.path().join("plan.json");
+    std::fs::write(
+        &plan,
+        plexus::plan::generate::generate(plexus::plan::generate::GenSpec {
+            tasks: 6,
+            width: 3,
+            fan_in: 1,
+            max_atoms: 1,
+        })
+        .to_string(),
+    )
+    .expect("plan");
+    let out = plexus(
+        dir.path(),
+        &["--db", "c.db", "run", plan.to_str().expect("utf8"), "--headless"],
+    )
+    .env("PLEXUS_CRASH_TEST_TASK", "T00004")
+    .env("TMPDIR", dir.path())
+    .output()
+    .expect("run");
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(out.status.code(), Some(101), "{err}");
+    assert!(err.contains("plexus crashed (a bug)"), "{err}");
+    assert!(err.contains("the report is in"), "{err}");
+    assert!(err.contains("a worker crashed (a bug)"), "{err}");
+    let store = plexus::store::Store::open(&dir.path().join("c.db")).expect("store");
+    let run = store.list_runs().expect("runs").remove(0);
+    assert_eq!(run.status, "interrupted", "{err}");
+    let t4 = store
+        .tasks(&run.run_id)
+        .expect("tasks")
+        .into_iter()
+        .find(|t| t.task_id == "T00004")
+        .expect("T00004");
+    assert!(
+        !["success", "partial", "failed", "timeout", "blocked"].contains(&t4.status.as_str()),
+        "{t4:?}"
+    );
+}

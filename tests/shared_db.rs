@@ -521,3 +521,44 @@ fn another_programs_sqlite_file_is_refused_and_left_as_it_was() {
     }
     assert!(!dir.path().join("other.sqlite-wal").exists());
 }
+
+/// Readers that open a file another process is creating (it exists, empty, before its
+/// schema is set up) wait for it instead of calling it "not a plexus database"; `check`
+/// of it is never damage; a file nobody fills is said to be empty, and `check` of it
+/// exits 0 with nothing to check.
+#[test]
+fn readers_wait_for_a_file_being_created_and_check_never_calls_it_damage() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("new.db");
+    // What SQLite leaves for an instant when a process creates the file.
+    std::fs::write(&db, b"").expect("an empty file");
+    let readers: Vec<Reap> = ["runs", "check", "runs", "check"]
+        .iter()
+        .map(|c| Reap(plexus(dir.path(), &db, &[c]).spawn().expect("reader")))
+        .collect();
+    std::thread::sleep(Duration::from_millis(300));
+    // The creator sets the schema up.
+    drop(plexus::store::open_connection(&db).expect("create"));
+    for mut r in readers {
+        let out = std::mem::replace(
+            &mut r.0,
+            Command::new("true").spawn().expect("placeholder"),
+        )
+        .wait_with_output()
+        .expect("reader output");
+        let t = text(&out);
+        assert_eq!(out.status.code(), Some(0), "{t}");
+        assert!(!t.contains("empty"), "{t}");
+    }
+    // A file nobody fills: said plainly after a short wait.
+    let empty = dir.path().join("empty.db");
+    std::fs::write(&empty, b"").expect("an empty file");
+    let out = plexus(dir.path(), &empty, &["check"]).output().expect("check");
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{t}");
+    assert!(t.contains("empty, nothing to check"), "{t}");
+    let out = plexus(dir.path(), &empty, &["runs"]).output().expect("runs");
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{t}");
+    assert!(t.contains("has no plexus schema yet"), "{t}");
+}

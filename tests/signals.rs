@@ -451,3 +451,72 @@ fn browse_whose_terminal_is_gone_leaves_without_a_sighup() {
     eprintln!("browse left {took:?} after its terminal went away");
     assert_eq!(tui.exit_code(), 0, "browse leaves like a quit");
 }
+
+/// The signals a process has handlers for, from `/proc/PID/status` (`SigCgt`).
+fn caught_signals(pid: Pid) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let mask = status.lines().find_map(|l| l.strip_prefix("SigCgt:"))?;
+    u64::from_str_radix(mask.trim(), 16).ok()
+}
+
+/// A stop signal sent the moment a run's process has its handlers in place (before it
+/// opened the database: the file does not exist yet) is handled: the process exits 3 (a
+/// run that did not finish), never killed by the signal, and leaves no lease behind; a
+/// run it managed to create ends `interrupted`, resumable.
+#[test]
+fn the_first_signal_is_handled_from_the_start_and_leaves_no_lease_behind() {
+    for (round, signal) in [Signal::SIGTERM, Signal::SIGHUP, Signal::SIGINT]
+        .into_iter()
+        .cycle()
+        .take(9)
+        .enumerate()
+    {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let d = dir.path();
+        let db = d.join("early.db");
+        let plan = busy_plan(d, 4);
+        let mut run = Running::spawn(
+            plexus(d)
+                .arg("--db")
+                .arg(&db)
+                .arg("run")
+                .arg(&plan)
+                .arg("--headless"),
+            d.join("stderr.txt"),
+        );
+        let bit = 1u64 << (signal as i32 - 1);
+        let end = Instant::now() + Duration::from_secs(20);
+        loop {
+            if caught_signals(run.pid()).is_some_and(|m| m & bit != 0) {
+                break;
+            }
+            assert!(run.running(), "round {round}: exited before taking the signals over");
+            assert!(Instant::now() < end, "round {round}: no handler for {signal:?}");
+            std::thread::sleep(Duration::from_micros(200));
+        }
+        assert!(
+            !db.exists(),
+            "round {round}: the database was opened before the handlers were in place"
+        );
+        kill(run.pid(), signal).expect("send the signal");
+        let status = run.wait(Duration::from_secs(30));
+        let err = run.stderr();
+        assert_eq!(
+            status.code(),
+            Some(3),
+            "round {round} {signal:?}: {status:?}; stderr:\n{err}"
+        );
+        if !db.exists() {
+            continue;
+        }
+        let store = Store::open(&db).expect("the database");
+        let leases: i64 = store
+            .conn()
+            .query_row("SELECT COUNT(*) FROM run_leases", [], |r| r.get(0))
+            .expect("leases");
+        assert_eq!(leases, 0, "round {round}: a lease was left behind; stderr:\n{err}");
+        for r in store.list_runs().expect("runs") {
+            assert_eq!(r.status, "interrupted", "round {round}: {err}");
+        }
+    }
+}

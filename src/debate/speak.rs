@@ -154,7 +154,9 @@ pub async fn speak(
             Ok(Err(e)) => {
                 reply.provider_error = Some(StoredProviderError::from(&e));
                 s.emitter.emit(&scope, EngineEvent::DebateReply(reply))?;
-                if attempt >= s.spec.output_tries {
+                // A permanent failure (a 400, a refused key) would fail again: not retried.
+                let permanent = matches!(e, ProviderError::Permanent(_));
+                if attempt >= s.spec.output_tries || permanent {
                     s.emitter.emit(
                         &scope,
                         EngineEvent::DebateError(DebateErrorLogged {

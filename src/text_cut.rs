@@ -75,8 +75,7 @@ pub fn cut(text: &str, max: usize, m: Measure) -> Cow<'_, str> {
         .map(|(i, _)| i)
         .chain(std::iter::once(window.len()).filter(|_| ahead == text.len()))
         .filter(|&i| i <= end)
-        .filter(|&i| !text[..i].trim_end().is_empty())
-        .last()
+        .rfind(|&i| !text[..i].trim_end().is_empty())
         .unwrap_or(end);
     let kept = text[..at].trim_end();
     let kept = if kept.is_empty() { &text[..end] } else { kept };

@@ -20,6 +20,7 @@ use plexus::engine::Control;
 use plexus::event::{EngineEvent, Envelope, RunStatus};
 use plexus::protocol::debate::{AgentStatus, HostAction, SessionStatus};
 use plexus::protocol::AgentRequest;
+use plexus::provider::http::redact::TextRedactor;
 use plexus::provider::{ChunkSink, Provider, ProviderError, ProviderFuture, ProviderOutput};
 use plexus::state::debate::DebateState;
 use plexus::store::Store;
@@ -44,6 +45,8 @@ struct Scripted {
     /// Time each answer takes.
     delay: Duration,
     seen: Mutex<Vec<AgentRequest>>,
+    /// The key it lends to whoever decodes its answers (as an HTTP provider does).
+    secret: Option<TextRedactor>,
 }
 
 impl Scripted {
@@ -59,6 +62,10 @@ impl Scripted {
 impl Provider for Scripted {
     fn name(&self) -> String {
         "scripted".into()
+    }
+
+    fn secret_redactor(&self) -> Option<&TextRedactor> {
+        self.secret.as_ref()
     }
 
     fn invoke<'a>(
@@ -249,14 +256,24 @@ async fn run_slow(
     cancel_after: Option<Duration>,
     delay: Duration,
 ) -> Outcome {
-    let dir = tempfile::tempdir().expect("test step");
-    let db = dir.path().join("d.db");
-    drop(plexus::store::open_connection(&db).expect("test step"));
-    let provider = Arc::new(Scripted {
+    let provider = Scripted {
         script,
         delay,
         ..Scripted::default()
-    });
+    };
+    run_on(provider, spec, fail_embedding, cancel_after).await
+}
+
+async fn run_on(
+    provider: Scripted,
+    spec: DebateSpec,
+    fail_embedding: bool,
+    cancel_after: Option<Duration>,
+) -> Outcome {
+    let dir = tempfile::tempdir().expect("test step");
+    let db = dir.path().join("d.db");
+    drop(plexus::store::open_connection(&db).expect("test step"));
+    let provider = Arc::new(provider);
     let comparer = Arc::new(PositionComparer::new(Arc::new(VectorEmbedder {
         fail: fail_embedding,
     })));
@@ -941,4 +958,41 @@ async fn one_valid_position_in_round_one_is_enough_to_go_on() {
     assert_ne!(o.status, RunStatus::Failed);
     assert_ne!(o.state.status, Some(SessionStatus::Failed));
     assert!(o.state.rounds.len() >= 2, "a second round was held");
+}
+
+#[tokio::test]
+async fn a_key_the_model_escaped_in_its_output_is_not_kept() {
+    // The model writes the provider's key with JSON escapes in its conclusion and its
+    // content: the reply's text holds no key, the output decoded from it would.
+    const KEY: &str = "sk-debate-secret-0123456789";
+    let escaped: String = KEY.encode_utf16().map(|u| format!("\\u{u:04x}")).collect();
+    let mut s = script(&[(at(1.0), at(0.95))], 1);
+    let Say::Text(text) = planner(1, &format!("{} KEY_HERE", at(1.0))) else {
+        panic!("a text");
+    };
+    let text = text
+        .replace("plan of round 1", "plan KEY_HERE")
+        .replace("KEY_HERE", &escaped);
+    assert!(!text.contains(KEY) && text.contains(&escaped));
+    s.insert("r1.planner".into(), vec![Say::Text(text)]);
+    let provider = Scripted {
+        script: s,
+        secret: Some(TextRedactor::new(Some(KEY))),
+        ..Scripted::default()
+    };
+    let o = run_on(provider, spec(5), false, None).await;
+    let planner = o.state.rounds[0]
+        .turns
+        .iter()
+        .find(|t| t.agent.as_str() == "planner")
+        .expect("turn");
+    assert_eq!(planner.outcome, plexus::debate::events::TurnOutcome::Valid);
+    let out = planner.output.as_ref().expect("output");
+    assert_eq!(out["content"], "plan [redacted]");
+    let conclusion = out["metadata"]["position"]["conclusion"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(conclusion.ends_with(" [redacted]"), "{conclusion}");
+    let all = serde_json::to_string(&o.events).expect("events");
+    assert!(!all.contains(KEY), "the key is in an event");
 }

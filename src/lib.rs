@@ -37,6 +37,7 @@ pub mod signals;
 pub mod skills;
 pub mod state;
 pub mod store;
+pub mod text_cut;
 pub mod tokens;
 pub mod tools;
 pub mod tree_ui;

@@ -20,6 +20,7 @@ use plexus::engine::Control;
 use plexus::event::{EngineEvent, Envelope, RunStatus};
 use plexus::protocol::debate::{AgentStatus, HostAction, SessionStatus};
 use plexus::protocol::AgentRequest;
+use plexus::provider::http::redact::TextRedactor;
 use plexus::provider::{ChunkSink, Provider, ProviderError, ProviderFuture, ProviderOutput};
 use plexus::state::debate::DebateState;
 use plexus::store::Store;
@@ -33,6 +34,8 @@ enum Say {
     Hang,
     /// A transient provider failure (a 503 that asks for a 10 ms wait).
     Busy,
+    /// A permanent provider failure (a 400).
+    Refused,
 }
 
 /// Answers each task's tries from a script; records every request.
@@ -42,6 +45,8 @@ struct Scripted {
     /// Time each answer takes.
     delay: Duration,
     seen: Mutex<Vec<AgentRequest>>,
+    /// The key it lends to whoever decodes its answers (as an HTTP provider does).
+    secret: Option<TextRedactor>,
 }
 
 impl Scripted {
@@ -57,6 +62,10 @@ impl Scripted {
 impl Provider for Scripted {
     fn name(&self) -> String {
         "scripted".into()
+    }
+
+    fn secret_redactor(&self) -> Option<&TextRedactor> {
+        self.secret.as_ref()
     }
 
     fn invoke<'a>(
@@ -86,6 +95,9 @@ impl Provider for Scripted {
                     message: "HTTP 503 (scripted)".into(),
                     retry_after_ms: Some(10),
                 }),
+                Some(Say::Refused) => Err(ProviderError::Permanent(
+                    "HTTP 400 Bad Request (scripted): the request does not fit the model".into(),
+                )),
                 Some(Say::Hang) => {
                     tokio::time::sleep(Duration::from_secs(3600)).await;
                     Ok(ProviderOutput::default())
@@ -244,14 +256,24 @@ async fn run_slow(
     cancel_after: Option<Duration>,
     delay: Duration,
 ) -> Outcome {
-    let dir = tempfile::tempdir().expect("test step");
-    let db = dir.path().join("d.db");
-    drop(plexus::store::open_connection(&db).expect("test step"));
-    let provider = Arc::new(Scripted {
+    let provider = Scripted {
         script,
         delay,
         ..Scripted::default()
-    });
+    };
+    run_on(provider, spec, fail_embedding, cancel_after).await
+}
+
+async fn run_on(
+    provider: Scripted,
+    spec: DebateSpec,
+    fail_embedding: bool,
+    cancel_after: Option<Duration>,
+) -> Outcome {
+    let dir = tempfile::tempdir().expect("test step");
+    let db = dir.path().join("d.db");
+    drop(plexus::store::open_connection(&db).expect("test step"));
+    let provider = Arc::new(provider);
     let comparer = Arc::new(PositionComparer::new(Arc::new(VectorEmbedder {
         fail: fail_embedding,
     })));
@@ -837,4 +859,140 @@ async fn a_round_where_nobody_says_anything_new_is_not_counted_as_consensus() {
     assert_eq!(d.action, HostAction::Continue);
     assert!(d.reason.contains("no new positions"), "{}", d.reason);
     assert_eq!(actions(&o.state)[2], HostAction::Converge);
+}
+
+/// The calls the provider was asked.
+fn calls(o: &Outcome) -> Vec<String> {
+    let seen = o.provider.seen.lock().expect("test step");
+    seen.iter().map(|r| r.task_id.clone()).collect()
+}
+
+/// The session failed after round 1, said why (`says` in the reason), and made no call
+/// past round 1's tries: no round 2, no report.
+fn check_failed_after_round_one(o: &Outcome, says: &[&str], tries: usize) {
+    assert_eq!(o.status, RunStatus::Failed, "the run fails");
+    assert_eq!(o.state.status, Some(SessionStatus::Failed));
+    let finished = o.state.finished.as_ref().expect("debate_finished");
+    assert_eq!(finished.rounds, 1);
+    assert!(
+        finished.reason.contains("no valid position after round 1"),
+        "{}",
+        finished.reason
+    );
+    for s in says {
+        assert!(finished.reason.contains(s), "{s:?} in {}", finished.reason);
+    }
+    assert!(tries <= spec(5).output_tries as usize);
+    let calls = calls(o);
+    assert_eq!(calls.len(), 2 * tries, "round 1's tries only: {calls:?}");
+    assert!(calls
+        .iter()
+        .all(|t| t.starts_with("r1.") && !t.ends_with("reporter")));
+    assert!(o.state.report.is_none(), "no report");
+    assert!(
+        o.state.rounds.iter().all(|r| r.decision.is_none()),
+        "no host decision"
+    );
+    // The session document says so too.
+    let doc = o.state.session_state();
+    assert_eq!(doc.status, SessionStatus::Failed);
+    assert_eq!(doc.extra["end_reason"], finished.reason.as_str());
+    // Exit code 3.
+    assert_eq!(plexus::exit::for_status(o.status), plexus::exit::RUN_FAILED);
+}
+
+#[tokio::test]
+async fn a_session_whose_every_reply_is_free_text_fails_after_round_one() {
+    let mut s = HashMap::new();
+    s.insert(
+        "r1.planner".to_string(),
+        vec![Say::Text("Sure! Here is a plan: study every day.".into())],
+    );
+    s.insert(
+        "r1.critic".to_string(),
+        vec![Say::Text("Looks fine to me, no notes.".into())],
+    );
+    let o = run_with(s, spec(5), false, None).await;
+    check_failed_after_round_one(
+        &o,
+        &[
+            "planner's output in round 1 was refused 3 time(s): the reply is not a JSON object: Sure! Here is a plan",
+            "critic's output in round 1 was refused 3 time(s): the reply is not a JSON object: Looks fine",
+        ],
+        3,
+    );
+}
+
+#[tokio::test]
+async fn a_provider_that_refuses_every_call_fails_the_session_after_round_one() {
+    // A transient failure is tried three times; a permanent one once (it would fail
+    // again).
+    for (say, says, tries) in [
+        (
+            Say::Busy,
+            "failed 3 time(s) in round 1: transient provider error: HTTP 503",
+            3,
+        ),
+        (
+            Say::Refused,
+            "failed 1 time(s) in round 1: provider error: HTTP 400 Bad Request",
+            1,
+        ),
+    ] {
+        let mut s = HashMap::new();
+        s.insert("r1.planner".to_string(), vec![say.clone()]);
+        s.insert("r1.critic".to_string(), vec![say]);
+        let o = run_with(s, spec(5), false, None).await;
+        let says = [format!("planner {says}"), format!("critic {says}")];
+        check_failed_after_round_one(&o, &[&says[0], &says[1]], tries);
+    }
+}
+
+#[tokio::test]
+async fn one_valid_position_in_round_one_is_enough_to_go_on() {
+    // The planner says nothing valid; the critic does: the session goes on (and the
+    // planner's later rounds are what the script says).
+    let mut s = script(&[(at(1.0), at(0.95)), (at(1.0), at(0.95))], 2);
+    s.insert("r1.planner".into(), vec![Say::Refused]);
+    let o = run_with(s, spec(5), false, None).await;
+    assert_ne!(o.status, RunStatus::Failed);
+    assert_ne!(o.state.status, Some(SessionStatus::Failed));
+    assert!(o.state.rounds.len() >= 2, "a second round was held");
+}
+
+#[tokio::test]
+async fn a_key_the_model_escaped_in_its_output_is_not_kept() {
+    // The model writes the provider's key with JSON escapes in its conclusion and its
+    // content: the reply's text holds no key, the output decoded from it would.
+    const KEY: &str = "sk-debate-secret-0123456789";
+    let escaped: String = KEY.encode_utf16().map(|u| format!("\\u{u:04x}")).collect();
+    let mut s = script(&[(at(1.0), at(0.95))], 1);
+    let Say::Text(text) = planner(1, &format!("{} KEY_HERE", at(1.0))) else {
+        panic!("a text");
+    };
+    let text = text
+        .replace("plan of round 1", "plan KEY_HERE")
+        .replace("KEY_HERE", &escaped);
+    assert!(!text.contains(KEY) && text.contains(&escaped));
+    s.insert("r1.planner".into(), vec![Say::Text(text)]);
+    let provider = Scripted {
+        script: s,
+        secret: Some(TextRedactor::new(Some(KEY))),
+        ..Scripted::default()
+    };
+    let o = run_on(provider, spec(5), false, None).await;
+    let planner = o.state.rounds[0]
+        .turns
+        .iter()
+        .find(|t| t.agent.as_str() == "planner")
+        .expect("turn");
+    assert_eq!(planner.outcome, plexus::debate::events::TurnOutcome::Valid);
+    let out = planner.output.as_ref().expect("output");
+    assert_eq!(out["content"], "plan [redacted]");
+    let conclusion = out["metadata"]["position"]["conclusion"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(conclusion.ends_with(" [redacted]"), "{conclusion}");
+    let all = serde_json::to_string(&o.events).expect("events");
+    assert!(!all.contains(KEY), "the key is in an event");
 }

@@ -73,6 +73,29 @@ fn a_debate_on_the_simulated_provider_converges_reruns_and_diffs_equal() {
         "{}",
         show.stdout
     );
+    // Its tokens per agent, from the model calls it logged.
+    let tokens: Vec<(String, u64, u64)> = show
+        .stdout
+        .lines()
+        .skip_while(|l| !l.trim_start().starts_with("AGENT") || !l.contains("OUTPUT TOK"))
+        .skip(1)
+        .take_while(|l| !l.trim().is_empty())
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            Some((
+                f.first()?.to_string(),
+                f.get(1)?.parse().ok()?,
+                f.get(2)?.parse().ok()?,
+            ))
+        })
+        .collect();
+    let agents: Vec<&str> = tokens.iter().map(|t| t.0.as_str()).collect();
+    assert_eq!(agents, ["critic", "planner", "reporter"], "{}", show.stdout);
+    assert!(
+        tokens.iter().all(|(_, calls, out)| *calls >= 1 && *out > 0),
+        "{}",
+        show.stdout
+    );
     rerun_and_diff_match(dir, "d.db");
     // With the recorded timing too.
     let timed = output(plexus(dir).args(["--db", "d.db", "rerun", "latest", "--headless"]));
@@ -336,4 +359,105 @@ fn options_that_make_no_sense_are_refused_by_name() {
         "{}",
         empty.stderr
     );
+}
+
+#[test]
+fn a_debate_whose_provider_refuses_every_call_fails_with_the_reason() {
+    use plexus::provider::mock_server::{MockConfig, MockFault, MockServer};
+    // A 429 is tried three times, a 400 once (it would fail again).
+    for (code, says, tries) in [
+        (429u16, "HTTP 429 Too Many Requests", 3u64),
+        (400, "HTTP 400 Bad Request", 1),
+    ] {
+        let refuse = MockFault::Status {
+            code,
+            retry_after: Some("0".into()),
+        };
+        let script = [
+            "r1.planner",
+            "r1.critic",
+            "r2.planner",
+            "r2.critic",
+            "r1.reporter",
+        ]
+        .iter()
+        .map(|t| (t.to_string(), vec![refuse.clone(); 10]))
+        .collect();
+        let server = MockServer::start(
+            MockConfig {
+                stream_ms: 5,
+                script,
+                ..MockConfig::default()
+            },
+            0,
+            1,
+        )
+        .expect("mock server");
+        let tmp = tempfile::tempdir().expect("test step");
+        let dir = tmp.path();
+        std::fs::write(
+            dir.join("plexus.toml"),
+            format!(
+                "[providers.local]\nkind = \"openai\"\nbase_url = \"{}/v1\"\nmodel = \"m\"\n",
+                server.url()
+            ),
+        )
+        .expect("test step");
+        let out = output(plexus(dir).args([
+            "--db",
+            "r.db",
+            "--config",
+            "plexus.toml",
+            "debate",
+            "Plan three months of IELTS preparation",
+            "--provider",
+            "local",
+            "--headless",
+        ]));
+        assert_eq!(out.code, Some(3), "{code}: {}\n{}", out.stdout, out.stderr);
+        // Round 1's tries, no more: two agents, `tries` each.
+        assert_eq!(server.requests(), 2 * tries, "{code}: {}", out.stderr);
+        // The reason, whole, on the progress line and under the missing report.
+        let line = out
+            .stderr
+            .lines()
+            .find(|l| l.starts_with("debate ended failed after 1 round(s): "))
+            .unwrap_or_else(|| panic!("{code}: {}", out.stderr));
+        assert!(line.contains("no valid position after round 1"), "{line}");
+        for agent in ["planner", "critic"] {
+            assert!(
+                line.contains(&format!("{agent} failed {tries} time(s) in round 1")),
+                "{line}"
+            );
+        }
+        assert!(line.contains(says), "{line}");
+        assert!(line.contains(&format!("mock status {code}")), "{line}");
+        let last = if code == 400 {
+            "not retried"
+        } else {
+            "mock status 429"
+        };
+        assert!(line.ends_with(last), "the reason is whole: {line}");
+        assert!(
+            out.stdout.contains("(no report: no valid position"),
+            "{}",
+            out.stdout
+        );
+        assert!(
+            out.stdout.contains("failed after 1 round(s)"),
+            "{}",
+            out.stdout
+        );
+        // Stored as failed, with the reason.
+        let show = output(plexus(dir).args(["--db", "r.db", "show", "latest", "--json"]));
+        let v: serde_json::Value = serde_json::from_str(&show.stdout).expect("show --json");
+        assert_eq!(v["run"]["status"], "failed");
+        assert_eq!(v["debate_session"]["status"], "failed");
+        assert!(
+            v["debate_session"]["end_reason"]
+                .as_str()
+                .is_some_and(|r| r.contains(says)),
+            "{v}"
+        );
+    }
 }

@@ -560,3 +560,106 @@ fn an_export_taken_while_the_run_goes_on_is_a_consistent_snapshot() {
         .expect("status");
     assert_eq!(status, "succeeded");
 }
+
+/// The pid of a process that has ended (and was reaped).
+fn dead_pid() -> u32 {
+    let mut child = std::process::Command::new("true")
+        .spawn()
+        .expect("spawn true");
+    let pid = child.id();
+    child.wait().expect("wait");
+    pid
+}
+
+#[test]
+fn an_export_removes_the_partial_files_killed_exports_left_and_no_live_one() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path();
+    let plan = common_plan();
+    let mut args = vec!["run", plan.to_str().expect("utf8"), "--headless"];
+    args.extend(FAST);
+    let out = run_cmd(dir, "a.db", &args);
+    assert!(matches!(out.code, Some(0 | 3)), "run: {}", out.stderr);
+    let dead = dead_pid();
+    let stale = write(dir, &format!(".out.json.partial-{dead}"), b"half an export");
+    // This test's own process is alive: as if another export were writing now.
+    let live = write(
+        dir,
+        &format!(".out.json.partial-{}", std::process::id()),
+        b"being written",
+    );
+    // Another target's file, and a name that is not a pid: not ours to remove.
+    let other = write(dir, &format!(".other.json.partial-{dead}"), b"other");
+    let odd = write(dir, ".out.json.partial-x1", b"odd");
+    let out = run_cmd(dir, "a.db", &["export", "latest", "-o", "out.json"]);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert!(dir.join("out.json").is_file());
+    assert!(!stale.exists(), "the killed export's file is removed");
+    assert!(live.exists(), "a live process's file stays");
+    assert!(other.exists() && odd.exists());
+}
+
+#[test]
+fn an_export_killed_mid_write_leaves_a_partial_file_that_the_next_export_removes() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path();
+    // A run large enough that its export takes a while to write (about half a second
+    // in a debug build).
+    let plan = gen_plan(dir, 500, 20);
+    let out = run_cmd(
+        dir,
+        "a.db",
+        &[
+            "run",
+            plan.to_str().expect("utf8"),
+            "--headless",
+            "--chunk-ms",
+            "0",
+            "--first-chunk-ms",
+            "0",
+        ],
+    );
+    assert_eq!(out.code, Some(0), "run: {}", out.stderr);
+    // Killed once its partial file holds something; tried again if an export was too
+    // quick to be caught.
+    let mut killed = None;
+    for _ in 0..5 {
+        let mut child = plexus(dir)
+            .args(["--db", "a.db", "export", "latest", "-o", "big.jsonl"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn");
+        let partial = dir.join(format!(".big.jsonl.partial-{}", child.id()));
+        let started = std::time::Instant::now();
+        let caught = loop {
+            if std::fs::metadata(&partial).is_ok_and(|m| m.len() > 0) {
+                child.kill().expect("SIGKILL");
+                break true;
+            }
+            if child.try_wait().expect("try_wait").is_some()
+                || started.elapsed() > Duration::from_secs(30)
+            {
+                break false;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        };
+        child.wait().expect("wait");
+        if caught {
+            killed = Some(partial);
+            break;
+        }
+        let _ = std::fs::remove_file(dir.join("big.jsonl"));
+    }
+    let partial = killed.expect("an export was caught mid-write");
+    assert!(partial.exists(), "the killed export left its partial file");
+    assert!(!dir.join("big.jsonl").exists(), "and no export");
+    let out = run_cmd(dir, "a.db", &["export", "latest", "-o", "big.jsonl"]);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert!(!partial.exists(), "the next export removed it");
+    let names: Vec<String> = std::fs::read_dir(dir)
+        .expect("dir")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(!names.iter().any(|n| n.contains("partial")), "{names:?}");
+}

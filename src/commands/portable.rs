@@ -117,9 +117,12 @@ fn write_atomically<T>(
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
     };
-    let mut tmp_name = std::ffi::OsString::from(".");
-    tmp_name.push(name);
-    tmp_name.push(format!(".partial-{}", std::process::id()));
+    let mut prefix = std::ffi::OsString::from(".");
+    prefix.push(name);
+    prefix.push(".partial-");
+    remove_stale_partials(&dir, &prefix);
+    let mut tmp_name = prefix;
+    tmp_name.push(std::process::id().to_string());
     let tmp = dir.join(tmp_name);
     let file =
         std::fs::File::create(&tmp).map_err(|e| eyre!("cannot create {}: {e}", tmp.display()))?;
@@ -147,6 +150,38 @@ fn write_atomically<T>(
         let _ = std::fs::remove_file(&tmp);
     }
     result
+}
+
+/// Removes the temporary files that exports to the same target left in `dir` when they
+/// were killed: `PREFIX<pid>` (`.NAME.partial-PID`) whose process no longer runs. A live
+/// process's file (another export writing now) is left alone, and so is anything that
+/// cannot be read as such a name; a file that cannot be removed stays, quietly.
+fn remove_stale_partials(dir: &Path, prefix: &std::ffi::OsStr) {
+    let Some(prefix) = prefix.to_str() else {
+        return;
+    };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(prefix))
+            .filter(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+            .and_then(|p| p.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let is_file = entry.file_type().is_ok_and(|t| t.is_file());
+        if is_file
+            && pid != std::process::id()
+            && !crate::store::lease::process_alive(pid)
+            && std::fs::remove_file(entry.path()).is_ok()
+        {
+            tracing::info!(file = %entry.path().display(), pid, "removed a killed export's partial file");
+        }
+    }
 }
 
 /// Imports the export in `file` (`-`: standard input) into the database at `db`.

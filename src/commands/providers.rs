@@ -166,10 +166,9 @@ pub async fn ping(globals: &Globals, name: &str, timeout_s: f64) -> Result<bool>
                 .usage
                 .map(|u| format!("{} in / {} out", u.prompt_tokens, u.completion_tokens))
                 .unwrap_or_else(|| "not reported".into());
-            let answer: String = crate::ui::sanitize::sanitize(sink.text.trim())
-                .chars()
-                .take(60)
-                .collect();
+            let answer =
+                crate::text_cut::cut_chars(&crate::ui::sanitize::sanitize(sink.text.trim()), 60)
+                    .into_owned();
             crate::outln!("{label}: ok");
             crate::outln!("  latency   first text {first}, whole answer {total} ms");
             crate::outln!(

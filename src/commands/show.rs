@@ -99,11 +99,26 @@ pub fn print_run(store: &Store, id: &str, json_out: bool) -> Result<()> {
         }
         from = to + 1;
     }
-    let debate = if super::debate::is_debate(&run.plan_id) {
+    // A debate keeps its model calls as events, not invocations: its tokens come from
+    // them (output tokens only; the calls' prompts are not counted).
+    let (debate, debate_tokens) = if super::debate::is_debate(&run.plan_id) {
         let events = crate::debate::replay::load_events(store, &run.run_id)?;
-        Some(crate::state::debate::DebateState::from_events(&events))
+        (
+            Some(crate::state::debate::DebateState::from_events(&events)),
+            Some(super::debate::tokens_per_agent(&events)),
+        )
     } else {
-        None
+        (None, None)
+    };
+    let tokens_json: Vec<serde_json::Value> = match &debate_tokens {
+        Some(t) => t
+            .iter()
+            .map(|(a, (n, o))| json!({"agent": a, "invocations": n, "output_tokens": o}))
+            .collect(),
+        None => per_agent
+            .iter()
+            .map(|(a, (n, p, o))| json!({"agent": a, "invocations": n, "prompt_tokens": p, "output_tokens": o}))
+            .collect(),
     };
     if json_out {
         let v = json!({
@@ -111,7 +126,7 @@ pub fn print_run(store: &Store, id: &str, json_out: bool) -> Result<()> {
             "run": run,
             "tasks": tasks,
             "invocations": invocations,
-            "tokens_per_agent": per_agent.iter().map(|(a, (n, p, o))| json!({"agent": a, "invocations": n, "prompt_tokens": p, "output_tokens": o})).collect::<Vec<_>>(),
+            "tokens_per_agent": tokens_json,
             "events_by_kind": kinds,
             "undecodable_events": undecodable,
             "tool_loops": loops.into_reports(),
@@ -166,16 +181,31 @@ pub fn print_run(store: &Store, id: &str, json_out: bool) -> Result<()> {
     table.print();
     print_lost_calls(&invocations);
     crate::outln!();
-    let mut table = TextTable::new(&[
-        Col::left("AGENT").max(32),
-        Col::right("INVOCATIONS"),
-        Col::right("PROMPT TOK"),
-        Col::right("OUTPUT TOK"),
-    ]);
-    for (a, (n, p, o)) in &per_agent {
-        table.row([a.clone(), n.to_string(), p.to_string(), o.to_string()]);
+    match &debate_tokens {
+        Some(t) => {
+            let mut table = TextTable::new(&[
+                Col::left("AGENT").max(32),
+                Col::right("MODEL CALLS"),
+                Col::right("OUTPUT TOK"),
+            ]);
+            for (a, (n, o)) in t {
+                table.row([a.clone(), n.to_string(), o.to_string()]);
+            }
+            table.print();
+        }
+        None => {
+            let mut table = TextTable::new(&[
+                Col::left("AGENT").max(32),
+                Col::right("INVOCATIONS"),
+                Col::right("PROMPT TOK"),
+                Col::right("OUTPUT TOK"),
+            ]);
+            for (a, (n, p, o)) in &per_agent {
+                table.row([a.clone(), n.to_string(), p.to_string(), o.to_string()]);
+            }
+            table.print();
+        }
     }
-    table.print();
     crate::outln!();
     crate::outln!("events by kind");
     let mut table = TextTable::new(&[Col::left("KIND"), Col::right("EVENTS")])

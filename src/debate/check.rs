@@ -33,12 +33,9 @@ fn json_of(text: &str) -> Option<Value> {
         .flatten()
 }
 
+/// A reply quoted in a problem: cut at a word to 160 characters.
 fn cut(s: &str) -> String {
-    let mut out: String = s.chars().take(160).collect();
-    if s.chars().count() > 160 {
-        out.push('…');
-    }
-    out
+    crate::text_cut::cut_chars(s, 160).into_owned()
 }
 
 /// Checks a reply of `role` for `round`. `tokens` is the reply's token count;

@@ -87,7 +87,7 @@ impl HttpEmbedder {
         if !status.is_success() {
             // The key out first: a cut could fall inside it.
             let whole = self.redactor.text(&String::from_utf8_lossy(&body));
-            let excerpt: String = whole.chars().take(200).collect();
+            let excerpt = crate::text_cut::cut_chars(&whole, 200);
             return Err(fail(format!(
                 "HTTP {status}: {}",
                 crate::ui::sanitize::sanitize(&excerpt)

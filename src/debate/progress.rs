@@ -1,15 +1,14 @@
 //! One progress line per debate event worth telling (headless progress, `plexus log`).
+//! What the model wrote (the question, a conclusion) is cut at a word to keep the line
+//! short; a reason (why the host decided, why a turn or the session failed) is whole.
 
 use crate::event::EngineEvent;
+use crate::text_cut::cut_chars;
 use crate::ui::sanitize::sanitize;
 
+/// `s` made safe for the terminal and cut at a word to `n` characters.
 fn cut(s: &str, n: usize) -> String {
-    let s = sanitize(s);
-    let mut out: String = s.chars().take(n).collect();
-    if s.chars().count() > n {
-        out.push('…');
-    }
-    out
+    cut_chars(&sanitize(s), n).into_owned()
 }
 
 /// The progress line of a debate event, if it deserves one.
@@ -67,16 +66,81 @@ pub fn line(e: &EngineEvent) -> Option<String> {
             Some(format!(
                 "round {} host: {action} — {}",
                 h.round,
-                cut(reason, 90)
+                sanitize(reason)
             ))
         }
-        EngineEvent::DebateError(e) => Some(format!("round {}: {}", e.round, cut(&e.message, 100))),
+        EngineEvent::DebateError(e) => Some(format!("round {}: {}", e.round, sanitize(&e.message))),
         EngineEvent::DebateFinished(f) => Some(format!(
             "debate ended {} after {} round(s): {}",
             f.status,
             f.rounds,
-            cut(&f.reason, 100)
+            sanitize(&f.reason)
         )),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::debate::events::{DebateErrorLogged, DebateFinished, DebateOutput, TurnOutcome};
+    use crate::protocol::debate::{AgentRole, SessionStatus};
+
+    #[test]
+    fn a_long_reason_is_kept_whole() {
+        let reason = format!(
+            "no valid position after round 1 (neither the planner nor the critic gave a valid output): {}",
+            "planner failed 3 time(s) in round 1: transient provider error: local: HTTP 429 Too Many Requests from http://127.0.0.1:1/v1/chat/completions: slow down"
+        );
+        let line = line(&EngineEvent::DebateFinished(DebateFinished {
+            status: SessionStatus::Failed,
+            rounds: 1,
+            consensus_trend: Vec::new(),
+            reason: reason.clone(),
+        }))
+        .expect("a line");
+        assert_eq!(
+            line,
+            format!("debate ended failed after 1 round(s): {reason}")
+        );
+        let line = line_of_error(&reason);
+        assert!(line.ends_with("slow down"), "{line}");
+    }
+
+    fn line_of_error(message: &str) -> String {
+        line(&EngineEvent::DebateError(DebateErrorLogged {
+            round: 1,
+            error: serde_json::json!({"error": "agent_failed"}),
+            message: message.into(),
+        }))
+        .expect("a line")
+    }
+
+    #[test]
+    fn a_long_conclusion_is_cut_at_a_word() {
+        let conclusion = "Study four hours a day with weekly mock tests and two timed essays every week until the exam";
+        let line = line(&EngineEvent::DebateOutput(DebateOutput {
+            round: 2,
+            agent: AgentRole::Planner,
+            outcome: TurnOutcome::Valid,
+            attempts: 1,
+            output: Some(serde_json::json!({"metadata": {"position": {"conclusion": conclusion}}})),
+            reused: false,
+            output_tokens: 10,
+            duration_ms: 1,
+        }))
+        .expect("a line");
+        let shown = line.split(" — ").nth(1).expect("the conclusion");
+        assert!(
+            shown.ends_with('…') && shown.chars().count() <= 70,
+            "{shown}"
+        );
+        let kept = shown.trim_end_matches('…');
+        assert!(conclusion.starts_with(kept), "{shown}");
+        assert_eq!(
+            &conclusion[kept.len()..kept.len() + 1],
+            " ",
+            "cut at a word: {shown}"
+        );
     }
 }

@@ -154,6 +154,29 @@ impl Memory {
     }
 }
 
+/// Why a first round gave nothing to argue from: neither speaker has a valid output after
+/// all its tries (each one's reason, as its `debate_error` said). `None` when one has.
+fn nothing_valid(spoken: &[(AgentRole, Spoken)]) -> Option<String> {
+    if spoken
+        .iter()
+        .any(|(_, sp)| sp.outcome == TurnOutcome::Valid)
+    {
+        return None;
+    }
+    let why: Vec<String> = spoken
+        .iter()
+        .map(|(role, sp)| {
+            sp.problem
+                .clone()
+                .unwrap_or_else(|| format!("{role} gave no valid output"))
+        })
+        .collect();
+    Some(format!(
+        "no valid position after round 1 (neither the planner nor the critic gave a valid output): {}",
+        why.join("; ")
+    ))
+}
+
 fn count(tasks: &mut BTreeMap<TaskStatus, u32>, outcome: TurnOutcome) {
     let st = match outcome {
         TurnOutcome::Valid => TaskStatus::Success,
@@ -273,6 +296,13 @@ async fn run(s: Arc<Session>, comparer: Arc<PositionComparer>) -> Result<RunOutc
             ending = Some(("cancelled", "stopped by the user".into()));
             break;
         }
+        if round == 1 {
+            if let Some(why) = nothing_valid(&spoken) {
+                // Nothing to argue from: more rounds and a report would only spend calls.
+                ending = Some(("failed", why));
+                break;
+            }
+        }
         let decision = super::round_end::host_turn(&s, &comparer, &mut m, round, &spoken).await?;
         match decision.next {
             Next::Round(next) => instructions = next,
@@ -285,7 +315,8 @@ async fn run(s: Arc<Session>, comparer: Arc<PositionComparer>) -> Result<RunOutc
     let (ending, reason) =
         ending.unwrap_or(("max_rounds_reached", "the last round was held".into()));
     let mut report_ok = false;
-    if ending != "cancelled" && !s.is_cancelled() {
+    let failed = ending == "failed";
+    if ending != "cancelled" && !failed && !s.is_cancelled() {
         let turn = DebateTurn {
             role: AgentRole::Reporter,
             round: held,
@@ -311,6 +342,7 @@ async fn run(s: Arc<Session>, comparer: Arc<PositionComparer>) -> Result<RunOutc
         SessionStatus::Cancelled
     } else {
         match ending {
+            "failed" => SessionStatus::Failed,
             "converged" | "early_stop" => SessionStatus::Converged,
             "max_rounds_reached" => SessionStatus::MaxRoundsReached,
             "early_stop_divergent" => SessionStatus::Terminated,
@@ -332,6 +364,8 @@ async fn run(s: Arc<Session>, comparer: Arc<PositionComparer>) -> Result<RunOutc
     )?;
     let run_status = if cancelled {
         RunStatus::Cancelled
+    } else if failed {
+        RunStatus::Failed
     } else if report_ok {
         RunStatus::Succeeded
     } else {

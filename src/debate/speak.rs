@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use super::check::{changes, check, set_changes};
+use super::check::{changes, check, set_changes, Checked};
 use super::events::{DebateErrorLogged, DebateOutput, DebateReply, DebateTurnStarted, TurnOutcome};
 use super::session::Session;
 use super::spec::MAX_OUTPUT_TOKENS;
@@ -15,6 +15,7 @@ use super::turn::{request, DebateTurn};
 use crate::engine::emit::Scope;
 use crate::event::EngineEvent;
 use crate::protocol::debate::{AgentRole, PositionSummary};
+use crate::provider::http::redact::redact_serialized;
 use crate::provider::{ChunkSink, ProviderError, StoredProviderError};
 use crate::store::{StoreError, WriteOp};
 
@@ -39,6 +40,9 @@ pub struct Spoken {
     pub position: Option<PositionSummary>,
     /// The output is fresh (not reused).
     pub fresh: bool,
+    /// Why the turn gave no valid output (as its `debate_error` says); `None` when it
+    /// gave one, or was stopped.
+    pub problem: Option<String>,
 }
 
 /// The agent's last valid output and position.
@@ -61,6 +65,7 @@ pub async fn speak(
     let started = Instant::now();
     let timeout = Duration::from_millis(s.spec.agent_timeout_ms);
     let mut attempt = 0u32;
+    let mut problem: Option<String> = None;
     let (outcome, fresh, tokens) = loop {
         attempt += 1;
         let inv: Arc<str> = s.invocation_id(&role).into();
@@ -130,16 +135,18 @@ pub async fn speak(
                             "action": "skip_agent",
                             "fallback": "use the previous round's output"
                         }),
-                        message: format!(
-                            "{role} gave no answer within {} s in round {}: skipped, {}",
-                            s.spec.agent_timeout_ms as f64 / 1000.0,
-                            turn.round,
-                            if last.is_some() {
-                                "its previous output stands"
-                            } else {
-                                "it has no earlier output"
-                            }
-                        ),
+                        message: problem
+                            .insert(format!(
+                                "{role} gave no answer within {} s in round {}: skipped, {}",
+                                s.spec.agent_timeout_ms as f64 / 1000.0,
+                                turn.round,
+                                if last.is_some() {
+                                    "its previous output stands"
+                                } else {
+                                    "it has no earlier output"
+                                }
+                            ))
+                            .clone(),
                     }),
                 )?;
                 break (TurnOutcome::TimedOut, None, tokens);
@@ -147,7 +154,9 @@ pub async fn speak(
             Ok(Err(e)) => {
                 reply.provider_error = Some(StoredProviderError::from(&e));
                 s.emitter.emit(&scope, EngineEvent::DebateReply(reply))?;
-                if attempt >= s.spec.output_tries {
+                // A permanent failure (a 400, a refused key) would fail again: not retried.
+                let permanent = matches!(e, ProviderError::Permanent(_));
+                if attempt >= s.spec.output_tries || permanent {
                     s.emitter.emit(
                         &scope,
                         EngineEvent::DebateError(DebateErrorLogged {
@@ -159,10 +168,12 @@ pub async fn speak(
                                 "action": "skip_agent",
                                 "fallback": "use the previous round's output"
                             }),
-                            message: format!(
-                                "{role} failed {attempt} time(s) in round {}: {e}",
-                                turn.round
-                            ),
+                            message: problem
+                                .insert(format!(
+                                    "{role} failed {attempt} time(s) in round {}: {e}",
+                                    turn.round
+                                ))
+                                .clone(),
                         }),
                     )?;
                     break (TurnOutcome::Failed, None, tokens);
@@ -186,7 +197,9 @@ pub async fn speak(
             }
             Ok(Ok(_)) => {
                 let stamp = s.now_text();
-                match check(&role, turn.round, &text, tokens, MAX_OUTPUT_TOKENS, &stamp) {
+                match check(&role, turn.round, &text, tokens, MAX_OUTPUT_TOKENS, &stamp)
+                    .and_then(|c| without_secret(s, c))
+                {
                     Ok(mut c) => {
                         let ch = changes(last.as_ref().map(|l| &l.1), &c.position);
                         set_changes(&mut c.output, &mut c.position, ch);
@@ -208,11 +221,13 @@ pub async fn speak(
                                         "problems": problems,
                                         "fallback": "use the previous round's output"
                                     }),
-                                    message: format!(
-                                        "{role}'s output in round {} was refused {attempt} time(s): {}",
-                                        turn.round,
-                                        problems.join("; ")
-                                    ),
+                                    message: problem
+                                        .insert(format!(
+                                            "{role}'s output in round {} was refused {attempt} time(s): {}",
+                                            turn.round,
+                                            problems.join("; ")
+                                        ))
+                                        .clone(),
                                 }),
                             )?;
                             break (TurnOutcome::Invalid, None, tokens);
@@ -263,6 +278,25 @@ pub async fn speak(
         output,
         position,
         fresh: is_fresh,
+        problem: problem.filter(|_| outcome != TurnOutcome::Valid),
+    })
+}
+
+/// The checked output with the provider's key (when it has one) replaced in every string
+/// decoded from the reply: a string the model wrote with JSON escapes (`\u0073k-…`)
+/// decodes to the key in clear.
+fn without_secret(s: &Session, c: Checked) -> Result<Checked, Vec<String>> {
+    let Some(r) = s.provider.secret_redactor() else {
+        return Ok(c);
+    };
+    let refused = |e: serde_json::Error| {
+        vec![format!(
+            "the output held the provider's key and does not read once it is removed: {e}"
+        )]
+    };
+    Ok(Checked {
+        output: redact_serialized(c.output, r).map_err(refused)?,
+        position: redact_serialized(c.position, r).map_err(refused)?,
     })
 }
 

@@ -2,7 +2,7 @@
 //! status of seed 001 §4.3; the retry chosen by seed 001 §8.2; the rows stored for
 //! accepted atoms.
 
-use super::parse::parse_response;
+use super::parse::{parse_response, without_secret};
 use super::quality::{run_gate, AtomVerdict};
 use super::response_json::AtomJson;
 use super::run_ctx::RunCtx;
@@ -144,7 +144,9 @@ pub(super) fn evaluate(
             ErrorCode::E002,
             "the model returned an empty completion",
         )),
-        Ok(Ok(_)) => match parse_response(text, task.output_requirements.max_atoms) {
+        Ok(Ok(_)) => match parse_response(text, task.output_requirements.max_atoms)
+            .and_then(|p| without_secret(p, ctx.provider.secret_redactor()))
+        {
             Err(e) => errors.push(e),
             Ok(parsed) => {
                 let required = &task.output_requirements.required_fields;

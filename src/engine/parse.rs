@@ -11,6 +11,7 @@ use std::collections::HashSet;
 use serde_json::Value;
 
 use crate::protocol::{Atom, ErrorCode, ErrorInfo};
+use crate::provider::http::redact::{redact_serialized, TextRedactor};
 
 /// The parsed output of a response.
 #[derive(Debug, Clone, PartialEq)]
@@ -237,6 +238,26 @@ fn bad_member_path(atom: &Value) -> String {
         .collect()
 }
 
+/// `parsed` with the provider's key (when it has one: `redactor`) replaced in every
+/// string decoded from the answer: a string the model wrote with JSON escapes
+/// (`\u0073k-…`) decodes to the key in clear, whatever the text looked like. E002 in the
+/// unlikely case that the atoms no longer read once redacted.
+pub fn without_secret(
+    parsed: ParsedOutput,
+    redactor: Option<&TextRedactor>,
+) -> Result<ParsedOutput, ErrorInfo> {
+    let Some(r) = redactor else {
+        return Ok(parsed);
+    };
+    let atoms = redact_serialized(parsed.atoms, r).map_err(|e| {
+        parse_error(format!(
+            "the atoms held the provider's key and do not read once it is removed: {e}"
+        ))
+    })?;
+    let summary = r.found_in(&parsed.summary).unwrap_or(parsed.summary);
+    Ok(ParsedOutput { atoms, summary })
+}
+
 /// Parses a model's text into atoms and summary, validating the shape.
 /// `max_atoms` caps the number of atoms (more is a validation error).
 pub fn parse_response(text: &str, max_atoms: Option<u32>) -> Result<ParsedOutput, ErrorInfo> {
@@ -340,5 +361,23 @@ mod tests {
             assert_eq!(p.atoms.len(), 1);
             assert_eq!(p.atoms[0].asset_id, "A1");
         }
+    }
+
+    #[test]
+    fn a_key_decoded_from_escapes_is_redacted_from_atoms_and_summary() {
+        const KEY: &str = "sk-parse-0123456789ab";
+        // `\u0073\u006b` is `sk`: the text does not hold the key, the decoded JSON does.
+        let text = r#"{"atoms":[{"asset_id":"A1","content":{"x":"key \u0073\u006b-parse-0123456789ab"},
+            "metadata":{"tags":["\u0073k-parse-0123456789ab"]}}],"summary":"sk-parse-0123456789\u0061b"}"#;
+        assert!(!text.contains(KEY));
+        let parsed = parse_response(text, None).expect("parses");
+        let r = TextRedactor::new(Some(KEY));
+        let clean = without_secret(parsed.clone(), Some(&r)).expect("redacted");
+        let all = serde_json::to_string(&clean.atoms).expect("json");
+        assert!(!all.contains(KEY), "{all}");
+        assert_eq!(clean.atoms[0].content["x"], "key [redacted]");
+        assert_eq!(clean.summary, "[redacted]");
+        // No secret: nothing changes.
+        assert_eq!(without_secret(parsed.clone(), None).expect("same"), parsed);
     }
 }

@@ -135,6 +135,8 @@ open_string_enum! {
         MaxRoundsReached => "max_rounds_reached",
         /// Stopped by the user before it ended (a stop key, a client that went away).
         Cancelled => "cancelled",
+        /// Ended without a result: no agent gave a valid position in the first round.
+        Failed => "failed",
     }
 }
 

@@ -199,6 +199,14 @@ pub trait Provider: Send + Sync {
         None
     }
 
+    /// What replaces this provider's secret (its API key) in text decoded from its
+    /// answers, when it has one: whoever decodes an answer (reads the JSON the model
+    /// wrote) passes what it decoded through it before keeping it, since a string the
+    /// model escaped (`\u0073k-…`) decodes to the key in clear.
+    fn secret_redactor(&self) -> Option<&http::redact::TextRedactor> {
+        None
+    }
+
     /// Answers one request, streaming text into `sink` (after [`Provider::admit`]).
     fn invoke<'a>(
         &'a self,

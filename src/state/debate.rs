@@ -446,7 +446,12 @@ impl DebateState {
             consensus_trend: self.consensus_trend.clone(),
             created_at: self.created_ms.map(rfc).unwrap_or_default(),
             updated_at: rfc(self.updated_ms),
-            extra: Default::default(),
+            // Why the session ended, once it has.
+            extra: self
+                .finished
+                .iter()
+                .map(|f| ("end_reason".to_string(), Value::String(f.reason.clone())))
+                .collect(),
         }
     }
 }

@@ -217,12 +217,7 @@ pub fn fit_words(text: &str, width: usize) -> String {
     if width < 2 {
         return String::new();
     }
-    let (cut, _) = super::wrap::truncate_to_width(&clean, width - 1);
-    let end = cut
-        .rfind(' ')
-        .filter(|&i| i > cut.len() / 2)
-        .unwrap_or(cut.len());
-    format!("{}…", cut[..end].trim_end())
+    crate::text_cut::cut_width(&clean, width).into_owned()
 }
 
 /// `event N/M · 14:03:21.456 · ▶ ×4`: where a replay is, the time of day (UTC) of

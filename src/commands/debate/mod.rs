@@ -6,6 +6,7 @@ pub mod rerun;
 pub mod serve;
 pub mod start;
 
+use std::collections::BTreeMap;
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -19,6 +20,7 @@ use crate::debate::embed_http::HttpEmbedder;
 use crate::debate::similarity::PositionComparer;
 use crate::debate::spec::{DebateSpec, EmbeddingSource, Thresholds};
 use crate::engine::Control;
+use crate::event::{EngineEvent, Envelope};
 use crate::exit;
 use crate::provider::{Provider, ProviderProfile, SimConfig};
 use crate::state::debate::DebateState;
@@ -156,7 +158,11 @@ pub fn report_text(state: &DebateState) -> String {
             out.push_str(&r.content);
             out.push('\n');
         }
-        _ => out.push_str("(no report)\n"),
+        // Why there is none: the session failed or was stopped.
+        _ => match &state.finished {
+            Some(f) => out.push_str(&format!("(no report: {})\n", f.reason)),
+            None => out.push_str("(no report)\n"),
+        },
     }
     let trend: Vec<String> = state
         .consensus_trend
@@ -256,6 +262,9 @@ pub fn summary_lines(d: &DebateState) -> Vec<String> {
             d.current_round
         ),
     ];
+    if let Some(f) = &d.finished {
+        out.push(format!("ended     {}", f.reason));
+    }
     for r in &d.rounds {
         let consensus = r
             .comparison
@@ -268,6 +277,20 @@ pub fn summary_lines(d: &DebateState) -> Vec<String> {
             .map(|x| format!("{}: {}", x.action, x.reason))
             .unwrap_or_else(|| "no decision".into());
         out.push(format!("round {}   {consensus} → {decision}", r.round));
+    }
+    out
+}
+
+/// Each agent's model calls and the tokens of their replies, from a session's
+/// `debate_reply` events (agents by name).
+pub fn tokens_per_agent(events: &[Envelope]) -> BTreeMap<String, (u64, u64)> {
+    let mut out: BTreeMap<String, (u64, u64)> = BTreeMap::new();
+    for e in events {
+        if let EngineEvent::DebateReply(r) = &e.event {
+            let t = out.entry(r.agent.as_str().to_string()).or_default();
+            t.0 += 1;
+            t.1 += r.output_tokens;
+        }
     }
     out
 }

@@ -19,8 +19,8 @@ use crate::tools::{Tool, ToolContext};
 
 /// Where a session's run row says it came from (the Runs screen's plan column).
 pub fn plan_source(spec: &DebateSpec) -> String {
-    let q: String = spec.question.chars().take(60).collect();
-    format!("debate: {}", q.replace(['\n', '\r'], " "))
+    let q = spec.question.replace(['\n', '\r'], " ");
+    format!("debate: {}", crate::text_cut::cut_chars(&q, 60))
 }
 
 /// The current time in `timezone`, by the `get_now` tool (`now`, `timezone`, `weekday`,

@@ -16,9 +16,12 @@
 //! decoded text through a [`redact::TextRedactor`] (answer deltas as they accumulate, the
 //! rest of the answer and error messages whole), so a server that echoes the key back —
 //! split across stream events or JSON-escaped — cannot get it into a message, the log or text.
+//! Both find the key in any JSON spelling of it (`\u0073k-…`), and the provider lends its
+//! text redactor ([`Provider::secret_redactor`]) to whoever decodes the answer's JSON.
 
 pub mod anthropic;
 pub mod emit;
+mod key_match;
 pub mod openai;
 pub mod redact;
 pub mod sse;
@@ -39,6 +42,7 @@ use super::rate::RateLimiter;
 use super::{AdmitFuture, ChunkSink, Provider, ProviderError, ProviderFuture, ProviderOutput};
 use crate::engine::request::render_user_prompt;
 use crate::protocol::AgentRequest;
+use crate::text_cut::cut_chars;
 
 /// Most bytes of an error body kept for the message.
 const ERROR_BODY_CAP: usize = 16 * 1024;
@@ -587,14 +591,14 @@ fn server_message(body: &str) -> Option<String> {
     if let Ok(v) = serde_json::from_str::<Value>(body) {
         let err = v.get("error").unwrap_or(&v);
         if let Some(m) = err.get("message").and_then(Value::as_str) {
-            return Some(m.chars().take(300).collect());
+            return Some(cut_chars(m, 300).into_owned());
         }
         if let Some(m) = err.as_str() {
-            return Some(m.chars().take(300).collect());
+            return Some(cut_chars(m, 300).into_owned());
         }
     }
     let line = body.lines().find(|l| !l.trim().is_empty())?;
-    Some(line.trim().chars().take(200).collect())
+    Some(cut_chars(line.trim(), 200).into_owned())
 }
 
 /// `Retry-After` (seconds or an HTTP date) or `retry-after-ms`, in ms.
@@ -645,6 +649,10 @@ impl Provider for HttpProvider {
                 .await
                 .map(|p| Box::new(p) as Box<dyn std::any::Any + Send>)
         })
+    }
+
+    fn secret_redactor(&self) -> Option<&TextRedactor> {
+        Some(&self.text_redactor).filter(|r| r.is_active())
     }
 
     fn invoke<'a>(

@@ -245,14 +245,10 @@ fn str_at(v: &Value, path: &[&str]) -> String {
         .to_string()
 }
 
-/// The first 80 characters of a payload, for error messages.
+/// The start of a payload (at most 80 characters, cut at a word), quoted, for error
+/// messages.
 pub fn preview(s: &str) -> String {
-    let p: String = s.chars().take(80).collect();
-    if p.len() < s.len() {
-        format!("{p:?}…")
-    } else {
-        format!("{p:?}")
-    }
+    format!("{:?}", crate::text_cut::cut_chars(s, 80))
 }
 
 #[cfg(test)]

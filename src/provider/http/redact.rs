@@ -2,11 +2,22 @@
 //! anything is decoded, truncated for a message, or kept ([`Redactor`]); and on the
 //! decoded text, as the deltas of a streamed answer accumulate ([`TextRedactor`]). The raw
 //! pass catches a key split across network reads; the text pass catches a key split across
-//! SSE events (framing bytes between its halves) or written with JSON escapes (`\u002d`).
-//! Both hold back what could be the start of the key until the next piece arrives.
+//! SSE events (framing bytes between its halves). Both hold back what could be the start
+//! of the key until the next piece arrives.
+//!
+//! Both find the key however it is spelt in JSON (the `key_match` module): a model that writes the
+//! key inside a JSON string of its answer as `\u0073\u006b-…` or `sk-a\/b` gives a text
+//! that a JSON decoder turns into the key, so those spellings are replaced too; and text
+//! decoded from an answer (its atoms, a debate output) goes through
+//! [`redact_serialized`] before it is kept.
 //!
 //! Keys shorter than [`MIN_KEY_LEN`] are placeholders (`EMPTY`, `ollama`) that local
 //! servers accept; replacing them in model output would corrupt answers, so they are left.
+
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+use super::key_match::{Found, KeyPattern};
 
 /// Shortest key that is redacted.
 pub const MIN_KEY_LEN: usize = 12;
@@ -17,8 +28,21 @@ pub const REDACTED: &[u8] = b"[redacted]";
 /// Streaming redaction of one response body.
 #[derive(Debug, Clone)]
 pub struct Redactor {
-    key: Option<Vec<u8>>,
+    key: Option<KeyPattern>,
     held: Vec<u8>,
+    /// Backslashes at the end of what was passed on: a spelling of the key that starts
+    /// with an escape is not one after an odd number of them (the first `\` is
+    /// escaped itself).
+    backslashes: usize,
+}
+
+/// What one pass over a buffer gives.
+struct Pass {
+    out: Vec<u8>,
+    /// Where the held part (a possible start of the key at the end) begins.
+    held_from: usize,
+    /// Backslashes ending `out`.
+    backslashes: usize,
 }
 
 impl Redactor {
@@ -27,8 +51,9 @@ impl Redactor {
         Redactor {
             key: key
                 .filter(|k| k.len() >= MIN_KEY_LEN)
-                .map(|k| k.as_bytes().to_vec()),
+                .and_then(KeyPattern::new),
             held: Vec::new(),
+            backslashes: 0,
         }
     }
 
@@ -39,10 +64,10 @@ impl Redactor {
         };
         let mut buf = std::mem::take(&mut self.held);
         buf.extend_from_slice(bytes);
-        let mut out = replace_all(&buf, key);
-        let hold = partial_key_suffix(&out, key);
-        self.held = out.split_off(out.len() - hold);
-        out
+        let pass = scan(key, &buf, self.backslashes, false);
+        self.held = buf.split_off(pass.held_from);
+        self.backslashes = pass.backslashes;
+        pass.out
     }
 
     /// The bytes still held at the end of the body (or of a body cut short): a start of
@@ -50,19 +75,92 @@ impl Redactor {
     /// says little of the key), `[redacted]` when longer (half of an echoed key).
     pub fn finish(&mut self) -> Vec<u8> {
         let held = std::mem::take(&mut self.held);
-        if held.len() >= MIN_KEY_LEN {
-            REDACTED.to_vec()
-        } else {
-            held
+        let before = std::mem::take(&mut self.backslashes);
+        match &self.key {
+            Some(key) => scan(key, &held, before, true).out,
+            None => held,
         }
     }
 
-    /// Redacts a whole text at once.
+    /// Redacts a whole text at once (a text ending in a long start of the key loses it).
     pub fn text(&self, text: &str) -> String {
         match &self.key {
-            Some(k) => String::from_utf8_lossy(&replace_all(text.as_bytes(), k)).into_owned(),
+            Some(k) => utf8(scan(k, text.as_bytes(), 0, true).out),
             None => text.to_string(),
         }
+    }
+
+    /// The text redacted, when it held the key in any spelling; `None` when it did not.
+    pub fn found_in(&self, text: &str) -> Option<String> {
+        let key = self.key.as_ref()?;
+        let bytes = text.as_bytes();
+        let mut at = 0;
+        let mut hit = false;
+        while let Some(i) = memchr::memchr2(b'\\', key.first_byte(), &bytes[at..]) {
+            if key.at(bytes, at + i) != Found::No {
+                hit = true;
+                break;
+            }
+            at += i + 1;
+        }
+        hit.then(|| self.text(text))
+    }
+}
+
+/// Replaces every spelling of `key` in `buf`. `before` counts the backslashes just
+/// before `buf`; at the end of the text (`last`) a possible start of the key is passed on
+/// when short and replaced when long, else it is held.
+fn scan(key: &KeyPattern, buf: &[u8], before: usize, last: bool) -> Pass {
+    let mut out = Vec::with_capacity(buf.len());
+    let mut run = before;
+    let mut i = 0;
+    while i < buf.len() {
+        let Some(off) = memchr::memchr2(b'\\', key.first_byte(), &buf[i..]) else {
+            out.extend_from_slice(&buf[i..]);
+            run = 0;
+            i = buf.len();
+            break;
+        };
+        let j = i + off;
+        if j > i {
+            out.extend_from_slice(&buf[i..j]);
+            run = 0;
+        }
+        let escaped = buf[j] == b'\\' && run % 2 == 1;
+        let found = if escaped && key.first_byte() != b'\\' {
+            Found::No
+        } else {
+            key.at(buf, j)
+        };
+        match found {
+            Found::Whole(n) => {
+                out.extend_from_slice(REDACTED);
+                run = 0;
+                i = j + n;
+            }
+            Found::Partial(_) if !last => {
+                return Pass {
+                    out,
+                    held_from: j,
+                    backslashes: run,
+                };
+            }
+            Found::Partial(matched) if matched >= MIN_KEY_LEN => {
+                out.extend_from_slice(REDACTED);
+                run = 0;
+                i = buf.len();
+            }
+            Found::Partial(_) | Found::No => {
+                out.push(buf[j]);
+                run = if buf[j] == b'\\' { run + 1 } else { 0 };
+                i = j + 1;
+            }
+        }
+    }
+    Pass {
+        out,
+        held_from: i.min(buf.len()),
+        backslashes: run,
     }
 }
 
@@ -93,6 +191,34 @@ impl TextRedactor {
     pub fn text(&self, text: &str) -> String {
         self.0.text(text)
     }
+
+    /// The text redacted, when it held the key in any spelling; `None` when it did not.
+    pub fn found_in(&self, text: &str) -> Option<String> {
+        self.0.found_in(text)
+    }
+
+    /// Whether there is a key to redact.
+    pub fn is_active(&self) -> bool {
+        self.0.key.is_some()
+    }
+}
+
+/// `value` with the key replaced in every string it holds (values and object keys),
+/// whatever escapes the strings were decoded from: its JSON text is searched and, when
+/// the key is in it, read back redacted. Unchanged (and not copied) when the key is not
+/// there. An error when the redacted text no longer reads as the type.
+pub fn redact_serialized<T: Serialize + DeserializeOwned>(
+    value: T,
+    redactor: &TextRedactor,
+) -> Result<T, serde_json::Error> {
+    if !redactor.is_active() {
+        return Ok(value);
+    }
+    let text = serde_json::to_string(&value)?;
+    match redactor.found_in(&text) {
+        Some(clean) => serde_json::from_str(&clean),
+        None => Ok(value),
+    }
 }
 
 /// Bytes cut out of valid UTF-8 by [`Redactor`]. A match of a (valid UTF-8) key starts and
@@ -100,28 +226,6 @@ impl TextRedactor {
 /// so this never needs the lossy branch.
 fn utf8(bytes: Vec<u8>) -> String {
     String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
-}
-
-fn replace_all(hay: &[u8], key: &[u8]) -> Vec<u8> {
-    let finder = memchr::memmem::Finder::new(key);
-    let mut out = Vec::with_capacity(hay.len());
-    let mut last = 0;
-    for at in finder.find_iter(hay) {
-        out.extend_from_slice(&hay[last..at]);
-        out.extend_from_slice(REDACTED);
-        last = at + key.len();
-    }
-    out.extend_from_slice(&hay[last..]);
-    out
-}
-
-/// Length of the longest suffix of `buf` that is a proper prefix of `key`.
-fn partial_key_suffix(buf: &[u8], key: &[u8]) -> usize {
-    let max = (key.len() - 1).min(buf.len());
-    (1..=max)
-        .rev()
-        .find(|&n| buf[buf.len() - n..] == key[..n])
-        .unwrap_or(0)
 }
 
 #[cfg(test)]
@@ -218,5 +322,75 @@ mod tests {
         let mut r = Redactor::new(Some("EMPTY"));
         assert_eq!(r.push(b"EMPTY set"), b"EMPTY set".to_vec());
         assert_eq!(Redactor::new(None).text("anything"), "anything");
+    }
+
+    /// `KEY` with every character as a JSON `\uXXXX` escape.
+    fn escaped(key: &str) -> String {
+        key.encode_utf16().map(|u| format!("\\u{u:04x}")).collect()
+    }
+
+    #[test]
+    fn a_key_the_model_wrote_with_json_escapes_is_redacted_split_anywhere() {
+        let mixed = format!("\\u0073k-proj\\/abcdef{}", escaped("0123456789"));
+        let slash_key = "sk-proj/abcdef0123456789";
+        let text = format!(
+            "{{\"content\": {{\"a\": \"{} x\", \"b\": \"{mixed}\"}}}}",
+            escaped(KEY)
+        );
+        let want = format!("{{\"content\": {{\"a\": \"[redacted] x\", \"b\": \"{mixed}\"}}}}");
+        assert_eq!(text_through(&[&text]), want);
+        for cut in 0..=text.len() {
+            assert_eq!(
+                text_through(&[&text[..cut], &text[cut..]]),
+                want,
+                "cut {cut}"
+            );
+        }
+        let chars: Vec<String> = text.chars().map(String::from).collect();
+        let chars: Vec<&str> = chars.iter().map(String::as_str).collect();
+        assert_eq!(text_through(&chars), want);
+        // `\/` is `/`: a key with a slash is found written either way.
+        let r = TextRedactor::new(Some(slash_key));
+        let v: serde_json::Value =
+            serde_json::from_str(&format!("{{\"b\": \"{mixed}\"}}")).expect("json");
+        assert_eq!(v["b"], slash_key, "the test text decodes to the key");
+        assert_eq!(r.text(&mixed), "[redacted]");
+    }
+
+    #[test]
+    fn an_escaped_backslash_does_not_start_an_escape() {
+        // `\\u0073…` decodes to a backslash and the text `u0073…`: not the key, left as
+        // it is (replacing it would leave a broken escape behind).
+        let text = format!("\"\\{}\"", escaped(KEY));
+        let r = TextRedactor::new(Some(KEY));
+        assert_eq!(r.text(&text), text);
+        let v: serde_json::Value = serde_json::from_str(&text).expect("json");
+        assert!(!v.as_str().unwrap_or_default().contains(KEY));
+        // Split between the backslashes: the first is held, and read again with the rest.
+        for cut in 1..5 {
+            assert_eq!(
+                text_through(&[&text[..cut], &text[cut..]]),
+                text,
+                "cut {cut}"
+            );
+        }
+        // Three backslashes: an escaped backslash, then a real escape.
+        let text = format!("\"\\\\{}\"", escaped(KEY));
+        assert_eq!(r.text(&text), "\"\\\\[redacted]\"");
+    }
+
+    #[test]
+    fn decoded_strings_are_redacted_through_their_json() {
+        let r = TextRedactor::new(Some(KEY));
+        let v = serde_json::json!({"content": {"a": format!("key {KEY} here")}, KEY: 1});
+        let clean = redact_serialized(v, &r).expect("redacted");
+        assert_eq!(
+            clean,
+            serde_json::json!({"content": {"a": "key [redacted] here"}, "[redacted]": 1})
+        );
+        let v = serde_json::json!({"a": "nothing"});
+        assert_eq!(redact_serialized(v.clone(), &r).expect("same"), v);
+        let none = TextRedactor::new(None);
+        assert_eq!(redact_serialized(v.clone(), &none).expect("same"), v);
     }
 }

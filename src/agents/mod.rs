@@ -137,17 +137,32 @@ fn from_builtin(b: &Builtin) -> AgentDef {
     }
 }
 
-/// Looks up a built-in agent by full name, short name or alias (case-insensitive).
-pub fn builtin(name: &str) -> Option<AgentDef> {
-    let lower = name.to_ascii_lowercase();
+/// The key agent names are compared by: the name in lower case. This is the one rule
+/// of agent names, for a task's `agent` and for the keys of a plan's `agents` alike: a
+/// built-in agent is named by its full name (`Scholar_Internalizer`), its alias
+/// (`scholar`) or its short name (`SCHOLAR`), a user-defined agent by its name as
+/// written in `agents`, each in any case.
+pub fn name_key(name: &str) -> String {
+    name.to_lowercase()
+}
+
+/// The full name of the built-in agent that `name` spells (see [`name_key`]).
+pub fn builtin_name(name: &str) -> Option<&'static str> {
+    let key = name_key(name);
     BUILTINS
         .iter()
         .find(|b| {
-            b.name.eq_ignore_ascii_case(name)
-                || b.short.eq_ignore_ascii_case(name)
-                || b.aliases.iter().any(|a| *a == lower)
+            name_key(b.name) == key
+                || name_key(b.short) == key
+                || b.aliases.iter().any(|a| name_key(a) == key)
         })
-        .map(from_builtin)
+        .map(|b| b.name)
+}
+
+/// Looks up a built-in agent by full name, short name or alias, in any case.
+pub fn builtin(name: &str) -> Option<AgentDef> {
+    let full = builtin_name(name)?;
+    BUILTINS.iter().find(|b| b.name == full).map(from_builtin)
 }
 
 /// Names of all built-in agents.
@@ -281,6 +296,9 @@ mod tests {
             Some("Scenario_Validator".into())
         );
         assert!(builtin("Nobody").is_none());
+        for n in ["orch", "ORCHESTRATOR", "Orchestrator", "ORCH"] {
+            assert_eq!(builtin_name(n), Some("Orchestrator"), "{n}");
+        }
     }
 
     #[test]

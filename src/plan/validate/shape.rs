@@ -51,7 +51,7 @@ pub(super) fn describe(v: &Value) -> &'static str {
 }
 
 /// Joins a path and a field name.
-pub(super) fn join(path: &str, field: &str) -> String {
+fn join(path: &str, field: &str) -> String {
     if path.is_empty() {
         field.to_string()
     } else {
@@ -59,8 +59,31 @@ pub(super) fn join(path: &str, field: &str) -> String {
     }
 }
 
+/// A place inside the plan, written out only when a problem there is reported (a large
+/// plan has a million places and few problems).
+#[derive(Clone, Copy)]
+enum At<'a> {
+    /// A path given as text.
+    Root(&'a str),
+    /// A field of an object.
+    Field(&'a At<'a>, &'a str),
+    /// An element of an array.
+    Index(&'a At<'a>, usize),
+}
+
+impl At<'_> {
+    fn render(&self) -> String {
+        match self {
+            At::Root(p) => p.to_string(),
+            At::Field(parent, name) => join(&parent.render(), name),
+            At::Index(parent, i) => format!("{}[{i}]", parent.render()),
+        }
+    }
+}
+
 impl Collector<'_> {
-    /// Checks `value` at `path` against `want`, reporting every problem; true when none.
+    /// Checks `value` at `path` against `want`, reporting every problem; false when the
+    /// value is malformed (a number merely out of range is reported, and still true).
     pub(super) fn shape(
         &mut self,
         task: Option<&str>,
@@ -68,18 +91,22 @@ impl Collector<'_> {
         value: &Value,
         want: &Want,
     ) -> bool {
+        self.walk(task, At::Root(path), value, want)
+    }
+
+    fn walk(&mut self, task: Option<&str>, at: At<'_>, value: &Value, want: &Want) -> bool {
         match (want, value) {
             (Want::Any, _) | (Want::Opt(_), Value::Null) => true,
-            (Want::Opt(inner), v) => self.shape(task, path, v, inner),
+            (Want::Opt(inner), v) => self.walk(task, at, v, inner),
             (Want::Str, Value::String(_)) | (Want::Bool, Value::Bool(_)) => true,
-            (Want::Num(range), Value::Number(n)) => self.number(task, path, n, range),
+            (Want::Num(range), Value::Number(n)) => self.number(task, at, n, range),
             (Want::OneOf(names), Value::String(s)) => {
                 if names.contains(&s.as_str()) {
                     true
                 } else {
                     self.push(
                         task,
-                        path,
+                        at.render(),
                         K::Shape,
                         format!(
                             "`{}` is not one of {}",
@@ -93,7 +120,7 @@ impl Collector<'_> {
             (Want::List(item), Value::Array(items)) => {
                 let mut ok = true;
                 for (i, v) in items.iter().enumerate() {
-                    ok &= self.shape(task, &format!("{path}[{i}]"), v, item);
+                    ok &= self.walk(task, At::Index(&at, i), v, item);
                 }
                 ok
             }
@@ -101,12 +128,12 @@ impl Collector<'_> {
                 let mut ok = true;
                 for (key, v) in map {
                     match obj.fields.iter().find(|(name, _)| name == key) {
-                        Some((_, w)) => ok &= self.shape(task, &join(path, key), v, w),
+                        Some((_, w)) => ok &= self.walk(task, At::Field(&at, key), v, w),
                         None if obj.closed => {
                             let known: Vec<&str> = obj.fields.iter().map(|(n, _)| *n).collect();
                             self.push(
                                 task,
-                                join(path, key),
+                                At::Field(&at, key).render(),
                                 K::UnknownField,
                                 format!("unknown field; expected one of {}", known.join(", ")),
                             );
@@ -117,7 +144,7 @@ impl Collector<'_> {
                 }
                 for name in obj.required {
                     if !map.contains_key(*name) {
-                        self.push(task, join(path, name), K::Shape, "missing");
+                        self.push(task, At::Field(&at, name).render(), K::Shape, "missing");
                         ok = false;
                     }
                 }
@@ -127,7 +154,7 @@ impl Collector<'_> {
                 let expected = expected(want);
                 self.push(
                     task,
-                    path,
+                    at.render(),
                     K::Shape,
                     format!("must be {expected}, not {}", describe(v)),
                 );
@@ -139,19 +166,24 @@ impl Collector<'_> {
     /// A number: in its range, and written as a whole number where one is wanted. Only
     /// the second is a structural problem: a number out of range is reported, but the
     /// value still has the shape serde reads.
-    fn number(&mut self, task: Option<&str>, path: &str, n: &Number, range: &NumRange) -> bool {
+    fn number(&mut self, task: Option<&str>, at: At<'_>, n: &Number, range: &NumRange) -> bool {
         let v = n.as_f64().unwrap_or(f64::NAN);
-        let shown = if n.is_f64() { show(v) } else { n.to_string() };
-        if let Err(e) = range.check(v, &shown) {
-            self.push(task, path, K::OutOfRange, e);
+        let shown = || if n.is_f64() { show(v) } else { n.to_string() };
+        if !range.contains(v) {
+            if let Err(e) = range.check(v, &shown()) {
+                self.push(task, at.render(), K::OutOfRange, e);
+            }
             return true;
         }
         if range.whole && !(n.is_u64() || n.is_i64()) {
             self.push(
                 task,
-                path,
+                at.render(),
                 K::Shape,
-                format!("{shown} must be written as a whole number (no decimal point or exponent)"),
+                format!(
+                    "{} must be written as a whole number (no decimal point or exponent)",
+                    shown()
+                ),
             );
             return false;
         }

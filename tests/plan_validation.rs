@@ -574,6 +574,11 @@ fn duplicate_keys_are_refused_with_their_line_and_path() {
         "{}",
         errors[1].message
     );
+    let errors = text_errors(r#"{"plan_id": "P", "plan_id": "P", "tasks": []}"#);
+    assert_eq!(
+        errors[0].to_string(),
+        "p.json: field `plan_id`: key `plan_id` is written twice in the same object, on line 1; keep one"
+    );
 }
 
 #[test]

@@ -148,14 +148,16 @@ pub fn name_key(name: &str) -> String {
 
 /// The full name of the built-in agent that `name` spells (see [`name_key`]).
 pub fn builtin_name(name: &str) -> Option<&'static str> {
-    let key = name_key(name);
+    // The built-in names are ASCII, so for an ASCII name the ASCII comparison is the
+    // same rule without a lower-cased copy per name.
+    let key = (!name.is_ascii()).then(|| name_key(name));
+    let same = |builtin: &str| match &key {
+        None => builtin.eq_ignore_ascii_case(name),
+        Some(key) => name_key(builtin) == *key,
+    };
     BUILTINS
         .iter()
-        .find(|b| {
-            name_key(b.name) == key
-                || name_key(b.short) == key
-                || b.aliases.iter().any(|a| name_key(a) == key)
-        })
+        .find(|b| same(b.name) || same(b.short) || b.aliases.iter().any(|a| same(a)))
         .map(|b| b.name)
 }
 
@@ -299,6 +301,11 @@ mod tests {
         for n in ["orch", "ORCHESTRATOR", "Orchestrator", "ORCH"] {
             assert_eq!(builtin_name(n), Some("Orchestrator"), "{n}");
         }
+        // The Kelvin sign lower-cases to `k`: the same rule for names that are not ASCII.
+        assert_eq!(
+            builtin_name("\u{212A}nowledge_vault"),
+            Some("Knowledge_Vault")
+        );
     }
 
     #[test]

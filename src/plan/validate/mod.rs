@@ -104,15 +104,18 @@ pub fn parse_plan(text: &str, file: &str) -> Result<Plan, PlanErrors> {
         }
     };
     for d in keys::duplicate_keys(text) {
+        let lines = if d.first_line == d.line {
+            format!("on line {}", d.line)
+        } else {
+            format!("at lines {} and {}", d.first_line, d.line)
+        };
         c.push(
             None,
             d.path,
             K::DuplicateKey,
             format!(
-                "key `{}` is written twice in the same object, at lines {} and {}; keep one",
-                crate::ui::sanitize::sanitize(&d.key),
-                d.first_line,
-                d.line
+                "key `{}` is written twice in the same object, {lines}; keep one",
+                crate::ui::sanitize::sanitize(&d.key)
             ),
         );
     }

@@ -42,7 +42,8 @@ pub(super) struct Obj {
 pub(super) fn describe(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
-        Value::Bool(_) => "true or false",
+        Value::Bool(true) => "`true`",
+        Value::Bool(false) => "`false`",
         Value::Number(_) => "a number",
         Value::String(_) => "a string",
         Value::Array(_) => "an array",

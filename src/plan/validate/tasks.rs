@@ -139,8 +139,8 @@ pub(super) fn parse_task(
         &schema::FALLBACK_CONFIG,
         &mut ok,
     );
-    // The grade first, from the text, so it is checked even when a number beside it
-    // is out of range.
+    // The grade first, from the text, so it is checked even when another field of
+    // output_requirements is malformed.
     if let Some(Value::String(th)) = t
         .get("output_requirements")
         .and_then(|o| o.get("quality_threshold"))

@@ -31,6 +31,7 @@ pub mod plan;
 pub mod portable;
 pub mod protocol;
 pub mod provider;
+pub mod ranges;
 pub mod replay;
 pub mod review;
 pub mod signals;

@@ -8,7 +8,7 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use plexus::plan::{load_plan_file, PlanError, PlanErrorKind, PlanErrors};
+use plexus::plan::{load_plan_file, parse_plan, PlanError, PlanErrorKind, PlanErrors};
 
 const INVALID_DIR: &str = "fixtures/plans/invalid";
 
@@ -344,4 +344,298 @@ fn multiple_errors_are_all_reported() {
     // Ten problems, each of a different kind.
     let kinds: BTreeSet<&str> = errors.iter().map(|e| e.kind.as_str()).collect();
     assert_eq!(kinds.len(), 10, "{kinds:?}");
+}
+
+/// Parses plan text that must be invalid and returns its errors.
+fn text_errors(text: &str) -> Vec<PlanError> {
+    match parse_plan(text, "p.json") {
+        Ok(plan) => panic!("should be invalid but loaded ({} tasks)", plan.tasks.len()),
+        Err(PlanErrors(errors)) => errors,
+    }
+}
+
+/// `(task, field, kind)` of each error.
+fn places(errors: &[PlanError]) -> Vec<(Option<&str>, &str, PlanErrorKind)> {
+    errors
+        .iter()
+        .map(|e| (e.task.as_deref(), e.field.as_str(), e.kind))
+        .collect()
+}
+
+#[test]
+fn an_agent_change_applies_to_tasks_naming_the_agent_by_any_spelling() {
+    use plexus::engine::request::constraints_for;
+    // The change keyed by each spelling; the tasks name the agent by every other one.
+    for key in [
+        "Scholar_Internalizer",
+        "scholar",
+        "SCHOLAR",
+        "Scholar",
+        "scholar_internalizer",
+    ] {
+        let text = serde_json::json!({
+            "plan_id": "P", "execution_mode": "Deep_Internalization",
+            "agents": {key: {"max_tokens": 12345, "timeout_seconds": 77, "temperature": 0.55,
+                             "system_prompt": "You are the custom scholar.",
+                             "max_input_tokens": 54321}},
+            "tasks": [
+                {"task_id": "A", "agent": "scholar", "instruction": "x"},
+                {"task_id": "B", "agent": "Scholar", "instruction": "x"},
+                {"task_id": "C", "agent": "SCHOLAR", "instruction": "x"},
+                {"task_id": "D", "agent": "Scholar_Internalizer", "instruction": "x"}]
+        })
+        .to_string();
+        let plan = parse_plan(&text, "p.json").unwrap_or_else(|e| panic!("{key}: {e}"));
+        assert_eq!(plan.agents.len(), 1, "{key}: {:?}", plan.agents.keys());
+        for task in &plan.tasks {
+            assert_eq!(task.agent, "Scholar_Internalizer", "{key}");
+            // What the engine reads for the request and the context budget.
+            let def = &plan.agents[&task.agent];
+            assert_eq!(def.system_prompt, "You are the custom scholar.", "{key}");
+            assert_eq!(def.max_input_tokens, 54321, "{key}");
+            assert_eq!(def.short_name, "SCHOLAR", "{key}");
+            let c = constraints_for(def, plan.execution_mode, &task.constraints, 0.1);
+            // Deep_Internalization: max_tokens ×1.5, timeout ×2, temperature as given.
+            assert_eq!(c.max_tokens, 18518, "{key}");
+            assert_eq!(c.timeout_seconds, 154.0, "{key}");
+            assert_eq!(c.temperature, 0.55, "{key}");
+        }
+    }
+}
+
+#[test]
+fn user_defined_agents_follow_the_same_name_rule() {
+    let text = r#"{"plan_id": "P", "execution_mode": "Quick_Assessment",
+        "agents": {"Summariser": {"system_prompt": "You summarise.", "max_tokens": 900},
+                   "Bare": {}},
+        "tasks": [{"task_id": "A", "agent": "summariser", "instruction": "x"},
+                  {"task_id": "B", "agent": "SUMMARISER", "instruction": "x"},
+                  {"task_id": "C", "agent": "Bare", "instruction": "x"}]}"#;
+    let plan = parse_plan(text, "p.json").unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(plan.tasks[0].agent, "Summariser");
+    assert_eq!(plan.tasks[1].agent, "Summariser");
+    assert_eq!(plan.agents["Summariser"].max_tokens, 900);
+    assert_eq!(plan.agents["Bare"].max_tokens, 8000);
+}
+
+#[test]
+fn two_entries_for_one_agent_and_unused_unknown_entries_are_refused() {
+    use PlanErrorKind as K;
+    let text = r#"{"plan_id": "P", "execution_mode": "Quick_Assessment",
+        "agents": {"Scholar_Internalizer": {"max_tokens": 100}, "scholar": {"max_tokens": 200},
+                   "Helper": {}, "helper": {},
+                   "Scholar_Internaliser": {"max_tokens": 300}},
+        "tasks": [{"task_id": "A", "agent": "scholar", "instruction": "x"},
+                  {"task_id": "B", "agent": "HELPER", "instruction": "x"}]}"#;
+    let errors = text_errors(text);
+    assert_eq!(
+        places(&errors),
+        vec![
+            (None, "agents.helper", K::DuplicateAgent),
+            (None, "agents.scholar", K::DuplicateAgent),
+            (None, "agents.Scholar_Internaliser", K::UnknownAgent),
+        ],
+        "{errors:#?}"
+    );
+    assert!(
+        errors[1].message.contains("`agents.Scholar_Internalizer`")
+            && errors[1].message.contains("Scholar_Internalizer"),
+        "{}",
+        errors[1].message
+    );
+    assert!(
+        errors[2]
+            .message
+            .contains("not a built-in agent and no task uses it"),
+        "{}",
+        errors[2].message
+    );
+}
+
+#[test]
+fn every_number_has_a_range_checked_at_its_path() {
+    use PlanErrorKind as K;
+    // Each of these passed validation before (1e300 then panicked a worker).
+    let text = r#"{"plan_id": "P", "execution_mode": "Quick_Assessment",
+        "agents": {"Scholar_Internalizer": {"timeout_seconds": 1e300, "max_input_tokens": 0}},
+        "tasks": [
+          {"task_id": "A", "agent": "scholar", "instruction": "x",
+           "constraints": {"timeout_seconds": 1e300, "max_tokens": 5000000, "temperature": 2.5}},
+          {"task_id": "B", "agent": "scholar", "instruction": "x",
+           "constraints": {"timeout_seconds": 1e-9},
+           "output_requirements": {"max_atoms": 100000},
+           "max_steps": 101, "token_budget": 0, "tools": ["get_now"]},
+          {"task_id": "C", "agent": "scholar", "instruction": "x",
+           "data_references": [{"ref_type": "db_query", "table": "papers", "limit": 5000}],
+           "transfer_config": {"priority_filter": [1, 9], "inline_preview_count": -1,
+                               "batch_config": {"enabled": true, "batch_size_tokens": 30000,
+                                                "overlap_tokens": 0, "max_batches": 0,
+                                                "aggregation_strategy": "merge",
+                                                "batch_priority": "chronological"}},
+           "fallback_config": {"strategy": "retry", "retry_count": 1000,
+                               "retry_delay_ms": 1e20}}]}"#;
+    let errors = text_errors(text);
+    let want: Vec<(Option<&str>, &str, K)> = vec![
+        (
+            None,
+            "agents.Scholar_Internalizer.max_input_tokens",
+            K::OutOfRange,
+        ),
+        (
+            None,
+            "agents.Scholar_Internalizer.timeout_seconds",
+            K::OutOfRange,
+        ),
+        (Some("A"), "constraints.max_tokens", K::OutOfRange),
+        (Some("A"), "constraints.temperature", K::OutOfRange),
+        (Some("A"), "constraints.timeout_seconds", K::OutOfRange),
+        (Some("B"), "output_requirements.max_atoms", K::OutOfRange),
+        (Some("B"), "constraints.timeout_seconds", K::OutOfRange),
+        (Some("B"), "max_steps", K::OutOfRange),
+        (Some("B"), "token_budget", K::OutOfRange),
+        (Some("C"), "data_references[0].limit", K::OutOfRange),
+        (
+            Some("C"),
+            "transfer_config.batch_config.max_batches",
+            K::OutOfRange,
+        ),
+        (
+            Some("C"),
+            "transfer_config.inline_preview_count",
+            K::OutOfRange,
+        ),
+        (
+            Some("C"),
+            "transfer_config.priority_filter[1]",
+            K::OutOfRange,
+        ),
+        (Some("C"), "fallback_config.retry_count", K::OutOfRange),
+        (Some("C"), "fallback_config.retry_delay_ms", K::OutOfRange),
+    ];
+    assert_eq!(places(&errors), want, "{errors:#?}");
+    let shown: Vec<String> = errors.iter().map(ToString::to_string).collect();
+    assert!(
+        shown.contains(
+            &"p.json: task `A`: field `constraints.timeout_seconds`: 1e300 is out of range (from 0.1 to 86400 seconds)"
+                .to_string()
+        ),
+        "{shown:#?}"
+    );
+    assert!(
+        shown.iter().any(|s| s.contains("1e-9 is out of range")),
+        "{shown:#?}"
+    );
+}
+
+#[test]
+fn every_range_is_in_the_docs() {
+    let check = |doc: &str, ranges: &[plexus::ranges::NumRange]| {
+        let text = std::fs::read_to_string(doc).unwrap_or_else(|e| panic!("{doc}: {e}"));
+        for r in ranges {
+            let name = format!("`{}`", r.field);
+            let (min, max) = (format!("| {} |", r.min), format!("| {} |", r.max));
+            assert!(
+                text.lines()
+                    .any(|l| l.contains(&name) && l.contains(&min) && l.contains(&max)),
+                "{doc} has no table row `| {name} | {} | {} |`",
+                r.min,
+                r.max
+            );
+        }
+    };
+    check("docs/plans.md", plexus::ranges::PLAN);
+    check("docs/providers.md", plexus::ranges::CONFIG);
+}
+
+#[test]
+fn duplicate_keys_are_refused_with_their_line_and_path() {
+    use PlanErrorKind as K;
+    let text = "{\"plan_id\": \"P\", \"execution_mode\": \"Quick_Assessment\",\n\
+        \"tasks\": [{\"task_id\": \"A\", \"agent\": \"scholar\", \"instruction\": \"x\"},\n\
+        {\"task_id\": \"B\", \"agent\": \"scholar\", \"instruction\": \"x\",\n\
+         \"constraints\": {\"max_tokens\": 100,\n\
+                          \"max_tokens\": 200}}],\n\
+        \"plan_id\": \"Q\"}";
+    let errors = text_errors(text);
+    assert_eq!(
+        places(&errors),
+        vec![
+            (None, "tasks[1].constraints.max_tokens", K::DuplicateKey),
+            (None, "plan_id", K::DuplicateKey),
+        ],
+        "{errors:#?}"
+    );
+    assert_eq!(
+        errors[0].message,
+        "key `max_tokens` is written twice in the same object, at lines 4 and 5; keep one"
+    );
+    assert!(
+        errors[1].message.contains("lines 1 and 6"),
+        "{}",
+        errors[1].message
+    );
+    let errors = text_errors(r#"{"plan_id": "P", "plan_id": "P", "tasks": []}"#);
+    assert_eq!(
+        errors[0].to_string(),
+        "p.json: field `plan_id`: key `plan_id` is written twice in the same object, on line 1; keep one"
+    );
+}
+
+#[test]
+fn a_byte_order_mark_is_skipped() {
+    let text = std::fs::read_to_string("fixtures/plans/seed000_task_chain.json").expect("fixture");
+    let plan = parse_plan(&format!("\u{feff}{text}"), "p.json").unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(plan.tasks.len(), 3);
+    // The snapshot stored with a run is the plan without the mark.
+    assert!(plan.json.starts_with('{'));
+}
+
+#[test]
+fn every_type_error_is_reported_at_once_at_its_own_path() {
+    use PlanErrorKind as K;
+    let text = r#"{"plan_id": "P", "execution_mode": "Quick_Assessment",
+        "agents": {"Scholar_Internalizer": {"temperature": true, "max_tokens": 5.5}},
+        "tasks": [
+          {"task_id": "A", "agent": "scholar", "instruction": "x",
+           "constraints": {"max_tokens": "lots", "temperature": "warm", "timeout": 3}},
+          {"task_id": "B", "agent": "scholar", "instruction": "x", "depends_on": 5,
+           "output_requirements": {"required_fields": ["a", 7]},
+           "context": {"paper_info": {"title": 3}},
+           "transfer_config": {"mode": "everything"},
+           "data_references": [{"ref_type": "file"}, {"ref_type": "web", "url": "u"},
+                               {"ref_type": "db_query", "table": "papers", "limit": "ten"}],
+           "fallback_config": {"strategy": "retry", "retry_count": "3"}}]}"#;
+    let errors = text_errors(text);
+    let want: Vec<(Option<&str>, &str, K)> = vec![
+        (
+            None,
+            "agents.Scholar_Internalizer.max_tokens",
+            K::OutOfRange,
+        ),
+        (None, "agents.Scholar_Internalizer.temperature", K::Shape),
+        (Some("A"), "constraints.max_tokens", K::Shape),
+        (Some("A"), "constraints.temperature", K::Shape),
+        (Some("A"), "constraints.timeout", K::UnknownField),
+        (Some("B"), "context.paper_info.title", K::Shape),
+        (Some("B"), "depends_on", K::Shape),
+        (Some("B"), "data_references[0].path", K::Shape),
+        (Some("B"), "data_references[1].ref_type", K::Shape),
+        (Some("B"), "data_references[2].limit", K::Shape),
+        (Some("B"), "transfer_config.mode", K::Shape),
+        (Some("B"), "fallback_config.retry_count", K::Shape),
+        (
+            Some("B"),
+            "output_requirements.required_fields[1]",
+            K::Shape,
+        ),
+    ];
+    assert_eq!(places(&errors), want, "{errors:#?}");
+    assert_eq!(
+        errors[2].message,
+        "must be a whole number from 1 to 1000000 tokens, not a string"
+    );
+    assert_eq!(
+        errors[6].message,
+        "must be an array of strings, not a number"
+    );
 }

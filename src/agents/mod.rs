@@ -137,17 +137,34 @@ fn from_builtin(b: &Builtin) -> AgentDef {
     }
 }
 
-/// Looks up a built-in agent by full name, short name or alias (case-insensitive).
-pub fn builtin(name: &str) -> Option<AgentDef> {
-    let lower = name.to_ascii_lowercase();
+/// The key agent names are compared by: the name in lower case. This is the one rule
+/// of agent names, for a task's `agent` and for the keys of a plan's `agents` alike: a
+/// built-in agent is named by its full name (`Scholar_Internalizer`), its alias
+/// (`scholar`) or its short name (`SCHOLAR`), a user-defined agent by its name as
+/// written in `agents`, each in any case.
+pub fn name_key(name: &str) -> String {
+    name.to_lowercase()
+}
+
+/// The full name of the built-in agent that `name` spells (see [`name_key`]).
+pub fn builtin_name(name: &str) -> Option<&'static str> {
+    // The built-in names are ASCII, so for an ASCII name the ASCII comparison is the
+    // same rule without a lower-cased copy per name.
+    let key = (!name.is_ascii()).then(|| name_key(name));
+    let same = |builtin: &str| match &key {
+        None => builtin.eq_ignore_ascii_case(name),
+        Some(key) => name_key(builtin) == *key,
+    };
     BUILTINS
         .iter()
-        .find(|b| {
-            b.name.eq_ignore_ascii_case(name)
-                || b.short.eq_ignore_ascii_case(name)
-                || b.aliases.iter().any(|a| *a == lower)
-        })
-        .map(from_builtin)
+        .find(|b| same(b.name) || same(b.short) || b.aliases.iter().any(|a| same(a)))
+        .map(|b| b.name)
+}
+
+/// Looks up a built-in agent by full name, short name or alias, in any case.
+pub fn builtin(name: &str) -> Option<AgentDef> {
+    let full = builtin_name(name)?;
+    BUILTINS.iter().find(|b| b.name == full).map(from_builtin)
 }
 
 /// Names of all built-in agents.
@@ -281,6 +298,14 @@ mod tests {
             Some("Scenario_Validator".into())
         );
         assert!(builtin("Nobody").is_none());
+        for n in ["orch", "ORCHESTRATOR", "Orchestrator", "ORCH"] {
+            assert_eq!(builtin_name(n), Some("Orchestrator"), "{n}");
+        }
+        // The Kelvin sign lower-cases to `k`: the same rule for names that are not ASCII.
+        assert_eq!(
+            builtin_name("\u{212A}nowledge_vault"),
+            Some("Knowledge_Vault")
+        );
     }
 
     #[test]

@@ -13,6 +13,7 @@
 //! `[providers.*]`) are kept in [`Config::other`] for the layers that read them.
 
 pub mod keymap;
+mod numbers;
 
 use std::ffi::OsString;
 use std::fmt;
@@ -105,6 +106,8 @@ impl Config {
     /// Parses config text; `path` names the file in errors. The keymap overrides are
     /// checked here, so a bad key is reported when the file is loaded.
     pub fn parse(src: &str, path: Option<&Path>) -> Result<Config, ConfigError> {
+        // A byte-order mark, as some editors write, is not part of the config.
+        let src = src.strip_prefix('\u{feff}').unwrap_or(src);
         let parser = Parser { src, path };
         let root = DeTable::parse(src).map_err(|err| parser.syntax(&err))?;
         let mut config = Config {
@@ -370,6 +373,7 @@ impl Parser<'_> {
                 "must be tables of profiles: [providers.NAME]",
             ));
         };
+        self.provider_numbers(table)?;
         #[derive(serde::Deserialize)]
         struct Doc {
             #[serde(default)]

@@ -41,7 +41,7 @@ impl HttpEmbedder {
         let client = reqwest::Client::builder()
             .default_headers(headers)
             .user_agent(concat!("plexus/", env!("CARGO_PKG_VERSION")))
-            .connect_timeout(Duration::from_secs_f64(profile.connect_timeout_s))
+            .connect_timeout(crate::ranges::duration_from_secs(profile.connect_timeout_s))
             .timeout(EMBED_TIMEOUT)
             .build()
             .map_err(|e| format!("cannot build the HTTP client: {e}"))?;

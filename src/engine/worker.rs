@@ -288,7 +288,7 @@ async fn run_attempts(
                     agent_def.max_input_tokens,
                     attempt,
                     &mut sink,
-                    Duration::from_secs_f64(effective_timeout.max(0.001)),
+                    crate::ranges::duration_from_secs(effective_timeout.max(0.001)),
                 );
                 tokio::select! {
                     r = run => {
@@ -301,7 +301,7 @@ async fn run_attempts(
             None => {
                 let call = ctx.provider.invoke(request.clone(), attempt, &mut sink);
                 let timed = tokio::time::timeout(
-                    Duration::from_secs_f64(effective_timeout.max(0.001)),
+                    crate::ranges::duration_from_secs(effective_timeout.max(0.001)),
                     call,
                 );
                 tokio::select! {

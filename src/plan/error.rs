@@ -13,7 +13,8 @@ pub enum PlanErrorKind {
     Shape,
     /// A field the plan format does not know.
     UnknownField,
-    /// A task names an agent that is not defined.
+    /// A task names an agent that is not defined, or an entry of `agents` is neither a
+    /// built-in agent nor used by any task.
     UnknownAgent,
     /// `depends_on` names a task that does not exist.
     MissingDependency,
@@ -37,6 +38,10 @@ pub enum PlanErrorKind {
     OutOfRange,
     /// An id holding a control character or a bidi override.
     BadId,
+    /// A key written twice in the same JSON object.
+    DuplicateKey,
+    /// Two entries of `agents` naming the same agent.
+    DuplicateAgent,
 }
 
 impl PlanErrorKind {
@@ -59,6 +64,8 @@ impl PlanErrorKind {
             PlanErrorKind::BadExecutionMode => "bad_execution_mode",
             PlanErrorKind::OutOfRange => "out_of_range",
             PlanErrorKind::BadId => "bad_id",
+            PlanErrorKind::DuplicateKey => "duplicate_key",
+            PlanErrorKind::DuplicateAgent => "duplicate_agent",
         }
     }
 }

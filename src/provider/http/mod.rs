@@ -113,7 +113,7 @@ impl HttpProvider {
         let client = reqwest::Client::builder()
             .default_headers(headers)
             .user_agent(concat!("plexus/", env!("CARGO_PKG_VERSION")))
-            .connect_timeout(Duration::from_secs_f64(profile.connect_timeout_s))
+            .connect_timeout(crate::ranges::duration_from_secs(profile.connect_timeout_s))
             .pool_idle_timeout(Duration::from_secs(90))
             .tcp_nodelay(true)
             .build()
@@ -252,7 +252,7 @@ impl HttpProvider {
         let grow = 1.5f64
             .powi(attempt.saturating_sub(1).min(8) as i32)
             .min(4.0);
-        Duration::from_secs_f64(self.profile.idle_timeout_s * grow)
+        crate::ranges::duration_from_secs(self.profile.idle_timeout_s * grow)
     }
 
     /// Reads a whole body (redacted) within the idle timeout; past `cap` it fails (E008)

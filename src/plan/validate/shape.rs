@@ -1,0 +1,244 @@
+//! The shape check: a JSON value walked against a small declarative schema, every wrong
+//! type, unknown or missing field and out-of-range number reported with its own path,
+//! before serde turns the value into a typed struct.
+
+use serde::de::DeserializeOwned;
+use serde_json::{Number, Value};
+
+use super::{Collector, K};
+use crate::ranges::NumRange;
+
+/// What a value must be.
+pub(super) enum Want {
+    /// Anything.
+    Any,
+    /// A string.
+    Str,
+    /// `true` or `false`.
+    Bool,
+    /// A number within its range.
+    Num(&'static NumRange),
+    /// One of these strings.
+    OneOf(&'static [&'static str]),
+    /// An array of such values.
+    List(&'static Want),
+    /// An object of these fields.
+    Obj(&'static Obj),
+    /// `null` (the same as absent) or the inner value.
+    Opt(&'static Want),
+}
+
+/// The fields of an object.
+pub(super) struct Obj {
+    /// Known fields and what each must be.
+    pub fields: &'static [(&'static str, Want)],
+    /// Fields that must be present.
+    pub required: &'static [&'static str],
+    /// Whether a field not in `fields` is an error (else it is kept as is).
+    pub closed: bool,
+}
+
+/// What a value is, in words: `a string`, `a number`, …
+pub(super) fn describe(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(true) => "`true`",
+        Value::Bool(false) => "`false`",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Joins a path and a field name.
+fn join(path: &str, field: &str) -> String {
+    if path.is_empty() {
+        field.to_string()
+    } else {
+        format!("{path}.{field}")
+    }
+}
+
+/// A place inside the plan, written out only when a problem there is reported (a large
+/// plan has a million places and few problems).
+#[derive(Clone, Copy)]
+enum At<'a> {
+    /// A path given as text.
+    Root(&'a str),
+    /// A field of an object.
+    Field(&'a At<'a>, &'a str),
+    /// An element of an array.
+    Index(&'a At<'a>, usize),
+}
+
+impl At<'_> {
+    fn render(&self) -> String {
+        match self {
+            At::Root(p) => p.to_string(),
+            At::Field(parent, name) => join(&parent.render(), name),
+            At::Index(parent, i) => format!("{}[{i}]", parent.render()),
+        }
+    }
+}
+
+impl Collector<'_> {
+    /// Checks `value` at `path` against `want`, reporting every problem; false when the
+    /// value is malformed (a number merely out of range is reported, and still true).
+    pub(super) fn shape(
+        &mut self,
+        task: Option<&str>,
+        path: &str,
+        value: &Value,
+        want: &Want,
+    ) -> bool {
+        self.walk(task, At::Root(path), value, want)
+    }
+
+    fn walk(&mut self, task: Option<&str>, at: At<'_>, value: &Value, want: &Want) -> bool {
+        match (want, value) {
+            (Want::Any, _) | (Want::Opt(_), Value::Null) => true,
+            (Want::Opt(inner), v) => self.walk(task, at, v, inner),
+            (Want::Str, Value::String(_)) | (Want::Bool, Value::Bool(_)) => true,
+            (Want::Num(range), Value::Number(n)) => self.number(task, at, n, range),
+            (Want::OneOf(names), Value::String(s)) => {
+                if names.contains(&s.as_str()) {
+                    true
+                } else {
+                    self.push(
+                        task,
+                        at.render(),
+                        K::Shape,
+                        format!(
+                            "`{}` is not one of {}",
+                            crate::ui::sanitize::sanitize(s),
+                            names.join(", ")
+                        ),
+                    );
+                    false
+                }
+            }
+            (Want::List(item), Value::Array(items)) => {
+                let mut ok = true;
+                for (i, v) in items.iter().enumerate() {
+                    ok &= self.walk(task, At::Index(&at, i), v, item);
+                }
+                ok
+            }
+            (Want::Obj(obj), Value::Object(map)) => {
+                let mut ok = true;
+                for (key, v) in map {
+                    match obj.fields.iter().find(|(name, _)| name == key) {
+                        Some((_, w)) => ok &= self.walk(task, At::Field(&at, key), v, w),
+                        None if obj.closed => {
+                            let known: Vec<&str> = obj.fields.iter().map(|(n, _)| *n).collect();
+                            self.push(
+                                task,
+                                At::Field(&at, key).render(),
+                                K::UnknownField,
+                                format!("unknown field; expected one of {}", known.join(", ")),
+                            );
+                            ok = false;
+                        }
+                        None => {}
+                    }
+                }
+                for name in obj.required {
+                    if !map.contains_key(*name) {
+                        self.push(task, At::Field(&at, name).render(), K::Shape, "missing");
+                        ok = false;
+                    }
+                }
+                ok
+            }
+            (want, v) => {
+                let expected = expected(want);
+                self.push(
+                    task,
+                    at.render(),
+                    K::Shape,
+                    format!("must be {expected}, not {}", describe(v)),
+                );
+                false
+            }
+        }
+    }
+
+    /// A number: in its range, and written as a whole number where one is wanted. Only
+    /// the second is a structural problem: a number out of range is reported, but the
+    /// value still has the shape serde reads.
+    fn number(&mut self, task: Option<&str>, at: At<'_>, n: &Number, range: &NumRange) -> bool {
+        let v = n.as_f64().unwrap_or(f64::NAN);
+        let shown = || if n.is_f64() { show(v) } else { n.to_string() };
+        if !range.contains(v) {
+            if let Err(e) = range.check(v, &shown()) {
+                self.push(task, at.render(), K::OutOfRange, e);
+            }
+            return true;
+        }
+        if range.whole && !(n.is_u64() || n.is_i64()) {
+            self.push(
+                task,
+                at.render(),
+                K::Shape,
+                format!(
+                    "{} must be written as a whole number (no decimal point or exponent)",
+                    shown()
+                ),
+            );
+            return false;
+        }
+        true
+    }
+
+    /// Checks `value` at `path` against `want`, then reads it as `T`: `None` when it is
+    /// malformed (every problem reported once, at its own path).
+    pub(super) fn read<T: DeserializeOwned>(
+        &mut self,
+        task: Option<&str>,
+        path: &str,
+        value: &Value,
+        want: &Want,
+    ) -> Option<T> {
+        let before = self.errors.len();
+        if !self.shape(task, path, value, want) {
+            return None;
+        }
+        if self.errors.len() > before {
+            // Only numbers out of range; one that does not fit its field (a negative
+            // count) is not reported a second time.
+            return T::deserialize(value).ok();
+        }
+        self.typed(task, path, value)
+    }
+}
+
+/// A number as people write it: `1e300`, `1e-9`, `2.5`.
+fn show(v: f64) -> String {
+    let a = v.abs();
+    if a != 0.0 && !(1e-4..1e16).contains(&a) {
+        format!("{v:e}")
+    } else {
+        v.to_string()
+    }
+}
+
+/// What a schema wants, in words.
+fn expected(want: &Want) -> String {
+    match want {
+        Want::Any => "anything".into(),
+        Want::Str => "a string".into(),
+        Want::Bool => "true or false".into(),
+        Want::Num(r) if r.whole => format!("a whole number {}", r.describe()),
+        Want::Num(r) => format!("a number {}", r.describe()),
+        Want::OneOf(names) => format!("one of {}", names.join(", ")),
+        Want::List(item) => match item {
+            Want::Str => "an array of strings".into(),
+            Want::Num(_) => "an array of numbers".into(),
+            Want::Obj(_) => "an array of objects".into(),
+            _ => "an array".into(),
+        },
+        Want::Obj(_) => "an object".into(),
+        Want::Opt(inner) => expected(inner),
+    }
+}

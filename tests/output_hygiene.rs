@@ -386,7 +386,13 @@ fn a_worker_that_panics_ends_the_run_as_a_crash_and_leaves_it_resumable() {
     .expect("plan");
     let out = plexus(
         dir.path(),
-        &["--db", "c.db", "run", plan.to_str().expect("utf8"), "--headless"],
+        &[
+            "--db",
+            "c.db",
+            "run",
+            plan.to_str().expect("utf8"),
+            "--headless",
+        ],
     )
     .env("PLEXUS_CRASH_TEST_TASK", "T00004")
     .env("TMPDIR", dir.path())

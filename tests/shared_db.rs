@@ -540,12 +540,9 @@ fn readers_wait_for_a_file_being_created_and_check_never_calls_it_damage() {
     // The creator sets the schema up.
     drop(plexus::store::open_connection(&db).expect("create"));
     for mut r in readers {
-        let out = std::mem::replace(
-            &mut r.0,
-            Command::new("true").spawn().expect("placeholder"),
-        )
-        .wait_with_output()
-        .expect("reader output");
+        let out = std::mem::replace(&mut r.0, Command::new("true").spawn().expect("placeholder"))
+            .wait_with_output()
+            .expect("reader output");
         let t = text(&out);
         assert_eq!(out.status.code(), Some(0), "{t}");
         assert!(!t.contains("empty"), "{t}");
@@ -553,11 +550,15 @@ fn readers_wait_for_a_file_being_created_and_check_never_calls_it_damage() {
     // A file nobody fills: said plainly after a short wait.
     let empty = dir.path().join("empty.db");
     std::fs::write(&empty, b"").expect("an empty file");
-    let out = plexus(dir.path(), &empty, &["check"]).output().expect("check");
+    let out = plexus(dir.path(), &empty, &["check"])
+        .output()
+        .expect("check");
     let t = text(&out);
     assert_eq!(out.status.code(), Some(0), "{t}");
     assert!(t.contains("empty, nothing to check"), "{t}");
-    let out = plexus(dir.path(), &empty, &["runs"]).output().expect("runs");
+    let out = plexus(dir.path(), &empty, &["runs"])
+        .output()
+        .expect("runs");
     let t = text(&out);
     assert_eq!(out.status.code(), Some(1), "{t}");
     assert!(t.contains("has no plexus schema yet"), "{t}");

@@ -490,8 +490,14 @@ fn the_first_signal_is_handled_from_the_start_and_leaves_no_lease_behind() {
             if caught_signals(run.pid()).is_some_and(|m| m & bit != 0) {
                 break;
             }
-            assert!(run.running(), "round {round}: exited before taking the signals over");
-            assert!(Instant::now() < end, "round {round}: no handler for {signal:?}");
+            assert!(
+                run.running(),
+                "round {round}: exited before taking the signals over"
+            );
+            assert!(
+                Instant::now() < end,
+                "round {round}: no handler for {signal:?}"
+            );
             std::thread::sleep(Duration::from_micros(200));
         }
         assert!(
@@ -514,7 +520,10 @@ fn the_first_signal_is_handled_from_the_start_and_leaves_no_lease_behind() {
             .conn()
             .query_row("SELECT COUNT(*) FROM run_leases", [], |r| r.get(0))
             .expect("leases");
-        assert_eq!(leases, 0, "round {round}: a lease was left behind; stderr:\n{err}");
+        assert_eq!(
+            leases, 0,
+            "round {round}: a lease was left behind; stderr:\n{err}"
+        );
         for r in store.list_runs().expect("runs") {
             assert_eq!(r.status, "interrupted", "round {round}: {err}");
         }

@@ -82,6 +82,8 @@ pub struct BenchReport {
     /// Checkpoints the writer completed to keep the log bounded (and of those, the ones
     /// a reader kept short).
     pub wal_checkpoints: (u64, u64),
+    /// Time the writer spent in them, ms.
+    pub wal_checkpoint_ms: f64,
     /// Events a follower beside the run read (`--follow`).
     pub followed_events: Option<u64>,
 }
@@ -281,6 +283,7 @@ pub async fn run_bench(opts: &BenchOptions) -> Result<BenchReport> {
             stats.wal_checkpoints.load(Ordering::Relaxed),
             stats.wal_checkpoints_short.load(Ordering::Relaxed),
         ),
+        wal_checkpoint_ms: stats.wal_checkpoint_us.load(Ordering::Relaxed) as f64 / 1000.0,
         followed_events: full.wal.followed_events,
     })
 }
@@ -510,10 +513,11 @@ pub fn print_report(r: &BenchReport) {
     crate::outln!("commit latency p99    {} ms", r.commit_latency_ms.1);
     crate::outln!("peak memory (RSS)     {:.1} MiB", r.peak_rss_mib);
     crate::outln!(
-        "largest WAL           {:.1} MiB ({} frames after a commit; {} checkpoints by the writer, {} kept short by a reader)",
+        "largest WAL           {:.1} MiB ({} frames after a commit; {} checkpoints by the writer in {:.0} ms, {} kept short by a reader)",
         r.wal_peak_mib,
         r.wal_peak_frames,
         r.wal_checkpoints.0,
+        r.wal_checkpoint_ms,
         r.wal_checkpoints.1
     );
     if let Some(n) = r.followed_events {

@@ -118,24 +118,34 @@ pub fn bound_after_commit(
 }
 
 /// The background checkpoint thread of a writer: PASSIVE every [`CHECKPOINT_EVERY`] on
-/// its own connection, and a last TRUNCATE one on stop.
+/// its own connection, at once when the writer nudges it (the log is half way to its
+/// threshold: so the writer's own checkpoint finds little left to copy), and a last
+/// TRUNCATE one on stop.
 pub struct Checkpointer {
-    stop: std::sync::mpsc::Sender<()>,
+    tell: std::sync::mpsc::Sender<Nudge>,
     thread: JoinHandle<()>,
+}
+
+/// What the writer tells its checkpoint thread.
+enum Nudge {
+    /// Copy now.
+    Now,
+    /// Copy a last time and stop.
+    Stop,
 }
 
 impl Checkpointer {
     /// Starts the thread on the database at `path`.
     pub fn start(path: &Path) -> Result<Checkpointer, StoreError> {
         let conn = open_connection(path)?;
-        let (stop, rx) = std::sync::mpsc::channel::<()>();
+        let (tell, rx) = std::sync::mpsc::channel::<Nudge>();
         let thread = std::thread::Builder::new()
             .name("plexus-checkpoint".into())
             .spawn(move || loop {
-                let last = !matches!(
-                    rx.recv_timeout(CHECKPOINT_EVERY),
-                    Err(std::sync::mpsc::RecvTimeoutError::Timeout)
-                );
+                let last = match rx.recv_timeout(CHECKPOINT_EVERY) {
+                    Ok(Nudge::Now) | Err(std::sync::mpsc::RecvTimeoutError::Timeout) => false,
+                    Ok(Nudge::Stop) | Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => true,
+                };
                 let mode = if last { "TRUNCATE" } else { "PASSIVE" };
                 if let Err(e) =
                     conn.query_row(&format!("PRAGMA wal_checkpoint({mode})"), [], |_| Ok(()))
@@ -147,12 +157,17 @@ impl Checkpointer {
                 }
             })
             .map_err(|e| StoreError::WriterGone(e.to_string()))?;
-        Ok(Checkpointer { stop, thread })
+        Ok(Checkpointer { tell, thread })
+    }
+
+    /// Asks for a checkpoint now (does not wait for it).
+    pub fn nudge(&self) {
+        let _ = self.tell.send(Nudge::Now);
     }
 
     /// Stops the thread after its last checkpoint.
     pub fn stop(self) {
-        let _ = self.stop.send(());
+        let _ = self.tell.send(Nudge::Stop);
         let _ = self.thread.join();
     }
 }

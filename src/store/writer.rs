@@ -45,6 +45,8 @@ pub struct WriterStats {
     pub wal_checkpoints: AtomicU64,
     /// Of those, the ones a reader kept from copying every frame.
     pub wal_checkpoints_short: AtomicU64,
+    /// Time the writer spent in its own checkpoints, µs.
+    pub wal_checkpoint_us: AtomicU64,
     /// Frames past which the writer completes a checkpoint (0: the default,
     /// [`super::wal::RESTART_FRAMES`]).
     pub wal_restart_frames: AtomicU64,
@@ -236,6 +238,7 @@ pub fn spawn_writer_holding(
                 subscriber,
                 &stats,
                 lease.as_ref(),
+                &checkpointer,
                 &mut batch,
                 &mut state,
             );
@@ -298,16 +301,20 @@ struct WriterState {
     run_nos: rustc_hash::FxHashMap<Arc<str>, i64>,
 }
 
+#[allow(clippy::too_many_arguments)]
 fn run_writer(
     conn: &Connection,
     rx: &Receiver<WriteOp>,
     subscriber: Option<Subscriber>,
     stats: &WriterStats,
     lease: Option<&Lease>,
+    checkpointer: &super::wal::Checkpointer,
     batch: &mut Vec<WriteOp>,
     state: &mut WriterState,
 ) -> Result<(), StoreError> {
     let mut subscriber = subscriber;
+    // Whether the checkpoint thread was nudged in this turn of the log.
+    let mut nudged = false;
     // The first batch refreshes the heartbeat: the lease may have been taken a while
     // before the writer started.
     let mut last_beat: Option<Instant> = None;
@@ -357,11 +364,25 @@ fn run_writer(
             insert_events(&tx, &state.events, &mut state.payload, &mut state.run_nos)?;
             let written = Instant::now();
             tx.commit()?;
+            let committed = Instant::now();
             let frames = super::wal::frames_after_commit();
             stats
                 .wal_frames_peak
                 .fetch_max(u64::from(frames), Ordering::Relaxed);
-            if let Some(c) = super::wal::bound_after_commit(conn, frames, stats.restart_frames())? {
+            let limit = stats.restart_frames();
+            // Half way to the limit the checkpoint thread copies what there is, so the
+            // writer's own checkpoint at the limit finds little left.
+            if frames < limit / 2 {
+                nudged = false;
+            } else if !nudged {
+                checkpointer.nudge();
+                nudged = true;
+            }
+            let checkpoint_from = Instant::now();
+            if let Some(c) = super::wal::bound_after_commit(conn, frames, limit)? {
+                stats
+                    .wal_checkpoint_us
+                    .fetch_add(micros(checkpoint_from.elapsed()), Ordering::Relaxed);
                 stats.wal_checkpoints.fetch_add(1, Ordering::Relaxed);
                 if c.copied < c.log {
                     // A reader still reads frames the copy could not pass; the next
@@ -378,7 +399,7 @@ fn run_writer(
                 .fetch_max(micros(written - started), Ordering::Relaxed);
             stats
                 .longest_commit_us
-                .fetch_max(micros(written.elapsed()), Ordering::Relaxed);
+                .fetch_max(micros(committed - written), Ordering::Relaxed);
         }
         let events = std::mem::take(&mut state.events);
         stats.backlog.fetch_sub(n, Ordering::Relaxed);

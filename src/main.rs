@@ -426,8 +426,11 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Ping { name, timeout } => {
-            if !(timeout.is_finite() && timeout > 0.0) {
-                return Err(eyre!("--timeout must be a positive number of seconds"));
+            if !(timeout.is_finite() && (0.1..=86_400.0).contains(&timeout)) {
+                return Err(plexus::exit::InvalidOptions(format!(
+                    "--timeout {timeout} is out of range (from 0.1 to 86400 seconds)"
+                ))
+                .into());
             }
             let ok = plexus::commands::providers::ping(&g, &name, timeout).await?;
             Ok(if ok {

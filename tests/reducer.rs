@@ -202,3 +202,76 @@ fn streamed_text_stays_within_the_budget() {
     assert!(st.output_bytes <= st.output_budget);
     assert_eq!(st.status, Some(RunStatus::Running));
 }
+
+/// A call in flight at a crash, closed by the resume: the Run screen's fold shows it as
+/// lost in its task's output (a line saying so), as the task's last outcome, and counts
+/// the output tokens that reached the log on its agent; the task goes back to pending.
+#[test]
+fn a_call_lost_in_a_crash_is_shown_as_such_and_its_tokens_counted() {
+    use plexus::event::{CrashDetected, InvocationLost};
+    let events = fixture();
+    // The demo's log up to the first invocation that started, and a bit of its stream.
+    let start = events
+        .iter()
+        .position(|e| matches!(e.event, EngineEvent::InvocationStarted(_)))
+        .expect("an invocation starts");
+    let cut = events[start..]
+        .iter()
+        .position(|e| matches!(e.event, EngineEvent::InvocationFinished(_)))
+        .expect("and ends")
+        + start;
+    let mut log: Vec<Envelope> = events[..cut].to_vec();
+    let started = &events[start];
+    let task = started.task_id.clone().expect("a task");
+    let mut st = fold(&log);
+    let i = *st.task_index.get(&task).expect("the task");
+    let agent = st.tasks[i].agent;
+    let before = st.agents[agent].tokens_out;
+    let next = log.len() as u64 + 1;
+    let crash = Envelope {
+        run_id: started.run_id.clone(),
+        seq: next,
+        ts: started.ts + 5_000,
+        task_id: None,
+        invocation_id: None,
+        agent: None,
+        event: EngineEvent::CrashDetected(CrashDetected {
+            last_seq: next - 1,
+            last_ts: started.ts + 100,
+            interrupted_tasks: vec![task.to_string()],
+        }),
+    };
+    let lost = Envelope {
+        seq: next + 1,
+        task_id: Some(task.clone()),
+        invocation_id: started.invocation_id.clone(),
+        agent: started.agent.clone(),
+        event: EngineEvent::InvocationLost(InvocationLost {
+            attempt: 1,
+            prompt_tokens: 321,
+            output_tokens: 42,
+            chunks: 3,
+            started_ts: started.ts,
+            last_ts: started.ts + 100,
+            reason: "lost in a crash: the process running this call stopped before it ended; 42 output token(s) reached the log".into(),
+        }),
+        ..crash.clone()
+    };
+    log.push(crash.clone());
+    log.push(lost.clone());
+    reduce(&mut st, &crash);
+    reduce(&mut st, &lost);
+    let t = &st.tasks[i];
+    assert_eq!(t.status, TaskStatus::Pending, "the task runs again");
+    let text: Vec<&str> = (0..t.output.len()).map(|k| t.output.line(k)).collect();
+    assert!(
+        text.iter().any(|l| l.contains("attempt 1 lost in a crash") && l.contains("42 output token(s)")),
+        "{text:?}"
+    );
+    let last = t.last.as_ref().expect("a last outcome");
+    assert_eq!(last.status, None);
+    assert!(last.error_message.as_deref().is_some_and(|m| m.contains("lost in a crash")));
+    assert_eq!(st.agents[agent].tokens_out, before + 42);
+    // Replay folds the same log to the same state.
+    assert_eq!(fold(&log), st);
+}

@@ -665,22 +665,24 @@ fn a_task_killed_in_its_retries_resumes_with_the_budget_it_had_left() {
     assert!(err.contains("crash detected"), "{err}");
     let after = TaskLog::read(&db, &run);
     assert_eq!(
-        after.invocations, 6,
-        "1 try + 5 transient retries over both processes, not 3 + 6"
+        after.invocations, 7,
+        "1 try + 5 transient retries over both processes, and the call lost in the crash, not 3 + 6"
     );
-    assert_eq!((after.status.as_str(), after.attempts), ("failed", 6));
-    let rows: Vec<i64> = after
+    assert_eq!((after.status.as_str(), after.attempts), ("failed", 7));
+    let rows: Vec<(i64, String)> = after
         .store
         .invocations(&run)
         .expect("invocations")
         .iter()
-        .map(|i| i.attempt)
+        .map(|i| (i.attempt, i.status.clone().unwrap_or_default()))
         .collect();
+    let attempts: Vec<i64> = rows.iter().map(|r| r.0).collect();
     assert_eq!(
-        rows,
-        vec![1, 2, 3, 4, 5, 6],
-        "attempt 4 is made again, then 5 and 6"
+        attempts,
+        vec![1, 2, 3, 4, 5, 6, 7],
+        "attempt 4 was lost in the crash (closed on resume); the resume makes 5, 6 and 7"
     );
+    assert_eq!(rows[3].1, "lost", "{rows:?}");
     assert_eq!(
         server.requests(),
         7,
@@ -700,4 +702,45 @@ fn a_task_killed_in_its_retries_resumes_with_the_budget_it_had_left() {
             n + 1
         );
     }
+}
+
+/// A retry's backoff that was still pending when the run stopped is still waited on
+/// resume (counted from when it was set): the resumed process, keeping the run's retry
+/// policy, starts the retried attempt no sooner than the delay the log recorded.
+#[tokio::test]
+async fn a_backoff_pending_when_the_run_stopped_is_still_waited_on_resume() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("r.db");
+    let mut policy = common::fast_retry();
+    policy.e002.max_retries = 2;
+    policy.e002.delays_ms = vec![1_500];
+    let script = [Fault::MalformedJson; 1];
+    let run = run_until_retry(
+        &db,
+        &common::one_task_plan(""),
+        run_config(engine(policy), &script),
+        2,
+    )
+    .await;
+    // Resumed at once, with the retry policy the run recorded.
+    let (plan, mut config, resuming) = prepare_resume(&db, &run).expect("prepare resume");
+    config.engine.hold_open = false;
+    let s = start(&globals(&db), plan, config, Some(resuming), false).expect("resume");
+    assert_eq!(s.finish().await.expect("ends"), RunStatus::Succeeded);
+    let store = Store::open(&db).expect("store");
+    let mut retry_ts = None;
+    let mut second_ts = None;
+    for e in store.events(&run, 1, u64::MAX).expect("events") {
+        match e.event.expect("decodes") {
+            EngineEvent::RetryScheduled(r) if r.next_attempt == 2 => retry_ts = Some(e.ts),
+            EngineEvent::InvocationStarted(s) if s.attempt == 2 => second_ts = Some(e.ts),
+            _ => {}
+        }
+    }
+    let (retry_ts, second_ts) = (retry_ts.expect("the retry"), second_ts.expect("attempt 2"));
+    assert!(
+        second_ts - retry_ts >= 1_490,
+        "attempt 2 started {} ms after its retry was set, before the 1500 ms backoff",
+        second_ts - retry_ts
+    );
 }

@@ -144,7 +144,7 @@ pub async fn ping(globals: &Globals, name: &str, timeout_s: f64) -> Result<bool>
     let _slot = provider.admit().await;
     sink.started = Instant::now();
     let call = provider.invoke(request, 1, &mut sink);
-    let result = tokio::time::timeout(std::time::Duration::from_secs_f64(timeout_s), call).await;
+    let result = tokio::time::timeout(crate::ranges::duration_from_secs(timeout_s), call).await;
     let total = sink.started.elapsed().as_millis();
     let label = provider.name();
     match result {

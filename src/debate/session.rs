@@ -3,7 +3,6 @@
 //! reporter's report; every step logged as events of the session's run.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -21,7 +20,7 @@ use crate::event::{EngineEvent, RunFinished, RunStarted, RunStatus, TaskStatus};
 use crate::protocol::debate::{AgentRole, PositionSummary, SessionStatus};
 use crate::provider::Provider;
 use crate::review::ReviewError;
-use crate::store::{WriteOp, Writer};
+use crate::store::{StoreError, WriteOp, Writer};
 use crate::tokens::TokenCounter;
 
 /// What a session runs with.
@@ -52,7 +51,6 @@ pub struct Session {
     pub counter: TokenCounter,
     now: Value,
     cancel: watch::Receiver<bool>,
-    calls: AtomicU32,
 }
 
 impl Session {
@@ -70,16 +68,17 @@ impl Session {
         *self.cancel.borrow()
     }
 
-    /// A new invocation id: `INV_{YYYYMMDD}_{HHMMSS}_{AGENT}_{SEQ}`.
-    pub fn invocation_id(&self, role: &AgentRole) -> String {
-        let n = self.calls.fetch_add(1, Ordering::Relaxed) + 1;
-        let t = chrono::Utc::now();
-        format!(
-            "INV_{}_{}_{}_{n:03}",
-            t.format("%Y%m%d"),
-            t.format("%H%M%S"),
-            role.as_str().to_uppercase()
-        )
+    /// A new invocation id, `INV_{YYYYMMDD}_{HHMMSS}_{AGENT}_{SEQ}`, its number taken
+    /// from the database's counter (unique in the file, whatever the timing: see
+    /// [`crate::store::ids`]).
+    pub async fn invocation_id(&self, role: &AgentRole) -> Result<String, StoreError> {
+        let short = role.as_str().to_uppercase();
+        let n = self.emitter.writer().reserve_ids(&short, 1).await?;
+        Ok(crate::engine::request::invocation_id(
+            chrono::Utc::now(),
+            &short,
+            n,
+        ))
     }
 
     /// The session's `now` as an RFC 3339 text (fills a missing output timestamp).
@@ -121,7 +120,6 @@ pub fn start_session(s: SessionSpec) -> RunHandle {
         counter: TokenCounter::default(),
         now: s.now,
         cancel: cancel_rx,
-        calls: AtomicU32::new(0),
     });
     let comparer = s.comparer;
     let join = tokio::spawn(async move { run(session, comparer).await });

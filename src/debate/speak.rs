@@ -68,7 +68,7 @@ pub async fn speak(
     let mut problem: Option<String> = None;
     let (outcome, fresh, tokens) = loop {
         attempt += 1;
-        let inv: Arc<str> = s.invocation_id(&role).into();
+        let inv: Arc<str> = s.invocation_id(&role).await?.into();
         let scope = Scope {
             task_id: Some(task.clone()),
             invocation_id: Some(inv.clone()),

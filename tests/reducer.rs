@@ -265,12 +265,16 @@ fn a_call_lost_in_a_crash_is_shown_as_such_and_its_tokens_counted() {
     assert_eq!(t.status, TaskStatus::Pending, "the task runs again");
     let text: Vec<&str> = (0..t.output.len()).map(|k| t.output.line(k)).collect();
     assert!(
-        text.iter().any(|l| l.contains("attempt 1 lost in a crash") && l.contains("42 output token(s)")),
+        text.iter()
+            .any(|l| l.contains("attempt 1 lost in a crash") && l.contains("42 output token(s)")),
         "{text:?}"
     );
     let last = t.last.as_ref().expect("a last outcome");
     assert_eq!(last.status, None);
-    assert!(last.error_message.as_deref().is_some_and(|m| m.contains("lost in a crash")));
+    assert!(last
+        .error_message
+        .as_deref()
+        .is_some_and(|m| m.contains("lost in a crash")));
     assert_eq!(st.agents[agent].tokens_out, before + 42);
     // Replay folds the same log to the same state.
     assert_eq!(fold(&log), st);

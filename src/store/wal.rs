@@ -6,10 +6,12 @@
 //! gets there while the writer keeps appending, and the file grew to gigabytes. So:
 //! - a checkpoint thread copies frames into the database every [`CHECKPOINT_EVERY`]
 //!   (PASSIVE: it never waits for, nor blocks, the writer or a reader);
-//! - the writer counts the frames after each commit (SQLite's WAL hook) and, past
-//!   [`RESTART_FRAMES`], finishes the copy itself right after its commit, when nothing
-//!   new can arrive, so the next write starts the log over; readers that began after the
-//!   copy read the database file and do not hold the restart up;
+//! - the writer counts the frames after each commit (SQLite's WAL hook); half way to
+//!   [`RESTART_FRAMES`] it nudges the checkpoint thread, and past it, once that thread
+//!   has copied all but [`CATCH_UP_FRAMES`], it copies the rest itself right after its
+//!   commit, when nothing new can arrive, so the next write starts the log over (the
+//!   writer's share of the copying stays small); readers that began after the copy read
+//!   the database file and do not hold the restart up;
 //! - should readers keep the log from starting over until it holds [`HARD_FACTOR`] times
 //!   that, the writer waits for them to finish their current statement, at most
 //!   [`READER_WAIT`];
@@ -20,6 +22,8 @@
 
 use std::cell::Cell;
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -85,45 +89,83 @@ pub const HARD_FACTOR: u32 = 3;
 /// restart to a later commit, it never stops the run.
 pub const READER_WAIT: Duration = Duration::from_millis(250);
 
-/// Run on the writer's connection right after a commit once the log holds `frames` past
-/// `limit`: copies what is left into the database without waiting for anyone (PASSIVE),
-/// or, at [`HARD_FACTOR`] times the limit, waiting up to [`READER_WAIT`] for the readers
-/// still reading the log to finish their statement (RESTART). `None` below the limit or
-/// when another checkpoint was running.
-pub fn bound_after_commit(
-    conn: &Connection,
-    frames: u32,
-    limit: u32,
-) -> Result<Option<Checkpointed>, StoreError> {
-    if frames < limit {
-        return Ok(None);
+/// Frames the writer's own checkpoint may find left to copy: more, and it leaves the copy
+/// to the checkpoint thread (nudged again) rather than hold its writes up for it.
+pub const CATCH_UP_FRAMES: u32 = 64;
+
+/// The writer's side of keeping the log bounded: its checkpoint thread, nudged half way
+/// to the threshold, and the writer's own checkpoint at the threshold once that thread
+/// has copied nearly everything (or at once at [`HARD_FACTOR`] times the threshold).
+pub struct WalBound {
+    checkpointer: Checkpointer,
+    nudged: bool,
+}
+
+impl WalBound {
+    /// Starts the checkpoint thread of the database at `path`.
+    pub fn start(path: &Path) -> Result<WalBound, StoreError> {
+        Ok(WalBound {
+            checkpointer: Checkpointer::start(path)?,
+            nudged: false,
+        })
     }
-    let hard = frames >= limit.saturating_mul(HARD_FACTOR);
-    if hard {
-        conn.busy_timeout(READER_WAIT)?;
+
+    /// Run on the writer's connection right after a commit, the log holding `frames`;
+    /// `limit` is the threshold. `Some` when the writer checkpointed itself: without
+    /// waiting for anyone (PASSIVE), or, at [`HARD_FACTOR`] times the limit, waiting up
+    /// to [`READER_WAIT`] for the readers still reading the log (RESTART).
+    pub fn after_commit(
+        &mut self,
+        conn: &Connection,
+        frames: u32,
+        limit: u32,
+    ) -> Result<Option<Checkpointed>, StoreError> {
+        if frames < limit / 2 {
+            self.nudged = false;
+        } else if !self.nudged {
+            self.checkpointer.nudge();
+            self.nudged = true;
+        }
+        if frames < limit {
+            return Ok(None);
+        }
+        let hard = frames >= limit.saturating_mul(HARD_FACTOR);
+        if !hard && !self.checkpointer.caught_up(frames) {
+            self.checkpointer.nudge();
+            return Ok(None);
+        }
+        if hard {
+            conn.busy_timeout(READER_WAIT)?;
+        }
+        let mode = if hard { "RESTART" } else { "PASSIVE" };
+        let result = conn.query_row(&format!("PRAGMA wal_checkpoint({mode})"), [], |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                r.get::<_, i64>(1)?,
+                r.get::<_, i64>(2)?,
+            ))
+        });
+        if hard {
+            conn.busy_timeout(super::open::BUSY_TIMEOUT)?;
+        }
+        let (busy, log, copied) = result?;
+        Ok((busy == 0).then_some(Checkpointed { log, copied }))
     }
-    let mode = if hard { "RESTART" } else { "PASSIVE" };
-    let result = conn.query_row(&format!("PRAGMA wal_checkpoint({mode})"), [], |r| {
-        Ok((
-            r.get::<_, i64>(0)?,
-            r.get::<_, i64>(1)?,
-            r.get::<_, i64>(2)?,
-        ))
-    });
-    if hard {
-        conn.busy_timeout(super::open::BUSY_TIMEOUT)?;
+
+    /// Stops the checkpoint thread after its last checkpoint.
+    pub fn stop(self) {
+        self.checkpointer.stop();
     }
-    let (busy, log, copied) = result?;
-    Ok((busy == 0).then_some(Checkpointed { log, copied }))
 }
 
 /// The background checkpoint thread of a writer: PASSIVE every [`CHECKPOINT_EVERY`] on
-/// its own connection, at once when the writer nudges it (the log is half way to its
-/// threshold: so the writer's own checkpoint finds little left to copy), and a last
-/// TRUNCATE one on stop.
-pub struct Checkpointer {
+/// its own connection, at once when the writer nudges it, and a last TRUNCATE one on
+/// stop. What its last pass found is kept for the writer to read.
+struct Checkpointer {
     tell: std::sync::mpsc::Sender<Nudge>,
     thread: JoinHandle<()>,
+    /// Frames in the log, and frames copied, at the thread's last checkpoint.
+    last: Arc<(AtomicU64, AtomicU64)>,
 }
 
 /// What the writer tells its checkpoint thread.
@@ -135,38 +177,62 @@ enum Nudge {
 }
 
 impl Checkpointer {
-    /// Starts the thread on the database at `path`.
-    pub fn start(path: &Path) -> Result<Checkpointer, StoreError> {
+    fn start(path: &Path) -> Result<Checkpointer, StoreError> {
         let conn = open_connection(path)?;
         let (tell, rx) = std::sync::mpsc::channel::<Nudge>();
+        let last = Arc::new((AtomicU64::new(0), AtomicU64::new(0)));
+        let seen = last.clone();
         let thread = std::thread::Builder::new()
             .name("plexus-checkpoint".into())
             .spawn(move || loop {
-                let last = match rx.recv_timeout(CHECKPOINT_EVERY) {
+                let mut stop = match rx.recv_timeout(CHECKPOINT_EVERY) {
                     Ok(Nudge::Now) | Err(std::sync::mpsc::RecvTimeoutError::Timeout) => false,
                     Ok(Nudge::Stop) | Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => true,
                 };
-                let mode = if last { "TRUNCATE" } else { "PASSIVE" };
-                if let Err(e) =
-                    conn.query_row(&format!("PRAGMA wal_checkpoint({mode})"), [], |_| Ok(()))
-                {
-                    tracing::warn!("checkpoint failed: {e}");
+                // Nudges that piled up meanwhile are served by this one pass.
+                for n in rx.try_iter() {
+                    stop |= matches!(n, Nudge::Stop);
                 }
-                if last {
+                let mode = if stop { "TRUNCATE" } else { "PASSIVE" };
+                match conn.query_row(&format!("PRAGMA wal_checkpoint({mode})"), [], |r| {
+                    Ok((
+                        r.get::<_, i64>(0)?,
+                        r.get::<_, i64>(1)?,
+                        r.get::<_, i64>(2)?,
+                    ))
+                }) {
+                    Ok((0, log, copied)) => {
+                        seen.0
+                            .store(u64::try_from(log).unwrap_or(0), Ordering::Relaxed);
+                        seen.1
+                            .store(u64::try_from(copied).unwrap_or(0), Ordering::Relaxed);
+                    }
+                    Ok(_) => {}
+                    Err(e) => tracing::warn!("checkpoint failed: {e}"),
+                }
+                if stop {
                     return;
                 }
             })
             .map_err(|e| StoreError::WriterGone(e.to_string()))?;
-        Ok(Checkpointer { tell, thread })
+        Ok(Checkpointer { tell, thread, last })
     }
 
     /// Asks for a checkpoint now (does not wait for it).
-    pub fn nudge(&self) {
+    fn nudge(&self) {
         let _ = self.tell.send(Nudge::Now);
     }
 
-    /// Stops the thread after its last checkpoint.
-    pub fn stop(self) {
+    /// Whether the thread's last checkpoint, of this turn of the log, left at most
+    /// [`CATCH_UP_FRAMES`] of the `frames` now in it to copy.
+    fn caught_up(&self, frames: u32) -> bool {
+        let log = self.last.0.load(Ordering::Relaxed);
+        let copied = self.last.1.load(Ordering::Relaxed);
+        let frames = u64::from(frames);
+        log <= frames && frames.saturating_sub(copied) <= u64::from(CATCH_UP_FRAMES)
+    }
+
+    fn stop(self) {
         let _ = self.tell.send(Nudge::Stop);
         let _ = self.thread.join();
     }

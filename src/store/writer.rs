@@ -205,7 +205,7 @@ pub fn spawn_writer_holding(
     // log and of the atom tables, the task rows, the text indexes); with SQLite's default
     // of 2 MB the writer kept reading its own WAL back (README, Benchmark).
     conn.pragma_update(None, "cache_size", -WRITER_CACHE_KIB)?;
-    let checkpointer = super::wal::Checkpointer::start(path)?;
+    let mut wal = super::wal::WalBound::start(path)?;
     let (tx, rx) = std::sync::mpsc::channel();
     let stats = Arc::new(WriterStats {
         latency_ms: Mutex::new(vec![0; 1001]),
@@ -238,7 +238,7 @@ pub fn spawn_writer_holding(
                 subscriber,
                 &stats,
                 lease.as_ref(),
-                &checkpointer,
+                &mut wal,
                 &mut batch,
                 &mut state,
             );
@@ -257,7 +257,7 @@ pub fn spawn_writer_holding(
                     tracing::warn!("cannot give back the lease of {}: {e}", lease.run_id);
                 }
             }
-            checkpointer.stop();
+            wal.stop();
         })
         .map_err(|e| StoreError::WriterGone(e.to_string()))?;
     Ok((writer, handle))
@@ -308,13 +308,11 @@ fn run_writer(
     subscriber: Option<Subscriber>,
     stats: &WriterStats,
     lease: Option<&Lease>,
-    checkpointer: &super::wal::Checkpointer,
+    wal: &mut super::wal::WalBound,
     batch: &mut Vec<WriteOp>,
     state: &mut WriterState,
 ) -> Result<(), StoreError> {
     let mut subscriber = subscriber;
-    // Whether the checkpoint thread was nudged in this turn of the log.
-    let mut nudged = false;
     // The first batch refreshes the heartbeat: the lease may have been taken a while
     // before the writer started.
     let mut last_beat: Option<Instant> = None;
@@ -369,17 +367,8 @@ fn run_writer(
             stats
                 .wal_frames_peak
                 .fetch_max(u64::from(frames), Ordering::Relaxed);
-            let limit = stats.restart_frames();
-            // Half way to the limit the checkpoint thread copies what there is, so the
-            // writer's own checkpoint at the limit finds little left.
-            if frames < limit / 2 {
-                nudged = false;
-            } else if !nudged {
-                checkpointer.nudge();
-                nudged = true;
-            }
             let checkpoint_from = Instant::now();
-            if let Some(c) = super::wal::bound_after_commit(conn, frames, limit)? {
+            if let Some(c) = wal.after_commit(conn, frames, stats.restart_frames())? {
                 stats
                     .wal_checkpoint_us
                     .fetch_add(micros(checkpoint_from.elapsed()), Ordering::Relaxed);

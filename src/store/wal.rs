@@ -129,33 +129,48 @@ impl WalBound {
         if frames < limit {
             return Ok(None);
         }
-        let hard = frames >= limit.saturating_mul(HARD_FACTOR);
-        if !hard && !self.checkpointer.caught_up(frames) {
-            self.checkpointer.nudge();
-            return Ok(None);
+        if frames < limit.saturating_mul(HARD_FACTOR) {
+            if !self.checkpointer.caught_up(frames) {
+                self.checkpointer.nudge();
+                return Ok(None);
+            }
+            return checkpoint(conn, "PASSIVE");
         }
-        if hard {
-            conn.busy_timeout(READER_WAIT)?;
-        }
-        let mode = if hard { "RESTART" } else { "PASSIVE" };
-        let result = conn.query_row(&format!("PRAGMA wal_checkpoint({mode})"), [], |r| {
-            Ok((
-                r.get::<_, i64>(0)?,
-                r.get::<_, i64>(1)?,
-                r.get::<_, i64>(2)?,
-            ))
-        });
-        if hard {
-            conn.busy_timeout(super::open::BUSY_TIMEOUT)?;
-        }
-        let (busy, log, copied) = result?;
-        Ok((busy == 0).then_some(Checkpointed { log, copied }))
+        // At the hard limit: wait for readers (the busy handler) and for a checkpoint of
+        // the thread's that holds the checkpoint lock (SQLite never waits for that lock
+        // itself), within the same bound.
+        let until = std::time::Instant::now() + READER_WAIT;
+        conn.busy_timeout(READER_WAIT)?;
+        let result = loop {
+            match checkpoint(conn, "RESTART") {
+                Ok(None) if std::time::Instant::now() < until => {
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                other => break other,
+            }
+        };
+        conn.busy_timeout(super::open::BUSY_TIMEOUT)?;
+        result
     }
 
     /// Stops the checkpoint thread after its last checkpoint.
     pub fn stop(self) {
         self.checkpointer.stop();
     }
+}
+
+/// One checkpoint on `conn` in `mode`; `None` when it could not complete (another
+/// checkpoint was running, or readers held it up).
+fn checkpoint(conn: &Connection, mode: &str) -> Result<Option<Checkpointed>, StoreError> {
+    let (busy, log, copied) =
+        conn.query_row(&format!("PRAGMA wal_checkpoint({mode})"), [], |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                r.get::<_, i64>(1)?,
+                r.get::<_, i64>(2)?,
+            ))
+        })?;
+    Ok((busy == 0).then_some(Checkpointed { log, copied }))
 }
 
 /// The background checkpoint thread of a writer: PASSIVE every [`CHECKPOINT_EVERY`] on
@@ -166,6 +181,11 @@ struct Checkpointer {
     thread: JoinHandle<()>,
     /// Frames in the log, and frames copied, at the thread's last checkpoint.
     last: Arc<(AtomicU64, AtomicU64)>,
+    /// Passes the thread has made.
+    passes: Arc<AtomicU64>,
+    /// The pass count when it was last nudged: a nudge is sent only once the thread has
+    /// served the one before, so the writer's own checkpoints find the lock free.
+    nudged_at: Option<u64>,
 }
 
 /// What the writer tells its checkpoint thread.
@@ -181,7 +201,8 @@ impl Checkpointer {
         let conn = open_connection(path)?;
         let (tell, rx) = std::sync::mpsc::channel::<Nudge>();
         let last = Arc::new((AtomicU64::new(0), AtomicU64::new(0)));
-        let seen = last.clone();
+        let passes = Arc::new(AtomicU64::new(0));
+        let (seen, made) = (last.clone(), passes.clone());
         let thread = std::thread::Builder::new()
             .name("plexus-checkpoint".into())
             .spawn(move || loop {
@@ -193,33 +214,39 @@ impl Checkpointer {
                 for n in rx.try_iter() {
                     stop |= matches!(n, Nudge::Stop);
                 }
-                let mode = if stop { "TRUNCATE" } else { "PASSIVE" };
-                match conn.query_row(&format!("PRAGMA wal_checkpoint({mode})"), [], |r| {
-                    Ok((
-                        r.get::<_, i64>(0)?,
-                        r.get::<_, i64>(1)?,
-                        r.get::<_, i64>(2)?,
-                    ))
-                }) {
-                    Ok((0, log, copied)) => {
+                match checkpoint(&conn, if stop { "TRUNCATE" } else { "PASSIVE" }) {
+                    Ok(Some(c)) => {
                         seen.0
-                            .store(u64::try_from(log).unwrap_or(0), Ordering::Relaxed);
+                            .store(u64::try_from(c.log).unwrap_or(0), Ordering::Relaxed);
                         seen.1
-                            .store(u64::try_from(copied).unwrap_or(0), Ordering::Relaxed);
+                            .store(u64::try_from(c.copied).unwrap_or(0), Ordering::Relaxed);
                     }
-                    Ok(_) => {}
+                    Ok(None) => {}
                     Err(e) => tracing::warn!("checkpoint failed: {e}"),
                 }
+                made.fetch_add(1, Ordering::Relaxed);
                 if stop {
                     return;
                 }
             })
             .map_err(|e| StoreError::WriterGone(e.to_string()))?;
-        Ok(Checkpointer { tell, thread, last })
+        Ok(Checkpointer {
+            tell,
+            thread,
+            last,
+            passes,
+            nudged_at: None,
+        })
     }
 
-    /// Asks for a checkpoint now (does not wait for it).
-    fn nudge(&self) {
+    /// Asks for a checkpoint now (does not wait for it), unless the last ask is still
+    /// being served.
+    fn nudge(&mut self) {
+        let passes = self.passes.load(Ordering::Relaxed);
+        if self.nudged_at.is_some_and(|at| at >= passes) {
+            return;
+        }
+        self.nudged_at = Some(passes);
         let _ = self.tell.send(Nudge::Now);
     }
 

@@ -35,11 +35,11 @@ use super::{open_connection, StoreError};
 pub const CHECKPOINT_EVERY: Duration = Duration::from_millis(200);
 
 /// Frames in the log after a commit past which the writer completes a checkpoint itself
-/// (512 frames of 16 KiB pages: 8 MiB).
-pub const RESTART_FRAMES: u32 = 512;
+/// (1,024 frames of 16 KiB pages: 16 MiB).
+pub const RESTART_FRAMES: u32 = 1024;
 
 /// The size the log file is trimmed back to when it starts over.
-pub const KEEP_BYTES: i64 = 8 * 1024 * 1024;
+pub const KEEP_BYTES: i64 = 16 * 1024 * 1024;
 
 thread_local! {
     /// Frames in the log after this thread's last commit, from the WAL hook.
@@ -82,7 +82,7 @@ pub struct Checkpointed {
 
 /// How many times [`RESTART_FRAMES`] the log may hold before the writer waits (at most
 /// [`READER_WAIT`]) for readers to leave it.
-pub const HARD_FACTOR: u32 = 3;
+pub const HARD_FACTOR: u32 = 2;
 
 /// Longest the writer waits for readers to leave the log once it holds
 /// [`HARD_FACTOR`] times its threshold; a reader that stays longer only delays the
@@ -91,7 +91,7 @@ pub const READER_WAIT: Duration = Duration::from_millis(250);
 
 /// Frames the writer's own checkpoint may find left to copy: more, and it leaves the copy
 /// to the checkpoint thread (nudged again) rather than hold its writes up for it.
-pub const CATCH_UP_FRAMES: u32 = 64;
+pub const CATCH_UP_FRAMES: u32 = 256;
 
 /// The writer's side of keeping the log bounded: its checkpoint thread, nudged half way
 /// to the threshold, and the writer's own checkpoint at the threshold once that thread

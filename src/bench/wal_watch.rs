@@ -12,8 +12,8 @@ use std::time::Duration;
 /// Interval between two looks at the log file's size.
 pub const SAMPLE_EVERY: Duration = Duration::from_millis(5);
 
-/// Most events the follower reads in one statement.
-const FOLLOW_PAGE: u64 = 5_000;
+/// Most events the follower reads in one statement (as `log --follow` does).
+const FOLLOW_PAGE: u64 = 4_096;
 
 /// What the watch saw.
 #[derive(Debug, Clone, Copy, Default)]

@@ -34,17 +34,12 @@ const DEMO_PLAN: &str = include_str!("../fixtures/plans/avp_diffusion_planner.js
 
 /// Whether `command` writes the database (and so may create it and its log).
 fn writes_database(command: &Command) -> bool {
-    matches!(
-        command,
-        Command::Demo { .. }
-            | Command::Debate(..)
-            | Command::Serve(..)
-            | Command::Run { .. }
-            | Command::Resume { .. }
-            | Command::Rerun { .. }
-            | Command::Check { upgrade: true }
-            | Command::Import { .. }
-    ) || matches!(command, Command::Review { accept, reject, .. } if *accept || *reject)
+    stops_gracefully(command)
+        || matches!(
+            command,
+            Command::Check { upgrade: true } | Command::Import { .. }
+        )
+        || matches!(command, Command::Review { accept, reject, .. } if *accept || *reject)
 }
 
 /// Whether `command` uses the database at all.
@@ -124,8 +119,9 @@ fn main() -> ExitCode {
     code
 }
 
-/// Whether `command` stops gracefully on SIGINT, SIGTERM or SIGHUP (a run it executes
-/// stays resumable) rather than dying on the spot.
+/// Whether `command` runs something (a run, a debate, a server) and so stops gracefully
+/// on SIGINT, SIGTERM or SIGHUP (a run it executes stays resumable) rather than dying on
+/// the spot.
 fn stops_gracefully(command: &Command) -> bool {
     matches!(
         command,

@@ -480,6 +480,7 @@ fn resume_upgrades_a_file_written_by_the_previous_version() {
          ALTER TABLE knowledge_atoms DROP COLUMN reviewed_at;
          ALTER TABLE knowledge_atoms DROP COLUMN reviewed_by;
          DROP TABLE run_leases;
+         DROP TABLE id_counters;
          PRAGMA user_version = 3;",
     )
     .expect("downgrade");
@@ -559,6 +560,12 @@ fn readers_wait_for_a_file_being_created_and_check_never_calls_it_damage() {
     let out = plexus(dir.path(), &empty, &["runs"])
         .output()
         .expect("runs");
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{t}");
+    assert!(t.contains("no runs"), "{t}");
+    let out = plexus(dir.path(), &empty, &["show", "latest"])
+        .output()
+        .expect("show");
     let t = text(&out);
     assert_eq!(out.status.code(), Some(1), "{t}");
     assert!(t.contains("has no plexus schema yet"), "{t}");

@@ -51,7 +51,14 @@ pub struct Session {
     pub counter: TokenCounter,
     now: Value,
     cancel: watch::Receiver<bool>,
+    /// Invocation numbers reserved and not used yet, per agent short name: (next, end).
+    ids: std::sync::Mutex<std::collections::HashMap<String, (u64, u64)>>,
 }
+
+/// Invocation numbers a session reserves per agent at a time: enough for every try of
+/// every round, so the agents of a round (the first runs two at once) never wait on the
+/// store for an id, and their order stays the simulated provider's.
+const IDS_PER_AGENT: u64 = 32;
 
 impl Session {
     /// Resolves when the session is stopped.
@@ -73,12 +80,61 @@ impl Session {
     /// [`crate::store::ids`]).
     pub async fn invocation_id(&self, role: &AgentRole) -> Result<String, StoreError> {
         let short = role.as_str().to_uppercase();
-        let n = self.emitter.writer().reserve_ids(&short, 1).await?;
+        let n = match self.take_id(&short) {
+            Some(n) => n,
+            None => {
+                let first = self
+                    .emitter
+                    .writer()
+                    .reserve_ids(&short, IDS_PER_AGENT)
+                    .await?;
+                self.lock_ids()
+                    .insert(short.clone(), (first + 1, first + IDS_PER_AGENT));
+                first
+            }
+        };
         Ok(crate::engine::request::invocation_id(
             chrono::Utc::now(),
             &short,
             n,
         ))
+    }
+
+    /// Reserves the first block of invocation numbers of each agent, before the rounds.
+    async fn reserve_ids(&self) -> Result<(), StoreError> {
+        for role in [
+            AgentRole::Planner,
+            AgentRole::Critic,
+            AgentRole::Host,
+            AgentRole::Reporter,
+        ] {
+            let short = role.as_str().to_uppercase();
+            let first = self
+                .emitter
+                .writer()
+                .reserve_ids(&short, IDS_PER_AGENT)
+                .await?;
+            self.lock_ids()
+                .insert(short, (first, first + IDS_PER_AGENT));
+        }
+        Ok(())
+    }
+
+    fn lock_ids(&self) -> std::sync::MutexGuard<'_, std::collections::HashMap<String, (u64, u64)>> {
+        match self.ids.lock() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        }
+    }
+
+    /// The next reserved number of `short`, if any is left.
+    fn take_id(&self, short: &str) -> Option<u64> {
+        let mut ids = self.lock_ids();
+        let (next, end) = ids.get_mut(short)?;
+        (*next < *end).then(|| {
+            *next += 1;
+            *next - 1
+        })
     }
 
     /// The session's `now` as an RFC 3339 text (fills a missing output timestamp).
@@ -120,6 +176,7 @@ pub fn start_session(s: SessionSpec) -> RunHandle {
         counter: TokenCounter::default(),
         now: s.now,
         cancel: cancel_rx,
+        ids: Default::default(),
     });
     let comparer = s.comparer;
     let join = tokio::spawn(async move { run(session, comparer).await });
@@ -186,6 +243,7 @@ fn count(tasks: &mut BTreeMap<TaskStatus, u32>, outcome: TurnOutcome) {
 }
 
 async fn run(s: Arc<Session>, comparer: Arc<PositionComparer>) -> Result<RunOutcome, EngineError> {
+    s.reserve_ids().await?;
     let scope = Scope::default();
     s.emitter.emit(
         &scope,

@@ -357,9 +357,10 @@ impl RunState {
         for t in &mut self.tasks {
             if (t.status.is_final() || t.status == TaskStatus::Cancelled) && !t.output.is_empty() {
                 let t = Arc::make_mut(t);
-                self.output_bytes = self.output_bytes.saturating_sub(t.output.bytes());
+                let before = t.output.bytes();
                 t.output.evict();
-                self.output_bytes += t.output.bytes();
+                // Added before taken: a clamp at zero would leave the total off.
+                self.output_bytes = (self.output_bytes + t.output.bytes()).saturating_sub(before);
                 t.spilled = true;
             }
         }
@@ -372,10 +373,10 @@ impl RunState {
         let Some(t) = self.tasks.get_mut(task).map(Arc::make_mut) else {
             return;
         };
-        self.output_bytes = self.output_bytes.saturating_sub(t.output.bytes());
+        let before = t.output.bytes();
         t.output = text;
         t.spilled = false;
-        self.output_bytes += t.output.bytes();
+        self.output_bytes = (self.output_bytes + t.output.bytes()).saturating_sub(before);
     }
 }
 

@@ -577,9 +577,10 @@ fn enforce_budget(st: &mut RunState) {
             continue;
         }
         let t = Arc::make_mut(&mut st.tasks[i]);
-        st.output_bytes = st.output_bytes.saturating_sub(t.output.bytes());
+        let before = t.output.bytes();
         t.output.evict();
-        st.output_bytes += t.output.bytes();
+        // Added before taken: a clamp at zero would leave the total off.
+        st.output_bytes = (st.output_bytes + t.output.bytes()).saturating_sub(before);
         t.spilled = true;
     }
     while st.output_bytes > st.output_budget {

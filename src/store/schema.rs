@@ -220,13 +220,13 @@ CREATE INDEX invocations_failed ON invocations(
 -- Invocation ids unique in the whole file: the SEQ of each agent's ids comes from this
 -- counter, handed out in blocks inside the writer's transaction (see store/ids.rs). It is
 -- seeded from the ids already in the file when this version is applied.
-CREATE TABLE id_counters (
+CREATE TABLE IF NOT EXISTS id_counters (
     name  TEXT PRIMARY KEY,              -- an agent's short name, as ids spell it
     next  INTEGER NOT NULL               -- the first SEQ not handed out yet
 );
 -- A call in flight when its process died is closed by the resume that finds it, with the
 -- status `lost`; the Failures screen lists it with the attempts that failed.
-DROP INDEX invocations_failed;
+DROP INDEX IF EXISTS invocations_failed;
 CREATE INDEX invocations_failed ON invocations(
     started_at, invocation_id, run_id, task_id, attempt, agent, status, error_codes,
     execution_time_ms, error_message, avg_score)

@@ -208,7 +208,9 @@ fn hints(run: &RunState, ui: &UiState) -> String {
     }
 }
 
-/// `text` cut to `width` columns at a word boundary, ending with `…` when cut.
+/// `text` cut to `width` columns, ending with `…` when cut: at a ` · ` between two
+/// hints or facts when there is one (a key is never shown without its word), else at a
+/// word boundary.
 pub fn fit_words(text: &str, width: usize) -> String {
     let clean = sanitize(text);
     if display_width(&clean) <= width {
@@ -216,6 +218,14 @@ pub fn fit_words(text: &str, width: usize) -> String {
     }
     if width < 2 {
         return String::new();
+    }
+    if let Some(end) = clean
+        .match_indices(" · ")
+        .map(|(i, _)| i)
+        .filter(|&i| display_width(&clean[..i]) < width)
+        .last()
+    {
+        return format!("{}…", &clean[..end]);
     }
     crate::text_cut::cut_width(&clean, width).into_owned()
 }

@@ -114,9 +114,12 @@ pub fn stop_signals() -> mpsc::UnboundedReceiver<&'static str> {
     let (tx, rx) = mpsc::unbounded_channel();
     let mut h = hub();
     if let Some(h) = h.as_mut() {
-        for name in h.early.drain(..) {
+        // Signals that came while the command started up count as one stop: their
+        // times are gone, and two of them at once must not read as "again, at once".
+        if let Some(&name) = h.early.first() {
             let _ = tx.send(name);
         }
+        h.early.clear();
         h.receivers.push(tx.clone());
     }
     // Keep one sender alive so the channel never reports closed.

@@ -405,13 +405,22 @@ pub fn load_resume(store: &Store, run_id: &str) -> Result<(Plan, RunConfig, Resu
     // Calls in flight when the process died: closed as lost by the resume, their tasks
     // restarted.
     state.lost = store.open_calls(&summary.run_id)?;
-    state.interrupted = state.lost.iter().map(|c| c.task_id.clone()).collect();
+    // (A call left open long ago, of a task that has finished since, is closed too but
+    // restarts nothing.)
+    state.interrupted = state
+        .lost
+        .iter()
+        .filter(|c| !state.finished.contains_key(&c.task_id))
+        .map(|c| c.task_id.clone())
+        .collect();
     state.interrupted.sort();
     state.interrupted.dedup();
     // A lost call was an attempt: the restarted one takes the next number.
     for call in &state.lost {
-        let n = state.attempts.entry(call.task_id.clone()).or_insert(0);
-        *n = (*n).max(call.attempt);
+        if !state.finished.contains_key(&call.task_id) {
+            let n = state.attempts.entry(call.task_id.clone()).or_insert(0);
+            *n = (*n).max(call.attempt);
+        }
     }
     for (task, list) in store.retry_history_timed(&summary.run_id)? {
         if state.finished.contains_key(&task) {

@@ -207,6 +207,14 @@ pub async fn speak(
                         break (TurnOutcome::Valid, Some((c.output, c.position)), tokens);
                     }
                     Err(problems) => {
+                        // A problem may quote what the model wrote, decoded.
+                        let problems: Vec<String> = match s.provider.secret_redactor() {
+                            Some(r) => problems
+                                .into_iter()
+                                .map(|p| r.found_in(&p).unwrap_or(p))
+                                .collect(),
+                            None => problems,
+                        };
                         reply.problems = problems.clone();
                         s.emitter.emit(&scope, EngineEvent::DebateReply(reply))?;
                         if attempt >= s.spec.output_tries {

@@ -189,6 +189,7 @@ pub(super) fn evaluate(
             }
         },
     }
+    without_secret_in_messages(&mut errors, ctx.provider.secret_redactor());
     let status = if errors.iter().any(|e| e.error_code == ErrorCode::E004) {
         InvocationStatus::Timeout
     } else {
@@ -280,6 +281,20 @@ impl Verdict {
     }
 }
 
+/// A message may quote what the model wrote, decoded (`\u0073k-…` is the key in
+/// clear): the key goes from every message as from the atoms.
+fn without_secret_in_messages(
+    errors: &mut [ErrorInfo],
+    redactor: Option<&crate::provider::http::redact::TextRedactor>,
+) {
+    let Some(r) = redactor else { return };
+    for e in errors {
+        if let Some(clean) = r.found_in(&e.message) {
+            e.message = clean;
+        }
+    }
+}
+
 /// Picks the retry for this attempt's errors: `(code, delay_ms, adjustment)`.
 pub(super) fn next_retry(
     ctx: &RunCtx,
@@ -344,4 +359,30 @@ fn fxhash(s: &str) -> u64 {
     s.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
         (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
     })
+}
+
+#[cfg(test)]
+mod secret_tests {
+    use super::*;
+    use crate::provider::http::redact::TextRedactor;
+
+    #[test]
+    fn a_parse_error_quoting_a_key_the_model_escaped_loses_the_key() {
+        let key = "sk-test-0123456789abcdef";
+        let escaped: String = key.encode_utf16().map(|u| format!("\\u{u:04x}")).collect();
+        let text = format!(
+            r#"{{"output": {{"atoms": [{{"asset_id": "{escaped}"}}, {{"asset_id": "{escaped}"}}], "summary": "s"}}}}"#
+        );
+        assert!(!text.contains(key), "the text holds the key only escaped");
+        let err = crate::engine::parse::parse_response(&text, None).expect_err("invalid");
+        let mut errors = vec![err];
+        assert!(errors[0].message.contains(key), "{}", errors[0].message);
+        without_secret_in_messages(&mut errors, Some(&TextRedactor::new(Some(key))));
+        assert!(!errors[0].message.contains(key), "{}", errors[0].message);
+        assert!(
+            errors[0].message.contains("[redacted]"),
+            "{}",
+            errors[0].message
+        );
+    }
 }

@@ -13,7 +13,7 @@ use super::run_ctx::{write_run_status, RunCtx};
 use super::run_spec::ResumeState;
 use super::EngineError;
 use crate::event::{CrashDetected, EngineEvent, InvocationLost, RunStatus};
-use crate::store::InvocationRecord;
+use crate::store::{InvocationRecord, WriteOp};
 
 /// Reopens the run `r` describes on the fresh graph `nodes`; `index` maps task ids to
 /// plan indexes.
@@ -82,7 +82,7 @@ fn close_lost_call(
         (None, None) => Arc::from("?"),
     };
     let output_tokens = ctx.config.tokens.count(&call.text);
-    let elapsed_ms = u64::try_from(call.last_ts - call.started_ts).unwrap_or(0);
+    let elapsed_ms = u64::try_from(call.last_ts.saturating_sub(call.started_ts)).unwrap_or(0);
     let reason = format!(
         "lost in a crash: the process running this call stopped before it ended; {} output token(s) reached the log",
         output_tokens
@@ -93,18 +93,15 @@ fn close_lost_call(
         invocation_id: Some(invocation.clone()),
         agent: Some(agent.clone()),
     };
-    ctx.emitter.emit(
-        &scope,
-        EngineEvent::InvocationLost(InvocationLost {
-            attempt: call.attempt,
-            prompt_tokens: call.prompt_tokens,
-            output_tokens,
-            chunks: call.chunks,
-            started_ts: call.started_ts,
-            last_ts: call.last_ts,
-            reason: reason.clone(),
-        }),
-    )?;
+    let lost = EngineEvent::InvocationLost(InvocationLost {
+        attempt: call.attempt,
+        prompt_tokens: call.prompt_tokens,
+        output_tokens,
+        chunks: call.chunks,
+        started_ts: call.started_ts,
+        last_ts: call.last_ts,
+        reason: reason.clone(),
+    });
     let agent_name: String = task.map_or_else(|| agent.to_string(), |t| t.agent.clone());
     let (prompt_hash, _) = ctx.system_prompt_info(&agent_name);
     let started_at = crate::clock::rfc3339(
@@ -139,8 +136,10 @@ fn close_lost_call(
         .to_string(),
         provider_usage: None,
     };
-    ctx.emitter
-        .write(crate::store::WriteOp::Invocation(Box::new(record)))?;
+    // The row and its event commit together: a crash now leaves both or neither.
+    ctx.emitter.emit_with(&scope, lost, |env| {
+        WriteOp::WithEvent(Box::new(WriteOp::Invocation(Box::new(record))), env)
+    })?;
     Ok(())
 }
 

@@ -42,7 +42,7 @@ pub struct RunCtx {
     agents: rustc_hash::FxHashMap<String, AgentCache>,
     /// Invocation numbers reserved from the database and not used yet, by agent short
     /// name: (next, end). An async lock: a worker waits for a reservation's commit.
-    id_blocks: tokio::sync::Mutex<rustc_hash::FxHashMap<String, IdBlock>>,
+    id_blocks: Mutex<rustc_hash::FxHashMap<String, Arc<tokio::sync::Mutex<IdBlock>>>>,
     /// Whether the run was resumed with retries to carry over (the history below is
     /// not looked at otherwise).
     resumed_retries: bool,
@@ -220,7 +220,7 @@ impl RunCtx {
         nth: u32,
     ) -> Option<u64> {
         let due = *self.retry_due.get(&(idx, batch))?;
-        let left = u64::try_from(due - super::emit::now_ms()).ok()?;
+        let left = u64::try_from(due.saturating_sub(super::emit::now_ms())).ok()?;
         let cap = if self.same_retry_policy {
             u64::MAX
         } else if last.is_transient() {
@@ -241,12 +241,24 @@ impl RunCtx {
     /// database, taken from a block reserved in the writer's transaction (see
     /// [`crate::store::ids`]); a new block is reserved when this one is used up.
     pub(super) async fn next_invocation_seq(&self, short: &str) -> Result<u64, EngineError> {
-        let mut blocks = self.id_blocks.lock().await;
-        let block = blocks.entry(short.to_string()).or_insert(IdBlock {
-            next: 0,
-            end: 0,
-            size: FIRST_ID_BLOCK,
-        });
+        // One lock per agent: an agent waiting for its next block holds up no other.
+        let slot = {
+            let mut blocks = match self.id_blocks.lock() {
+                Ok(b) => b,
+                Err(p) => p.into_inner(),
+            };
+            blocks
+                .entry(short.to_string())
+                .or_insert_with(|| {
+                    Arc::new(tokio::sync::Mutex::new(IdBlock {
+                        next: 0,
+                        end: 0,
+                        size: FIRST_ID_BLOCK,
+                    }))
+                })
+                .clone()
+        };
+        let mut block = slot.lock().await;
         if block.next >= block.end {
             let first = self.emitter.writer().reserve_ids(short, block.size).await?;
             block.next = first;

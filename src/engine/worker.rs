@@ -319,7 +319,9 @@ async fn run_attempts(
         let result = match result {
             Ok(r) => r,
             Err(signal) => {
-                let _ = ctx.emitter.emit(
+                record.response_json = json!({"cancelled": true, "partial_text": text}).to_string();
+                // The row and its event commit together.
+                let _ = ctx.emitter.emit_with(
                     &scope,
                     EngineEvent::InvocationFinished(InvocationFinished {
                         status: None,
@@ -341,9 +343,8 @@ async fn run_attempts(
                         ),
                         provider_usage: None,
                     }),
+                    |env| WriteOp::WithEvent(Box::new(WriteOp::Invocation(Box::new(record))), env),
                 );
-                record.response_json = json!({"cancelled": true, "partial_text": text}).to_string();
-                let _ = ctx.emitter.write(WriteOp::Invocation(Box::new(record)));
                 return TaskOutcome::stopped(signal, attempt, None, inv_id);
             }
         };

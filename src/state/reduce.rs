@@ -321,7 +321,8 @@ fn reduce_run(st: &mut RunState, env: &Envelope) {
                 );
                 Arc::make_mut(&mut st.tasks[i]).last = Some(InvocationSummary {
                     status: None,
-                    execution_time_ms: u64::try_from(l.last_ts - l.started_ts).unwrap_or(0),
+                    execution_time_ms: u64::try_from(l.last_ts.saturating_sub(l.started_ts))
+                        .unwrap_or(0),
                     output_tokens: l.output_tokens,
                     atoms: 0,
                     avg_score: 0.0,

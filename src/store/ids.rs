@@ -5,7 +5,7 @@
 //! invocations never share an id, in one run or across runs. A process that dies leaves
 //! the rest of its block unused (a gap in the numbers, never a repeat).
 
-use rusqlite::{params, Transaction};
+use rusqlite::{params, OptionalExtension, Transaction};
 
 use super::StoreError;
 
@@ -22,31 +22,44 @@ pub fn parse_invocation_id(id: &str) -> Option<(&str, u64)> {
     Some((short, seq.parse().ok()?))
 }
 
+/// The largest number a counter hands out.
+const LAST: i64 = 1 << 62;
+
 /// Reserves `count` numbers of the counter `name` (an agent's short name); returns the
 /// first. Runs inside the caller's (the writer's) transaction.
 pub fn reserve(tx: &Transaction<'_>, name: &str, count: u64) -> Result<u64, StoreError> {
-    let count = i64::try_from(count.max(1)).unwrap_or(i64::MAX);
+    let count = i64::try_from(count.clamp(1, 1 << 20)).unwrap_or(1);
     tx.prepare_cached(
         "INSERT INTO id_counters (name, next) VALUES (?1, 1) ON CONFLICT (name) DO NOTHING",
     )?
     .execute([name])?;
-    let first: i64 = tx
+    // Only a counter with room for the block moves: the numbers never wrap or repeat.
+    let first: Option<i64> = tx
         .prepare_cached(
-            "UPDATE id_counters SET next = next + ?2 WHERE name = ?1 RETURNING next - ?2",
+            "UPDATE id_counters SET next = next + ?2
+              WHERE name = ?1 AND next >= 1 AND next <= ?3 - ?2
+              RETURNING next - ?2",
         )?
-        .query_row(params![name, count], |r| r.get(0))?;
-    Ok(u64::try_from(first).unwrap_or(1))
+        .query_row(params![name, count, LAST], |r| r.get(0))
+        .optional()?;
+    first
+        .and_then(|f| u64::try_from(f).ok())
+        .ok_or_else(|| {
+            StoreError::WriterGone(format!(
+                "the invocation numbers of agent {name} (table id_counters) are used up or out of range"
+            ))
+        })
 }
 
 /// Starts every counter above the numbers ids already in the file use (written before
-/// the counters existed): the invocations stored and the calls the logs say started.
+/// the counters existed): the invocations stored and every event of a call (a debate's
+/// calls are only in its events).
 pub fn seed_counters(tx: &Transaction<'_>) -> Result<(), StoreError> {
     let mut highest: rustc_hash::FxHashMap<String, u64> = Default::default();
     let mut st = tx.prepare(
         "SELECT invocation_id FROM invocations
          UNION ALL
-         SELECT invocation_id FROM execution_logs
-          WHERE kind = 'invocation_started' AND invocation_id IS NOT NULL",
+         SELECT invocation_id FROM execution_logs WHERE invocation_id IS NOT NULL",
     )?;
     let mut rows = st.query([])?;
     while let Some(row) = rows.next()? {
@@ -59,10 +72,10 @@ pub fn seed_counters(tx: &Transaction<'_>) -> Result<(), StoreError> {
     let mut insert =
         tx.prepare("INSERT OR REPLACE INTO id_counters (name, next) VALUES (?1, ?2)")?;
     for (name, seq) in highest {
-        insert.execute(params![
-            name,
-            i64::try_from(seq.saturating_add(1)).unwrap_or(i64::MAX)
-        ])?;
+        let next = i64::try_from(seq.saturating_add(1))
+            .unwrap_or(LAST)
+            .min(LAST);
+        insert.execute(params![name, next])?;
     }
     Ok(())
 }
@@ -70,6 +83,52 @@ pub fn seed_counters(tx: &Transaction<'_>) -> Result<(), StoreError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn migrated() -> rusqlite::Connection {
+        let mut conn = rusqlite::Connection::open_in_memory().expect("db");
+        crate::store::schema::migrate(&mut conn).expect("schema");
+        conn
+    }
+
+    #[test]
+    fn blocks_never_overlap_and_a_counter_never_wraps() {
+        let mut conn = migrated();
+        let tx = conn.transaction().expect("tx");
+        let a = reserve(&tx, "SCHOLAR", 16).expect("a");
+        let b = reserve(&tx, "SCHOLAR", 32).expect("b");
+        let c = reserve(&tx, "CODE", 16).expect("c");
+        assert_eq!((a, b, c), (1, 17, 1));
+        tx.execute(
+            "UPDATE id_counters SET next = ?1 WHERE name = 'CODE'",
+            [LAST - 4],
+        )
+        .expect("near the end");
+        assert!(
+            reserve(&tx, "CODE", 16).is_err(),
+            "no room: refused, not wrapped"
+        );
+        tx.execute("UPDATE id_counters SET next = -5 WHERE name = 'CODE'", [])
+            .expect("corrupt");
+        assert!(
+            reserve(&tx, "CODE", 1).is_err(),
+            "a negative counter is refused"
+        );
+    }
+
+    #[test]
+    fn counters_start_above_every_number_the_file_names() {
+        let mut conn = migrated();
+        conn.execute_batch(
+            "INSERT INTO execution_logs (event_id, run_id, seq, ts, kind, invocation_id, payload)
+             VALUES (1, 'R', 1, 0, 'invocation_started', 'INV_20260101_000000_SCHOLAR_007', '{}'),
+                    (2, 'R', 2, 0, 'debate_reply', 'INV_20260101_000000_PLANNER_041', '{}')",
+        )
+        .expect("events");
+        let tx = conn.transaction().expect("tx");
+        seed_counters(&tx).expect("seed");
+        assert_eq!(reserve(&tx, "SCHOLAR", 1).expect("scholar"), 8);
+        assert_eq!(reserve(&tx, "PLANNER", 1).expect("planner"), 42);
+    }
 
     #[test]
     fn parses_the_protocol_shape_and_refuses_others() {

@@ -53,8 +53,15 @@ impl Store {
                 run_events_sql(RUN_BASE_SQL)
             ))?;
             let mut rows = st.query([run_id])?;
+            let mut seen = std::collections::HashSet::new();
             while let Some(r) = rows.next()? {
                 let seq: i64 = r.get(0)?;
+                // An id started twice (a log written before ids came from the database)
+                // is closed once.
+                let id: String = r.get(3)?;
+                if !seen.insert(id) {
+                    continue;
+                }
                 let payload: String = r.get(5)?;
                 let started: Option<InvocationStarted> =
                     match EngineEvent::from_parts("invocation_started", &payload) {

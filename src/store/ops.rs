@@ -157,6 +157,9 @@ pub enum WriteOp {
     },
     /// A person's review decision with everything it changes, in one transaction.
     Review(Box<ReviewWrite>),
+    /// A write and the event that tells of it, in one transaction (an ended call's row
+    /// and its event: never one without the other after a crash).
+    WithEvent(Box<WriteOp>, Arc<Envelope>),
     /// Barrier: answered once everything sent before it is committed.
     Flush(std::sync::mpsc::Sender<()>),
     /// Hands out `count` invocation numbers of the agent short name `name` from the

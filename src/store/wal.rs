@@ -14,7 +14,7 @@
 //!   the database file and do not hold the restart up;
 //! - should readers keep the log from starting over until it holds [`HARD_FACTOR`] times
 //!   that, the writer waits for them to finish their current statement, at most
-//!   [`READER_WAIT`];
+//!   [`READER_WAIT`] (and, if that was not enough, not again for [`HARD_BACKOFF`]);
 //! - `journal_size_limit` trims the file back to [`KEEP_BYTES`] when the log restarts.
 //!
 //! A reader that holds one read transaction open for long (a `sqlite3` shell inside
@@ -99,7 +99,14 @@ pub const CATCH_UP_FRAMES: u32 = 256;
 pub struct WalBound {
     checkpointer: Checkpointer,
     nudged: bool,
+    /// After a wait for readers that did not restart the log: no other before then, so a
+    /// reader that stays (a `sqlite3` shell inside `BEGIN`) does not slow every commit.
+    hard_again: Option<std::time::Instant>,
 }
+
+/// How long after a wait for readers that did not restart the log the writer waits
+/// again.
+pub const HARD_BACKOFF: Duration = Duration::from_secs(2);
 
 impl WalBound {
     /// Starts the checkpoint thread of the database at `path`.
@@ -107,6 +114,7 @@ impl WalBound {
         Ok(WalBound {
             checkpointer: Checkpointer::start(path)?,
             nudged: false,
+            hard_again: None,
         })
     }
 
@@ -129,7 +137,10 @@ impl WalBound {
         if frames < limit {
             return Ok(None);
         }
-        if frames < limit.saturating_mul(HARD_FACTOR) {
+        let backing_off = self
+            .hard_again
+            .is_some_and(|t| std::time::Instant::now() < t);
+        if frames < limit.saturating_mul(HARD_FACTOR) || backing_off {
             if !self.checkpointer.caught_up(frames) {
                 self.checkpointer.nudge();
                 return Ok(None);
@@ -150,6 +161,10 @@ impl WalBound {
             }
         };
         conn.busy_timeout(super::open::BUSY_TIMEOUT)?;
+        self.hard_again = match &result {
+            Ok(Some(c)) if c.copied >= c.log => None,
+            _ => Some(std::time::Instant::now() + HARD_BACKOFF),
+        };
         result
     }
 

@@ -101,6 +101,16 @@ struct WriterEnd {
     finished: std::sync::Condvar,
 }
 
+/// Marks the writer finished when dropped (at the end of its thread, or as a panic
+/// unwinds it).
+struct FinishOnDrop(Arc<WriterEnd>);
+
+impl Drop for FinishOnDrop {
+    fn drop(&mut self) {
+        self.0.finish();
+    }
+}
+
 /// Longest a sender that found the writer gone waits for the thread to say why.
 const END_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
@@ -166,7 +176,16 @@ impl Writer {
             count,
             reply,
         })?;
-        rx.await.map_err(|_| self.end.gone())
+        match rx.await {
+            Ok(first) => Ok(first),
+            // Waiting for the writer thread to say why is a blocking wait.
+            Err(_) => {
+                let end = self.end.clone();
+                Err(tokio::task::spawn_blocking(move || end.gone())
+                    .await
+                    .unwrap_or_else(|e| StoreError::WriterGone(e.to_string())))
+            }
+        }
     }
 
     /// Counters.
@@ -221,6 +240,9 @@ pub fn spawn_writer_holding(
     let handle = std::thread::Builder::new()
         .name("plexus-store".into())
         .spawn(move || {
+            // Whatever happens below (a panic too), senders waiting to learn why the
+            // writer is gone are let go when the thread ends.
+            let _finished = FinishOnDrop(end.clone());
             // Owned here, not by `run_writer`: the waiting flushes they hold are answered
             // (by being dropped) only after the failure is recorded.
             let mut batch: Vec<WriteOp> = Vec::with_capacity(MAX_BATCH);
@@ -338,6 +360,7 @@ fn run_writer(
             }
         }
         let n = batch.len();
+        let frames;
         {
             let started = Instant::now();
             // IMMEDIATE: the write lock is taken (waiting out other processes' writers)
@@ -363,22 +386,10 @@ fn run_writer(
             let written = Instant::now();
             tx.commit()?;
             let committed = Instant::now();
-            let frames = super::wal::frames_after_commit();
+            frames = super::wal::frames_after_commit();
             stats
                 .wal_frames_peak
                 .fetch_max(u64::from(frames), Ordering::Relaxed);
-            let checkpoint_from = Instant::now();
-            if let Some(c) = wal.after_commit(conn, frames, stats.restart_frames())? {
-                stats
-                    .wal_checkpoint_us
-                    .fetch_add(micros(checkpoint_from.elapsed()), Ordering::Relaxed);
-                stats.wal_checkpoints.fetch_add(1, Ordering::Relaxed);
-                if c.copied < c.log {
-                    // A reader still reads frames the copy could not pass; the next
-                    // commit tries again.
-                    stats.wal_checkpoints_short.fetch_add(1, Ordering::Relaxed);
-                }
-            }
             if n == 0 {
                 // A heartbeat alone: not a batch the figures are about.
                 continue;
@@ -415,6 +426,23 @@ fn run_writer(
         }
         for (reply, first) in state.reserved.drain(..) {
             let _ = reply.send(first);
+        }
+        // Once the batch is delivered: keep the log bounded (a failed checkpoint is
+        // tried again after a later commit; it never stops the writer).
+        let checkpoint_from = Instant::now();
+        match wal.after_commit(conn, frames, stats.restart_frames()) {
+            Ok(Some(c)) => {
+                stats
+                    .wal_checkpoint_us
+                    .fetch_add(micros(checkpoint_from.elapsed()), Ordering::Relaxed);
+                stats.wal_checkpoints.fetch_add(1, Ordering::Relaxed);
+                if c.copied < c.log {
+                    // A reader still reads frames the copy could not pass.
+                    stats.wal_checkpoints_short.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+            Ok(None) => {}
+            Err(e) => tracing::warn!("checkpoint after a commit failed: {e}"),
         }
     }
 }
@@ -557,6 +585,10 @@ fn apply<'t>(
             state
                 .events
                 .extend(super::review_write::events(&w).cloned());
+        }
+        WriteOp::WithEvent(op, env) => {
+            apply(tx, *op, state, stmts)?;
+            state.events.push(env);
         }
         WriteOp::Flush(f) => state.flushes.push(f),
         WriteOp::ReserveIds { name, count, reply } => {

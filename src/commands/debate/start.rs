@@ -46,6 +46,8 @@ pub fn start_debate(
     now: Value,
 ) -> Result<Started> {
     let (sub_tx, sub_rx) = tokio::sync::mpsc::unbounded_channel();
+    // A stop signal before the session exists ends the command with nothing written.
+    crate::signals::stop_if_signalled()?;
     let run_id = new_run_id();
     let lease = HeldLease::acquire(db, &run_id)?;
     let (writer, writer_thread) = spawn_writer_holding(db, Some(sub_tx), lease.lease().cloned())?;
@@ -61,13 +63,18 @@ pub fn start_debate(
         task_count: 0,
         tasks: Vec::new(),
     };
-    let begun = writer
-        .send(WriteOp::CreateRun(Box::new(row)))
-        .and_then(|()| writer.flush());
+    let begun = crate::signals::stop_if_signalled()
+        .map_err(color_eyre::Report::from)
+        .and_then(|()| {
+            writer
+                .send(WriteOp::CreateRun(Box::new(row)))
+                .and_then(|()| writer.flush())
+                .map_err(color_eyre::Report::from)
+        });
     if let Err(e) = begun {
         drop(writer);
         let _ = writer_thread.join();
-        return Err(e.into());
+        return Err(e);
     }
     let handle = start_session(SessionSpec {
         run_id: run_id.clone(),

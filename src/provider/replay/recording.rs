@@ -89,25 +89,33 @@ pub(super) fn load(
     attempt: u32,
     ranges: &HashMap<String, (u64, u64)>,
 ) -> Result<Result<Option<Recording>, String>, StoreError> {
+    // The task's attempts that ended with an answer or an error, in order: a call the
+    // recorded run was stopped in (`cancelled`) or lost to a crash (`lost`) was made
+    // again under the next number, and a rerun, which is not stopped, counts it once.
     let row: Option<(String, String, String)> = store
         .conn()
         .query_row(
             "SELECT invocation_id, request_json, response_json FROM invocations
-             WHERE run_id = ?1 AND task_id = ?2 AND attempt = ?3
-               AND response_json IS NOT NULL AND COALESCE(status, '') != 'cancelled'
-             ORDER BY rowid LIMIT 1",
-            params![run_id, task, attempt],
+             WHERE run_id = ?1 AND task_id = ?2
+               AND response_json IS NOT NULL
+               AND COALESCE(status, '') NOT IN ('cancelled', 'lost')
+             ORDER BY attempt, rowid LIMIT 1 OFFSET ?3",
+            params![run_id, task, i64::from(attempt.max(1)) - 1],
             |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
         )
         .optional()?;
     let Some((invocation_id, request, response)) = row else {
-        let cancelled: i64 = store.conn().query_row(
-            "SELECT COUNT(*) FROM invocations WHERE run_id = ?1 AND task_id = ?2 AND attempt = ?3",
-            params![run_id, task, attempt],
+        let stopped: i64 = store.conn().query_row(
+            "SELECT COUNT(*) FROM invocations WHERE run_id = ?1 AND task_id = ?2
+               AND COALESCE(status, '') IN ('cancelled', 'lost')",
+            params![run_id, task],
             |r| r.get(0),
         )?;
-        return Ok(if cancelled > 0 {
-            Err("it was recorded only as cancelled (the recorded run was stopped mid-call)".into())
+        return Ok(if stopped > 0 {
+            Err(
+                "the recorded run was stopped (or crashed) in that call and did not make it again"
+                    .into(),
+            )
         } else {
             Ok(None)
         });

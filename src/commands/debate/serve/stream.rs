@@ -43,6 +43,7 @@ impl Cancelled {
 pub fn ending(
     status: Result<RunStatus, String>,
     cancelled: Option<Cancelled>,
+    reason: Option<&str>,
 ) -> Option<StreamErrorEvent> {
     let event = |error: &str, reason: &str, message: String| StreamErrorEvent {
         error: error.into(),
@@ -67,7 +68,10 @@ pub fn ending(
                 "failed"
             },
             "session_failed",
-            format!("the session ended {} without a report", s.as_str()),
+            match reason {
+                Some(why) => format!("the session ended {} without a report: {why}", s.as_str()),
+                None => format!("the session ended {} without a report", s.as_str()),
+            },
         )),
         (Err(e), _) => Some(event(
             "failed",
@@ -105,6 +109,8 @@ async fn run(mut started: Started, tx: mpsc::Sender<Bytes>, server: &Server) {
         }
     };
     let mut connected = true;
+    // Why the session ended, as its `debate_finished` says.
+    let mut finished_why: Option<String> = None;
     let mut stop = server.stop.clone();
     let mut stopping = false;
     loop {
@@ -116,6 +122,9 @@ async fn run(mut started: Started, tx: mpsc::Sender<Bytes>, server: &Server) {
                 }
                 let mut out = String::new();
                 for env in &batch {
+                    if let crate::event::EngineEvent::DebateFinished(f) = &env.event {
+                        finished_why = Some(f.reason.clone());
+                    }
                     for item in sse::items(env) {
                         out.push_str(&sse::frame(&item));
                     }
@@ -150,7 +159,7 @@ async fn run(mut started: Started, tx: mpsc::Sender<Bytes>, server: &Server) {
     };
     if connected {
         let mut out = String::new();
-        if let Some(e) = ending(status.clone(), cancelled) {
+        if let Some(e) = ending(status.clone(), cancelled, finished_why.as_deref()) {
             out.push_str(&sse::frame(&SseData::Event(Box::new(StreamEvent::Error(
                 e,
             )))));
@@ -170,10 +179,11 @@ mod tests {
 
     #[test]
     fn a_session_without_its_report_says_why() {
-        assert_eq!(ending(Ok(RunStatus::Succeeded), None), None);
+        assert_eq!(ending(Ok(RunStatus::Succeeded), None, None), None);
         let e = ending(
             Ok(RunStatus::Cancelled),
             Some(Cancelled::ServerStopping("SIGINT")),
+            None,
         )
         .expect("an event");
         assert_eq!(
@@ -181,14 +191,25 @@ mod tests {
             ("cancelled", "server_stopping")
         );
         assert!(e.message.contains("SIGINT"), "{}", e.message);
-        let e = ending(Ok(RunStatus::Cancelled), Some(Cancelled::ClientGone)).expect("an event");
+        let e =
+            ending(Ok(RunStatus::Cancelled), Some(Cancelled::ClientGone), None).expect("an event");
         assert_eq!(e.reason, "client_disconnected");
-        let e = ending(Ok(RunStatus::Failed), None).expect("an event");
+        let e = ending(
+            Ok(RunStatus::Failed),
+            None,
+            Some("no valid position after round 1"),
+        )
+        .expect("an event");
         assert_eq!(
             (e.error.as_str(), e.reason.as_str()),
             ("failed", "session_failed")
         );
-        let e = ending(Err("the engine crashed".into()), None).expect("an event");
+        assert!(
+            e.message.contains("no valid position after round 1"),
+            "{}",
+            e.message
+        );
+        let e = ending(Err("the engine crashed".into()), None, None).expect("an event");
         assert!(e.message.contains("the engine crashed"));
     }
 }

@@ -1,0 +1,106 @@
+//! Failure browsing end to end through a pseudo-terminal: the demo's failures, `n`, a
+//! second attempt's request and issues, a review accepted from the queue (the task's
+//! dependents then run), and two samples of the run's failure tree marked and handed
+//! off — the real binary, real keys, the screen parsed.
+
+#![cfg(unix)]
+
+use crate::common;
+
+use common::bin::{output, plexus};
+use common::pty::Session;
+
+#[test]
+fn demo_failures_attempts_review_and_handoff_from_the_keyboard() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("p.db");
+    let db_s = db.to_string_lossy().to_string();
+    let mut s = Session::start(&["--db", &db_s, "demo", "--chunk-ms", "2"], dir.path());
+    s.wait_for("Plan DAG", 20);
+    // The validator's answer names an asset that does not exist: it waits for review,
+    // its dependent is blocked, and the run ends failed (held open for decisions).
+    s.wait_for("│ failed │", 60);
+    s.send("4");
+    s.wait_for("Failures ·", 10);
+    let list = s.wait_for("E007", 10);
+    assert!(list.contains("codes"), "{list}");
+    // n steps to the next row; the code task's first attempt, then its second.
+    s.send("G");
+    let mut found = false;
+    for _ in 0..12 {
+        if s.screen().contains("attempt 1/3") {
+            found = true;
+            break;
+        }
+        s.send("\r");
+        if s.screen().contains("TASK_CODE_DIFF_01 · attempt 1/3") {
+            found = true;
+            break;
+        }
+        s.send("\x1b");
+        s.send("N");
+    }
+    assert!(found, "no first attempt of the code task:\n{}", s.screen());
+    s.send("]");
+    s.wait_for("attempt 2/3", 5);
+    s.send("e");
+    let req = s.wait_for("request", 5);
+    s.wait_for("\"constraints\"", 10);
+    assert!(req.contains("TASK_CODE_DIFF_01"), "{req}");
+    s.send("i");
+    s.wait_for("retry decision", 10);
+    s.send("\x1b");
+    s.send("n");
+    // The review queue: accept the validator's atoms.
+    s.send("v");
+    s.wait_for("Review queue · 1 waiting", 10);
+    s.send("\r");
+    s.wait_for("references to assets that do not exist", 5);
+    s.send("\x1b");
+    s.send("Y");
+    s.wait_for("accepted by", 15);
+    // Its dependent runs: the demo ends succeeded.
+    s.send("1");
+    s.wait_for("succeeded", 60);
+    let st = s.quit();
+    assert!(st.success(), "{st:?}:\n{}", s.screen());
+    s.assert_restored();
+
+    // The decision is an event in the run's log.
+    let store = plexus::store::Store::open(&db).expect("store");
+    let run = store.list_runs().expect("runs")[0].run_id.clone();
+    let (last, _) = store.last_event(&run).expect("last");
+    let accepted = store
+        .events(&run, 1, last)
+        .expect("events")
+        .into_iter()
+        .filter(|e| matches!(e.event, Ok(plexus::event::EngineEvent::ReviewAccepted(_))))
+        .count();
+    assert_eq!(accepted, 1, "one review_accepted event");
+
+    // The run's failures as a tree; two samples marked and handed off.
+    let out = output(plexus(dir.path()).args(["--db", &db_s, "export-failures", &run, "tree"]));
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let mut t = Session::start(&["--db", &db_s, "failures", "tree"], dir.path());
+    t.wait_for("Failure samples ·", 10);
+    t.send("m");
+    t.send("m");
+    t.wait_for("2 marked", 5);
+    t.send("E");
+    t.wait_for("write the handoff to:", 5);
+    t.send(&"\x7f".repeat(300));
+    t.send("handoff.json\r");
+    t.wait_for("wrote handoff.json", 10);
+    let st = t.quit();
+    assert!(st.success());
+    t.assert_restored();
+    let v: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("handoff.json")).expect("the handoff"),
+    )
+    .expect("json");
+    assert_eq!(
+        v["failure_samples_index"].as_array().map(Vec::len),
+        Some(2),
+        "{v}"
+    );
+}

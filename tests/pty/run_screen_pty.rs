@@ -1,0 +1,147 @@
+//! The Run screen in a pseudo-terminal: the clock keeps moving while the run is paused,
+//! follow mode moves the selection to where the work is, the hints change when the run
+//! ends, and a stalled invocation shows how long it has been quiet.
+
+#![cfg(unix)]
+
+use crate::common;
+
+use std::time::Duration;
+
+use common::pty::Session;
+
+/// The status bar (the screen's last non-empty line).
+fn status(s: &Session) -> String {
+    s.screen()
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .to_string()
+}
+
+#[test]
+fn the_clock_ticks_while_paused_follow_moves_and_hints_change_at_the_end() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("p.db");
+    let db_s = db.to_string_lossy().to_string();
+    let mut s = Session::start(&["--db", &db_s, "demo", "--chunk-ms", "25"], dir.path());
+    s.wait_for("│ running │", 20);
+    assert!(
+        s.screen().contains("· follow"),
+        "follow is on in a live run:\n{}",
+        s.screen()
+    );
+    // Follow mode: without a key, the selection moves on to later tasks as they run.
+    s.wait_for("Output · TASK_SCHOLAR_DIFF_01", 30);
+    // Pause: the pause's own clock moves with no key pressed.
+    s.send(" ");
+    s.wait_for("paused 0:0", 10);
+    let first = status(&s);
+    std::thread::sleep(Duration::from_millis(2_300));
+    let later = status(&s);
+    assert_ne!(first, later, "the clock froze while paused");
+    assert!(later.contains("│ paused │"), "{later}");
+    s.send(" ");
+    // The end: the hints offer only what works now.
+    s.wait_for("│ failed │", 60);
+    std::thread::sleep(Duration::from_millis(400));
+    let end = status(&s);
+    assert!(
+        !end.contains("space pause") && !end.contains("c cancel"),
+        "{end}"
+    );
+    assert!(end.contains("q quit"), "{end}");
+    // Moving the selection stops follow mode, F starts it again.
+    s.send("k");
+    s.wait_for("follow off", 5);
+    s.send("F");
+    s.wait_for("· follow", 5);
+    let st = s.quit();
+    assert!(st.success() || st.exit_code() == 3, "{st:?}");
+    s.assert_restored();
+}
+
+#[test]
+fn a_stalled_invocation_shows_its_quiet_time_and_time_limit() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("p.db");
+    let db_s = db.to_string_lossy().to_string();
+    let plan = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/fixtures/plans/seed000_task_chain.json"
+    );
+    let mut s = Session::start(
+        &[
+            "--db",
+            &db_s,
+            "run",
+            plan,
+            "--first-chunk-ms",
+            "60000",
+            "--timeout-scale",
+            "10",
+        ],
+        dir.path(),
+    );
+    s.wait_for("running", 20);
+    let screen = s.wait_for("no output for 1", 25);
+    assert!(screen.contains("timeout in"), "{screen}");
+    assert!(screen.contains("⏸"), "{screen}");
+    let st = s.quit();
+    let _ = st;
+    s.assert_restored();
+}
+
+#[test]
+fn ctrl_c_twice_quits_a_command_runs_and_a_click_selects_a_task() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("p.db");
+    let db_s = db.to_string_lossy().to_string();
+    let mut s = Session::start(&["--db", &db_s, "demo", "--chunk-ms", "60"], dir.path());
+    s.wait_for("│ running │", 20);
+    // `:goto` selects a task (and stops follow mode).
+    s.send(":goto TASK_CODE_DIFF_01\r");
+    s.wait_for("Output · TASK_CODE_DIFF_01", 5);
+    // A click on a task in the DAG selects it.
+    let screen = s.screen();
+    let (row, line) = screen
+        .lines()
+        .enumerate()
+        .find(|(_, l)| l.contains("TASK_CRITIC_DIFF_01") && !l.contains("Output"))
+        .expect("the critic in the DAG");
+    let col = line.find("TASK_CRITIC").expect("col");
+    let col = line[..col].chars().count() + 3;
+    s.send(&format!(
+        "\x1b[<0;{};{}M\x1b[<0;{};{}m",
+        col,
+        row + 1,
+        col,
+        row + 1
+    ));
+    s.wait_for("Output · TASK_CRITIC_DIFF_01", 5);
+    // The quit question names how to resume, with this database.
+    s.send("\x03");
+    let q = s.wait_for("Quit?", 5);
+    assert!(q.contains("--db"), "{q}");
+    // ctrl-c again quits.
+    s.send("\x03");
+    let end = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        if s.child.try_wait().expect("wait").is_some() {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < end,
+            "still running:\n{}",
+            s.screen()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    s.assert_restored();
+    assert!(
+        s.screen().contains("--db"),
+        "the resume hint names the database:\n{}",
+        s.screen()
+    );
+}

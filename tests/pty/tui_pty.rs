@@ -1,0 +1,343 @@
+//! End to end through a pseudo-terminal: the real binary, real keys, the screen parsed by
+//! a VT emulator. One test walks the demo (select, help, screens, quit) and checks the
+//! terminal is restored; another quits mid-run and resumes the run headless.
+
+#![cfg(unix)]
+
+use crate::common;
+
+use std::time::{Duration, Instant};
+
+use common::pty::Session;
+
+#[test]
+fn demo_walkthrough_in_a_pty() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("p.db");
+    let db_s = db.to_string_lossy().to_string();
+    let mut s = Session::start(&["--db", &db_s, "demo", "--chunk-ms", "40"], dir.path());
+    s.wait_for("Plan DAG", 20);
+    // The status bar names the provider once the run has started.
+    let screen = s.wait_for("│ simulated │", 20);
+    assert!(
+        screen.contains("Token budget") && screen.contains("Quality"),
+        "{screen}"
+    );
+    // The first task is selected; j moves to the next layer.
+    s.wait_for("Output · TASK_VAULT_CHECK_01", 10);
+    s.send("j");
+    s.wait_for("Output · TASK_SCHOLAR_DIFF_01", 5);
+    s.send("k");
+    s.wait_for("Output · TASK_VAULT_CHECK_01", 5);
+    s.send("j");
+    // Help lists the keys; Esc closes it.
+    s.send("?");
+    let help = s.wait_for("Keys (rebind", 5);
+    assert!(help.contains("Failures screen"), "{help}");
+    s.send("\x1b");
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(!s.screen().contains("Keys (rebind"), "help did not close");
+    // Screens.
+    s.send("2");
+    s.wait_for("atoms ·", 5);
+    s.send("3");
+    s.wait_for("Runs in this database", 5);
+    s.wait_for("AVP_E2E", 5);
+    s.send("1");
+    s.wait_for("Plan DAG", 5);
+    // Let the demo finish (failed: its validator stops for human review), then quit.
+    s.wait_for("failed", 60);
+    std::thread::sleep(Duration::from_millis(500));
+    let st = s.quit();
+    assert_eq!(
+        st.exit_code(),
+        3,
+        "exit status {st:?}; screen:\n{}",
+        s.screen()
+    );
+    s.assert_restored();
+    let after = s.screen();
+    assert!(
+        after.contains("run R"),
+        "summary printed after the UI:\n{after}"
+    );
+
+    // Browse the database: the Runs screen lists the demo; Enter opens it read-only, as
+    // a replay standing at its last event.
+    let mut b = Session::start(&["--db", &db_s, "browse"], dir.path());
+    b.wait_for("Runs in this database", 10);
+    b.wait_for("failed", 10);
+    b.send("\r");
+    let opened = b.wait_for("(read-only)", 10);
+    assert!(opened.contains("TASK_CRITIC_DIFF_01"), "{opened}");
+    b.send("p");
+    b.wait_for("at the end", 5);
+    let st = b.quit();
+    assert!(st.success());
+    b.assert_restored();
+}
+
+#[test]
+fn sigterm_restores_the_terminal_and_leaves_the_run_resumable() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("p.db");
+    let db_s = db.to_string_lossy().to_string();
+    let s = Session::start(
+        &[
+            "--db",
+            &db_s,
+            "demo",
+            "--faults",
+            "none",
+            "--chunk-ms",
+            "60",
+        ],
+        dir.path(),
+    );
+    s.wait_for("running", 20);
+    let mut s = s;
+    let pid = s.child.process_id().expect("pid");
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .expect("kill");
+    let end = Instant::now() + Duration::from_secs(20);
+    let status = loop {
+        if let Some(st) = s.child.try_wait().expect("wait") {
+            break st;
+        }
+        assert!(
+            Instant::now() < end,
+            "no exit after SIGTERM:\n{}",
+            s.screen()
+        );
+        std::thread::sleep(Duration::from_millis(30));
+    };
+    std::thread::sleep(Duration::from_millis(200));
+    s.assert_restored();
+    assert_eq!(status.exit_code(), 3, "{}", s.screen());
+    let store = plexus::store::Store::open(&db).expect("store");
+    assert_eq!(store.run("latest").expect("run").status, "interrupted");
+}
+
+#[test]
+fn quit_mid_run_then_resume_headless() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("p.db");
+    let db_s = db.to_string_lossy().to_string();
+    let mut s = Session::start(
+        &[
+            "--db",
+            &db_s,
+            "demo",
+            "--faults",
+            "none",
+            "--chunk-ms",
+            "60",
+        ],
+        dir.path(),
+    );
+    s.wait_for("Plan DAG", 20);
+    // Mid-run: the first task is streaming.
+    s.wait_for("running", 20);
+    std::thread::sleep(Duration::from_millis(400));
+    let st = s.quit();
+    s.assert_restored();
+    assert_eq!(
+        st.exit_code(),
+        3,
+        "an interrupted run exits 3; screen:\n{}",
+        s.screen()
+    );
+    assert!(
+        s.screen().contains("resume with: plexus --db "),
+        "{}",
+        s.screen()
+    );
+    let store = plexus::store::Store::open(&db).expect("store");
+    let run = store.run("latest").expect("run");
+    assert_eq!(run.status, "interrupted");
+    drop(store);
+    // Resume headless (not a terminal) to the end.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_plexus"))
+        .args(["--db", &db_s, "resume", "latest", "--headless"])
+        .current_dir(dir.path())
+        .output()
+        .expect("resume");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "resume failed:\n{err}");
+    let result = String::from_utf8_lossy(&out.stdout);
+    assert!(result.contains("succeeded"), "{result}");
+    let store = plexus::store::Store::open(&db).expect("store");
+    let run = store.run("latest").expect("run");
+    assert_eq!(run.status, "succeeded");
+    for t in store.tasks(&run.run_id).expect("tasks") {
+        assert_eq!(t.status, "success", "task {} ended {}", t.task_id, t.status);
+    }
+}
+
+#[test]
+fn a_broken_config_stops_a_run_on_a_terminal_as_it_does_headless() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    // A misspelt table, which plexus used to keep without a word.
+    std::fs::write(
+        dir.path().join("bad.toml"),
+        "[ui]\ntheme = \"dark\"\n[provders.local]\nkind = \"openai\"\n",
+    )
+    .expect("config");
+    let db = dir.path().join("p.db");
+    let db_s = db.to_string_lossy().to_string();
+    let mut s = Session::start(
+        &[
+            "--db", &db_s, "--config", "bad.toml", "demo", "--faults", "none",
+        ],
+        dir.path(),
+    );
+    let end = Instant::now() + Duration::from_secs(20);
+    let status = loop {
+        if let Some(st) = s.child.try_wait().expect("wait") {
+            break st;
+        }
+        assert!(Instant::now() < end, "no exit:\n{}", s.screen());
+        std::thread::sleep(Duration::from_millis(30));
+    };
+    let screen = s.wait_for("bad.toml:3", 5);
+    assert!(screen.contains("unknown key `provders`"), "{screen}");
+    assert_eq!(status.exit_code(), 1, "{screen}");
+    s.assert_restored();
+    assert!(!db.exists(), "nothing ran");
+}
+
+/// The `event N/M` the status bar (the last line) shows.
+fn position(screen: &str) -> (u64, u64) {
+    let bar = screen.lines().last().unwrap_or("");
+    for (at, _) in bar.match_indices("event ") {
+        let rest = &bar[at + "event ".len()..];
+        let n: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        let Some(after) = rest[n.len()..].strip_prefix('/') else {
+            continue;
+        };
+        let m: String = after.chars().take_while(char::is_ascii_digit).collect();
+        if let (Ok(n), Ok(m)) = (n.parse(), m.parse()) {
+            return (n, m);
+        }
+    }
+    panic!("no `event N/M` in the status bar: {bar}");
+}
+
+#[test]
+fn replay_plays_pauses_steps_both_ways_seeks_and_changes_speed() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("r.db");
+    let db_s = db.to_string_lossy().to_string();
+    std::fs::write(dir.path().join("none.toml"), "").expect("config");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_plexus"))
+        .current_dir(dir.path())
+        .args(["--db", &db_s, "demo", "--chunk-ms", "5", "--headless"])
+        .env_remove("PLEXUS_DB")
+        .env("PLEXUS_CONFIG", dir.path().join("none.toml"))
+        .output()
+        .expect("demo");
+    // The demo ends failed: its validator stops for human review (E007).
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    let mut s = Session::start(&["--db", &db_s, "replay", "latest", "--paused"], dir.path());
+    let screen = s.wait_for("event 1/", 20);
+    let (_, total) = position(&screen);
+    assert!(total > 50, "{screen}");
+    assert!(screen.contains("❚❚"), "opens paused: {screen}");
+    // Step forward twice, back once.
+    s.send(".");
+    s.wait_for("event 2/", 5);
+    s.send(".");
+    s.wait_for("event 3/", 5);
+    s.send(",");
+    s.wait_for("event 2/", 5);
+    // Jumps to the next task start and the next failure: where the log says they are.
+    let marks = {
+        let store = plexus::store::Store::open(&db).expect("store");
+        let run = store.run("latest").expect("run").run_id;
+        let mut m = plexus::replay::marks::Marks::default();
+        for e in store.events(&run, 1, total).expect("events") {
+            let event = e.event.expect("decodes");
+            m.add(&plexus::event::Envelope {
+                run_id: run.as_str().into(),
+                seq: e.seq,
+                ts: e.ts,
+                task_id: e.task_id.map(Into::into),
+                invocation_id: e.invocation_id.map(Into::into),
+                agent: e.agent.map(Into::into),
+                event,
+            });
+        }
+        m
+    };
+    use plexus::replay::marks::Dir;
+    let start = marks.start(2, Dir::Forward).expect("a task start");
+    s.send("}");
+    s.wait_for(&format!("event {start}/{total}"), 5);
+    let failure = marks.failure(start, Dir::Forward).expect("a failure");
+    s.send(")");
+    s.wait_for(&format!("event {failure}/{total}"), 5);
+    match marks.failure(failure, Dir::Back) {
+        Some(b) => {
+            s.send("(");
+            s.wait_for(&format!("event {b}/{total}"), 5);
+            s.send(")");
+            s.wait_for(&format!("event {failure}/{total}"), 5);
+        }
+        None => {
+            s.send("(");
+            s.wait_for("no earlier failure", 5);
+        }
+    }
+    // Speed.
+    s.send("+");
+    s.wait_for("speed ×2", 5);
+    s.send("-");
+    s.send("-");
+    s.wait_for("speed ×0.5", 5);
+    s.send("+");
+    s.wait_for("speed ×1", 5);
+    // Play: the position moves on; pause: it stops.
+    s.send(" ");
+    s.wait_for("▶ ×1", 5);
+    let end = Instant::now() + Duration::from_secs(20);
+    while position(&s.screen()).0 <= failure + 3 {
+        assert!(
+            Instant::now() < end,
+            "playing did not move:\n{}",
+            s.screen()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    s.send(" ");
+    s.wait_for("❚❚", 5);
+    let paused_at = position(&s.screen()).0;
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(position(&s.screen()).0, paused_at, "paused means paused");
+    // Seek to 50%, to the start and to the end.
+    s.send("#");
+    s.wait_for("seek to", 5);
+    s.send("50%\r");
+    let half = (total as f64 * 0.5).round() as u64;
+    s.wait_for(&format!("event {half}/{total}"), 5);
+    s.send("<");
+    s.wait_for(&format!("event 1/{total}"), 5);
+    s.send(">");
+    let screen = s.wait_for(&format!("event {total}/{total}"), 5);
+    assert!(
+        screen.contains("failed"),
+        "the demo waits for review: {screen}"
+    );
+    // Help lists the transport (at its end).
+    s.send("?");
+    s.wait_for("Keys (rebind", 5);
+    s.send("G");
+    let help = s.wait_for("replay: one event back", 5);
+    assert!(help.contains("replay: seek to"), "{help}");
+    s.send("\x1b");
+    let st = s.quit();
+    assert!(st.success(), "{st:?}");
+    s.assert_restored();
+}

@@ -1,0 +1,9 @@
+//! Integration tests of the react area, one binary: each file below is a module.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod react_run;
+mod skills;
+mod conversation;
+mod plan_react;

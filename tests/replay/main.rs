@@ -1,0 +1,8 @@
+//! Integration tests of the replay area, one binary: each file below is a module.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod replay;
+mod replay_follow;
+mod failures_tree;

@@ -1,0 +1,357 @@
+//! The Failures screen: its rows from the database (one per failed, timed-out, partial
+//! or retried invocation), filters, sort, search, `n` / `N`, the attempt overlay, and
+//! snapshots at 80x24 and 200x60 through ratatui's TestBackend.
+
+use crate::common;
+
+use common::screen::render;
+use std::sync::Arc;
+
+use common::bin::{output, plexus};
+use plexus::app::failures_list::FailureSort;
+use plexus::app::ui_state::{Doc, DocKey, OutputView, Overlay};
+use plexus::app::{update, Action, Effect, Screen, UiState};
+use plexus::event::{EngineEvent, Envelope};
+use plexus::state::{reduce, RunState};
+use plexus::store::{FailedInvocation, Store};
+
+fn demo_state() -> RunState {
+    let mut st = RunState::new();
+    for l in include_str!("../../fixtures/runs/demo.jsonl").lines() {
+        let e: Envelope = serde_json::from_str(l).expect("fixture");
+        reduce(&mut st, &e);
+    }
+    st
+}
+
+/// Rows shaped like the demo's failures, with fixed ids and times.
+fn rows() -> Vec<FailedInvocation> {
+    let row = |run: &str,
+               task: &str,
+               attempt: u32,
+               attempts: u32,
+               agent: &str,
+               status: &str,
+               codes: &[&str],
+               msg: Option<&str>,
+               score: Option<f64>,
+               t: &str| FailedInvocation {
+        run_id: run.into(),
+        task_id: task.into(),
+        attempt,
+        attempts,
+        agent: agent.into(),
+        status: status.into(),
+        error_codes: codes.iter().map(|c| c.to_string()).collect(),
+        message: msg.map(str::to_string),
+        score,
+        grade: score.map(|s| {
+            if s >= 0.7 {
+                "B"
+            } else if s >= 0.5 {
+                "C"
+            } else {
+                "D"
+            }
+            .to_string()
+        }),
+        started_at: format!("{t}Z"),
+        execution_time_ms: Some(812),
+        invocation_id: format!("INV_{task}_{attempt:03}"),
+        retried: attempt < attempts,
+    };
+    let r1 = "R20261126-010802-7fe5";
+    let r2 = "R20261125-223011-0b1c";
+    vec![
+        row(r1, "TASK_CRITIC_DIFF_01", 1, 2, "Critic", "failed", &["E003"], Some("the answer took 30000 ms, over the task's 20000 ms timeout"), None, "2026-11-26T01:08:08"),
+        row(r1, "TASK_CODE_DIFF_01", 2, 3, "Code_Architect", "partial", &[], None, Some(0.62), "2026-11-26T01:08:05"),
+        row(r1, "TASK_CODE_DIFF_01", 1, 3, "Code_Architect", "failed", &["E002"], Some("the JSON object in the response does not parse: EOF while parsing a list at line 66 column 7"), None, "2026-11-26T01:08:04"),
+        row(r1, "TASK_VAULT_CHECK_01", 1, 2, "Knowledge_Vault", "failed", &["E007"], Some("2 referenced assets do not exist: VAULT_X9, VAULT_Y2 (知识库中不存在)"), Some(0.41), "2026-11-26T01:08:02"),
+        row(r2, "TASK_SCHOLAR_DIFF_01", 1, 1, "Scholar", "timeout", &["E003"], Some("no chunk for 150 s"), None, "2026-11-25T22:30:15"),
+    ]
+}
+
+fn ui_with_rows(all_runs: bool) -> UiState {
+    let mut ui = UiState::new(false);
+    ui.screen = Screen::Failures;
+    ui.failures.this_run_only = !all_runs;
+    ui.failures.set_rows(rows(), 1_795_650_000_000);
+    ui
+}
+
+#[test]
+fn failures_screen_snapshots() {
+    let st = demo_state();
+    let mut ui = ui_with_rows(false);
+    insta::assert_snapshot!("failures_80x24", render(&st, &mut ui, 80, 24));
+    let mut ui = ui_with_rows(true);
+    insta::assert_snapshot!("failures_200x60", render(&st, &mut ui, 200, 60));
+}
+
+#[test]
+fn attempt_overlay_snapshots() {
+    let st = demo_state();
+    let mut ui = ui_with_rows(true);
+    update(&mut ui, &st, Action::Down);
+    update(&mut ui, &st, Action::Down);
+    let fx = update(&mut ui, &st, Action::Open);
+    let inv: Arc<str> = "INV_TASK_CODE_DIFF_01_001".into();
+    assert_eq!(fx, vec![Effect::LoadDoc(DocKey::Issues(inv.clone()))]);
+    ui.docs.insert(
+        DocKey::Issues(inv.clone()),
+        Doc::Ready("quality_check:\n{\n  \"atoms_generated\": 0\n}\n\nerrors:\n[\n  {\n    \"error_code\": \"E002\",\n    \"message\": \"the JSON object in the response does not parse\"\n  }\n]\n\nretry decision: retried as attempt 2 after 250 ms (E002): a stricter format reminder was added to the prompt".into()),
+    );
+    insta::assert_snapshot!("failure_attempt_80x24", render(&st, &mut ui, 80, 24));
+    insta::assert_snapshot!("failure_attempt_200x60", render(&st, &mut ui, 200, 60));
+    // `e` switches to the request, `]` to the task's next failed attempt.
+    let fx = update(&mut ui, &st, Action::ViewRequest);
+    assert_eq!(fx, vec![Effect::LoadDoc(DocKey::Request(inv))]);
+    let fx = update(&mut ui, &st, Action::NextAttempt);
+    assert_eq!(
+        fx,
+        vec![Effect::LoadDoc(DocKey::Request(
+            "INV_TASK_CODE_DIFF_01_002".into()
+        ))]
+    );
+    match &ui.overlay {
+        Some(Overlay::Attempt(v)) => {
+            assert_eq!(v.view, OutputView::Request);
+            assert!(v.title.contains("attempt 2/3"), "{}", v.title);
+        }
+        o => panic!("{o:?}"),
+    }
+    update(&mut ui, &st, Action::Back);
+    assert_eq!(ui.overlay, None);
+}
+
+#[test]
+fn filters_sort_search_and_n_move_through_the_rows() {
+    let st = demo_state();
+    let mut ui = ui_with_rows(true);
+    let ids = |ui: &UiState| -> Vec<String> {
+        let rows = ui.failures.rows.clone().expect("rows");
+        ui.failures
+            .view
+            .iter()
+            .map(|&i| format!("{}#{}", rows[i].task_id, rows[i].attempt))
+            .collect()
+    };
+    assert_eq!(ids(&ui).len(), 5);
+    // Newest first.
+    assert_eq!(ids(&ui)[0], "TASK_CRITIC_DIFF_01#1");
+    // f cycles the error codes: E002, E003, E007, then none.
+    update(&mut ui, &st, Action::FilterGrade);
+    assert_eq!(ids(&ui), vec!["TASK_CODE_DIFF_01#1"]);
+    update(&mut ui, &st, Action::FilterGrade);
+    assert_eq!(
+        ids(&ui),
+        vec!["TASK_CRITIC_DIFF_01#1", "TASK_SCHOLAR_DIFF_01#1"]
+    );
+    update(&mut ui, &st, Action::ClearFilters);
+    // t cycles statuses.
+    update(&mut ui, &st, Action::FilterType);
+    assert_eq!(ui.failures.query.status.as_deref(), Some("failed"));
+    assert_eq!(ids(&ui).len(), 3);
+    update(&mut ui, &st, Action::FilterType);
+    assert_eq!(ids(&ui), vec!["TASK_CODE_DIFF_01#2"]);
+    update(&mut ui, &st, Action::ClearFilters);
+    // A agent.
+    update(&mut ui, &st, Action::FilterAgent);
+    assert_eq!(ui.failures.query.agent.as_deref(), Some("Code_Architect"));
+    assert_eq!(ids(&ui).len(), 2);
+    update(&mut ui, &st, Action::ClearFilters);
+    // T: the last hour of a fixed clock keeps nothing of a day earlier.
+    update(&mut ui, &st, Action::FilterTime);
+    assert!(ids(&ui).len() < 5, "{:?}", ids(&ui));
+    update(&mut ui, &st, Action::ClearFilters);
+    // R: each run of the list in turn, then back to the run on screen (read again).
+    update(&mut ui, &st, Action::FilterRun);
+    assert_eq!(ids(&ui), vec!["TASK_SCHOLAR_DIFF_01#1"]);
+    update(&mut ui, &st, Action::FilterRun);
+    assert_eq!(ids(&ui).len(), 4);
+    let fx = update(&mut ui, &st, Action::FilterRun);
+    assert_eq!(fx, vec![Effect::LoadFailures(Some(st.run_id.clone()))]);
+    assert!(ui.failures.this_run_only);
+    let fx = update(&mut ui, &st, Action::FilterRun);
+    assert_eq!(fx, vec![Effect::LoadFailures(None)], "then every run");
+    assert!(!ui.failures.this_run_only);
+    // s sorts by run, then task; S reverses.
+    update(&mut ui, &st, Action::Sort);
+    assert_eq!(ui.failures.query.sort, FailureSort::Run);
+    assert_eq!(ids(&ui)[0], "TASK_SCHOLAR_DIFF_01#1");
+    update(&mut ui, &st, Action::SortReverse);
+    assert_eq!(ids(&ui)[0], "TASK_VAULT_CHECK_01#1");
+    update(&mut ui, &st, Action::ClearFilters);
+    // / searches ids and messages, as you type.
+    update(&mut ui, &st, Action::Search);
+    for c in "知识库".chars() {
+        plexus::app::update::input(&mut ui, &st, plexus::app::update::InputKey::Char(c));
+    }
+    assert_eq!(ids(&ui), vec!["TASK_VAULT_CHECK_01#1"]);
+    plexus::app::update::input(&mut ui, &st, plexus::app::update::InputKey::Esc);
+    assert_eq!(ids(&ui).len(), 5);
+    // n and N step and wrap.
+    update(&mut ui, &st, Action::NextFailure);
+    assert_eq!(ui.failures.selected, 1);
+    update(&mut ui, &st, Action::PrevFailure);
+    update(&mut ui, &st, Action::PrevFailure);
+    assert_eq!(ui.failures.selected, 4);
+}
+
+#[test]
+fn the_demo_database_lists_every_failed_and_retried_attempt_with_its_code_and_message() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path();
+    let out = output(plexus(dir).args(["--db", "p.db", "demo", "--chunk-ms", "0", "--headless"]));
+    // The demo ends failed headless: one task waits for a person's review.
+    assert_eq!(out.code, Some(3), "{}", out.stderr);
+    let store = Store::open(&dir.join("p.db")).expect("db");
+    let run = store.list_runs().expect("runs")[0].run_id.clone();
+    let rows = store.failed_invocations(Some(&run)).expect("rows");
+    // What the log says: every invocation that did not succeed, or was followed by
+    // another attempt of its task.
+    let (last, _) = store.last_event(&run).expect("last");
+    let mut started: Vec<(String, String, u32)> = Vec::new();
+    let mut bad: Vec<String> = Vec::new();
+    for e in store.events(&run, 1, last).expect("events") {
+        match e.event {
+            Ok(EngineEvent::InvocationStarted(s)) => started.push((
+                e.invocation_id.clone().expect("inv"),
+                e.task_id.clone().expect("task"),
+                s.attempt,
+            )),
+            Ok(EngineEvent::InvocationFinished(f))
+                if f.status != Some(plexus::protocol::InvocationStatus::Success) =>
+            {
+                bad.push(e.invocation_id.clone().expect("inv"))
+            }
+            _ => {}
+        }
+    }
+    let mut expected: Vec<String> = started
+        .iter()
+        .filter(|(inv, task, a)| {
+            bad.contains(inv) || started.iter().any(|(_, t, b)| t == task && b > a)
+        })
+        .map(|(inv, _, _)| inv.clone())
+        .collect();
+    expected.sort();
+    let mut got: Vec<String> = rows.iter().map(|r| r.invocation_id.clone()).collect();
+    got.sort();
+    assert!(!expected.is_empty());
+    assert_eq!(got, expected);
+    for r in &rows {
+        if r.status == "failed" {
+            assert!(!r.error_codes.is_empty() && r.message.is_some(), "{r:?}");
+        }
+        assert!(r.attempt <= r.attempts);
+    }
+    // Every run's list holds this run's rows too.
+    assert_eq!(
+        store.failed_invocations(None).expect("all").len(),
+        rows.len()
+    );
+}
+
+fn review_item(task: &str, decided: bool) -> plexus::review::ReviewItem {
+    plexus::review::ReviewItem {
+        run_id: "R20261126-010802-7fe5".into(),
+        task_id: task.into(),
+        agent: "Scenario_Validator".into(),
+        status: if decided { "success" } else { "failed" }.into(),
+        invocation_id: format!("INV_{task}_001"),
+        attempt: 1,
+        message: Some("1 reference(s) to assets that do not exist".into()),
+        fabricated: vec![plexus::review::FabricatedRef {
+            atom_id: "VALID_TA_01".into(),
+            reference: "CODE_TA_99".into(),
+        }],
+        atoms: vec![
+            serde_json::json!({"asset_id": "VALID_TA_01", "atom_type": "TA", "content": "验证通过：时间复杂度 O(n log n)"}),
+        ],
+        summary: "one scenario validated".into(),
+        avg_score: 0.78,
+        grades: plexus::protocol::GradeCounts {
+            a: 0,
+            b: 1,
+            c: 0,
+            d: 0,
+        },
+        issues: vec![],
+        decision: decided.then(|| plexus::review::Decision {
+            decision: plexus::review::DecisionKind::Accepted,
+            reviewer: "ada".into(),
+            note: None,
+            decided_at: "2026-11-26T01:09:00Z".into(),
+            seq: 340,
+        }),
+    }
+}
+
+#[test]
+fn the_review_queue_shows_the_evidence_and_accepts_or_rejects_with_a_reason() {
+    let st = demo_state();
+    let mut ui = ui_with_rows(false);
+    ui.failures_run = Some("R20261126-010802-7fe5".into());
+    let fx = update(&mut ui, &st, Action::ReviewQueue);
+    assert_eq!(
+        fx,
+        vec![Effect::LoadReviews(Some("R20261126-010802-7fe5".into()))]
+    );
+    ui.failures.queue = Some(vec![
+        review_item("TASK_VALIDATOR_DIFF_01", false),
+        review_item("TASK_VALIDATOR_DIFF_02", true),
+    ]);
+    insta::assert_snapshot!("review_queue_80x24", render(&st, &mut ui, 80, 24));
+    insta::assert_snapshot!("review_queue_200x60", render(&st, &mut ui, 200, 60));
+    // Enter shows the evidence: the reference that does not exist and the atoms.
+    update(&mut ui, &st, Action::Open);
+    match &ui.overlay {
+        Some(Overlay::Text { lines, .. }) => {
+            let text = lines.join("\n");
+            assert!(text.contains("VALID_TA_01 names CODE_TA_99"), "{text}");
+            assert!(text.contains("验证通过"), "{text}");
+        }
+        o => panic!("{o:?}"),
+    }
+    update(&mut ui, &st, Action::Back);
+    // Y accepts.
+    let fx = update(&mut ui, &st, Action::ReviewAccept);
+    assert_eq!(
+        fx,
+        vec![Effect::Review {
+            run: "R20261126-010802-7fe5".into(),
+            task: "TASK_VALIDATOR_DIFF_01".into(),
+            verdict: plexus::review::Verdict::Accept { note: None },
+        }]
+    );
+    // X asks for a reason; an empty one rejects nothing, a reason rejects.
+    use plexus::app::update::{input, InputKey};
+    assert!(update(&mut ui, &st, Action::ReviewReject).is_empty());
+    assert!(input(&mut ui, &st, InputKey::Enter).is_empty());
+    update(&mut ui, &st, Action::ReviewReject);
+    for c in "CODE_TA_99 is real".chars() {
+        input(&mut ui, &st, InputKey::Char(c));
+    }
+    let fx = input(&mut ui, &st, InputKey::Enter);
+    assert_eq!(
+        fx,
+        vec![Effect::Review {
+            run: "R20261126-010802-7fe5".into(),
+            task: "TASK_VALIDATOR_DIFF_01".into(),
+            verdict: plexus::review::Verdict::Reject {
+                reason: "CODE_TA_99 is real".into()
+            },
+        }]
+    );
+    // A decided item is refused: a decision is final.
+    update(&mut ui, &st, Action::Down);
+    assert!(update(&mut ui, &st, Action::ReviewAccept).is_empty());
+    assert!(ui
+        .flash
+        .as_ref()
+        .is_some_and(|f| f.text.contains("already accepted")));
+    // v goes back to the list.
+    update(&mut ui, &st, Action::ReviewQueue);
+    assert!(!ui.failures.review);
+}

@@ -1,10 +1,11 @@
 //! Exit codes, one table for every command (`diff` alone exits like diff(1)), and how
-//! an error is put into words (a database error always names the file).
+//! an error is put into words (a database error always names the file). Which code a
+//! failed command's error exits with is decided by the binary, which knows every layer's
+//! errors.
 
 use std::path::Path;
 
 use crate::event::RunStatus;
-use crate::plan::PlanErrors;
 use crate::store::StoreError;
 
 /// The command did what was asked; a run succeeded or ended partial.
@@ -48,35 +49,6 @@ pub fn for_status(status: RunStatus) -> u8 {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
 pub struct InvalidOptions(pub String);
-
-/// The exit code of a command that failed with `e`.
-pub fn for_error(e: &color_eyre::Report) -> u8 {
-    for cause in e.chain() {
-        if let Some(r) = cause.downcast_ref::<crate::review::ReviewError>() {
-            return r.exit_code();
-        }
-        if cause.downcast_ref::<PlanErrors>().is_some()
-            || cause.downcast_ref::<InvalidOptions>().is_some()
-        {
-            return INVALID;
-        }
-        if let Some(StoreError::Owned { .. }) = cause.downcast_ref::<StoreError>() {
-            return OWNED;
-        }
-        if let Some(crate::engine::EngineError::WorkerCrashed(_)) =
-            cause.downcast_ref::<crate::engine::EngineError>()
-        {
-            return CRASH;
-        }
-        if cause
-            .downcast_ref::<crate::signals::StoppedBeforeStart>()
-            .is_some()
-        {
-            return RUN_FAILED;
-        }
-    }
-    ERROR
-}
 
 /// The error as one message; a database error names `db` when it does not already.
 pub fn describe(e: &color_eyre::Report, db: &Path) -> String {

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::protocol::messages::OutputLevel;
+use crate::protocol::provider::ToolCall;
 
 /// The model asked for a tool (the Action), after its thought.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -108,4 +109,18 @@ pub struct LoopFinished {
     pub compressions: u32,
     /// Prompt and output tokens over every step.
     pub total_tokens: u64,
+}
+
+/// One step as recorded with the invocation, so that a rerun can answer it again: the
+/// model's text and tool calls, and the observations it got back.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RecordedStep {
+    /// The text of the step (a thought, or the final answer).
+    pub text: String,
+    /// The tools it asked for.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ToolCall>,
+    /// Each call's answer (observation and metrics), in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub answers: Vec<ToolAnswered>,
 }

@@ -108,7 +108,7 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) => {
             plexus::errln!("error: {}", exit::describe(&e, &db));
-            ExitCode::from(exit::for_error(&e))
+            ExitCode::from(exit_code_of(&e))
         }
     };
     if let Some(p) = log {
@@ -461,4 +461,35 @@ fn finish(g: &Globals, f: plexus::commands::launch::Finished) -> Result<ExitCode
         );
     }
     Ok(ExitCode::from(exit::for_status(f.status)))
+}
+
+/// The exit code of a command that failed with `e`: the first cause the table names.
+fn exit_code_of(e: &color_eyre::Report) -> u8 {
+    for cause in e.chain() {
+        if let Some(r) = cause.downcast_ref::<plexus::review::ReviewError>() {
+            return r.exit_code();
+        }
+        if cause.downcast_ref::<plexus::plan::PlanErrors>().is_some()
+            || cause.downcast_ref::<exit::InvalidOptions>().is_some()
+        {
+            return exit::INVALID;
+        }
+        if let Some(plexus::store::StoreError::Owned { .. }) =
+            cause.downcast_ref::<plexus::store::StoreError>()
+        {
+            return exit::OWNED;
+        }
+        if let Some(plexus::engine::EngineError::WorkerCrashed(_)) =
+            cause.downcast_ref::<plexus::engine::EngineError>()
+        {
+            return exit::CRASH;
+        }
+        if cause
+            .downcast_ref::<plexus::signals::StoppedBeforeStart>()
+            .is_some()
+        {
+            return exit::RUN_FAILED;
+        }
+    }
+    exit::ERROR
 }

@@ -7,7 +7,7 @@
 
 use std::io::Write;
 
-use crate::ui::sanitize::sanitize_cow;
+use crate::text::sanitize::sanitize_cow;
 
 /// Exit code when standard output was closed by the reader: the command did what was
 /// asked of it as far as anyone was reading.

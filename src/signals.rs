@@ -4,7 +4,8 @@
 //! [`FORCE_WINDOW`] exits at once — the database stays consistent (every commit is
 //! atomic) and the run is resumed like a crashed one.
 
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc;
@@ -20,6 +21,14 @@ struct Hub {
 }
 
 static HUB: Mutex<Option<Hub>> = Mutex::new(None);
+
+/// The last stop signal seen by the handler itself (0 for none), set the moment it
+/// arrives: the async listener that hands signals out may run much later on a busy
+/// machine, and a run must not begin after a signal that came before it.
+static CAUGHT: std::sync::OnceLock<Arc<AtomicUsize>> = std::sync::OnceLock::new();
+
+/// The signal names by the number [`CAUGHT`] holds.
+const NAMES: [&str; 4] = ["", "SIGINT", "SIGTERM", "SIGHUP"];
 
 fn hub() -> std::sync::MutexGuard<'static, Option<Hub>> {
     match HUB.lock() {
@@ -42,6 +51,22 @@ pub fn install() {
         early: Vec::new(),
     });
     drop(h);
+    #[cfg(unix)]
+    {
+        let caught = CAUGHT.get_or_init(|| Arc::new(AtomicUsize::new(0)));
+        for (n, sig) in [
+            signal_hook::consts::SIGINT,
+            signal_hook::consts::SIGTERM,
+            signal_hook::consts::SIGHUP,
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            if let Err(e) = signal_hook::flag::register_usize(sig, Arc::clone(caught), n + 1) {
+                tracing::warn!("cannot flag signal {sig}: {e}");
+            }
+        }
+    }
     #[cfg(unix)]
     {
         use tokio::signal::unix::{signal, SignalKind};
@@ -89,7 +114,14 @@ fn deliver(name: &'static str) {
 /// A stop signal that arrived before anyone listened, if any (it stays kept for the
 /// first receiver).
 pub fn pending() -> Option<&'static str> {
-    hub().as_ref().and_then(|h| h.early.first().copied())
+    let early = hub().as_ref().and_then(|h| h.early.first().copied());
+    early.or_else(caught)
+}
+
+/// The last stop signal the handler saw, however late its listener runs.
+fn caught() -> Option<&'static str> {
+    let n = CAUGHT.get()?.load(Ordering::SeqCst);
+    NAMES.get(n).copied().filter(|s| !s.is_empty())
 }
 
 /// A stop signal arrived before the run was created: nothing of it was written.

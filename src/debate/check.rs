@@ -9,7 +9,7 @@ use crate::protocol::debate::{
     ReporterMetadata,
 };
 
-use super::turn::output_type_of;
+use crate::protocol::debate_turn::output_type_of;
 
 /// A reply that passed: the output as stored, and its position.
 #[derive(Debug, Clone, PartialEq)]
@@ -35,7 +35,7 @@ fn json_of(text: &str) -> Option<Value> {
 
 /// A reply quoted in a problem: cut at a word to 160 characters.
 fn cut(s: &str) -> String {
-    crate::text_cut::cut_chars(s, 160).into_owned()
+    crate::text::cut::cut_chars(s, 160).into_owned()
 }
 
 /// Checks a reply of `role` for `round`. `tokens` is the reply's token count;

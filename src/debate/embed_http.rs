@@ -87,10 +87,10 @@ impl HttpEmbedder {
         if !status.is_success() {
             // The key out first: a cut could fall inside it.
             let whole = self.redactor.text(&String::from_utf8_lossy(&body));
-            let excerpt = crate::text_cut::cut_chars(&whole, 200);
+            let excerpt = crate::text::cut::cut_chars(&whole, 200);
             return Err(fail(format!(
                 "HTTP {status}: {}",
-                crate::ui::sanitize::sanitize(&excerpt)
+                crate::text::sanitize::sanitize(&excerpt)
             )));
         }
         let v: Value = serde_json::from_slice(&body)

@@ -12,9 +12,9 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Value};
 
-use super::spec::Thresholds;
-use super::turn::HostInstruction;
 use crate::protocol::debate::{AgentRole, Critique, HostAction, PositionSummary};
+use crate::protocol::debate_spec::Thresholds;
+use crate::protocol::debate_turn::HostInstruction;
 
 /// How the discussion goes on after a decision.
 #[derive(Debug, Clone, PartialEq)]

@@ -9,14 +9,19 @@
 pub mod check;
 pub mod diff;
 pub mod embed_http;
-pub mod events;
 pub mod host;
 pub mod progress;
 pub mod replay;
 mod round_end;
 pub mod session;
+pub mod shared;
 pub mod similarity;
 pub mod speak;
-pub mod spec;
 pub mod sse;
-pub mod turn;
+
+/// The session's events, kept with every other event kind.
+pub use crate::event::debate as events;
+/// The session's settings, kept with the protocol's types.
+pub use crate::protocol::debate_spec as spec;
+/// What an agent is told in one turn, kept with the protocol's types.
+pub use crate::protocol::debate_turn as turn;

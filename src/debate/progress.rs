@@ -3,8 +3,8 @@
 //! short; a reason (why the host decided, why a turn or the session failed) is whole.
 
 use crate::event::EngineEvent;
-use crate::text_cut::cut_chars;
-use crate::ui::sanitize::sanitize;
+use crate::text::cut::cut_chars;
+use crate::text::sanitize::sanitize;
 
 /// `s` made safe for the terminal and cut at a word to `n` characters.
 fn cut(s: &str, n: usize) -> String {
@@ -83,7 +83,7 @@ pub fn line(e: &EngineEvent) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::debate::events::{DebateErrorLogged, DebateFinished, DebateOutput, TurnOutcome};
+    use crate::event::debate::{DebateErrorLogged, DebateFinished, DebateOutput, TurnOutcome};
     use crate::protocol::debate::{AgentRole, SessionStatus};
 
     #[test]

@@ -6,9 +6,9 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::events::{DebateReply, DebateStarted};
-use super::turn::task_id;
+use crate::event::debate::{DebateReply, DebateStarted};
 use crate::event::{EngineEvent, Envelope};
+use crate::protocol::debate_turn::task_id;
 use crate::protocol::AgentRequest;
 use crate::provider::{ChunkSink, Provider, ProviderError, ProviderFuture, ProviderOutput};
 use crate::store::schema::MAX_SEQ;

@@ -7,15 +7,15 @@ use std::time::Instant;
 use serde_json::json;
 
 use super::check::changes;
-use super::events::{DebateErrorLogged, HostDecided, PositionsCompared};
 use super::host::{decide, Decision, HostInput};
-use super::session::{Memory, Session};
+use super::shared::{Memory, Session};
 use super::similarity::{keyword_similarity, position_text, PositionComparer};
 use super::speak::Spoken;
-use super::turn::{task_id, RoundDigest};
 use crate::engine::emit::Scope;
+use crate::event::debate::{DebateErrorLogged, HostDecided, PositionsCompared};
 use crate::event::{EngineEvent, TaskStatus};
 use crate::protocol::debate::{AgentRole, CriticMetadata, HostAction, PositionSummary};
+use crate::protocol::debate_turn::{task_id, RoundDigest};
 use crate::store::{StoreError, WriteOp};
 
 /// Compares the round's positions, applies the host's rules, logs the decision.

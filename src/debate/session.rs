@@ -8,19 +8,20 @@ use std::sync::Arc;
 use serde_json::Value;
 use tokio::sync::{mpsc, watch};
 
-use super::events::{DebateFinished, DebateStarted, TurnOutcome};
 use super::host::{Next, SPEAKERS};
+use super::shared::{Memory, Session};
 use super::similarity::{keyword_similarity, position_text, PositionComparer};
-use super::speak::{speak, LastOutput, Spoken};
-use super::spec::DebateSpec;
-use super::turn::{DebateTurn, HostInstruction, RoundDigest};
+use super::speak::{speak, Spoken};
 use crate::engine::emit::{Emitter, Scope};
 use crate::engine::{Control, EngineError, RunHandle, RunOutcome};
+use crate::event::debate::{DebateFinished, DebateStarted, TurnOutcome};
 use crate::event::{EngineEvent, RunFinished, RunStarted, RunStatus, TaskStatus};
-use crate::protocol::debate::{AgentRole, PositionSummary, SessionStatus};
+use crate::protocol::debate::{AgentRole, SessionStatus};
+use crate::protocol::debate_spec::DebateSpec;
+use crate::protocol::debate_turn::{DebateTurn, HostInstruction};
 use crate::provider::Provider;
 use crate::review::ReviewError;
-use crate::store::{StoreError, WriteOp, Writer};
+use crate::store::{WriteOp, Writer};
 use crate::tokens::TokenCounter;
 
 /// What a session runs with.
@@ -37,115 +38,6 @@ pub struct SessionSpec {
     pub now: Value,
     /// The store writer (the run row is written already).
     pub writer: Writer,
-}
-
-/// A running session's shared parts.
-pub struct Session {
-    /// Settings.
-    pub spec: DebateSpec,
-    /// The model.
-    pub provider: Arc<dyn Provider>,
-    /// Event log.
-    pub emitter: Emitter,
-    /// Token counter.
-    pub counter: TokenCounter,
-    now: Value,
-    cancel: watch::Receiver<bool>,
-    /// Invocation numbers reserved and not used yet, per agent short name: (next, end).
-    ids: std::sync::Mutex<std::collections::HashMap<String, (u64, u64)>>,
-}
-
-/// Invocation numbers a session reserves per agent at a time: enough for every try of
-/// every round, so the agents of a round (the first runs two at once) never wait on the
-/// store for an id, and their order stays the simulated provider's.
-const IDS_PER_AGENT: u64 = 32;
-
-impl Session {
-    /// Resolves when the session is stopped.
-    pub async fn cancelled(&self) {
-        let mut rx = self.cancel.clone();
-        if rx.wait_for(|c| *c).await.is_err() {
-            // Nobody can stop the session any more: it never is.
-            std::future::pending::<()>().await;
-        }
-    }
-
-    /// Whether the session was stopped.
-    pub fn is_cancelled(&self) -> bool {
-        *self.cancel.borrow()
-    }
-
-    /// A new invocation id, `INV_{YYYYMMDD}_{HHMMSS}_{AGENT}_{SEQ}`, its number taken
-    /// from the database's counter (unique in the file, whatever the timing: see
-    /// [`crate::store::ids`]).
-    pub async fn invocation_id(&self, role: &AgentRole) -> Result<String, StoreError> {
-        let short = role.as_str().to_uppercase();
-        let n = match self.take_id(&short) {
-            Some(n) => n,
-            None => {
-                let first = self
-                    .emitter
-                    .writer()
-                    .reserve_ids(&short, IDS_PER_AGENT)
-                    .await?;
-                self.lock_ids()
-                    .insert(short.clone(), (first + 1, first + IDS_PER_AGENT));
-                first
-            }
-        };
-        Ok(crate::engine::request::invocation_id(
-            chrono::Utc::now(),
-            &short,
-            n,
-        ))
-    }
-
-    /// Reserves the first block of invocation numbers of each agent, before the rounds.
-    async fn reserve_ids(&self) -> Result<(), StoreError> {
-        for role in [
-            AgentRole::Planner,
-            AgentRole::Critic,
-            AgentRole::Host,
-            AgentRole::Reporter,
-        ] {
-            let short = role.as_str().to_uppercase();
-            let first = self
-                .emitter
-                .writer()
-                .reserve_ids(&short, IDS_PER_AGENT)
-                .await?;
-            self.lock_ids()
-                .insert(short, (first, first + IDS_PER_AGENT));
-        }
-        Ok(())
-    }
-
-    fn lock_ids(&self) -> std::sync::MutexGuard<'_, std::collections::HashMap<String, (u64, u64)>> {
-        match self.ids.lock() {
-            Ok(g) => g,
-            Err(p) => p.into_inner(),
-        }
-    }
-
-    /// The next reserved number of `short`, if any is left.
-    fn take_id(&self, short: &str) -> Option<u64> {
-        let mut ids = self.lock_ids();
-        let (next, end) = ids.get_mut(short)?;
-        (*next < *end).then(|| {
-            *next += 1;
-            *next - 1
-        })
-    }
-
-    /// The session's `now` as an RFC 3339 text (fills a missing output timestamp).
-    pub fn now_text(&self) -> String {
-        self.now
-            .get("datetime")
-            .or_else(|| self.now.get("now"))
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string()
-    }
 }
 
 /// Starts a session; the handle's control channel takes `Cancel` and `Interrupt` (both
@@ -183,29 +75,6 @@ pub fn start_session(s: SessionSpec) -> RunHandle {
     RunHandle {
         control: control_tx,
         join,
-    }
-}
-
-/// What the rounds keep between them.
-#[derive(Default)]
-pub(super) struct Memory {
-    /// Each agent's last valid output and position.
-    pub(super) last: BTreeMap<AgentRole, (Value, PositionSummary)>,
-    /// Each agent's similarity to its previous position, by round.
-    pub(super) self_similarity: BTreeMap<AgentRole, Vec<(u32, f64)>>,
-    /// Consensus after each compared round.
-    pub(super) trend: Vec<f64>,
-    /// The rounds as the reporter reads them.
-    pub(super) digests: Vec<RoundDigest>,
-    /// Turns by final status.
-    pub(super) tasks: BTreeMap<TaskStatus, u32>,
-    /// The host's last position.
-    pub(super) host_last: Option<PositionSummary>,
-}
-
-impl Memory {
-    fn last_of(&self, role: &AgentRole) -> LastOutput {
-        self.last.get(role).cloned()
     }
 }
 

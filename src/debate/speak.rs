@@ -8,13 +8,15 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use super::check::{changes, check, set_changes, Checked};
-use super::events::{DebateErrorLogged, DebateOutput, DebateReply, DebateTurnStarted, TurnOutcome};
-use super::session::Session;
-use super::spec::MAX_OUTPUT_TOKENS;
-use super::turn::{request, DebateTurn};
+use super::shared::{LastOutput, Session};
 use crate::engine::emit::Scope;
+use crate::event::debate::{
+    DebateErrorLogged, DebateOutput, DebateReply, DebateTurnStarted, TurnOutcome,
+};
 use crate::event::EngineEvent;
 use crate::protocol::debate::{AgentRole, PositionSummary};
+use crate::protocol::debate_spec::MAX_OUTPUT_TOKENS;
+use crate::protocol::debate_turn::{request, DebateTurn};
 use crate::provider::http::redact::redact_serialized;
 use crate::provider::{ChunkSink, ProviderError, StoredProviderError};
 use crate::store::{StoreError, WriteOp};
@@ -44,9 +46,6 @@ pub struct Spoken {
     /// gave one, or was stopped.
     pub problem: Option<String>,
 }
-
-/// The agent's last valid output and position.
-pub type LastOutput = Option<(Value, PositionSummary)>;
 
 /// Runs one turn of `turn.role`.
 pub async fn speak(

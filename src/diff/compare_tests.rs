@@ -230,7 +230,7 @@ fn the_text_report_is_aligned_narrow_clean_and_ends_with_a_summary() {
     let lines = render(&d);
     for l in &lines {
         assert!(
-            crate::ui::sanitize::display_width(l) <= WIDTH,
+            crate::text::sanitize::display_width(l) <= WIDTH,
             "too wide: {l:?}"
         );
         assert!(!l.contains('\u{1b}') && !l.contains('\u{7}'), "{l:?}");

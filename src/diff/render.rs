@@ -8,8 +8,8 @@
 use serde_json::Value;
 
 use super::RunDiff;
-use crate::ui::sanitize::{display_width, sanitize};
-use crate::ui::wrap::{pad_or_truncate, wrap_ranges};
+use crate::text::sanitize::{display_width, sanitize};
+use crate::text::wrap::{pad_or_truncate, wrap_ranges};
 
 /// Most columns a line takes.
 pub const WIDTH: usize = 100;

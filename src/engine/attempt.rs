@@ -3,12 +3,12 @@
 //! accepted atoms.
 
 use super::parse::{parse_response, without_secret};
-use super::quality::{run_gate, AtomVerdict};
 use super::response_json::AtomJson;
 use super::run_ctx::RunCtx;
-use super::status::decide_status;
 use crate::agents::AgentDef;
 use crate::event::AtomGrade;
+use crate::gate::quality::{run_gate, AtomVerdict};
+use crate::gate::status::decide_status;
 use crate::plan::Task;
 use crate::protocol::{Atom, ErrorCode, ErrorInfo, Grade, InvocationStatus, QualityCheck};
 use crate::provider::{ProviderError, ProviderOutput};

@@ -16,7 +16,7 @@ use super::context::prompt::{
     json_bytes, OverLimit, PromptList, PromptParts, DEPENDENCIES_PRIORITY, EXISTING_ASSETS_PRIORITY,
 };
 use super::emit::Scope;
-use super::planned::{abstractive_summaries, batch};
+use super::planned::{abstractive_summaries, batch, Batched};
 use super::request::{dependencies_for, threshold_for, user_prompt_for, ContextParts};
 use super::run_ctx::RunCtx;
 use crate::agents::AgentDef;
@@ -47,14 +47,6 @@ impl Gathered {
             batched: None,
         }
     }
-}
-
-/// An input split into batches, one invocation each.
-pub(super) struct Batched {
-    /// One full-mode payload per batch.
-    pub batches: Vec<Value>,
-    /// How the batches' atoms are combined.
-    pub aggregation: String,
 }
 
 /// Bytes the instruction template and the user prompt's keys add to the task's own text

@@ -2,8 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::quality::QualityConfig;
 use super::retry::RetryPolicy;
+use crate::gate::quality::QualityConfig;
 use crate::tokens::TokenCounter;
 
 /// Settings of one run.

@@ -84,7 +84,7 @@ pub(super) fn final_status(nodes: &[Node], stopping: Option<StopSignal>) -> RunS
 
 /// The status of a run whose tasks are all final.
 pub(super) fn status_after(nodes: &[Node]) -> RunStatus {
-    super::status::run_status_of(nodes.iter().map(|n| n.status))
+    crate::gate::status::run_status_of(nodes.iter().map(|n| n.status))
 }
 
 /// The `run_resumed` fact for the current graph.

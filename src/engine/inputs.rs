@@ -15,11 +15,11 @@ use super::budget::Gathered;
 use super::context::plan::Input;
 use super::context::select::DataType;
 use super::emit::Scope;
-use super::refs::{resolve_task_output, RefFailure};
 use super::run_ctx::RunCtx;
 use crate::event::{EngineEvent, ReferenceFailed};
 use crate::protocol::refs::{RefErrorCode, ResolutionFailure};
 use crate::protocol::{DataReference, FallbackConfig, FallbackStrategy, ResponseOutput};
+use crate::resolve::{resolve_task_output, RefFailure};
 
 /// What to do after a failure, by the §3.2 table when the task configures nothing.
 fn default_strategy(code: RefErrorCode, has_default: bool) -> &'static str {
@@ -98,7 +98,7 @@ async fn resolve_once(
         DataReference::File(f) => {
             let root = ctx.config.workspace.clone();
             let f = f.clone();
-            tokio::task::spawn_blocking(move || super::file_ref::resolve_file(&root, &f))
+            tokio::task::spawn_blocking(move || crate::resolve::file::resolve_file(&root, &f))
                 .await
                 .unwrap_or_else(|e| {
                     Err(RefFailure {
@@ -116,7 +116,7 @@ async fn resolve_once(
             };
             let q = q.clone();
             let timeout = Duration::from_millis(ctx.config.ref_timeout_ms);
-            tokio::task::spawn_blocking(move || super::db_ref::resolve_db(&db, &q, timeout))
+            tokio::task::spawn_blocking(move || crate::resolve::db::resolve_db(&db, &q, timeout))
                 .await
                 .unwrap_or_else(|e| {
                     Err(RefFailure {

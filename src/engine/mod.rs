@@ -5,18 +5,14 @@ mod attempt;
 mod budget;
 pub mod config;
 pub mod context;
-pub mod db_ref;
 pub mod emit;
-pub mod file_ref;
 mod graph;
 mod inputs;
 mod outcome;
 pub mod parse;
-pub mod pdf_text;
 mod planned;
-pub mod quality;
+pub use crate::gate::quality;
 pub mod react_loop;
-pub mod refs;
 mod reopen;
 pub mod request;
 mod response_json;
@@ -27,7 +23,7 @@ mod run;
 mod run_ctx;
 mod run_spec;
 mod sink;
-pub mod status;
+pub use crate::gate::status;
 mod toolbox;
 mod worker;
 
@@ -48,3 +44,7 @@ pub enum EngineError {
     #[error("a worker crashed (a bug): {0}; the run was stopped and stays resumable")]
     WorkerCrashed(String),
 }
+
+pub use crate::resolve as refs;
+/// Reference resolution, kept at its old paths while callers move.
+pub use crate::resolve::{db as db_ref, file as file_ref, pdf as pdf_text};

@@ -7,10 +7,17 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use super::budget::Batched;
 use super::context::plan::{Input, Planned};
 use super::run_ctx::RunCtx;
 use crate::plan::Task;
+
+/// An input split into batches, one invocation each.
+pub(super) struct Batched {
+    /// One full-mode payload per batch.
+    pub batches: Vec<Value>,
+    /// How the batches' atoms are combined.
+    pub aggregation: String,
+}
 
 /// Rewrites the summary payloads of `planned` through the provider, when the run or the
 /// task's `transfer_config` asks for abstractive summaries; an extractive summary stays

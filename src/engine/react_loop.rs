@@ -9,7 +9,6 @@ use std::future::Future;
 use std::pin::Pin;
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::emit::Scope;
@@ -17,6 +16,7 @@ use super::run_ctx::RunCtx;
 use super::sink::StreamSink;
 use crate::conversation::{ContextManager, Conversation};
 use crate::event::{ContextCompressed, EngineEvent, LoopFinished, ToolAnswered, ToolCalled};
+pub use crate::loop_events::RecordedStep;
 use crate::plan::react::ReactSetup;
 use crate::protocol::messages::{ContentBlock, Message, MessageType, ReactTurns, ToolDefinition};
 use crate::protocol::AgentRequest;
@@ -43,20 +43,6 @@ pub trait Toolbox: Send + Sync {
     /// Runs one call of step `step`; `context_usage` is how full the conversation is
     /// (0–1), which decides the output level above 80%.
     fn call<'a>(&'a self, step: u32, call: &'a ToolCall, context_usage: f64) -> ToolFuture<'a>;
-}
-
-/// One step as recorded with the invocation, so that a rerun can answer it again: the
-/// model's text and tool calls, and the observations it got back.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct RecordedStep {
-    /// The text of the step (a thought, or the final answer).
-    pub text: String,
-    /// The tools it asked for.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub tool_calls: Vec<ToolCall>,
-    /// Each call's answer (observation and metrics), in order.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub answers: Vec<ToolAnswered>,
 }
 
 /// What the loop ended with.

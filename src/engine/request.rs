@@ -6,6 +6,7 @@ use serde_json::Value;
 
 use crate::agents::AgentDef;
 use crate::plan::{ConstraintOverrides, ExecutionMode, Task};
+pub use crate::protocol::invocation::{prompt_hash, render_user_prompt};
 use crate::protocol::{AgentRequest, Constraints, Dependency, Grade, RequestContext, UserPrompt};
 
 /// Constraints of an agent under an execution mode, then the task's overrides.
@@ -161,12 +162,6 @@ pub fn user_prompt_for(
     }
 }
 
-/// The user message sent to a model: the user prompt as compact JSON (its text is
-/// `.get()`), rendered once and stored as it is. `None` only if serialisation fails.
-pub fn render_user_prompt(p: &UserPrompt) -> Option<Box<serde_json::value::RawValue>> {
-    serde_json::value::to_raw_value(p).ok()
-}
-
 /// The request as stored: the system prompt replaced by a reference into `prompts`.
 #[derive(Serialize)]
 pub struct StoredRequest<'a> {
@@ -208,16 +203,6 @@ impl<'a> StoredRequest<'a> {
             context_management: r.extra.get("context_management"),
         }
     }
-}
-
-/// Stable 64-bit FNV-1a hash of a prompt, as 16 hex digits.
-pub fn prompt_hash(text: &str) -> String {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in text.as_bytes() {
-        h ^= u64::from(*b);
-        h = h.wrapping_mul(0x0100_0000_01b3);
-    }
-    format!("{h:016x}")
 }
 
 #[cfg(test)]

@@ -14,9 +14,8 @@ use serde_json::Value;
 use crate::protocol::handoff::FailurePriority;
 
 use super::doc::{load_expecting, DocStatus, LoadOptions};
-use super::index::natural_cmp;
-use super::index::{ContextInfo, IndexSource, Iteration, OpenError, Sample};
 use super::layout;
+use super::sample::{natural_cmp, ContextInfo, IndexSource, Iteration, OpenError, Sample};
 
 /// An index file is read whole up to this size (1 GiB).
 const INDEX_CAP: u64 = 1 << 30;

@@ -31,6 +31,7 @@ mod index_read;
 pub mod layout;
 pub mod query;
 pub mod report;
+pub mod sample;
 pub mod summary;
 pub mod trace;
 pub mod write;

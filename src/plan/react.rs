@@ -60,7 +60,7 @@ pub fn check_tool(name: &str) -> Result<(), String> {
     } else {
         Err(format!(
             "unknown tool `{}`; the tools are {}",
-            crate::ui::sanitize::sanitize(name),
+            crate::text::sanitize::sanitize(name),
             TOOL_NAMES.join(", ")
         ))
     }
@@ -81,7 +81,7 @@ pub fn check_skill(name: &str) -> Result<(), String> {
     } else {
         Err(format!(
             "skill name `{}` must be a plain folder name (letters, digits, - _ .)",
-            crate::ui::sanitize::sanitize(name)
+            crate::text::sanitize::sanitize(name)
         ))
     }
 }

@@ -147,7 +147,7 @@ fn read_header<R: BufRead>(lines: &mut Lines<R>) -> Result<Header, PortableError
                 1,
                 format!(
                     "written in run format version {n} (by plexus {}); this plexus ({}) reads versions up to {VERSION}: upgrade plexus to import it",
-                    crate::ui::sanitize::sanitize(by),
+                    crate::text::sanitize::sanitize(by),
                     env!("CARGO_PKG_VERSION")
                 ),
             ));

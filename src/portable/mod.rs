@@ -96,7 +96,7 @@ pub fn check_run_id(id: &str) -> Result<(), String> {
     }
     if let Some(bad) = id
         .chars()
-        .find(|&c| c.is_control() || crate::ui::sanitize::is_bidi_control(c))
+        .find(|&c| c.is_control() || crate::text::sanitize::is_bidi_control(c))
     {
         return Err(format!(
             "contains the invisible character U+{:04X}",

@@ -271,3 +271,41 @@ pub struct ChainInput {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fallback_config: Option<FallbackConfig>,
 }
+
+/// The rule a choice came from, for the report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Rule {
+    /// The reference's or task's transfer_config named the mode.
+    Configured,
+    /// §5.1 size band.
+    Size,
+    /// §5.2 receiving agent.
+    Agent,
+    /// §5.3 data type.
+    DataType,
+    /// A part of the prompt itself (the context's dependencies and existing assets):
+    /// passed in place, changed only by trimming.
+    PromptPart,
+}
+
+/// How one input was passed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InputPlan {
+    /// Name.
+    pub name: String,
+    /// Tokens of the data as resolved.
+    pub tokens: u64,
+    /// Mode chosen.
+    pub mode: TransferMode,
+    /// Whether it is passed in batches (> 50K tokens).
+    pub batched: bool,
+    /// The rule that chose the mode.
+    pub rule: Rule,
+    /// Priority.
+    pub priority: u8,
+    /// What trimming did (`keep`, `summarize`, `filter_by_priority`, `omit`).
+    pub action: String,
+    /// Tokens sent.
+    pub tokens_after: u64,
+}

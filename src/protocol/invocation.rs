@@ -542,3 +542,19 @@ impl std::fmt::Display for Grade {
 pub fn value_at_path<'a>(root: &'a Value, path: &str) -> Option<&'a Value> {
     path.split('.').try_fold(root, |v, key| v.get(key))
 }
+
+/// The user message sent to a model: the user prompt as compact JSON (its text is
+/// `.get()`), rendered once and stored as it is. `None` only if serialisation fails.
+pub fn render_user_prompt(p: &UserPrompt) -> Option<Box<serde_json::value::RawValue>> {
+    serde_json::value::to_raw_value(p).ok()
+}
+
+/// Stable 64-bit FNV-1a hash of a prompt, as 16 hex digits.
+pub fn prompt_hash(text: &str) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in text.as_bytes() {
+        h ^= u64::from(*b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("{h:016x}")
+}

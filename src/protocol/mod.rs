@@ -9,9 +9,12 @@
 pub mod atom;
 pub mod context;
 pub mod debate;
+pub mod debate_spec;
+pub mod debate_turn;
 pub mod handoff;
 pub mod invocation;
 pub mod messages;
+pub mod provider;
 pub mod refs;
 
 pub use atom::{Atom, AtomMetadata, DeltaAudit, Provenance};

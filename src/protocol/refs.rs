@@ -335,3 +335,92 @@ pub struct FallbackConfigTemplateDoc {
     /// The template.
     pub fallback_config: FallbackConfigTemplate,
 }
+
+/// Tables a `db_query` reference may read, with their columns (seed 000 §2.4).
+pub const QUERYABLE: &[(&str, &[&str])] = &[
+    (
+        "papers",
+        &[
+            "paper_id",
+            "title",
+            "authors",
+            "year",
+            "venue",
+            "domain",
+            "pdf_path",
+            "arxiv_url",
+            "abstract",
+            "created_at",
+        ],
+    ),
+    (
+        "knowledge_atoms",
+        &[
+            "atom_id",
+            "run_id",
+            "task_id",
+            "invocation_id",
+            "agent",
+            "atom_type",
+            "category",
+            "data_status",
+            "paper_id",
+            "domain",
+            "content",
+            "confidence",
+            "grade",
+            "score",
+            "provenance",
+            "delta_audit",
+            "metadata",
+            "created_at",
+            "reviewed_by",
+            "reviewed_at",
+        ],
+    ),
+    (
+        "relations",
+        &[
+            "relation_id",
+            "source_atom_id",
+            "target_atom_id",
+            "relation_type",
+            "run_id",
+            "invocation_id",
+            "note",
+            "created_at",
+        ],
+    ),
+    (
+        "quality_records",
+        &[
+            "record_id",
+            "run_id",
+            "task_id",
+            "invocation_id",
+            "atom_id",
+            "grade",
+            "score",
+            "issues",
+            "created_at",
+        ],
+    ),
+    (
+        "execution_logs",
+        &[
+            "run_id",
+            "seq",
+            "ts",
+            "kind",
+            "task_id",
+            "invocation_id",
+            "agent",
+            "payload",
+        ],
+    ),
+];
+
+/// Columns of a whitelisted table, or `None` when the table may not be queried.
+pub fn queryable_columns(table: &str) -> Option<&'static [&'static str]> {
+    QUERYABLE.iter().find(|(t, _)| *t == table).map(|(_, c)| *c)
+}

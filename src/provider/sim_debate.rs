@@ -11,8 +11,8 @@
 use chrono::{Days, NaiveDate};
 use serde_json::{json, Value};
 
-use crate::debate::turn::DebateTurn;
 use crate::protocol::debate::AgentRole;
+use crate::protocol::debate_turn::DebateTurn;
 
 /// The critic's concerns: (issue, the solution it suggests, severity).
 const CONCERNS: [(&str, &str, &str); 3] = [

@@ -183,7 +183,7 @@ impl SimulatedProvider {
 
     /// Builds the answer text for a request under a fault.
     pub fn answer(&self, req: &AgentRequest, fault: Fault, rng: &mut fastrand::Rng) -> String {
-        if let Some(turn) = crate::debate::turn::DebateTurn::of(req) {
+        if let Some(turn) = crate::protocol::debate_turn::DebateTurn::of(req) {
             return super::sim_debate::answer(&turn);
         }
         let reqs = &req.user_prompt.output_requirements;
@@ -503,7 +503,7 @@ impl Provider for SimulatedProvider {
                 });
             }
             // A debate turn: its answer streamed, no faults.
-            if let Some(turn) = crate::debate::turn::DebateTurn::of(&request) {
+            if let Some(turn) = crate::protocol::debate_turn::DebateTurn::of(&request) {
                 let text = super::sim_debate::answer(&turn);
                 if self.config.first_chunk_ms > 0 {
                     tokio::time::sleep(Duration::from_millis(self.config.first_chunk_ms)).await;

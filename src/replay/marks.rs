@@ -118,7 +118,7 @@ impl Marks {
             | EngineEvent::HostDecided(_)
             | EngineEvent::DebateFinished(_) => false,
             EngineEvent::DebateError(_) => true,
-            EngineEvent::DebateOutput(o) => o.outcome != crate::debate::events::TurnOutcome::Valid,
+            EngineEvent::DebateOutput(o) => o.outcome != crate::event::debate::TurnOutcome::Valid,
         };
         if failure {
             self.failures.push(env.seq);

@@ -7,9 +7,9 @@ use std::collections::HashMap;
 use rusqlite::OptionalExtension;
 
 use super::{ReviewError, ReviewItem};
-use crate::engine::quality::{fabricated_refs, QualityConfig};
-use crate::engine::status::decide_status;
 use crate::event::TaskStatus;
+use crate::gate::quality::{fabricated_refs, QualityConfig};
+use crate::gate::status::decide_status;
 use crate::plan::Plan;
 use crate::protocol::{
     AgentResponse, ErrorCode, FallbackStrategy, GradeCounts, InvocationStatus, ResponseOutput,

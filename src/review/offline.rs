@@ -122,7 +122,7 @@ pub fn decide(
                 && ended_failed
                 && status.values().all(|s| s.is_final()))
             .then(|| {
-                let new = crate::engine::status::run_status_of(status.values().copied());
+                let new = crate::gate::status::run_status_of(status.values().copied());
                 let mut tasks: BTreeMap<TaskStatus, u32> = BTreeMap::new();
                 for s in status.values() {
                     *tasks.entry(*s).or_insert(0) += 1;

@@ -6,13 +6,13 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use crate::debate::events::{DebateFinished, PositionsCompared, TurnOutcome};
-use crate::debate::spec::DebateSpec;
+use crate::event::debate::{DebateFinished, PositionsCompared, TurnOutcome};
 use crate::event::{EngineEvent, Envelope, RunStatus};
 use crate::protocol::debate::{
     AgentOutput, AgentRole, AgentSlot, AgentStatus, HostAction, PositionSummary, RoundRecord,
     SessionState, SessionStatus,
 };
+use crate::protocol::debate_spec::DebateSpec;
 
 /// The four agents, in the order the screen lists them.
 pub const AGENTS: [AgentRole; 4] = [

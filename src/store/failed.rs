@@ -102,7 +102,7 @@ impl Store {
              ORDER BY i.started_at DESC, i.invocation_id DESC
              LIMIT ?2",
         )?;
-        let grader = crate::engine::quality::QualityConfig::default();
+        let grader = crate::gate::quality::QualityConfig::default();
         let rows = st.query_map(params![run, MAX_FAILURE_ROWS as i64], |r| {
             let run_id: String = r.get(0)?;
             let task_id: String = r.get(1)?;

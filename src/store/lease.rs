@@ -39,7 +39,7 @@ impl Owner {
         format!(
             "pid {} on host {} (owner since {}, last heartbeat {:.1} s ago)",
             self.pid,
-            crate::ui::sanitize::sanitize(&self.host),
+            crate::text::sanitize::sanitize(&self.host),
             self.started_at,
             (now_ms - self.heartbeat_ms).max(0) as f64 / 1000.0
         )

@@ -235,7 +235,7 @@ pub struct InvocationRecord {
     /// Whole response JSON.
     pub response_json: String,
     /// Usage the provider reported, if any.
-    pub provider_usage: Option<crate::provider::Usage>,
+    pub provider_usage: Option<crate::protocol::provider::Usage>,
 }
 
 /// One `papers` row to import.

@@ -186,7 +186,7 @@ fn item(r: &Row<'_>) -> rusqlite::Result<ReviewItem> {
     let fabricated = issues
         .iter()
         .flat_map(|i| {
-            crate::engine::quality::fabricated_refs(i)
+            crate::gate::quality::fabricated_refs(i)
                 .into_iter()
                 .map(|reference| FabricatedRef {
                     atom_id: i.atom_id.clone(),

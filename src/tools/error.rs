@@ -1,9 +1,9 @@
 //! The error of a tool call: a seed 003 error type (which decides retries) plus a code
 //! and a message, all three shown to the model in the unified error observation.
 
-use crate::engine::refs::RefFailure;
 use crate::protocol::messages::ToolErrorType;
 use crate::protocol::refs::RefErrorCode;
+use crate::resolve::RefFailure;
 
 /// What went wrong, as the `Error Code` line of an observation writes it.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -163,7 +163,7 @@ impl ToolError {
 }
 
 impl From<RefFailure> for ToolError {
-    /// The file-reference errors of [`crate::engine::file_ref`], mapped to tool errors.
+    /// The file-reference errors of [`crate::resolve::file`], mapped to tool errors.
     fn from(f: RefFailure) -> Self {
         match f.code {
             RefErrorCode::RefPermissionDenied => ToolError::denied(f.message),

@@ -1,5 +1,5 @@
 //! `file_reader`: a text file of the workspace, whole or a range of lines, under the
-//! escape rules of file references ([`crate::engine::file_ref::locate`]).
+//! escape rules of file references ([`crate::resolve::file::locate`]).
 
 use std::path::Path;
 
@@ -9,7 +9,7 @@ use super::args::{int_arg, looks_binary, str_arg};
 use super::context::ToolContext;
 use super::error::{ToolError, ToolErrorCode};
 use super::tool::{run_blocking, Tool, ToolData, ToolFuture};
-use crate::engine::file_ref::{decode, locate};
+use crate::resolve::file::{decode, locate};
 
 /// Largest file read, in bytes.
 pub const MAX_READ_BYTES: u64 = 10 << 20;

@@ -12,7 +12,7 @@ use super::args::{bool_arg, count_arg, looks_binary, one_line, str_arg};
 use super::context::ToolContext;
 use super::error::{ToolError, ToolErrorCode};
 use super::tool::{run_blocking, Tool, ToolData, ToolFuture};
-use crate::engine::file_ref::locate;
+use crate::resolve::file::locate;
 
 /// Most hits (files, or matching lines) returned.
 pub const MAX_HITS: usize = 1_000;

@@ -12,11 +12,10 @@ pub mod loop_fold;
 pub mod output;
 pub mod quality;
 pub mod runs;
-pub mod sanitize;
 pub mod screen;
 pub mod status;
 pub mod text;
 pub mod theme;
-pub mod wrap;
 
+pub use crate::text::{sanitize, wrap};
 pub use screen::{draw, draw_buffer};

@@ -4,13 +4,13 @@
 //! trimmed by priority to the agent's effective data limit (§6.3), giving the payloads
 //! and list entries sent and the `context_management` report (§7.2).
 
-use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::payload::{atoms_of, count, reference_payload, summarize};
 use super::prompt::PromptParts;
 use super::select::{choose, DataType, Rule};
 use super::trim::{atom_priority, trim, Decision, Item, Part};
+pub use crate::protocol::context::InputPlan;
 use crate::protocol::context::{ContextManagement, TransferMode};
 use crate::tokens::TokenCounter;
 
@@ -32,27 +32,6 @@ pub struct Input {
     /// Tokens of `data` when already known (counted when it was produced); counted here
     /// otherwise.
     pub tokens: Option<u64>,
-}
-
-/// How one input was passed.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct InputPlan {
-    /// Name.
-    pub name: String,
-    /// Tokens of the data as resolved.
-    pub tokens: u64,
-    /// Mode chosen.
-    pub mode: TransferMode,
-    /// Whether it is passed in batches (> 50K tokens).
-    pub batched: bool,
-    /// The rule that chose the mode.
-    pub rule: Rule,
-    /// Priority.
-    pub priority: u8,
-    /// What trimming did (`keep`, `summarize`, `filter_by_priority`, `omit`).
-    pub action: String,
-    /// Tokens sent.
-    pub tokens_after: u64,
 }
 
 /// A planned context.

@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::protocol::context::Rule;
 use crate::protocol::context::TransferMode;
 
 /// Below this many tokens data is passed whole (§5.1).
@@ -32,23 +33,6 @@ pub enum DataType {
     Relations,
     /// Knowledge atoms (a mix; treated as text unless all atoms are code or math).
     Atoms,
-}
-
-/// The rule a choice came from, for the report.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Rule {
-    /// The reference's or task's transfer_config named the mode.
-    Configured,
-    /// §5.1 size band.
-    Size,
-    /// §5.2 receiving agent.
-    Agent,
-    /// §5.3 data type.
-    DataType,
-    /// A part of the prompt itself (the context's dependencies and existing assets):
-    /// passed in place, changed only by trimming.
-    PromptPart,
 }
 
 /// A transfer decision.

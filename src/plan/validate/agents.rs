@@ -7,7 +7,6 @@ use std::collections::{BTreeMap, HashMap};
 use serde_json::Value;
 
 use super::shape::describe;
-use super::tasks::check_react_lists;
 use super::{check_id, schema, Collector, K};
 use crate::agents::{self, AgentDef, AgentSpec};
 
@@ -177,5 +176,32 @@ impl AgentTable {
             }
         }
         out
+    }
+}
+
+/// Checks `tools` and `skills` lists (of a task, or of an agent under `prefix`).
+pub(super) fn check_react_lists(
+    c: &mut Collector<'_>,
+    tid: Option<&str>,
+    prefix: &str,
+    tools: &Option<Vec<String>>,
+    skills: &Option<Vec<String>>,
+) {
+    let at = |f: &str, i: usize| {
+        if prefix.is_empty() {
+            format!("{f}[{i}]")
+        } else {
+            format!("{prefix}.{f}[{i}]")
+        }
+    };
+    for (i, name) in tools.iter().flatten().enumerate() {
+        if let Err(e) = crate::plan::react::check_tool(name) {
+            c.push(tid, at("tools", i), K::UnknownField, e);
+        }
+    }
+    for (i, name) in skills.iter().flatten().enumerate() {
+        if let Err(e) = crate::plan::react::check_skill(name) {
+            c.push(tid, at("skills", i), K::Shape, e);
+        }
     }
 }

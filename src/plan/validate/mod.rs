@@ -115,7 +115,7 @@ pub fn parse_plan(text: &str, file: &str) -> Result<Plan, PlanErrors> {
             K::DuplicateKey,
             format!(
                 "key `{}` is written twice in the same object, {lines}; keep one",
-                crate::ui::sanitize::sanitize(&d.key)
+                crate::text::sanitize::sanitize(&d.key)
             ),
         );
     }
@@ -272,7 +272,7 @@ pub fn parse_plan(text: &str, file: &str) -> Result<Plan, PlanErrors> {
 fn check_id(c: &mut Collector<'_>, task: Option<&str>, field: &str, id: &str) {
     if let Some(bad) = id
         .chars()
-        .find(|&ch| ch.is_control() || crate::ui::sanitize::is_bidi_control(ch))
+        .find(|&ch| ch.is_control() || crate::text::sanitize::is_bidi_control(ch))
     {
         c.push(
             task,

@@ -6,8 +6,8 @@ use serde_json::Value;
 use super::shape::describe;
 use super::{schema, Collector, K};
 use crate::jsonpath::JsonPath;
+use crate::protocol::refs::{queryable_columns, QUERYABLE};
 use crate::protocol::DataReference;
-use crate::store::schema::{queryable_columns, QUERYABLE};
 
 const FILE_FORMATS: &[&str] = &["pdf", "md", "json", "txt"];
 
@@ -45,7 +45,7 @@ pub(super) fn parse_references(
                 (Value::Object(_), Some(t)) => format!(
                     "`ref_type` is {}; expected one of {}",
                     match t {
-                        Value::String(s) => format!("`{}`", crate::ui::sanitize::sanitize(s)),
+                        Value::String(s) => format!("`{}`", crate::text::sanitize::sanitize(s)),
                         other => describe(other).to_string(),
                     },
                     schema::REF_TYPES.join(", ")

@@ -111,7 +111,7 @@ impl Collector<'_> {
                         K::Shape,
                         format!(
                             "`{}` is not one of {}",
-                            crate::ui::sanitize::sanitize(s),
+                            crate::text::sanitize::sanitize(s),
                             names.join(", ")
                         ),
                     );

@@ -5,7 +5,7 @@ use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use super::agents::AgentTable;
+use super::agents::{check_react_lists, AgentTable};
 use super::references::parse_references;
 use super::shape::{describe, Want};
 use super::{check_id, schema, Collector, K};
@@ -239,31 +239,4 @@ fn parse_react(
     };
     check_react_lists(c, tid, "", &react.tools, &react.skills);
     Some(react)
-}
-
-/// Checks `tools` and `skills` lists (of a task, or of an agent under `prefix`).
-pub(super) fn check_react_lists(
-    c: &mut Collector<'_>,
-    tid: Option<&str>,
-    prefix: &str,
-    tools: &Option<Vec<String>>,
-    skills: &Option<Vec<String>>,
-) {
-    let at = |f: &str, i: usize| {
-        if prefix.is_empty() {
-            format!("{f}[{i}]")
-        } else {
-            format!("{prefix}.{f}[{i}]")
-        }
-    };
-    for (i, name) in tools.iter().flatten().enumerate() {
-        if let Err(e) = crate::plan::react::check_tool(name) {
-            c.push(tid, at("tools", i), K::UnknownField, e);
-        }
-    }
-    for (i, name) in skills.iter().flatten().enumerate() {
-        if let Err(e) = crate::plan::react::check_skill(name) {
-            c.push(tid, at("skills", i), K::Shape, e);
-        }
-    }
 }

@@ -4,7 +4,7 @@
 
 use serde_json::{json, Value};
 
-use crate::debate::similarity::builtin_embedding;
+use crate::text::embed::builtin_embedding;
 
 /// The status and JSON body answering an embeddings request.
 pub fn answer(body: &[u8]) -> (u16, String) {

@@ -33,7 +33,7 @@ use serde::{Deserialize, Serialize};
 pub use self::recording::{prompt_difference, PromptDifference};
 use self::recording::{Ending, Recording};
 use super::{ChunkSink, Provider, ProviderError, ProviderFuture, ProviderOutput};
-use crate::engine::react_loop::RecordedStep;
+use crate::loop_events::RecordedStep;
 use crate::protocol::AgentRequest;
 use crate::store::{Store, StoreError};
 
@@ -194,7 +194,7 @@ impl Provider for ReplayProvider {
                 }
             }
             let user = serde_json::to_value(&request.user_prompt).unwrap_or_default();
-            let system = crate::engine::request::prompt_hash(&request.system_prompt);
+            let system = crate::protocol::invocation::prompt_hash(&request.system_prompt);
             if let Some(d) = prompt_difference(&rec.request, &user, &system) {
                 tracing::warn!(
                     "replay: task {} attempt {attempt}: the prompt differs from {} at `{}`; answered with the recording",

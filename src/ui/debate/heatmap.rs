@@ -7,7 +7,7 @@ use ratatui::style::{Modifier, Style};
 
 use super::labels::{agent_style, similarity_color};
 use super::lines::{num, Line, Lines};
-use crate::debate::spec::Thresholds;
+use crate::protocol::debate_spec::Thresholds;
 use crate::state::debate::RoundView;
 use crate::ui::sanitize::sanitize;
 use crate::ui::theme::Theme;

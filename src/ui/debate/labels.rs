@@ -4,9 +4,9 @@
 
 use ratatui::style::{Color, Modifier, Style};
 
-use crate::debate::events::TurnOutcome;
-use crate::debate::spec::Thresholds;
+use crate::event::debate::TurnOutcome;
 use crate::protocol::debate::{AgentRole, HostAction, SessionStatus};
+use crate::protocol::debate_spec::Thresholds;
 use crate::state::debate::{DebateState, TurnView};
 use crate::ui::theme::Theme;
 

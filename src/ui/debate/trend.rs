@@ -8,7 +8,7 @@ use ratatui::style::{Modifier, Style};
 
 use super::labels::similarity_color;
 use super::lines::{num, Line};
-use crate::debate::spec::Thresholds;
+use crate::protocol::debate_spec::Thresholds;
 use crate::ui::text::put;
 use crate::ui::theme::Theme;
 

@@ -8,8 +8,8 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::spec::DebateSpec;
 use crate::protocol::debate::{AgentRole, SessionStatus};
+use crate::protocol::debate_spec::DebateSpec;
 
 /// The session's settings and context, logged once after `run_started`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -55,7 +55,7 @@ pub struct DebateReply {
     /// The provider failed (which failure, its message), or the session was stopped
     /// during the call (kind `cancelled`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub provider_error: Option<crate::provider::StoredProviderError>,
+    pub provider_error: Option<crate::protocol::provider::StoredProviderError>,
     /// Why the text is not a valid output (empty when it is).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub problems: Vec<String>,

@@ -10,10 +10,10 @@ use rusqlite::types::Value as SqlValue;
 use rusqlite::{params_from_iter, OpenFlags};
 use serde_json::{Map, Value};
 
-use super::refs::RefFailure;
+use super::RefFailure;
+use crate::protocol::refs::queryable_columns;
 use crate::protocol::refs::RefErrorCode;
 use crate::protocol::{DbQueryRef, FilterOp};
-use crate::store::schema::queryable_columns;
 
 /// Most rows a query returns when it gives no limit (or a larger one).
 pub const MAX_ROWS: u64 = 1_000;
@@ -59,7 +59,7 @@ fn sql_value(v: &Value) -> Result<SqlValue, RefFailure> {
 
 /// The SQL text and its parameters (exposed for tests: no value ever appears in the SQL).
 pub fn build(q: &DbQueryRef) -> Result<(String, Vec<SqlValue>), RefFailure> {
-    let (table, cols) = crate::store::schema::QUERYABLE
+    let (table, cols) = crate::protocol::refs::QUERYABLE
         .iter()
         .find(|(t, _)| *t == q.table)
         .map(|(t, c)| (*t, *c))

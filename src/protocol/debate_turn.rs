@@ -177,7 +177,7 @@ pub fn request(turn: &DebateTurn, invocation_id: &str, timeout_ms: u64) -> Agent
         user_prompt,
         constraints: Constraints {
             timeout_seconds: timeout_ms as f64 / 1000.0,
-            max_tokens: super::spec::MAX_OUTPUT_TOKENS as u32,
+            max_tokens: super::debate_spec::MAX_OUTPUT_TOKENS as u32,
             temperature: 0.3,
         },
         extra: Default::default(),

@@ -2,7 +2,7 @@
 //! third-party parser fed untrusted bytes: a panic inside it is caught and reported as
 //! REF_FORMAT_ERROR.
 
-use super::refs::RefFailure;
+use super::RefFailure;
 use crate::protocol::refs::RefErrorCode;
 
 /// Extracts the text of a PDF held in memory.

@@ -1,5 +1,11 @@
-//! Resolution of `task_output` references (seed 000 §2.2): JSONPath, filter, transform.
-//! File and db_query references are passed to the agent in reference mode.
+//! Resolving a plan's data references: a `task_output` reference here (JSONPath,
+//! filter, transform), a file in [`file`] (with PDF text from [`pdf`]), a `db_query` in
+//! [`db`]. The engine resolves a task's inputs with them and the file tools share their
+//! path rules; they need nothing of either.
+
+pub mod db;
+pub mod file;
+pub mod pdf;
 
 use serde_json::{Map, Value};
 

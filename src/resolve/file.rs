@@ -7,7 +7,7 @@ use std::path::{Component, Path, PathBuf};
 
 use serde_json::{json, Value};
 
-use super::refs::RefFailure;
+use super::RefFailure;
 use crate::protocol::refs::RefErrorCode;
 use crate::protocol::FileRef;
 
@@ -342,7 +342,7 @@ pub fn resolve_file(root: &Path, r: &FileRef) -> Result<Value, RefFailure> {
             })?;
             Ok(json!({"path": r.path, "format": "json", "data": data}))
         }
-        "pdf" => with_sections(super::pdf_text::extract(&bytes, &r.path)?, false),
+        "pdf" => with_sections(super::pdf::extract(&bytes, &r.path)?, false),
         other => Err(fail(
             RefErrorCode::RefFormatError,
             format!(

@@ -57,7 +57,7 @@ pub fn draw(buf: &mut Buffer, area: Rect, b: &mut Browser, theme: &Theme, keys: 
 }
 
 fn pane(buf: &mut Buffer, r: Rect, title: &str, theme: &Theme) -> Rect {
-    crate::ui::screen::pane(buf, r, title, true, theme)
+    crate::ui::text::pane(buf, r, title, true, theme)
 }
 
 fn priority_name(p: Option<crate::protocol::handoff::FailurePriority>) -> &'static str {

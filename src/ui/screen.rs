@@ -3,10 +3,10 @@
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Direction, Layout, Rect};
 use ratatui::style::Modifier;
-use ratatui::widgets::{Block, BorderType, Borders, Clear, Widget};
+use ratatui::widgets::{Clear, Widget};
 use ratatui::Frame;
 
-use super::text::{fill, fill_rect, paint, put};
+use super::text::{fill, fill_rect, paint, pane, put};
 use super::theme::Theme;
 use super::{atoms, budget, dag, failures, help, output, quality, runs};
 use crate::app::ui_state::{Overlay, Pane, Question};
@@ -214,33 +214,6 @@ pub fn frame_rows(area: Rect) -> (Rect, Rect, Rect) {
         ..area
     };
     (header, body, status)
-}
-
-/// Draws a bordered pane with a title (cut with `…` before the corner); returns its
-/// inner area.
-pub fn pane(buf: &mut Buffer, r: Rect, title: &str, focused: bool, theme: &Theme) -> Rect {
-    let clean = super::sanitize::sanitize(title);
-    // The title never runs into the border's corner: cut with `…` to the pane's width.
-    let room = usize::from(r.width.saturating_sub(5));
-    let clean = if super::sanitize::display_width(&clean) > room {
-        let (cut, _) = super::wrap::truncate_to_width(&clean, room.saturating_sub(1));
-        format!("{cut}…")
-    } else {
-        clean
-    };
-    let block = Block::default()
-        .borders(Borders::ALL)
-        .border_type(BorderType::Rounded)
-        .border_style(theme.border(focused))
-        .title(format!(" {clean} "))
-        .title_style(if focused {
-            theme.title().add_modifier(Modifier::BOLD)
-        } else {
-            theme.title()
-        });
-    let inner = block.inner(r);
-    block.render(r, buf);
-    inner
 }
 
 fn draw_header(buf: &mut Buffer, r: Rect, run: &RunState, ui: &mut UiState, theme: &Theme) {

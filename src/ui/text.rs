@@ -1,10 +1,13 @@
-//! Small drawing helpers: sanitized text into a buffer, clipped to a width; number formats.
+//! Small drawing helpers: sanitized text into a buffer, clipped to a width; a titled
+//! pane; number formats.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
-use ratatui::style::Style;
+use ratatui::style::{Modifier, Style};
+use ratatui::widgets::{Block, BorderType, Borders, Widget};
 
 use super::sanitize::sanitize_cow;
+use super::theme::Theme;
 
 /// Writes `text` (sanitized) at `(x, y)` using at most `width` columns; returns the
 /// columns used. Wide characters that would not fit are not drawn.
@@ -92,6 +95,33 @@ pub fn bar(frac: f64, width: usize) -> (String, String) {
     }
     let used = full + usize::from(part > 0 && full < width);
     (filled, "░".repeat(width.saturating_sub(used)))
+}
+
+/// Draws a bordered pane with a title (cut with `…` before the corner); returns its
+/// inner area.
+pub fn pane(buf: &mut Buffer, r: Rect, title: &str, focused: bool, theme: &Theme) -> Rect {
+    let clean = crate::text::sanitize::sanitize(title);
+    // The title never runs into the border's corner: cut with `…` to the pane's width.
+    let room = usize::from(r.width.saturating_sub(5));
+    let clean = if crate::text::sanitize::display_width(&clean) > room {
+        let (cut, _) = crate::text::wrap::truncate_to_width(&clean, room.saturating_sub(1));
+        format!("{cut}…")
+    } else {
+        clean
+    };
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_type(BorderType::Rounded)
+        .border_style(theme.border(focused))
+        .title(format!(" {clean} "))
+        .title_style(if focused {
+            theme.title().add_modifier(Modifier::BOLD)
+        } else {
+            theme.title()
+        });
+    let inner = block.inner(r);
+    block.render(r, buf);
+    inner
 }
 
 #[cfg(test)]

@@ -20,7 +20,7 @@ use crate::app::debate::DebateTab;
 use crate::app::UiState;
 use crate::state::debate::DebateState;
 use crate::state::RunState;
-use crate::ui::screen::pane;
+use crate::ui::text::pane;
 use crate::ui::theme::Theme;
 use lines::{clamp, Lines};
 

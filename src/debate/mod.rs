@@ -20,3 +20,8 @@ pub mod speak;
 pub mod spec;
 pub mod sse;
 pub mod turn;
+
+/// Whether a run is a debate session (its plan id).
+pub fn is_debate(plan_id: &str) -> bool {
+    plan_id == "debate"
+}

@@ -4,21 +4,20 @@ use std::process::ExitCode;
 
 use color_eyre::eyre::{eyre, Result};
 
-use plexus::commands::launch::{prepare_resume, run_headless, Resuming};
 use plexus::commands::log::{print_log_filtered, LogFilter};
 use plexus::commands::show::{print_run, print_runs_at};
-use plexus::commands::start::{engine_config, run_config, session_of, sim_config};
-use plexus::commands::tui::{
-    browse_tui, replay_options, run_tui, ui_setup, want_tui, ReplayOptions, UiSetup,
-};
-use plexus::commands::{Globals, RunConfig};
 use plexus::config::Config;
 use plexus::engine::retry::RetryPolicy;
 use plexus::engine::EngineConfig;
 use plexus::exit;
+use plexus::launch::config::{engine_config, run_config, session_of, sim_config};
+use plexus::launch::{prepare_resume, run_headless, Finished, Globals, Resuming, RunConfig};
 use plexus::plan::{load_plan_file, parse_plan};
 use plexus::provider::Fault;
 use plexus::store::Store;
+use plexus::tui_setup::{
+    browse_tui, replay_options, run_tui, ui_setup, want_tui, ReplayOptions, UiSetup,
+};
 
 use plexus::cli::{Cli, Command, FaultMix};
 
@@ -175,7 +174,7 @@ async fn launch(
     config: RunConfig,
     resume: Option<Resuming>,
     demo_assets: bool,
-) -> Result<plexus::commands::launch::Finished> {
+) -> Result<Finished> {
     match tui {
         Some(setup) => run_tui(g, plan, config, resume, demo_assets, setup).await,
         None => run_headless(g, plan, config, resume, demo_assets).await,
@@ -213,7 +212,7 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
             // The simulated demo runs its timeouts and retry delays fast so its faults
             // show up in seconds; a real model keeps the real ones (a real call takes
             // longer than 3 s, and a 429 needs the real backoff).
-            let profile = plexus::commands::providers::profile_named(
+            let profile = plexus::launch::profile::profile_named(
                 &g,
                 g.provider.as_deref().unwrap_or("simulated"),
             )?;
@@ -375,7 +374,7 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
                     "the Failures screen needs a terminal; `plexus failures [TARGET] --json` prints the list"
                 ));
             };
-            plexus::commands::failures_screen::open(
+            plexus::commands::failures::screen::open(
                 &g,
                 target.as_deref(),
                 all_iterations,
@@ -451,13 +450,13 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
 
 /// The end of a run: the summary and the final status on standard output (the result,
 /// for a script or a file), how to resume an interrupted run on standard error.
-fn finish(g: &Globals, f: plexus::commands::launch::Finished) -> Result<ExitCode> {
+fn finish(g: &Globals, f: Finished) -> Result<ExitCode> {
     plexus::out::stdout_text(&f.summary);
     plexus::outln!("\nrun {}: {}", f.run_id, f.status.as_str());
     if f.status == plexus::event::RunStatus::Interrupted {
         plexus::errln!(
             "resume with: {}",
-            plexus::commands::resume_command(&g.db, &f.run_id)
+            plexus::launch::resume_command(&g.db, &f.run_id)
         );
     }
     Ok(ExitCode::from(exit::for_status(f.status)))

@@ -10,8 +10,8 @@ use std::time::Instant;
 use color_eyre::eyre::{eyre, Result};
 use rusqlite::params;
 
-use crate::commands::RunConfig;
 use crate::engine::{start_run, EngineConfig, RunOutcome, RunSpec};
+use crate::launch::RunConfig;
 use crate::plan::generate::{generate, GenSpec};
 use crate::plan::parse_plan;
 use crate::provider::{Provider, SimConfig, SimulatedProvider};

@@ -17,11 +17,6 @@ use crate::plan::parse_plan;
 use crate::provider::{HttpProvider, Provider, ProviderKind, ProviderProfile, SimConfig};
 use crate::store::spawn_writer;
 
-/// Raises the open-files limit as far as allowed (a thousand sockets need it).
-pub fn raise_open_files() -> u64 {
-    rlimit::increase_nofile_limit(u64::MAX).unwrap_or(0)
-}
-
 /// Options of the benchmark.
 #[derive(Debug, Clone)]
 pub struct HttpBenchOptions {
@@ -137,7 +132,7 @@ fn spawn_server(o: &HttpBenchOptions) -> Result<(ChildServer, String)> {
 
 /// Runs the benchmark.
 pub async fn run_http_bench(o: &HttpBenchOptions) -> Result<HttpBenchReport> {
-    raise_open_files();
+    crate::open_files::raise_open_files();
     let kind = match o.api.as_str() {
         "openai" => ProviderKind::Openai,
         "anthropic" => ProviderKind::Anthropic,

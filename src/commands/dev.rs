@@ -1,10 +1,13 @@
 //! `plexus dev …`: the plan and failure-tree generators and the mock server.
 
+use std::path::Path;
 use std::process::ExitCode;
 
 use color_eyre::eyre::{Result, WrapErr};
 
 use crate::cli::DevCommand;
+use crate::exit;
+use crate::failures::generate;
 use crate::provider::mock_server::{MockConfig, MockServer};
 
 /// Runs one developer tool.
@@ -30,7 +33,7 @@ pub fn run(cmd: DevCommand) -> Result<ExitCode> {
             turns,
             seed,
             broken,
-        } => super::failures::gen(
+        } => gen_failures(
             &dir,
             &crate::failures::generate::GenSpec {
                 samples,
@@ -61,7 +64,7 @@ pub fn serve_mock(
     require_key: Option<String>,
     threads: usize,
 ) -> Result<()> {
-    crate::bench::http::raise_open_files();
+    crate::open_files::raise_open_files();
     let server = MockServer::start(
         MockConfig {
             stream_ms,
@@ -84,4 +87,25 @@ pub fn serve_mock(
     let _ = out.flush();
     server.wait();
     Ok(())
+}
+
+/// `plexus dev gen-failures DIR`: a generated failure tree.
+pub fn gen_failures(dir: &Path, spec: &generate::GenSpec) -> Result<ExitCode> {
+    let r = generate::generate_tree(dir, spec)?;
+    crate::outln!(
+        "{} samples ({} failed), {} files, {:.1} MB in {}",
+        r.samples,
+        r.failed,
+        r.files,
+        r.bytes as f64 / 1e6,
+        r.dir.display()
+    );
+    for (id, doc, how) in &r.damaged {
+        crate::outln!("damaged on purpose: {id} {doc} ({how})");
+    }
+    crate::outln!(
+        "context file: {}",
+        r.dir.join(generate::CONTEXT_FILE).display()
+    );
+    Ok(ExitCode::from(exit::OK))
 }

@@ -33,8 +33,8 @@ fn diff(db: &Path, a: &str, b: &str, json: bool, timing: bool) -> Result<bool> {
     let sa = store.run(a).wrap_err_with(|| format!("run A `{a}`"))?;
     let sb = store.run(b).wrap_err_with(|| format!("run B `{b}`"))?;
     match (
-        crate::commands::debate::is_debate(&sa.plan_id),
-        crate::commands::debate::is_debate(&sb.plan_id),
+        crate::debate::is_debate(&sa.plan_id),
+        crate::debate::is_debate(&sb.plan_id),
     ) {
         (true, true) => {
             let fold = |id: &str| -> Result<crate::state::debate::DebateState> {
@@ -55,12 +55,12 @@ fn diff(db: &Path, a: &str, b: &str, json: bool, timing: bool) -> Result<bool> {
         _ => {
             return Err(color_eyre::eyre::eyre!(
                 "{} is a debate session and {} is not: a debate compares only with another debate",
-                if crate::commands::debate::is_debate(&sa.plan_id) {
+                if crate::debate::is_debate(&sa.plan_id) {
                     &sa.run_id
                 } else {
                     &sb.run_id
                 },
-                if crate::commands::debate::is_debate(&sa.plan_id) {
+                if crate::debate::is_debate(&sa.plan_id) {
                     &sb.run_id
                 } else {
                     &sa.run_id

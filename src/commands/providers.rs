@@ -1,35 +1,17 @@
 //! `plexus providers` (the profiles of plexus.toml) and `plexus ping NAME` (one tiny
-//! call: latency, model, usage); choosing the profile a run uses.
+//! call: latency, model, usage).
 
 use std::sync::Arc;
 use std::time::Instant;
 
 use color_eyre::eyre::{eyre, Result};
 
-use super::table::{Col, TextTable};
-use super::Globals;
-use crate::config::Config;
+use crate::launch::profile::{config, profile_named};
+use crate::launch::Globals;
 use crate::protocol::{AgentRequest, Constraints, UserPrompt};
 use crate::provider::profile::{self, ProviderProfile};
 use crate::provider::{ChunkSink, ProviderError, SimConfig};
-
-/// The config `--config` names (or the usual places), loaded once.
-fn config(globals: &Globals) -> Result<std::sync::Arc<Config>> {
-    match &globals.loaded {
-        Some(c) => Ok(c.clone()),
-        None => Config::load(globals.config.as_deref())
-            .map(std::sync::Arc::new)
-            .map_err(|e| eyre!("{e}")),
-    }
-}
-
-/// The profile called `name` (`simulated` is built in).
-pub fn profile_named(globals: &Globals, name: &str) -> Result<ProviderProfile> {
-    if name == "simulated" {
-        return Ok(ProviderProfile::simulated());
-    }
-    profile::find(&*config(globals)?, name).map_err(|e| eyre!("{e}"))
-}
+use crate::table::{Col, TextTable};
 
 /// Prints the profiles: name, kind, model, endpoint, key source (never the key).
 pub fn print_providers(globals: &Globals, json: bool) -> Result<()> {

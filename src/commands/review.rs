@@ -6,9 +6,9 @@ use std::process::ExitCode;
 
 use color_eyre::eyre::{Report, Result};
 
-use super::table::{Col, TextTable};
 use crate::review::{decide, Decided, DecisionKind, ReviewError, ReviewItem, Verdict};
 use crate::store::Store;
+use crate::table::{Col, TextTable};
 
 /// What `plexus review` was asked.
 #[derive(Debug, Clone, Default)]

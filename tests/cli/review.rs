@@ -14,10 +14,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::bin::{output, plexus};
-use plexus::commands::launch::{prepare_resume, start};
-use plexus::commands::{Globals, RunConfig};
 use plexus::engine::{start_run, Control, RunSpec};
 use plexus::event::{EngineEvent, Envelope, RunStatus, TaskStatus};
+use plexus::launch::{prepare_resume, start, Globals, RunConfig};
 use plexus::plan::parse_plan;
 use plexus::provider::{Fault, SimConfig, SimulatedProvider};
 use plexus::replay::log::ReplayLog;

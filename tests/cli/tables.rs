@@ -9,9 +9,8 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use common::bin::{output, plexus, Out};
-use plexus::commands::launch::start;
-use plexus::commands::{Globals, RunConfig};
 use plexus::event::RunStatus;
+use plexus::launch::{start, Globals, RunConfig};
 use plexus::plan::parse_plan;
 use plexus::provider::{Fault, SimConfig};
 use unicode_width::UnicodeWidthStr;

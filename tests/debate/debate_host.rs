@@ -11,13 +11,13 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use plexus::commands::debate::start_debate;
 use plexus::debate::replay::load_events;
 use plexus::debate::similarity::{EmbedError, EmbedFuture, Embedder, PositionComparer};
 use plexus::debate::spec::DebateSpec;
 use plexus::debate::turn::DebateTurn;
 use plexus::engine::Control;
 use plexus::event::{EngineEvent, Envelope, RunStatus};
+use plexus::launch::debate::start_debate;
 use plexus::protocol::debate::{AgentStatus, HostAction, SessionStatus};
 use plexus::protocol::AgentRequest;
 use plexus::provider::http::redact::TextRedactor;

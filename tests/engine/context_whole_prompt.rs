@@ -8,8 +8,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use common::{quick_sim, run_plan, run_plan_with, test_config, Ran};
-use plexus::commands::headless::Progress;
 use plexus::event::{ContextPlanned, EngineEvent, TaskFinished};
+use plexus::launch::progress::Progress;
 use plexus::protocol::{AgentRequest, ErrorCode};
 use plexus::provider::{ChunkSink, Provider, ProviderFuture, SimulatedProvider};
 use serde_json::{json, Value};

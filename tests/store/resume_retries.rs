@@ -17,11 +17,10 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use plexus::commands::launch::{prepare_resume, start, Started};
-use plexus::commands::{Globals, RunConfig};
 use plexus::engine::retry::RetryPolicy;
 use plexus::engine::{Control, EngineConfig};
 use plexus::event::{EngineEvent, Envelope, InvocationStarted, RetryScheduled, RunStatus};
+use plexus::launch::{prepare_resume, start, Globals, RunConfig, Started};
 use plexus::plan::parse_plan;
 use plexus::protocol::ErrorCode;
 use plexus::provider::mock_server::{MockConfig, MockFault, MockServer};

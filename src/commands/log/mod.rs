@@ -165,6 +165,15 @@ pub fn print_log_filtered(db: &Path, run: &str, filter: &LogFilter) -> Result<()
     write_log(db, run, filter, &mut out).map_err(crate::out::closed_pipe_ends)
 }
 
+/// Prints a run's event log as JSON lines (one envelope per line), oldest first; see
+/// [`print_log_filtered`] for a filtered or followed log.
+pub fn print_log(store: &Store, id: &str) -> Result<()> {
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    write_store_log(store, id, &LogFilter::default(), &mut out)
+        .map_err(crate::out::closed_pipe_ends)
+}
+
 /// [`print_log_filtered`] writing to `out` (flushed after each page and each look at
 /// the database while following).
 pub fn write_log(db: &Path, run: &str, filter: &LogFilter, out: &mut dyn Write) -> Result<()> {

@@ -11,93 +11,31 @@
 //! the code is the run's own (0, or 3 when it failed); 3 when the rerun was interrupted
 //! or cancelled (it resumes with `plexus resume`).
 
+pub mod args;
 pub mod compare;
+pub mod debate;
 pub mod report;
 
-use std::collections::HashSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
-use std::sync::Arc;
 
 use color_eyre::eyre::{eyre, Result, WrapErr};
 use serde_json::Value;
 
+pub use self::args::RerunArgs;
 use self::compare::{compare_runs, CompareOptions};
 use self::report::{replay_problems, Report};
-use super::launch::{run_headless, Finished};
-use super::tui::{run_tui, UiSetup};
-use super::{Globals, RunConfig};
 use crate::event::RunStatus;
 use crate::exit;
+use crate::launch::replay::replay_source;
+use crate::launch::{resume_command, run_headless, Finished, Globals, RunConfig};
 use crate::plan::{load_plan_file, parse_plan};
-use crate::provider::replay::{ReplayProvider, ReplaySource};
-use crate::provider::Provider;
+use crate::provider::replay::ReplaySource;
 use crate::store::{Store, StoreError};
+use crate::tui_setup::{run_tui, UiSetup};
 
 /// How the bundled demo plan's source reads (its runs import the demo's assets).
 const DEMO_SOURCE: &str = "bundled demo plan";
-
-/// What `plexus rerun` was asked.
-#[derive(Debug, Clone)]
-pub struct RerunArgs {
-    /// The recorded run (`latest`, an id or a unique prefix).
-    pub run: String,
-    /// A plan to run instead of the recorded one.
-    pub plan: Option<PathBuf>,
-    /// JSON merged over the recorded run config.
-    pub run_config: Option<PathBuf>,
-    /// The database holding the recorded run (default: the one the new run goes to).
-    pub from: Option<PathBuf>,
-    /// Stream answers at once instead of with the recorded timing.
-    pub instant: bool,
-    /// Print the report as JSON on stdout.
-    pub json: bool,
-}
-
-/// The recorded run a run replays, when it is a rerun still on the replay provider
-/// (`plexus resume --provider NAME` moves a rerun to a real provider).
-pub fn replay_source(config: &RunConfig) -> Option<&ReplaySource> {
-    config
-        .replay
-        .as_ref()
-        .filter(|_| config.provider == "replay")
-}
-
-/// The replay provider for `source`.
-pub fn replay_provider(source: &ReplaySource) -> Result<Arc<dyn Provider>> {
-    let p = ReplayProvider::open(source)
-        .wrap_err_with(|| format!("cannot open the recorded run {}", source.run_id))?;
-    Ok(Arc::new(p))
-}
-
-/// The asset ids the recorded run's gate knew when it started: the imported ones and
-/// those of runs created before it (not its own, nor later runs'), plus the atoms
-/// `resumed`, a rerun being resumed in `db`, accepted so far.
-pub fn known_assets_of(
-    source: &ReplaySource,
-    db: &Path,
-    resumed: Option<&str>,
-) -> Result<HashSet<String>> {
-    let store = Store::open(&source.db)?;
-    let mut st = store.conn().prepare(
-        "SELECT DISTINCT atom_id FROM knowledge_atoms
-         WHERE run_id IS NULL OR run_id IN (SELECT run_id FROM runs
-               WHERE created_at < (SELECT created_at FROM runs WHERE run_id = ?1))",
-    )?;
-    let rows = st.query_map([&source.run_id], |r| r.get::<_, String>(0))?;
-    let mut known = rows.collect::<Result<HashSet<String>, _>>()?;
-    if let Some(run) = resumed {
-        let store = Store::open(db)?;
-        let mut st = store
-            .conn()
-            .prepare("SELECT DISTINCT atom_id FROM knowledge_atoms WHERE run_id = ?1")?;
-        let rows = st.query_map([run], |r| r.get::<_, String>(0))?;
-        for id in rows {
-            known.insert(id?);
-        }
-    }
-    Ok(known)
-}
 
 /// `base` with `over` merged into it: objects key by key, anything else replaced.
 fn merge(base: &mut Value, over: Value) {
@@ -160,10 +98,10 @@ pub async fn rerun(g: &Globals, tui: Option<UiSetup>, args: RerunArgs) -> Result
     let from = std::path::absolute(&from).unwrap_or(from);
     let store = Store::open(&from)?;
     let source = store.run(&args.run)?;
-    if super::debate::is_debate(&source.plan_id) {
+    if crate::debate::is_debate(&source.plan_id) {
         drop(store);
         let _ = tui; // a debate rerun runs headless
-        return super::debate::rerun::rerun_debate(g, &args, &from, &source.run_id).await;
+        return debate::rerun_debate(g, &args, &from, &source.run_id).await;
     }
     let (plan_source, plan_json, config_json) = store.run_plan(&source.run_id)?;
     drop(store);
@@ -229,10 +167,7 @@ pub async fn rerun(g: &Globals, tui: Option<UiSetup>, args: RerunArgs) -> Result
         RunStatus::Interrupted | RunStatus::Cancelled
     ) {
         if finished.status == RunStatus::Interrupted {
-            crate::errln!(
-                "resume with: {}",
-                crate::commands::resume_command(&g.db, &finished.run_id)
-            );
+            crate::errln!("resume with: {}", resume_command(&g.db, &finished.run_id));
         }
         crate::errln!("the rerun did not run to its end; it was not compared");
         return Ok(ExitCode::from(exit::RUN_FAILED));

@@ -12,10 +12,12 @@ use tokio::time::Instant;
 
 use super::access::{Headers, Verdict};
 use super::http::ServeBody;
-use super::{stream, Server, CHAT_PATH, MAX_BODY, MAX_SESSIONS};
-use crate::commands::debate::{comparer_for, now_data, spec_of, start_debate};
+use super::server::{Server, CHAT_PATH, MAX_BODY, MAX_SESSIONS};
+use super::stream;
+use crate::commands::debate::options::spec_of;
 use crate::debate::spec::DebateSpec;
 use crate::http_server::{read_body, whole, BodyError};
+use crate::launch::debate::{comparer_for, now_data, start_debate};
 use crate::protocol::debate::MultiAgentStartRequest;
 
 type Answer = Response<ServeBody>;

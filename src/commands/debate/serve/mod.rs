@@ -8,6 +8,7 @@
 mod access;
 mod chat;
 mod http;
+mod server;
 mod stream;
 
 use std::net::SocketAddr;
@@ -21,36 +22,17 @@ use tokio::sync::{watch, Semaphore};
 
 use self::access::Access;
 use self::chat::error_body;
-use super::{provider_for, spec_of};
-use crate::cli::{DebateOpts, ServeArgs};
-use crate::commands::Globals;
-use crate::debate::spec::EmbeddingSource;
+pub use self::server::{Server, CHAT_PATH, MAX_BODY, MAX_SESSIONS};
+use super::options::{provider_for, spec_of};
+use crate::cli::ServeArgs;
 use crate::exit::InvalidOptions;
-use crate::provider::{Provider, ProviderProfile};
+use crate::launch::debate::comparer_for;
+use crate::launch::Globals;
 
-/// The path sessions are started at.
-pub const CHAT_PATH: &str = "/api/chat";
 /// Connections open at once; past it a new one is answered 503 and closed.
 pub const MAX_CONNECTIONS: usize = 256;
-/// Sessions that may run at once; past it a request is answered 503.
-pub const MAX_SESSIONS: usize = 32;
-/// Most bytes of a request body.
-pub const MAX_BODY: usize = 64 * 1024;
 /// Connections past the limit being answered 503 at once; past these, closed.
 const MAX_REFUSING: usize = 64;
-
-/// What every connection shares.
-pub struct Server {
-    db: std::path::PathBuf,
-    options: DebateOpts,
-    provider: Arc<dyn Provider>,
-    profile: ProviderProfile,
-    embedding: EmbeddingSource,
-    access: Access,
-    sessions: Arc<Semaphore>,
-    /// The signal the server is stopping on, once it is.
-    stop: watch::Receiver<Option<&'static str>>,
-}
 
 /// Refuses options that would expose the server: beyond the loopback address, only
 /// with a token.
@@ -84,7 +66,7 @@ pub async fn serve(g: &Globals, args: ServeArgs) -> Result<ExitCode> {
     let (profile, provider) = provider_for(g, args.provider.as_deref(), &args.sim)?;
     // Where the sessions' embeddings come from (an endpoint's settings checked now);
     // each session gets a comparer, and a cache, of its own.
-    let (_, embedding) = super::comparer_for(&profile)?;
+    let (_, embedding) = comparer_for(&profile)?;
     let listener = TcpListener::bind((args.host, args.port))
         .await
         .wrap_err_with(|| format!("cannot listen on {}:{}", args.host, args.port))?;

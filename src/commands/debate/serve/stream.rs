@@ -9,11 +9,11 @@ use hyper::body::Bytes;
 use tokio::sync::{mpsc, OwnedSemaphorePermit};
 
 use super::http::ServeBody;
-use super::Server;
-use crate::commands::launch::Started;
+use super::server::Server;
 use crate::debate::sse;
 use crate::engine::Control;
 use crate::event::RunStatus;
+use crate::launch::Started;
 use crate::protocol::debate::{SseData, StreamErrorEvent, StreamEvent};
 
 /// Frames waiting for the connection; past them the session waits for the client.

@@ -1,13 +1,16 @@
 //! `plexus runs` and `plexus show RUN`: what is in the database, as tables or JSON.
 
+pub mod debate;
+pub mod loops;
+
 use std::collections::BTreeMap;
 
 use color_eyre::eyre::Result;
 use serde_json::json;
 
-use super::table::{Col, TextTable};
 use crate::event::EngineEvent;
 use crate::store::{Store, StoreError};
+use crate::table::{Col, TextTable};
 
 /// Prints the runs of the database at `db`. A database that does not exist yet (or is
 /// being created by another process this instant) has no runs; nothing is created.
@@ -49,7 +52,7 @@ pub fn print_runs(store: &Store, json_out: bool) -> Result<()> {
     ]);
     for r in runs {
         // A debate names its question (kept as the run's plan source).
-        let plan = if super::debate::is_debate(&r.plan_id) {
+        let plan = if crate::debate::is_debate(&r.plan_id) {
             r.plan_source
         } else {
             r.plan_id
@@ -83,7 +86,7 @@ pub fn print_run(store: &Store, id: &str, json_out: bool) -> Result<()> {
     }
     let mut kinds: BTreeMap<&'static str, u64> = BTreeMap::new();
     let mut undecodable = 0u64;
-    let mut loops = super::show_loops::Loops::default();
+    let mut loops = loops::Loops::default();
     let (last, _) = store.last_event(&run.run_id)?;
     let mut from = 1;
     while from <= last {
@@ -101,11 +104,11 @@ pub fn print_run(store: &Store, id: &str, json_out: bool) -> Result<()> {
     }
     // A debate keeps its model calls as events, not invocations: its tokens come from
     // them (output tokens only; the calls' prompts are not counted).
-    let (debate, debate_tokens) = if super::debate::is_debate(&run.plan_id) {
+    let (debate, debate_tokens) = if crate::debate::is_debate(&run.plan_id) {
         let events = crate::debate::replay::load_events(store, &run.run_id)?;
         (
             Some(crate::state::debate::DebateState::from_events(&events)),
-            Some(super::debate::tokens_per_agent(&events)),
+            Some(debate::tokens_per_agent(&events)),
         )
     } else {
         (None, None)
@@ -155,7 +158,7 @@ pub fn print_run(store: &Store, id: &str, json_out: bool) -> Result<()> {
         }
     );
     if let Some(d) = &debate {
-        for line in super::debate::summary_lines(d) {
+        for line in debate::summary_lines(d) {
             crate::outln!("{line}");
         }
     }
@@ -253,13 +256,4 @@ fn print_lost_calls(invocations: &[crate::store::InvocationRow]) {
         ]);
     }
     table.print();
-}
-
-/// Prints a run's event log as JSON lines (one envelope per line), oldest first; see
-/// [`super::log::print_log_filtered`] for a filtered or followed log.
-pub fn print_log(store: &Store, id: &str) -> Result<()> {
-    let stdout = std::io::stdout();
-    let mut out = std::io::BufWriter::new(stdout.lock());
-    super::log::write_store_log(store, id, &super::log::LogFilter::default(), &mut out)
-        .map_err(crate::out::closed_pipe_ends)
 }

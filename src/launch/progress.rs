@@ -313,7 +313,7 @@ pub async fn print_progress(
 /// A tokens-per-agent table of the summary: `title` heads the names, which are indented
 /// under it; one row per `(agent, invocations, prompt, output)`.
 fn agent_table<'a>(title: &str, rows: impl Iterator<Item = (&'a String, u64, u64, u64)>) -> String {
-    use super::table::{Col, TextTable};
+    use crate::table::{Col, TextTable};
     let mut table = TextTable::new(&[
         Col::left("NAME").max(34),
         Col::right("invocations"),

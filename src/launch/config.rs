@@ -1,11 +1,34 @@
 //! What a new run starts with, from the command line: the session options a command
 //! carries, the engine and simulated-provider settings, the run config stored with it.
 
+use serde::{Deserialize, Serialize};
+
+use super::globals::Globals;
 use crate::cli::{Command, FaultMix, SessionOpts, SimOpts};
 use crate::engine::EngineConfig;
 use crate::provider::{FaultRates, SimConfig};
 
-use super::{Globals, RunConfig};
+/// Everything stored with a run so it can be resumed the same way.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunConfig {
+    /// Engine settings.
+    pub engine: EngineConfig,
+    /// Simulated provider settings.
+    pub simulated: SimConfig,
+    /// Provider profile name (`simulated`, or a `[providers.NAME]` of plexus.toml); the
+    /// profile itself is read from the config when the run starts or resumes, so no
+    /// header or key source is stored with the run.
+    #[serde(default = "simulated_name")]
+    pub provider: String,
+    /// The recorded run a rerun answers from (its provider is then `replay`); `None`
+    /// for every other run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay: Option<crate::provider::replay::ReplaySource>,
+}
+
+fn simulated_name() -> String {
+    "simulated".into()
+}
 
 /// A new run's config: engine and simulated settings, and the chosen provider profile.
 pub fn run_config(g: &Globals, engine: EngineConfig, simulated: SimConfig) -> RunConfig {

@@ -7,14 +7,14 @@ use std::sync::Arc;
 
 use color_eyre::eyre::{eyre, Result};
 
-use super::{headless, start_debate};
-use crate::commands::rerun::compare::{compare_runs, CompareOptions};
-use crate::commands::rerun::report::Report;
-use crate::commands::rerun::RerunArgs;
-use crate::commands::Globals;
+use super::args::RerunArgs;
+use super::compare::{compare_runs, CompareOptions};
+use super::report::Report;
 use crate::debate::replay::{load_events, DebateReplayProvider};
 use crate::event::RunStatus;
 use crate::exit;
+use crate::launch::debate::{comparer_again, headless, start_debate};
+use crate::launch::Globals;
 use crate::store::Store;
 
 /// Reruns the recorded session `source_run` of the database `from` into `g.db`.
@@ -42,7 +42,7 @@ pub async fn rerun_debate(
         eyre!("run {source_run} has no debate_started event in its log: it cannot be rerun")
     })?;
     let provider = Arc::new(DebateReplayProvider::new(&events, source_run, args.instant));
-    let comparer = super::comparer_again(g, &started.spec.embedding)?;
+    let comparer = comparer_again(g, &started.spec.embedding)?;
     crate::errln!(
         "rerun of debate {source_run} on its recording, {}",
         if args.instant {

@@ -7,10 +7,10 @@ use std::sync::Arc;
 use color_eyre::eyre::{eyre, Result};
 use serde_json::{json, Value};
 
-use crate::commands::launch::{new_run_id, Started};
 use crate::debate::session::{start_session, SessionSpec};
 use crate::debate::similarity::PositionComparer;
 use crate::debate::spec::DebateSpec;
+use crate::launch::start::{new_run_id, Started};
 use crate::provider::Provider;
 use crate::store::lease::HeldLease;
 use crate::store::writer::spawn_writer_holding;

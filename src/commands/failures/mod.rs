@@ -1,7 +1,9 @@
-//! `plexus failures --json`, `plexus export-failures` and `plexus gen-failures`: failure
-//! trees listed as JSON for scripts (a tree or context file, or the database's failed
-//! invocations — the Failures screen's rows), plexus's own runs written as a tree,
-//! generated trees. The screens themselves open from `commands::failures_screen`.
+//! `plexus failures --json` and `plexus export-failures`: failure trees listed as JSON
+//! for scripts (a tree or context file, or the database's failed invocations — the
+//! Failures screen's rows), plexus's own runs written as a tree. The screens themselves
+//! open from [`screen`].
+
+pub mod screen;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -10,7 +12,7 @@ use color_eyre::eyre::{eyre, Result};
 use serde::Serialize;
 
 use crate::exit;
-use crate::failures::{self, generate, Tree};
+use crate::failures::{self, Tree};
 use crate::store::Store;
 
 /// What `plexus failures TARGET` points at.
@@ -108,7 +110,7 @@ fn tree_json(tree: &Tree) -> TreeJson<'_> {
 /// `plexus failures [TARGET] --json [--all-iterations]`: a tree's index, or the failed
 /// invocations of a run (every run without a target) as the Failures screen lists them,
 /// under `{"run_id": …, "failures": [...]}`. Without `json` it returns an error: the
-/// screens open from `commands::failures_screen`.
+/// screens open from [`screen`].
 pub fn run(db: &Path, target: Option<&str>, json: bool, all_iterations: bool) -> Result<ExitCode> {
     if !json {
         return Err(eyre!(
@@ -156,26 +158,5 @@ pub fn export(db: &Path, run: &str, dir: &Path) -> Result<ExitCode> {
         crate::errln!("note: {n}");
     }
     crate::outln!("written to {}", r.dir.display());
-    Ok(ExitCode::from(exit::OK))
-}
-
-/// `plexus gen-failures DIR`.
-pub fn gen(dir: &Path, spec: &generate::GenSpec) -> Result<ExitCode> {
-    let r = generate::generate_tree(dir, spec)?;
-    crate::outln!(
-        "{} samples ({} failed), {} files, {:.1} MB in {}",
-        r.samples,
-        r.failed,
-        r.files,
-        r.bytes as f64 / 1e6,
-        r.dir.display()
-    );
-    for (id, doc, how) in &r.damaged {
-        crate::outln!("damaged on purpose: {id} {doc} ({how})");
-    }
-    crate::outln!(
-        "context file: {}",
-        r.dir.join(generate::CONTEXT_FILE).display()
-    );
     Ok(ExitCode::from(exit::OK))
 }

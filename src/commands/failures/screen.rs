@@ -6,12 +6,12 @@ use std::process::ExitCode;
 
 use color_eyre::eyre::{Result, WrapErr};
 
-use super::failures::Target;
-use super::tui::{browse_tui_on, ReplayOptions, UiSetup};
-use crate::commands::Globals;
+use super::Target;
 use crate::exit;
 use crate::failures::{open_with, LoadOptions, Selection};
+use crate::launch::Globals;
 use crate::tree_ui::{run::run, Browser};
+use crate::tui_setup::{browse_tui_on, ReplayOptions, UiSetup};
 
 /// Opens the screen for `target`; `budget` is the on-demand token budget of a tree.
 pub async fn open(

@@ -1,0 +1,60 @@
+//! The comparer of a session's positions: the built-in embedding, or a profile's
+//! embeddings endpoint.
+
+use std::sync::Arc;
+
+use color_eyre::eyre::{eyre, Result, WrapErr};
+
+use crate::debate::embed_http::HttpEmbedder;
+use crate::debate::similarity::PositionComparer;
+use crate::debate::spec::EmbeddingSource;
+use crate::launch::profile::profile_named;
+use crate::launch::Globals;
+use crate::provider::ProviderProfile;
+
+/// The comparer of a session's positions: the profile's embeddings endpoint when it
+/// names an `embedding_model`, else the built-in embedding.
+pub fn comparer_for(profile: &ProviderProfile) -> Result<(Arc<PositionComparer>, EmbeddingSource)> {
+    match HttpEmbedder::for_profile(profile)
+        .map_err(|e| eyre!("[providers.{}]: {e}", profile.name))?
+    {
+        Some(e) => {
+            let source = EmbeddingSource::Endpoint {
+                profile: profile.name.clone(),
+                base_url: e.url().trim_end_matches("/embeddings").to_string(),
+                model: profile.embedding_model.clone().unwrap_or_default(),
+            };
+            Ok((Arc::new(PositionComparer::new(Arc::new(e))), source))
+        }
+        None => Ok((
+            Arc::new(PositionComparer::builtin()),
+            EmbeddingSource::Builtin,
+        )),
+    }
+}
+
+/// The comparer a recorded session used, again (the profile of an endpoint must still
+/// be configured).
+pub fn comparer_again(g: &Globals, source: &EmbeddingSource) -> Result<Arc<PositionComparer>> {
+    match source {
+        EmbeddingSource::Builtin => Ok(Arc::new(PositionComparer::builtin())),
+        EmbeddingSource::Endpoint {
+            profile,
+            base_url,
+            model,
+        } => {
+            let p = profile_named(g, profile).wrap_err_with(|| {
+                format!(
+                    "the session compared positions through the embeddings of profile `{profile}`"
+                )
+            })?;
+            let (comparer, now) = comparer_for(&p)?;
+            if now != *source {
+                return Err(eyre!(
+                    "the session compared positions with model `{model}` at {base_url} (profile `{profile}`), which the profile no longer names; a rerun would compare differently"
+                ));
+            }
+            Ok(comparer)
+        }
+    }
+}

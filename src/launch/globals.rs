@@ -1,0 +1,23 @@
+//! The options every command shares (database, seed, concurrency, provider, config).
+
+use std::path::PathBuf;
+
+/// Options shared by every command.
+#[derive(Debug, Clone)]
+pub struct Globals {
+    /// Database file.
+    pub db: PathBuf,
+    /// Seed override.
+    pub seed: Option<u64>,
+    /// Concurrency override.
+    pub concurrency: Option<usize>,
+    /// Never open a TUI.
+    pub headless: bool,
+    /// `--provider`: the profile to run on (overrides the one stored with a resumed run).
+    pub provider: Option<String>,
+    /// `--config`: the config file given on the command line.
+    pub config: Option<PathBuf>,
+    /// The configuration, once loaded (commands that read it load it first, so a
+    /// broken file stops them before anything starts); `None` loads it when needed.
+    pub loaded: Option<std::sync::Arc<crate::config::Config>>,
+}

@@ -1,0 +1,66 @@
+//! Running a launched run without the UI: progress on stderr, the summary at the end,
+//! a stop signal leaving the run resumable.
+
+use color_eyre::eyre::{eyre, Result, WrapErr};
+
+use super::config::RunConfig;
+use super::globals::Globals;
+use super::progress::{print_progress, Progress};
+use super::resume::Resuming;
+use super::start::{start, Finished};
+use crate::engine::Control;
+use crate::plan::Plan;
+
+/// Runs `plan` (new run) or resumes `resume_id`, headless. Returns the final status.
+pub async fn run_headless(
+    globals: &Globals,
+    plan: Plan,
+    config: RunConfig,
+    resume: Option<Resuming>,
+    demo_assets: bool,
+) -> Result<Finished> {
+    let mut started = start(globals, plan, config, resume, demo_assets)?;
+    let run_id = started.run_id.clone();
+    crate::errln!("run {run_id}: database {}", globals.db.display());
+    let events = std::mem::replace(
+        &mut started.events,
+        tokio::sync::mpsc::unbounded_channel().1,
+    );
+    let printer = tokio::spawn(print_progress(events));
+    let control = started.handle.control.clone();
+    let signal_run = run_id.clone();
+    let ctrl_c = tokio::spawn(async move {
+        let mut signals = crate::signals::stop_signals();
+        let mut count = crate::signals::SignalCount::default();
+        while let Some(name) = signals.recv().await {
+            match count.arrived(std::time::Instant::now()) {
+                crate::signals::Verdict::Stop => {
+                    crate::errln!(
+                        "{name}: stopping; the run stays resumable (another signal within 2 s exits at once)"
+                    );
+                    let _ = control.send(Control::Interrupt);
+                }
+                crate::signals::Verdict::ExitNow => {
+                    crate::signals::exit_now(name, &signal_run, crate::exit::RUN_FAILED)
+                }
+                crate::signals::Verdict::StillStopping => {
+                    crate::errln!(
+                        "{name}: still stopping (another signal within 2 s exits at once)"
+                    );
+                }
+            }
+        }
+    });
+    let status = started.finish().await.wrap_err_with(|| {
+        format!("run {run_id} stopped before its end; once the cause is fixed it resumes with: plexus resume {run_id}")
+    })?;
+    ctrl_c.abort();
+    let progress: Progress = printer
+        .await
+        .map_err(|e| eyre!("progress printer failed: {e}"))?;
+    Ok(Finished {
+        run_id,
+        status,
+        summary: progress.summary(),
+    })
+}

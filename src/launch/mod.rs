@@ -1,0 +1,19 @@
+//! Launching runs, below the commands and above the engine: the options every command
+//! shares, the run configuration, starting and resuming a run, the headless progress
+//! printer, the provider profile a run uses, and debate sessions.
+
+pub mod config;
+pub mod debate;
+pub mod globals;
+pub mod headless;
+pub mod profile;
+pub mod progress;
+pub mod replay;
+pub mod resume;
+pub mod start;
+
+pub use self::config::RunConfig;
+pub use self::globals::Globals;
+pub use self::headless::run_headless;
+pub use self::resume::{prepare_resume, resume_command, Resuming};
+pub use self::start::{start, Finished, Started};

@@ -1,0 +1,221 @@
+//! Starting runs: a new run from a plan, or a resumed one (see [`super::resume`]), on
+//! the provider its config names; what comes back is the engine's handle and the
+//! committed events.
+
+use std::sync::Arc;
+
+use color_eyre::eyre::{eyre, Result};
+use serde_json::Value;
+
+use super::config::RunConfig;
+use super::globals::Globals;
+use super::replay::{known_assets_of, replay_provider, replay_source};
+use super::resume::Resuming;
+use crate::engine::{start_run, RunSpec};
+use crate::event::RunStatus;
+use crate::plan::Plan;
+use crate::store::lease::HeldLease;
+use crate::store::writer::spawn_writer_holding;
+use crate::store::{PaperRow, RunRow, Store, WriteOp};
+
+/// A new run id: `R{YYYYMMDD}-{HHMMSS}-{4 hex}`.
+pub fn new_run_id() -> String {
+    let now = chrono::Utc::now();
+    format!("R{}-{:04x}", now.format("%Y%m%d-%H%M%S"), fastrand::u16(..))
+}
+
+/// Imports the bundled asset library (papers and atoms) so the demo's references exist.
+pub fn import_demo_assets(writer: &crate::store::Writer) -> Result<()> {
+    let lib: Value = serde_json::from_str(include_str!("../../fixtures/assets/avp_library.json"))?;
+    let papers = lib["papers"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|p| PaperRow {
+            paper_id: p["paper_id"].as_str().unwrap_or_default().to_string(),
+            title: p["title"].as_str().unwrap_or_default().to_string(),
+            authors: p["authors"].as_str().map(str::to_string),
+            year: p["year"].as_i64(),
+            domain: p["domain"].as_str().map(str::to_string),
+            abstract_text: p["abstract"].as_str().map(str::to_string),
+        })
+        .collect();
+    let assets = lib["assets"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|a| {
+            (
+                a["atom_id"].as_str().unwrap_or_default().to_string(),
+                a["atom_type"].as_str().unwrap_or_default().to_string(),
+                a["domain"].as_str().map(str::to_string),
+                a["paper_id"].as_str().map(str::to_string),
+                a["content"].to_string(),
+            )
+        })
+        .collect();
+    writer.send(WriteOp::Import { papers, assets })?;
+    Ok(())
+}
+
+/// How a launched run ended, for the exit code.
+pub struct Finished {
+    /// Run id.
+    pub run_id: String,
+    /// Status.
+    pub status: RunStatus,
+    /// Summary table to print at the end.
+    pub summary: String,
+}
+
+/// A run started on the engine, its events flowing to `events`.
+pub struct Started {
+    /// Run id.
+    pub run_id: String,
+    /// Engine handle.
+    pub handle: crate::engine::RunHandle,
+    /// Writer handle (dropped at the end so the writer thread can finish).
+    pub writer: crate::store::Writer,
+    /// The writer thread.
+    pub writer_thread: std::thread::JoinHandle<()>,
+    /// Committed events.
+    pub events: tokio::sync::mpsc::UnboundedReceiver<Vec<Arc<crate::event::Envelope>>>,
+}
+
+/// Opens the database, creates (or resumes) the run and starts the engine.
+pub fn start(
+    globals: &Globals,
+    plan: Plan,
+    config: RunConfig,
+    resume: Option<Resuming>,
+    demo_assets: bool,
+) -> Result<Started> {
+    config.engine.tokens.encoding.preload();
+    let provider = match replay_source(&config) {
+        Some(source) => replay_provider(source)?,
+        None => {
+            let profile = super::profile::profile_named(globals, &config.provider)?;
+            crate::provider::build(&profile, &config.simulated).map_err(|e| eyre!("{e}"))?
+        }
+    };
+    // A rerun grades against the assets its recording was graded against.
+    let replay_known = match replay_source(&config) {
+        Some(source) => Some(known_assets_of(
+            source,
+            &globals.db,
+            resume.as_ref().map(|r| r.run_id.as_str()),
+        )?),
+        None => None,
+    };
+    let mut config = config;
+    // File references resolve against the directory the run started in (stored with the
+    // run, so a resume reads the same files).
+    if resume.is_none() && config.engine.workspace.is_relative() {
+        if let Ok(cwd) = std::env::current_dir() {
+            config.engine.workspace = cwd.join(&config.engine.workspace);
+        }
+    }
+    let (sub_tx, sub_rx) = tokio::sync::mpsc::unbounded_channel();
+    // A stop signal before the run exists ends the command with nothing written (a held
+    // resume lease is given back as `resume` is dropped).
+    crate::signals::stop_if_signalled()?;
+    let (run_id, lease, resume) = match resume {
+        Some(r) => (r.run_id, r.lease, Some(r.state)),
+        None => {
+            let id = new_run_id();
+            let lease = HeldLease::acquire(&globals.db, &id)?;
+            (id, lease, None)
+        }
+    };
+    let (writer, writer_thread) =
+        spawn_writer_holding(&globals.db, Some(sub_tx), lease.lease().cloned())?;
+    // From here the writer gives the lease back when it stops.
+    drop(lease.handed_over());
+    let new_run = resume.is_none();
+    let begun = crate::signals::stop_if_signalled()
+        .map_err(color_eyre::Report::from)
+        .and_then(|()| {
+            begin(
+                globals,
+                &plan,
+                &config,
+                &run_id,
+                &provider,
+                &writer,
+                new_run,
+                demo_assets,
+            )
+        });
+    match begun {
+        Ok(known_assets) => {
+            let known_assets = replay_known.unwrap_or(known_assets);
+            let handle = start_run(RunSpec {
+                db: Some(globals.db.clone()),
+                run_id: run_id.clone(),
+                plan: Arc::new(plan),
+                provider,
+                config: config.engine.clone(),
+                writer: writer.clone(),
+                known_assets,
+                resume,
+            });
+            Ok(Started {
+                run_id,
+                handle,
+                writer,
+                writer_thread,
+                events: sub_rx,
+            })
+        }
+        Err(e) => {
+            // Let the writer stop (and give the lease back) before the error ends the
+            // process.
+            drop(writer);
+            let _ = writer_thread.join();
+            Err(e)
+        }
+    }
+}
+
+/// What a run needs written before its engine starts: the demo's assets, the run row of
+/// a new run; returns the asset ids already in the store.
+#[allow(clippy::too_many_arguments)]
+fn begin(
+    globals: &Globals,
+    plan: &Plan,
+    config: &RunConfig,
+    run_id: &str,
+    provider: &Arc<dyn crate::provider::Provider>,
+    writer: &crate::store::Writer,
+    new_run: bool,
+    demo_assets: bool,
+) -> Result<std::collections::HashSet<String>> {
+    if demo_assets {
+        import_demo_assets(writer)?;
+    }
+    if new_run {
+        writer.send(WriteOp::CreateRun(Box::new(RunRow::for_plan(
+            run_id,
+            plan,
+            &provider.name(),
+            serde_json::to_string(config)?,
+        ))))?;
+    }
+    writer.flush()?;
+    Ok(Store::open(&globals.db)?.known_asset_ids()?)
+}
+
+impl Started {
+    /// Waits for the engine, then for the writer thread to drain (also when the engine
+    /// failed: the writer gives the run's lease back as it stops).
+    pub async fn finish(self) -> Result<RunStatus> {
+        let outcome = self.handle.join.await;
+        drop(self.writer);
+        // The writer thread ends when the last handle is gone (the engine's were dropped).
+        let t = self.writer_thread;
+        let _ = tokio::task::spawn_blocking(move || t.join()).await;
+        Ok(outcome
+            .map_err(|e| eyre!("the engine crashed: {e}"))??
+            .status)
+    }
+}

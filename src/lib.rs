@@ -42,4 +42,5 @@ pub mod text_cut;
 pub mod tokens;
 pub mod tools;
 pub mod tree_ui;
+pub mod tui;
 pub mod ui;

@@ -5,11 +5,6 @@ use color_eyre::eyre::{eyre, Result, WrapErr};
 
 use super::launch::{start, Finished, Resuming, Started};
 use super::{Globals, RunConfig};
-use crate::app::driver::{run_loop, App};
-use crate::app::loader::{fold_run, Loader};
-use crate::app::replay_app::ReplaySettings;
-use crate::app::replay_feed::StartAt;
-use crate::app::terminal::TerminalGuard;
 use crate::app::{Screen, UiState};
 use crate::config::keymap::Keymap;
 use crate::config::{config_dir, Config};
@@ -18,6 +13,12 @@ use crate::plan::Plan;
 use crate::state::debate::DebateState;
 use crate::state::RunState;
 use crate::store::Store;
+use crate::tui::app::App;
+use crate::tui::app::ReplaySettings;
+use crate::tui::driver::run_loop;
+use crate::tui::loader::{fold_run, Loader};
+use crate::tui::replay_feed::StartAt;
+use crate::tui::terminal::TerminalGuard;
 use crate::ui::theme::{load_or_fallback, Theme};
 
 /// Look and keys of the UI.

@@ -7,7 +7,7 @@ use crate::common;
 use common::screen::buffer_text;
 use std::path::Path;
 
-use plexus::app::update::InputKey;
+use plexus::app::input::InputKey;
 use plexus::app::Action;
 use plexus::config::keymap::Keymap;
 use plexus::failures::{open, DocKind, DocStatus};

@@ -21,6 +21,7 @@ pub mod failures_list;
 pub mod folds;
 pub mod follow;
 pub mod input;
+pub mod keymap;
 pub mod mouse;
 pub mod nav;
 pub mod overlay_keys;

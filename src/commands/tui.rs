@@ -5,8 +5,8 @@ use color_eyre::eyre::{eyre, Result, WrapErr};
 
 use super::launch::{start, Finished, Resuming, Started};
 use super::{Globals, RunConfig};
+use crate::app::keymap::Keymap;
 use crate::app::{Screen, UiState};
-use crate::config::keymap::Keymap;
 use crate::config::{config_dir, Config};
 use crate::event::RunStatus;
 use crate::plan::Plan;

@@ -8,8 +8,8 @@ use crossterm::event::{self, Event, KeyCode, KeyEventKind, MouseEventKind};
 
 use super::state::Browser;
 use crate::app::input::InputKey;
+use crate::app::keymap::Keymap;
 use crate::app::Action;
-use crate::config::keymap::Keymap;
 use crate::tui::terminal::TerminalGuard;
 use crate::ui::theme::Theme;
 

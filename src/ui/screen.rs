@@ -11,7 +11,7 @@ use super::theme::Theme;
 use super::{atoms, budget, dag, failures, help, output, quality, runs};
 use crate::app::ui_state::{Overlay, Pane, Question};
 use crate::app::{Screen, UiState};
-use crate::config::keymap::Keymap;
+use crate::app::keymap::Keymap;
 use crate::state::RunState;
 
 /// Draws one frame.

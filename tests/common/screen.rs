@@ -2,7 +2,7 @@
 //! back as plain text (a wide character takes its two cells).
 
 use plexus::app::UiState;
-use plexus::config::keymap::Keymap;
+use plexus::app::keymap::Keymap;
 use plexus::state::RunState;
 use plexus::ui::theme::Theme;
 use ratatui::backend::TestBackend;

@@ -5,7 +5,7 @@
 use plexus::app::input::{input, InputKey};
 use plexus::app::ui_state::{Overlay, Pane, Question};
 use plexus::app::{update, Action, Effect, Screen, UiState};
-use plexus::config::keymap::Keymap;
+use plexus::app::keymap::Keymap;
 use plexus::engine::Control;
 use plexus::event::{EngineEvent, Envelope};
 use plexus::protocol::Grade;

@@ -49,5 +49,6 @@ pub use text::cut as text_cut;
 pub mod tokens;
 pub mod tools;
 pub mod tree_ui;
+pub mod tui;
 pub mod tui_setup;
 pub mod ui;

@@ -2,8 +2,9 @@
 //! the Run screen. An earlier attempt is shown whole: its stream read back from the log,
 //! its request, atoms and issues; the latest attempt is the live one.
 
+use super::effect::Effect;
+use super::select::{ask, request_docs};
 use super::ui_state::{DocKey, OutputView, Scroll, UiState};
-use super::update::{ask, request_docs, Effect};
 use crate::event::TaskStatus;
 use crate::state::{RunState, TaskView};
 

@@ -4,8 +4,10 @@
 //! being typed; an error is said on the status line.
 
 use super::action::{Action, Screen};
+use super::effect::Effect;
+use super::select::select_task;
 use super::ui_state::UiState;
-use super::update::{select_task, update, Effect};
+use super::update::update;
 use crate::protocol::Grade;
 use crate::state::RunState;
 

@@ -6,9 +6,11 @@
 use std::sync::Arc;
 
 use super::action::{Action, Screen};
+use super::effect::Effect;
 use super::failures_list::{cycle, status_of, FailureSort, Window};
+use super::nav::{move_in_list, scroll_value};
+use super::select::{ask, select_task};
 use super::ui_state::{AttemptView, OutputView, Overlay, UiState};
-use super::update::{ask, move_in_list, scroll_value, select_task, Effect};
 use crate::state::RunState;
 use crate::store::FailedInvocation;
 
@@ -287,7 +289,7 @@ pub fn attempt_action(
                 .position(|i| **i == *row.invocation_id);
             ui.attempt = k.filter(|&k| k + 1 < task.invocations.len());
             ui.view = v.view;
-            super::update::request_docs(ui, run, fx);
+            super::select::request_docs(ui, run, fx);
         }
         _ => {
             v.top = scroll_value(v.top, action, ui.list_rows);

@@ -2,8 +2,9 @@
 //! task nearest the front of the DAG, else on the latest failure), jumps to the next
 //! task in a state (running, blocked, failed), and paging within a long layer.
 
+use super::effect::Effect;
+use super::select::select_task;
 use super::ui_state::UiState;
-use super::update::{select_task, Effect};
 use crate::event::TaskStatus;
 use crate::state::{RunState, TaskView};
 

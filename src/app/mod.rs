@@ -1,25 +1,39 @@
-//! The application: actions, the UI state and its update function, the loader thread,
-//! the terminal guard and the driver loop.
+//! The TUI's model and update, pure (no terminal, no drawing): actions, the UI state and
+//! its parts, `update` and each screen's keys, typed input, the mouse, and the replay
+//! transport. The runtime that owns the terminal is `crate::tui`; drawing is `crate::ui`.
+//!
+//! Imports point down this list: `action`, `docs`, `folds`, `nav`, `failures_list`;
+//! `effect`; `transport`, `debate`; `ui_state`; `atoms_view`, `select`; `follow`; the
+//! screens' keys (`attempts`, `debate_keys`, `review_keys`, `failures_keys`, `run_keys`,
+//! `atoms_keys`, `runs_keys`, `overlay_keys`); `update`; `command_line`, `input`, `mouse`.
 
 pub mod action;
+pub mod atoms_keys;
 pub mod atoms_view;
 pub mod attempts;
 pub mod command_line;
 pub mod debate;
-pub mod driver;
+pub mod debate_keys;
+pub mod docs;
+pub mod effect;
 pub mod failures_keys;
 pub mod failures_list;
+pub mod folds;
 pub mod follow;
-pub mod loader;
+pub mod input;
+pub mod keymap;
 pub mod mouse;
-pub mod replay_app;
-pub mod replay_feed;
+pub mod nav;
+pub mod overlay_keys;
 pub mod review_keys;
-pub mod terminal;
+pub mod run_keys;
+pub mod runs_keys;
+pub mod select;
 pub mod transport;
 pub mod ui_state;
 pub mod update;
 
 pub use action::{Action, Screen};
+pub use effect::Effect;
 pub use ui_state::UiState;
-pub use update::{update, Effect};
+pub use update::update;

@@ -5,8 +5,10 @@
 use ratatui::layout::Rect;
 
 use super::action::{Action, Screen};
+use super::effect::Effect;
+use super::select::select_task;
 use super::ui_state::{Pane, UiState};
-use super::update::{select_task, update, Effect};
+use super::update::update;
 use crate::state::RunState;
 
 fn inside(r: &Rect, col: u16, row: u16) -> bool {

@@ -7,8 +7,9 @@
 use std::sync::Arc;
 
 use super::action::Action;
+use super::effect::Effect;
+use super::nav::move_in_list;
 use super::ui_state::{Overlay, UiState};
-use super::update::{move_in_list, Effect};
 use crate::review::{ReviewItem, Verdict};
 
 /// Handles an action while the review queue is shown; `false` when it is not one of

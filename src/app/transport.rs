@@ -6,7 +6,7 @@
 use std::sync::{Arc, RwLock};
 
 use super::action::Action;
-use super::update::Effect;
+use super::effect::Effect;
 use crate::replay::marks::{Dir, Marks};
 
 /// Playing speeds, slowest first; past the last comes "as fast as possible".

@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::action::Screen;
+pub use super::docs::{Doc, DocKey};
 use crate::protocol::Grade;
 use crate::store::RunSummary;
 
@@ -234,45 +235,6 @@ pub struct RunsList {
     pub marked: Option<String>,
 }
 
-/// A document loaded from the store for display.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Doc {
-    /// Asked for, not back yet.
-    Loading,
-    /// Pretty text.
-    Ready(Arc<str>),
-    /// Could not load.
-    Missing(String),
-}
-
-/// A document of an invocation, by what it shows.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub enum DocKey {
-    /// The whole request of an invocation.
-    Request(Arc<str>),
-    /// The parsed atoms of an invocation's response.
-    Atoms(Arc<str>),
-    /// The quality check and errors of an invocation's response.
-    Issues(Arc<str>),
-    /// One atom (invocation, asset id).
-    Atom(Arc<str>, Arc<str>),
-    /// The text an invocation streamed, read back from the log.
-    Stream(Arc<str>),
-}
-
-impl DocKey {
-    /// The invocation the document belongs to.
-    pub fn invocation(&self) -> &str {
-        match self {
-            DocKey::Request(i)
-            | DocKey::Atoms(i)
-            | DocKey::Issues(i)
-            | DocKey::Atom(i, _)
-            | DocKey::Stream(i) => i,
-        }
-    }
-}
-
 /// A status-line message.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Flash {
@@ -310,7 +272,7 @@ pub struct UiState {
     /// Selected task index.
     pub task: usize,
     /// Folded steps of tool-using loops, by task index (`:fold N|all`, `:unfold`).
-    pub folds: std::collections::HashMap<usize, crate::ui::loop_fold::Folds>,
+    pub folds: std::collections::HashMap<usize, super::folds::Folds>,
     /// Selected attempt of that task (index into its invocations; `None`: the latest).
     pub attempt: Option<usize>,
     /// Follow mode: the selection moves to where the work is.

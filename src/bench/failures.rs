@@ -278,7 +278,7 @@ fn screen_first_frame(store: &Store) -> Result<f64> {
         &crate::state::RunState::new(),
         &mut ui,
         &crate::ui::theme::Theme::dark(),
-        &crate::config::keymap::Keymap::default_keys(),
+        &crate::app::keymap::Keymap::default_keys(),
     );
     std::hint::black_box(&buf);
     Ok(ms(t))

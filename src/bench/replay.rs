@@ -13,9 +13,9 @@ use ratatui::backend::TestBackend;
 use ratatui::Terminal;
 
 use super::engine::{peak_rss_mib, run_to_end};
+use crate::app::keymap::Keymap;
 use crate::app::transport::Transport;
 use crate::app::UiState;
-use crate::config::keymap::Keymap;
 use crate::engine::EngineConfig;
 use crate::plan::generate::{generate, GenSpec};
 use crate::plan::parse_plan;

@@ -9,8 +9,8 @@ use ratatui::backend::TestBackend;
 use ratatui::Terminal;
 
 use super::engine::{peak_rss_mib, rss_mib};
+use crate::app::keymap::Keymap;
 use crate::app::UiState;
-use crate::config::keymap::Keymap;
 use crate::event::{
     AgentInfo, AtomGrade, AtomsGraded, Chunk, Empty, EngineEvent, Envelope, InvocationFinished,
     InvocationStarted, RunStarted, TaskFinished, TaskInfo, TaskStatus,

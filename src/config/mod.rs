@@ -1,4 +1,4 @@
-//! Layered configuration (defaults → `plexus.toml` → flags) and the keymap.
+//! Layered configuration (defaults → `plexus.toml` → flags) and the key overrides.
 //!
 //! ```toml
 //! [ui]
@@ -12,7 +12,8 @@
 //! Unknown keys inside `[ui]` and `[keys]` are errors; other top-level tables (such as
 //! `[providers.*]`) are kept in [`Config::other`] for the layers that read them.
 
-pub mod keymap;
+pub mod key;
+pub mod keys;
 mod numbers;
 
 use std::ffi::OsString;
@@ -22,9 +23,9 @@ use std::path::{Path, PathBuf};
 use toml::de::{DeTable, DeValue};
 use toml::Spanned;
 
-pub use keymap::{Key, KeyOverride, Keymap, KeymapOverrides};
+pub use key::Key;
+pub use keys::{KeyOverride, KeymapOverrides};
 
-use crate::app::action::Action;
 use crate::ui::theme::{load_or_fallback, Theme};
 
 /// The config file's name, in the working directory or the config directory.
@@ -35,7 +36,7 @@ pub const FILE_NAME: &str = "plexus.toml";
 pub struct Config {
     /// `[ui]`.
     pub ui: UiConfig,
-    /// `[keys]`, already checked: [`Config::keymap`] cannot fail on a loaded config.
+    /// `[keys]`, already checked: the keymap built from a loaded config cannot fail.
     pub keys: KeymapOverrides,
     /// The file it came from; `None` for the defaults.
     pub path: Option<PathBuf>,
@@ -142,13 +143,8 @@ impl Config {
                 }
             }
         }
-        Keymap::with_overrides(&config.keys)?;
+        keys::check(&config.keys)?;
         Ok(config)
-    }
-
-    /// The keymap: defaults with `[keys]` applied.
-    pub fn keymap(&self) -> Result<Keymap, ConfigError> {
-        Keymap::with_overrides(&self.keys)
     }
 
     /// The theme `[ui] theme` names, or dark with a warning to show when it cannot load.
@@ -282,11 +278,7 @@ pub enum ConfigError {
 }
 
 fn action_names() -> String {
-    Action::ALL
-        .iter()
-        .map(|a| a.name())
-        .collect::<Vec<_>>()
-        .join(", ")
+    keys::action_names().join(", ")
 }
 
 /// Walks the config with spans, so errors can name lines.
@@ -521,9 +513,6 @@ api_key_env = "OPENAI_API_KEY"
             openai.and_then(|t| t.get("model")).and_then(|v| v.as_str()),
             Some("gpt-4o")
         );
-        let keymap = config.keymap().expect("checked at load");
-        assert_eq!(keymap.keys_for(Action::Quit), vec!["x", "ctrl-q"]);
-        assert_eq!(keymap.keys_for(Action::Help), vec!["F1"]);
     }
 
     #[test]

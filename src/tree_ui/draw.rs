@@ -7,7 +7,7 @@ use ratatui::style::Modifier;
 use ratatui::widgets::{Clear, Widget};
 
 use super::state::{Browser, Prompt, View};
-use crate::config::keymap::Keymap;
+use crate::app::keymap::Keymap;
 use crate::failures::{BudgetLevel, DocKind};
 use crate::ui::sanitize::sanitize;
 use crate::ui::text::{fill, keep_visible, paint, put};

@@ -7,10 +7,10 @@ use std::time::Duration;
 use crossterm::event::{self, Event, KeyCode, KeyEventKind, MouseEventKind};
 
 use super::state::Browser;
-use crate::app::terminal::TerminalGuard;
-use crate::app::update::InputKey;
+use crate::app::input::InputKey;
+use crate::app::keymap::Keymap;
 use crate::app::Action;
-use crate::config::keymap::Keymap;
+use crate::tui::terminal::TerminalGuard;
 use crate::ui::theme::Theme;
 
 /// Runs the browser until the person quits or the terminal goes away.
@@ -29,7 +29,7 @@ pub fn run(b: &mut Browser, theme: &Theme, keys: &Keymap) -> std::io::Result<()>
             dirty = false;
         }
         if !event::poll(Duration::from_millis(250))? {
-            if crate::app::terminal::terminal_gone() {
+            if crate::tui::terminal::terminal_gone() {
                 break;
             }
             continue;

@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 use super::detail::Detail;
-use crate::app::update::InputKey;
+use crate::app::input::InputKey;
 use crate::app::Action;
 use crate::failures::{
     build_handoff, query::SortKey, write_handoff, Filter, HandoffSpec, ProblemsReport, Selector,

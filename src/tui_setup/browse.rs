@@ -4,15 +4,16 @@
 use color_eyre::eyre::{eyre, Result, WrapErr};
 
 use super::setup::UiSetup;
-use crate::app::driver::{run_loop, App};
-use crate::app::loader::Loader;
-use crate::app::replay_app::ReplaySettings;
-use crate::app::replay_feed::StartAt;
-use crate::app::terminal::TerminalGuard;
 use crate::app::{Screen, UiState};
 use crate::launch::Globals;
 use crate::state::RunState;
 use crate::store::Store;
+use crate::tui::app::App;
+use crate::tui::app::ReplaySettings;
+use crate::tui::driver::run_loop;
+use crate::tui::loader::Loader;
+use crate::tui::replay_feed::StartAt;
+use crate::tui::terminal::TerminalGuard;
 
 /// How a run is opened from its log: where its replay starts and how it plays.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -5,15 +5,16 @@ use color_eyre::eyre::{eyre, Result, WrapErr};
 
 use super::setup::UiSetup;
 use super::summary::{debate_summary, summary};
-use crate::app::driver::{run_loop, App};
-use crate::app::loader::{fold_run, Loader};
-use crate::app::replay_feed::StartAt;
-use crate::app::terminal::TerminalGuard;
 use crate::app::UiState;
 use crate::launch::{resume_command, start, Finished, Globals, Resuming, RunConfig, Started};
 use crate::plan::Plan;
 use crate::state::RunState;
 use crate::store::Store;
+use crate::tui::app::App;
+use crate::tui::driver::run_loop;
+use crate::tui::loader::{fold_run, Loader};
+use crate::tui::replay_feed::StartAt;
+use crate::tui::terminal::TerminalGuard;
 
 /// Runs a plan (or resumes a run) with the TUI attached. Returns how the run ended.
 pub async fn run_tui(

@@ -2,7 +2,7 @@
 
 use color_eyre::eyre::{eyre, Result};
 
-use crate::config::keymap::Keymap;
+use crate::app::keymap::Keymap;
 use crate::config::{config_dir, Config};
 use crate::launch::Globals;
 use crate::ui::theme::{load_or_fallback, Theme};

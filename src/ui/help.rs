@@ -1,7 +1,7 @@
 //! The help overlay: every action with its keys, grouped, from the live keymap.
 
+use crate::app::keymap::Keymap;
 use crate::app::Action;
-use crate::config::keymap::Keymap;
 
 /// What an action does, for the help overlay.
 pub fn describe(a: Action) -> &'static str {

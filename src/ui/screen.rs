@@ -9,9 +9,9 @@ use ratatui::Frame;
 use super::text::{fill, fill_rect, paint, pane, put};
 use super::theme::Theme;
 use super::{atoms, budget, dag, failures, help, output, quality, runs};
+use crate::app::keymap::Keymap;
 use crate::app::ui_state::{Overlay, Pane, Question};
 use crate::app::{Screen, UiState};
-use crate::config::keymap::Keymap;
 use crate::state::RunState;
 
 /// Draws one frame.

@@ -1,8 +1,8 @@
 //! Drawing for snapshot tests: a screen rendered through ratatui's TestBackend, read
 //! back as plain text (a wide character takes its two cells).
 
+use plexus::app::keymap::Keymap;
 use plexus::app::UiState;
-use plexus::config::keymap::Keymap;
 use plexus::state::RunState;
 use plexus::ui::theme::Theme;
 use ratatui::backend::TestBackend;

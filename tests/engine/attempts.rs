@@ -6,12 +6,12 @@
 use crate::common;
 
 use common::bin::{output, plexus};
-use plexus::app::loader::load_doc;
 use plexus::app::ui_state::{Doc, DocKey, OutputView};
 use plexus::app::{update, Action, Effect, UiState};
 use plexus::event::{EngineEvent, Envelope};
 use plexus::state::{reduce, RunState};
 use plexus::store::Store;
+use plexus::tui::loader::load_doc;
 
 fn demo() -> RunState {
     let mut st = RunState::new();

@@ -177,7 +177,7 @@ fn a_tool_using_plan_runs_offline_and_reruns_without_difference() {
     // The Run screen draws the loop: each action and observation with its metrics,
     // the skills, the refusal and the loop's end, between the streamed thoughts.
     let store = Store::open(&dir.join("r.db")).expect("db");
-    let st = plexus::app::loader::fold_run(&store, &run, Some(0), None).expect("fold");
+    let st = plexus::tui::loader::fold_run(&store, &run, Some(0), None).expect("fold");
     let mut ui = plexus::app::UiState::new(false);
     ui.task = 0;
     let screen = common::screen::render(&st, &mut ui, 200, 200);

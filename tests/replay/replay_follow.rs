@@ -8,13 +8,13 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use common::ChildGuard;
-use plexus::app::loader::fold_run;
-use plexus::app::replay_feed::{ReplayFeed, StartAt};
 use plexus::app::transport::Transport;
 use plexus::plan::generate::{generate, GenSpec};
 use plexus::replay::log::replay_state;
 use plexus::replay::player::Player;
 use plexus::store::Store;
+use plexus::tui::loader::fold_run;
+use plexus::tui::replay_feed::{ReplayFeed, StartAt};
 
 #[test]
 fn a_follower_sees_a_run_grow_and_ends_with_the_writers_state() {

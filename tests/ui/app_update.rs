@@ -1,8 +1,8 @@
 //! `update`: actions change the UI state and return effects as data — no terminal, no
 //! runtime. Built on the recorded demo run.
 
+use plexus::app::input::{input, InputKey};
 use plexus::app::ui_state::{DocKey, OutputView, Overlay, Pane, Question};
-use plexus::app::update::{input, InputKey};
 use plexus::app::{update, Action, Effect, Screen, UiState};
 use plexus::engine::Control;
 use plexus::event::{EngineEvent, Envelope, RunStatus, TaskStatus};

@@ -2,6 +2,7 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use plexus::app::action::Action;
+use plexus::app::keymap::ConfigKeymap;
 use plexus::config::{Config, ConfigError, FILE_NAME};
 use plexus::ui::theme::{load_or_fallback, Theme};
 use ratatui::style::Color;

@@ -8,9 +8,9 @@ mod fixture;
 
 use common::screen::render;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use plexus::app::keymap::Keymap;
 use plexus::app::ui_state::{Overlay, Question};
 use plexus::app::{update, Action, Effect, UiState};
-use plexus::config::keymap::Keymap;
 use plexus::debate::events::{DebateOutput, HostDecided, PositionsCompared, TurnOutcome};
 use plexus::engine::Control;
 use plexus::event::EngineEvent;

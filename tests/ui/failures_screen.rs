@@ -185,10 +185,10 @@ fn filters_sort_search_and_n_move_through_the_rows() {
     // / searches ids and messages, as you type.
     update(&mut ui, &st, Action::Search);
     for c in "知识库".chars() {
-        plexus::app::update::input(&mut ui, &st, plexus::app::update::InputKey::Char(c));
+        plexus::app::input::input(&mut ui, &st, plexus::app::input::InputKey::Char(c));
     }
     assert_eq!(ids(&ui), vec!["TASK_VAULT_CHECK_01#1"]);
-    plexus::app::update::input(&mut ui, &st, plexus::app::update::InputKey::Esc);
+    plexus::app::input::input(&mut ui, &st, plexus::app::input::InputKey::Esc);
     assert_eq!(ids(&ui).len(), 5);
     // n and N step and wrap.
     update(&mut ui, &st, Action::NextFailure);
@@ -326,7 +326,7 @@ fn the_review_queue_shows_the_evidence_and_accepts_or_rejects_with_a_reason() {
         }]
     );
     // X asks for a reason; an empty one rejects nothing, a reason rejects.
-    use plexus::app::update::{input, InputKey};
+    use plexus::app::input::{input, InputKey};
     assert!(update(&mut ui, &st, Action::ReviewReject).is_empty());
     assert!(input(&mut ui, &st, InputKey::Enter).is_empty());
     update(&mut ui, &st, Action::ReviewReject);

@@ -2,10 +2,10 @@
 //! actions and commands with completion and says its errors, and clicks and the wheel
 //! act on what the last frame drew under the pointer.
 
+use plexus::app::input::{input, InputKey};
+use plexus::app::keymap::Keymap;
 use plexus::app::ui_state::{Overlay, Pane, Question};
-use plexus::app::update::{input, InputKey};
 use plexus::app::{update, Action, Effect, Screen, UiState};
-use plexus::config::keymap::Keymap;
 use plexus::engine::Control;
 use plexus::event::{EngineEvent, Envelope};
 use plexus::protocol::Grade;

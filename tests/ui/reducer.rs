@@ -7,10 +7,10 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use common::{quick_sim, run_plan, test_config};
-use plexus::app::loader::fold_run;
 use plexus::event::{Chunk, EngineEvent, Envelope, RunStatus, TaskFinished, TaskStatus};
 use plexus::provider::FaultRates;
 use plexus::state::{reduce, status_slot, RunState};
+use plexus::tui::loader::fold_run;
 
 fn fixture() -> Vec<Envelope> {
     include_str!("../../fixtures/runs/demo.jsonl")

@@ -37,8 +37,8 @@ fn the_contrast_formula_matches_known_pairs() {
 /// and other drawing glyphs are not text and are left out.
 #[test]
 fn every_drawn_letter_of_every_screen_has_a_contrast_of_at_least_4_5() {
+    use plexus::app::keymap::Keymap;
     use plexus::app::{Screen, UiState};
-    use plexus::config::keymap::Keymap;
     use plexus::event::Envelope;
     use plexus::state::{reduce, RunState};
     use ratatui::backend::TestBackend;

@@ -7,9 +7,9 @@ use crate::common;
 use common::screen::buffer_text;
 use std::path::Path;
 
-use plexus::app::update::InputKey;
+use plexus::app::input::InputKey;
+use plexus::app::keymap::Keymap;
 use plexus::app::Action;
-use plexus::config::keymap::Keymap;
 use plexus::failures::{open, DocKind, DocStatus};
 use plexus::tree_ui::{Browser, View};
 use plexus::ui::theme::Theme;

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use serde_json::Value;
 use tokio::sync::mpsc::UnboundedSender;
 
-use super::ui_state::{Doc, DocKey};
+use crate::app::docs::{Doc, DocKey};
 use crate::state::{OutputBuffer, RunState};
 use crate::store::{RunSummary, Store};
 

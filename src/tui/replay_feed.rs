@@ -7,7 +7,7 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::transport::Transport;
+use crate::app::transport::Transport;
 use crate::event::Envelope;
 use crate::replay::player::{Command, Player, PlayerMsg};
 use crate::state::{reduce, RunState};
@@ -128,7 +128,7 @@ impl ReplayFeed {
                     Some(StartAt::End) => total,
                     Some(StartAt::Event(n)) => n.min(total),
                 };
-                if let super::update::Effect::ReplaySeek { to, token } = t.seek(to) {
+                if let crate::app::Effect::ReplaySeek { to, token } = t.seek(to) {
                     self.seek(to, token);
                 }
                 if live && to == total {

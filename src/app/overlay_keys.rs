@@ -1,0 +1,64 @@
+//! Keys while an overlay is open: the confirm question, help, text, an attempt, an atom.
+
+use super::action::Action;
+use super::effect::Effect;
+use super::failures_keys;
+use super::nav::scroll_value;
+use super::ui_state::{Overlay, Question, UiState};
+use crate::engine::Control;
+use crate::state::RunState;
+
+/// Applies an action to the open overlay.
+pub fn overlay_action(
+    ui: &mut UiState,
+    run: &RunState,
+    overlay: Overlay,
+    action: Action,
+    fx: &mut Vec<Effect>,
+) {
+    match overlay {
+        Overlay::Confirm(q) => {
+            ui.overlay = None;
+            // Quit pressed again (ctrl-c ctrl-c, q q) confirms the quit.
+            let again = q == Question::Quit && action == Action::Quit;
+            if action == Action::Confirm || again {
+                match q {
+                    Question::Quit => {
+                        fx.push(Effect::Engine(Control::Interrupt));
+                        fx.push(Effect::Quit);
+                        ui.quitting = true;
+                    }
+                    Question::Cancel => {
+                        if run.is_live() {
+                            fx.push(Effect::Engine(Control::Cancel(
+                                "cancelled from the terminal".into(),
+                            )));
+                        }
+                    }
+                }
+            }
+        }
+        Overlay::Help { top } => match action {
+            Action::Back | Action::Help | Action::Quit => ui.overlay = None,
+            _ => {
+                let top = scroll_value(top, action, ui.list_rows);
+                ui.overlay = Some(Overlay::Help { top });
+            }
+        },
+        Overlay::Text { title, lines, top } => match action {
+            Action::Back | Action::Open | Action::Quit => ui.overlay = None,
+            _ => {
+                let top = scroll_value(top, action, ui.list_rows);
+                ui.overlay = Some(Overlay::Text { title, lines, top });
+            }
+        },
+        Overlay::Attempt(view) => failures_keys::attempt_action(ui, run, view, action, fx),
+        Overlay::AtomDetail { atom, top } => match action {
+            Action::Back | Action::Open | Action::Quit => ui.overlay = None,
+            _ => {
+                let top = scroll_value(top, action, ui.list_rows);
+                ui.overlay = Some(Overlay::AtomDetail { atom, top });
+            }
+        },
+    }
+}

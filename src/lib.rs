@@ -50,5 +50,4 @@ pub mod tokens;
 pub mod tools;
 pub mod tree_ui;
 pub mod tui;
-pub mod tui_setup;
 pub mod ui;

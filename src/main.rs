@@ -15,7 +15,7 @@ use plexus::launch::{prepare_resume, run_headless, Finished, Globals, Resuming, 
 use plexus::plan::{load_plan_file, parse_plan};
 use plexus::provider::Fault;
 use plexus::store::Store;
-use plexus::tui_setup::{
+use plexus::tui::open::{
     browse_tui, replay_options, run_tui, ui_setup, want_tui, ReplayOptions, UiSetup,
 };
 

@@ -1,7 +1,7 @@
 //! The CLI's commands, one module each: debate (and serve), validate and check, runs
 //! and show, log, diff, rerun, review, export and import, failures and export-failures,
 //! providers and ping, completions and man, and the developer tools. Each is a leaf: what
-//! two commands share lives in the library (`crate::launch`, `crate::tui_setup`,
+//! two commands share lives in the library (`crate::launch`, `crate::tui::open`,
 //! `crate::table`, …); demo, run, resume, browse and replay are wired in the binary from
 //! those; the benchmarks are in `crate::bench`.
 

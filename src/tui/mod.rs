@@ -3,11 +3,13 @@
 //! drawing (`crate::ui`), and is the only part that owns the terminal.
 //!
 //! Imports point down this list: `terminal`, `loader`, `replay_feed`; `app`; `effects`;
-//! `driver`.
+//! `driver`; `open`, the ways a command opens the TUI (on a live run, a debate session,
+//! the database alone) with the look and keys it opens with.
 
 pub mod app;
 pub mod driver;
 pub mod effects;
 pub mod loader;
+pub mod open;
 pub mod replay_feed;
 pub mod terminal;

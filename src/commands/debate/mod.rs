@@ -14,7 +14,7 @@ use crate::cli::{DebateArgs, EventsFormat};
 use crate::exit;
 use crate::launch::debate::{comparer_for, headless, now_data, start_debate};
 use crate::launch::Globals;
-use crate::tui_setup::{run_debate_tui, UiSetup};
+use crate::tui::open::{run_debate_tui, UiSetup};
 
 /// Runs `plexus debate`.
 pub async fn debate(g: &Globals, args: DebateArgs, tui: Option<UiSetup>) -> Result<ExitCode> {

@@ -11,7 +11,7 @@ use crate::exit;
 use crate::failures::{open_with, LoadOptions, Selection};
 use crate::launch::Globals;
 use crate::tree_ui::{run::run, Browser};
-use crate::tui_setup::{browse_tui_on, ReplayOptions, UiSetup};
+use crate::tui::open::{browse_tui_on, ReplayOptions, UiSetup};
 
 /// Opens the screen for `target`; `budget` is the on-demand token budget of a tree.
 pub async fn open(

@@ -32,7 +32,7 @@ use crate::launch::{resume_command, run_headless, Finished, Globals, RunConfig};
 use crate::plan::{load_plan_file, parse_plan};
 use crate::provider::replay::ReplaySource;
 use crate::store::{Store, StoreError};
-use crate::tui_setup::{run_tui, UiSetup};
+use crate::tui::open::{run_tui, UiSetup};
 
 /// How the bundled demo plan's source reads (its runs import the demo's assets).
 const DEMO_SOURCE: &str = "bundled demo plan";

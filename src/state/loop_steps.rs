@@ -2,7 +2,7 @@
 //! activation or refusal, compression and the loop's end, as marker lines between the
 //! streamed thoughts.
 
-use super::reduce::marker;
+use super::ops::marker;
 use super::RunState;
 use crate::event::EngineEvent;
 

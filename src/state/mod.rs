@@ -4,7 +4,11 @@
 pub mod clock;
 mod dag;
 pub mod debate;
+mod fold_invocation;
+mod fold_run;
+mod fold_task;
 mod loop_steps;
+mod ops;
 pub mod output;
 mod reduce;
 mod review;

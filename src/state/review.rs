@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use super::reduce::{account_quality, marker, set_status, unaccount_quality};
+use super::ops::{account_quality, marker, set_status, unaccount_quality};
 use super::RunState;
 use crate::event::{Envelope, ReviewAccepted, ReviewRejected};
 

@@ -94,11 +94,11 @@ pub struct ProviderSettings {
     /// Embedding model of an OpenAI-compatible `/embeddings` endpoint; when set, debate
     /// sessions on this profile compare positions with it instead of the built-in
     /// embedding.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub embedding_model: Option<String>,
     /// Endpoint root of the embeddings (`…/v1`; `/embeddings` is appended) when it is
     /// not `base_url` (an Anthropic profile needs one).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub embedding_base_url: Option<String>,
 }
 

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use super::ops::{enforce_budget, marker, set_status};
-use super::{AtomView, InvocationSummary, RunState};
+use super::view::{AtomView, InvocationSummary, RunState};
 use crate::event::{
     AtomsGraded, Chunk, Envelope, InvocationFinished, InvocationLost, InvocationStarted, TaskStatus,
 };

@@ -3,8 +3,10 @@
 
 use std::sync::Arc;
 
+use super::dag::layers_of;
 use super::ops::{marker, note, set_status};
-use super::{layers_of, status_slot, AgentView, OutputBuffer, RunState, TaskView};
+use super::output::OutputBuffer;
+use super::view::{status_slot, AgentView, RunState, TaskView};
 use crate::event::{CrashDetected, Envelope, RunResumed, RunStarted, RunStatus, TaskStatus};
 
 /// `run_started`: the plan's tasks and agents (a second start begins again).

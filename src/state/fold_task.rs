@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use super::ops::{account_quality, enforce_budget, marker, set_status, unaccount_quality};
-use super::RunState;
+use super::view::RunState;
 use crate::event::{
     ContextPlanned, ReferenceFailed, RetryScheduled, TaskBlocked, TaskFinished, TaskReset,
     TaskStatus,

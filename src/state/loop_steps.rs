@@ -3,7 +3,7 @@
 //! streamed thoughts.
 
 use super::ops::marker;
-use super::RunState;
+use super::view::RunState;
 use crate::event::EngineEvent;
 
 /// The first line of `text`, cut to `max` characters.

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use super::{status_slot, Note, RunState, MAX_NOTES};
+use super::view::{status_slot, Note, RunState, MAX_NOTES};
 use crate::event::TaskStatus;
 
 pub(super) fn keeps_output(st: &RunState, i: usize) -> bool {

@@ -6,7 +6,8 @@ use std::sync::Arc;
 
 use super::debate::DebateState;
 use super::ops::{keeps_output, note, set_status};
-use super::{fold_invocation, fold_run, fold_task, RunState};
+use super::view::RunState;
+use super::{fold_invocation, fold_run, fold_task};
 use crate::event::{EngineEvent, Envelope, RunStatus, TaskStatus};
 
 /// The execution mode of a debate session's `run_started`.

@@ -4,7 +4,8 @@
 use toml::de::{DeTable, DeValue};
 use toml::Spanned;
 
-use super::{ConfigError, Parser};
+use super::error::ConfigError;
+use super::parse::Parser;
 use crate::ranges::{NumRange, CONFIG};
 
 impl Parser<'_> {

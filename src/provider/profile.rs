@@ -1,5 +1,5 @@
-//! Provider profiles: the `[providers.NAME]` tables of `plexus.toml`, checked when the
-//! config loads, and the API key each one reads from the environment or a key file.
+//! Provider profiles: built from the `[providers.NAME]` tables the config reads (and
+//! checks when it loads), and the API key each one reads from the environment or a key file.
 //!
 //! ```toml
 //! [providers.openai]
@@ -20,119 +20,57 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
+use crate::config::providers::ProviderSettings;
 
-/// Which API a profile speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ProviderKind {
-    /// OpenAI-compatible `/chat/completions` (OpenAI, vLLM, Ollama, llama.cpp, LiteLLM).
-    Openai,
-    /// Anthropic `/v1/messages`.
-    Anthropic,
-    /// The built-in offline simulation.
-    Simulated,
-}
+pub use crate::config::providers::ProviderKind;
 
-impl ProviderKind {
-    /// The kind as written in the config.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ProviderKind::Openai => "openai",
-            ProviderKind::Anthropic => "anthropic",
-            ProviderKind::Simulated => "simulated",
-        }
-    }
-}
-
-/// One `[providers.NAME]` table.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// A usable provider profile: one `[providers.NAME]` table with its name filled in.
+#[derive(Debug, Clone, PartialEq)]
 pub struct ProviderProfile {
     /// The table's name (filled in from the key, not written in the table).
-    #[serde(skip)]
     pub name: String,
     /// API spoken.
     pub kind: ProviderKind,
     /// Endpoint root: `https://api.openai.com/v1` (the provider appends
     /// `/chat/completions`) or `https://api.anthropic.com` (it appends `/v1/messages`).
-    #[serde(default)]
     pub base_url: String,
     /// Model name sent with every call.
-    #[serde(default)]
     pub model: String,
     /// Environment variable holding the API key.
-    #[serde(default)]
     pub api_key_env: Option<String>,
     /// File holding the API key (first line; `~/` is the home directory).
-    #[serde(default)]
     pub api_key_file: Option<PathBuf>,
     /// Extra headers sent with every call (not for secrets: they are shown by
     /// `plexus providers`).
-    #[serde(default)]
     pub headers: BTreeMap<String, String>,
     /// Calls in flight through this profile (the run's `--concurrency` applies too).
-    #[serde(default = "default_concurrency")]
     pub concurrency: usize,
     /// Requests per minute (token bucket); 0 = unlimited.
-    #[serde(default)]
     pub rate_limit_rpm: u32,
     /// Requests the bucket may release at once (default: one second's worth, at least 1).
-    #[serde(default)]
     pub rate_burst: Option<u32>,
     /// Stream the answer (SSE); `false` waits for the whole answer.
-    #[serde(default = "yes")]
     pub stream: bool,
     /// Seconds to open a connection.
-    #[serde(default = "default_connect_timeout")]
     pub connect_timeout_s: f64,
     /// Seconds a stream may go without a byte before the call ends as a timeout (E004).
-    #[serde(default = "default_idle_timeout")]
     pub idle_timeout_s: f64,
     /// Largest answer accepted, bytes (the call ends with E008 past it).
-    #[serde(default = "default_max_response")]
     pub max_response_bytes: usize,
     /// Name of the max-tokens field (OpenAI only): `max_tokens`, or
     /// `max_completion_tokens` for OpenAI reasoning models.
-    #[serde(default = "default_max_tokens_param")]
     pub max_tokens_param: String,
     /// `anthropic-version` header (Anthropic only).
-    #[serde(default = "default_anthropic_version")]
     pub anthropic_version: String,
     /// Anthropic extended thinking budget in tokens (0 = off).
-    #[serde(default)]
     pub thinking_budget: u32,
     /// Embedding model of an OpenAI-compatible `/embeddings` endpoint; when set, debate
     /// sessions on this profile compare positions with it instead of the built-in
     /// embedding.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub embedding_model: Option<String>,
     /// Endpoint root of the embeddings (`…/v1`; `/embeddings` is appended) when it is
     /// not `base_url` (an Anthropic profile needs one).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub embedding_base_url: Option<String>,
-}
-
-fn default_concurrency() -> usize {
-    256
-}
-fn yes() -> bool {
-    true
-}
-fn default_connect_timeout() -> f64 {
-    10.0
-}
-fn default_idle_timeout() -> f64 {
-    60.0
-}
-fn default_max_response() -> usize {
-    8 * 1024 * 1024
-}
-fn default_max_tokens_param() -> String {
-    "max_tokens".into()
-}
-fn default_anthropic_version() -> String {
-    "2023-06-01".into()
 }
 
 /// A profile that cannot be used, naming the file and the table.
@@ -206,26 +144,81 @@ impl fmt::Debug for ApiKey {
 impl ProviderProfile {
     /// The simulated provider as a profile (the default when none is chosen).
     pub fn simulated() -> ProviderProfile {
+        ProviderProfile::from_settings(
+            "simulated",
+            ProviderSettings {
+                model: "simulated".into(),
+                ..ProviderSettings::new(ProviderKind::Simulated)
+            },
+        )
+    }
+
+    /// The profile a `[providers.NAME]` table describes, as written (not checked).
+    pub fn from_settings(name: &str, settings: ProviderSettings) -> ProviderProfile {
+        let ProviderSettings {
+            kind,
+            base_url,
+            model,
+            api_key_env,
+            api_key_file,
+            headers,
+            concurrency,
+            rate_limit_rpm,
+            rate_burst,
+            stream,
+            connect_timeout_s,
+            idle_timeout_s,
+            max_response_bytes,
+            max_tokens_param,
+            anthropic_version,
+            thinking_budget,
+            embedding_model,
+            embedding_base_url,
+        } = settings;
         ProviderProfile {
-            name: "simulated".into(),
-            kind: ProviderKind::Simulated,
-            base_url: String::new(),
-            model: "simulated".into(),
-            api_key_env: None,
-            api_key_file: None,
-            headers: BTreeMap::new(),
-            concurrency: default_concurrency(),
-            rate_limit_rpm: 0,
-            rate_burst: None,
-            stream: true,
-            connect_timeout_s: default_connect_timeout(),
-            idle_timeout_s: default_idle_timeout(),
-            max_response_bytes: default_max_response(),
-            max_tokens_param: default_max_tokens_param(),
-            anthropic_version: default_anthropic_version(),
-            thinking_budget: 0,
-            embedding_model: None,
-            embedding_base_url: None,
+            name: name.to_string(),
+            kind,
+            base_url,
+            model,
+            api_key_env,
+            api_key_file,
+            headers,
+            concurrency,
+            rate_limit_rpm,
+            rate_burst,
+            stream,
+            connect_timeout_s,
+            idle_timeout_s,
+            max_response_bytes,
+            max_tokens_param,
+            anthropic_version,
+            thinking_budget,
+            embedding_model,
+            embedding_base_url,
+        }
+    }
+
+    /// The profile's values as a config table would write them.
+    pub fn settings(&self) -> ProviderSettings {
+        ProviderSettings {
+            kind: self.kind,
+            base_url: self.base_url.clone(),
+            model: self.model.clone(),
+            api_key_env: self.api_key_env.clone(),
+            api_key_file: self.api_key_file.clone(),
+            headers: self.headers.clone(),
+            concurrency: self.concurrency,
+            rate_limit_rpm: self.rate_limit_rpm,
+            rate_burst: self.rate_burst,
+            stream: self.stream,
+            connect_timeout_s: self.connect_timeout_s,
+            idle_timeout_s: self.idle_timeout_s,
+            max_response_bytes: self.max_response_bytes,
+            max_tokens_param: self.max_tokens_param.clone(),
+            anthropic_version: self.anthropic_version.clone(),
+            thinking_budget: self.thinking_budget,
+            embedding_model: self.embedding_model.clone(),
+            embedding_base_url: self.embedding_base_url.clone(),
         }
     }
 
@@ -284,76 +277,7 @@ impl ProviderProfile {
 
     /// Checks the values serde cannot: required fields, ranges, header syntax.
     pub fn check(&self) -> Result<(), String> {
-        if self.kind == ProviderKind::Simulated {
-            return Ok(());
-        }
-        if self.base_url.trim().is_empty() {
-            return Err("`base_url` is required".into());
-        }
-        let url = self.base_url.trim();
-        if !(url.starts_with("http://") || url.starts_with("https://")) {
-            return Err(format!(
-                "`base_url` must start with http:// or https:// (got {url:?})"
-            ));
-        }
-        if self.model.trim().is_empty() {
-            return Err("`model` is required".into());
-        }
-        if self.api_key_env.is_some() && self.api_key_file.is_some() {
-            return Err("give `api_key_env` or `api_key_file`, not both".into());
-        }
-        if self.concurrency == 0 {
-            return Err("`concurrency` must be at least 1".into());
-        }
-        for (what, v) in [
-            ("connect_timeout_s", self.connect_timeout_s),
-            ("idle_timeout_s", self.idle_timeout_s),
-        ] {
-            if !(v.is_finite() && v > 0.0 && v <= 86_400.0) {
-                return Err(format!(
-                    "`{what}` must be a number of seconds above 0 and at most 86400"
-                ));
-            }
-        }
-        if !matches!(
-            self.max_tokens_param.as_str(),
-            "max_tokens" | "max_completion_tokens"
-        ) {
-            return Err("`max_tokens_param` must be max_tokens or max_completion_tokens".into());
-        }
-        if self.thinking_budget != 0 && self.thinking_budget < 1024 {
-            return Err("`thinking_budget` must be 0 (off) or at least 1024 tokens".into());
-        }
-        if self.max_response_bytes < 1024 {
-            return Err("`max_response_bytes` must be at least 1024".into());
-        }
-        if let Some(u) = &self.embedding_base_url {
-            let u = u.trim();
-            if !(u.starts_with("http://") || u.starts_with("https://")) {
-                return Err(format!(
-                    "`embedding_base_url` must start with http:// or https:// (got {u:?})"
-                ));
-            }
-        }
-        if self
-            .embedding_model
-            .as_deref()
-            .is_some_and(|m| m.trim().is_empty())
-        {
-            return Err("`embedding_model` must not be empty".into());
-        }
-        if self.embedding_base_url.is_some() && self.embedding_model.is_none() {
-            return Err("`embedding_base_url` needs `embedding_model`".into());
-        }
-        for (k, v) in &self.headers {
-            if reqwest::header::HeaderName::from_bytes(k.as_bytes()).is_err() {
-                return Err(format!("header name {k:?} is not a valid HTTP header name"));
-            }
-            if reqwest::header::HeaderValue::from_str(v).is_err() {
-                return Err(format!("the value of header {k:?} is not valid in HTTP"));
-            }
-        }
-        Ok(())
+        self.settings().check()
     }
 }
 
@@ -395,11 +319,11 @@ pub fn profiles(config: &crate::config::Config) -> Result<Vec<ProviderProfile>, 
                 "`simulated` is built in; give your profile another name".into(),
             ));
         }
-        let mut p: ProviderProfile = value
+        let settings: ProviderSettings = value
             .clone()
             .try_into()
             .map_err(|e: toml::de::Error| fail(e.message().to_string()))?;
-        p.name = name.clone();
+        let mut p = ProviderProfile::from_settings(name, settings);
         p.base_url = p.base_url.trim().trim_end_matches('/').to_string();
         p.check().map_err(fail)?;
         out.push(p);

@@ -2,8 +2,8 @@
 //! activation or refusal, compression and the loop's end, as marker lines between the
 //! streamed thoughts.
 
-use super::reduce::marker;
-use super::RunState;
+use super::ops::marker;
+use super::view::RunState;
 use crate::event::EngineEvent;
 
 /// The first line of `text`, cut to `max` characters.

@@ -6,42 +6,10 @@
 
 use std::sync::Arc;
 
-use super::reduce::{account_quality, marker, set_status, unaccount_quality};
-use super::RunState;
+use super::ops::{account_quality, marker, set_status, unaccount_quality};
+use super::review_mark::ReviewMark;
+use super::view::RunState;
 use crate::event::{Envelope, ReviewAccepted, ReviewRejected};
-
-/// A person's decision on a task stopped for review, as the log tells it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ReviewMark {
-    /// Accepted (the atoms were stored) or rejected.
-    pub accepted: bool,
-    /// Who decided.
-    pub reviewer: Arc<str>,
-    /// When (ms since the Unix epoch).
-    pub at_ms: i64,
-    /// The invocation reviewed.
-    pub invocation: Option<Arc<str>>,
-    /// The note of an acceptance, the reason of a rejection.
-    pub text: Option<String>,
-}
-
-impl ReviewMark {
-    /// `reviewed: accepted by NAME at TIME` (or rejected), with the note or reason.
-    pub fn describe(&self) -> String {
-        let at = chrono::DateTime::from_timestamp_millis(self.at_ms)
-            .map(|t| t.format("%Y-%m-%d %H:%M:%S UTC").to_string())
-            .unwrap_or_default();
-        let what = if self.accepted {
-            "accepted"
-        } else {
-            "rejected"
-        };
-        match &self.text {
-            Some(t) => format!("reviewed: {what} by {} at {at} — {t}", self.reviewer),
-            None => format!("reviewed: {what} by {} at {at}", self.reviewer),
-        }
-    }
-}
 
 /// Sets whether task `i` waits for review, keeping the run's count.
 pub(super) fn set_awaiting(st: &mut RunState, i: usize, awaiting: bool) {

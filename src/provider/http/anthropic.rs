@@ -4,8 +4,8 @@
 
 use serde_json::{json, Value};
 
-use super::openai::count_at;
-use super::{api_error, event_json, Emit};
+use super::emit::Emit;
+use super::wire::{api_error, count_at, event_json};
 use crate::protocol::messages::{ContentBlockType, MessageType, ReactTurns};
 use crate::protocol::AgentRequest;
 use crate::provider::profile::ProviderProfile;

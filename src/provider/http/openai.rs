@@ -4,11 +4,14 @@
 
 use serde_json::{json, Value};
 
-use super::{api_error, event_json, Emit};
+use super::emit::Emit;
+use super::wire::{api_error, event_json};
 use crate::protocol::messages::{ContentBlock, ContentBlockType, MessageType, ReactTurns};
 use crate::protocol::AgentRequest;
 use crate::provider::profile::ProviderProfile;
 use crate::provider::{ProviderError, ProviderOutput, ToolCall, Usage};
+
+pub use super::wire::{count_at, preview};
 
 /// `{base_url}/chat/completions`.
 pub fn url(profile: &ProviderProfile) -> String {
@@ -231,24 +234,12 @@ fn usage(v: &Value) -> Option<Usage> {
     })
 }
 
-/// A token count a server reported, capped at 2^40 (no real call comes near; a hostile
-/// number cannot overflow sums or the database's signed integers).
-pub fn count_at(u: &Value, key: &str) -> u64 {
-    u.get(key).and_then(Value::as_u64).unwrap_or(0).min(1 << 40)
-}
-
 fn str_at(v: &Value, path: &[&str]) -> String {
     path.iter()
         .try_fold(v, |v, k| v.get(k))
         .and_then(Value::as_str)
         .unwrap_or_default()
         .to_string()
-}
-
-/// The start of a payload (at most 80 characters, cut at a word), quoted, for error
-/// messages.
-pub fn preview(s: &str) -> String {
-    format!("{:?}", crate::text_cut::cut_chars(s, 80))
 }
 
 #[cfg(test)]

@@ -1,0 +1,99 @@
+//! Loading the configuration: which file, and turning its text into a [`Config`].
+
+use std::path::Path;
+
+use toml::de::DeTable;
+
+use super::error::ConfigError;
+use super::parse::Parser;
+use super::paths::{config_dir, FILE_NAME};
+use super::settings::Config;
+
+impl Config {
+    /// Loads the configuration: `explicit` must exist; otherwise `./plexus.toml`, then
+    /// `<config dir>/plexus.toml`, the first that exists; otherwise the defaults.
+    pub fn load(explicit: Option<&Path>) -> Result<Config, ConfigError> {
+        Self::load_from(explicit, Some(Path::new(".")), config_dir().as_deref())
+    }
+
+    /// [`Config::load`] with the working and config directories given (for tests).
+    pub fn load_from(
+        explicit: Option<&Path>,
+        work_dir: Option<&Path>,
+        config_dir: Option<&Path>,
+    ) -> Result<Config, ConfigError> {
+        if let Some(path) = explicit {
+            return Self::from_file(path);
+        }
+        let candidates = [work_dir, config_dir]
+            .into_iter()
+            .flatten()
+            .map(|dir| dir.join(FILE_NAME));
+        for candidate in candidates {
+            if candidate.is_file() {
+                return Self::from_file(&candidate);
+            }
+        }
+        Ok(Config::default())
+    }
+
+    /// Reads and parses one config file.
+    pub fn from_file(path: &Path) -> Result<Config, ConfigError> {
+        let src = std::fs::read_to_string(path).map_err(|source| {
+            if source.kind() == std::io::ErrorKind::NotFound {
+                ConfigError::Missing {
+                    path: path.to_path_buf(),
+                }
+            } else {
+                ConfigError::Read {
+                    path: path.to_path_buf(),
+                    source,
+                }
+            }
+        })?;
+        Self::parse(&src, Some(path))
+    }
+
+    /// Parses config text; `path` names the file in errors. The keymap overrides are
+    /// checked here, so a bad key is reported when the file is loaded.
+    pub fn parse(src: &str, path: Option<&Path>) -> Result<Config, ConfigError> {
+        // A byte-order mark, as some editors write, is not part of the config.
+        let src = src.strip_prefix('\u{feff}').unwrap_or(src);
+        let parser = Parser { src, path };
+        let root = DeTable::parse(src).map_err(|err| parser.syntax(&err))?;
+        let mut config = Config {
+            path: path.map(Path::to_path_buf),
+            ..Config::default()
+        };
+        let mut other_names = Vec::new();
+        for (key, value) in root.get_ref() {
+            let name = key.get_ref().as_ref();
+            match name {
+                "ui" => config.ui = parser.ui(value)?,
+                "keys" => config.keys = parser.keys(value)?,
+                "providers" => {
+                    parser.providers(value)?;
+                    other_names.push(name.to_string());
+                }
+                _ => {
+                    return Err(ConfigError::UnknownKey {
+                        origin: parser.origin(key.span()),
+                        table: "the top level".into(),
+                        key: name.to_string(),
+                        known: "known tables: [ui], [keys], [providers.NAME]".into(),
+                    })
+                }
+            }
+        }
+        if !other_names.is_empty() {
+            let mut all: toml::Table = toml::from_str(src).map_err(|err| parser.syntax(&err))?;
+            for name in other_names {
+                if let Some(value) = all.remove(&name) {
+                    config.other.insert(name, value);
+                }
+            }
+        }
+        super::keys::check(&config.keys)?;
+        Ok(config)
+    }
+}

@@ -1,0 +1,225 @@
+//! The `[providers.NAME]` tables as plain data, and the checks of their values that
+//! serde cannot make. Provider profiles are built from these in `provider::profile`.
+//!
+//! ```toml
+//! [providers.openai]
+//! kind = "openai"                      # openai | anthropic | simulated
+//! base_url = "https://api.openai.com/v1"
+//! model = "gpt-4o-mini"
+//! api_key_env = "OPENAI_API_KEY"       # or api_key_file = "~/.config/plexus/openai.key"
+//! ```
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+/// Which API a profile speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ProviderKind {
+    /// OpenAI-compatible `/chat/completions` (OpenAI, vLLM, Ollama, llama.cpp, LiteLLM).
+    Openai,
+    /// Anthropic `/v1/messages`.
+    Anthropic,
+    /// The built-in offline simulation.
+    Simulated,
+}
+
+impl ProviderKind {
+    /// The kind as written in the config.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProviderKind::Openai => "openai",
+            ProviderKind::Anthropic => "anthropic",
+            ProviderKind::Simulated => "simulated",
+        }
+    }
+}
+
+/// One `[providers.NAME]` table as the file writes it (its name is the table's key).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProviderSettings {
+    /// API spoken.
+    pub kind: ProviderKind,
+    /// Endpoint root: `https://api.openai.com/v1` (the provider appends
+    /// `/chat/completions`) or `https://api.anthropic.com` (it appends `/v1/messages`).
+    #[serde(default)]
+    pub base_url: String,
+    /// Model name sent with every call.
+    #[serde(default)]
+    pub model: String,
+    /// Environment variable holding the API key.
+    #[serde(default)]
+    pub api_key_env: Option<String>,
+    /// File holding the API key (first line; `~/` is the home directory).
+    #[serde(default)]
+    pub api_key_file: Option<PathBuf>,
+    /// Extra headers sent with every call (not for secrets: they are shown by
+    /// `plexus providers`).
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    /// Calls in flight through this profile (the run's `--concurrency` applies too).
+    #[serde(default = "default_concurrency")]
+    pub concurrency: usize,
+    /// Requests per minute (token bucket); 0 = unlimited.
+    #[serde(default)]
+    pub rate_limit_rpm: u32,
+    /// Requests the bucket may release at once (default: one second's worth, at least 1).
+    #[serde(default)]
+    pub rate_burst: Option<u32>,
+    /// Stream the answer (SSE); `false` waits for the whole answer.
+    #[serde(default = "yes")]
+    pub stream: bool,
+    /// Seconds to open a connection.
+    #[serde(default = "default_connect_timeout")]
+    pub connect_timeout_s: f64,
+    /// Seconds a stream may go without a byte before the call ends as a timeout (E004).
+    #[serde(default = "default_idle_timeout")]
+    pub idle_timeout_s: f64,
+    /// Largest answer accepted, bytes (the call ends with E008 past it).
+    #[serde(default = "default_max_response")]
+    pub max_response_bytes: usize,
+    /// Name of the max-tokens field (OpenAI only): `max_tokens`, or
+    /// `max_completion_tokens` for OpenAI reasoning models.
+    #[serde(default = "default_max_tokens_param")]
+    pub max_tokens_param: String,
+    /// `anthropic-version` header (Anthropic only).
+    #[serde(default = "default_anthropic_version")]
+    pub anthropic_version: String,
+    /// Anthropic extended thinking budget in tokens (0 = off).
+    #[serde(default)]
+    pub thinking_budget: u32,
+    /// Embedding model of an OpenAI-compatible `/embeddings` endpoint; when set, debate
+    /// sessions on this profile compare positions with it instead of the built-in
+    /// embedding.
+    #[serde(default)]
+    pub embedding_model: Option<String>,
+    /// Endpoint root of the embeddings (`…/v1`; `/embeddings` is appended) when it is
+    /// not `base_url` (an Anthropic profile needs one).
+    #[serde(default)]
+    pub embedding_base_url: Option<String>,
+}
+
+fn default_concurrency() -> usize {
+    256
+}
+fn yes() -> bool {
+    true
+}
+fn default_connect_timeout() -> f64 {
+    10.0
+}
+fn default_idle_timeout() -> f64 {
+    60.0
+}
+fn default_max_response() -> usize {
+    8 * 1024 * 1024
+}
+fn default_max_tokens_param() -> String {
+    "max_tokens".into()
+}
+fn default_anthropic_version() -> String {
+    "2023-06-01".into()
+}
+
+impl ProviderSettings {
+    /// The values of a table that sets only `kind`: every other field at its default.
+    pub fn new(kind: ProviderKind) -> ProviderSettings {
+        ProviderSettings {
+            kind,
+            base_url: String::new(),
+            model: String::new(),
+            api_key_env: None,
+            api_key_file: None,
+            headers: BTreeMap::new(),
+            concurrency: default_concurrency(),
+            rate_limit_rpm: 0,
+            rate_burst: None,
+            stream: true,
+            connect_timeout_s: default_connect_timeout(),
+            idle_timeout_s: default_idle_timeout(),
+            max_response_bytes: default_max_response(),
+            max_tokens_param: default_max_tokens_param(),
+            anthropic_version: default_anthropic_version(),
+            thinking_budget: 0,
+            embedding_model: None,
+            embedding_base_url: None,
+        }
+    }
+
+    /// Checks the values serde cannot: required fields, ranges, header syntax.
+    pub fn check(&self) -> Result<(), String> {
+        if self.kind == ProviderKind::Simulated {
+            return Ok(());
+        }
+        if self.base_url.trim().is_empty() {
+            return Err("`base_url` is required".into());
+        }
+        let url = self.base_url.trim();
+        if !(url.starts_with("http://") || url.starts_with("https://")) {
+            return Err(format!(
+                "`base_url` must start with http:// or https:// (got {url:?})"
+            ));
+        }
+        if self.model.trim().is_empty() {
+            return Err("`model` is required".into());
+        }
+        if self.api_key_env.is_some() && self.api_key_file.is_some() {
+            return Err("give `api_key_env` or `api_key_file`, not both".into());
+        }
+        if self.concurrency == 0 {
+            return Err("`concurrency` must be at least 1".into());
+        }
+        for (what, v) in [
+            ("connect_timeout_s", self.connect_timeout_s),
+            ("idle_timeout_s", self.idle_timeout_s),
+        ] {
+            if !(v.is_finite() && v > 0.0 && v <= 86_400.0) {
+                return Err(format!(
+                    "`{what}` must be a number of seconds above 0 and at most 86400"
+                ));
+            }
+        }
+        if !matches!(
+            self.max_tokens_param.as_str(),
+            "max_tokens" | "max_completion_tokens"
+        ) {
+            return Err("`max_tokens_param` must be max_tokens or max_completion_tokens".into());
+        }
+        if self.thinking_budget != 0 && self.thinking_budget < 1024 {
+            return Err("`thinking_budget` must be 0 (off) or at least 1024 tokens".into());
+        }
+        if self.max_response_bytes < 1024 {
+            return Err("`max_response_bytes` must be at least 1024".into());
+        }
+        if let Some(u) = &self.embedding_base_url {
+            let u = u.trim();
+            if !(u.starts_with("http://") || u.starts_with("https://")) {
+                return Err(format!(
+                    "`embedding_base_url` must start with http:// or https:// (got {u:?})"
+                ));
+            }
+        }
+        if self
+            .embedding_model
+            .as_deref()
+            .is_some_and(|m| m.trim().is_empty())
+        {
+            return Err("`embedding_model` must not be empty".into());
+        }
+        if self.embedding_base_url.is_some() && self.embedding_model.is_none() {
+            return Err("`embedding_base_url` needs `embedding_model`".into());
+        }
+        for (k, v) in &self.headers {
+            if reqwest::header::HeaderName::from_bytes(k.as_bytes()).is_err() {
+                return Err(format!("header name {k:?} is not a valid HTTP header name"));
+            }
+            if reqwest::header::HeaderValue::from_str(v).is_err() {
+                return Err(format!("the value of header {k:?} is not valid in HTTP"));
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,33 @@
+//! The configuration's values: what `plexus.toml` says, as plain data.
+
+use std::path::PathBuf;
+
+use super::keys::KeymapOverrides;
+
+/// The whole configuration.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Config {
+    /// `[ui]`.
+    pub ui: UiConfig,
+    /// `[keys]`, already checked: the keymap built from a loaded config cannot fail.
+    pub keys: KeymapOverrides,
+    /// The file it came from; `None` for the defaults.
+    pub path: Option<PathBuf>,
+    /// Top-level tables this module does not own (`[providers.*]`, …), verbatim.
+    pub other: toml::Table,
+}
+
+/// The `[ui]` table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UiConfig {
+    /// Theme: a built-in name, a name in `<config dir>/themes/`, or a path.
+    pub theme: String,
+}
+
+impl Default for UiConfig {
+    fn default() -> Self {
+        UiConfig {
+            theme: "dark".to_string(),
+        }
+    }
+}

@@ -1,0 +1,207 @@
+//! One call: the request sent, then the answer read whole or as a stream, within the
+//! idle timeout and the size cap, its text passed on as it arrives.
+
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use reqwest::header::{HeaderValue, CONTENT_TYPE};
+use serde_json::Value;
+
+use super::client::HttpProvider;
+use super::emit::Emit;
+use super::{anthropic, openai, sse};
+use crate::engine::request::render_user_prompt;
+use crate::protocol::AgentRequest;
+use crate::provider::profile::ProviderKind;
+use crate::provider::{ChunkSink, ProviderError, ProviderOutput};
+
+/// Most bytes of an error body kept for the message.
+const ERROR_BODY_CAP: usize = 16 * 1024;
+
+impl HttpProvider {
+    pub(super) async fn call(
+        &self,
+        request: &AgentRequest,
+        attempt: u32,
+        sink: &mut dyn ChunkSink,
+    ) -> Result<ProviderOutput, ProviderError> {
+        let idle = self.idle(attempt);
+        let rendered = render_user_prompt(&request.user_prompt);
+        let user_text = rendered.as_deref().map(|r| r.get()).unwrap_or_default();
+        let body = match self.profile.kind {
+            ProviderKind::Anthropic => anthropic::body(request, user_text, &self.profile),
+            _ => openai::body(request, user_text, &self.profile),
+        };
+        let url = self.url();
+        let body = serde_json::to_vec(&body)
+            .map_err(|e| ProviderError::Permanent(format!("cannot encode the request: {e}")))?;
+        let mut builder = self
+            .client
+            .post(&url)
+            .header(CONTENT_TYPE, "application/json")
+            .body(body);
+        for (name, value) in [
+            ("x-plexus-invocation", &request.invocation_id),
+            ("x-plexus-task", &request.task_id),
+        ] {
+            if let Ok(v) = HeaderValue::from_str(value) {
+                builder = builder.header(name, v);
+            }
+        }
+        let response = builder
+            .send()
+            .await
+            .map_err(|e| self.send_error(&e, &url))?;
+        let status = response.status();
+        if !status.is_success() {
+            let headers = response.headers().clone();
+            let body = self.read_capped(response, ERROR_BODY_CAP, true, idle).await;
+            let text = String::from_utf8_lossy(&body.unwrap_or_default()).into_owned();
+            return Err(self.status_error(status, &headers, &text, &url));
+        }
+        let is_sse = response
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.starts_with("text/event-stream"));
+        let mut emit = Emit::new(sink, self.text_redactor.clone());
+        let mut out = ProviderOutput::default();
+        let read = if is_sse {
+            self.read_stream(response, &mut emit, &mut out, idle).await
+        } else {
+            self.read_whole(response, &mut emit, &mut out, idle).await
+        };
+        // The text held back as a possible start of the key goes on now, answer or error.
+        emit.flush();
+        read.map(|()| out)
+    }
+
+    pub(super) async fn read_whole(
+        &self,
+        response: reqwest::Response,
+        emit: &mut Emit<'_>,
+        out: &mut ProviderOutput,
+        idle: Duration,
+    ) -> Result<(), ProviderError> {
+        let body = self
+            .read_capped(response, self.profile.max_response_bytes, false, idle)
+            .await?;
+        let v: Value = serde_json::from_slice(&body).map_err(|e| {
+            ProviderError::Malformed(format!(
+                "the answer is not JSON ({e}): {}",
+                openai::preview(&String::from_utf8_lossy(&body))
+            ))
+        })?;
+        match self.profile.kind {
+            ProviderKind::Anthropic => anthropic::whole(&v, emit, out),
+            _ => openai::whole(&v, emit, out),
+        }
+    }
+
+    /// Reads a whole body (redacted) within the idle timeout; past `cap` it fails (E008)
+    /// unless `truncate`, which keeps the first `cap` bytes.
+    pub(super) async fn read_capped(
+        &self,
+        response: reqwest::Response,
+        cap: usize,
+        truncate: bool,
+        idle: Duration,
+    ) -> Result<Vec<u8>, ProviderError> {
+        let mut stream = response.bytes_stream();
+        let mut redactor = self.redactor.clone();
+        let mut body = Vec::new();
+        loop {
+            let next = tokio::time::timeout(idle, stream.next())
+                .await
+                .map_err(|_| self.stalled(body.len(), idle))?;
+            match next {
+                None => {
+                    body.extend(redactor.finish());
+                    if body.len() > cap {
+                        if truncate {
+                            body.truncate(cap);
+                        } else {
+                            return Err(self.oversized(body.len()));
+                        }
+                    }
+                    return Ok(body);
+                }
+                Some(Err(e)) => return Err(self.cut(&e, body.len())),
+                Some(Ok(bytes)) => {
+                    let bytes = redactor.push(&bytes);
+                    if body.len() + bytes.len() > cap {
+                        if truncate {
+                            body.extend_from_slice(&bytes[..cap - body.len()]);
+                            return Ok(body);
+                        }
+                        return Err(self.oversized(body.len() + bytes.len()));
+                    }
+                    body.extend_from_slice(&bytes);
+                }
+            }
+        }
+    }
+
+    pub(super) async fn read_stream(
+        &self,
+        response: reqwest::Response,
+        emit: &mut Emit<'_>,
+        out: &mut ProviderOutput,
+        idle: Duration,
+    ) -> Result<(), ProviderError> {
+        let mut stream = response.bytes_stream();
+        let mut redactor = self.redactor.clone();
+        let mut decoder = sse::SseDecoder::new();
+        let mut events = Vec::new();
+        let mut openai = openai::Stream::default();
+        let mut anthropic = anthropic::Stream::default();
+        let mut received = 0usize;
+        let mut ended = false;
+        while !ended {
+            let next = tokio::time::timeout(idle, stream.next())
+                .await
+                .map_err(|_| self.stalled(received, idle))?;
+            let bytes = match next {
+                None => {
+                    ended = true;
+                    redactor.finish()
+                }
+                Some(Err(e)) => return Err(self.cut(&e, received)),
+                Some(Ok(b)) => {
+                    received += b.len();
+                    if received > self.profile.max_response_bytes {
+                        return Err(self.oversized(received));
+                    }
+                    redactor.push(&b)
+                }
+            };
+            decoder
+                .feed(&bytes, &mut events)
+                .map_err(ProviderError::Malformed)?;
+            for ev in events.drain(..) {
+                let done = match self.profile.kind {
+                    ProviderKind::Anthropic => anthropic.event(&ev.data, emit, out),
+                    _ => openai.event(&ev.data, emit, out),
+                }?;
+                if done {
+                    return Ok(());
+                }
+            }
+        }
+        let complete = match self.profile.kind {
+            ProviderKind::Anthropic => anthropic.ended(out),
+            _ => openai.ended(out),
+        };
+        if complete && decoder.pending() == 0 {
+            return Ok(());
+        }
+        Err(ProviderError::Transient {
+            message: format!(
+                "{}: the stream ended before its end marker after {received} bytes ({} bytes of text kept)",
+                self.profile.label(),
+                emit.emitted
+            ),
+            retry_after_ms: None,
+        })
+    }
+}

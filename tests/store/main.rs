@@ -3,13 +3,13 @@
 #[path = "../common/mod.rs"]
 mod common;
 
-mod log_filter;
-mod portable;
-mod portable_replay;
+mod store_writer;
+mod shared_db;
+mod writer_failure;
 mod resume_after_kill;
 mod resume_retries;
-mod review_portable;
-mod shared_db;
 mod signals;
-mod store_writer;
-mod writer_failure;
+mod portable;
+mod portable_replay;
+mod review_portable;
+mod log_filter;

@@ -44,8 +44,6 @@ pub mod state;
 pub mod store;
 pub mod table;
 pub mod text;
-/// Old path of `text::cut`, kept while callers move.
-pub use text::cut as text_cut;
 pub mod tokens;
 pub mod tools;
 pub mod tree_ui;

@@ -12,7 +12,7 @@
 use comfy_table::{presets::NOTHING, Cell, CellAlignment, ContentArrangement, Row, Table};
 use unicode_width::UnicodeWidthChar;
 
-use crate::ui::sanitize::{display_width, sanitize};
+use crate::text::sanitize::{display_width, sanitize};
 
 /// Widest a cell is shown, in display columns, unless its column says otherwise.
 pub const DEFAULT_MAX: usize = 48;

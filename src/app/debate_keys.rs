@@ -75,7 +75,7 @@ pub fn back(ui: &mut UiState) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::debate::events::PositionsCompared;
+    use crate::event::debate::PositionsCompared;
     use crate::event::{EngineEvent, Envelope};
 
     fn session(rounds: u32) -> DebateState {

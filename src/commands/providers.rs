@@ -135,7 +135,7 @@ pub async fn ping(globals: &Globals, name: &str, timeout_s: f64) -> Result<bool>
             Ok(false)
         }
         Ok(Err(e)) => {
-            let said = crate::ui::sanitize::sanitize(&e.to_string());
+            let said = crate::text::sanitize::sanitize(&e.to_string());
             crate::outln!("{label}: FAILED ({}) {said}", code_of(&e));
             Ok(false)
         }
@@ -149,7 +149,7 @@ pub async fn ping(globals: &Globals, name: &str, timeout_s: f64) -> Result<bool>
                 .map(|u| format!("{} in / {} out", u.prompt_tokens, u.completion_tokens))
                 .unwrap_or_else(|| "not reported".into());
             let answer =
-                crate::text_cut::cut_chars(&crate::ui::sanitize::sanitize(sink.text.trim()), 60)
+                crate::text::cut::cut_chars(&crate::text::sanitize::sanitize(sink.text.trim()), 60)
                     .into_owned();
             crate::outln!("{label}: ok");
             crate::outln!("  latency   first text {first}, whole answer {total} ms");

@@ -19,13 +19,6 @@ pub mod similarity;
 pub mod speak;
 pub mod sse;
 
-/// The session's events, kept with every other event kind.
-pub use crate::event::debate as events;
-/// The session's settings, kept with the protocol's types.
-pub use crate::protocol::debate_spec as spec;
-/// What an agent is told in one turn, kept with the protocol's types.
-pub use crate::protocol::debate_turn as turn;
-
 /// Whether a run is a debate session (its plan id).
 pub fn is_debate(plan_id: &str) -> bool {
     plan_id == "debate"

@@ -11,7 +11,6 @@ mod inputs;
 mod outcome;
 pub mod parse;
 mod planned;
-pub use crate::gate::quality;
 pub mod react_loop;
 mod reopen;
 pub mod request;
@@ -23,7 +22,6 @@ mod run;
 mod run_ctx;
 mod run_spec;
 mod sink;
-pub use crate::gate::status;
 mod toolbox;
 mod worker;
 
@@ -44,7 +42,3 @@ pub enum EngineError {
     #[error("a worker crashed (a bug): {0}; the run was stopped and stays resumable")]
     WorkerCrashed(String),
 }
-
-pub use crate::resolve as refs;
-/// Reference resolution, kept at its old paths while callers move.
-pub use crate::resolve::{db as db_ref, file as file_ref, pdf as pdf_text};

@@ -115,9 +115,9 @@ impl Progress {
                 // invocation's error does.
                 let last = self.last_error.remove(task);
                 let why = match (f.status.satisfies_dependents(), f.error_message.as_ref()) {
-                    (false, Some(m)) => format!(" — {}", crate::ui::sanitize::sanitize(m)),
+                    (false, Some(m)) => format!(" — {}", crate::text::sanitize::sanitize(m)),
                     (false, None) => last
-                        .map(|m| format!(" — {}", crate::ui::sanitize::sanitize(&m)))
+                        .map(|m| format!(" — {}", crate::text::sanitize::sanitize(&m)))
                         .unwrap_or_default(),
                     _ => String::new(),
                 };
@@ -203,24 +203,24 @@ impl Progress {
                 *self.finished.entry(r.status).or_insert(0) += 1;
                 Some(format!(
                     "{task}: review accepted by {} — now {}, {} atom(s) stored{}",
-                    crate::ui::sanitize::sanitize(&r.reviewer),
+                    crate::text::sanitize::sanitize(&r.reviewer),
                     r.status.as_str(),
                     r.atoms,
                     r.note
                         .as_deref()
-                        .map(|n| format!(": {}", crate::ui::sanitize::sanitize(n)))
+                        .map(|n| format!(": {}", crate::text::sanitize::sanitize(n)))
                         .unwrap_or_default()
                 ))
             }
             EngineEvent::ToolCalled(c) => Some(format!(
                 "{task}: step {}: {}",
                 c.step,
-                crate::ui::sanitize::sanitize(&c.tool)
+                crate::text::sanitize::sanitize(&c.tool)
             )),
             EngineEvent::SkillRefused(r) => Some(format!(
                 "{task}: skill {} refused: {}",
-                crate::ui::sanitize::sanitize(&r.skill),
-                crate::ui::sanitize::sanitize(&r.reason)
+                crate::text::sanitize::sanitize(&r.skill),
+                crate::text::sanitize::sanitize(&r.reason)
             )),
             EngineEvent::ContextCompressed(c) => Some(format!(
                 "{task}: context compressed from {} to {} tokens",
@@ -241,8 +241,8 @@ impl Progress {
             | EngineEvent::DebateFinished(_)) => crate::debate::progress::line(e),
             EngineEvent::ReviewRejected(r) => Some(format!(
                 "{task}: review rejected by {}: {}",
-                crate::ui::sanitize::sanitize(&r.reviewer),
-                crate::ui::sanitize::sanitize(&r.reason)
+                crate::text::sanitize::sanitize(&r.reviewer),
+                crate::text::sanitize::sanitize(&r.reason)
             )),
             EngineEvent::ReferenceFailed(r) => Some(format!(
                 "{task}: reference {} failed: {} {} (fallback {})",

@@ -9,10 +9,10 @@ use ratatui::widgets::{Clear, Widget};
 use super::state::{Browser, Prompt, View};
 use crate::app::keymap::Keymap;
 use crate::failures::{BudgetLevel, DocKind};
-use crate::ui::sanitize::sanitize;
+use crate::text::sanitize::sanitize;
+use crate::text::wrap::{pad_or_truncate, wrap_ranges};
 use crate::ui::text::{fill, keep_visible, paint, put};
 use crate::ui::theme::Theme;
-use crate::ui::wrap::{pad_or_truncate, wrap_ranges};
 
 /// Draws the browser into `buf`.
 pub fn draw(buf: &mut Buffer, area: Rect, b: &mut Browser, theme: &Theme, keys: &Keymap) {
@@ -400,7 +400,7 @@ fn draw_status(buf: &mut Buffer, r: Rect, b: &Browser, theme: &Theme) {
         BudgetLevel::Near => theme.badge(theme.warn),
         BudgetLevel::Over => theme.badge(theme.error),
     };
-    let w = crate::ui::sanitize::display_width(&budget) as u16;
+    let w = crate::text::sanitize::display_width(&budget) as u16;
     let left_w = r.width.saturating_sub(w);
     let (text, style) = match (&b.input, &b.flash) {
         (Some((Prompt::Search, t)), _) => (format!(" /{t}▏"), bar),

@@ -7,10 +7,10 @@ use ratatui::style::Modifier;
 
 use super::text::{fill, put};
 use super::theme::Theme;
-use super::wrap::pad_or_truncate;
 use crate::app::atoms_view::atom_view;
 use crate::app::UiState;
 use crate::state::RunState;
+use crate::text::wrap::pad_or_truncate;
 
 /// Draws the table into `inner`; returns the title describing sort and filters.
 pub fn draw(buf: &mut Buffer, inner: Rect, run: &RunState, ui: &mut UiState, theme: &Theme) {
@@ -85,7 +85,7 @@ pub fn draw(buf: &mut Buffer, inner: Rect, run: &RunState, ui: &mut UiState, the
         let line = format!(
             "{} {} {} ",
             pad_or_truncate(
-                &super::wrap::middle_cut(&super::sanitize::sanitize(&a.id), id_w),
+                &crate::text::wrap::middle_cut(&crate::text::sanitize::sanitize(&a.id), id_w),
                 id_w
             ),
             pad_or_truncate(&a.atom_type, type_w),

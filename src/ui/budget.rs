@@ -9,8 +9,8 @@ use ratatui::style::Style;
 
 use super::text::{bar, compact, put};
 use super::theme::Theme;
-use super::wrap::pad_or_truncate;
 use crate::state::{AgentView, RunState};
+use crate::text::wrap::pad_or_truncate;
 
 /// Draws the budget rows into `inner`.
 pub fn draw(buf: &mut Buffer, inner: Rect, run: &RunState, theme: &Theme) {

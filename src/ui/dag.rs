@@ -45,7 +45,7 @@ fn grid(run: &RunState, width: u16) -> Grid {
     let longest = run
         .tasks
         .iter()
-        .map(|t| super::sanitize::display_width(&t.id))
+        .map(|t| crate::text::sanitize::display_width(&t.id))
         .max()
         .unwrap_or(4)
         .min(64) as u16;
@@ -234,8 +234,8 @@ fn draw_cell(
         _ => String::new(),
     };
     let id_w = cell.saturating_sub(4 + attempts.chars().count() as u16) as usize;
-    let clean = super::sanitize::sanitize(&task.id);
-    let id = super::wrap::middle_cut(&clean, id_w);
+    let clean = crate::text::sanitize::sanitize(&task.id);
+    let id = crate::text::wrap::middle_cut(&clean, id_w);
     let mut style = status_style;
     if t == sel {
         style = theme.selected().add_modifier(Modifier::BOLD);

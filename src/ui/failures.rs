@@ -6,13 +6,13 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Modifier;
 
-use super::sanitize::{display_width, sanitize};
 use super::text::{fill, put};
 use super::theme::Theme;
-use super::wrap::pad_or_truncate;
 use crate::app::failures_list::{status_of, FailuresList};
 use crate::app::UiState;
 use crate::store::FailedInvocation;
+use crate::text::sanitize::{display_width, sanitize};
+use crate::text::wrap::pad_or_truncate;
 
 /// The pane title: how many rows, whose, and the counts per code and agent that fit.
 pub fn title(f: &FailuresList, width: u16) -> String {

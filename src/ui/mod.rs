@@ -17,5 +17,4 @@ pub mod status;
 pub mod text;
 pub mod theme;
 
-pub use crate::text::{sanitize, wrap};
 pub use screen::{draw, draw_buffer};

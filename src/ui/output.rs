@@ -8,10 +8,10 @@ use ratatui::style::Style;
 
 use super::text::put;
 use super::theme::Theme;
-use super::wrap::wrap_ranges;
 use crate::app::ui_state::{Doc, DocKey, OutputView};
 use crate::app::UiState;
 use crate::state::{RunState, TaskView};
+use crate::text::wrap::wrap_ranges;
 
 /// A source of logical lines.
 trait Lines {
@@ -165,11 +165,11 @@ pub fn context_lines(task: &TaskView) -> Vec<String> {
     for i in &c.inputs {
         out.push(format!(
             "{:<21} {:>7} {:>4} {:<9} {:<14} {:>7}",
-            crate::ui::wrap::pad_or_truncate(&crate::ui::wrap::middle_cut(&i.name, 21), 21),
+            crate::text::wrap::pad_or_truncate(&crate::text::wrap::middle_cut(&i.name, 21), 21),
             i.tokens,
             i.priority,
             format!("{:?}{}", i.mode, if i.batched { "*" } else { "" }).to_lowercase(),
-            crate::ui::wrap::pad_or_truncate(&i.action, 14),
+            crate::text::wrap::pad_or_truncate(&i.action, 14),
             i.tokens_after
         ));
     }
@@ -283,7 +283,7 @@ fn draw_lines<L: Lines>(buf: &mut Buffer, area: Rect, lines: &L, ui: &mut UiStat
 }
 
 fn wrapped_count(line: &str, width: u16) -> usize {
-    let clean = super::sanitize::sanitize_cow(line);
+    let clean = crate::text::sanitize::sanitize_cow(line);
     // A line no wider than the pane in bytes, or in columns, takes one row.
     if clean.len() <= width as usize
         || unicode_width::UnicodeWidthStr::width(clean.as_ref()) <= width as usize
@@ -304,7 +304,7 @@ fn render_from<L: Lines>(
     let mut y = area.y;
     let mut i = first;
     while y < area.bottom() && i < lines.count() {
-        let clean = super::sanitize::sanitize_cow(lines.get(i));
+        let clean = crate::text::sanitize::sanitize_cow(lines.get(i));
         let style = if clean.starts_with("──") || clean.starts_with('↻') || clean.starts_with('⚠')
         {
             style.add_modifier(ratatui::style::Modifier::DIM)

@@ -7,9 +7,9 @@ use ratatui::style::{Modifier, Style};
 
 use super::text::put;
 use super::theme::Theme;
-use super::wrap::pad_or_truncate;
 use crate::protocol::Grade;
 use crate::state::{Quality, RunState};
+use crate::text::wrap::pad_or_truncate;
 
 /// Draws the quality rows into `inner`.
 pub fn draw(buf: &mut Buffer, inner: Rect, run: &RunState, theme: &Theme) {

@@ -7,8 +7,8 @@ use ratatui::style::Modifier;
 
 use super::text::{fill, put};
 use super::theme::Theme;
-use super::wrap::pad_or_truncate;
 use crate::app::UiState;
+use crate::text::wrap::pad_or_truncate;
 
 /// Draws the runs list into `inner`.
 pub fn draw(buf: &mut Buffer, inner: Rect, ui: &mut UiState, theme: &Theme) {
@@ -96,7 +96,7 @@ pub fn draw(buf: &mut Buffer, inner: Rect, ui: &mut UiState, theme: &Theme) {
             run.atoms,
             // A debate names its question (kept as the run's plan source).
             pad_or_truncate(
-                &crate::ui::sanitize::sanitize(if run.plan_id == "debate" {
+                &crate::text::sanitize::sanitize(if run.plan_id == "debate" {
                     &run.plan_source
                 } else {
                     &run.plan_id

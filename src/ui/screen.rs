@@ -257,7 +257,7 @@ fn draw_header(buf: &mut Buffer, r: Rect, run: &RunState, ui: &mut UiState, them
         },
         if ui.read_only { " (read-only)" } else { "" }
     );
-    let w = super::sanitize::display_width(&super::sanitize::sanitize(&right)) as u16;
+    let w = crate::text::sanitize::display_width(&crate::text::sanitize::sanitize(&right)) as u16;
     if r.right().saturating_sub(x) > w + 1 {
         put(buf, r.right() - w, r.y, w, &right, theme.muted());
     }
@@ -269,8 +269,8 @@ fn wrapped(lines: &[String], width: u16) -> Vec<String> {
     lines
         .iter()
         .flat_map(|l| {
-            let l = super::sanitize::sanitize(l);
-            let parts: Vec<String> = super::wrap::wrap_ranges(&l, width)
+            let l = crate::text::sanitize::sanitize(l);
+            let parts: Vec<String> = crate::text::wrap::wrap_ranges(&l, width)
                 .into_iter()
                 .map(|r| l[r].to_string())
                 .collect();
@@ -320,7 +320,7 @@ fn scroll_overlay(
 ) -> usize {
     let longest = lines
         .iter()
-        .map(|l| super::sanitize::display_width(&super::sanitize::sanitize(l)))
+        .map(|l| crate::text::sanitize::display_width(&crate::text::sanitize::sanitize(l)))
         .max()
         .unwrap_or(10);
     let longest = u16::try_from(longest).unwrap_or(u16::MAX);

@@ -6,12 +6,12 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Modifier;
 
-use super::sanitize::{display_width, sanitize};
 use super::text::{elapsed, fill, put};
 use super::theme::Theme;
 use crate::app::UiState;
 use crate::event::{RunStatus, TaskStatus};
 use crate::state::RunState;
+use crate::text::sanitize::{display_width, sanitize};
 
 /// Draws the status bar into the row `r`.
 pub fn draw(buf: &mut Buffer, r: Rect, run: &RunState, ui: &UiState, theme: &Theme) {
@@ -227,7 +227,7 @@ pub fn fit_words(text: &str, width: usize) -> String {
     {
         return format!("{}…", &clean[..end]);
     }
-    crate::text_cut::cut_width(&clean, width).into_owned()
+    crate::text::cut::cut_width(&clean, width).into_owned()
 }
 
 /// `event N/M · 14:03:21.456 · ▶ ×4`: where a replay is, the time of day (UTC) of

@@ -6,8 +6,8 @@ use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
 use ratatui::widgets::{Block, BorderType, Borders, Widget};
 
-use super::sanitize::sanitize_cow;
 use super::theme::Theme;
+use crate::text::sanitize::sanitize_cow;
 
 /// Writes `text` (sanitized) at `(x, y)` using at most `width` columns; returns the
 /// columns used. Wide characters that would not fit are not drawn.

@@ -13,12 +13,12 @@ use std::time::Duration;
 
 use plexus::debate::replay::load_events;
 use plexus::debate::similarity::{EmbedError, EmbedFuture, Embedder, PositionComparer};
-use plexus::debate::spec::DebateSpec;
-use plexus::debate::turn::DebateTurn;
 use plexus::engine::Control;
 use plexus::event::{EngineEvent, Envelope, RunStatus};
 use plexus::launch::debate::start_debate;
 use plexus::protocol::debate::{AgentStatus, HostAction, SessionStatus};
+use plexus::protocol::debate_spec::DebateSpec;
+use plexus::protocol::debate_turn::DebateTurn;
 use plexus::protocol::AgentRequest;
 use plexus::provider::http::redact::TextRedactor;
 use plexus::provider::{ChunkSink, Provider, ProviderError, ProviderFuture, ProviderOutput};
@@ -679,7 +679,7 @@ async fn a_timed_out_agent_is_skipped_and_its_last_output_reused() {
         .expect("test step");
     assert_eq!(
         planner.outcome,
-        plexus::debate::events::TurnOutcome::TimedOut
+        plexus::event::debate::TurnOutcome::TimedOut
     );
     assert!(planner.reused);
     assert_eq!(
@@ -741,7 +741,7 @@ async fn invalid_output_is_retried_then_recorded() {
     assert_eq!(critic_turn.attempts, 3);
     assert_eq!(
         critic_turn.outcome,
-        plexus::debate::events::TurnOutcome::Valid
+        plexus::event::debate::TurnOutcome::Valid
     );
     let third = {
         let seen = o.provider.seen.lock().expect("test step");
@@ -768,7 +768,7 @@ async fn invalid_output_is_retried_then_recorded() {
         .iter()
         .find(|t| t.agent.as_str() == "planner")
         .expect("test step");
-    assert_eq!(p.outcome, plexus::debate::events::TurnOutcome::Invalid);
+    assert_eq!(p.outcome, plexus::event::debate::TurnOutcome::Invalid);
     assert!(p.output.is_none(), "nothing earlier to stand for it");
     let replies: Vec<_> = o
         .events
@@ -817,14 +817,14 @@ async fn a_failing_provider_is_tried_again_then_the_agent_is_skipped() {
         .iter()
         .find(|t| t.agent.as_str() == "planner")
         .expect("turn");
-    assert_eq!(p1.outcome, plexus::debate::events::TurnOutcome::Valid);
+    assert_eq!(p1.outcome, plexus::event::debate::TurnOutcome::Valid);
     assert_eq!(p1.attempts, 2);
     let c2 = o.state.rounds[1]
         .turns
         .iter()
         .find(|t| t.agent.as_str() == "critic")
         .expect("turn");
-    assert_eq!(c2.outcome, plexus::debate::events::TurnOutcome::Failed);
+    assert_eq!(c2.outcome, plexus::event::debate::TurnOutcome::Failed);
     assert_eq!(c2.attempts, 3);
     assert!(c2.reused);
     let first = o
@@ -986,7 +986,7 @@ async fn a_key_the_model_escaped_in_its_output_is_not_kept() {
         .iter()
         .find(|t| t.agent.as_str() == "planner")
         .expect("turn");
-    assert_eq!(planner.outcome, plexus::debate::events::TurnOutcome::Valid);
+    assert_eq!(planner.outcome, plexus::event::debate::TurnOutcome::Valid);
     let out = planner.output.as_ref().expect("output");
     assert_eq!(out["content"], "plan [redacted]");
     let conclusion = out["metadata"]["position"]["conclusion"]

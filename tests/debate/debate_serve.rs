@@ -5,7 +5,6 @@
 //! before `[DONE]`; bad requests get the status and the JSON body they deserve. Who may
 //! call (Host, Origin, token) is in `access`; the time and number limits in `limits`.
 
-
 #[path = "debate_serve/access.rs"]
 mod access;
 #[path = "debate_serve/limits.rs"]

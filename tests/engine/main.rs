@@ -4,14 +4,14 @@
 mod common;
 
 mod attempts;
+mod context_whole_prompt;
+mod demo_timeouts;
 mod engine_errors;
 mod engine_retry;
 mod malformed_output;
+mod protocol_fixtures;
 mod quality_gate;
-mod status_rules;
-mod retry_jitter;
 mod refs_fallback;
 mod refs_resolve;
-mod context_whole_prompt;
-mod protocol_fixtures;
-mod demo_timeouts;
+mod retry_jitter;
+mod status_rules;

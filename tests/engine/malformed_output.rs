@@ -6,7 +6,7 @@
 use std::collections::HashSet;
 
 use plexus::engine::parse::{parse_response, ParsedOutput, MAX_RESPONSE_BYTES};
-use plexus::engine::quality::{run_gate, QualityConfig};
+use plexus::gate::quality::{run_gate, QualityConfig};
 use plexus::protocol::{ErrorCode, ErrorInfo};
 use serde_json::Value;
 

@@ -10,7 +10,7 @@
 use std::collections::HashSet;
 
 use plexus::engine::parse::parse_response;
-use plexus::engine::quality::{grade_atom, run_gate, AtomVerdict, QualityConfig};
+use plexus::gate::quality::{grade_atom, run_gate, AtomVerdict, QualityConfig};
 use plexus::protocol::{Atom, Grade, GradeCounts, IssueSeverity};
 use serde_json::{json, Value};
 

@@ -4,10 +4,10 @@
 
 use std::time::Duration;
 
-use plexus::engine::db_ref::{build, resolve_db};
-use plexus::engine::file_ref::{md_sections, resolve_file};
 use plexus::protocol::refs::RefErrorCode;
 use plexus::protocol::{DbQueryRef, FileRef};
+use plexus::resolve::db::{build, resolve_db};
+use plexus::resolve::file::{md_sections, resolve_file};
 use plexus::store::{spawn_writer, PaperRow, WriteOp};
 use serde_json::json;
 
@@ -15,7 +15,7 @@ fn file(path: &str) -> FileRef {
     serde_json::from_value(json!({"path": path})).expect("file ref")
 }
 
-fn code(r: Result<serde_json::Value, plexus::engine::refs::RefFailure>) -> RefErrorCode {
+fn code(r: Result<serde_json::Value, plexus::resolve::RefFailure>) -> RefErrorCode {
     match r {
         Ok(v) => panic!("expected a failure, got {v}"),
         Err(f) => f.code,

@@ -7,7 +7,7 @@
 //! | `failed`  | `atoms_generated == 0` or an unrecoverable error (§8.1: E006–E008)     |
 //! | `timeout` | `execution_time_ms > timeout_seconds * 1000`                           |
 
-use plexus::engine::status::decide_status;
+use plexus::gate::status::decide_status;
 use plexus::protocol::{ErrorCode, ErrorInfo, InvocationStatus};
 
 const TIMEOUT_S: f64 = 300.0;

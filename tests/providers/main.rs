@@ -4,6 +4,6 @@
 mod common;
 
 mod http_provider;
-mod key_leak;
 mod key_in_answer;
+mod key_leak;
 mod react_request;

@@ -3,7 +3,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
-mod tui_pty;
-mod run_screen_pty;
-mod failures_pty;
 mod debate_pty;
+mod failures_pty;
+mod run_screen_pty;
+mod tui_pty;

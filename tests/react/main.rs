@@ -3,7 +3,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
-mod react_run;
-mod skills;
 mod conversation;
 mod plan_react;
+mod react_run;
+mod skills;

@@ -3,6 +3,6 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod failures_tree;
 mod replay;
 mod replay_follow;
-mod failures_tree;

@@ -3,13 +3,13 @@
 #[path = "../common/mod.rs"]
 mod common;
 
-mod store_writer;
-mod shared_db;
-mod writer_failure;
-mod resume_after_kill;
-mod resume_retries;
-mod signals;
+mod log_filter;
 mod portable;
 mod portable_replay;
+mod resume_after_kill;
+mod resume_retries;
 mod review_portable;
-mod log_filter;
+mod shared_db;
+mod signals;
+mod store_writer;
+mod writer_failure;

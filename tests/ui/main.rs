@@ -4,12 +4,12 @@
 mod common;
 
 mod app_update;
-mod run_screen;
-mod tui_render;
-mod tree_browser;
-mod failures_screen;
-mod debate_screen;
-mod theme_contrast;
 mod config_theme;
+mod debate_screen;
+mod failures_screen;
 mod keys;
 mod reducer;
+mod run_screen;
+mod theme_contrast;
+mod tree_browser;
+mod tui_render;

@@ -6,9 +6,9 @@ use std::sync::Arc;
 use color_eyre::eyre::{eyre, Result};
 
 use crate::cli::{DebateOpts, SimOpts};
-use crate::debate::spec::{DebateSpec, Thresholds};
 use crate::launch::profile::profile_named;
 use crate::launch::Globals;
+use crate::protocol::debate_spec::{DebateSpec, Thresholds};
 use crate::provider::{Provider, ProviderProfile, SimConfig};
 
 /// The session settings from the command line (checked).

@@ -7,9 +7,9 @@ use color_eyre::eyre::{eyre, Result, WrapErr};
 
 use crate::debate::embed_http::HttpEmbedder;
 use crate::debate::similarity::PositionComparer;
-use crate::debate::spec::EmbeddingSource;
 use crate::launch::profile::profile_named;
 use crate::launch::Globals;
+use crate::protocol::debate_spec::EmbeddingSource;
 use crate::provider::ProviderProfile;
 
 /// The comparer of a session's positions: the profile's embeddings endpoint when it

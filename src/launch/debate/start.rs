@@ -9,8 +9,8 @@ use serde_json::{json, Value};
 
 use crate::debate::session::{start_session, SessionSpec};
 use crate::debate::similarity::PositionComparer;
-use crate::debate::spec::DebateSpec;
 use crate::launch::start::{new_run_id, Started};
+use crate::protocol::debate_spec::DebateSpec;
 use crate::provider::Provider;
 use crate::store::lease::HeldLease;
 use crate::store::writer::spawn_writer_holding;
@@ -20,7 +20,7 @@ use crate::tools::{Tool, ToolContext};
 /// Where a session's run row says it came from (the Runs screen's plan column).
 pub fn plan_source(spec: &DebateSpec) -> String {
     let q = spec.question.replace(['\n', '\r'], " ");
-    format!("debate: {}", crate::text_cut::cut_chars(&q, 60))
+    format!("debate: {}", crate::text::cut::cut_chars(&q, 60))
 }
 
 /// The current time in `timezone`, by the `get_now` tool (`now`, `timezone`, `weekday`,

@@ -10,7 +10,7 @@ use serde_json::Value;
 use super::client::HttpProvider;
 use super::emit::Emit;
 use super::{anthropic, openai, sse};
-use crate::engine::request::render_user_prompt;
+use crate::protocol::invocation::render_user_prompt;
 use crate::protocol::AgentRequest;
 use crate::provider::profile::ProviderKind;
 use crate::provider::{ChunkSink, ProviderError, ProviderOutput};

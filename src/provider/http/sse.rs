@@ -129,7 +129,7 @@ impl SseDecoder {
             "event" => self.event = value.to_string(),
             "id" | "retry" => {}
             _ => {
-                let shown = crate::text_cut::cut_chars(line, 60);
+                let shown = crate::text::cut::cut_chars(line, 60);
                 return Err(format!("invalid SSE line {n}: {shown:?}"));
             }
         }

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::client::HttpProvider;
 use crate::provider::ProviderError;
-use crate::text_cut::cut_chars;
+use crate::text::cut::cut_chars;
 
 impl HttpProvider {
     pub(super) fn stalled(&self, received: usize, idle: Duration) -> ProviderError {

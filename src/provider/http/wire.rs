@@ -56,7 +56,7 @@ pub fn count_at(u: &Value, key: &str) -> u64 {
 /// The start of a payload (at most 80 characters, cut at a word), quoted, for error
 /// messages.
 pub fn preview(s: &str) -> String {
-    format!("{:?}", crate::text_cut::cut_chars(s, 80))
+    format!("{:?}", crate::text::cut::cut_chars(s, 80))
 }
 
 #[cfg(test)]

@@ -9,9 +9,9 @@ use super::labels::{agent_style, similarity_color};
 use super::lines::{num, Line, Lines};
 use crate::protocol::debate_spec::Thresholds;
 use crate::state::debate::RoundView;
-use crate::ui::sanitize::sanitize;
+use crate::text::sanitize::sanitize;
+use crate::text::wrap::pad_or_truncate;
 use crate::ui::theme::Theme;
-use crate::ui::wrap::pad_or_truncate;
 
 /// Columns of one cell (`0.64◆` with a space either side, then a gap).
 const CELL: usize = 8;
@@ -33,7 +33,7 @@ pub fn lines(
     let label_w = c
         .agents
         .iter()
-        .map(|a| crate::ui::sanitize::display_width(&sanitize(a.as_str())))
+        .map(|a| crate::text::sanitize::display_width(&sanitize(a.as_str())))
         .max()
         .unwrap_or(0)
         .clamp(4, 10);

@@ -5,9 +5,9 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 
-use crate::ui::sanitize::{display_width, sanitize_lines};
+use crate::text::sanitize::{display_width, sanitize_lines};
+use crate::text::wrap::wrap_ranges;
 use crate::ui::text::put;
-use crate::ui::wrap::wrap_ranges;
 
 /// One line: segments of text, each with its style, drawn left to right.
 pub type Line = Vec<(String, Style)>;

@@ -8,7 +8,7 @@ use super::labels::{spinner, status};
 use super::lines::{Line, Lines};
 use crate::protocol::debate::{AgentRole, AgentStatus, ReporterMetadata};
 use crate::state::debate::DebateState;
-use crate::ui::sanitize::sanitize;
+use crate::text::sanitize::sanitize;
 use crate::ui::theme::Theme;
 
 /// `[converged] round 3/5 · 1 error · Q: …`: the session in one line.

@@ -3,13 +3,13 @@
 
 use std::sync::Arc;
 
-use plexus::debate::events::{
+use plexus::event::debate::{
     DebateErrorLogged, DebateFinished, DebateOutput, DebateStarted, DebateTurnStarted, HostDecided,
     PositionsCompared, TurnOutcome,
 };
-use plexus::debate::spec::DebateSpec;
 use plexus::event::{EngineEvent, Envelope, RunFinished, RunStarted, RunStatus};
 use plexus::protocol::debate::{AgentRole, SessionStatus};
+use plexus::protocol::debate_spec::DebateSpec;
 use plexus::state::{reduce, RunState};
 use serde_json::{json, Value};
 

@@ -15,10 +15,10 @@ use super::http::ServeBody;
 use super::server::{Server, CHAT_PATH, MAX_BODY, MAX_SESSIONS};
 use super::stream;
 use crate::commands::debate::options::spec_of;
-use crate::debate::spec::DebateSpec;
 use crate::http_server::{read_body, whole, BodyError};
 use crate::launch::debate::{comparer_for, now_data, start_debate};
 use crate::protocol::debate::MultiAgentStartRequest;
+use crate::protocol::debate_spec::DebateSpec;
 
 type Answer = Response<ServeBody>;
 

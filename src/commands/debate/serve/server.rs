@@ -7,7 +7,7 @@ use tokio::sync::{watch, Semaphore};
 
 use super::access::Access;
 use crate::cli::DebateOpts;
-use crate::debate::spec::EmbeddingSource;
+use crate::protocol::debate_spec::EmbeddingSource;
 use crate::provider::{Provider, ProviderProfile};
 
 /// The path sessions are started at.

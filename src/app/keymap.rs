@@ -1,5 +1,5 @@
 //! The keymap: the lookup from a crossterm key event to an [`Action`], built from the
-//! default bindings table (`keys/defaults.txt`) with the config file's `[keys]`
+//! default bindings table (`src/config/default_keys.txt`) with the config file's `[keys]`
 //! overrides applied, and each action's keys for the help overlay.
 
 use std::collections::{HashMap, HashSet};

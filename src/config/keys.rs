@@ -13,8 +13,8 @@ use super::key::Key;
 use super::{ConfigError, Origin};
 
 /// The default bindings: one action a line, its name then its keys in the order the
-/// help overlay lists them (`keys/defaults.txt`, built in).
-pub const DEFAULTS: &str = include_str!("../../keys/defaults.txt");
+/// help overlay lists them (`src/config/default_keys.txt`, built in).
+pub const DEFAULTS: &str = include_str!("default_keys.txt");
 
 /// The rows of [`DEFAULTS`]: each action's name and its key strings, in table order.
 pub fn defaults() -> impl Iterator<Item = (&'static str, Vec<&'static str>)> {

@@ -148,34 +148,76 @@ impl<'a> Side<'a> {
             Err(e) => ("undecodable", Body::Event(Value::String(e.to_string()))),
         };
         let q = self.queues.entry(row.task_id).or_default();
-        if let (Body::Chunk(more), Some(back)) = (&body, q.back_mut()) {
-            if let Body::Chunk(text) = &mut back.body {
-                if back.invocation == row.invocation_id {
-                    text.push_str(more);
-                    return;
-                }
-            }
-        }
-        q.push_back(Norm {
-            seq: row.seq,
-            kind,
-            agent: row.agent,
-            invocation: row.invocation_id,
-            body,
-        });
+        queue(
+            q,
+            Norm {
+                seq: row.seq,
+                kind,
+                agent: row.agent,
+                invocation: row.invocation_id,
+                body,
+            },
+        );
     }
 
     /// Whether the first waiting event of `key` is complete (a chunk may still grow
     /// while it is the last event read and the log goes on).
     fn ready(&self, key: &Key) -> bool {
-        self.queues.get(key).is_some_and(|q| match q.front() {
-            None => false,
-            Some(n) => q.len() > 1 || self.done || !matches!(n.body, Body::Chunk(_)),
-        })
+        self.queues.get(key).is_some_and(|q| complete(q, self.done))
     }
 
     fn pop(&mut self, key: &Key) -> Option<Norm> {
         self.queues.get_mut(key).and_then(VecDeque::pop_front)
+    }
+}
+
+/// Whether `n` is the `loop_finished` of `invocation`.
+fn ends_loop_of(n: &Norm, invocation: &Option<String>) -> bool {
+    n.kind == "loop_finished" && n.invocation == *invocation
+}
+
+/// Queues an event of one task: an invocation's consecutive chunks join into one text,
+/// and a chunk that comes right after its invocation's `loop_finished` goes before it
+/// (a tool-using loop may log its end before the stream's last text is flushed, and
+/// when that flush falls depends on timing, not on what happened).
+fn queue(q: &mut VecDeque<Norm>, n: Norm) {
+    let Body::Chunk(more) = &n.body else {
+        q.push_back(n);
+        return;
+    };
+    let end = match q.back() {
+        Some(back) if ends_loop_of(back, &n.invocation) => q.len() - 1,
+        _ => q.len(),
+    };
+    if let Some(before) = end.checked_sub(1).and_then(|i| q.get_mut(i)) {
+        if let Body::Chunk(text) = &mut before.body {
+            if before.invocation == n.invocation {
+                text.push_str(more);
+                return;
+            }
+        }
+    }
+    q.insert(end, n);
+}
+
+/// Whether the first waiting event of a queue is complete: a chunk may still grow while
+/// nothing but its loop's end follows it, and a loop's end may still have a chunk put
+/// before it, until something else of the task (or the log's end) comes.
+fn complete(q: &VecDeque<Norm>, done: bool) -> bool {
+    let Some(front) = q.front() else {
+        return false;
+    };
+    if done {
+        return true;
+    }
+    match &front.body {
+        Body::Chunk(_) => match q.len() {
+            1 => false,
+            2 => !ends_loop_of(&q[1], &front.invocation),
+            _ => true,
+        },
+        Body::Event(_) if front.kind == "loop_finished" => q.len() > 1,
+        Body::Event(_) => true,
     }
 }
 
@@ -427,4 +469,73 @@ pub fn compare_runs(
         mismatches: tally.mismatches,
         divergences,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn norm(seq: u64, kind: &'static str, body: Body) -> Norm {
+        Norm {
+            seq,
+            kind,
+            agent: None,
+            invocation: Some("INV_1".into()),
+            body,
+        }
+    }
+
+    fn chunk(seq: u64, text: &str) -> Norm {
+        norm(seq, "chunk", Body::Chunk(text.into()))
+    }
+
+    fn loop_end(seq: u64) -> Norm {
+        norm(seq, "loop_finished", Body::Event(Value::Null))
+    }
+
+    fn shape(q: &VecDeque<Norm>) -> Vec<String> {
+        q.iter()
+            .map(|n| match &n.body {
+                Body::Chunk(t) => format!("chunk:{t}"),
+                Body::Event(_) => n.kind.to_string(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_loops_last_text_compares_the_same_whenever_it_was_flushed() {
+        // Flushed after the loop's end (an idle machine), split around it (a busy one),
+        // or all before it: one text, then the end.
+        let orders: [Vec<Norm>; 3] = [
+            vec![loop_end(1), chunk(2, "answer")],
+            vec![chunk(1, "ans"), loop_end(2), chunk(3, "wer")],
+            vec![chunk(1, "ans"), chunk(2, "wer"), loop_end(3)],
+        ];
+        for order in orders {
+            let mut q = VecDeque::new();
+            for n in order {
+                queue(&mut q, n);
+            }
+            assert_eq!(shape(&q), ["chunk:answer", "loop_finished"]);
+        }
+    }
+
+    #[test]
+    fn a_chunk_or_a_loops_end_waits_while_a_late_chunk_may_still_join_it() {
+        let mut q = VecDeque::new();
+        queue(&mut q, chunk(1, "ans"));
+        assert!(!complete(&q, false), "a chunk may still grow");
+        queue(&mut q, loop_end(2));
+        assert!(!complete(&q, false), "the last text may still come");
+        queue(
+            &mut q,
+            norm(3, "invocation_finished", Body::Event(Value::Null)),
+        );
+        assert!(complete(&q, false));
+        assert!(complete(&q, true));
+        let mut q = VecDeque::new();
+        queue(&mut q, loop_end(1));
+        assert!(!complete(&q, false));
+        assert!(complete(&q, true));
+    }
 }

@@ -1,11 +1,14 @@
-//! The TUI's model and update, pure (no terminal, no drawing): actions, the UI state and
-//! its parts, `update` and each screen's keys, typed input, the mouse, and the replay
-//! transport. The runtime that owns the terminal is `crate::tui`; drawing is `crate::ui`.
+//! The TUI's model and update, pure (no terminal, no drawing): actions and the keymap,
+//! the UI state and its parts, `update` and each screen's keys, typed input, the mouse,
+//! and the replay transport. The runtime that owns the terminal is `crate::tui`; drawing
+//! is `crate::ui`; neither is imported here.
 //!
-//! Imports point down this list: `action`, `docs`, `folds`, `nav`, `failures_list`;
-//! `effect`; `transport`, `debate`; `ui_state`; `atoms_view`, `select`; `follow`; the
-//! screens' keys (`attempts`, `debate_keys`, `review_keys`, `failures_keys`, `run_keys`,
-//! `atoms_keys`, `runs_keys`, `overlay_keys`); `update`; `command_line`, `input`, `mouse`.
+//! Imports point down this list: `action`, `docs`, `folds`, `nav`, `failures_list`,
+//! `keymap`; `effect`; `transport`, `debate`; `ui_state`; `atoms_view`, `select`;
+//! `follow`; the screens' keys (`attempts`, `debate_keys`, `review_keys`,
+//! `failures_keys`, `run_keys`, `atoms_keys`, `runs_keys`, `overlay_keys`); `update`;
+//! `command_line`, `input`, `mouse` (these turn text and clicks into actions for
+//! `update`).
 
 pub mod action;
 pub mod atoms_keys;

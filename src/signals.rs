@@ -108,6 +108,16 @@ fn deliver(name: &'static str) {
         for r in &h.receivers {
             let _ = r.send(name);
         }
+        // A receiver has it now: later start-up checks of this process must not
+        // mistake a signal that was already handled for a new one.
+        forget_caught();
+    }
+}
+
+/// Clears the handler's flag once a receiver holds the signal.
+fn forget_caught() {
+    if let Some(c) = CAUGHT.get() {
+        c.store(0, Ordering::SeqCst);
     }
 }
 
@@ -150,6 +160,9 @@ pub fn stop_signals() -> mpsc::UnboundedReceiver<&'static str> {
         // times are gone, and two of them at once must not read as "again, at once".
         if let Some(&name) = h.early.first() {
             let _ = tx.send(name);
+        }
+        if !h.early.is_empty() {
+            forget_caught();
         }
         h.early.clear();
         h.receivers.push(tx.clone());

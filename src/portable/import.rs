@@ -16,6 +16,7 @@ use super::records::{
     RunRec, Tag, TaskRec,
 };
 use super::{check_run_id, PortableError};
+use crate::store::ids::HighestSeq;
 use crate::store::schema::{event_base, MAX_SEQ};
 use crate::store::{open_connection, StoreError};
 
@@ -83,6 +84,7 @@ pub fn import_run<R: BufRead>(
         prompts_added: 0,
         papers_added: 0,
         assets_added: 0,
+        highest: HighestSeq::default(),
     };
     while let Some((n, line)) = lines.next()? {
         match load.record(line) {
@@ -108,6 +110,7 @@ pub fn import_run<R: BufRead>(
             ));
         }
     }
+    load.highest.raise_counters(&tx)?;
     let report = ImportReport {
         header: header.clone(),
         run_id: run_id.clone(),
@@ -253,6 +256,9 @@ struct Loader<'t> {
     prompts_added: u64,
     papers_added: u64,
     assets_added: u64,
+    /// The highest invocation number per agent in the file: the database's counters
+    /// move above them, so a resume of the imported run never hands out one again.
+    highest: HighestSeq,
 }
 
 impl Loader<'_> {
@@ -352,6 +358,7 @@ impl Loader<'_> {
     }
 
     fn invocation(&mut self, r: InvocationRec<'_>) -> Result<(), Refused> {
+        self.highest.note(r.invocation_id.as_str());
         self.tx
             .prepare_cached("INSERT INTO invocations (invocation_id, run_id, task_id, agent, attempt, status, started_at, execution_time_ms, prompt_tokens, output_tokens, error_codes, request_json, response_json, provider_prompt_tokens, provider_output_tokens) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)")?
             .execute(params![r.invocation_id.as_str(), self.run_id, r.task_id.as_str(), r.agent.as_str(), r.attempt, o(&r.status), r.started_at.as_str(), r.execution_time_ms, r.prompt_tokens, r.output_tokens, o(&r.error_codes), r.request_json.as_str(), oj(&r.response_json), r.provider_prompt_tokens, r.provider_output_tokens])?;
@@ -439,6 +446,9 @@ impl Loader<'_> {
             )));
         }
         self.last_seq = r.seq;
+        if let Some(id) = &r.invocation_id {
+            self.highest.note(id.as_str());
+        }
         let run_no = match self.run_no {
             Some(n) => n,
             None => {

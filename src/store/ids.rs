@@ -51,11 +51,45 @@ pub fn reserve(tx: &Transaction<'_>, name: &str, count: u64) -> Result<u64, Stor
         })
 }
 
+/// The highest `SEQ` seen per agent short name, gathered from invocation ids.
+#[derive(Debug, Default)]
+pub struct HighestSeq(rustc_hash::FxHashMap<String, u64>);
+
+impl HighestSeq {
+    /// Notes the id (ids of another shape are ignored).
+    pub fn note(&mut self, id: &str) {
+        if let Some((short, seq)) = parse_invocation_id(id) {
+            match self.0.get_mut(short) {
+                Some(h) => *h = (*h).max(seq),
+                None => {
+                    self.0.insert(short.to_string(), seq);
+                }
+            }
+        }
+    }
+
+    /// Moves every counter above the numbers noted; a counter already higher stays
+    /// where it is (counters never go down).
+    pub fn raise_counters(&self, tx: &Transaction<'_>) -> Result<(), StoreError> {
+        let mut raise = tx.prepare_cached(
+            "INSERT INTO id_counters (name, next) VALUES (?1, ?2)
+             ON CONFLICT (name) DO UPDATE SET next = MAX(next, excluded.next)",
+        )?;
+        for (name, seq) in &self.0 {
+            let next = i64::try_from(seq.saturating_add(1))
+                .unwrap_or(LAST)
+                .min(LAST);
+            raise.execute(params![name, next])?;
+        }
+        Ok(())
+    }
+}
+
 /// Starts every counter above the numbers ids already in the file use (written before
 /// the counters existed): the invocations stored and every event of a call (a debate's
 /// calls are only in its events).
 pub fn seed_counters(tx: &Transaction<'_>) -> Result<(), StoreError> {
-    let mut highest: rustc_hash::FxHashMap<String, u64> = Default::default();
+    let mut highest = HighestSeq::default();
     let mut st = tx.prepare(
         "SELECT invocation_id FROM invocations
          UNION ALL
@@ -64,20 +98,9 @@ pub fn seed_counters(tx: &Transaction<'_>) -> Result<(), StoreError> {
     let mut rows = st.query([])?;
     while let Some(row) = rows.next()? {
         let id: String = row.get(0)?;
-        if let Some((short, seq)) = parse_invocation_id(&id) {
-            let h = highest.entry(short.to_string()).or_insert(0);
-            *h = (*h).max(seq);
-        }
+        highest.note(&id);
     }
-    let mut insert =
-        tx.prepare("INSERT OR REPLACE INTO id_counters (name, next) VALUES (?1, ?2)")?;
-    for (name, seq) in highest {
-        let next = i64::try_from(seq.saturating_add(1))
-            .unwrap_or(LAST)
-            .min(LAST);
-        insert.execute(params![name, next])?;
-    }
-    Ok(())
+    highest.raise_counters(tx)
 }
 
 #[cfg(test)]
@@ -128,6 +151,29 @@ mod tests {
         seed_counters(&tx).expect("seed");
         assert_eq!(reserve(&tx, "SCHOLAR", 1).expect("scholar"), 8);
         assert_eq!(reserve(&tx, "PLANNER", 1).expect("planner"), 42);
+    }
+
+    #[test]
+    fn raising_counters_moves_them_up_and_never_down() {
+        let mut conn = migrated();
+        let tx = conn.transaction().expect("tx");
+        assert_eq!(reserve(&tx, "CODE", 100).expect("code"), 1);
+        let mut seen = HighestSeq::default();
+        for id in [
+            "INV_20260101_000000_SCHOLAR_007",
+            "INV_20260101_000000_SCHOLAR_003",
+            "INV_20260101_000000_CODE_050",
+            "not an id",
+        ] {
+            seen.note(id);
+        }
+        seen.raise_counters(&tx).expect("raise");
+        assert_eq!(reserve(&tx, "SCHOLAR", 1).expect("scholar"), 8);
+        assert_eq!(
+            reserve(&tx, "CODE", 1).expect("code"),
+            101,
+            "a counter already above the ids stays"
+        );
     }
 
     #[test]

@@ -205,6 +205,37 @@ fn a_run_exported_from_one_database_and_imported_into_another_is_the_same_run() 
             .expect("base")
     };
     assert_eq!((base("a.db"), base("b.db")), (2, 1));
+    // Every invocation number the imported run uses is behind b.db's counters, so a
+    // resume of it there never hands the same id out again.
+    {
+        let conn = open(&dir.join("b.db"));
+        let mut st = conn
+            .prepare(
+                "SELECT invocation_id FROM invocations UNION ALL
+                 SELECT invocation_id FROM execution_logs WHERE invocation_id IS NOT NULL",
+            )
+            .expect("ids");
+        let ids: Vec<String> = st
+            .query_map([], |r| r.get(0))
+            .expect("ids")
+            .map(|r| r.expect("id"))
+            .collect();
+        assert!(!ids.is_empty());
+        for id in &ids {
+            let (short, seq) = plexus::store::ids::parse_invocation_id(id).expect("protocol id");
+            let next: i64 = conn
+                .query_row(
+                    "SELECT next FROM id_counters WHERE name = ?1",
+                    [short],
+                    |r| r.get(0),
+                )
+                .unwrap_or_else(|e| panic!("no counter for {short} after the import: {e}"));
+            assert!(
+                next as u64 > seq,
+                "{id}: the counter of {short} is at {next}"
+            );
+        }
+    }
 
     for args in [
         vec!["log", run.as_str()],

@@ -50,6 +50,34 @@ pub fn for_status(status: RunStatus) -> u8 {
 #[error("{0}")]
 pub struct InvalidOptions(pub String);
 
+/// How an error is kept: its chain of causes and nothing more. Every error plexus
+/// reports is put into words by [`describe`]; no backtrace is ever shown for one, so
+/// none is captured (with `RUST_BACKTRACE` set, capturing and resolving one took about a
+/// second per failed command in a debug build).
+struct PlainErrors;
+
+impl color_eyre::eyre::EyreHandler for PlainErrors {
+    fn debug(
+        &self,
+        error: &(dyn std::error::Error + 'static),
+        f: &mut std::fmt::Formatter<'_>,
+    ) -> std::fmt::Result {
+        write!(f, "{error}")?;
+        let mut cause = error.source();
+        while let Some(c) = cause {
+            write!(f, ": {c}")?;
+            cause = c.source();
+        }
+        Ok(())
+    }
+}
+
+/// Makes every error report plain (see [`PlainErrors`]); call once, first thing in
+/// `main`. A second call changes nothing.
+pub fn install_plain_errors() {
+    let _ = color_eyre::eyre::set_hook(Box::new(|_| Box::new(PlainErrors)));
+}
+
 /// The error as one message; a database error names `db` when it does not already.
 pub fn describe(e: &color_eyre::Report, db: &Path) -> String {
     // The chain of causes, each said once: a cause whose words are already there (a
@@ -82,6 +110,25 @@ pub fn describe(e: &color_eyre::Report, db: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_plain_error_report_is_its_chain_of_causes_without_a_backtrace() {
+        use color_eyre::eyre::EyreHandler;
+        #[derive(Debug, thiserror::Error)]
+        #[error("reading plexus.toml")]
+        struct Outer(#[source] std::io::Error);
+        struct Shown<'e>(&'e (dyn std::error::Error + 'static));
+        impl std::fmt::Debug for Shown<'_> {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                PlainErrors.debug(self.0, f)
+            }
+        }
+        let e = Outer(std::io::Error::other("permission denied"));
+        assert_eq!(
+            format!("{:?}", Shown(&e)),
+            "reading plexus.toml: permission denied"
+        );
+    }
 
     #[test]
     fn a_sqlite_error_is_said_once_with_the_file() {

@@ -59,12 +59,7 @@ fn uses_database(command: &Command) -> bool {
 }
 
 fn main() -> ExitCode {
-    if let Ok((_, eyre_hook)) = color_eyre::config::HookBuilder::default()
-        .display_env_section(false)
-        .try_into_hooks()
-    {
-        let _ = eyre_hook.install();
-    }
+    plexus::exit::install_plain_errors();
     plexus::crash::install();
     let cli = plexus::cli::parse(std::env::args_os());
     // Lets the tests see what a bug looks like to a person (debug builds only).
@@ -263,9 +258,15 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
             let config = run_config(&g, engine, simulated);
             finish(&g, launch(&g, tui, plan, config, None, false).await?)
         }
-        Command::Resume { run, .. } => {
+        Command::Resume { run, pace, .. } => {
             let (plan, mut config, resuming) = prepare_resume(&g.db, &run)?;
             config.engine = engine_config(&g, config.engine);
+            if let Some(ms) = pace.chunk_ms {
+                config.simulated.chunk_ms = ms;
+            }
+            if let Some(ms) = pace.first_chunk_ms {
+                config.simulated.first_chunk_ms = ms;
+            }
             if let Some(p) = &g.provider {
                 config.provider = p.clone();
             }

@@ -71,7 +71,8 @@ Examples:
 pub const RESUME: &str = "\
 Examples:
   plexus resume latest
-  plexus resume R-20261126-1 --headless";
+  plexus resume R-20261126-1 --headless
+  plexus resume latest --chunk-ms 0 --first-chunk-ms 0";
 
 /// Examples of `plexus validate --help`.
 pub const VALIDATE: &str = "\

@@ -17,7 +17,8 @@ pub use debate::{DebateArgs, DebateOpts, EventsFormat, ServeArgs};
 pub use dev::DevCommand;
 pub use help::{command, help_width, parse};
 pub use options::{
-    at_least_one, FaultMix, SessionOpts, SimOpts, ThemeOpt, CHUNK_MS, DEMO_SEED, FIRST_CHUNK_MS,
+    at_least_one, FaultMix, ResumePaceOpts, SessionOpts, SimOpts, ThemeOpt, CHUNK_MS, DEMO_SEED,
+    FIRST_CHUNK_MS,
 };
 
 /// The database file plexus opens when neither `--db` nor `PLEXUS_DB` says otherwise.
@@ -135,6 +136,8 @@ pub enum Command {
         seed: Option<u64>,
         #[command(flatten)]
         session: SessionOpts,
+        #[command(flatten)]
+        pace: ResumePaceOpts,
     },
     /// Check a plan without running it
     ///

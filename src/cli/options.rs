@@ -63,6 +63,19 @@ pub struct SimOpts {
     pub first_chunk_ms: u64,
 }
 
+/// The simulated provider's pace while this resume runs; each left out keeps the
+/// run's own (a later resume starts from the run's own again).
+#[derive(Args, Debug, Clone, Default)]
+#[command(next_help_heading = "Simulated provider")]
+pub struct ResumePaceOpts {
+    /// Delay between streamed chunks, in ms [default: the run's own].
+    #[arg(long, value_name = "MS")]
+    pub chunk_ms: Option<u64>,
+    /// Delay before the first chunk, in ms [default: the run's own].
+    #[arg(long, value_name = "MS")]
+    pub first_chunk_ms: Option<u64>,
+}
+
 /// A count of at least 1.
 pub fn at_least_one() -> clap::builder::RangedU64ValueParser<usize> {
     clap::builder::RangedU64ValueParser::<usize>::new().range(1..)

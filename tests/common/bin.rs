@@ -300,7 +300,16 @@ pub fn resume_to_the_end(
         plexus(dir)
             .arg("--db")
             .arg(db)
-            .args(["resume", run_id, "--headless"]),
+            // The rest at full speed: what is checked is what the resume keeps.
+            .args([
+                "resume",
+                run_id,
+                "--headless",
+                "--chunk-ms",
+                "0",
+                "--first-chunk-ms",
+                "0",
+            ]),
     );
     let store = Store::open(db).expect("open the database");
     let status = store.run(run_id).expect("the run").status;

@@ -161,7 +161,16 @@ fn quit_mid_run_then_resume_headless() {
     drop(store);
     // Resume headless (not a terminal) to the end.
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_plexus"))
-        .args(["--db", &db_s, "resume", "latest", "--headless"])
+        .args([
+            "--db",
+            &db_s,
+            "resume",
+            "latest",
+            "--headless",
+            "--chunk-ms",
+            "0",
+        ])
+        .args(["--first-chunk-ms", "0"])
         .current_dir(dir.path())
         .output()
         .expect("resume");

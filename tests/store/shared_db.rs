@@ -188,6 +188,12 @@ fn a_negative_or_unknown_schema_version_is_refused_by_name() {
 /// Starts a headless run slow enough to still be going a few seconds later; returns it
 /// once its first invocation started, with its run id.
 fn start_slow_run(dir: &Path, db: &Path, plan: &Path) -> (Reap, String) {
+    start_run_at(dir, db, plan, "150")
+}
+
+/// Starts a headless run whose chunks come `chunk_ms` apart; returns it once its first
+/// invocation started, with its run id.
+fn start_run_at(dir: &Path, db: &Path, plan: &Path, chunk_ms: &str) -> (Reap, String) {
     let child = plexus(
         dir,
         db,
@@ -195,7 +201,7 @@ fn start_slow_run(dir: &Path, db: &Path, plan: &Path) -> (Reap, String) {
             "run",
             plan.to_str().expect("utf8"),
             "--chunk-ms",
-            "150",
+            chunk_ms,
             "--first-chunk-ms",
             "50",
             "--headless",
@@ -240,7 +246,8 @@ fn resume_of_a_live_run_is_refused_naming_the_owner_and_the_run_finishes() {
     let dir = tempfile::tempdir().expect("tempdir");
     let db = dir.path().join("live.db");
     let plan = small_plan(dir.path(), 4);
-    let (mut owner, run) = start_slow_run(dir.path(), &db, &plan);
+    // Slow enough to outlive the refused resume, quick enough to finish soon after.
+    let (mut owner, run) = start_run_at(dir.path(), &db, &plan, "40");
     let pid = owner.0.id();
     let out = plexus(dir.path(), &db, &["resume", &run, "--headless"])
         .output()
@@ -269,12 +276,10 @@ fn two_resumes_of_a_killed_run_started_together_one_runs_one_is_refused() {
         let (mut owner, run) = start_slow_run(dir.path(), &db, &plan);
         owner.0.kill().expect("kill -9");
         owner.0.wait().expect("reaped");
-        let a = plexus(dir.path(), &db, &["resume", &run, "--headless"])
-            .spawn()
-            .expect("a");
-        let b = plexus(dir.path(), &db, &["resume", &run, "--headless"])
-            .spawn()
-            .expect("b");
+        // The winner's pace keeps it going for a few seconds, long after the loser's check.
+        let resume = ["resume", &run, "--headless", "--chunk-ms", "30"];
+        let a = plexus(dir.path(), &db, &resume).spawn().expect("a");
+        let b = plexus(dir.path(), &db, &resume).spawn().expect("b");
         let outs = [
             a.wait_with_output().expect("a"),
             b.wait_with_output().expect("b"),
@@ -346,9 +351,13 @@ fn a_lease_with_a_stale_heartbeat_is_taken_over_and_a_fresh_one_on_this_host_is_
     );
     // Another host that has not been heard of for a minute: taken over.
     fake_owner(&db, &run, 1, "elsewhere.example", Duration::from_secs(60));
-    let out = plexus(dir.path(), &db, &["resume", &run, "--headless"])
-        .output()
-        .expect("resume");
+    let out = plexus(
+        dir.path(),
+        &db,
+        &["resume", &run, "--headless", "--chunk-ms", "0"],
+    )
+    .output()
+    .expect("resume");
     let t = text(&out);
     assert_eq!(out.status.code(), Some(0), "{t}");
     assert!(
@@ -485,9 +494,13 @@ fn resume_upgrades_a_file_written_by_the_previous_version() {
     )
     .expect("downgrade");
     drop(conn);
-    let out = plexus(dir.path(), &db, &["resume", &run, "--headless"])
-        .output()
-        .expect("resume");
+    let out = plexus(
+        dir.path(),
+        &db,
+        &["resume", &run, "--headless", "--chunk-ms", "0"],
+    )
+    .output()
+    .expect("resume");
     let t = text(&out);
     assert_eq!(out.status.code(), Some(0), "{t}");
     assert_eq!(user_version(&db), plexus::store::schema::SCHEMA_VERSION);
@@ -569,4 +582,68 @@ fn readers_wait_for_a_file_being_created_and_check_never_calls_it_damage() {
     let t = text(&out);
     assert_eq!(out.status.code(), Some(1), "{t}");
     assert!(t.contains("has no plexus schema yet"), "{t}");
+}
+
+/// The gaps, in ms, between consecutive chunks of one invocation, for the invocations
+/// that started after event `after`.
+fn chunk_gaps(store: &Store, run: &str, after: u64) -> Vec<i64> {
+    let (last, _) = store.last_event(run).expect("last");
+    let mut prev: std::collections::HashMap<String, i64> = Default::default();
+    let mut gaps = Vec::new();
+    for e in store.events(run, after + 1, last).expect("events") {
+        let Some(inv) = e.invocation_id.clone() else {
+            continue;
+        };
+        match e.event {
+            Ok(EngineEvent::InvocationStarted(_)) => {
+                prev.insert(inv, e.ts);
+            }
+            Ok(EngineEvent::Chunk(_)) => {
+                if let Some(p) = prev.get_mut(&inv) {
+                    gaps.push(e.ts - *p);
+                    *p = e.ts;
+                }
+            }
+            _ => {}
+        }
+    }
+    gaps.sort_unstable();
+    gaps
+}
+
+#[test]
+fn a_resume_runs_the_simulated_model_at_the_pace_it_is_given_else_at_the_runs_own() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let plan = small_plan(dir.path(), 2);
+    for (round, pace) in [(0, Some("0")), (1, None)] {
+        let db = dir.path().join(format!("pace{round}.db"));
+        let (mut owner, run) = start_run_at(dir.path(), &db, &plan, "120");
+        owner.0.kill().expect("kill -9");
+        owner.0.wait().expect("reaped");
+        let mut args = vec!["resume", run.as_str(), "--headless"];
+        if let Some(ms) = pace {
+            args.extend(["--chunk-ms", ms, "--first-chunk-ms", ms]);
+        }
+        let out = plexus(dir.path(), &db, &args).output().expect("resume");
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+        let store = Store::open(&db).expect("store");
+        let (last, _) = store.last_event(&run).expect("last");
+        let resumed = store
+            .events(&run, 1, last)
+            .expect("events")
+            .into_iter()
+            .find(|e| matches!(e.event, Ok(EngineEvent::RunResumed(_))))
+            .expect("a run_resumed event")
+            .seq;
+        let gaps = chunk_gaps(&store, &run, resumed);
+        assert!(gaps.len() >= 10, "{gaps:?}");
+        let median = gaps[gaps.len() / 2];
+        match pace {
+            Some(_) => assert!(median < 60, "no delay asked, median gap {median} ms"),
+            None => assert!(
+                median >= 110,
+                "the run's own 120 ms, median gap {median} ms"
+            ),
+        }
+    }
 }

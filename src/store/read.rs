@@ -129,14 +129,14 @@ impl Store {
             .query_row("PRAGMA integrity_check", [], |r| r.get(0))?)
     }
 
-    /// Runs, newest first.
+    /// Runs, newest first (of two started in the same second, the one stored last).
     pub fn list_runs(&self) -> Result<Vec<RunSummary>, StoreError> {
         let mut st = self.conn.prepare(&format!(
             "SELECT r.run_id, r.plan_id, r.plan_source, r.provider, r.status, r.created_at, r.finished_at, r.task_count,
                     (SELECT COALESCE(MAX(e.event_id) & {MAX_SEQ}, 0) FROM log_runs l, execution_logs e
                       WHERE l.run_id = r.run_id AND {}),
                     (SELECT COALESCE(SUM(atoms), 0) FROM tasks t WHERE t.run_id = r.run_id)
-             FROM runs r ORDER BY r.created_at DESC, r.run_id DESC",
+             FROM runs r ORDER BY r.created_at DESC, r.rowid DESC",
             run_events_sql("l.run_no << 32")
         ))?;
         let rows = st.query_map([], |r| {
@@ -489,5 +489,31 @@ impl Store {
         )?;
         let rows = st.query_map([run_id], |r| Ok((r.get(0)?, r.get(1)?)))?;
         Ok(rows.collect::<Result<_, _>>()?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn of_two_runs_started_in_the_same_second_latest_is_the_one_stored_last() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let db = dir.path().join("t.db");
+        let conn = crate::store::open_connection(&db).expect("create");
+        for id in ["R20260101-000000-ffff", "R20260101-000000-0000"] {
+            conn.execute(
+                "INSERT INTO runs (run_id, plan_id, plan_source, plan_json, provider, config_json, status, created_at, task_count)
+                 VALUES (?1, 'P', 'f', '{}', 'simulated', '{}', 'succeeded', '2026-01-01T00:00:00Z', 0)",
+                [id],
+            )
+            .expect("run");
+        }
+        drop(conn);
+        let store = Store::open(&db).expect("store");
+        assert_eq!(
+            store.run("latest").expect("latest").run_id,
+            "R20260101-000000-0000"
+        );
     }
 }

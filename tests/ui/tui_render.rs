@@ -339,33 +339,47 @@ fn chinese_lines_align_in_the_buffer() {
     }
 }
 
-#[test]
-fn no_size_panics_any_screen_or_overlay() {
-    let states = [demo_state(), hostile_state(), RunState::new()];
+/// Draws every screen, overlay and output view of `st` at every size of a grid (from
+/// 1x1 to 200x60); none may panic.
+fn no_size_panics(st: &RunState) {
     let widths = [1u16, 2, 5, 10, 19, 20, 21, 25, 33, 34, 40, 60, 80, 120, 200];
     let heights = [1u16, 2, 3, 4, 5, 8, 10, 11, 12, 24, 60];
-    for st in &states {
-        for &w in &widths {
-            for &h in &heights {
-                for screen in [Screen::Run, Screen::Atoms, Screen::Runs] {
-                    for overlay in [
-                        None,
-                        Some(Overlay::Help { top: 3 }),
-                        Some(Overlay::Confirm(Question::Cancel)),
-                        Some(Overlay::AtomDetail { atom: 0, top: 0 }),
-                    ] {
-                        for view in [OutputView::Raw, OutputView::Issues] {
-                            let mut ui = ui_on(screen);
-                            ui.overlay = overlay.clone();
-                            ui.view = view;
-                            ui.task = 1;
-                            let _ = render(st, &mut ui, w, h);
-                        }
+    for &w in &widths {
+        for &h in &heights {
+            for screen in [Screen::Run, Screen::Atoms, Screen::Runs] {
+                for overlay in [
+                    None,
+                    Some(Overlay::Help { top: 3 }),
+                    Some(Overlay::Confirm(Question::Cancel)),
+                    Some(Overlay::AtomDetail { atom: 0, top: 0 }),
+                ] {
+                    for view in [OutputView::Raw, OutputView::Issues] {
+                        let mut ui = ui_on(screen);
+                        ui.overlay = overlay.clone();
+                        ui.view = view;
+                        ui.task = 1;
+                        let _ = render(st, &mut ui, w, h);
                     }
                 }
             }
         }
     }
+}
+
+// One test per state, so the harness draws them side by side.
+#[test]
+fn no_size_panics_any_screen_or_overlay_of_the_demo() {
+    no_size_panics(&demo_state());
+}
+
+#[test]
+fn no_size_panics_any_screen_or_overlay_of_hostile_text() {
+    no_size_panics(&hostile_state());
+}
+
+#[test]
+fn no_size_panics_any_screen_or_overlay_of_an_empty_run() {
+    no_size_panics(&RunState::new());
 }
 
 #[test]

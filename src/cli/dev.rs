@@ -65,5 +65,9 @@ pub enum DevCommand {
         /// Server threads.
         #[arg(long, default_value_t = 1, value_parser = at_least_one())]
         threads: usize,
+        /// Answer every chat request from this script of model turns instead of the
+        /// simulated model (JSON; see docs/providers.md, "A scripted model").
+        #[arg(long, value_name = "FILE")]
+        script: Option<PathBuf>,
     },
 }

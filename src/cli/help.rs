@@ -254,5 +254,6 @@ Example:
 
 /// Examples of `plexus dev mock-server --help`.
 pub const MOCK_SERVER: &str = "\
-Example:
-  plexus dev mock-server --port 8089 --stream-ms 300";
+Examples:
+  plexus dev mock-server --port 8089 --stream-ms 300
+  plexus dev mock-server --port 0 --script turns.json   (a scripted model)";

@@ -3,11 +3,12 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use color_eyre::eyre::{Result, WrapErr};
+use color_eyre::eyre::{eyre, Result, WrapErr};
 
 use crate::cli::DevCommand;
 use crate::exit;
 use crate::failures::generate;
+use crate::provider::mock_server::script::Script;
 use crate::provider::mock_server::{MockConfig, MockServer};
 
 /// Runs one developer tool.
@@ -49,37 +50,39 @@ pub fn run(cmd: DevCommand) -> Result<ExitCode> {
             chunks,
             require_key,
             threads,
+            script,
         } => {
-            serve_mock(port, stream_ms, chunks, require_key, threads)?;
+            let model_script = match script {
+                Some(path) => Some(Script::load(&path).map_err(|e| eyre!(e))?),
+                None => None,
+            };
+            serve_mock(
+                MockConfig {
+                    stream_ms,
+                    chunks,
+                    require_key,
+                    model_script,
+                    ..MockConfig::default()
+                },
+                port,
+                threads,
+            )?;
             Ok(ExitCode::SUCCESS)
         }
     }
 }
 
 /// Serves the mock API until killed.
-pub fn serve_mock(
-    port: u16,
-    stream_ms: u64,
-    chunks: usize,
-    require_key: Option<String>,
-    threads: usize,
-) -> Result<()> {
+pub fn serve_mock(config: MockConfig, port: u16, threads: usize) -> Result<()> {
     crate::open_files::raise_open_files();
-    let server = MockServer::start(
-        MockConfig {
-            stream_ms,
-            chunks,
-            require_key,
-            ..MockConfig::default()
-        },
-        port,
-        threads,
-    )
-    .wrap_err_with(|| format!("cannot listen on 127.0.0.1:{port}"))?;
+    let scripted = config.model_script.is_some();
+    let server = MockServer::start(config, port, threads)
+        .wrap_err_with(|| format!("cannot listen on 127.0.0.1:{port}"))?;
     // One write, errors ignored: whoever started us may stop reading after line one.
     let banner = format!(
-        "mock server listening on {0}\n  OpenAI-compatible: {0}/v1/chat/completions   Anthropic: {0}/v1/messages\n",
-        server.url()
+        "mock server listening on {0}{1}\n  OpenAI-compatible: {0}/v1/chat/completions   Anthropic: {0}/v1/messages\n",
+        server.url(),
+        if scripted { " (scripted model)" } else { "" }
     );
     use std::io::Write;
     let mut out = std::io::stdout();

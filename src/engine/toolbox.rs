@@ -252,14 +252,12 @@ impl Toolbox for TaskToolbox {
                 Value::Object(m) => m.clone(),
                 _ => Default::default(),
             };
-            let output_level = parameters
-                .get("output_level")
-                .and_then(|v| serde_json::from_value(v.clone()).ok());
+            // The executor takes `output_level` out of the arguments and checks it.
             let message = ToolCallMessage {
                 tool_call_id: call.id.clone(),
                 tool_name: call.name.clone(),
                 parameters,
-                output_level,
+                output_level: None,
             };
             let ctx = self.tools.clone().with_context_usage(context_usage);
             let run = execute_cached(

@@ -11,7 +11,7 @@ use serde_json::Value;
 use super::cache::ToolCache;
 use super::context::{CancelFlag, ToolContext};
 use super::error::{ToolError, ToolErrorCode};
-use super::level::{effective_level, level_name};
+use super::level::{effective_level, level_name, take_level_arg};
 use super::registry::ToolRegistry;
 use super::retry::Sleeper;
 use super::spill::{
@@ -73,7 +73,9 @@ pub async fn execute_cached(
     cache: Option<&ToolCache>,
 ) -> ToolRun {
     let started = Instant::now();
-    let args = Value::Object(call.parameters.clone());
+    let mut params = call.parameters.clone();
+    let asked = take_level_arg(&mut params, call.output_level);
+    let args = Value::Object(params);
     let input_size = json_size(&args);
     let input_tokens = if input_size > MAX_COUNTED_INPUT {
         input_size / 4
@@ -83,7 +85,7 @@ pub async fn execute_cached(
     let tool = registry.get(&call.tool_name);
     let tool_default = tool.as_ref().ok().and_then(|t| t.default_output_level());
     let level = effective_level(
-        call.output_level,
+        asked.clone().ok().flatten(),
         tool_default,
         ctx.global_default_level,
         ctx.context_usage,
@@ -104,7 +106,7 @@ pub async fn execute_cached(
             cached,
         }
     };
-    let checked = tool.and_then(|t| {
+    let checked = asked.and(tool).and_then(|t| {
         validate_input_size(&args, MAX_INPUT_MB)?;
         validate_args(&t.input_schema(), &args)?;
         Ok(t)

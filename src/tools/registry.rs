@@ -7,6 +7,7 @@ use super::atom_query::AtomQuery;
 use super::error::{ToolError, ToolErrorCode};
 use super::file_reader::FileReader;
 use super::file_search::FileSearch;
+use super::level::with_level_arg;
 use super::time::{CalculateDate, GetNow};
 use super::tool::{Tool, ToolDefinition};
 
@@ -67,12 +68,13 @@ impl ToolRegistry {
 
     /// What the model is told: each tool's name, description and input schema.
     pub fn definitions(&self) -> Vec<ToolDefinition> {
+        // Each with the `output_level` argument every tool takes.
         self.tools
             .values()
             .map(|t| ToolDefinition {
                 name: t.name().to_string(),
                 description: t.description().to_string(),
-                input_schema: t.input_schema(),
+                input_schema: with_level_arg(t.input_schema()),
             })
             .collect()
     }

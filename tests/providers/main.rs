@@ -7,3 +7,4 @@ mod http_provider;
 mod key_in_answer;
 mod key_leak;
 mod react_request;
+mod scripted_model;

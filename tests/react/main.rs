@@ -6,4 +6,5 @@ mod common;
 mod conversation;
 mod plan_react;
 mod react_run;
+mod scripted_levels;
 mod skills;

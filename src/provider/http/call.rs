@@ -43,6 +43,7 @@ impl HttpProvider {
         for (name, value) in [
             ("x-plexus-invocation", &request.invocation_id),
             ("x-plexus-task", &request.task_id),
+            ("x-plexus-agent", &request.agent),
         ] {
             if let Ok(v) = HeaderValue::from_str(value) {
                 builder = builder.header(name, v);

@@ -10,6 +10,8 @@ use crate::provider::sim_react::{next_step, SimStep};
 use crate::provider::simulated::{split_chunks, Fault};
 use crate::provider::SimulatedProvider;
 use crate::provider::ToolCall;
+
+use super::script::fragments;
 use crate::tokens::TokenCounter;
 
 /// Which API a request came in on.
@@ -35,6 +37,8 @@ pub struct Call {
     pub text: String,
     /// The tool calls of the answer (a step of a tool-using loop).
     pub tool_calls: Vec<ToolCall>,
+    /// Pieces each call's arguments stream in (real servers send several).
+    pub fragments: usize,
 }
 
 /// Reads a request body and builds the answer text.
@@ -72,6 +76,7 @@ pub fn call(api: Api, body: &[u8], task: &str, invocation: &str, sim: &Simulated
             prompt: format!("{system}{user}"),
             text: thought,
             tool_calls: vec![call],
+            fragments: 2,
         };
     }
     let text = match serde_json::from_str::<UserPrompt>(&user) {
@@ -103,6 +108,7 @@ pub fn call(api: Api, body: &[u8], task: &str, invocation: &str, sim: &Simulated
         prompt: format!("{system}{user}"),
         text,
         tool_calls: Vec::new(),
+        fragments: 2,
     }
 }
 
@@ -226,9 +232,8 @@ pub fn sse_events(
                         "function": {"name": t.name, "arguments": ""}}]}),
                     Value::Null,
                 ));
-                // The arguments arrive in two pieces, as real servers split them.
-                let (a, b) = halves(&t.arguments);
-                for piece in [a, b] {
+                // The arguments arrive in pieces, as real servers split them.
+                for piece in fragments(&t.arguments, call.fragments) {
                     close.push(chunk(
                         json!({"tool_calls": [{"index": i, "function": {"arguments": piece}}]}),
                         Value::Null,
@@ -287,8 +292,7 @@ pub fn sse_events(
                     &json!({"type": "content_block_start", "index": index,
                         "content_block": {"type": "tool_use", "id": t.id, "name": t.name, "input": {}}}),
                 ));
-                let (a, b) = halves(&t.arguments);
-                for piece in [a, b] {
+                for piece in fragments(&t.arguments, call.fragments) {
                     close.push(sse(
                         Some("content_block_delta"),
                         &json!({"type": "content_block_delta", "index": index,
@@ -316,15 +320,6 @@ pub fn sse_events(
             (open, body, close)
         }
     }
-}
-
-/// `s` in two pieces, split on a character boundary near the middle.
-fn halves(s: &str) -> (&str, &str) {
-    let mid = (0..=s.len() / 2)
-        .rev()
-        .find(|&i| s.is_char_boundary(i))
-        .unwrap_or(0);
-    s.split_at(mid)
 }
 
 /// A whole (non-streamed) answer body.

@@ -134,6 +134,7 @@ mod tests {
             prompt: String::new(),
             text: String::new(),
             tool_calls: Vec::new(),
+            fragments: 2,
         }
     }
 

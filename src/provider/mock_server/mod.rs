@@ -6,6 +6,7 @@
 //! `Retry-After`, streams cut or stalled midway, invalid SSE, invalid JSON, oversized
 //! and empty answers, error events, dropped connections. It can echo the key it was
 //! sent: in 401 bodies, or inside the answer text split across events or JSON-escaped.
+//! Given a script, it plays a model turn by turn instead (see [`script`]).
 //!
 //! HTTP/1.1 on hyper (keep-alive, chunked streaming); a fault's stream is a body of
 //! our own that paces its events and breaks off or stalls where the script says.
@@ -14,6 +15,7 @@ pub mod answer;
 mod embeddings;
 pub mod key_echo;
 mod respond;
+pub mod script;
 mod wire;
 
 use std::collections::HashMap;
@@ -32,6 +34,7 @@ use tokio::net::{TcpListener, TcpStream};
 
 use self::key_echo::KeyEcho;
 use self::respond::{respond, Dropped, Request};
+use self::script::{Played, Script};
 use self::wire::{InFlight, MockBody};
 use crate::http_server::{read_body, whole, BodyError};
 use crate::provider::{SimConfig, SimulatedProvider};
@@ -96,6 +99,9 @@ pub struct MockConfig {
     pub require_key: Option<String>,
     /// Seed of the simulated answers.
     pub seed: u64,
+    /// A scripted model: when given, every chat request is answered by its next turn
+    /// instead of the simulated model (see [`script`]).
+    pub model_script: Option<Script>,
 }
 
 impl Default for MockConfig {
@@ -108,6 +114,7 @@ impl Default for MockConfig {
             key_in_answer: None,
             require_key: None,
             seed: 7,
+            model_script: None,
         }
     }
 }
@@ -137,6 +144,7 @@ struct Shared {
     config: MockConfig,
     sim: SimulatedProvider,
     calls: Mutex<HashMap<String, usize>>,
+    played: Mutex<Played>,
     seen: Mutex<Vec<SeenRequest>>,
     requests: AtomicU64,
     in_flight: Arc<AtomicU64>,
@@ -145,6 +153,14 @@ struct Shared {
 }
 
 impl Shared {
+    /// The number of the script's next turn for a request of `task` by `agent`.
+    fn next_turn(&self, script: &Script, task: &str, agent: &str) -> Option<usize> {
+        self.played
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take(script, task, agent)
+    }
+
     /// The scripted fault of the next call of `task` (a normal answer past the script).
     fn next_fault(&self, task: &str) -> MockFault {
         let mut calls = self.calls.lock().unwrap_or_else(|p| p.into_inner());
@@ -192,6 +208,7 @@ impl MockServer {
             }),
             config,
             calls: Mutex::new(HashMap::new()),
+            played: Mutex::new(Played::default()),
             seen: Mutex::new(Vec::new()),
             requests: AtomicU64::new(0),
             in_flight: Arc::new(AtomicU64::new(0)),

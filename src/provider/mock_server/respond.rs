@@ -9,6 +9,7 @@ use hyper::Response;
 
 use super::answer::{self, Api};
 use super::key_echo::KeyedAnswer;
+use super::script::Script;
 use super::wire::{End, MockBody, Paced};
 use super::{embeddings, MockFault, Shared};
 use crate::http_server::{header, whole};
@@ -69,6 +70,10 @@ pub async fn respond(req: &Request, shared: &Shared) -> Result<Answer, Dropped> 
         return Ok(json(status, body));
     }
     let task = header(&req.headers, "x-plexus-task").unwrap_or("");
+    if let Some(script) = &cfg.model_script {
+        let agent = header(&req.headers, "x-plexus-agent").unwrap_or("");
+        return Ok(scripted(api, req, shared, script, task, agent).await);
+    }
     let invocation =
         header(&req.headers, "x-plexus-invocation").unwrap_or("INV_00000000_000000_MOCK_001");
     let fault = shared.next_fault(task);
@@ -215,4 +220,69 @@ fn paced(
         events.extend(close.into_iter().map(|e| (last, e.into())));
     }
     Paced::new(events, end)
+}
+
+/// The answer of the script's next turn for this request (500 when none is left).
+async fn scripted(
+    api: Api,
+    req: &Request,
+    shared: &Shared,
+    script: &Script,
+    task: &str,
+    agent: &str,
+) -> Answer {
+    let Some(n) = shared.next_turn(script, task, agent) else {
+        let body = serde_json::json!({"error": {"type": "api_error", "message": format!(
+            "the mock server's script has no turn left for this request (task `{task}`, agent `{agent}`)")}});
+        return json(500, body.to_string());
+    };
+    let turn = &script.turns[n];
+    if turn.delay_ms > 0 {
+        tokio::time::sleep(Duration::from_millis(turn.delay_ms)).await;
+    }
+    if let Some(code) = turn.status {
+        return status(code, turn.retry_after.clone());
+    }
+    let v: serde_json::Value = serde_json::from_slice(&req.body).unwrap_or_default();
+    let call = answer::Call {
+        api,
+        model: v["model"].as_str().unwrap_or("mock").to_string(),
+        stream: v["stream"].as_bool().unwrap_or(false),
+        prompt: v["messages"].to_string(),
+        text: turn.text.clone(),
+        tool_calls: turn.calls(n),
+        fragments: turn.fragments.unwrap_or(2),
+    };
+    let usage = answer::usage(&call, &turn.text, 1.0);
+    if !call.stream {
+        return json(200, answer::whole(&call, &turn.text, usage));
+    }
+    let pieces = if turn.text.is_empty() {
+        Vec::new()
+    } else {
+        answer::pieces(&turn.text, shared.config.chunks)
+    };
+    let (open, body, close) = answer::sse_events(&call, &pieces, usage);
+    let mut events: Vec<String> = open.into_iter().chain(body).chain(close).collect();
+    let end = if turn.cut {
+        // Half of the events, then the connection closes.
+        events.truncate(events.len() / 2);
+        End::Cut
+    } else {
+        End::Clean
+    };
+    let gap = Duration::from_millis(shared.config.stream_ms) / (events.len().max(1) as u32);
+    let events = events
+        .into_iter()
+        .enumerate()
+        .map(|(i, e)| (gap * i as u32, e.into()))
+        .collect();
+    let mut r = Response::new(MockBody::paced(Paced::new(events, end)));
+    let h = r.headers_mut();
+    h.insert(
+        "content-type",
+        HeaderValue::from_static("text/event-stream"),
+    );
+    h.insert("cache-control", HeaderValue::from_static("no-cache"));
+    r
 }

@@ -1,0 +1,140 @@
+//! The agent chooses a tool's output level: a scripted model (the mock server's
+//! `--script`) calls `file_search` with `"output_level": "full"`, on both APIs, streamed
+//! and whole; the call is not refused for an unknown argument, the level holds, the full
+//! result is stored in a file, and every tool is advertised with the argument.
+
+use std::path::Path;
+
+use serde_json::json;
+
+use crate::common::bin::{output, plexus};
+use plexus::event::EngineEvent;
+use plexus::protocol::messages::OutputLevel;
+use plexus::provider::mock_server::script::Script;
+use plexus::provider::mock_server::{MockConfig, MockServer};
+use plexus::store::Store;
+
+/// The final answer: one valid Note atom.
+fn final_answer() -> String {
+    json!({"output": {"atoms": [{
+        "asset_id": "ATOM_LEVELS_01",
+        "atom_type": "Note",
+        "category": "Atom_Ops",
+        "confidence": 0.67,
+        "content": {"note": "The notes say diffusion planners denoise whole trajectories at once."},
+        "data_status": "Verified_Source_Anchored",
+        "delta_audit": {"existing_assets": [], "contradiction_marked": false},
+        "metadata": {"created_at": "2026-11-27T00:00:00Z", "created_by": "Researcher", "version": "1.0", "tags": ["#ATOM"]},
+        "provenance": {"paper_id": "ArXiv:2406.01234", "paper_location": "Page 4, Eq. 1", "atom_path": "/atoms/atom/ATOM_LEVELS_01.json"}
+    }], "summary": "One note."}})
+    .to_string()
+}
+
+fn workspace(dir: &Path) {
+    std::fs::create_dir_all(dir.join("notes")).expect("notes");
+    std::fs::write(
+        dir.join("notes/diffusion.md"),
+        "# Diffusion planners\n\nThey denoise trajectories.\n",
+    )
+    .expect("note");
+    let plan = json!({
+        "plan_id": "LEVELS",
+        "execution_mode": "Quick_Assessment",
+        "agents": {"Researcher": {"tools": ["file_search", "get_now"]}},
+        "tasks": [{
+            "task_id": "TASK_LEVELS_01",
+            "agent": "Researcher",
+            "instruction": "Find the notes and say what they claim.",
+            "output_requirements": {"atom_type": "Note", "quality_threshold": "C", "max_atoms": 1}
+        }]
+    });
+    std::fs::write(dir.join("plan.json"), plan.to_string()).expect("plan");
+}
+
+#[test]
+fn the_agent_asks_for_the_full_level_and_gets_it_stored_on_either_api_streamed_or_whole() {
+    let script: Script = serde_json::from_value(json!({"turns": [
+        {"text": "I look for the notes.",
+         "tool_calls": [{"name": "file_search", "arguments": {"pattern": "**/*.md", "output_level": "full"}}],
+         "fragments": 5},
+        {"text": final_answer()}
+    ]}))
+    .expect("script");
+    for kind in ["openai", "anthropic"] {
+        for stream in [true, false] {
+            let what = format!("{kind} stream={stream}");
+            let server = MockServer::start(
+                MockConfig {
+                    stream_ms: 10,
+                    chunks: 4,
+                    model_script: Some(script.clone()),
+                    ..MockConfig::default()
+                },
+                0,
+                1,
+            )
+            .expect("mock server");
+            let base = match kind {
+                "openai" => format!("{}/v1", server.url()),
+                _ => server.url(),
+            };
+            let tmp = tempfile::tempdir().expect("tempdir");
+            let dir = tmp.path();
+            workspace(dir);
+            std::fs::write(
+                dir.join("plexus.toml"),
+                format!("[providers.local]\nkind = \"{kind}\"\nbase_url = \"{base}\"\nmodel = \"m\"\nstream = {stream}\n"),
+            )
+            .expect("config");
+            let out = output(plexus(dir).args([
+                "--db",
+                "l.db",
+                "--config",
+                "plexus.toml",
+                "run",
+                "plan.json",
+                "--provider",
+                "local",
+                "--headless",
+            ]));
+            assert_eq!(out.code, Some(0), "{what}: {}\n{}", out.stdout, out.stderr);
+            let store = Store::open(&dir.join("l.db")).expect("db");
+            let run = store.run("latest").expect("run").run_id;
+            let answered: Vec<_> = store
+                .events(&run, 1, u64::MAX)
+                .expect("events")
+                .into_iter()
+                .filter_map(|r| match r.event {
+                    Ok(EngineEvent::ToolAnswered(a)) => Some(a),
+                    _ => None,
+                })
+                .collect();
+            assert_eq!(answered.len(), 1, "{what}: {answered:?}");
+            let a = &answered[0];
+            assert!(!a.is_error, "{what}: {}", a.observation);
+            assert_eq!(a.output_level, OutputLevel::Full, "{what}");
+            let file = a.data_file.as_deref().expect("a full result is stored");
+            let stored = std::fs::read_to_string(dir.join(file))
+                .or_else(|_| std::fs::read_to_string(file))
+                .unwrap_or_else(|e| panic!("{what}: {file}: {e}"));
+            assert!(stored.contains("notes/diffusion.md"), "{what}: {stored}");
+            // Every tool is advertised with the argument.
+            let first = &server.seen()[0];
+            let body: serde_json::Value = serde_json::from_str(&first.body).expect("body");
+            let tools = body["tools"].as_array().expect("tools");
+            assert_eq!(tools.len(), 2, "{what}");
+            for t in tools {
+                let schema = if kind == "openai" {
+                    &t["function"]["parameters"]
+                } else {
+                    &t["input_schema"]
+                };
+                assert_eq!(
+                    schema["properties"]["output_level"]["enum"],
+                    json!(["brief", "standard", "full"]),
+                    "{what}: {t}"
+                );
+            }
+        }
+    }
+}

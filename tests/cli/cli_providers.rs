@@ -214,6 +214,14 @@ fn a_killed_run_resumes_on_the_profile_it_started_with() {
     )
     .expect("mock");
     config(dir.path(), &server.url());
+    /// Stops the server however the test ends.
+    struct Kill(std::process::Child);
+    impl Drop for Kill {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
     let mut child = Command::new(env!("CARGO_BIN_EXE_plexus"))
         .current_dir(dir.path())
         .args(["--db", "p.db", "--config", "plexus.toml"])
@@ -248,4 +256,79 @@ fn a_killed_run_resumes_on_the_profile_it_started_with() {
         "the resumed run called the server again"
     );
     assert!(t.contains("provider-reported"), "{t}");
+}
+
+/// `dev mock-server --script`: a bad script is refused naming the file and line; a good
+/// one is said in the banner and answers from its turns.
+#[test]
+fn the_mock_server_plays_a_script_and_refuses_a_bad_one_by_line() {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path();
+    std::fs::write(dir.join("bad.json"), "{\"turns\": [\n  {\"txt\": 1}\n]}").expect("bad");
+    let out = plexus(
+        dir,
+        &["dev", "mock-server", "--port", "0", "--script", "bad.json"],
+        &[],
+    );
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{t}");
+    assert!(t.contains("bad.json:2:") && t.contains("txt"), "{t}");
+
+    std::fs::write(
+        dir.join("turns.json"),
+        r#"{"turns": [{"text": "scripted hello"}]}"#,
+    )
+    .expect("script");
+    /// Stops the server however the test ends.
+    struct Kill(std::process::Child);
+    impl Drop for Kill {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let mut child = Command::new(env!("CARGO_BIN_EXE_plexus"))
+        .current_dir(dir)
+        .args([
+            "dev",
+            "mock-server",
+            "--port",
+            "0",
+            "--script",
+            "turns.json",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .map(Kill)
+        .expect("mock server");
+    let mut banner = String::new();
+    BufReader::new(child.0.stdout.take().expect("stdout"))
+        .read_line(&mut banner)
+        .expect("banner");
+    let answer = (|| {
+        assert!(banner.contains("(scripted model)"), "{banner}");
+        let addr = banner
+            .split_whitespace()
+            .find_map(|w| w.strip_prefix("http://"))
+            .expect("address")
+            .to_string();
+        let body = r#"{"model": "m", "messages": [{"role": "user", "content": "hi"}]}"#;
+        let mut s = std::net::TcpStream::connect(&addr).expect("connect");
+        write!(
+            s,
+            "POST /v1/chat/completions HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        )
+        .expect("request");
+        let mut answer = String::new();
+        s.read_to_string(&mut answer).expect("answer");
+        answer
+    })();
+    drop(child);
+    assert!(
+        answer.starts_with("HTTP/1.1 200") && answer.contains("scripted hello"),
+        "{answer}"
+    );
 }

@@ -214,14 +214,6 @@ fn a_killed_run_resumes_on_the_profile_it_started_with() {
     )
     .expect("mock");
     config(dir.path(), &server.url());
-    /// Stops the server however the test ends.
-    struct Kill(std::process::Child);
-    impl Drop for Kill {
-        fn drop(&mut self) {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
-    }
     let mut child = Command::new(env!("CARGO_BIN_EXE_plexus"))
         .current_dir(dir.path())
         .args(["--db", "p.db", "--config", "plexus.toml"])
@@ -307,8 +299,8 @@ fn the_mock_server_plays_a_script_and_refuses_a_bad_one_by_line() {
     BufReader::new(child.0.stdout.take().expect("stdout"))
         .read_line(&mut banner)
         .expect("banner");
-    let answer = (|| {
-        assert!(banner.contains("(scripted model)"), "{banner}");
+    assert!(banner.contains("(scripted model)"), "{banner}");
+    let answer = {
         let addr = banner
             .split_whitespace()
             .find_map(|w| w.strip_prefix("http://"))
@@ -325,7 +317,7 @@ fn the_mock_server_plays_a_script_and_refuses_a_bad_one_by_line() {
         let mut answer = String::new();
         s.read_to_string(&mut answer).expect("answer");
         answer
-    })();
+    };
     drop(child);
     assert!(
         answer.starts_with("HTTP/1.1 200") && answer.contains("scripted hello"),

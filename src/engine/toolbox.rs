@@ -108,8 +108,9 @@ struct TaskToolbox {
     order: Vec<String>,
     skills: Vec<String>,
     library: Arc<SkillLibrary>,
-    /// Activations made so far in this loop (the parent of a nested one is found here).
-    activated: Mutex<Vec<SkillActivationRequest>>,
+    /// Activations made so far in this loop, each with the skills its skill uses (the
+    /// parent of a nested one is found here).
+    activated: Mutex<Vec<(SkillActivationRequest, Vec<String>)>>,
     tools: ToolContext,
     cache: Arc<ToolCache>,
     sleeper: TokioSleeper,
@@ -118,18 +119,47 @@ struct TaskToolbox {
 }
 
 impl TaskToolbox {
+    /// Where an activation of `name` hangs, decided by the engine whatever the model
+    /// says: under the latest active skill that uses it (the model's `from_skill` when
+    /// that one does), else at the root when the task offers it; else it is refused.
+    /// So the chain, cycles and the depth limit hold without the model's word.
+    fn parent_of(
+        &self,
+        name: &str,
+        from: Option<&str>,
+    ) -> Result<Option<SkillActivationRequest>, ActivationRefused> {
+        let active = self.activated.lock().unwrap_or_else(|p| p.into_inner());
+        let users: Vec<&SkillActivationRequest> = active
+            .iter()
+            .filter(|(_, uses)| uses.iter().any(|u| u == name))
+            .map(|(r, _)| r)
+            .collect();
+        let named = from.and_then(|f| users.iter().rev().find(|r| r.skill_name == f));
+        if let Some(r) = named.or(users.last()) {
+            return Ok(Some((*r).clone()));
+        }
+        if self.skills.iter().any(|s| s == name) {
+            return Ok(None);
+        }
+        Err(ActivationRefused::NotOffered {
+            skill: name.to_string(),
+            offered: if self.skills.is_empty() {
+                "none".to_string()
+            } else {
+                self.skills.join(", ")
+            },
+            chain: name.to_string(),
+        })
+    }
+
     /// `activate_skill`: the skill's whole text and what it uses, or the refusal.
     fn activate(&self, step: u32, call: &ToolCall, input: &Value) -> ToolOutcome {
         let started = Instant::now();
         let name = input["skill_name"].as_str().unwrap_or_default().to_string();
         let from = input.get("from_skill").and_then(Value::as_str);
-        let parent = from.and_then(|p| {
-            self.activated
-                .lock()
-                .ok()
-                .and_then(|a| a.iter().rev().find(|r| r.skill_name == p).cloned())
-        });
-        let (observation, is_error, event) = match self.library.activate(&name, parent.as_ref()) {
+        let placed = self.parent_of(&name, from);
+        let activated = placed.and_then(|parent| self.library.activate(&name, parent.as_ref()));
+        let (observation, is_error, event) = match activated {
             Ok(act) => {
                 let uses = &act.skill.front.uses;
                 let text = format!(
@@ -144,7 +174,7 @@ impl TaskToolbox {
                 let mut chain = act.request.activation_chain.clone();
                 chain.push(name.clone());
                 if let Ok(mut a) = self.activated.lock() {
-                    a.push(act.request.clone());
+                    a.push((act.request.clone(), uses.clone()));
                 }
                 let tokens = self.counter.count(&text);
                 let e = EngineEvent::SkillActivated(SkillActivated {
@@ -169,6 +199,7 @@ impl TaskToolbox {
                 let error_type = match refused {
                     ActivationRefused::Cycle { .. } => "skill_cycle",
                     ActivationRefused::TooDeep { .. } => "skill_depth",
+                    ActivationRefused::NotOffered { .. } => "skill_not_offered",
                     _ => "skill_error",
                 };
                 let msg = ToolResultMessage {

@@ -127,6 +127,16 @@ pub enum ActivationRefused {
         /// Why the skill could not be loaded.
         source: Box<SkillError>,
     },
+    /// Neither offered to the task nor used by a skill active in its loop.
+    #[error("activation of `{skill}` refused: it is not offered to this task ({offered}) and no active skill uses it")]
+    NotOffered {
+        /// Skill whose activation was refused.
+        skill: String,
+        /// The skills the task offers, comma-separated (`none` when none).
+        offered: String,
+        /// The refused path (the skill alone).
+        chain: String,
+    },
     /// One `activate_with_uses` call made as many activations as it may.
     #[error("activation of `{skill}` refused: {limit} activations already made ({chain})")]
     TooMany {
@@ -146,6 +156,7 @@ impl ActivationRefused {
             ActivationRefused::Cycle { chain, .. }
             | ActivationRefused::TooDeep { chain, .. }
             | ActivationRefused::Skill { chain, .. }
+            | ActivationRefused::NotOffered { chain, .. }
             | ActivationRefused::TooMany { chain, .. } => chain,
         }
     }
@@ -156,6 +167,7 @@ impl ActivationRefused {
             ActivationRefused::Cycle { skill, .. }
             | ActivationRefused::TooDeep { skill, .. }
             | ActivationRefused::Skill { skill, .. }
+            | ActivationRefused::NotOffered { skill, .. }
             | ActivationRefused::TooMany { skill, .. } => skill,
         }
     }

@@ -7,4 +7,5 @@ mod conversation;
 mod plan_react;
 mod react_run;
 mod scripted_levels;
+mod scripted_skills;
 mod skills;

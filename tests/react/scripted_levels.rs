@@ -15,7 +15,7 @@ use plexus::provider::mock_server::{MockConfig, MockServer};
 use plexus::store::Store;
 
 /// The final answer: one valid Note atom.
-fn final_answer() -> String {
+pub fn final_answer() -> String {
     json!({"output": {"atoms": [{
         "asset_id": "ATOM_LEVELS_01",
         "atom_type": "Note",

@@ -1,0 +1,134 @@
+//! Skills are enforced by the engine, not by the model's word: a scripted model that
+//! activates `alpha`, `beta`, `gamma`, `alpha`, `beta` without ever sending `from_skill`
+//! (alpha uses beta, beta uses gamma, gamma uses alpha) meets the cycle, and a skill the
+//! task was never offered is refused; each refusal is an observation the model reads.
+
+use std::path::Path;
+
+use serde_json::json;
+
+use super::scripted_levels::final_answer;
+use crate::common::bin::{output, plexus};
+use plexus::event::EngineEvent;
+use plexus::provider::mock_server::script::Script;
+use plexus::provider::mock_server::{MockConfig, MockServer};
+use plexus::store::Store;
+
+fn workspace(dir: &Path) {
+    for (name, uses) in [
+        ("alpha", "beta"),
+        ("beta", "gamma"),
+        ("gamma", "alpha"),
+        ("delta", ""),
+    ] {
+        let d = dir.join("skills").join(name);
+        std::fs::create_dir_all(&d).expect("skill dir");
+        std::fs::write(
+            d.join("SKILL.md"),
+            format!("---\nname: {name}\ndescription: The {name} way.\nuses: [{uses}]\n---\n\n# {name}\n\nDo it the {name} way.\n"),
+        )
+        .expect("SKILL.md");
+    }
+    let plan = json!({
+        "plan_id": "SKILLS",
+        "execution_mode": "Quick_Assessment",
+        "agents": {"Researcher": {"skills": ["alpha"]}},
+        "tasks": [{
+            "task_id": "TASK_SKILLS_01",
+            "agent": "Researcher",
+            "instruction": "Work the alpha way.",
+            "output_requirements": {"atom_type": "Note", "quality_threshold": "C", "max_atoms": 1}
+        }]
+    });
+    std::fs::write(dir.join("plan.json"), plan.to_string()).expect("plan");
+}
+
+fn activate(name: &str) -> serde_json::Value {
+    json!({"tool_calls": [{"name": "activate_skill", "arguments": {"skill_name": name}}]})
+}
+
+#[test]
+fn the_engine_tracks_the_chain_and_refuses_cycles_and_skills_never_offered() {
+    let mut turns: Vec<serde_json::Value> = ["alpha", "beta", "gamma", "alpha", "delta"]
+        .iter()
+        .map(|n| activate(n))
+        .collect();
+    turns.push(json!({"text": final_answer()}));
+    let script: Script = serde_json::from_value(json!({ "turns": turns })).expect("script");
+    for kind in ["openai", "anthropic"] {
+        for stream in [true, false] {
+            let what = format!("{kind} stream={stream}");
+            let server = MockServer::start(
+                MockConfig {
+                    stream_ms: 10,
+                    chunks: 4,
+                    model_script: Some(script.clone()),
+                    ..MockConfig::default()
+                },
+                0,
+                1,
+            )
+            .expect("mock server");
+            let base = match kind {
+                "openai" => format!("{}/v1", server.url()),
+                _ => server.url(),
+            };
+            let tmp = tempfile::tempdir().expect("tempdir");
+            let dir = tmp.path();
+            workspace(dir);
+            std::fs::write(
+                dir.join("plexus.toml"),
+                format!("[providers.local]\nkind = \"{kind}\"\nbase_url = \"{base}\"\nmodel = \"m\"\nstream = {stream}\n"),
+            )
+            .expect("config");
+            let out = output(plexus(dir).args([
+                "--db",
+                "s.db",
+                "--config",
+                "plexus.toml",
+                "run",
+                "plan.json",
+                "--provider",
+                "local",
+                "--headless",
+            ]));
+            assert_eq!(out.code, Some(0), "{what}: {}\n{}", out.stdout, out.stderr);
+            let store = Store::open(&dir.join("s.db")).expect("db");
+            let run = store.run("latest").expect("run").run_id;
+            let mut seen = Vec::new();
+            let mut errors = Vec::new();
+            for r in store.events(&run, 1, u64::MAX).expect("events") {
+                match r.event {
+                    Ok(EngineEvent::SkillActivated(a)) => {
+                        seen.push(format!("loaded {}", a.chain.join(" > ")))
+                    }
+                    Ok(EngineEvent::SkillRefused(x)) => {
+                        seen.push(format!("refused {}: {}", x.skill, x.chain.join(" > ")));
+                        assert!(!x.reason.is_empty(), "{what}");
+                    }
+                    Ok(EngineEvent::ToolAnswered(a)) if a.is_error => errors.push(a.observation),
+                    _ => {}
+                }
+            }
+            assert_eq!(
+                seen,
+                [
+                    "loaded alpha",
+                    "loaded alpha > beta",
+                    "loaded alpha > beta > gamma",
+                    "refused alpha: alpha > beta > gamma > alpha",
+                    "refused delta: delta",
+                ],
+                "{what}"
+            );
+            // Each refusal went back to the model as an observation it can read.
+            assert_eq!(errors.len(), 2, "{what}: {errors:?}");
+            assert!(errors[0].contains("cycle"), "{what}: {}", errors[0]);
+            assert!(
+                errors[1].contains("not offered to this task (alpha)"),
+                "{what}: {}",
+                errors[1]
+            );
+        }
+    }
+}

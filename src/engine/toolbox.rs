@@ -16,7 +16,7 @@ use crate::plan::Task;
 use crate::protocol::messages::{
     OutputLevel, SkillActivationRequest, ToolCallMessage, ToolDefinition, ToolResultMessage,
 };
-use crate::provider::sim_react::ACTIVATE_SKILL;
+use crate::provider::sim_react::{ACTIVATE_SKILL, READ_SKILL_FILE};
 use crate::provider::ToolCall;
 use crate::skills::{ActivationRefused, SkillLibrary, CHAIN_ARROW};
 use crate::tokens::TokenCounter;
@@ -119,6 +119,79 @@ struct TaskToolbox {
 }
 
 impl TaskToolbox {
+    /// `read_skill_file`: a file of an active skill's folder (level 3), or their list;
+    /// a skill not active in this loop, or a path leaving its folder, is refused.
+    fn read_skill_file(&self, step: u32, call: &ToolCall, input: &Value) -> ToolOutcome {
+        let started = Instant::now();
+        let skill = input["skill_name"].as_str().unwrap_or_default();
+        let path = input["path"].as_str().filter(|p| !p.is_empty());
+        let active = self
+            .activated
+            .lock()
+            .map(|a| a.iter().any(|(r, _)| r.skill_name == skill))
+            .unwrap_or(false);
+        let answer: Result<String, String> = if !active {
+            Err(format!(
+                "skill `{skill}` is not active in this task; activate it first with {ACTIVATE_SKILL}"
+            ))
+        } else {
+            match path {
+                Some(p) => self
+                    .library
+                    .resource(skill, p)
+                    .map(|r| r.text)
+                    .map_err(|e| e.to_string()),
+                None => self
+                    .library
+                    .resources(skill)
+                    .map(|names| {
+                        if names.is_empty() {
+                            format!("Skill `{skill}` has no files besides its SKILL.md.")
+                        } else {
+                            format!("Files of skill `{skill}`:\n{}", names.join("\n"))
+                        }
+                    })
+                    .map_err(|e| e.to_string()),
+            }
+        };
+        let (observation, is_error) = match answer {
+            Ok(text) => (text, false),
+            Err(reason) => {
+                let msg = ToolResultMessage {
+                    tool_call_id: call.id.clone(),
+                    observation: String::new(),
+                    output_level: OutputLevel::Standard,
+                    data_file: None,
+                    data_size_bytes: 0,
+                    data_summary: None,
+                    success: false,
+                    error_type: Some("validation_error".into()),
+                    error_code: Some("SKILL_FILE_REFUSED".into()),
+                    error_message: Some(reason),
+                };
+                (msg.format_error_observation(), true)
+            }
+        };
+        ToolOutcome {
+            events: Vec::new(),
+            answered: ToolAnswered {
+                step,
+                tool_call_id: call.id.clone(),
+                tool: READ_SKILL_FILE.into(),
+                output_tokens: self.counter.count(&observation),
+                data_size_bytes: observation.len() as u64,
+                observation,
+                is_error,
+                output_level: OutputLevel::Standard,
+                data_file: None,
+                duration_ms: started.elapsed().as_secs_f64() * 1000.0,
+                input_tokens: self.counter.count(&call.arguments),
+                retries: 0,
+                cached: false,
+            },
+        }
+    }
+
     /// Where an activation of `name` hangs, decided by the engine whatever the model
     /// says: under the latest active skill that uses it (the model's `from_skill` when
     /// that one does), else at the root when the task offers it; else it is refused.
@@ -269,6 +342,18 @@ impl Toolbox for TaskToolbox {
                     "required": ["skill_name"],
                 }),
             });
+            defs.push(ToolDefinition {
+                name: READ_SKILL_FILE.into(),
+                description: "Read one of an active skill's other files (examples, templates, data) by its path inside the skill's folder; without a path, list them.".into(),
+                input_schema: json!({
+                    "type": "object",
+                    "properties": {
+                        "skill_name": {"type": "string"},
+                        "path": {"type": "string"},
+                    },
+                    "required": ["skill_name"],
+                }),
+            });
         }
         defs
     }
@@ -278,6 +363,9 @@ impl Toolbox for TaskToolbox {
             let input: Value = serde_json::from_str(&call.arguments).unwrap_or(Value::Null);
             if call.name == ACTIVATE_SKILL && !self.skills.is_empty() {
                 return self.activate(step, call, &input);
+            }
+            if call.name == READ_SKILL_FILE && !self.skills.is_empty() {
+                return self.read_skill_file(step, call, &input);
             }
             let parameters = match &input {
                 Value::Object(m) => m.clone(),

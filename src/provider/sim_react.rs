@@ -11,6 +11,8 @@ use crate::provider::ToolCall;
 
 /// The tool that activates a skill.
 pub const ACTIVATE_SKILL: &str = "activate_skill";
+/// The tool that reads an active skill's other files (level 3).
+pub const READ_SKILL_FILE: &str = "read_skill_file";
 
 /// What the simulated model does next.
 #[derive(Debug, Clone, PartialEq)]
@@ -164,7 +166,16 @@ fn input_for(tool: &str, made: &[Made]) -> Value {
         }
         "atom_query" => json!({"limit": 5}),
         "get_now" => json!({"timezone": "UTC"}),
-        "calculate_date" => json!({"base_date": "2026-01-05", "add_days": 10}),
+        "calculate_date" => json!({"base_date": "2026-01-05", "days": 10}),
+        // The files of the first skill it activated (a list, no path given).
+        READ_SKILL_FILE => {
+            let skill = made
+                .iter()
+                .find(|m| m.name == ACTIVATE_SKILL)
+                .map(|m| m.input["skill_name"].clone())
+                .unwrap_or(Value::Null);
+            json!({"skill_name": skill})
+        }
         _ => json!({}),
     }
 }

@@ -237,7 +237,14 @@ fn a_tool_using_plan_runs_offline_and_reruns_without_difference() {
     assert_eq!(lookup["skills"].as_array().map(Vec::len), Some(2));
     assert_eq!(lookup["refusals"].as_array().map(Vec::len), Some(1));
     let calls = lookup["tool_calls"].as_array().expect("calls");
-    assert_eq!(calls.len(), 6, "{lookup:#}");
+    // Three activations, file_search, file_reader, get_now, and the active skill's
+    // files listed (read_skill_file).
+    assert_eq!(calls.len(), 7, "{lookup:#}");
+    let listed = calls
+        .iter()
+        .find(|c| c["tool_name"] == "read_skill_file")
+        .expect("read_skill_file called");
+    assert_eq!(listed["success"], true, "{lookup:#}");
     for c in calls {
         for field in [
             "tool_name",
@@ -358,7 +365,8 @@ fn a_long_loop_in_a_small_window_is_compressed_keeping_the_last_five_rounds() {
             "calculate_date",
             "file_reader",
             "file_search",
-            "get_now"
+            "get_now",
+            "read_skill_file"
         ]
     );
     rerun_matches(dir, "s.db", &run);

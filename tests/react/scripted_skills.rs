@@ -29,6 +29,11 @@ fn workspace(dir: &Path) {
         )
         .expect("SKILL.md");
     }
+    std::fs::write(
+        dir.join("skills/alpha/example.md"),
+        "An alpha example: first the goal, then the steps.\n",
+    )
+    .expect("resource");
     let plan = json!({
         "plan_id": "SKILLS",
         "execution_mode": "Quick_Assessment",
@@ -41,6 +46,60 @@ fn workspace(dir: &Path) {
         }]
     });
     std::fs::write(dir.join("plan.json"), plan.to_string()).expect("plan");
+}
+
+/// Runs the plan of [`workspace`] on a fresh server playing `script` over `kind`'s API;
+/// the run must succeed. Returns the folder (kept alive) and the run's events.
+fn run_scripted(
+    script: &Script,
+    kind: &str,
+    stream: bool,
+) -> (tempfile::TempDir, Vec<EngineEvent>) {
+    let what = format!("{kind} stream={stream}");
+    let server = MockServer::start(
+        MockConfig {
+            stream_ms: 10,
+            chunks: 4,
+            model_script: Some(script.clone()),
+            ..MockConfig::default()
+        },
+        0,
+        1,
+    )
+    .expect("mock server");
+    let base = match kind {
+        "openai" => format!("{}/v1", server.url()),
+        _ => server.url(),
+    };
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path();
+    workspace(dir);
+    std::fs::write(
+        dir.join("plexus.toml"),
+        format!("[providers.local]\nkind = \"{kind}\"\nbase_url = \"{base}\"\nmodel = \"m\"\nstream = {stream}\n"),
+    )
+    .expect("config");
+    let out = output(plexus(dir).args([
+        "--db",
+        "s.db",
+        "--config",
+        "plexus.toml",
+        "run",
+        "plan.json",
+        "--provider",
+        "local",
+        "--headless",
+    ]));
+    assert_eq!(out.code, Some(0), "{what}: {}\n{}", out.stdout, out.stderr);
+    let store = Store::open(&dir.join("s.db")).expect("db");
+    let run = store.run("latest").expect("run").run_id;
+    let events = store
+        .events(&run, 1, u64::MAX)
+        .expect("events")
+        .into_iter()
+        .map(|r| r.event.expect("decodes"))
+        .collect();
+    (tmp, events)
 }
 
 fn activate(name: &str) -> serde_json::Value {
@@ -58,55 +117,19 @@ fn the_engine_tracks_the_chain_and_refuses_cycles_and_skills_never_offered() {
     for kind in ["openai", "anthropic"] {
         for stream in [true, false] {
             let what = format!("{kind} stream={stream}");
-            let server = MockServer::start(
-                MockConfig {
-                    stream_ms: 10,
-                    chunks: 4,
-                    model_script: Some(script.clone()),
-                    ..MockConfig::default()
-                },
-                0,
-                1,
-            )
-            .expect("mock server");
-            let base = match kind {
-                "openai" => format!("{}/v1", server.url()),
-                _ => server.url(),
-            };
-            let tmp = tempfile::tempdir().expect("tempdir");
-            let dir = tmp.path();
-            workspace(dir);
-            std::fs::write(
-                dir.join("plexus.toml"),
-                format!("[providers.local]\nkind = \"{kind}\"\nbase_url = \"{base}\"\nmodel = \"m\"\nstream = {stream}\n"),
-            )
-            .expect("config");
-            let out = output(plexus(dir).args([
-                "--db",
-                "s.db",
-                "--config",
-                "plexus.toml",
-                "run",
-                "plan.json",
-                "--provider",
-                "local",
-                "--headless",
-            ]));
-            assert_eq!(out.code, Some(0), "{what}: {}\n{}", out.stdout, out.stderr);
-            let store = Store::open(&dir.join("s.db")).expect("db");
-            let run = store.run("latest").expect("run").run_id;
+            let (_tmp, events) = run_scripted(&script, kind, stream);
             let mut seen = Vec::new();
             let mut errors = Vec::new();
-            for r in store.events(&run, 1, u64::MAX).expect("events") {
-                match r.event {
-                    Ok(EngineEvent::SkillActivated(a)) => {
+            for event in events {
+                match event {
+                    EngineEvent::SkillActivated(a) => {
                         seen.push(format!("loaded {}", a.chain.join(" > ")))
                     }
-                    Ok(EngineEvent::SkillRefused(x)) => {
+                    EngineEvent::SkillRefused(x) => {
                         seen.push(format!("refused {}: {}", x.skill, x.chain.join(" > ")));
                         assert!(!x.reason.is_empty(), "{what}");
                     }
-                    Ok(EngineEvent::ToolAnswered(a)) if a.is_error => errors.push(a.observation),
+                    EngineEvent::ToolAnswered(a) if a.is_error => errors.push(a.observation),
                     _ => {}
                 }
             }
@@ -128,6 +151,63 @@ fn the_engine_tracks_the_chain_and_refuses_cycles_and_skills_never_offered() {
                 errors[1].contains("not offered to this task (alpha)"),
                 "{what}: {}",
                 errors[1]
+            );
+        }
+    }
+}
+
+fn read(skill: &str, path: Option<&str>) -> serde_json::Value {
+    let mut args = json!({"skill_name": skill});
+    if let Some(p) = path {
+        args["path"] = json!(p);
+    }
+    json!({"tool_calls": [{"name": "read_skill_file", "arguments": args}]})
+}
+
+#[test]
+fn an_active_skill_s_other_files_are_read_inside_its_folder_only() {
+    let script: Script = serde_json::from_value(json!({"turns": [
+        read("alpha", Some("example.md")),
+        activate("alpha"),
+        read("alpha", None),
+        read("alpha", Some("example.md")),
+        read("alpha", Some("../delta/SKILL.md")),
+        {"text": final_answer()}
+    ]}))
+    .expect("script");
+    for kind in ["openai", "anthropic"] {
+        for stream in [true, false] {
+            let what = format!("{kind} stream={stream}");
+            let (_tmp, events) = run_scripted(&script, kind, stream);
+            let answers: Vec<(bool, String)> = events
+                .into_iter()
+                .filter_map(|e| match e {
+                    EngineEvent::ToolAnswered(a) if a.tool == "read_skill_file" => {
+                        Some((a.is_error, a.observation))
+                    }
+                    _ => None,
+                })
+                .collect();
+            assert_eq!(answers.len(), 4, "{what}: {answers:?}");
+            assert!(
+                answers[0].0 && answers[0].1.contains("not active"),
+                "{what}: before activation: {:?}",
+                answers[0]
+            );
+            assert!(
+                !answers[1].0 && answers[1].1.contains("example.md"),
+                "{what}: the list: {:?}",
+                answers[1]
+            );
+            assert!(
+                !answers[2].0 && answers[2].1.contains("first the goal"),
+                "{what}: the file: {:?}",
+                answers[2]
+            );
+            assert!(
+                answers[3].0 && answers[3].1.contains(".."),
+                "{what}: outside the folder: {:?}",
+                answers[3]
             );
         }
     }

@@ -118,6 +118,23 @@ struct TaskToolbox {
     task: String,
 }
 
+/// The error observation of a refused skill call, in the unified error format.
+fn refusal(call_id: &str, error_type: &str, code: &str, reason: String) -> String {
+    ToolResultMessage {
+        tool_call_id: call_id.to_string(),
+        observation: String::new(),
+        output_level: OutputLevel::Standard,
+        data_file: None,
+        data_size_bytes: 0,
+        data_summary: None,
+        success: false,
+        error_type: Some(error_type.into()),
+        error_code: Some(code.into()),
+        error_message: Some(reason),
+    }
+    .format_error_observation()
+}
+
 impl TaskToolbox {
     /// `read_skill_file`: a file of an active skill's folder (level 3), or their list;
     /// a skill not active in this loop, or a path leaving its folder, is refused.
@@ -156,21 +173,10 @@ impl TaskToolbox {
         };
         let (observation, is_error) = match answer {
             Ok(text) => (text, false),
-            Err(reason) => {
-                let msg = ToolResultMessage {
-                    tool_call_id: call.id.clone(),
-                    observation: String::new(),
-                    output_level: OutputLevel::Standard,
-                    data_file: None,
-                    data_size_bytes: 0,
-                    data_summary: None,
-                    success: false,
-                    error_type: Some("validation_error".into()),
-                    error_code: Some("SKILL_FILE_REFUSED".into()),
-                    error_message: Some(reason),
-                };
-                (msg.format_error_observation(), true)
-            }
+            Err(reason) => (
+                refusal(&call.id, "validation_error", "SKILL_FILE_REFUSED", reason),
+                true,
+            ),
         };
         ToolOutcome {
             events: Vec::new(),
@@ -275,19 +281,11 @@ impl TaskToolbox {
                     ActivationRefused::NotOffered { .. } => "skill_not_offered",
                     _ => "skill_error",
                 };
-                let msg = ToolResultMessage {
-                    tool_call_id: call.id.clone(),
-                    observation: String::new(),
-                    output_level: OutputLevel::Standard,
-                    data_file: None,
-                    data_size_bytes: 0,
-                    data_summary: None,
-                    success: false,
-                    error_type: Some(error_type.into()),
-                    error_code: Some("SKILL_REFUSED".into()),
-                    error_message: Some(reason),
-                };
-                (msg.format_error_observation(), true, e)
+                (
+                    refusal(&call.id, error_type, "SKILL_REFUSED", reason),
+                    true,
+                    e,
+                )
             }
         };
         let answered = ToolAnswered {

@@ -7,5 +7,6 @@ mod conversation;
 mod plan_react;
 mod react_run;
 mod scripted_levels;
+mod scripted_run;
 mod scripted_skills;
 mod skills;

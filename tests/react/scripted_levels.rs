@@ -7,12 +7,10 @@ use std::path::Path;
 
 use serde_json::json;
 
-use crate::common::bin::{output, plexus};
+use super::scripted_run::run_scripted;
 use plexus::event::EngineEvent;
 use plexus::protocol::messages::OutputLevel;
 use plexus::provider::mock_server::script::Script;
-use plexus::provider::mock_server::{MockConfig, MockServer};
-use plexus::store::Store;
 
 /// The final answer: one valid Note atom.
 pub fn final_answer() -> String {
@@ -63,49 +61,13 @@ fn the_agent_asks_for_the_full_level_and_gets_it_stored_on_either_api_streamed_o
     for kind in ["openai", "anthropic"] {
         for stream in [true, false] {
             let what = format!("{kind} stream={stream}");
-            let server = MockServer::start(
-                MockConfig {
-                    stream_ms: 10,
-                    chunks: 4,
-                    model_script: Some(script.clone()),
-                    ..MockConfig::default()
-                },
-                0,
-                1,
-            )
-            .expect("mock server");
-            let base = match kind {
-                "openai" => format!("{}/v1", server.url()),
-                _ => server.url(),
-            };
-            let tmp = tempfile::tempdir().expect("tempdir");
-            let dir = tmp.path();
-            workspace(dir);
-            std::fs::write(
-                dir.join("plexus.toml"),
-                format!("[providers.local]\nkind = \"{kind}\"\nbase_url = \"{base}\"\nmodel = \"m\"\nstream = {stream}\n"),
-            )
-            .expect("config");
-            let out = output(plexus(dir).args([
-                "--db",
-                "l.db",
-                "--config",
-                "plexus.toml",
-                "run",
-                "plan.json",
-                "--provider",
-                "local",
-                "--headless",
-            ]));
-            assert_eq!(out.code, Some(0), "{what}: {}\n{}", out.stdout, out.stderr);
-            let store = Store::open(&dir.join("l.db")).expect("db");
-            let run = store.run("latest").expect("run").run_id;
-            let answered: Vec<_> = store
-                .events(&run, 1, u64::MAX)
-                .expect("events")
-                .into_iter()
-                .filter_map(|r| match r.event {
-                    Ok(EngineEvent::ToolAnswered(a)) => Some(a),
+            let ran = run_scripted(&script, kind, stream, workspace);
+            let dir = ran.dir.path();
+            let answered: Vec<_> = ran
+                .events
+                .iter()
+                .filter_map(|e| match e {
+                    EngineEvent::ToolAnswered(a) => Some(a),
                     _ => None,
                 })
                 .collect();
@@ -119,7 +81,7 @@ fn the_agent_asks_for_the_full_level_and_gets_it_stored_on_either_api_streamed_o
                 .unwrap_or_else(|e| panic!("{what}: {file}: {e}"));
             assert!(stored.contains("notes/diffusion.md"), "{what}: {stored}");
             // Every tool is advertised with the argument.
-            let first = &server.seen()[0];
+            let first = &ran.server.seen()[0];
             let body: serde_json::Value = serde_json::from_str(&first.body).expect("body");
             let tools = body["tools"].as_array().expect("tools");
             assert_eq!(tools.len(), 2, "{what}");

@@ -8,11 +8,9 @@ use std::path::Path;
 use serde_json::json;
 
 use super::scripted_levels::final_answer;
-use crate::common::bin::{output, plexus};
+use super::scripted_run::run_scripted;
 use plexus::event::EngineEvent;
 use plexus::provider::mock_server::script::Script;
-use plexus::provider::mock_server::{MockConfig, MockServer};
-use plexus::store::Store;
 
 fn workspace(dir: &Path) {
     for (name, uses) in [
@@ -48,60 +46,6 @@ fn workspace(dir: &Path) {
     std::fs::write(dir.join("plan.json"), plan.to_string()).expect("plan");
 }
 
-/// Runs the plan of [`workspace`] on a fresh server playing `script` over `kind`'s API;
-/// the run must succeed. Returns the folder (kept alive) and the run's events.
-fn run_scripted(
-    script: &Script,
-    kind: &str,
-    stream: bool,
-) -> (tempfile::TempDir, Vec<EngineEvent>) {
-    let what = format!("{kind} stream={stream}");
-    let server = MockServer::start(
-        MockConfig {
-            stream_ms: 10,
-            chunks: 4,
-            model_script: Some(script.clone()),
-            ..MockConfig::default()
-        },
-        0,
-        1,
-    )
-    .expect("mock server");
-    let base = match kind {
-        "openai" => format!("{}/v1", server.url()),
-        _ => server.url(),
-    };
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let dir = tmp.path();
-    workspace(dir);
-    std::fs::write(
-        dir.join("plexus.toml"),
-        format!("[providers.local]\nkind = \"{kind}\"\nbase_url = \"{base}\"\nmodel = \"m\"\nstream = {stream}\n"),
-    )
-    .expect("config");
-    let out = output(plexus(dir).args([
-        "--db",
-        "s.db",
-        "--config",
-        "plexus.toml",
-        "run",
-        "plan.json",
-        "--provider",
-        "local",
-        "--headless",
-    ]));
-    assert_eq!(out.code, Some(0), "{what}: {}\n{}", out.stdout, out.stderr);
-    let store = Store::open(&dir.join("s.db")).expect("db");
-    let run = store.run("latest").expect("run").run_id;
-    let events = store
-        .events(&run, 1, u64::MAX)
-        .expect("events")
-        .into_iter()
-        .map(|r| r.event.expect("decodes"))
-        .collect();
-    (tmp, events)
-}
-
 fn activate(name: &str) -> serde_json::Value {
     json!({"tool_calls": [{"name": "activate_skill", "arguments": {"skill_name": name}}]})
 }
@@ -117,7 +61,7 @@ fn the_engine_tracks_the_chain_and_refuses_cycles_and_skills_never_offered() {
     for kind in ["openai", "anthropic"] {
         for stream in [true, false] {
             let what = format!("{kind} stream={stream}");
-            let (_tmp, events) = run_scripted(&script, kind, stream);
+            let events = run_scripted(&script, kind, stream, workspace).events;
             let mut seen = Vec::new();
             let mut errors = Vec::new();
             for event in events {
@@ -178,7 +122,7 @@ fn an_active_skill_s_other_files_are_read_inside_its_folder_only() {
     for kind in ["openai", "anthropic"] {
         for stream in [true, false] {
             let what = format!("{kind} stream={stream}");
-            let (_tmp, events) = run_scripted(&script, kind, stream);
+            let events = run_scripted(&script, kind, stream, workspace).events;
             let answers: Vec<(bool, String)> = events
                 .into_iter()
                 .filter_map(|e| match e {

@@ -241,7 +241,8 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
             sim,
             ..
         } => {
-            let plan = load_plan_file(&plan)?;
+            let plan_file = plan;
+            let plan = load_plan_file(&plan_file)?;
             if !(timeout_scale > 0.0 && timeout_scale.is_finite()) {
                 return Err(eyre!("--timeout-scale must be a positive number"));
             }
@@ -254,6 +255,9 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
                     ..EngineConfig::default()
                 },
             );
+            let mut engine = engine;
+            engine.skills_dir =
+                plexus::engine::config::skills_dir_for(&plan_file, &engine.workspace);
             let simulated = sim_config(engine.seed, &sim, faults);
             let config = run_config(&g, engine, simulated);
             finish(&g, launch(&g, tui, plan, config, None, false).await?)

@@ -19,8 +19,23 @@
 //! (`under_threshold: false`) and the caller decides; nothing loops. Nor does it replace
 //! rounds by a summary that would be larger than they are (tiny rounds): then nothing
 //! changes and `rounds_summarised` is 0.
+//!
+//! # What is counted
+//!
+//! Every request carries more than the conversation: the tool schemas. They are
+//! [`ContextManager::fixed_tokens`], added to the conversation's total wherever the
+//! threshold is compared, so the rule holds for the whole prompt as sent.
+//!
+//! # What survives whole
+//!
+//! The caller names [`Pinned`] texts: an active skill's instructions, the latest
+//! observation of each tool. A pinned text whose result falls in the summarised rounds
+//! is copied whole into the summary message, under its label and call id, so the next
+//! step still reads it. [`ContextManager::compress_to_fit`] keeps fewer rounds (down to
+//! the last one) while the prompt stays at or above the threshold.
 
 use std::collections::HashMap;
+use std::fmt::Write as _;
 use std::hash::Hasher;
 use std::sync::Arc;
 
@@ -62,6 +77,17 @@ pub struct Compression {
     pub under_threshold: bool,
 }
 
+/// A text kept whole across compressions (see the module).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pinned {
+    /// What it is, for the model (`skill alpha`, `latest file_search result`).
+    pub label: String,
+    /// The tool call whose result it is.
+    pub call_id: String,
+    /// The text, whole.
+    pub text: String,
+}
+
 /// Watches a conversation against a model's window and compresses it.
 #[derive(Debug, Clone)]
 pub struct ContextManager {
@@ -73,6 +99,10 @@ pub struct ContextManager {
     pub keep_rounds: usize,
     /// Token budget of the summary message (a tenth of the window by default).
     pub summary_budget: u64,
+    /// Tokens sent with every request beside the conversation (the tool schemas).
+    pub fixed_tokens: u64,
+    /// Texts kept whole when their rounds are summarised.
+    pub pinned: Vec<Pinned>,
     cache: HashMap<u128, Arc<RoundSummary>>,
 }
 
@@ -114,6 +144,8 @@ impl ContextManager {
             threshold: THRESHOLD,
             keep_rounds: KEEP_ROUNDS,
             summary_budget: max_tokens / 10,
+            fixed_tokens: 0,
+            pinned: Vec::new(),
             cache: HashMap::new(),
         }
     }
@@ -132,9 +164,10 @@ impl ContextManager {
         }
     }
 
-    /// Whether `conv` is at or above the threshold.
+    /// Whether `conv` with the [`fixed_tokens`](Self::fixed_tokens) is at or above the
+    /// threshold.
     pub fn should_compress(&self, conv: &Conversation) -> bool {
-        conv.total_tokens() >= self.threshold_tokens()
+        conv.total_tokens() + self.fixed_tokens >= self.threshold_tokens()
     }
 
     /// Round summaries held in the cache.
@@ -147,10 +180,41 @@ impl ContextManager {
         self.should_compress(conv).then(|| self.compress(conv))
     }
 
+    /// Compresses `conv` when it is at or above the threshold, keeping
+    /// [`keep_rounds`](Self::keep_rounds) rounds whole, then fewer (down to the last one)
+    /// while it still is; one [`Compression`] for the whole (before of the first, after
+    /// of the last).
+    pub fn compress_to_fit(&mut self, conv: &mut Conversation) -> Option<Compression> {
+        if !self.should_compress(conv) {
+            return None;
+        }
+        let keep = self.keep_rounds;
+        let mut done: Option<Compression> = None;
+        for k in (1..=keep.max(1)).rev() {
+            self.keep_rounds = k;
+            let c = self.compress(conv);
+            done = Some(match done {
+                None => c,
+                Some(d) => Compression {
+                    before_tokens: d.before_tokens,
+                    rounds_summarised: d.rounds_summarised + c.rounds_summarised,
+                    cache_hits: d.cache_hits + c.cache_hits,
+                    rounds_reduced: c.rounds_reduced.max(d.rounds_reduced),
+                    ..c
+                },
+            });
+            if c.under_threshold {
+                break;
+            }
+        }
+        self.keep_rounds = keep;
+        done
+    }
+
     /// Replaces every round but the last `keep_rounds` by the summary message (see the
     /// module). With `keep_rounds` rounds or fewer nothing changes.
     pub fn compress(&mut self, conv: &mut Conversation) -> Compression {
-        let before = conv.total_tokens();
+        let before = conv.total_tokens() + self.fixed_tokens;
         let threshold_tokens = self.threshold_tokens();
         let rounds = conv.rounds();
         let mut result = Compression {
@@ -192,7 +256,8 @@ impl ContextManager {
             };
             all.push(summary);
         }
-        let (text, reduced) = render(&all, self.summary_budget);
+        let (mut text, reduced) = render(&all, self.summary_budget);
+        self.add_pinned(&mut text, &conv.messages()[rounds[cut].start..]);
         let summary = Message::user(vec![text_block(text)]);
         // never trade messages for a larger summary (rounds of a few tokens each)
         let removed: u64 =
@@ -202,7 +267,7 @@ impl ContextManager {
             return result;
         }
         conv.fold(rounds[cut].start, summary, summary_tokens, all);
-        let after = conv.total_tokens();
+        let after = conv.total_tokens() + self.fixed_tokens;
         result.after_tokens = after;
         result.rounds_summarised = cut;
         result.rounds_kept = self.keep_rounds;
@@ -210,5 +275,26 @@ impl ContextManager {
         result.rounds_reduced = reduced;
         result.under_threshold = after < threshold_tokens;
         result
+    }
+
+    /// Appends to the summary `text` every pinned text whose result is not among the
+    /// `kept` messages, whole, under its label and call id.
+    fn add_pinned(&self, text: &mut String, kept: &[Message]) {
+        let in_kept = |id: &str| {
+            kept.iter()
+                .flat_map(|m| &m.content)
+                .any(|b| b.tool_use_id.as_deref() == Some(id))
+        };
+        let mut first = true;
+        for p in self.pinned.iter().filter(|p| !in_kept(&p.call_id)) {
+            if first {
+                text.push_str(
+                    "\n[Kept whole from the summarised rounds: the instructions of the active \
+                     skills and the latest result of each tool.]\n",
+                );
+                first = false;
+            }
+            let _ = writeln!(text, "--- {} [{}] ---\n{}", p.label, p.call_id, p.text);
+        }
     }
 }

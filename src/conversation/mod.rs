@@ -16,7 +16,7 @@ pub mod message;
 pub mod summary;
 
 pub use bench::{bench_conversation, sample_conversation, BenchFigures};
-pub use compress::{Compression, ContextManager, KEEP_ROUNDS, THRESHOLD};
+pub use compress::{Compression, ContextManager, Pinned, KEEP_ROUNDS, THRESHOLD};
 pub use count::{block_texts, block_tokens, message_tokens, MESSAGE_OVERHEAD};
 pub use history::{Conversation, ConversationStats, Round};
 pub use message::{text_block, thinking_block, tool_result_block, tool_use_block, Message};

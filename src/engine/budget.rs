@@ -198,8 +198,8 @@ fn over_limit(
     })
 }
 
-/// The error of a prompt of `prompt_tokens` (as it would be sent) over the agent's input
-/// limit. What the budget planned can still grow after it (a retry's feedback, a batch,
+/// The error of a prompt of `prompt_tokens` (as it would be sent, `tools_tokens` of tool
+/// schemas included) over the agent's input limit. What the budget planned can still grow after it (a retry's feedback, a batch,
 /// an abstractive summary): this check on the rendered prompt is the last word, with the
 /// same code (E008).
 pub(super) fn over_input_limit(
@@ -207,14 +207,21 @@ pub(super) fn over_input_limit(
     agent: &AgentDef,
     prompt_tokens: u64,
     system_tokens: u64,
+    tools_tokens: u64,
 ) -> Option<String> {
     if prompt_tokens <= agent.max_input_tokens {
         return None;
     }
-    let breakdown = vec![
+    let mut breakdown = vec![
         ("system prompt", system_tokens),
-        ("user prompt", prompt_tokens.saturating_sub(system_tokens)),
+        (
+            "user prompt",
+            prompt_tokens.saturating_sub(system_tokens + tools_tokens),
+        ),
     ];
+    if tools_tokens > 0 {
+        breakdown.push(("tool schemas", tools_tokens));
+    }
     over_limit(task, agent, prompt_tokens, breakdown, false).map(|o| o.to_string())
 }
 

@@ -37,6 +37,9 @@ pub struct EngineConfig {
     pub hold_open: bool,
     /// Root that `file` references are read from (nothing outside it).
     pub workspace: std::path::PathBuf,
+    /// Folder of the skills (`NAME/SKILL.md`); `None`: the workspace's `skills/`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skills_dir: Option<std::path::PathBuf>,
     /// Longest a `db_query` reference may run, ms (REF_TIMEOUT after).
     pub ref_timeout_ms: u64,
     /// Summaries are written by the provider (abstractive, seed 000 §4.2) instead of
@@ -59,8 +62,26 @@ impl Default for EngineConfig {
             chunk_flush_max: 2,
             hold_open: false,
             workspace: std::path::PathBuf::from("."),
+            skills_dir: None,
             ref_timeout_ms: 5_000,
             abstractive_summaries: false,
         }
     }
+}
+
+/// Where a plan's skills are: the workspace's `skills/` folder when it has one (`None`),
+/// else the `skills/` folder beside the plan file when that exists, so a plan that
+/// ships with its skills runs from anywhere.
+pub fn skills_dir_for(
+    plan_file: &std::path::Path,
+    workspace: &std::path::Path,
+) -> Option<std::path::PathBuf> {
+    if workspace.join("skills").is_dir() {
+        return None;
+    }
+    let beside = plan_file.parent()?.join("skills");
+    if !beside.is_dir() {
+        return None;
+    }
+    Some(std::path::absolute(&beside).unwrap_or(beside))
 }

@@ -11,10 +11,11 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use super::context::prompt::thousands;
 use super::emit::Scope;
 use super::run_ctx::RunCtx;
 use super::sink::StreamSink;
-use crate::conversation::{ContextManager, Conversation};
+use crate::conversation::{ContextManager, Conversation, Pinned};
 use crate::event::{ContextCompressed, EngineEvent, LoopFinished, ToolAnswered, ToolCalled};
 pub use crate::loop_events::RecordedStep;
 use crate::plan::react::ReactSetup;
@@ -102,8 +103,42 @@ pub(super) async fn run_loop(
         finished.stop = stop.into();
         Ok(Err(ProviderError::Permanent(message)))
     };
+    manager.fixed_tokens = tools_tokens;
+    let mut pins: Vec<Pinned> = Vec::new();
     for step in 1..=setup.max_steps {
+        // The whole prompt (system, messages, tool schemas) is counted before each call:
+        // at 80% of the window the older rounds are summarised, the pinned texts kept.
+        manager.pinned.clone_from(&pins);
+        if let Some(c) = manager
+            .compress_to_fit(&mut conv)
+            .filter(|c| c.rounds_summarised > 0)
+        {
+            finished.compressions += 1;
+            emit(EngineEvent::ContextCompressed(ContextCompressed {
+                before_tokens: c.before_tokens,
+                after_tokens: c.after_tokens,
+                rounds_summarised: u32::try_from(c.rounds_summarised).unwrap_or(u32::MAX),
+                rounds_kept: u32::try_from(c.rounds_kept).unwrap_or(u32::MAX),
+            }));
+        }
         let conversation = conv.total_tokens() + tools_tokens;
+        if conversation > window {
+            let system = conv.system_tokens();
+            let message = format!(
+                    "task `{}`: the prompt of step {step} for {} is {} tokens{} (system prompt {}, messages {}, tool schemas {}), over the agent's input limit of {} tokens; nothing was sent to the provider",
+                    base.task_id,
+                    base.agent,
+                    thousands(conversation),
+                    if finished.compressions > 0 { " after compression" } else { "" },
+                    thousands(system),
+                    thousands(conv.total_tokens().saturating_sub(system)),
+                    thousands(tools_tokens),
+                    thousands(window),
+            );
+            let result = end(&mut finished, "context_window", message);
+            emit(EngineEvent::LoopFinished(finished.clone()));
+            return LoopResult { result, steps };
+        }
         if finished.total_tokens + conversation > setup.token_budget {
             let result = end(
                 &mut finished,
@@ -116,6 +151,7 @@ pub(super) async fn run_loop(
             emit(EngineEvent::LoopFinished(finished.clone()));
             return LoopResult { result, steps };
         }
+        react.turns = conv.messages()[1..].to_vec();
         let mut request = base.clone();
         react.step = step;
         request.set_react(&react);
@@ -166,10 +202,19 @@ pub(super) async fn run_loop(
             }));
             let usage = (conv.total_tokens() + tools_tokens) as f64 / window.max(1) as f64;
             let outcome = toolbox.call(step, call, usage).await;
+            let mut label = format!("latest {} result", call.name);
             for e in outcome.events {
+                if let EngineEvent::SkillActivated(s) = &e {
+                    label = format!("active skill {}", s.skill);
+                }
                 emit(e);
             }
             let a = outcome.answered;
+            if a.tool != crate::provider::sim_react::ACTIVATE_SKILL
+                || label.starts_with("active skill")
+            {
+                pin(&mut pins, label, &a.tool_call_id, &a.observation);
+            }
             finished.tool_calls += 1;
             results.push(ContentBlock::tool_result(
                 &call.id,
@@ -187,20 +232,6 @@ pub(super) async fn run_loop(
             role: MessageType::User,
             content: results,
         });
-        // A compression that summarised nothing (five rounds or fewer) is no event.
-        if let Some(c) = manager
-            .maybe_compress(&mut conv)
-            .filter(|c| c.rounds_summarised > 0)
-        {
-            finished.compressions += 1;
-            emit(EngineEvent::ContextCompressed(ContextCompressed {
-                before_tokens: c.before_tokens,
-                after_tokens: c.after_tokens,
-                rounds_summarised: u32::try_from(c.rounds_summarised).unwrap_or(u32::MAX),
-                rounds_kept: u32::try_from(c.rounds_kept).unwrap_or(u32::MAX),
-            }));
-        }
-        react.turns = conv.messages()[1..].to_vec();
         steps.push(recorded);
     }
     let result = end(
@@ -213,4 +244,17 @@ pub(super) async fn run_loop(
     );
     emit(EngineEvent::LoopFinished(finished.clone()));
     LoopResult { result, steps }
+}
+
+/// Keeps `text` as the pinned text labelled `label` (replacing the previous one).
+fn pin(pins: &mut Vec<Pinned>, label: String, call_id: &str, text: &str) {
+    let p = Pinned {
+        label,
+        call_id: call_id.to_string(),
+        text: text.to_string(),
+    };
+    match pins.iter_mut().find(|q| q.label == p.label) {
+        Some(q) => *q = p,
+        None => pins.push(p),
+    }
 }

@@ -127,8 +127,11 @@ impl RunCtx {
             outputs: RwLock::new(outputs.into_iter().collect()),
             base_constraints,
             db: spec.db.clone(),
-            skills: Arc::new(crate::skills::SkillLibrary::new(
-                &spec.config.workspace,
+            skills: Arc::new(crate::skills::SkillLibrary::in_dir(
+                spec.config
+                    .skills_dir
+                    .clone()
+                    .unwrap_or_else(|| spec.config.workspace.join("skills")),
                 spec.config.tokens,
             )),
             tool_cache: Arc::new(crate::tools::ToolCache::new(1024)),

@@ -213,8 +213,20 @@ async fn run_attempts(
         // Rendered once: counted here, stored as it is (no second parse to validate it).
         let raw_user = render_user_prompt(&user_prompt);
         let user_text = raw_user.as_deref().map(|r| r.get()).unwrap_or_default();
-        let prompt_tokens = system_tokens + ctx.config.tokens.count(user_text);
-        if let Some(why) = over_input_limit(task, agent_def, prompt_tokens, system_tokens) {
+        // A tool-using task's prompt carries its tool schemas too.
+        let react = ctx.plan.react_for(task);
+        let toolbox = react
+            .as_ref()
+            .map(|setup| super::toolbox::for_task(&ctx, task, setup, attempt));
+        let tools_tokens = toolbox.as_ref().map_or(0, |t| {
+            ctx.config
+                .tokens
+                .count(&serde_json::to_string(&t.definitions()).unwrap_or_default())
+        });
+        let prompt_tokens = system_tokens + ctx.config.tokens.count(user_text) + tools_tokens;
+        if let Some(why) =
+            over_input_limit(task, agent_def, prompt_tokens, system_tokens, tools_tokens)
+        {
             tracing::warn!("task {} failed before any call: {why}", task.task_id);
             return TaskOutcome::failed_before_call(attempt - 1, why);
         }
@@ -273,12 +285,10 @@ async fn run_attempts(
         let effective_timeout = constraints.timeout_seconds;
         let started = Instant::now();
         let mut sink = StreamSink::new(&ctx, &scope);
-        let react = ctx.plan.react_for(task);
         let mut loop_steps: Option<Vec<RecordedStep>> = None;
-        let result = match &react {
+        let result = match (&react, &toolbox) {
             // A tool-using task: the loop, each step within the task's timeout.
-            Some(setup) => {
-                let toolbox = super::toolbox::for_task(&ctx, task, setup, attempt);
+            (Some(setup), Some(toolbox)) => {
                 let run = run_loop(
                     &ctx,
                     &scope,
@@ -298,7 +308,7 @@ async fn run_attempts(
                     s = stopped(&mut stop) => Err(s),
                 }
             }
-            None => {
+            _ => {
                 let call = ctx.provider.invoke(request.clone(), attempt, &mut sink);
                 let timed = tokio::time::timeout(
                     crate::ranges::duration_from_secs(effective_timeout.max(0.001)),

@@ -60,29 +60,43 @@ fn calls_made(react: &ReactTurns) -> Vec<Made> {
     }
     let mut made: Vec<Made> = made.into_iter().map(|(_, m)| m).collect();
     // Calls whose rounds were summarised away: the summary keeps their ids
-    // (`call_N_TOOL`), which name the tool.
+    // (`call_N_TOOL`), which name the tool, and on a line `NAME [ID] INPUT → …` the start
+    // of their input (whole when short).
     for turn in &react.turns {
         for b in &turn.content {
             let text = b.text.as_deref().unwrap_or_default();
-            for word in text.split(|c: char| !(c.is_alphanumeric() || c == '_')) {
-                let Some(rest) = word.strip_prefix("call_") else {
-                    continue;
-                };
-                let Some((n, tool)) = rest.split_once('_') else {
-                    continue;
-                };
-                let known = made.iter().any(|m| m.name == tool);
-                if n.chars().all(|c| c.is_ascii_digit()) && !tool.is_empty() && !known {
-                    made.push(Made {
-                        name: tool.to_string(),
-                        input: Value::Null,
-                        result: Some((String::new(), false)),
-                    });
+            for line in text.lines() {
+                for word in line.split(|c: char| !(c.is_alphanumeric() || c == '_')) {
+                    let Some(rest) = word.strip_prefix("call_") else {
+                        continue;
+                    };
+                    let Some((n, tool)) = rest.split_once('_') else {
+                        continue;
+                    };
+                    let input = summarised_input(line, word);
+                    let known = made.iter().any(|m| m.name == tool && m.input == input);
+                    if n.chars().all(|c| c.is_ascii_digit()) && !tool.is_empty() && !known {
+                        made.push(Made {
+                            name: tool.to_string(),
+                            input,
+                            result: Some((String::new(), false)),
+                        });
+                    }
                 }
             }
         }
     }
     made
+}
+
+/// The input of call `id` on a summary line `NAME [ID] INPUT → …`, when it is whole JSON.
+fn summarised_input(line: &str, id: &str) -> Value {
+    let Some(at) = line.find(&format!("[{id}] ")) else {
+        return Value::Null;
+    };
+    let rest = &line[at + id.len() + 3..];
+    let input = rest.split(" →").next().unwrap_or_default().trim();
+    serde_json::from_str(input).unwrap_or(Value::Null)
 }
 
 /// The skills a skill's activation said it uses: a line `Uses: A, B`.
@@ -148,20 +162,24 @@ fn activation_plan(react: &ReactTurns, made: &[Made]) -> Vec<(String, Option<Str
     plan
 }
 
+/// The first Markdown file a search found.
+fn found_path(made: &[Made]) -> Option<String> {
+    made.iter()
+        .filter(|m| m.name == "file_search")
+        .filter_map(|m| m.result.as_ref())
+        .flat_map(|(text, _)| text.lines())
+        .map(|l| l.trim().trim_start_matches("- "))
+        .find(|l| l.ends_with(".md") && !l.contains(' '))
+        .map(str::to_string)
+}
+
 /// The input the simulated model gives a built-in tool.
 fn input_for(tool: &str, made: &[Made]) -> Value {
     match tool {
         "file_search" => json!({"pattern": "**/*.md"}),
         "file_reader" => {
             // The first path a search found, else the workspace's README.
-            let found = made
-                .iter()
-                .filter(|m| m.name == "file_search")
-                .filter_map(|m| m.result.as_ref())
-                .flat_map(|(text, _)| text.lines())
-                .map(|l| l.trim().trim_start_matches("- "))
-                .find(|l| l.ends_with(".md") && !l.contains(' '))
-                .map(str::to_string);
+            let found = found_path(made);
             json!({"path": found.unwrap_or_else(|| "README.md".into()), "start_line": 1, "end_line": 40})
         }
         "atom_query" => json!({"limit": 5}),
@@ -219,11 +237,14 @@ pub fn next_step(react: &ReactTurns) -> SimStep {
             },
         };
     }
+    // Nothing to read when the search found no file: the reader is not called blind.
+    let nothing_found = made.iter().any(|m| m.name == "file_search") && found_path(&made).is_none();
     let next = react
         .tools
         .iter()
         .map(|t| t.name.as_str())
         .filter(|n| *n != ACTIVATE_SKILL)
+        .filter(|n| !(*n == "file_reader" && nothing_found))
         .find(|n| !made.iter().any(|m| m.name == *n));
     match next {
         Some(tool) => {

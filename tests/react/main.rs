@@ -9,4 +9,6 @@ mod react_run;
 mod scripted_levels;
 mod scripted_run;
 mod scripted_skills;
+mod scripted_window;
+mod shipped_plans;
 mod skills;

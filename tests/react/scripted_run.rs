@@ -23,6 +23,17 @@ pub struct Scripted {
 /// Runs `plan.json` of a folder `workspace` fills, on a fresh server playing `script`
 /// over `kind`'s API (`openai` or `anthropic`); the run must succeed.
 pub fn run_scripted(script: &Script, kind: &str, stream: bool, workspace: fn(&Path)) -> Scripted {
+    run_scripted_to(script, kind, stream, workspace, 0)
+}
+
+/// [`run_scripted`] for a run that must end with exit code `code`.
+pub fn run_scripted_to(
+    script: &Script,
+    kind: &str,
+    stream: bool,
+    workspace: fn(&Path),
+    code: i32,
+) -> Scripted {
     let what = format!("{kind} stream={stream}");
     let server = MockServer::start(
         MockConfig {
@@ -58,7 +69,13 @@ pub fn run_scripted(script: &Script, kind: &str, stream: bool, workspace: fn(&Pa
         "local",
         "--headless",
     ]));
-    assert_eq!(out.code, Some(0), "{what}: {}\n{}", out.stdout, out.stderr);
+    assert_eq!(
+        out.code,
+        Some(code),
+        "{what}: {}\n{}",
+        out.stdout,
+        out.stderr
+    );
     let store = Store::open(&dir.join("s.db")).expect("db");
     let run = store.run("latest").expect("run").run_id;
     let events = store

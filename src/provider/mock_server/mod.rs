@@ -154,11 +154,11 @@ struct Shared {
 
 impl Shared {
     /// The number of the script's next turn for a request of `task` by `agent`.
-    fn next_turn(&self, script: &Script, task: &str, agent: &str) -> Option<usize> {
+    fn next_turn(&self, script: &Script, asked: script::Asked<'_>) -> Option<usize> {
         self.played
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .take(script, task, agent)
+            .take(script, asked)
     }
 
     /// The scripted fault of the next call of `task` (a normal answer past the script).

@@ -231,7 +231,12 @@ async fn scripted(
     task: &str,
     agent: &str,
 ) -> Answer {
-    let Some(n) = shared.next_turn(script, task, agent) else {
+    let asked = super::script::Asked {
+        task,
+        agent,
+        body: std::str::from_utf8(&req.body).unwrap_or_default(),
+    };
+    let Some(n) = shared.next_turn(script, asked) else {
         let body = serde_json::json!({"error": {"type": "api_error", "message": format!(
             "the mock server's script has no turn left for this request (task `{task}`, agent `{agent}`)")}});
         return json(500, body.to_string());

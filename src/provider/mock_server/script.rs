@@ -6,7 +6,8 @@
 //!
 //! The file is JSON: `{"turns": [TURN, …]}`. A request takes the first turn not used yet
 //! whose `when` it matches (a turn without `when` matches any request, so turns without
-//! one are played in order). A request no turn is left for is answered 500 with a message
+//! one are played in order; `when` names a task, an agent, a debate round, or a text the
+//! request must contain). A request no turn is left for is answered 500 with a message
 //! that says so.
 
 use std::path::Path;
@@ -37,12 +38,29 @@ pub struct When {
     /// A debate round: matches the task ids `rN.…`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub round: Option<u32>,
+    /// Text the request's body must contain: the model answers so only when it can read
+    /// this in what it was sent (an earlier observation, a skill's instructions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub contains: Option<String>,
+}
+
+/// What a request is matched by.
+#[derive(Debug, Clone, Copy)]
+pub struct Asked<'a> {
+    /// Its task id.
+    pub task: &'a str,
+    /// Its agent.
+    pub agent: &'a str,
+    /// Its body, as sent.
+    pub body: &'a str,
 }
 
 impl When {
-    /// Whether a request of `task` by `agent` matches.
-    pub fn matches(&self, task: &str, agent: &str) -> bool {
-        self.task.as_deref().is_none_or(|t| t == task)
+    /// Whether the request `asked` matches.
+    pub fn matches(&self, asked: Asked<'_>) -> bool {
+        let Asked { task, agent, body } = asked;
+        self.contains.as_deref().is_none_or(|c| body.contains(c))
+            && self.task.as_deref().is_none_or(|t| t == task)
             && self.agent.as_deref().is_none_or(|a| a == agent)
             && self.round.is_none_or(|n| {
                 task.strip_prefix('r')
@@ -158,9 +176,9 @@ impl Script {
 pub struct Played(Vec<bool>);
 
 impl Played {
-    /// Takes the first turn not played yet that a request of `task` by `agent`
-    /// matches; returns its number.
-    pub fn take(&mut self, script: &Script, task: &str, agent: &str) -> Option<usize> {
+    /// Takes the first turn not played yet that the request `asked` matches; returns its
+    /// number.
+    pub fn take(&mut self, script: &Script, asked: Asked<'_>) -> Option<usize> {
         if self.0.len() < script.turns.len() {
             self.0.resize(script.turns.len(), false);
         }
@@ -168,7 +186,7 @@ impl Played {
             .turns
             .iter()
             .enumerate()
-            .position(|(i, t)| !self.0[i] && t.when.matches(task, agent))?;
+            .position(|(i, t)| !self.0[i] && t.when.matches(asked))?;
         self.0[n] = true;
         Some(n)
     }
@@ -215,17 +233,45 @@ mod tests {
         );
         let mut played = Played::default();
         let text = |n: Option<usize>| n.map(|n| s.turns[n].text.as_str());
-        assert_eq!(text(played.take(&s, "A", "x")), Some("first"));
+        let ask = |task, agent| Asked {
+            task,
+            agent,
+            body: "",
+        };
+        assert_eq!(text(played.take(&s, ask("A", "x"))), Some("first"));
         assert_eq!(
-            text(played.take(&s, "r2.critic", "critic")),
+            text(played.take(&s, ask("r2.critic", "critic"))),
             Some("critic of round 2")
         );
-        assert_eq!(text(played.take(&s, "B", "x")), Some("for B"));
+        assert_eq!(text(played.take(&s, ask("B", "x"))), Some("for B"));
         assert_eq!(
-            text(played.take(&s, "r12.critic", "critic")),
+            text(played.take(&s, ask("r12.critic", "critic"))),
             Some("second")
         );
-        assert_eq!(played.take(&s, "A", "x"), None, "the script is used up");
+        assert_eq!(
+            played.take(&s, ask("A", "x")),
+            None,
+            "the script is used up"
+        );
+    }
+
+    #[test]
+    fn a_turn_that_must_read_a_text_waits_for_a_request_that_carries_it() {
+        let s = script(
+            r#"{"turns": [
+                {"when": {"contains": "ZEBRA-7"}, "text": "I read it"},
+                {"text": "other"}
+            ]}"#,
+        );
+        let mut played = Played::default();
+        let ask = |body| Asked {
+            task: "T",
+            agent: "a",
+            body,
+        };
+        assert_eq!(played.take(&s, ask("{\"messages\": []}")), Some(1));
+        assert_eq!(played.take(&s, ask("nothing here")), None);
+        assert_eq!(played.take(&s, ask("... ZEBRA-7 ...")), Some(0));
     }
 
     #[test]

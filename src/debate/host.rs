@@ -24,7 +24,7 @@ pub enum Next {
     /// The reporter writes the final report.
     Report {
         /// Why the discussion ended: `converged`, `early_stop` (stable agreement),
-        /// `early_stop_divergent` (stable disagreement), `max_rounds_reached`.
+        /// `max_rounds_reached`.
         ending: &'static str,
     },
 }
@@ -178,27 +178,18 @@ pub fn decide(input: &HostInput<'_>) -> Decision {
             fmt2(last),
             fmt2(t.no_change_delta)
         );
-        // Stable agreement converges early; stable disagreement ends with a summary of
-        // the disagreements (more rounds would not change it).
-        return if last > t.continue_above {
-            report(
-                HostAction::Converge,
-                format!("{reason}: early convergence"),
-                converge_directive,
-                "early_stop",
-            )
-        } else {
-            report(
-                HostAction::Terminate,
-                format!("{reason}: the discussion ends early without consensus"),
-                json!({
-                    "action": "terminate",
-                    "reason": "early_stop",
-                    "reporter_instruction": "report the diverging conclusions"
-                }),
-                "early_stop_divergent",
-            )
-        };
+        // A stall converges early whatever its level: more rounds would not move it.
+        // The reporter is told how far apart the positions still are.
+        return report(
+            HostAction::Converge,
+            if last > t.continue_above {
+                format!("{reason}: early convergence")
+            } else {
+                format!("{reason}: early convergence without agreement (the positions stay apart)")
+            },
+            converge_directive,
+            "early_stop",
+        );
     }
     if input.round >= input.max_rounds {
         return report(

@@ -44,7 +44,7 @@ pub(super) async fn host_turn(
         .collect();
     let mut mean = None;
     let mut analysis = json!({
-        "consensus_level": 0.0,
+        "consensus_level": null,
         "similarity_matrix": [],
         "most_different_pair": [0, 0],
         "stubborn_agents": []

@@ -237,11 +237,10 @@ async fn run(s: Arc<Session>, comparer: Arc<PositionComparer>) -> Result<RunOutc
             }
         }
     }
-    let (ending, reason) =
+    let (mut ending, mut reason) =
         ending.unwrap_or(("max_rounds_reached", "the last round was held".into()));
     let mut report_ok = false;
-    let failed = ending == "failed";
-    if ending != "cancelled" && !failed && !s.is_cancelled() {
+    if ending != "cancelled" && ending != "failed" && !s.is_cancelled() {
         let turn = DebateTurn {
             role: AgentRole::Reporter,
             round: held,
@@ -261,7 +260,16 @@ async fn run(s: Arc<Session>, comparer: Arc<PositionComparer>) -> Result<RunOutc
         let r = speak(&s, turn, None).await?;
         count(&mut m.tasks, r.outcome);
         report_ok = r.outcome == TurnOutcome::Valid;
+        // A discussion without its report is not a finished debate.
+        if !report_ok && r.outcome != TurnOutcome::Cancelled {
+            reason = format!(
+                "{reason}; then the reporter gave no report: {}",
+                r.problem.as_deref().unwrap_or("no valid output")
+            );
+            ending = "failed";
+        }
     }
+    let failed = ending == "failed";
     let cancelled = ending == "cancelled" || s.is_cancelled();
     let status = if cancelled {
         SessionStatus::Cancelled

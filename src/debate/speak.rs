@@ -132,7 +132,7 @@ pub async fn speak(
                             "agent": role.as_str(),
                             "round": turn.round,
                             "action": "skip_agent",
-                            "fallback": "use the previous round's output"
+                            "fallback": fallback_of(&role)
                         }),
                         message: problem
                             .insert(format!(
@@ -165,7 +165,7 @@ pub async fn speak(
                                 "agent": role.as_str(),
                                 "round": turn.round,
                                 "action": "skip_agent",
-                                "fallback": "use the previous round's output"
+                                "fallback": fallback_of(&role)
                             }),
                             message: problem
                                 .insert(format!(
@@ -226,7 +226,7 @@ pub async fn speak(
                                         "agent": role.as_str(),
                                         "round": turn.round,
                                         "problems": problems,
-                                        "fallback": "use the previous round's output"
+                                        "fallback": fallback_of(&role)
                                     }),
                                     message: problem
                                         .insert(format!(
@@ -313,4 +313,14 @@ pub fn speaks(role: &AgentRole) -> bool {
         role,
         AgentRole::Planner | AgentRole::Critic | AgentRole::Reporter
     )
+}
+
+/// What stands for `role` when its turn gives no valid output (the `fallback` of its
+/// error document).
+fn fallback_of(role: &AgentRole) -> &'static str {
+    if *role == AgentRole::Reporter {
+        "none: the session ends without a report"
+    } else {
+        "use the previous round's output"
+    }
 }

@@ -251,7 +251,12 @@ impl DebateState {
                 };
                 let a = self.agents.entry(o.agent.clone()).or_default();
                 a.attempt = None;
-                a.status = AgentStatus::Completed;
+                a.status = match o.outcome {
+                    TurnOutcome::Valid => AgentStatus::Completed,
+                    TurnOutcome::TimedOut => AgentStatus::TimedOut,
+                    TurnOutcome::Cancelled => AgentStatus::Cancelled,
+                    TurnOutcome::Invalid | TurnOutcome::Failed => AgentStatus::Failed,
+                };
                 if let Some(out) = &o.output {
                     a.last_output = Some(out.clone());
                 }
@@ -281,7 +286,7 @@ impl DebateState {
                     Some(o) => DecisionView {
                         action: o.metadata.decision.action.clone(),
                         reason: o.metadata.decision.reason.clone(),
-                        consensus: Some(o.metadata.analysis.consensus_level),
+                        consensus: o.metadata.analysis.consensus_level,
                         must_address: o
                             .metadata
                             .decision
@@ -328,6 +333,17 @@ impl DebateState {
             EngineEvent::DebateFinished(f) => {
                 self.status = Some(f.status.clone());
                 self.finished = Some(f.clone());
+                // What each agent was doing when the session ended stays true: one that
+                // waited for another round had finished its part; one still answering
+                // was stopped with the session.
+                for a in self.agents.values_mut() {
+                    a.attempt = None;
+                    match a.status {
+                        AgentStatus::Waiting => a.status = AgentStatus::Completed,
+                        AgentStatus::Running => a.status = AgentStatus::Cancelled,
+                        _ => {}
+                    }
+                }
             }
             EngineEvent::RunFinished(r) => {
                 self.run_status = Some(r.status);
@@ -340,7 +356,7 @@ impl DebateState {
                 for a in self.agents.values_mut() {
                     a.attempt = None;
                     if a.status == AgentStatus::Running {
-                        a.status = AgentStatus::Waiting;
+                        a.status = AgentStatus::Cancelled;
                     }
                 }
             }

@@ -5,5 +5,6 @@ mod common;
 
 mod debate_host;
 mod debate_run;
+mod debate_scripted;
 mod debate_serve;
 mod debate_similarity;

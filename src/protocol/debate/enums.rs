@@ -114,6 +114,12 @@ open_string_enum! {
         Running => "running",
         /// Produced its output for the round.
         Completed => "completed",
+        /// Gave no valid output (every try refused, or the provider failed).
+        Failed => "failed",
+        /// Did not answer in time.
+        TimedOut => "timed_out",
+        /// Stopped with the session.
+        Cancelled => "cancelled",
     }
 }
 

@@ -200,8 +200,8 @@ pub struct DecisionConstraints {
 /// `analysis` of a host output.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ConsensusAnalysis {
-    /// Consensus level in [0, 1].
-    pub consensus_level: f64,
+    /// Consensus level in [0, 1]; null for a round whose positions were not compared.
+    pub consensus_level: Option<f64>,
     /// Pairwise similarity of the positions.
     pub similarity_matrix: Vec<Vec<f64>>,
     /// Indices of the least similar pair.

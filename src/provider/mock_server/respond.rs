@@ -9,7 +9,7 @@ use hyper::Response;
 
 use super::answer::{self, Api};
 use super::key_echo::KeyedAnswer;
-use super::script::Script;
+use super::script::Turn;
 use super::wire::{End, MockBody, Paced};
 use super::{embeddings, MockFault, Shared};
 use crate::http_server::{header, whole};
@@ -72,7 +72,20 @@ pub async fn respond(req: &Request, shared: &Shared) -> Result<Answer, Dropped> 
     let task = header(&req.headers, "x-plexus-task").unwrap_or("");
     if let Some(script) = &cfg.model_script {
         let agent = header(&req.headers, "x-plexus-agent").unwrap_or("");
-        return Ok(scripted(api, req, shared, script, task, agent).await);
+        let asked = super::script::Asked {
+            task,
+            agent,
+            body: std::str::from_utf8(&req.body).unwrap_or_default(),
+        };
+        match shared.next_turn(script, asked) {
+            Some(n) => return Ok(scripted(api, req, shared, &script.turns[n], n).await),
+            None if script.rest == super::script::Rest::Simulated => {}
+            None => {
+                let body = serde_json::json!({"error": {"type": "api_error", "message": format!(
+                    "the mock server's script has no turn left for this request (task `{task}`, agent `{agent}`)")}});
+                return Ok(json(500, body.to_string()));
+            }
+        }
     }
     let invocation =
         header(&req.headers, "x-plexus-invocation").unwrap_or("INV_00000000_000000_MOCK_001");
@@ -222,26 +235,8 @@ fn paced(
     Paced::new(events, end)
 }
 
-/// The answer of the script's next turn for this request (500 when none is left).
-async fn scripted(
-    api: Api,
-    req: &Request,
-    shared: &Shared,
-    script: &Script,
-    task: &str,
-    agent: &str,
-) -> Answer {
-    let asked = super::script::Asked {
-        task,
-        agent,
-        body: std::str::from_utf8(&req.body).unwrap_or_default(),
-    };
-    let Some(n) = shared.next_turn(script, asked) else {
-        let body = serde_json::json!({"error": {"type": "api_error", "message": format!(
-            "the mock server's script has no turn left for this request (task `{task}`, agent `{agent}`)")}});
-        return json(500, body.to_string());
-    };
-    let turn = &script.turns[n];
+/// The answer of the script's turn `turn` (number `n`) to this request.
+async fn scripted(api: Api, req: &Request, shared: &Shared, turn: &Turn, n: usize) -> Answer {
     if turn.delay_ms > 0 {
         tokio::time::sleep(Duration::from_millis(turn.delay_ms)).await;
     }

@@ -8,7 +8,7 @@
 //! whose `when` it matches (a turn without `when` matches any request, so turns without
 //! one are played in order; `when` names a task, an agent, a debate round, or a text the
 //! request must contain). A request no turn is left for is answered 500 with a message
-//! that says so.
+//! that says so, or by the simulated model with `"rest": "simulated"`.
 
 use std::path::Path;
 
@@ -23,6 +23,21 @@ use crate::provider::ToolCall;
 pub struct Script {
     /// The turns, in the order they are played.
     pub turns: Vec<Turn>,
+    /// Who answers a request no turn is left for.
+    #[serde(default)]
+    pub rest: Rest,
+}
+
+/// Who answers the requests a script has no turn for.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Rest {
+    /// An HTTP 500 that says the script is used up.
+    #[default]
+    Error,
+    /// The simulated model, as without a script: a script then plays only the turns
+    /// that differ.
+    Simulated,
 }
 
 /// Which requests a turn answers; every field given must match.

@@ -111,6 +111,8 @@ async fn run(mut started: Started, tx: mpsc::Sender<Bytes>, server: &Server) {
     let mut connected = true;
     // Why the session ended, as its `debate_finished` says.
     let mut finished_why: Option<String> = None;
+    // The session's own `session_failed` event, once streamed, is not sent twice.
+    let mut failure_streamed = false;
     let mut stop = server.stop.clone();
     let mut stopping = false;
     loop {
@@ -126,6 +128,11 @@ async fn run(mut started: Started, tx: mpsc::Sender<Bytes>, server: &Server) {
                         finished_why = Some(f.reason.clone());
                     }
                     for item in sse::items(env) {
+                        if let SseData::Event(e) = &item {
+                            if let StreamEvent::Error(e) = e.as_ref() {
+                                failure_streamed |= e.reason == "session_failed";
+                            }
+                        }
                         out.push_str(&sse::frame(&item));
                     }
                 }
@@ -159,7 +166,9 @@ async fn run(mut started: Started, tx: mpsc::Sender<Bytes>, server: &Server) {
     };
     if connected {
         let mut out = String::new();
-        if let Some(e) = ending(status.clone(), cancelled, finished_why.as_deref()) {
+        let ended = ending(status.clone(), cancelled, finished_why.as_deref())
+            .filter(|e| !(failure_streamed && e.reason == "session_failed"));
+        if let Some(e) = ended {
             out.push_str(&sse::frame(&SseData::Event(Box::new(StreamEvent::Error(
                 e,
             )))));

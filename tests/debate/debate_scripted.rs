@@ -1,0 +1,192 @@
+//! Debates against a scripted model that does what the simulated one never does: a
+//! reporter that does not answer, a round where both speakers fail, a session that runs
+//! out of rounds. The rest of each session is played by the simulated model through the
+//! same server (`"rest": "simulated"`).
+
+use std::path::Path;
+
+use serde_json::{json, Value};
+
+use crate::common::bin::{output, plexus, Out};
+use plexus::protocol::debate::{SseData, StreamEvent};
+use plexus::provider::mock_server::script::Script;
+use plexus::provider::mock_server::{MockConfig, MockServer};
+
+/// Runs a debate with `--events sse` against a server playing `script` (the rest by the
+/// simulated model); returns the output, the stream's items and the session document.
+fn scripted_debate(script: Value, extra: &[&str]) -> (Out, Vec<StreamEvent>, Value) {
+    let script: Script = serde_json::from_value(script).expect("script");
+    let server = MockServer::start(
+        MockConfig {
+            stream_ms: 5,
+            chunks: 4,
+            model_script: Some(script),
+            ..MockConfig::default()
+        },
+        0,
+        1,
+    )
+    .expect("mock server");
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path();
+    std::fs::write(
+        dir.join("plexus.toml"),
+        format!(
+            "[providers.local]\nkind = \"openai\"\nbase_url = \"{}/v1\"\nmodel = \"m\"\n",
+            server.url()
+        ),
+    )
+    .expect("config");
+    let mut args = vec![
+        "--db",
+        "d.db",
+        "--config",
+        "plexus.toml",
+        "debate",
+        "Plan a launch",
+        "--provider",
+        "local",
+        "--headless",
+        "--events",
+        "sse",
+    ];
+    args.extend_from_slice(extra);
+    let out = output(plexus(dir).args(&args));
+    let items = out
+        .stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .filter_map(|p| match SseData::parse(p).expect("a stream item") {
+            SseData::Event(e) => Some(*e),
+            SseData::Done => None,
+        })
+        .collect();
+    assert!(out.stdout.ends_with("data: [DONE]\n\n"), "{}", out.stdout);
+    let session = session_document(dir);
+    (out, items, session)
+}
+
+fn session_document(dir: &Path) -> Value {
+    let show = output(plexus(dir).args(["--db", "d.db", "show", "latest", "--json"]));
+    let v: Value = serde_json::from_str(&show.stdout).expect("show --json");
+    v["debate_session"].clone()
+}
+
+fn errors(items: &[StreamEvent]) -> Vec<(String, Value)> {
+    items
+        .iter()
+        .filter_map(|e| match e {
+            StreamEvent::Error(e) => Some((e.error.clone(), json!(e))),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn a_reporter_that_does_not_answer_fails_the_session_and_the_stream_says_so() {
+    let (out, items, session) = scripted_debate(
+        json!({"rest": "simulated", "turns": [
+            {"when": {"agent": "reporter"}, "delay_ms": 2500, "text": "too late"}
+        ]}),
+        &["--agent-timeout", "1"],
+    );
+    assert_eq!(out.code, Some(3), "{}", out.stderr);
+    assert!(
+        !items
+            .iter()
+            .any(|e| matches!(e, StreamEvent::FinalReport(_))),
+        "no report"
+    );
+    let errors = errors(&items);
+    let kinds: Vec<&str> = errors.iter().map(|(k, _)| k.as_str()).collect();
+    assert_eq!(kinds, ["agent_timeout", "failed"], "{errors:#?}");
+    // The protocol's error shape, as it is.
+    let timeout = &errors[0].1;
+    assert_eq!(timeout["agent"], "reporter", "{timeout}");
+    assert_eq!(timeout["action"], "skip_agent", "{timeout}");
+    assert!(timeout["round"].is_u64(), "{timeout}");
+    assert!(timeout["fallback"].is_string(), "{timeout}");
+    assert_eq!(errors[1].1["reason"], "session_failed");
+    assert!(
+        errors[1].1["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("reporter")),
+        "{:#}",
+        errors[1].1
+    );
+    // The session document tells the truth about everyone.
+    assert_eq!(session["status"], "failed", "{session:#}");
+    assert_eq!(session["agents"]["reporter"]["status"], "timed_out");
+    for speaker in ["planner", "critic", "host"] {
+        assert_eq!(
+            session["agents"][speaker]["status"], "completed",
+            "{speaker}: {:#}",
+            session["agents"]
+        );
+    }
+}
+
+#[test]
+fn a_round_where_both_speakers_fail_has_no_consensus_value() {
+    let (out, items, session) = scripted_debate(
+        json!({"rest": "simulated", "turns": [
+            {"when": {"round": 2, "agent": "planner"}, "status": 400},
+            {"when": {"round": 2, "agent": "critic"}, "status": 400}
+        ]}),
+        &[],
+    );
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let decisions: Vec<Value> = items
+        .iter()
+        .filter_map(|e| match e {
+            StreamEvent::HostDecision(h) => Some(json!(h)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(decisions[1]["round"], 2, "{decisions:#?}");
+    assert!(
+        decisions[1]["consensus_level"].is_null(),
+        "{:#}",
+        decisions[1]
+    );
+    assert!(
+        decisions[0]["consensus_level"].is_f64(),
+        "{:#}",
+        decisions[0]
+    );
+    let failed = errors(&items)
+        .into_iter()
+        .filter(|(k, e)| k == "agent_failed" && e["round"] == 2)
+        .count();
+    assert_eq!(failed, 2, "both failures reach the stream");
+    let host = session["history"][1]["outputs"]
+        .as_array()
+        .and_then(|o| o.iter().find(|o| o["agent_id"] == "host"))
+        .expect("the host's output of round 2");
+    assert!(
+        host["metadata"]["analysis"]["consensus_level"].is_null(),
+        "{host:#}"
+    );
+}
+
+#[test]
+fn a_session_that_runs_out_of_rounds_streams_the_max_rounds_document_before_the_report() {
+    // The simulated model converges in three rounds: two are not enough.
+    let (out, items, _) = scripted_debate(
+        json!({"rest": "simulated", "turns": []}),
+        &["--max-rounds", "2"],
+    );
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let at = |pred: &dyn Fn(&StreamEvent) -> bool| items.iter().position(pred);
+    let max = at(&|e| matches!(e, StreamEvent::Error(x) if x.error == "max_rounds_reached"))
+        .expect("a max_rounds_reached event");
+    let report = at(&|e| matches!(e, StreamEvent::FinalReport(_))).expect("a report");
+    assert!(max < report, "{items:#?}");
+    let StreamEvent::Error(doc) = &items[max] else {
+        unreachable!()
+    };
+    let doc = json!(doc);
+    assert_eq!(doc["status"], "max_rounds_reached", "{doc:#}");
+    assert_eq!(doc["action"], "force_summary", "{doc:#}");
+    assert!(doc["reporter_instruction"].is_string(), "{doc:#}");
+}

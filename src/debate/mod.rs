@@ -7,6 +7,7 @@
 //! run, and hands over to the reporter when the discussion ends.
 
 pub mod check;
+pub mod content;
 pub mod diff;
 pub mod embed_http;
 pub mod host;

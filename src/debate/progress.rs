@@ -31,10 +31,21 @@ pub fn line(e: &EngineEvent) -> Option<String> {
                 .ok()
                 .and_then(|v| v.as_str().map(str::to_string))
                 .unwrap_or_default();
+            // A closing answer lists uncertainties and worst cases: shown as such.
+            let conclusion = if o.closing {
+                o.output
+                    .as_ref()
+                    .and_then(|v| v.get("content"))
+                    .and_then(|v| v.as_str())
+                    .unwrap_or(conclusion)
+            } else {
+                conclusion
+            };
             Some(format!(
-                "round {} {}: {}{}{}",
+                "round {} {}{}: {}{}{}",
                 o.round,
                 o.agent,
+                if o.closing { " (closing)" } else { "" },
                 outcome,
                 if o.reused {
                     " (previous output reused)"
@@ -124,6 +135,7 @@ mod tests {
             agent: AgentRole::Planner,
             outcome: TurnOutcome::Valid,
             attempts: 1,
+            closing: false,
             output: Some(serde_json::json!({"metadata": {"position": {"conclusion": conclusion}}})),
             reused: false,
             output_tokens: 10,

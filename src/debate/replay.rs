@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use crate::event::debate::{DebateReply, DebateStarted};
 use crate::event::{EngineEvent, Envelope};
-use crate::protocol::debate_turn::task_id;
+use crate::protocol::debate_turn::turn_task_id;
 use crate::protocol::AgentRequest;
 use crate::provider::{ChunkSink, Provider, ProviderError, ProviderFuture, ProviderOutput};
 use crate::store::schema::MAX_SEQ;
@@ -33,9 +33,10 @@ impl DebateReplayProvider {
         let replies = events
             .iter()
             .filter_map(|e| match &e.event {
-                EngineEvent::DebateReply(r) => {
-                    Some(((task_id(r.round, &r.agent), r.attempt), r.clone()))
-                }
+                EngineEvent::DebateReply(r) => Some((
+                    (turn_task_id(r.round, &r.agent, r.closing), r.attempt),
+                    r.clone(),
+                )),
                 _ => None,
             })
             .collect();

@@ -18,7 +18,7 @@ use crate::event::debate::{DebateFinished, DebateStarted, TurnOutcome};
 use crate::event::{EngineEvent, RunFinished, RunStarted, RunStatus, TaskStatus};
 use crate::protocol::debate::{AgentRole, SessionStatus};
 use crate::protocol::debate_spec::DebateSpec;
-use crate::protocol::debate_turn::{DebateTurn, HostInstruction};
+use crate::protocol::debate_turn::{DebateTurn, HostInstruction, CLOSING_REQUEST};
 use crate::provider::Provider;
 use crate::review::ReviewError;
 use crate::store::{WriteOp, Writer};
@@ -152,6 +152,7 @@ async fn run(s: Arc<Session>, comparer: Arc<PositionComparer>) -> Result<RunOutc
             history: Vec::new(),
             ending: None,
             problems: Vec::new(),
+            closing: false,
         };
         let mut spoken: Vec<(AgentRole, Spoken)> = Vec::new();
         if round == 1 {
@@ -240,6 +241,53 @@ async fn run(s: Arc<Session>, comparer: Arc<PositionComparer>) -> Result<RunOutc
     let (mut ending, mut reason) =
         ending.unwrap_or(("max_rounds_reached", "the last round was held".into()));
     let mut report_ok = false;
+    // On convergence the host asks every speaker for the remaining uncertainties and
+    // the worst cases before the report; the reporter reads their answers.
+    let mut closing: BTreeMap<AgentRole, Value> = BTreeMap::new();
+    if matches!(ending, "converged" | "early_stop") && !s.is_cancelled() {
+        let closing_turn = |role: AgentRole, m: &Memory| {
+            let other = SPEAKERS.iter().find(|a| **a != role).cloned();
+            DebateTurn {
+                role: role.clone(),
+                round: held,
+                max_rounds: s.spec.max_rounds,
+                question: s.spec.question.clone(),
+                now: s.now.clone(),
+                own_previous: m.last.get(&role).map(|l| l.0.clone()),
+                others: other
+                    .and_then(|o| m.last.get(&o).map(|l| vec![l.0.clone()]))
+                    .unwrap_or_default(),
+                host: Some(HostInstruction {
+                    action: "converge".into(),
+                    reason: reason.clone(),
+                    requirement: Some(CLOSING_REQUEST.into()),
+                    ..HostInstruction::default()
+                }),
+                history: Vec::new(),
+                ending: None,
+                problems: Vec::new(),
+                closing: true,
+            }
+        };
+        let (p, c) = tokio::join!(
+            speak(
+                &s,
+                closing_turn(AgentRole::Planner, &m),
+                m.last_of(&AgentRole::Planner)
+            ),
+            speak(
+                &s,
+                closing_turn(AgentRole::Critic, &m),
+                m.last_of(&AgentRole::Critic)
+            ),
+        );
+        for (role, sp) in [(AgentRole::Planner, p?), (AgentRole::Critic, c?)] {
+            count(&mut m.tasks, sp.outcome);
+            if let (true, Some(o)) = (sp.fresh, sp.output) {
+                closing.insert(role, o);
+            }
+        }
+    }
     if ending != "cancelled" && ending != "failed" && !s.is_cancelled() {
         let turn = DebateTurn {
             role: AgentRole::Reporter,
@@ -250,12 +298,18 @@ async fn run(s: Arc<Session>, comparer: Arc<PositionComparer>) -> Result<RunOutc
             own_previous: None,
             others: SPEAKERS
                 .iter()
-                .filter_map(|a| m.last.get(a).map(|l| l.0.clone()))
+                .filter_map(|a| {
+                    closing
+                        .get(a)
+                        .cloned()
+                        .or_else(|| m.last.get(a).map(|l| l.0.clone()))
+                })
                 .collect(),
             host: None,
             history: m.digests.clone(),
             ending: Some(ending.to_string()),
             problems: Vec::new(),
+            closing: false,
         };
         let r = speak(&s, turn, None).await?;
         count(&mut m.tasks, r.outcome);

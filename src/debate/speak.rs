@@ -79,6 +79,7 @@ pub async fn speak(
                 round: turn.round,
                 agent: role.clone(),
                 attempt,
+                closing: turn.closing,
             }),
         )?;
         let req = Arc::new(request(&turn, &inv, s.spec.agent_timeout_ms));
@@ -103,6 +104,7 @@ pub async fn speak(
             round: turn.round,
             agent: role.clone(),
             attempt,
+            closing: turn.closing,
             text: text.clone(),
             output_tokens: tokens,
             duration_ms,
@@ -196,12 +198,20 @@ pub async fn speak(
             }
             Ok(Ok(_)) => {
                 let stamp = s.now_text();
-                match check(&role, turn.round, &text, tokens, MAX_OUTPUT_TOKENS, &stamp)
-                    .and_then(|c| without_secret(s, c))
-                {
+                let checked = check(&role, turn.round, &text, tokens, MAX_OUTPUT_TOKENS, &stamp)
+                    .and_then(|c| without_secret(s, c));
+                // What a person reads passes the content check before it is shown.
+                let checked = match checked {
+                    Ok(c) => super::content::check_output(s, c).await,
+                    Err(p) => Err(p),
+                };
+                match checked {
                     Ok(mut c) => {
                         let ch = changes(last.as_ref().map(|l| &l.1), &c.position);
                         set_changes(&mut c.output, &mut c.position, ch);
+                        if role == AgentRole::Reporter {
+                            crate::protocol::debate::fill_todo(&mut c.output);
+                        }
                         s.emitter.emit(&scope, EngineEvent::DebateReply(reply))?;
                         break (TurnOutcome::Valid, Some((c.output, c.position)), tokens);
                     }
@@ -265,6 +275,7 @@ pub async fn speak(
             agent: role.clone(),
             outcome,
             attempts: attempt,
+            closing: turn.closing,
             output: output.clone(),
             reused: output.is_some() && !is_fresh,
             output_tokens: tokens,

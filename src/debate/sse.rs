@@ -57,6 +57,9 @@ pub fn items(env: &Envelope) -> Vec<SseData> {
                 if o.reused {
                     e.extra.insert("reused".into(), json!(true));
                 }
+                if o.closing {
+                    e.extra.insert("closing".into(), json!(true));
+                }
                 StreamEvent::AgentOutput(e)
             }
         }

@@ -31,6 +31,10 @@ pub struct DebateTurnStarted {
     pub agent: AgentRole,
     /// Try of the turn, from 1.
     pub attempt: u32,
+    /// A closing turn: after the host converged, the remaining uncertainties and the
+    /// worst cases, asked before the report.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub closing: bool,
 }
 
 /// What one model call of a turn returned: the text as received, or why there is none.
@@ -43,6 +47,10 @@ pub struct DebateReply {
     pub agent: AgentRole,
     /// Try of the turn, from 1.
     pub attempt: u32,
+    /// A closing turn: after the host converged, the remaining uncertainties and the
+    /// worst cases, asked before the report.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub closing: bool,
     /// The text received (may be partial when the call failed).
     pub text: String,
     /// Tokens of the text.
@@ -102,6 +110,10 @@ pub struct DebateOutput {
     pub outcome: TurnOutcome,
     /// Tries made.
     pub attempts: u32,
+    /// A closing turn: after the host converged, the remaining uncertainties and the
+    /// worst cases, asked before the report.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub closing: bool,
     /// The output (for a skipped agent, its previous output, re-stamped with this
     /// round); `None` when there is nothing to stand for the agent.
     #[serde(default, skip_serializing_if = "Option::is_none")]

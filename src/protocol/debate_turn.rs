@@ -81,12 +81,19 @@ pub struct DebateTurn {
     /// Why the previous try was refused (a retry).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub problems: Vec<String>,
+    /// A closing turn: the host converged, and before the report each speaker lists the
+    /// remaining uncertainties and the worst cases.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub closing: bool,
 }
 
+/// What the host asks of every speaker when it converges.
+pub const CLOSING_REQUEST: &str = "list the remaining uncertainties and the worst cases";
+
 impl DebateTurn {
-    /// The task id of the turn: `r2.critic`.
+    /// The task id of the turn: `r2.critic` (`r3.critic.closing` for a closing turn).
     pub fn task_id(&self) -> String {
-        task_id(self.round, &self.role)
+        turn_task_id(self.round, &self.role, self.closing)
     }
 
     /// The turn of a request, when it is a debate turn.
@@ -98,6 +105,15 @@ impl DebateTurn {
 /// Task id of an agent's turn in a round.
 pub fn task_id(round: u32, role: &AgentRole) -> String {
     format!("r{round}.{role}")
+}
+
+/// Task id of an agent's turn in a round, or of its closing turn (`r3.planner.closing`).
+pub fn turn_task_id(round: u32, role: &AgentRole, closing: bool) -> String {
+    if closing {
+        format!("r{round}.{role}.closing")
+    } else {
+        task_id(round, role)
+    }
 }
 
 /// The output type each agent writes.
@@ -140,8 +156,11 @@ pub fn system_prompt(role: &AgentRole) -> String {
             the final plan for the user: `output_type` \"report\", `content` in Markdown, \
             `metadata.final_plan` = {\"title\", \"goal\", \"consensus_level\": high|medium|low, \
             \"participating_agents\", \"rounds\", \"plan\"}, `metadata.summary` = \
-            {\"key_agreements\", \"resolved_concerns\", \"remaining_uncertainties\"}. When the \
-            discussion did not converge, report the diverging conclusions."
+            {\"key_agreements\", \"resolved_concerns\", \"remaining_uncertainties\"} (with \
+            the uncertainties and worst cases the speakers listed last), `metadata.todo` = \
+            [{\"task\", \"phase\", \"deadline\", \"estimated_hours\", \"done\": false}], \
+            one item per task of the final plan. When the discussion did not converge, \
+            report the diverging conclusions."
         }
         AgentRole::Host | AgentRole::Other(_) => "You take part in a debate.",
     };
@@ -152,6 +171,13 @@ pub fn system_prompt(role: &AgentRole) -> String {
 pub fn request(turn: &DebateTurn, invocation_id: &str, timeout_ms: u64) -> AgentRequest {
     let instruction = match (&turn.role, &turn.host) {
         (AgentRole::Reporter, _) => format!("Write the final report on: {}", turn.question),
+        (_, Some(h)) if turn.closing => format!(
+            "Round {}: the host converged ({}). Before the report, {CLOSING_REQUEST} of the plan \
+             as it now stands: say them in `content`, and give them as \
+             `metadata.remaining_uncertainties` and `metadata.worst_cases` (lists of \
+             sentences); keep your position summary. The question: {}",
+            turn.round, h.reason, turn.question
+        ),
         (_, Some(h)) => format!(
             "Round {} of {}. The host says {}: {}. Give your revised position on: {}",
             turn.round, turn.max_rounds, h.action, h.reason, turn.question

@@ -327,7 +327,19 @@ fn reporter(turn: &DebateTurn) -> Value {
         .filter(|c| c_reasons.iter().any(|r| r == c.0))
         .map(|c| c.0.to_string())
         .collect();
-    uncertain.push("whether two hours a day are really available".into());
+    // What the speakers listed in their closing answers, worst cases included.
+    for o in &turn.others {
+        for key in ["/metadata/remaining_uncertainties", "/metadata/worst_cases"] {
+            for u in str_list(o.pointer(key)) {
+                if !uncertain.contains(&u) {
+                    uncertain.push(u);
+                }
+            }
+        }
+    }
+    if uncertain.is_empty() {
+        uncertain.push("whether two hours a day are really available".into());
+    }
     let divergent = matches!(
         turn.ending.as_deref(),
         Some("max_rounds_reached" | "early_stop_divergent" | "terminated")
@@ -386,19 +398,45 @@ fn reporter(turn: &DebateTurn) -> Value {
                 "key_agreements": agreements,
                 "resolved_concerns": resolved,
                 "remaining_uncertainties": uncertain
-            }
+            },
+            "todo": crate::protocol::debate::todo_of_plan(&plan)
         },
         "timestamp": stamp(turn)
     })
 }
 
+/// A closing answer: the position stands, and the remaining uncertainties and the worst
+/// cases of the plan are listed.
+fn closing(turn: &DebateTurn, v: &mut Value) {
+    let (uncertain, worst): (Vec<&str>, Vec<&str>) = match turn.role {
+        AgentRole::Critic => (
+            vec!["whether the mock tests are scored the way the real exam is"],
+            vec!["illness in the last two weeks leaves no time to rehearse"],
+        ),
+        _ => (
+            vec!["whether two hours a day are really available"],
+            vec!["the first phase runs two weeks late and squeezes the rehearsal"],
+        ),
+    };
+    v["content"] = json!(format!(
+        "Remaining uncertainties: {}. Worst cases: {}.",
+        uncertain.join("; "),
+        worst.join("; ")
+    ));
+    v["metadata"]["remaining_uncertainties"] = json!(uncertain);
+    v["metadata"]["worst_cases"] = json!(worst);
+}
+
 /// The simulated model's answer to a debate turn (a JSON text).
 pub fn answer(turn: &DebateTurn) -> String {
-    let v = match turn.role {
+    let mut v = match turn.role {
         AgentRole::Planner => planner(turn),
         AgentRole::Critic => critic(turn),
         AgentRole::Reporter => reporter(turn),
         AgentRole::Host | AgentRole::Other(_) => json!({"error": "no such debate agent"}),
     };
+    if turn.closing {
+        closing(turn, &mut v);
+    }
     serde_json::to_string_pretty(&v).unwrap_or_default()
 }

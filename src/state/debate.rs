@@ -137,6 +137,9 @@ pub struct DebateState {
     pub rounds: Vec<RoundView>,
     /// Consensus after each round.
     pub consensus_trend: Vec<f64>,
+    /// The closing turns (after the host converged: the remaining uncertainties and
+    /// the worst cases each speaker listed before the report).
+    pub closing: Vec<TurnView>,
     /// The reporter's turn.
     pub report: Option<TurnView>,
     /// Errors handled.
@@ -262,6 +265,9 @@ impl DebateState {
                 }
                 if o.agent == AgentRole::Reporter {
                     self.report = Some(turn);
+                } else if o.closing {
+                    self.closing.retain(|t| t.agent != o.agent);
+                    self.closing.push(turn);
                 } else {
                     let r = self.round_mut(o.round);
                     r.turns.retain(|t| t.agent != o.agent);
@@ -428,11 +434,16 @@ impl DebateState {
                 if let Some(d) = &r.decision {
                     outputs.extend(serde_json::from_value(d.output.clone()).ok());
                 }
-                if let Some(rep) = self
-                    .report
-                    .as_ref()
-                    .filter(|_| self.rounds.last().map(|l| l.round) == Some(r.round))
-                {
+                let last = self.rounds.last().map(|l| l.round) == Some(r.round);
+                if last {
+                    outputs.extend(
+                        self.closing
+                            .iter()
+                            .filter_map(|t| t.output.as_ref())
+                            .filter_map(|v| serde_json::from_value(v.clone()).ok()),
+                    );
+                }
+                if let Some(rep) = self.report.as_ref().filter(|_| last) {
                     outputs.extend(
                         rep.output
                             .as_ref()

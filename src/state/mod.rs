@@ -4,6 +4,7 @@
 pub mod clock;
 mod dag;
 pub mod debate;
+pub mod debate_front;
 mod fold_invocation;
 mod fold_run;
 mod fold_task;

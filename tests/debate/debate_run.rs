@@ -212,7 +212,16 @@ fn events_sse_prints_the_stream_line_by_line() {
         .iter()
         .filter_map(|i| match i {
             SseData::Event(e) => Some(match &**e {
-                StreamEvent::AgentOutput(a) => format!("{}@{}", a.agent, a.round),
+                StreamEvent::AgentOutput(a) => format!(
+                    "{}@{}{}",
+                    a.agent,
+                    a.round,
+                    if a.extra.contains_key("closing") {
+                        " closing"
+                    } else {
+                        ""
+                    }
+                ),
                 StreamEvent::HostDecision(h) => format!("host:{}", h.action),
                 StreamEvent::FinalReport(_) => "report".into(),
                 StreamEvent::Error(e) => format!("error:{}", e.error),
@@ -232,6 +241,8 @@ fn events_sse_prints_the_stream_line_by_line() {
             "planner@3",
             "critic@3",
             "host:converge",
+            "planner@3 closing",
+            "critic@3 closing",
             "report"
         ]
     );

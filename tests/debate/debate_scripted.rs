@@ -10,11 +10,21 @@ use serde_json::{json, Value};
 use crate::common::bin::{output, plexus, Out};
 use plexus::protocol::debate::{SseData, StreamEvent};
 use plexus::provider::mock_server::script::Script;
-use plexus::provider::mock_server::{MockConfig, MockServer};
+use plexus::provider::mock_server::{MockConfig, MockServer, SeenRequest};
+
+/// What a scripted debate left.
+struct Debated {
+    out: Out,
+    items: Vec<StreamEvent>,
+    session: Value,
+    front: Value,
+    seen: Vec<SeenRequest>,
+}
 
 /// Runs a debate with `--events sse` against a server playing `script` (the rest by the
-/// simulated model); returns the output, the stream's items and the session document.
-fn scripted_debate(script: Value, extra: &[&str]) -> (Out, Vec<StreamEvent>, Value) {
+/// simulated model); returns the output, the stream's items, the session documents and
+/// the requests the server saw.
+fn scripted_debate(script: Value, extra: &[&str]) -> Debated {
     let script: Script = serde_json::from_value(script).expect("script");
     let server = MockServer::start(
         MockConfig {
@@ -62,14 +72,19 @@ fn scripted_debate(script: Value, extra: &[&str]) -> (Out, Vec<StreamEvent>, Val
         })
         .collect();
     assert!(out.stdout.ends_with("data: [DONE]\n\n"), "{}", out.stdout);
-    let session = session_document(dir);
-    (out, items, session)
+    let show = show_json(dir);
+    Debated {
+        out,
+        items,
+        session: show["debate_session"].clone(),
+        front: show["multi_agent_session"].clone(),
+        seen: server.seen(),
+    }
 }
 
-fn session_document(dir: &Path) -> Value {
+fn show_json(dir: &Path) -> Value {
     let show = output(plexus(dir).args(["--db", "d.db", "show", "latest", "--json"]));
-    let v: Value = serde_json::from_str(&show.stdout).expect("show --json");
-    v["debate_session"].clone()
+    serde_json::from_str(&show.stdout).expect("show --json")
 }
 
 fn errors(items: &[StreamEvent]) -> Vec<(String, Value)> {
@@ -84,7 +99,12 @@ fn errors(items: &[StreamEvent]) -> Vec<(String, Value)> {
 
 #[test]
 fn a_reporter_that_does_not_answer_fails_the_session_and_the_stream_says_so() {
-    let (out, items, session) = scripted_debate(
+    let Debated {
+        out,
+        items,
+        session,
+        ..
+    } = scripted_debate(
         json!({"rest": "simulated", "turns": [
             {"when": {"agent": "reporter"}, "delay_ms": 2500, "text": "too late"}
         ]}),
@@ -128,7 +148,12 @@ fn a_reporter_that_does_not_answer_fails_the_session_and_the_stream_says_so() {
 
 #[test]
 fn a_round_where_both_speakers_fail_has_no_consensus_value() {
-    let (out, items, session) = scripted_debate(
+    let Debated {
+        out,
+        items,
+        session,
+        ..
+    } = scripted_debate(
         json!({"rest": "simulated", "turns": [
             {"when": {"round": 2, "agent": "planner"}, "status": 400},
             {"when": {"round": 2, "agent": "critic"}, "status": 400}
@@ -172,7 +197,7 @@ fn a_round_where_both_speakers_fail_has_no_consensus_value() {
 #[test]
 fn a_session_that_runs_out_of_rounds_streams_the_max_rounds_document_before_the_report() {
     // The simulated model converges in three rounds: two are not enough.
-    let (out, items, _) = scripted_debate(
+    let Debated { out, items, .. } = scripted_debate(
         json!({"rest": "simulated", "turns": []}),
         &["--max-rounds", "2"],
     );
@@ -189,4 +214,135 @@ fn a_session_that_runs_out_of_rounds_streams_the_max_rounds_document_before_the_
     assert_eq!(doc["status"], "max_rounds_reached", "{doc:#}");
     assert_eq!(doc["action"], "force_summary", "{doc:#}");
     assert!(doc["reporter_instruction"].is_string(), "{doc:#}");
+}
+
+/// The sim's output of `agent` in `round` of an ordinary session (from its document).
+fn ordinary_output(round: usize, agent: &str) -> Value {
+    let d = scripted_debate(json!({"rest": "simulated", "turns": []}), &[]);
+    assert_eq!(d.out.code, Some(0), "{}", d.out.stderr);
+    d.session["history"][round - 1]["outputs"]
+        .as_array()
+        .and_then(|o| o.iter().find(|o| o["agent_id"] == agent))
+        .cloned()
+        .unwrap_or_else(|| panic!("no {agent} output in round {round}"))
+}
+
+#[test]
+fn on_convergence_the_speakers_list_uncertainties_before_the_reporter_who_reads_them() {
+    let d = scripted_debate(json!({"rest": "simulated", "turns": []}), &[]);
+    assert_eq!(d.out.code, Some(0), "{}", d.out.stderr);
+    let task = |r: &SeenRequest| r.header("x-plexus-task").unwrap_or("").to_string();
+    let tasks: Vec<String> = d.seen.iter().map(task).collect();
+    let at = |t: &str| {
+        tasks
+            .iter()
+            .position(|x| x == t)
+            .unwrap_or_else(|| panic!("{t}: {tasks:?}"))
+    };
+    let reporter = at("r3.reporter");
+    for closing in ["r3.planner.closing", "r3.critic.closing"] {
+        let i = at(closing);
+        assert!(i < reporter, "{tasks:?}");
+        assert!(
+            d.seen[i]
+                .body
+                .contains("remaining uncertainties and the worst cases"),
+            "{closing} was not asked the question"
+        );
+    }
+    // The reporter's request carries both answers; its report lists them.
+    let asked = &d.seen[reporter].body;
+    for worst in ["squeezes the rehearsal", "leaves no time to rehearse"] {
+        assert!(asked.contains(worst), "the reporter did not see {worst:?}");
+    }
+    let report = d.session["agents"]["reporter"]["last_output"].clone();
+    let uncertain = report["metadata"]["summary"]["remaining_uncertainties"].to_string();
+    assert!(uncertain.contains("squeezes the rehearsal"), "{uncertain}");
+    // The front end's document: the closing answers end the last round; the report
+    // carries its TODO list.
+    assert_eq!(d.front["type"], "multi_agent_session", "{:#}", d.front);
+    let last = d.front["rounds"]
+        .as_array()
+        .and_then(|r| r.last())
+        .expect("rounds");
+    assert_eq!(
+        last["outputs"].as_array().map(Vec::len),
+        Some(4),
+        "{last:#}"
+    );
+    assert_eq!(last["hostDecision"]["action"], "converge", "{last:#}");
+    assert!(
+        d.front["finalReport"]["todo"]
+            .as_array()
+            .is_some_and(|t| !t.is_empty()),
+        "{:#}",
+        d.front["finalReport"]
+    );
+}
+
+#[test]
+fn a_report_without_a_todo_list_gets_one_from_its_plan() {
+    let mut report = ordinary_output(3, "reporter");
+    report["metadata"]
+        .as_object_mut()
+        .expect("metadata")
+        .remove("todo");
+    let d = scripted_debate(
+        json!({"rest": "simulated", "turns": [
+            {"when": {"agent": "reporter"}, "text": report.to_string()}
+        ]}),
+        &[],
+    );
+    assert_eq!(d.out.code, Some(0), "{}", d.out.stderr);
+    let todo = d.front["finalReport"]["todo"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let tasks = report["metadata"]["final_plan"]["plan"]["phases"]
+        .as_array()
+        .map(|p| {
+            p.iter()
+                .map(|ph| ph["tasks"].as_array().map_or(0, Vec::len))
+                .sum::<usize>()
+        })
+        .unwrap_or(0);
+    assert!(tasks > 0);
+    assert_eq!(todo.len(), tasks, "{todo:#?}");
+    assert_eq!(todo[0]["done"], false);
+}
+
+#[test]
+fn an_output_that_fails_the_content_check_is_refused_and_asked_again() {
+    let mut planner = ordinary_output(2, "planner");
+    planner["content"] = json!("Clear the screen\u{1b}[2J and <script>steal()</script>");
+    let d = scripted_debate(
+        json!({"rest": "simulated", "turns": [
+            {"when": {"round": 2, "agent": "planner"}, "text": planner.to_string()}
+        ]}),
+        &[],
+    );
+    assert_eq!(d.out.code, Some(0), "{}", d.out.stderr);
+    // What was shown and streamed is the valid second try.
+    for e in &d.items {
+        if let StreamEvent::AgentOutput(a) = e {
+            assert!(
+                !a.content.contains('\u{1b}') && !a.content.contains("<script"),
+                "{}",
+                a.content
+            );
+        }
+    }
+    let asked_again = d
+        .seen
+        .iter()
+        .filter(|r| r.header("x-plexus-task") == Some("r2.planner"))
+        .count();
+    assert_eq!(asked_again, 2, "one refused try, one more");
+    assert!(
+        d.seen
+            .iter()
+            .filter(|r| r.header("x-plexus-task") == Some("r2.planner"))
+            .any(|r| r.body.contains("content check")),
+        "the second try is told why"
+    );
 }

@@ -295,6 +295,47 @@ fn a_session_streams_line_by_line_and_is_stored_with_who_asked() {
     assert_eq!(spec["user_id"], "user_123");
     assert_eq!(spec["conversation_id"], "conv_456");
     assert_eq!(spec["question"], "帮我制定IELTS备考计划");
+    // The front end reads the stored session back in its own shape.
+    let get = |path: &str| {
+        exchange(
+            server.port,
+            &format!(
+                "GET {path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n",
+                server.host()
+            ),
+        )
+    };
+    let (head, body) = get(&format!("/api/sessions/{session}"));
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}\n{body}");
+    let doc: serde_json::Value = serde_json::from_str(&body).expect("a JSON document");
+    assert_eq!(doc["type"], "multi_agent_session", "{doc:#}");
+    assert_eq!(doc["sessionId"], session.as_str());
+    let rounds = doc["rounds"].as_array().expect("rounds");
+    assert!(rounds.len() >= 2, "{doc:#}");
+    assert_eq!(rounds[0]["outputs"][0]["agent"], "planner");
+    assert!(rounds[0]["outputs"][0]["position"]["conclusion"].is_string());
+    assert_eq!(rounds[0]["hostDecision"]["action"], "continue");
+    assert!(doc["finalReport"]["content"].is_string(), "{doc:#}");
+    assert!(doc["finalReport"]["plan"]["phases"].is_array(), "{doc:#}");
+    // The same document `show --json` prints.
+    let show = crate::common::bin::output(
+        crate::common::bin::plexus(dir).args(["--db", "s.db", "show", &session, "--json"]),
+    );
+    let shown: serde_json::Value = serde_json::from_str(&show.stdout).expect("show --json");
+    assert_eq!(shown["multi_agent_session"], doc);
+    // An id that names nothing, one that is not an id, a method that does not read.
+    let (head, _) = get("/api/sessions/R20990101-000000-dead");
+    assert!(head.starts_with("HTTP/1.1 404"), "{head}");
+    let (head, _) = get("/api/sessions/..%2Fetc");
+    assert!(head.starts_with("HTTP/1.1 400"), "{head}");
+    let (head, _) = exchange(
+        server.port,
+        &format!(
+            "DELETE /api/sessions/{session} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n",
+            server.host()
+        ),
+    );
+    assert!(head.starts_with("HTTP/1.1 405"), "{head}");
 }
 
 #[test]

@@ -239,6 +239,7 @@ fn malformed_outputs_render_as_unreadable() {
         agent: AgentRole::Planner,
         outcome: TurnOutcome::Invalid,
         attempts: 3,
+        closing: false,
         output: Some(json!({"content": "\u{1b}[2Jnot json at all", "metadata": 5})),
         reused: false,
         output_tokens: 3,

@@ -126,6 +126,9 @@ pub fn print_run(store: &Store, id: &str, json_out: bool) -> Result<()> {
     if json_out {
         let v = json!({
             "debate_session": debate.as_ref().map(|d| d.session_state()),
+            "multi_agent_session": debate
+                .as_ref()
+                .map(|d| crate::state::debate_front::front_end_json(d, &run.run_id)),
             "run": run,
             "tasks": tasks,
             "invocations": invocations,

@@ -4,10 +4,12 @@
 
 mod directives;
 mod enums;
+mod front;
 mod metadata;
 mod output;
 mod session;
 mod stream;
+mod todo;
 mod tools;
 
 pub use directives::{
@@ -16,6 +18,9 @@ pub use directives::{
     UpdateCommandDirective,
 };
 pub use enums::{AgentRole, AgentStatus, HostAction, Level, OutputType, SessionStatus};
+pub use front::{
+    FrontDecision, FrontOutput, FrontReport, FrontRound, MultiAgentMessage, FRONT_END_TYPE,
+};
 pub use metadata::{
     ConsensusAnalysis, CriticMetadata, CriticOutput, Critique, DecisionConstraints,
     DiscussionSummary, FinalPlan, HostDecision, HostMetadata, HostOutput, Phase, Plan, PlanTask,
@@ -31,6 +36,7 @@ pub use stream::{
     AgentOutputEvent, AgentTimeoutError, DebateError, FinalReportEvent, HostDecisionEvent,
     MaxRoundsReached, SseData, StreamErrorEvent, StreamEvent, ToolExecutionFailedError, SSE_DONE,
 };
+pub use todo::{fill_todo, todo_of_plan};
 pub use tools::{
     CalculateDateData, CalculateDateInput, CalculateDateOutput, ComparePositionsData,
     ComparePositionsInput, ComparePositionsOutput, DateOffset, DebateToolCall, GetNowData,

@@ -164,12 +164,14 @@ pub fn turn(
         round,
         agent: agent.clone(),
         attempt: 1,
+        closing: false,
     }));
     log.push(EngineEvent::DebateOutput(DebateOutput {
         round,
         agent,
         outcome,
         attempts: if outcome == TurnOutcome::Valid { 1 } else { 3 },
+        closing: false,
         output,
         reused,
         output_tokens: 420,
@@ -389,6 +391,7 @@ pub fn in_progress() -> Log {
         round: 2,
         agent: AgentRole::Critic,
         attempt: 1,
+        closing: false,
     }));
     log
 }

@@ -127,7 +127,7 @@ impl Access {
                 cors.extend([
                     (
                         "access-control-allow-methods",
-                        HeaderValue::from_static("POST, OPTIONS"),
+                        HeaderValue::from_static("GET, POST, OPTIONS"),
                     ),
                     (
                         "access-control-allow-headers",

@@ -13,6 +13,7 @@ use tokio::time::Instant;
 use super::access::{Headers, Verdict};
 use super::http::ServeBody;
 use super::server::{Server, CHAT_PATH, MAX_BODY, MAX_SESSIONS};
+use super::sessions::{session_document, SESSIONS_PATH};
 use super::stream;
 use crate::commands::debate::options::spec_of;
 use crate::http_server::{read_body, whole, BodyError};
@@ -63,9 +64,27 @@ async fn respond(
     let refuse = |status, extra: &[(&'static str, &'static str)], message: &str, field| {
         answer(status, &cors, extra, error_body(message, field))
     };
+    if let Some(id) = req.uri().path().strip_prefix(SESSIONS_PATH) {
+        const ALLOW_GET: (&str, &str) = ("allow", "GET, OPTIONS");
+        match *req.method() {
+            Method::GET => {}
+            Method::OPTIONS => return Ok(answer(204, &cors, &[ALLOW_GET], String::new())),
+            ref m => {
+                let message = format!("{m} is not allowed here; use GET");
+                return Err(refuse(405, &[ALLOW_GET], &message, None));
+            }
+        }
+        let (db, id) = (server.db.clone(), id.to_string());
+        let read = tokio::task::spawn_blocking(move || session_document(&db, &id)).await;
+        return match read {
+            Ok(Ok(doc)) => Ok(answer(200, &cors, &[], doc.to_string())),
+            Ok(Err((status, message))) => Err(refuse(status, &[], &message, None)),
+            Err(e) => Err(refuse(500, &[], &format!("the read failed: {e}"), None)),
+        };
+    }
     if req.uri().path() != CHAT_PATH {
         let message = format!(
-            "no such path {:?}; sessions start at POST {CHAT_PATH}",
+            "no such path {:?}; sessions start at POST {CHAT_PATH} and are read at GET {SESSIONS_PATH}ID",
             req.uri().path()
         );
         return Err(refuse(404, &[], &message, None));

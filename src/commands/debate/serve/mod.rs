@@ -1,7 +1,8 @@
 //! `plexus serve`: debate sessions over HTTP for a front end. `POST /api/chat` with
 //! `{"message", "mode": "multi_agent", "userId", "conversationId"}` starts a session and
 //! answers with its event stream (`data: {json}` lines, `data: [DONE]` last); the
-//! session is stored like any run. A client that goes away stops its session. Only
+//! session is stored like any run; `GET /api/sessions/ID` reads one (running or ended) in
+//! the front end's shape (`type: multi_agent_session`). A client that goes away stops its session. Only
 //! requests naming this server, from no browser origin or an allowed one, and with the
 //! token when one is set, are served.
 
@@ -9,6 +10,7 @@ mod access;
 mod chat;
 mod http;
 mod server;
+mod sessions;
 mod stream;
 
 use std::net::SocketAddr;

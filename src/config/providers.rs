@@ -96,6 +96,10 @@ pub struct ProviderSettings {
     /// embedding.
     #[serde(default)]
     pub embedding_model: Option<String>,
+    /// Model of an OpenAI-compatible `/moderations` endpoint (at `base_url`); when set,
+    /// every debate output on this profile passes it besides the built-in check.
+    #[serde(default)]
+    pub moderation_model: Option<String>,
     /// Endpoint root of the embeddings (`…/v1`; `/embeddings` is appended) when it is
     /// not `base_url` (an Anthropic profile needs one).
     #[serde(default)]
@@ -145,6 +149,7 @@ impl ProviderSettings {
             anthropic_version: default_anthropic_version(),
             thinking_budget: 0,
             embedding_model: None,
+            moderation_model: None,
             embedding_base_url: None,
         }
     }
@@ -208,6 +213,13 @@ impl ProviderSettings {
             .is_some_and(|m| m.trim().is_empty())
         {
             return Err("`embedding_model` must not be empty".into());
+        }
+        if self
+            .moderation_model
+            .as_deref()
+            .is_some_and(|m| m.trim().is_empty())
+        {
+            return Err("`moderation_model` must not be empty".into());
         }
         if self.embedding_base_url.is_some() && self.embedding_model.is_none() {
             return Err("`embedding_base_url` needs `embedding_model`".into());

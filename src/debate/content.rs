@@ -5,14 +5,19 @@
 //! The built-in check looks at every string of the output for what must not reach a
 //! person's terminal or a browser front end, or leak: terminal control sequences and
 //! invisible direction overrides, HTML that runs script, and text shaped like a
-//! credential (a private key block, a cloud or API key).
+//! credential (a private key block, a cloud or API key). A profile that names a
+//! `moderation_model` adds its `/moderations` endpoint ([`super::moderation`]).
 
 use regex::Regex;
-use serde_json::Value;
+use serde_json::{json, Value};
 use std::sync::OnceLock;
 
 use super::check::Checked;
 use super::shared::Session;
+use crate::engine::emit::Scope;
+use crate::event::debate::DebateErrorLogged;
+use crate::event::EngineEvent;
+use crate::store::StoreError;
 
 /// Patterns of text shaped like a credential, with what each is.
 fn secret_patterns() -> &'static [(Regex, &'static str)] {
@@ -103,14 +108,66 @@ pub fn builtin_problems(output: &Value) -> Vec<String> {
     problems
 }
 
-/// Passes `c` through the content check, or the problems that refuse it.
-pub async fn check_output(_s: &Session, c: Checked) -> Result<Checked, Vec<String>> {
+/// Passes `c` through the content check (the built-in one, then the profile's
+/// moderation endpoint when it names one), or the problems that refuse it. An endpoint
+/// that cannot answer leaves the built-in check alone, logged as a failed tool
+/// (`tool_execution_failed`, tool `moderation`) for round `round` under `scope`.
+pub async fn check_output(
+    s: &Session,
+    scope: &Scope,
+    round: u32,
+    c: Checked,
+) -> Result<Result<Checked, Vec<String>>, StoreError> {
     let problems = builtin_problems(&c.output);
-    if problems.is_empty() {
-        Ok(c)
-    } else {
-        Err(problems)
+    if !problems.is_empty() {
+        return Ok(Err(problems));
     }
+    let Some(m) = &s.moderator else {
+        return Ok(Ok(c));
+    };
+    match m.flagged(&text_of(&c.output)).await {
+        Ok(categories) if categories.is_empty() => Ok(Ok(c)),
+        Ok(categories) => Ok(Err(vec![format!(
+            "content check: the moderation endpoint ({}) flagged the output: {}",
+            m.label(),
+            categories.join(", ")
+        )])),
+        Err(why) => {
+            s.emitter.emit(
+                scope,
+                EngineEvent::DebateError(DebateErrorLogged {
+                    round,
+                    error: json!({
+                        "error": "tool_execution_failed",
+                        "tool": "moderation",
+                        "fallback": "the built-in content check alone"
+                    }),
+                    message: format!(
+                        "the moderation endpoint failed in round {round} ({why}): the built-in content check alone"
+                    ),
+                }),
+            )?;
+            Ok(Ok(c))
+        }
+    }
+}
+
+/// Every string of `v`, one per line: what the moderation endpoint reads.
+fn text_of(v: &Value) -> String {
+    fn push(v: &Value, out: &mut String) {
+        match v {
+            Value::String(s) => {
+                out.push_str(s);
+                out.push('\n');
+            }
+            Value::Array(items) => items.iter().for_each(|i| push(i, out)),
+            Value::Object(map) => map.values().for_each(|i| push(i, out)),
+            _ => {}
+        }
+    }
+    let mut out = String::new();
+    push(v, &mut out);
+    out
 }
 
 #[cfg(test)]

@@ -34,6 +34,8 @@ pub struct SessionSpec {
     pub provider: Arc<dyn Provider>,
     /// `compare_positions`.
     pub comparer: Arc<PositionComparer>,
+    /// The moderation endpoint of the content check, when the profile names one.
+    pub moderator: Option<Arc<super::moderation::HttpModerator>>,
     /// The `get_now` data the agents plan from.
     pub now: Value,
     /// The store writer (the run row is written already).
@@ -67,6 +69,7 @@ pub fn start_session(s: SessionSpec) -> RunHandle {
         emitter: Emitter::new(run_id, 1, s.writer),
         counter: TokenCounter::default(),
         now: s.now,
+        moderator: s.moderator,
         cancel: cancel_rx,
         ids: Default::default(),
     });

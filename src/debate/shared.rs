@@ -32,6 +32,8 @@ pub struct Session {
     /// Token counter.
     pub counter: TokenCounter,
     pub(super) now: Value,
+    /// The moderation endpoint of the content check, when the profile names one.
+    pub moderator: Option<Arc<super::moderation::HttpModerator>>,
     pub(super) cancel: watch::Receiver<bool>,
     /// Invocation numbers reserved and not used yet, per agent short name: (next, end).
     pub(super) ids: std::sync::Mutex<std::collections::HashMap<String, (u64, u64)>>,

@@ -202,7 +202,7 @@ pub async fn speak(
                     .and_then(|c| without_secret(s, c));
                 // What a person reads passes the content check before it is shown.
                 let checked = match checked {
-                    Ok(c) => super::content::check_output(s, c).await,
+                    Ok(c) => super::content::check_output(s, &scope, turn.round, c).await?,
                     Err(p) => Err(p),
                 };
                 match checked {

@@ -115,6 +115,10 @@ pub struct DebateSpec {
     /// The front end's `conversationId`, when known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub conversation_id: Option<String>,
+    /// The profile whose moderation endpoint checks the outputs (besides the built-in
+    /// check), when it names one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub moderation: Option<String>,
 }
 
 impl DebateSpec {
@@ -130,6 +134,7 @@ impl DebateSpec {
             embedding: EmbeddingSource::Builtin,
             user_id: None,
             conversation_id: None,
+            moderation: None,
         }
     }
 

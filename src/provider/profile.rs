@@ -11,6 +11,7 @@
 //! concurrency = 64                     # calls in flight through this profile
 //! rate_limit_rpm = 500                 # token bucket: requests per minute
 //! embedding_model = "text-embedding-3-small"  # debate similarity through /embeddings
+//! moderation_model = "omni-moderation-latest"  # debate outputs through /moderations
 //! ```
 //!
 //! The key itself is never part of a profile: it is read when a provider is built and
@@ -71,6 +72,9 @@ pub struct ProviderProfile {
     /// Endpoint root of the embeddings (`…/v1`; `/embeddings` is appended) when it is
     /// not `base_url` (an Anthropic profile needs one).
     pub embedding_base_url: Option<String>,
+    /// Model of an OpenAI-compatible `/moderations` endpoint at `base_url`: debate
+    /// outputs pass it besides the built-in content check.
+    pub moderation_model: Option<String>,
 }
 
 /// A profile that cannot be used, naming the file and the table.
@@ -174,6 +178,7 @@ impl ProviderProfile {
             thinking_budget,
             embedding_model,
             embedding_base_url,
+            moderation_model,
         } = settings;
         ProviderProfile {
             name: name.to_string(),
@@ -195,6 +200,7 @@ impl ProviderProfile {
             thinking_budget,
             embedding_model,
             embedding_base_url,
+            moderation_model,
         }
     }
 
@@ -219,6 +225,7 @@ impl ProviderProfile {
             thinking_budget: self.thinking_budget,
             embedding_model: self.embedding_model.clone(),
             embedding_base_url: self.embedding_base_url.clone(),
+            moderation_model: self.moderation_model.clone(),
         }
     }
 

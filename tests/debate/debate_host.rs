@@ -279,7 +279,7 @@ async fn run_on(
     })));
     let now = json!({"now": "2026-11-27T10:00:00", "timezone": "UTC", "weekday": "Friday",
                      "date": "2026-11-27", "datetime": "2026-11-27T10:00:00+00:00"});
-    let started = start_debate(&db, spec, provider.clone(), comparer, now).expect("starts");
+    let started = start_debate(&db, spec, provider.clone(), comparer, None, now).expect("starts");
     let run_id = started.run_id.clone();
     if let Some(after) = cancel_after {
         let control = started.handle.control.clone();

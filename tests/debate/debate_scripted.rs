@@ -25,6 +25,11 @@ struct Debated {
 /// simulated model); returns the output, the stream's items, the session documents and
 /// the requests the server saw.
 fn scripted_debate(script: Value, extra: &[&str]) -> Debated {
+    scripted_debate_with(script, extra, "")
+}
+
+/// [`scripted_debate`] with `profile` lines added to the provider's table.
+fn scripted_debate_with(script: Value, extra: &[&str], profile: &str) -> Debated {
     let script: Script = serde_json::from_value(script).expect("script");
     let server = MockServer::start(
         MockConfig {
@@ -42,7 +47,7 @@ fn scripted_debate(script: Value, extra: &[&str]) -> Debated {
     std::fs::write(
         dir.join("plexus.toml"),
         format!(
-            "[providers.local]\nkind = \"openai\"\nbase_url = \"{}/v1\"\nmodel = \"m\"\n",
+            "[providers.local]\nkind = \"openai\"\nbase_url = \"{}/v1\"\nmodel = \"m\"\n{profile}",
             server.url()
         ),
     )
@@ -345,4 +350,47 @@ fn an_output_that_fails_the_content_check_is_refused_and_asked_again() {
             .any(|r| r.body.contains("content check")),
         "the second try is told why"
     );
+}
+
+#[test]
+fn a_profile_s_moderation_endpoint_refuses_what_it_flags_and_a_down_one_is_said() {
+    let mut planner = ordinary_output(2, "planner");
+    planner["content"] = json!("A plan (MODERATION-FLAG) that the endpoint flags.");
+    let script = json!({"rest": "simulated", "turns": [
+        {"when": {"round": 2, "agent": "planner"}, "text": planner.to_string()}
+    ]});
+    let d = scripted_debate_with(script.clone(), &[], "moderation_model = \"m-mod\"\n");
+    assert_eq!(d.out.code, Some(0), "{}", d.out.stderr);
+    let moderated = d
+        .seen
+        .iter()
+        .filter(|r| r.path.ends_with("/moderations"))
+        .count();
+    assert!(
+        moderated >= 8,
+        "every output went to the endpoint: {moderated}"
+    );
+    let tries: Vec<&SeenRequest> = d
+        .seen
+        .iter()
+        .filter(|r| r.header("x-plexus-task") == Some("r2.planner"))
+        .collect();
+    assert_eq!(tries.len(), 2, "one flagged try, one more");
+    assert!(
+        tries[1].body.contains("flagged the output: violence"),
+        "the second try is told why"
+    );
+    for e in &d.items {
+        if let StreamEvent::AgentOutput(a) = e {
+            assert!(!a.content.contains("MODERATION-FLAG"), "{}", a.content);
+        }
+    }
+    // An endpoint that is down: the built-in check alone, and the stream says so.
+    let d = scripted_debate_with(script, &[], "moderation_model = \"fail-moderation\"\n");
+    assert_eq!(d.out.code, Some(0), "{}", d.out.stderr);
+    let down = errors(&d.items)
+        .into_iter()
+        .filter(|(k, e)| k == "tool_execution_failed" && e["tool"] == "moderation")
+        .count();
+    assert!(down >= 1, "{:#?}", errors(&d.items));
 }

@@ -12,7 +12,7 @@ use color_eyre::eyre::Result;
 use self::options::{provider_for, spec_of};
 use crate::cli::{DebateArgs, EventsFormat};
 use crate::exit;
-use crate::launch::debate::{comparer_for, headless, now_data, start_debate};
+use crate::launch::debate::{comparer_for, headless, moderator_for, now_data, start_debate};
 use crate::launch::Globals;
 use crate::tui::open::{run_debate_tui, UiSetup};
 
@@ -22,8 +22,10 @@ pub async fn debate(g: &Globals, args: DebateArgs, tui: Option<UiSetup>) -> Resu
     let (profile, provider) = provider_for(g, args.provider.as_deref(), &args.sim)?;
     let (comparer, embedding) = comparer_for(&profile)?;
     spec.embedding = embedding;
+    let moderator = moderator_for(&profile)?;
+    spec.moderation = moderator.as_ref().map(|_| profile.name.clone());
     let now = now_data(&spec.timezone).await?;
-    let started = start_debate(&g.db, spec, provider, comparer, now)?;
+    let started = start_debate(&g.db, spec, provider, comparer, moderator, now)?;
     let sse = args.events == Some(EventsFormat::Sse);
     let finished = match tui.filter(|_| !sse) {
         Some(setup) => {

@@ -13,7 +13,7 @@ use super::report::Report;
 use crate::debate::replay::{load_events, DebateReplayProvider};
 use crate::event::RunStatus;
 use crate::exit;
-use crate::launch::debate::{comparer_again, headless, start_debate};
+use crate::launch::debate::{comparer_again, headless, moderator_again, start_debate};
 use crate::launch::Globals;
 use crate::store::Store;
 
@@ -51,7 +51,15 @@ pub async fn rerun_debate(
             "with the recorded timing"
         }
     );
-    let session = start_debate(&g.db, started.spec, provider, comparer, started.now)?;
+    let moderator = moderator_again(g, started.spec.moderation.as_deref())?;
+    let session = start_debate(
+        &g.db,
+        started.spec,
+        provider,
+        comparer,
+        moderator,
+        started.now,
+    )?;
     let finished = headless(g, session, false).await?;
     if finished.status == RunStatus::Cancelled {
         crate::errln!("the rerun did not run to its end; it was not compared");

@@ -1,6 +1,7 @@
 //! The comparer of a session's positions: the built-in embedding, or a profile's
 //! embeddings endpoint.
 
+use crate::debate::moderation::HttpModerator;
 use std::sync::Arc;
 
 use color_eyre::eyre::{eyre, Result, WrapErr};
@@ -55,6 +56,27 @@ pub fn comparer_again(g: &Globals, source: &EmbeddingSource) -> Result<Arc<Posit
                 ));
             }
             Ok(comparer)
+        }
+    }
+}
+
+/// The moderation endpoint of `profile` for the content check, when it names one.
+pub fn moderator_for(profile: &ProviderProfile) -> Result<Option<Arc<HttpModerator>>> {
+    HttpModerator::for_profile(profile)
+        .map(|m| m.map(Arc::new))
+        .map_err(|e| eyre!("[providers.{}]: {e}", profile.name))
+}
+
+/// The moderation endpoint a recorded session used, again (its profile must still be
+/// configured); none when it used the built-in check alone.
+pub fn moderator_again(g: &Globals, profile: Option<&str>) -> Result<Option<Arc<HttpModerator>>> {
+    match profile {
+        None => Ok(None),
+        Some(name) => {
+            let p = profile_named(g, name).wrap_err_with(|| {
+                format!("the session checked its outputs with the moderation endpoint of [providers.{name}]")
+            })?;
+            moderator_for(&p)
         }
     }
 }

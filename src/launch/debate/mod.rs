@@ -5,6 +5,6 @@ pub mod comparer;
 pub mod headless;
 pub mod start;
 
-pub use self::comparer::{comparer_again, comparer_for};
+pub use self::comparer::{comparer_again, comparer_for, moderator_again, moderator_for};
 pub use self::headless::{headless, report_text};
 pub use self::start::{now_data, plan_source, start_debate};

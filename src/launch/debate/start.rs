@@ -43,6 +43,7 @@ pub fn start_debate(
     spec: DebateSpec,
     provider: Arc<dyn Provider>,
     comparer: Arc<PositionComparer>,
+    moderator: Option<Arc<crate::debate::moderation::HttpModerator>>,
     now: Value,
 ) -> Result<Started> {
     let (sub_tx, sub_rx) = tokio::sync::mpsc::unbounded_channel();
@@ -81,6 +82,7 @@ pub fn start_debate(
         spec,
         provider,
         comparer,
+        moderator,
         now,
         writer: writer.clone(),
     });

@@ -14,6 +14,7 @@
 pub mod answer;
 mod embeddings;
 pub mod key_echo;
+pub mod moderations;
 mod respond;
 pub mod script;
 mod wire;

@@ -45,7 +45,8 @@ fn json(status: u16, body: impl Into<Bytes>) -> Answer {
 /// The answer to `req`, or [`Dropped`].
 pub async fn respond(req: &Request, shared: &Shared) -> Result<Answer, Dropped> {
     let embeddings = req.path.ends_with("/embeddings");
-    let api = if req.path.ends_with("/chat/completions") || embeddings {
+    let moderations = req.path.ends_with("/moderations");
+    let api = if req.path.ends_with("/chat/completions") || embeddings || moderations {
         Api::Openai
     } else if req.path.ends_with("/messages") {
         Api::Anthropic
@@ -67,6 +68,10 @@ pub async fn respond(req: &Request, shared: &Shared) -> Result<Answer, Dropped> 
     }
     if embeddings {
         let (status, body) = embeddings::answer(&req.body);
+        return Ok(json(status, body));
+    }
+    if moderations {
+        let (status, body) = super::moderations::answer(&req.body);
         return Ok(json(status, body));
     }
     let task = header(&req.headers, "x-plexus-task").unwrap_or("");

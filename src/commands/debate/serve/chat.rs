@@ -17,7 +17,7 @@ use super::sessions::{session_document, SESSIONS_PATH};
 use super::stream;
 use crate::commands::debate::options::spec_of;
 use crate::http_server::{read_body, whole, BodyError};
-use crate::launch::debate::{comparer_for, now_data, start_debate};
+use crate::launch::debate::{comparer_for, moderator_for, now_data, start_debate};
 use crate::protocol::debate::MultiAgentStartRequest;
 use crate::protocol::debate_spec::DebateSpec;
 
@@ -135,7 +135,15 @@ async fn respond(
         let now = now_data(&spec.timezone).await?;
         // Each session its own cache of embeddings: a long-running server does not grow.
         let (comparer, _) = comparer_for(&server.profile)?;
-        start_debate(&server.db, spec, server.provider.clone(), comparer, now)
+        let moderator = moderator_for(&server.profile)?;
+        start_debate(
+            &server.db,
+            spec,
+            server.provider.clone(),
+            comparer,
+            moderator,
+            now,
+        )
     }
     .await;
     let started = match started {
@@ -193,6 +201,9 @@ fn spec_of_request(
     let mut spec =
         spec_of(&start.message, &server.options).map_err(|e| (e.to_string(), Some("message")))?;
     spec.embedding = server.embedding.clone();
+    if server.profile.moderation_model.is_some() {
+        spec.moderation = Some(server.profile.name.clone());
+    }
     spec.user_id = start.user_id;
     spec.conversation_id = start.conversation_id;
     Ok(spec)

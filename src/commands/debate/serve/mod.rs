@@ -28,7 +28,7 @@ pub use self::server::{Server, CHAT_PATH, MAX_BODY, MAX_SESSIONS};
 use super::options::{provider_for, spec_of};
 use crate::cli::ServeArgs;
 use crate::exit::InvalidOptions;
-use crate::launch::debate::comparer_for;
+use crate::launch::debate::{comparer_for, moderator_for};
 use crate::launch::Globals;
 
 /// Connections open at once; past it a new one is answered 503 and closed.
@@ -69,6 +69,8 @@ pub async fn serve(g: &Globals, args: ServeArgs) -> Result<ExitCode> {
     // Where the sessions' embeddings come from (an endpoint's settings checked now);
     // each session gets a comparer, and a cache, of its own.
     let (_, embedding) = comparer_for(&profile)?;
+    // The moderation endpoint's settings checked now too.
+    moderator_for(&profile)?;
     let listener = TcpListener::bind((args.host, args.port))
         .await
         .wrap_err_with(|| format!("cannot listen on {}:{}", args.host, args.port))?;

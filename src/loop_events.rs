@@ -109,6 +109,13 @@ pub struct LoopFinished {
     pub compressions: u32,
     /// Prompt and output tokens over every step.
     pub total_tokens: u64,
+    /// Of those, the prompts': every step's whole prompt, as sent (0 in logs written
+    /// before the split was recorded).
+    #[serde(default)]
+    pub input_tokens: u64,
+    /// Of those, the model's text: thoughts and the final answer (0 in older logs).
+    #[serde(default)]
+    pub output_tokens: u64,
 }
 
 /// One step as recorded with the invocation, so that a rerun can answer it again: the

@@ -421,6 +421,7 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::ExportFailures { run, dir } => {
             plexus::commands::failures::export(&g.db, &run, &dir)
         }
+        Command::InitContext(args) => plexus::commands::failures::init_context(&args),
         Command::Providers { json } => {
             plexus::commands::providers::print_providers(&g, json)?;
             Ok(ExitCode::SUCCESS)

@@ -171,6 +171,12 @@ pub const EXPORT_FAILURES: &str = "\
 Example:
   plexus export-failures latest ./failures-of-latest";
 
+/// Examples of `plexus init-context --help`.
+pub const INIT_CONTEXT: &str = "\
+Examples:
+  plexus init-context '生成请假样本' --design business_rules_path=BR.md
+  plexus init-context \"$(cat need.txt)\" --design design_path=d.yaml -o ctx.json";
+
 /// Examples of `plexus providers --help`.
 pub const PROVIDERS: &str = "\
 Examples:

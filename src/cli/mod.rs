@@ -5,6 +5,7 @@
 mod bench;
 mod debate;
 mod dev;
+mod handoff;
 mod help;
 mod options;
 
@@ -15,6 +16,7 @@ use clap::{Parser, Subcommand};
 pub use bench::BenchCommand;
 pub use debate::{DebateArgs, DebateOpts, EventsFormat, ServeArgs};
 pub use dev::DevCommand;
+pub use handoff::InitContextArgs;
 pub use help::{command, help_width, parse};
 pub use options::{
     at_least_one, FaultMix, ResumePaceOpts, SessionOpts, SimOpts, ThemeOpt, CHUNK_MS, DEMO_SEED,
@@ -407,6 +409,14 @@ pub enum Command {
         /// Directory to create (must not exist, or be empty).
         dir: PathBuf,
     },
+    /// Write an Init→Execute handoff (requirement, design files)
+    ///
+    /// What an Init agent hands an Execute agent (the protocol's first handoff): the
+    /// requirement as typed and the paths of the design files, each of which must
+    /// exist, written relative to the file's folder; its size is checked against the
+    /// 200–300 tokens the protocol expects. `plexus failures FILE` opens it.
+    #[command(after_long_help = help::INIT_CONTEXT)]
+    InitContext(Box<InitContextArgs>),
     /// List the provider profiles of plexus.toml
     ///
     /// Kind, model, endpoint and where the key comes from — never the key itself.

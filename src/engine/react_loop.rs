@@ -89,6 +89,8 @@ pub(super) async fn run_loop(
         tool_calls: 0,
         compressions: 0,
         total_tokens: 0,
+        input_tokens: 0,
+        output_tokens: 0,
     };
     let tools_tokens = ctx
         .config
@@ -161,6 +163,7 @@ pub(super) async fn run_loop(
         let out = tokio::time::timeout(step_timeout, call).await;
         finished.steps = step;
         finished.total_tokens += conversation;
+        finished.input_tokens += conversation;
         let out = match out {
             Ok(Ok(out)) if !out.tool_calls.is_empty() => out,
             other => {
@@ -169,7 +172,9 @@ pub(super) async fn run_loop(
                     text: sink.text.clone(),
                     ..RecordedStep::default()
                 });
-                finished.total_tokens += ctx.config.tokens.count(&sink.text);
+                let answer_tokens = ctx.config.tokens.count(&sink.text);
+                finished.total_tokens += answer_tokens;
+                finished.output_tokens += answer_tokens;
                 emit(EngineEvent::LoopFinished(finished.clone()));
                 return LoopResult {
                     result: other,
@@ -180,6 +185,7 @@ pub(super) async fn run_loop(
         let thought = sink.take_text();
         let thought_tokens = ctx.config.tokens.count(&thought);
         finished.total_tokens += thought_tokens;
+        finished.output_tokens += thought_tokens;
         let mut assistant = Vec::new();
         if !thought.is_empty() {
             assistant.push(ContentBlock::text(thought.clone()));

@@ -51,27 +51,22 @@ impl DocKind {
 
     /// The fields a document of this kind is expected to have: each group is one field,
     /// satisfied by any of its names (the first is the one reported when missing).
+    /// No document has to carry its sample's id: the file name gives it, as in the
+    /// protocol's layout; a sample document's contents are the pipeline's own.
     pub fn expected(self) -> &'static [&'static [&'static str]] {
         match self {
-            DocKind::Sample => &[&["sample_id", "id"]],
-            DocKind::Trace => &[
-                &["sample_id", "id"],
-                &[
-                    "conversation_history",
-                    "messages",
-                    "conversation",
-                    "turns",
-                    "history",
-                ],
-            ],
-            DocKind::Evaluation => &[
-                &["sample_id", "id"],
-                &["checker_results", "checkers", "checks", "quality_check"],
-            ],
-            DocKind::Attribution => &[
-                &["sample_id", "id"],
-                &["failure_type", "attribution", "root_cause", "error_codes"],
-            ],
+            DocKind::Sample => &[],
+            DocKind::Trace => &[&[
+                "conversation_history",
+                "messages",
+                "conversation",
+                "turns",
+                "history",
+            ]],
+            DocKind::Evaluation => &[&["checker_results", "checkers", "checks", "quality_check"]],
+            DocKind::Attribution => {
+                &[&["failure_type", "attribution", "root_cause", "error_codes"]]
+            }
         }
     }
 }
@@ -298,6 +293,53 @@ pub fn load_expecting(
                 column: e.column(),
             };
             doc.text = Some(text);
+        }
+    }
+    doc
+}
+
+/// Loads a file that need not be JSON (a design file: YAML, Markdown, JSON): a `.json`
+/// file is loaded as [`load_file`] does; any other is kept as text, `ok` when it is
+/// UTF-8. Never fails: what is wrong is the status.
+pub fn load_text(path: &Path, o: &LoadOptions) -> Doc {
+    if path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("json"))
+    {
+        return load_file(path, None, o);
+    }
+    let mut doc = Doc::unread(None, path.to_path_buf(), DocStatus::Ok);
+    match read_capped(path, o.cap) {
+        Ok(Read_::Bytes(b)) => {
+            doc.bytes = b.len() as u64;
+            match String::from_utf8(b) {
+                Ok(t) => {
+                    doc.tokens = o.counter.count(&t);
+                    doc.text = Some(t);
+                }
+                Err(e) => {
+                    let at = e.utf8_error().valid_up_to();
+                    let (line, column) = line_col(&e.as_bytes()[..at]);
+                    doc.status = DocStatus::Broken {
+                        message: format!("not UTF-8 (byte {at})"),
+                        line,
+                        column,
+                    };
+                }
+            }
+        }
+        Ok(Read_::TooLarge(n)) => {
+            doc.bytes = n;
+            doc.status = DocStatus::TooLarge {
+                bytes: n,
+                cap: o.cap,
+            };
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => doc.status = DocStatus::Missing,
+        Err(e) => {
+            doc.status = DocStatus::Unreadable {
+                message: e.to_string(),
+            }
         }
     }
     doc

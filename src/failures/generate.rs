@@ -163,8 +163,15 @@ pub fn generate_tree(dir: &Path, spec: &GenSpec) -> Result<GenReport, WriteError
     }
     let mut entries = Vec::with_capacity(failed.len());
     let mut damaged = Vec::new();
+    let mut scores = Vec::with_capacity(gens.len());
     for (i, g) in gens.iter().enumerate() {
         let docs = sample_docs(g, &mut rng);
+        scores.extend(
+            docs[DocKind::Evaluation.index()]
+                .as_ref()
+                .and_then(|e| e.get("overall_score"))
+                .and_then(Value::as_f64),
+        );
         let hit = damage
             .iter()
             .find(|(d, _)| *d == i)
@@ -193,7 +200,8 @@ pub fn generate_tree(dir: &Path, spec: &GenSpec) -> Result<GenReport, WriteError
     )?;
     let report = report(&gens, spec.iteration, &now);
     out.json(&format!("{it_rel}/{}", layout::REPORT_FILE), &report, true)?;
-    let ctx = context(&gens, &report, &summary, &it_rel, &now);
+    let mean = (!scores.is_empty()).then(|| scores.iter().sum::<f64>() / scores.len() as f64);
+    let ctx = context(&gens, &report, &summary, mean, &it_rel, &now);
     out.json(CONTEXT_FILE, &ctx, true)?;
     let (files, bytes) = (out.files, out.bytes);
     let dir = w.finish()?;
@@ -212,7 +220,7 @@ const DAMAGES: [(DocKind, &str); 4] = [
     (DocKind::Trace, "truncated"),
     (DocKind::Evaluation, "not JSON"),
     (DocKind::Attribution, "missing"),
-    (DocKind::Sample, "lacks sample_id"),
+    (DocKind::Evaluation, "lacks checker_results"),
 ];
 
 fn write_damaged(out: &mut Out, rel: &str, v: &Value, how: &str) -> Result<(), WriteError> {
@@ -229,8 +237,8 @@ fn write_damaged(out: &mut Out, rel: &str, v: &Value, how: &str) -> Result<(), W
         "missing" => Ok(()),
         _ => {
             let mut v = v.clone();
-            if let Some(m) = v.as_object_mut() {
-                m.remove("sample_id");
+            if let (Some(m), Some(field)) = (v.as_object_mut(), how.strip_prefix("lacks ")) {
+                m.remove(field);
             }
             out.json(rel, &v, true)
         }
@@ -245,10 +253,10 @@ fn entry(g: &Gen, p: &ProblemDef) -> FailureSampleIndexEntry {
         trace_path: s.rel_path(DocKind::Trace),
         evaluation_path: s.rel_path(DocKind::Evaluation),
         attribution_path: s.rel_path(DocKind::Attribution),
-        failure_type: p.failure_type.into(),
-        conversation_turns: g.turns as u32,
-        checkers_failed: p.checkers.iter().map(|c| c.to_string()).collect(),
-        priority: priority_of(p.severity),
+        failure_type: Some(p.failure_type.into()),
+        conversation_turns: Some(g.turns as u32),
+        checkers_failed: Some(p.checkers.iter().map(|c| c.to_string()).collect()),
+        priority: Some(priority_of(p.severity)),
         extra: Default::default(),
     }
 }
@@ -412,11 +420,13 @@ fn report(gens: &[Gen], iteration: u32, now: &str) -> Layer1ProblemsReport {
     }
 }
 
-/// The context for the report's typical cases (the seed's example shape).
+/// The context for the report's typical cases (the seed's example shape): its quality
+/// is the mean evaluation score, its trigger the critical share when over 30%.
 fn context(
     gens: &[Gen],
     report: &Layer1ProblemsReport,
     summary: &FailureSummary,
+    mean_score: Option<f64>,
     it_rel: &str,
     now: &str,
 ) -> ExecuteToInitContext {
@@ -444,10 +454,10 @@ fn context(
         timestamp: now.into(),
         metadata: Default::default(),
         execution_output_dir: it_rel.into(),
-        trigger_reason: format!("Critical问题占比{share:.0}%，超过30%阈值，自动修复无效"),
+        trigger_reason: (share > 30.0).then(|| format!("Critical问题占比{share:.0}%，超过30%阈值")),
         iteration_summary: crate::protocol::handoff::IterationSummary {
             total_iterations: Some(report.iteration),
-            final_quality: Some(((1.0 - report.failure_rate) * 100.0).round() / 100.0),
+            final_quality: mean_score.map(|m| (m * 100.0).round() / 100.0),
             total_samples: Some(report.total_samples),
             failed_samples: Some(report.failed_samples),
             ..Default::default()

@@ -1,24 +1,24 @@
 //! An `ExecuteToInitContext` (seed 002 handoff 2) for chosen samples: paths and index
 //! entries only, the trigger reason, the iteration summary and 3–5 suggestions; its
 //! size checked against the seed's expectation of 2K–5K tokens; written atomically.
+//! Every figure is one the index or the documents give; what they do not is `null`.
 
 use std::path::Path;
 
 use crate::protocol::handoff::{
-    ExecuteToInitContext, FailurePriority, FailureSampleIndexEntry, HandoffType, IterationSummary,
+    ExecuteToInitContext, FailureSampleIndexEntry, HandoffType, IterationSummary, ProblemSeverity,
 };
 use crate::tokens::TokenCounter;
 
 use super::doc::DocKind;
-use super::index::{Sample, Tree};
+use super::facts::{count_iteration, sample_facts};
+use super::index::{IndexSource, Sample, Tree};
 use super::layout;
 use super::report::ProblemsReport;
+use super::size::size_of_tokens;
+pub use super::size::{SizeCheck, SizeVerdict, EXPECTED_MAX_TOKENS, EXPECTED_MIN_TOKENS};
 use super::write::{write_json_atomic, WriteError};
 
-/// The seed's lower expectation for a context's size, tokens.
-pub const EXPECTED_MIN_TOKENS: u64 = 2_000;
-/// The seed's upper expectation for a context's size, tokens.
-pub const EXPECTED_MAX_TOKENS: u64 = 5_000;
 /// Suggestions taken from the report when none are given (the seed: 3–5).
 pub const DEFAULT_SUGGESTIONS: usize = 5;
 
@@ -27,8 +27,9 @@ pub const DEFAULT_SUGGESTIONS: usize = 5;
 pub struct HandoffSpec {
     /// `execution_output_dir` as written into the context.
     pub execution_output_dir: String,
-    /// `trigger_reason`: why the Execute agent hands back.
-    pub trigger_reason: String,
+    /// `trigger_reason`: why the Execute agent hands back (what the person typed, or
+    /// the rule that fired); `None` is written as `null`.
+    pub trigger_reason: Option<String>,
     /// `iteration_summary`.
     pub iteration_summary: IterationSummary,
     /// `layer1_problems_report_path`, relative to the output directory.
@@ -37,17 +38,24 @@ pub struct HandoffSpec {
     pub suggestions: Vec<String>,
     /// `timestamp` (RFC 3339); now when empty.
     pub timestamp: String,
+    /// Why a figure of the summary is unknown (for the person writing the handoff).
+    pub notes: Vec<String>,
 }
 
 impl HandoffSpec {
     /// A spec for the current iteration of `tree`, for a context file to be written at
     /// `context_path` (the output directory is written relative to the file's
-    /// directory): counts from the index and the report, suggestions from the report.
+    /// directory). The sample counts come together from the index when it gives them
+    /// (`failure_summary.json`, a context file), else from the iteration's own files
+    /// (see [`count_iteration`]); a pair where more failed than were evaluated is
+    /// dropped. `final_quality` is the mean evaluation score when every counted sample
+    /// has one. Suggestions come from the report; the trigger reason is `reason` when
+    /// it is not blank.
     pub fn for_tree(
         tree: &Tree,
         report: Option<&ProblemsReport>,
         context_path: &Path,
-        trigger_reason: &str,
+        reason: Option<&str>,
     ) -> HandoffSpec {
         let it = tree.current();
         let dir = it
@@ -62,19 +70,40 @@ impl HandoffSpec {
             .map(layout::slash)
             .unwrap_or_else(|| layout::REPORT_FILE.into());
         let r = report.filter(|r| r.readable());
-        let total = it
-            .and_then(|i| i.total_samples)
-            .or_else(|| r.and_then(|r| r.total_samples));
-        let failed = it
-            .and_then(|i| i.failed_samples)
-            .or_else(|| r.and_then(|r| r.failed_samples));
-        let quality = match (total, failed) {
-            (Some(t), Some(f)) if t > 0 => Some(round2(1.0 - f as f64 / t as f64)),
-            _ => None,
+        let counted = count_iteration(&dir, &tree.options);
+        let mut notes = counted.notes.clone();
+        let indexed = it.filter(|i| {
+            matches!(
+                i.source,
+                Some(IndexSource::Summary) | Some(IndexSource::Context(_))
+            ) && i.total_samples.is_some()
+        });
+        let (mut total, mut failed) = match indexed {
+            Some(i) => (i.total_samples, i.failed_samples),
+            None => (counted.total, counted.failed),
         };
+        if let (Some(t), Some(f)) = (total, failed) {
+            if f > t {
+                notes.push(format!(
+                    "the index says {f} of {t} samples failed: more than there are, so neither is written"
+                ));
+                (total, failed) = (None, None);
+            }
+        }
+        let every_sample = total.is_some() && total == counted.total;
+        if counted.mean_score.is_some() && !every_sample {
+            notes.push(
+                "the evaluations here are not those of every sample counted: final_quality unknown"
+                    .into(),
+            );
+        }
+        let quality = counted.mean_score.filter(|_| every_sample);
         HandoffSpec {
             execution_output_dir: layout::slash(&layout::relative_to(from, &dir)),
-            trigger_reason: trigger_reason.to_string(),
+            trigger_reason: reason
+                .map(str::trim)
+                .filter(|r| !r.is_empty())
+                .map(str::to_string),
             iteration_summary: IterationSummary {
                 total_iterations: it.map(|i| i.number).filter(|&n| n > 0),
                 final_quality: quality,
@@ -87,16 +116,56 @@ impl HandoffSpec {
                 .map(|r| r.suggestions(DEFAULT_SUGGESTIONS))
                 .unwrap_or_default(),
             timestamp: String::new(),
+            notes,
         }
     }
 }
 
-fn round2(x: f64) -> f64 {
-    (x * 100.0).round() / 100.0
+/// Share of the samples the report's critical problems may affect before the handoff's
+/// rule fires (the protocol's example: "超过30%阈值").
+pub const CRITICAL_SHARE_THRESHOLD: f64 = 0.30;
+
+/// The rule that fired, as a trigger reason: the report's critical problems affect
+/// more than [`CRITICAL_SHARE_THRESHOLD`] of the `total` samples. The samples counted
+/// are the distinct ids the critical problems list, or the sum of their
+/// `affected_count` when a list is cut short (`"..."`, or fewer ids than the count).
+/// `None` when the rule does not fire or a figure is missing.
+pub fn fired_rule(report: &ProblemsReport, total: Option<u32>) -> Option<String> {
+    let total = total.filter(|&t| t > 0)?;
+    let critical: Vec<_> = report
+        .problems
+        .iter()
+        .filter(|p| p.severity == Some(ProblemSeverity::Critical))
+        .collect();
+    if critical.is_empty() {
+        return None;
+    }
+    let whole = critical.iter().all(|p| {
+        !p.affected_samples.iter().any(|s| s == "...")
+            && p.affected_samples.len() as u32 >= p.affected_count
+    });
+    let affected = if whole {
+        let ids: std::collections::BTreeSet<&str> = critical
+            .iter()
+            .flat_map(|p| p.affected_samples.iter().map(String::as_str))
+            .collect();
+        ids.len() as u32
+    } else {
+        critical.iter().map(|p| p.affected_count).sum::<u32>()
+    }
+    .min(total);
+    let share = affected as f64 / total as f64;
+    (share > CRITICAL_SHARE_THRESHOLD).then(|| {
+        format!(
+            "critical problems affect {:.0}% of the samples ({affected} of {total}), over the {:.0}% threshold",
+            share * 100.0,
+            CRITICAL_SHARE_THRESHOLD * 100.0
+        )
+    })
 }
 
-/// The index entry of `s` (unknown fields: failure type `Unknown`, 0 turns, priority
-/// medium).
+/// The index entry of `s` as its index gives it: a field the index does not give is
+/// `None` (written `null`), never a default.
 pub fn index_entry(s: &Sample) -> FailureSampleIndexEntry {
     FailureSampleIndexEntry {
         sample_id: s.id.to_string(),
@@ -104,12 +173,32 @@ pub fn index_entry(s: &Sample) -> FailureSampleIndexEntry {
         trace_path: s.rel_path(DocKind::Trace),
         evaluation_path: s.rel_path(DocKind::Evaluation),
         attribution_path: s.rel_path(DocKind::Attribution),
-        failure_type: s.failure_type.as_deref().unwrap_or("Unknown").to_string(),
-        conversation_turns: s.conversation_turns.unwrap_or(0),
-        checkers_failed: s.checkers_failed.iter().map(|c| c.to_string()).collect(),
-        priority: s.priority.unwrap_or(FailurePriority::Medium),
+        failure_type: s.failure_type.as_deref().map(str::to_string),
+        conversation_turns: s.conversation_turns,
+        checkers_failed: (!s.checkers_failed.is_empty())
+            .then(|| s.checkers_failed.iter().map(|c| c.to_string()).collect()),
+        priority: s.priority,
         extra: Default::default(),
     }
+}
+
+/// [`index_entry`] with what the index leaves out filled from the sample's own
+/// documents (see [`sample_facts`]); still `None` where they say nothing either.
+pub fn index_entry_read(tree: &Tree, s: &Sample) -> FailureSampleIndexEntry {
+    let mut e = index_entry(s);
+    let complete = e.failure_type.is_some()
+        && e.conversation_turns.is_some()
+        && e.checkers_failed.is_some()
+        && e.priority.is_some();
+    if complete {
+        return e;
+    }
+    let f = sample_facts(tree, s);
+    e.failure_type = e.failure_type.or(f.failure_type);
+    e.conversation_turns = e.conversation_turns.or(f.conversation_turns);
+    e.checkers_failed = e.checkers_failed.or(f.checkers_failed);
+    e.priority = e.priority.or(f.priority);
+    e
 }
 
 /// The context for the samples at `rows` of `tree` (rows out of range are skipped).
@@ -130,7 +219,7 @@ pub fn build_handoff(tree: &Tree, rows: &[u32], spec: &HandoffSpec) -> ExecuteTo
         failure_samples_index: rows
             .iter()
             .filter_map(|&r| tree.samples.get(r as usize))
-            .map(index_entry)
+            .map(|s| index_entry_read(tree, s))
             .collect(),
         layer1_problems_report_path: spec.report_path.clone(),
         modification_suggestions_summary: spec.suggestions.clone(),
@@ -138,59 +227,10 @@ pub fn build_handoff(tree: &Tree, rows: &[u32], spec: &HandoffSpec) -> ExecuteTo
     }
 }
 
-/// How a context's size compares with the seed's 2K–5K expectation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum SizeVerdict {
-    /// Below 2K: fine, but little to go on.
-    Under,
-    /// 2K–5K.
-    Ok,
-    /// Above 5K: the context is meant to stay light.
-    Over,
-}
-
-/// A context's size and what to say about it.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct SizeCheck {
-    /// Tokens of the context as written (pretty JSON).
-    pub tokens: u64,
-    /// Compared with 2K–5K.
-    pub verdict: SizeVerdict,
-    /// A warning for a person when not [`SizeVerdict::Ok`].
-    pub warning: Option<String>,
-}
-
 /// Checks the size of `ctx` as it would be written.
 pub fn check_size(ctx: &ExecuteToInitContext, counter: &TokenCounter) -> SizeCheck {
     let text = serde_json::to_string_pretty(ctx).unwrap_or_default();
     size_of_tokens(counter.count(&text), ctx.failure_samples_index.len())
-}
-
-/// The verdict for a context of `tokens` with `samples` index entries.
-pub fn size_of_tokens(tokens: u64, samples: usize) -> SizeCheck {
-    let (verdict, warning) = if tokens < EXPECTED_MIN_TOKENS {
-        (
-            SizeVerdict::Under,
-            Some(format!(
-                "the context is {tokens} tokens, under the {EXPECTED_MIN_TOKENS}–{EXPECTED_MAX_TOKENS} the protocol expects: {samples} sample(s) may be too few to show the problem"
-            )),
-        )
-    } else if tokens > EXPECTED_MAX_TOKENS {
-        (
-            SizeVerdict::Over,
-            Some(format!(
-                "the context is {tokens} tokens, over the {EXPECTED_MIN_TOKENS}–{EXPECTED_MAX_TOKENS} the protocol expects: choose fewer than {samples} samples (typical cases) and let the Init agent load the rest from the report"
-            )),
-        )
-    } else {
-        (SizeVerdict::Ok, None)
-    };
-    SizeCheck {
-        tokens,
-        verdict,
-        warning,
-    }
 }
 
 /// Writes `ctx` to `path` atomically (pretty JSON) and returns its size check.

@@ -6,8 +6,10 @@ use std::path::{Path, PathBuf};
 
 use crate::protocol::handoff::FailurePriority;
 
+use super::discover::{discover, Discovered};
 use super::doc::{load_expecting, Doc, DocKind, LoadOptions};
-use super::index_read::{discover, read_iteration, Discovered, Interner};
+use super::index_read::{read_iteration, Interner};
+use super::init_context::InitContext;
 use super::layout;
 use super::report::{parse_report, ProblemsReport};
 pub use super::sample::{
@@ -32,6 +34,8 @@ pub struct Tree {
     pub options: LoadOptions,
     /// Set when a context file was opened.
     pub context: Option<ContextInfo>,
+    /// Set when an Init→Execute context was opened (the tree then has no iterations).
+    pub init: Option<InitContext>,
     /// Each sample's rank in natural id order (`BS_2` before `BS_10`), for sorting.
     pub(crate) id_rank: Vec<u32>,
     pub(crate) interner: Interner,
@@ -40,7 +44,8 @@ pub struct Tree {
 }
 
 /// Opens `path` (a scenario directory, `execution_outputs`, an `iteration_N`
-/// directory, a summary or report file inside one, or an `ExecuteToInitContext` file)
+/// directory, a summary or report file inside one, an `ExecuteToInitContext` file, or
+/// an `InitToExecuteContext` file: a tree of no iterations with [`Tree::init`] set)
 /// with the newest iteration loaded.
 pub fn open(path: &Path) -> Result<Tree, OpenError> {
     open_with(path, Selection::Newest, LoadOptions::default())
@@ -60,6 +65,7 @@ pub fn open_with(
         warnings: Vec::new(),
         options,
         context: None,
+        init: None,
         id_rank: Vec::new(),
         interner: Interner::default(),
         open_warnings: Vec::new(),
@@ -74,6 +80,10 @@ pub fn open_with(
             tree.iterations = vec![iteration];
             tree.context = Some(info);
             tree.open_warnings = warnings;
+        }
+        Discovered::Init(init) => {
+            tree.open_warnings = init.warnings.clone();
+            tree.init = Some(init);
         }
     }
     tree.select(selection)?;
@@ -108,6 +118,7 @@ impl Tree {
             warnings: Vec::new(),
             options: LoadOptions::default(),
             context: None,
+            init: None,
             id_rank,
             interner: Interner::default(),
             open_warnings: Vec::new(),

@@ -44,8 +44,10 @@ impl FailureSummary {
         let mut by_failure_type: BTreeMap<String, u32> = BTreeMap::new();
         let mut by_checker: BTreeMap<String, u32> = BTreeMap::new();
         for e in &entries {
-            *by_failure_type.entry(e.failure_type.clone()).or_default() += 1;
-            for c in &e.checkers_failed {
+            if let Some(t) = &e.failure_type {
+                *by_failure_type.entry(t.clone()).or_default() += 1;
+            }
+            for c in e.checkers_failed.iter().flatten() {
                 *by_checker.entry(c.clone()).or_default() += 1;
             }
         }

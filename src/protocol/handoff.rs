@@ -81,8 +81,10 @@ pub struct ExecuteToInitContext {
     pub metadata: Extra,
     /// Directory of this iteration's outputs, e.g. `…/execution_outputs/iteration_12`.
     pub execution_output_dir: String,
-    /// Why control returns to the Init agent.
-    pub trigger_reason: String,
+    /// Why control returns to the Init agent: what the person typed or the rule that
+    /// fired; `null` when neither says.
+    #[serde(default)]
+    pub trigger_reason: Option<String>,
     /// Iteration statistics.
     pub iteration_summary: IterationSummary,
     /// Failed samples: ids, paths and key figures.
@@ -102,8 +104,8 @@ pub struct IterationSummary {
     /// Iterations run in all.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub total_iterations: Option<u32>,
-    /// Quality reached at the end, in [0, 1].
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Quality reached at the end, in [0, 1]; `null` when not known.
+    #[serde(default)]
     pub final_quality: Option<f64>,
     /// Layer 2 iterations.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -111,11 +113,11 @@ pub struct IterationSummary {
     /// Layer 3 iterations.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub layer3_iterations: Option<u32>,
-    /// Samples evaluated.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Samples evaluated; `null` when not known.
+    #[serde(default)]
     pub total_samples: Option<u32>,
-    /// Samples that failed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Samples that failed; `null` when not known.
+    #[serde(default)]
     pub failed_samples: Option<u32>,
     /// Fields not modelled here.
     #[serde(flatten, skip_serializing_if = "is_empty_map")]
@@ -135,14 +137,18 @@ pub struct FailureSampleIndexEntry {
     pub evaluation_path: String,
     /// `attribution_analysis/<id>_attribution.json`.
     pub attribution_path: String,
-    /// Attributed cause, e.g. `Layer1_BusinessRule`.
-    pub failure_type: String,
-    /// Turns of the conversation.
-    pub conversation_turns: u32,
-    /// Checkers that failed.
-    pub checkers_failed: Vec<String>,
-    /// Priority by scope and severity.
-    pub priority: FailurePriority,
+    /// Attributed cause, e.g. `Layer1_BusinessRule`; `null` when not known.
+    #[serde(default)]
+    pub failure_type: Option<String>,
+    /// Turns of the conversation; `null` when not known.
+    #[serde(default)]
+    pub conversation_turns: Option<u32>,
+    /// Checkers that failed; `null` when not known.
+    #[serde(default)]
+    pub checkers_failed: Option<Vec<String>>,
+    /// Priority by scope and severity; `null` when not known.
+    #[serde(default)]
+    pub priority: Option<FailurePriority>,
     /// Fields not modelled here.
     #[serde(flatten, skip_serializing_if = "is_empty_map")]
     pub extra: Extra,

@@ -163,23 +163,39 @@ fn trace_lines(c: &Conversation, f: &Folding, out: &mut Vec<(String, Option<usiz
                 for l in t.content.lines() {
                     out.push((format!("    {l}"), None));
                 }
-                for call in &t.tool_calls {
-                    out.push((
-                        format!("    → {}({})", call.name, compact(&call.arguments)),
-                        None,
-                    ));
-                    if let Some(r) = &call.result {
-                        out.push((format!("      ← {}", compact(r)), None));
-                    }
-                }
+                tool_call_lines(&t.tool_calls, "    ", out);
                 for s in &t.states {
                     out.push((format!("    state {}", compact(s)), None));
                 }
             }
         }
     }
+    if !c.loose_tool_calls.is_empty() {
+        out.push((
+            format!("tool calls tied to no turn ({}):", c.loose_tool_calls.len()),
+            None,
+        ));
+        tool_call_lines(&c.loose_tool_calls, "  ", out);
+    }
     for (name, v) in &c.loose_states {
         out.push((format!("state {name}: {}", compact(v)), None));
+    }
+}
+
+/// Each call as `→ name(arguments)`, its result below as `← result`.
+fn tool_call_lines(
+    calls: &[crate::failures::ToolCall],
+    pad: &str,
+    out: &mut Vec<(String, Option<usize>)>,
+) {
+    for call in calls {
+        out.push((
+            format!("{pad}→ {}({})", call.name, compact(&call.arguments)),
+            None,
+        ));
+        if let Some(r) = &call.result {
+            out.push((format!("{pad}  ← {}", compact(r)), None));
+        }
     }
 }
 

@@ -49,6 +49,7 @@ pub fn draw(buf: &mut Buffer, area: Rect, b: &mut Browser, theme: &Theme, keys: 
         View::List => draw_list(buf, body, b, theme),
         View::Problems => draw_problems(buf, body, b, theme),
         View::Detail => draw_detail(buf, body, b, theme),
+        View::Design => super::draw_design::draw_design(buf, body, b, theme),
     }
     draw_status(buf, status, b, theme);
     if b.help {
@@ -405,10 +406,16 @@ fn draw_status(buf: &mut Buffer, r: Rect, b: &Browser, theme: &Theme) {
     let (text, style) = match (&b.input, &b.flash) {
         (Some((Prompt::Search, t)), _) => (format!(" /{t}▏"), bar),
         (Some((Prompt::ExportPath, t)), _) => (format!(" write the handoff to: {t}▏"), bar),
+        (Some((Prompt::ExportReason, t)), _) => {
+            (format!(" why hand back (trigger_reason): {t}▏"), bar)
+        }
         (None, Some((t, warn))) => (
             format!(" {t}"),
             if *warn { theme.badge(theme.warn) } else { bar },
         ),
+        (None, None) if b.tree.init.is_some() => {
+            (" ? help · enter open · esc close · q quit".into(), bar)
+        }
         (None, None) => (
             " ? help · enter open · m mark · E handoff · P problems · q quit".into(),
             bar,

@@ -3,17 +3,17 @@
 //! Keys arrive as the same actions as everywhere else (so a rebound key works here too)
 //! and are read in this view's sense: `f` failure type, `A` checker, `t` priority,
 //! `m` mark, `E` export the handoff, `P` problems, `z` unfold, `1`–`4` or tab the
-//! documents, `n` / `N` the next and previous sample.
+//! documents, `n` / `N` the next and previous sample. An Init→Execute context opens
+//! on its design view instead ([`super::design`]).
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
+use super::design::DesignView;
 use super::detail::Detail;
-use crate::app::input::InputKey;
 use crate::app::Action;
 use crate::failures::{
-    build_handoff, query::SortKey, write_handoff, Filter, HandoffSpec, ProblemsReport, Selector,
-    Sort, TokenBudget, Tree,
+    query::SortKey, Filter, HandoffSpec, ProblemsReport, Selector, Sort, TokenBudget, Tree,
 };
 use crate::protocol::handoff::FailurePriority;
 
@@ -26,6 +26,8 @@ pub enum View {
     Problems,
     /// One sample's documents.
     Detail,
+    /// An Init→Execute context: its requirement and design files.
+    Design,
 }
 
 /// What the input line is for.
@@ -35,6 +37,8 @@ pub enum Prompt {
     Search,
     /// The path the handoff is written to.
     ExportPath,
+    /// Why the handoff is written (its `trigger_reason`).
+    ExportReason,
 }
 
 /// The browser.
@@ -74,6 +78,10 @@ pub struct Browser {
     pub page: usize,
     /// Set when the person quits.
     pub quitting: bool,
+    /// The design files of an Init→Execute context.
+    pub design: DesignView,
+    /// A handoff waiting for its reason: where it goes and what it says besides.
+    pub(crate) pending_export: Option<(PathBuf, HandoffSpec)>,
 }
 
 impl Browser {
@@ -99,7 +107,12 @@ impl Browser {
             help: false,
             page: 10,
             quitting: false,
+            design: DesignView::default(),
+            pending_export: None,
         };
+        if b.tree.init.is_some() {
+            b.view = View::Design;
+        }
         b.refresh();
         b
     }
@@ -122,7 +135,7 @@ impl Browser {
         self.rows.get(self.selected).copied()
     }
 
-    fn say(&mut self, text: impl Into<String>, warn: bool) {
+    pub(crate) fn say(&mut self, text: impl Into<String>, warn: bool) {
         self.flash = Some((text.into(), warn));
     }
 
@@ -193,6 +206,13 @@ impl Browser {
                 self.input = Some((Prompt::Search, self.filter.search.clone()));
                 return;
             }
+            Action::ExportHandoff | Action::ProblemsView if self.tree.init.is_some() => {
+                self.say(
+                    "an Init→Execute context has no samples to hand back and no problems report",
+                    true,
+                );
+                return;
+            }
             Action::ExportHandoff => {
                 let default = std::env::current_dir()
                     .unwrap_or_default()
@@ -214,6 +234,7 @@ impl Browser {
             View::List => self.list_action(a),
             View::Problems => self.problems_action(a),
             View::Detail => self.detail_action(a),
+            View::Design => self.design_action(a),
         }
     }
 
@@ -416,75 +437,5 @@ impl Browser {
             format!("{} marked (E writes the handoff)", self.marked.len()),
             false,
         );
-    }
-
-    /// A key while the input line is open.
-    pub fn input_key(&mut self, k: InputKey) {
-        let Some((what, mut text)) = self.input.take() else {
-            return;
-        };
-        match k {
-            InputKey::Char(c) if !c.is_control() => text.push(c),
-            InputKey::Char(_) | InputKey::Tab => {}
-            InputKey::Backspace => {
-                text.pop();
-            }
-            InputKey::Esc => {
-                if what == Prompt::Search {
-                    self.filter.search.clear();
-                    self.refresh();
-                }
-                return;
-            }
-            InputKey::Enter => {
-                if what == Prompt::ExportPath {
-                    self.export(PathBuf::from(text.trim()));
-                }
-                return;
-            }
-        }
-        if what == Prompt::Search {
-            self.filter.search = text.clone();
-            self.selected = 0;
-            self.refresh();
-        }
-        self.input = Some((what, text));
-    }
-
-    /// Writes the handoff of the marked samples (the selected one when none is marked)
-    /// to `path`, and says how big it is against the expected 2K–5K tokens.
-    pub fn export(&mut self, path: PathBuf) {
-        let rows: Vec<u32> = if self.marked.is_empty() {
-            self.selected_row().into_iter().collect()
-        } else {
-            self.marked.iter().copied().collect()
-        };
-        if rows.is_empty() {
-            self.say("nothing to export: mark samples with m", true);
-            return;
-        }
-        let reason = format!(
-            "{} failed sample(s) chosen for review in plexus",
-            rows.len()
-        );
-        let spec = HandoffSpec::for_tree(&self.tree, self.report.as_ref(), &path, &reason);
-        let ctx = build_handoff(&self.tree, &rows, &spec);
-        match write_handoff(&path, &ctx, &self.tree.options.counter) {
-            Ok(check) => {
-                let text = format!(
-                    "wrote {} · {} sample(s) · {} tokens{}",
-                    path.display(),
-                    rows.len(),
-                    check.tokens,
-                    check
-                        .warning
-                        .as_ref()
-                        .map(|w| format!(" · {w}"))
-                        .unwrap_or_default()
-                );
-                self.say(text, check.warning.is_some());
-            }
-            Err(e) => self.say(format!("cannot write {}: {e}", path.display()), true),
-        }
     }
 }

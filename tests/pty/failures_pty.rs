@@ -90,6 +90,9 @@ fn demo_failures_attempts_review_and_handoff_from_the_keyboard() {
     t.wait_for("write the handoff to:", 5);
     t.send(&"\x7f".repeat(300));
     t.send("handoff.json\r");
+    t.wait_for("why hand back", 5);
+    t.send(&"\x7f".repeat(300));
+    t.send("two typical cases\r");
     t.wait_for("wrote handoff.json", 10);
     let st = t.quit();
     assert!(st.success());
@@ -103,4 +106,5 @@ fn demo_failures_attempts_review_and_handoff_from_the_keyboard() {
         Some(2),
         "{v}"
     );
+    assert_eq!(v["trigger_reason"], "two typical cases", "{v}");
 }

@@ -4,6 +4,7 @@
 mod common;
 
 mod conversation;
+mod loop_metrics;
 mod plan_react;
 mod react_run;
 mod scripted_levels;

@@ -11,7 +11,7 @@ use plexus::event::EngineEvent;
 use plexus::store::Store;
 
 /// A workspace with notes and two skills, the second using the first back (a cycle).
-fn workspace(dir: &Path) {
+pub(super) fn workspace(dir: &Path) {
     let skill = |name: &str, uses: &str, body: &str| {
         let d = dir.join("skills").join(name);
         std::fs::create_dir_all(&d).expect("skill dir");
@@ -45,7 +45,7 @@ fn workspace(dir: &Path) {
 }
 
 /// Runs `plan` into `db` on the simulated provider at full speed; it must succeed.
-fn run_offline(dir: &Path, db: &str, plan: &str) {
+pub(super) fn run_offline(dir: &Path, db: &str, plan: &str) {
     let out = output(plexus(dir).args([
         "--db",
         db,

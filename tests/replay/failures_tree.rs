@@ -58,7 +58,7 @@ fn damaged_documents_are_statuses_not_errors() {
         DocStatus::Missing
     );
     assert!(
-        matches!(status("BS_MT_007", DocKind::Sample), DocStatus::Partial { ref missing } if missing == &["sample_id"])
+        matches!(status("BS_MT_007", DocKind::Evaluation), DocStatus::Partial { ref missing } if missing == &["checker_results"])
     );
     // Every other document is fine, and none of them stops the reader.
     let mut ok = 0;
@@ -247,7 +247,12 @@ fn a_handoff_is_built_checked_and_read_back() {
     let tree = failures::open(&root).expect("open");
     let report = tree.load_report(None).expect("report");
     let out = d.path().join("handoff/ctx.json");
-    let spec = HandoffSpec::for_tree(&tree, Some(&report), &out, "Critical问题占比超过30%阈值");
+    let spec = HandoffSpec::for_tree(
+        &tree,
+        Some(&report),
+        &out,
+        Some("Critical问题占比超过30%阈值"),
+    );
     assert_eq!(spec.suggestions.len(), report.problems.len().min(5));
     assert_eq!(spec.iteration_summary.total_samples, Some(200));
     let typical: Vec<u32> = report

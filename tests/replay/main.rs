@@ -4,5 +4,6 @@
 mod common;
 
 mod failures_tree;
+mod handoff_truth;
 mod replay;
 mod replay_follow;

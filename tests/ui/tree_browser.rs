@@ -243,6 +243,15 @@ fn two_marked_samples_export_as_a_handoff_with_their_index_entries_and_a_size_ch
         b.input_key(InputKey::Char(c));
     }
     b.input_key(InputKey::Enter);
+    // Then why: what the person types is the trigger reason.
+    assert!(b.input.is_some(), "the reason is asked");
+    while b.input.as_ref().is_some_and(|(_, t)| !t.is_empty()) {
+        b.input_key(InputKey::Backspace);
+    }
+    for c in "两个典型case需要Init复核".chars() {
+        b.input_key(InputKey::Char(c));
+    }
+    b.input_key(InputKey::Enter);
     let (text, _) = b.flash.clone().expect("said");
     assert!(
         text.starts_with(&format!("wrote {}", out.display())),
@@ -257,9 +266,7 @@ fn two_marked_samples_export_as_a_handoff_with_their_index_entries_and_a_size_ch
         .map(|e| e["sample_id"].as_str().expect("id"))
         .collect();
     assert_eq!(ids, vec!["BS_MT_001", "BS_MT_003"]);
-    assert!(v["trigger_reason"]
-        .as_str()
-        .is_some_and(|r| r.contains("2 failed sample")));
+    assert_eq!(v["trigger_reason"], "两个典型case需要Init复核");
     assert!(v.get("iteration_summary").is_some());
     // The file opens as a tree again.
     let again = open(&out).expect("the handoff opens");

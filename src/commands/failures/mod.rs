@@ -1,9 +1,12 @@
 //! `plexus failures --json` and `plexus export-failures`: failure trees listed as JSON
 //! for scripts (a tree or context file, or the database's failed invocations — the
 //! Failures screen's rows), plexus's own runs written as a tree. The screens themselves
-//! open from [`screen`].
+//! open from [`screen`]; `plexus init-context` writes from [`init`].
 
+pub mod init;
 pub mod screen;
+
+pub use init::init_context;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -59,6 +62,24 @@ struct TreeJson<'a> {
     iterations: Vec<IterationJson>,
     warnings: &'a [String],
     samples: Vec<SampleJson<'a>>,
+    /// An Init→Execute context: its requirement and design files.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    init_context: Option<InitJson<'a>>,
+}
+
+#[derive(Debug, Serialize)]
+struct InitJson<'a> {
+    user_requirement: Option<&'a str>,
+    design_rationale: Option<&'a str>,
+    known_constraints: &'a [String],
+    design_files: Vec<DesignJson<'a>>,
+}
+
+#[derive(Debug, Serialize)]
+struct DesignJson<'a> {
+    role: &'a str,
+    path: &'a str,
+    found: Option<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -104,6 +125,20 @@ fn tree_json(tree: &Tree) -> TreeJson<'_> {
                 attribution_path: path(s, failures::DocKind::Attribution),
             })
             .collect(),
+        init_context: tree.init.as_ref().map(|c| InitJson {
+            user_requirement: c.user_requirement.as_deref(),
+            design_rationale: c.design_rationale.as_deref(),
+            known_constraints: &c.known_constraints,
+            design_files: c
+                .design
+                .iter()
+                .map(|d| DesignJson {
+                    role: &d.role,
+                    path: &d.written,
+                    found: d.found.as_deref().map(failures::layout::slash),
+                })
+                .collect(),
+        }),
     }
 }
 

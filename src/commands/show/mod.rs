@@ -1,7 +1,9 @@
 //! `plexus runs` and `plexus show RUN`: what is in the database, as tables or JSON.
 
 pub mod debate;
+pub mod loop_report;
 pub mod loops;
+pub mod tool_stats;
 
 use std::collections::BTreeMap;
 
@@ -123,6 +125,8 @@ pub fn print_run(store: &Store, id: &str, json_out: bool) -> Result<()> {
             .map(|(a, (n, p, o))| json!({"agent": a, "invocations": n, "prompt_tokens": p, "output_tokens": o}))
             .collect(),
     };
+    let loop_reports = loops.into_reports();
+    let tool_metrics = loops::RunToolMetrics::from_loops(&loop_reports);
     if json_out {
         let v = json!({
             "debate_session": debate.as_ref().map(|d| d.session_state()),
@@ -135,7 +139,8 @@ pub fn print_run(store: &Store, id: &str, json_out: bool) -> Result<()> {
             "tokens_per_agent": tokens_json,
             "events_by_kind": kinds,
             "undecodable_events": undecodable,
-            "tool_loops": loops.into_reports(),
+            "tool_loops": loop_reports,
+            "tool_metrics": tool_metrics,
         });
         crate::rawln!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(());
@@ -212,6 +217,7 @@ pub fn print_run(store: &Store, id: &str, json_out: bool) -> Result<()> {
             table.print();
         }
     }
+    loop_report::print(&loop_reports, &tool_metrics);
     crate::outln!();
     crate::outln!("events by kind");
     let mut table = TextTable::new(&[Col::left("KIND"), Col::right("EVENTS")])

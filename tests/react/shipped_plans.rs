@@ -26,7 +26,8 @@ fn shipped_plans() -> Vec<PathBuf> {
 fn run_plan(plan: &Path, cwd: &Path) -> (Option<i32>, Vec<String>, String) {
     let tmp = tempfile::tempdir().expect("tempdir");
     let db = tmp.path().join("s.db");
-    let out = output(plexus(cwd).args([
+    // The empty config goes in the scratch folder, never into the repository.
+    let out = output(plexus(tmp.path()).current_dir(cwd).args([
         "--db",
         db.to_str().expect("utf-8"),
         "run",

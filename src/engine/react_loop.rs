@@ -110,7 +110,9 @@ pub(super) async fn run_loop(
     for step in 1..=setup.max_steps {
         // The whole prompt (system, messages, tool schemas) is counted before each call:
         // at 80% of the window the older rounds are summarised, the pinned texts kept.
-        manager.pinned.clone_from(&pins);
+        if manager.should_compress(&conv) {
+            manager.pinned.clone_from(&pins);
+        }
         if let Some(c) = manager
             .compress_to_fit(&mut conv)
             .filter(|c| c.rounds_summarised > 0)

@@ -242,7 +242,20 @@ pub struct Flash {
     pub text: String,
     /// Whether it is a warning.
     pub warn: bool,
+    /// When it was shown, ms since the Unix epoch.
+    pub at_ms: i64,
 }
+
+impl Flash {
+    /// Whether it has been on screen long enough at `now_ms` to give the hints back
+    /// ([`FLASH_MS`], twice as long for a warning); it stays in the message log.
+    pub fn expired(&self, now_ms: i64) -> bool {
+        now_ms - self.at_ms >= if self.warn { 2 * FLASH_MS } else { FLASH_MS }
+    }
+}
+
+/// How long a status message shows before the hints come back, ms.
+pub const FLASH_MS: i64 = 5_000;
 
 /// Where things were drawn at the last frame, for the mouse.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -404,12 +417,12 @@ impl UiState {
         let f = Flash {
             text: text.into(),
             warn,
+            at_ms: chrono::Utc::now().timestamp_millis(),
         };
         if self.messages.len() >= MAX_MESSAGES {
             self.messages.pop_front();
         }
-        self.messages
-            .push_back((chrono::Utc::now().timestamp_millis(), f.clone()));
+        self.messages.push_back((f.at_ms, f.clone()));
         self.flash = Some(f);
     }
 

@@ -139,6 +139,16 @@ pub async fn run_loop(
             break;
         }
         let now = Instant::now();
+        // A status message gives the hints back after a while (it stays in `M`).
+        if app
+            .ui
+            .flash
+            .as_ref()
+            .is_some_and(|f| f.expired(chrono::Utc::now().timestamp_millis()))
+        {
+            app.ui.flash = None;
+            dirty = true;
+        }
         if app.animating() && now.duration_since(last_spin) >= SPIN_INTERVAL {
             dirty = true;
         }

@@ -255,6 +255,11 @@ impl ReplayFeed {
         run: &mut RunState,
         t: &mut Transport,
     ) -> (bool, Option<Instant>) {
+        // The log is not open yet: its length is unknown, so the replay is not at its
+        // end (taking 0 of 0 for the end stopped a replay before its first event).
+        if self.start.is_some() {
+            return (false, None);
+        }
         self.read_ahead(t);
         if t.seeking.is_some() {
             self.clock = None;

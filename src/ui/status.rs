@@ -172,8 +172,16 @@ pub fn outcome_counts(run: &RunState) -> String {
 
 /// The keys that work now, `? help · q quit` first so they show on a narrow terminal.
 fn hints(run: &RunState, ui: &UiState) -> String {
-    if ui.replay.is_some() {
-        return " ? help · space play · , . step · { } starts · ( ) failures · - + speed · # seek · < > ends".into();
+    if let Some(t) = &ui.replay {
+        // The space key's word says what it does now: pause a replay that plays.
+        let space = if t.playing {
+            "space pause"
+        } else {
+            "space play"
+        };
+        return format!(
+            " ? help · {space} · , . step · {{ }} starts · ( ) failures · - + speed · # seek · < > ends"
+        );
     }
     if run.debate.is_some() && ui.screen == crate::app::Screen::Run {
         let stop = if run.is_live() && ui.engine_attached && !ui.read_only {

@@ -350,3 +350,45 @@ fn replay_plays_pauses_steps_both_ways_seeks_and_changes_speed() {
     assert!(st.success(), "{st:?}");
     s.assert_restored();
 }
+
+#[test]
+fn replay_without_paused_plays_with_no_key_pressed() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("r.db");
+    let db_s = db.to_string_lossy().to_string();
+    std::fs::write(dir.path().join("none.toml"), "").expect("config");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_plexus"))
+        .current_dir(dir.path())
+        .args(["--db", &db_s, "demo", "--chunk-ms", "50", "--headless"])
+        .env_remove("PLEXUS_DB")
+        .env("PLEXUS_CONFIG", dir.path().join("none.toml"))
+        .output()
+        .expect("demo");
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    let mut s = Session::start(
+        &["--db", &db_s, "replay", "latest", "--speed", "0.25"],
+        dir.path(),
+    );
+    // No key pressed: the position moves on by itself, and the hint offers a pause.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let mut first: Option<u64> = None;
+    loop {
+        let screen = s.screen();
+        let bar = screen.lines().last().unwrap_or("").to_string();
+        if bar.contains("event ") {
+            let (now, total) = position(&screen);
+            if total > 0 {
+                let at = *first.get_or_insert(now);
+                if now > at && screen.contains("space pause") {
+                    assert!(!bar.contains("❚❚"), "playing, not paused: {bar}");
+                    break;
+                }
+            }
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the replay did not play from event {first:?}: {screen}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}

@@ -365,7 +365,7 @@ fn replay_without_paused_plays_with_no_key_pressed() {
         .output()
         .expect("demo");
     assert_eq!(out.status.code(), Some(3), "{out:?}");
-    let mut s = Session::start(
+    let s = Session::start(
         &["--db", &db_s, "replay", "latest", "--speed", "0.25"],
         dir.path(),
     );

@@ -11,6 +11,7 @@ pub mod content;
 pub mod diff;
 pub mod embed_http;
 pub mod host;
+pub mod json_endpoint;
 pub mod moderation;
 pub mod progress;
 pub mod replay;

@@ -3,26 +3,16 @@
 //! `results[].flagged` and `categories`), named by a profile's `moderation_model`. The
 //! profile's key and headers go with the request.
 
-use std::time::Duration;
-
 use serde_json::{json, Value};
 
-use crate::provider::http::profile_headers;
-use crate::provider::http::redact::TextRedactor;
+use super::json_endpoint::JsonEndpoint;
 use crate::provider::ProviderProfile;
-
-/// Time a moderation call may take.
-pub const MODERATION_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The moderation endpoint of one profile.
 pub struct HttpModerator {
-    client: reqwest::Client,
-    /// Takes the key out of anything a server or the transport says.
-    redactor: TextRedactor,
-    url: String,
+    endpoint: JsonEndpoint,
     model: String,
     label: String,
-    max_bytes: usize,
 }
 
 impl HttpModerator {
@@ -31,26 +21,10 @@ impl HttpModerator {
         let Some(model) = profile.moderation_model.clone() else {
             return Ok(None);
         };
-        let key = profile.api_key().map_err(|e| e.to_string())?;
-        let redactor = TextRedactor::new(key.as_ref().map(|k| k.expose()));
-        let headers = profile_headers(profile, key.as_ref(), false)?;
-        let client = reqwest::Client::builder()
-            .default_headers(headers)
-            .user_agent(concat!("plexus/", env!("CARGO_PKG_VERSION")))
-            .connect_timeout(crate::ranges::duration_from_secs(profile.connect_timeout_s))
-            .timeout(MODERATION_TIMEOUT)
-            .build()
-            .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
         Ok(Some(HttpModerator {
-            client,
-            redactor,
-            url: format!(
-                "{}/moderations",
-                profile.base_url.trim().trim_end_matches('/')
-            ),
+            endpoint: JsonEndpoint::new(profile, &profile.base_url, "moderations")?,
             label: format!("endpoint:{}/{model}", profile.name),
             model,
-            max_bytes: profile.max_response_bytes,
         }))
     }
 
@@ -62,40 +36,11 @@ impl HttpModerator {
     /// The categories `text` is flagged for (empty: it passes), or why the endpoint
     /// could not say.
     pub async fn flagged(&self, text: &str) -> Result<Vec<String>, String> {
-        let fail = |m: String| self.redactor.text(&format!("{}: {m}", self.url));
-        let mut resp = self
-            .client
-            .post(&self.url)
-            .header(reqwest::header::CONTENT_TYPE, "application/json")
-            .body(json!({ "model": self.model, "input": [text] }).to_string())
-            .send()
-            .await
-            .map_err(|e| {
-                fail(if e.is_timeout() {
-                    "no answer within 10 s".into()
-                } else {
-                    e.to_string()
-                })
-            })?;
-        let status = resp.status();
-        let mut body = Vec::new();
-        while let Some(chunk) = resp.chunk().await.map_err(|e| fail(e.to_string()))? {
-            body.extend_from_slice(&chunk);
-            if body.len() > self.max_bytes {
-                return Err(fail(format!("the answer is over {} bytes", self.max_bytes)));
-            }
-        }
-        if !status.is_success() {
-            let whole = self.redactor.text(&String::from_utf8_lossy(&body));
-            let excerpt = crate::text::cut::cut_chars(&whole, 200);
-            return Err(fail(format!(
-                "HTTP {status}: {}",
-                crate::text::sanitize::sanitize(&excerpt)
-            )));
-        }
-        let v: Value = serde_json::from_slice(&body)
-            .map_err(|e| fail(format!("the answer is not JSON: {e}")))?;
-        parse(&v).map_err(fail)
+        let v = self
+            .endpoint
+            .post(&json!({ "model": self.model, "input": [text] }))
+            .await?;
+        parse(&v).map_err(|m| self.endpoint.error(&m))
     }
 }
 

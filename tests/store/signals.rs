@@ -194,15 +194,22 @@ fn a_second_stop_signal_exits_at_once_and_the_run_resumes_like_a_crashed_one() {
         "{}",
         check.stdout
     );
+    // Both signals arrive together, but the first one's graceful stop may still finish
+    // its writes (on a loaded machine) before the second one is handled. Either way the
+    // run must resume; it resumes like a crashed one unless that stop was written whole.
+    let stopped_cleanly = listed_status(d, &db, id) == "interrupted";
     let finished = finished_tasks(&Store::open(&db).expect("open"), id);
     resume_to_the_end(d, &db, id, &finished);
     let kinds = logged_kinds(d, &db, id);
-    assert!(
-        kinds
-            .iter()
-            .any(|k| k == "crash_detected" || k == "lease_taken_over"),
-        "resumed like a crashed run: {kinds:?}"
-    );
+    assert!(kinds.iter().any(|k| k == "run_resumed"), "{kinds:?}");
+    if !stopped_cleanly {
+        assert!(
+            kinds
+                .iter()
+                .any(|k| k == "crash_detected" || k == "lease_taken_over"),
+            "resumed like a crashed run: {kinds:?}"
+        );
+    }
 }
 
 /// A UI in a pseudo-terminal under `sh`, the session leader, which ignores SIGHUP: when

@@ -17,6 +17,10 @@ pub const ERROR: u8 = 1;
 pub const INVALID: u8 = 2;
 /// A run that did not succeed: failed, cancelled or interrupted (also by a signal).
 pub const RUN_FAILED: u8 = 3;
+/// A run that stopped with decisions waiting for a person and nothing else wrong:
+/// each failed task waits for review (`plexus review RUN TASK --accept` or `--reject`,
+/// then `plexus resume RUN`).
+pub const REVIEW_WAITING: u8 = 6;
 /// Refused: another live process executes the run.
 pub const OWNED: u8 = 4;
 /// A crash (a bug): a panic, in the main thread or in a run's worker (the run is left
@@ -37,7 +41,9 @@ pub const DIFF_TROUBLE: u8 = 2;
 
 /// The exit code of a run that ended with `status`.
 pub fn for_status(status: RunStatus) -> u8 {
-    if status.is_failure() {
+    if status == RunStatus::AwaitingReview {
+        REVIEW_WAITING
+    } else if status.is_failure() {
         RUN_FAILED
     } else {
         OK

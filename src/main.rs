@@ -143,6 +143,7 @@ fn reads_config(command: &Command) -> bool {
             | Command::Failures { .. }
             | Command::Providers { .. }
             | Command::Ping { .. }
+            | Command::Review { .. }
     )
 }
 
@@ -185,6 +186,9 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
     } else {
         None
     };
+    if let Some(name) = cfg.as_ref().and_then(|c| c.reviewer.as_deref()) {
+        plexus::review::set_configured_reviewer(name);
+    }
     let (session, seed) = session_of(&cli.command);
     let g = Globals {
         db: cli.db_path(),
@@ -455,10 +459,19 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
 }
 
 /// The end of a run: the summary and the final status on standard output (the result,
-/// for a script or a file), how to resume an interrupted run on standard error.
+/// for a script or a file) with, for a run waiting for review, how to decide and go
+/// on; how to resume an interrupted run on standard error.
 fn finish(g: &Globals, f: Finished) -> Result<ExitCode> {
     plexus::out::stdout_text(&f.summary);
     plexus::outln!("\nrun {}: {}", f.run_id, f.status.as_str());
+    if f.status == plexus::event::RunStatus::AwaitingReview {
+        let waiting = plexus::store::Store::open(&g.db)
+            .and_then(|s| plexus::launch::next_steps::waiting_tasks(&s, &f.run_id))
+            .unwrap_or_default();
+        for line in plexus::launch::next_steps::review_lines(&g.db, &f.run_id, &waiting) {
+            plexus::outln!("{line}");
+        }
+    }
     if f.status == plexus::event::RunStatus::Interrupted {
         plexus::errln!(
             "resume with: {}",

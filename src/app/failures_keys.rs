@@ -61,7 +61,7 @@ pub fn failures_screen(ui: &mut UiState, run: &RunState, action: Action, fx: &mu
         }
         return;
     }
-    if ui.failures.review && super::review_keys::review_action(ui, action, fx) {
+    if ui.failures.review && super::review_keys::review_action(ui, action) {
         return;
     }
     let n = ui.failures.view.len();

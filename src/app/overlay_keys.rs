@@ -20,7 +20,8 @@ pub fn overlay_action(
         Overlay::Confirm(q) => {
             ui.overlay = None;
             // Quit pressed again (ctrl-c ctrl-c, q q) confirms the quit.
-            let again = q == Question::Quit && action == Action::Quit;
+            let again = matches!(q, Question::Quit | Question::QuitWithReviews(_))
+                && action == Action::Quit;
             if action == Action::Confirm || again {
                 match q {
                     Question::Quit => {
@@ -28,6 +29,14 @@ pub fn overlay_action(
                         fx.push(Effect::Quit);
                         ui.quitting = true;
                     }
+                    Question::QuitWithReviews(_) => {
+                        if ui.engine_attached {
+                            fx.push(Effect::Engine(Control::Interrupt));
+                        }
+                        fx.push(Effect::Quit);
+                        ui.quitting = true;
+                    }
+                    Question::Accept => super::review_keys::accept_confirmed(ui, fx),
                     Question::Cancel => {
                         if run.is_live() {
                             fx.push(Effect::Engine(Control::Cancel(
@@ -37,12 +46,25 @@ pub fn overlay_action(
                     }
                 }
             }
+            // An acceptance not confirmed is dropped.
+            ui.accept_pending = None;
         }
         Overlay::Help { top } => match action {
             Action::Back | Action::Help | Action::Quit => ui.overlay = None,
             _ => {
                 let top = scroll_value(top, action, ui.list_rows);
                 ui.overlay = Some(Overlay::Help { top });
+            }
+        },
+        Overlay::Evidence { lines, top } => match action {
+            Action::Back | Action::Open | Action::Quit => ui.overlay = None,
+            Action::ReviewAccept | Action::ReviewReject => {
+                ui.overlay = None;
+                super::review_keys::review_action(ui, action);
+            }
+            _ => {
+                let top = scroll_value(top, action, ui.list_rows);
+                ui.overlay = Some(Overlay::Evidence { lines, top });
             }
         },
         Overlay::Text { title, lines, top } => match action {

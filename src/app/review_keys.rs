@@ -1,6 +1,6 @@
 //! The review queue on the Failures screen (`v`): the tasks a hallucination stopped for
-//! a person, with their evidence (`Enter`), accepted with `Y` or rejected with `X` and a
-//! reason. A decision on the run this session executes goes to its engine (the task's
+//! a person, with their evidence (`Enter`), accepted with `Y` (after a confirmation) or
+//! rejected with `X` and a reason, from the list or from inside the evidence. A decision on the run this session executes goes to its engine (the task's
 //! dependents run at once); on any other run it is written to the database directly,
 //! and its dependents run on `plexus resume`.
 
@@ -9,12 +9,12 @@ use std::sync::Arc;
 use super::action::Action;
 use super::effect::Effect;
 use super::nav::move_in_list;
-use super::ui_state::{Overlay, UiState};
+use super::ui_state::{Overlay, Question, UiState};
 use crate::review::{ReviewItem, Verdict};
 
 /// Handles an action while the review queue is shown; `false` when it is not one of
 /// the queue's.
-pub fn review_action(ui: &mut UiState, action: Action, fx: &mut Vec<Effect>) -> bool {
+pub fn review_action(ui: &mut UiState, action: Action) -> bool {
     let n = ui.failures.queue.as_ref().map_or(0, Vec::len);
     let page = ui.list_rows.max(1);
     if let Some(sel) = move_in_list(ui.failures.queue_selected, n, action, page) {
@@ -32,8 +32,7 @@ pub fn review_action(ui: &mut UiState, action: Action, fx: &mut Vec<Effect>) -> 
             };
         }
         (Action::Open, Some(item)) => {
-            ui.overlay = Some(Overlay::Text {
-                title: format!(" review · {} · {} ", item.run_id, item.task_id),
+            ui.overlay = Some(Overlay::Evidence {
                 lines: Arc::new(evidence(&item)),
                 top: 0,
             });
@@ -42,12 +41,9 @@ pub fn review_action(ui: &mut UiState, action: Action, fx: &mut Vec<Effect>) -> 
             if let Some(why) = decided(&item) {
                 ui.flash(why, true);
             } else {
-                ui.flash(format!("accepting {}…", item.task_id), false);
-                fx.push(Effect::Review {
-                    run: item.run_id,
-                    task: item.task_id,
-                    verdict: Verdict::Accept { note: None },
-                });
+                // Accepting stores atoms a check called made up: asked first.
+                ui.accept_pending = Some((item.run_id, item.task_id));
+                ui.overlay = Some(Overlay::Confirm(Question::Accept));
             }
         }
         (Action::ReviewReject, Some(item)) => {
@@ -64,6 +60,18 @@ pub fn review_action(ui: &mut UiState, action: Action, fx: &mut Vec<Effect>) -> 
         _ => return false,
     }
     true
+}
+
+/// Sends the acceptance a person confirmed (the review in [`UiState::accept_pending`]).
+pub fn accept_confirmed(ui: &mut UiState, fx: &mut Vec<Effect>) {
+    if let Some((run, task)) = ui.accept_pending.take() {
+        ui.flash(format!("accepting {task}…"), false);
+        fx.push(Effect::Review {
+            run,
+            task,
+            verdict: Verdict::Accept { note: None },
+        });
+    }
 }
 
 /// The item selected in the queue.
@@ -144,7 +152,10 @@ pub fn evidence(item: &ReviewItem) -> Vec<String> {
             d.decided_at,
             d.note.as_deref().map(|n| format!(" — {n}")).unwrap_or_default()
         )),
-        None => out.push("Y accepts the atoms (the task's dependents run) · X rejects with a reason · Esc closes".into()),
+        None => out.push(
+            "Y accepts the atoms (asks first; the task's dependents run) · X rejects with a reason · Esc closes"
+                .into(),
+        ),
     }
     out
 }

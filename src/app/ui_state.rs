@@ -79,6 +79,10 @@ impl Default for Scroll {
 pub enum Question {
     /// Quit while the run is live (it stays resumable).
     Quit,
+    /// Quit while this many of the run's tasks wait for a person's review.
+    QuitWithReviews(u32),
+    /// Accept the atoms of the task in [`UiState::accept_pending`].
+    Accept,
     /// Cancel the run.
     Cancel,
 }
@@ -93,6 +97,14 @@ pub enum Overlay {
     },
     /// A y/n question.
     Confirm(Question),
+    /// The evidence of the review item selected in the queue: `Y` accepts, `X`
+    /// rejects from inside it.
+    Evidence {
+        /// The lines.
+        lines: Arc<Vec<String>>,
+        /// First line shown.
+        top: usize,
+    },
     /// A text to read: a comparison of two runs.
     Text {
         /// Title.
@@ -348,6 +360,8 @@ pub struct UiState {
     pub resume_hint: String,
     /// The text typed at the input line is the reason to reject this (run, task)'s atoms.
     pub reason_for: Option<(String, String)>,
+    /// The review (run, task) a `Y` asked to accept, waiting for the confirmation.
+    pub accept_pending: Option<(String, String)>,
     /// The Debate screen: round shown, tab, scroll.
     pub debate: super::debate::DebateView,
 }
@@ -388,6 +402,7 @@ impl UiState {
             seek_prompt: false,
             command_prompt: false,
             reason_for: None,
+            accept_pending: None,
             resume_hint: "plexus resume".into(),
             layout: LastLayout::default(),
             debate: Default::default(),

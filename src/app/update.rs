@@ -43,6 +43,11 @@ pub fn update(ui: &mut UiState, run: &RunState, action: Action) -> Vec<Effect> {
             // Ask while the live run is running, even when a stored run is on screen.
             if controllable(ui, run) || (ui.engine_attached && ui.live_running) {
                 ui.overlay = Some(Overlay::Confirm(Question::Quit));
+            } else if run.awaiting_review > 0 {
+                // Leaving is fine, but the next step should not be forgotten.
+                ui.overlay = Some(Overlay::Confirm(Question::QuitWithReviews(
+                    run.awaiting_review,
+                )));
             } else {
                 if ui.engine_attached {
                     fx.push(Effect::Engine(Control::Interrupt));

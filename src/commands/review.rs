@@ -50,7 +50,7 @@ pub fn review(db: &Path, args: ReviewArgs) -> Result<ExitCode> {
             if args.json {
                 crate::rawln!("{}", serde_json::to_string_pretty(&d)?);
             } else {
-                print_decided(&d);
+                print_decided(db, &d);
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -97,7 +97,7 @@ fn usage(why: &str) -> Report {
     Report::from(ReviewError::Usage(why.into()))
 }
 
-fn print_decided(d: &Decided) {
+fn print_decided(db: &Path, d: &Decided) {
     match d.decision {
         DecisionKind::Accepted => {
             crate::outln!(
@@ -111,23 +111,28 @@ fn print_decided(d: &Decided) {
             );
             if !d.unblocked.is_empty() {
                 crate::outln!(
-                    "{} blocked task(s) may run now: {}\nrun them with: plexus resume {}",
+                    "{} blocked task(s) may run now: {}\nrun them with: {}",
                     d.unblocked.len(),
                     d.unblocked.join(", "),
-                    d.run_id
+                    crate::launch::resume_command(db, &d.run_id)
                 );
             }
             if let Some(s) = d.run_status {
                 crate::outln!("nothing is left to run: the run now ends {}", s.as_str());
             }
         }
-        DecisionKind::Rejected => crate::outln!(
-            "run {}: task {} rejected by {} (event {}); it stays failed and the tasks it blocked stay blocked",
-            d.run_id,
-            d.task_id,
-            d.reviewer,
-            d.seq
-        ),
+        DecisionKind::Rejected => {
+            crate::outln!(
+                "run {}: task {} rejected by {} (event {}); it stays failed and the tasks it blocked stay blocked",
+                d.run_id,
+                d.task_id,
+                d.reviewer,
+                d.seq
+            );
+            if let Some(s) = d.run_status {
+                crate::outln!("no review waits any more: the run now ends {}", s.as_str());
+            }
+        }
     }
 }
 

@@ -71,6 +71,7 @@ impl Config {
             match name {
                 "ui" => config.ui = parser.ui(value)?,
                 "keys" => config.keys = parser.keys(value)?,
+                "review" => config.reviewer = parser.review(value)?,
                 "providers" => {
                     parser.providers(value)?;
                     other_names.push(name.to_string());
@@ -80,7 +81,7 @@ impl Config {
                         origin: parser.origin(key.span()),
                         table: "the top level".into(),
                         key: name.to_string(),
-                        known: "known tables: [ui], [keys], [providers.NAME]".into(),
+                        known: "known tables: [ui], [keys], [review], [providers.NAME]".into(),
                     })
                 }
             }

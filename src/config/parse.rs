@@ -89,6 +89,42 @@ impl Parser<'_> {
         Ok(ui)
     }
 
+    /// The `[review]` table: `reviewer`, a non-empty name.
+    pub(super) fn review(
+        &self,
+        value: &Spanned<DeValue<'_>>,
+    ) -> Result<Option<String>, ConfigError> {
+        let DeValue::Table(table) = value.get_ref() else {
+            return Err(self.bad_value(value.span(), "review", "must be a table: [review]"));
+        };
+        let mut reviewer = None;
+        for (key, value) in table {
+            match key.get_ref().as_ref() {
+                "reviewer" => match value.get_ref() {
+                    DeValue::String(s) if !s.trim().is_empty() => {
+                        reviewer = Some(s.trim().to_string())
+                    }
+                    _ => {
+                        return Err(self.bad_value(
+                            value.span(),
+                            "review.reviewer",
+                            "must be a non-empty string: the name decisions are recorded under",
+                        ))
+                    }
+                },
+                other => {
+                    return Err(ConfigError::UnknownKey {
+                        origin: self.origin(key.span()),
+                        table: "[review]".into(),
+                        key: other.to_string(),
+                        known: "known: reviewer".into(),
+                    })
+                }
+            }
+        }
+        Ok(reviewer)
+    }
+
     pub(super) fn keys(
         &self,
         value: &Spanned<DeValue<'_>>,

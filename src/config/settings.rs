@@ -11,6 +11,9 @@ pub struct Config {
     pub ui: UiConfig,
     /// `[keys]`, already checked: the keymap built from a loaded config cannot fail.
     pub keys: KeymapOverrides,
+    /// `[review] reviewer`: the name review decisions are recorded under (else the
+    /// login name).
+    pub reviewer: Option<String>,
     /// The file it came from; `None` for the defaults.
     pub path: Option<PathBuf>,
     /// Top-level tables this module does not own (`[providers.*]`, …), verbatim.

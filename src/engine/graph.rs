@@ -28,6 +28,8 @@ pub(super) struct Node {
     pub(super) attempts: u32,
     /// Atoms accepted.
     pub(super) atoms: u32,
+    /// Failed with a hallucination (E007) and waits for a person's decision.
+    pub(super) awaiting_review: bool,
 }
 
 /// The plan's tasks as pending nodes linked to their dependents; `index` maps task ids
@@ -42,6 +44,7 @@ pub(super) fn build(plan: &Plan, index: &HashMap<&str, usize>) -> Vec<Node> {
             dependents: Vec::new(),
             attempts: 0,
             atoms: 0,
+            awaiting_review: false,
         })
         .collect();
     for (i, t) in plan.tasks.iter().enumerate() {
@@ -84,7 +87,7 @@ pub(super) fn final_status(nodes: &[Node], stopping: Option<StopSignal>) -> RunS
 
 /// The status of a run whose tasks are all final.
 pub(super) fn status_after(nodes: &[Node]) -> RunStatus {
-    crate::gate::status::run_status_of(nodes.iter().map(|n| n.status))
+    crate::gate::status::run_status_of(nodes.iter().map(|n| (n.status, n.awaiting_review)))
 }
 
 /// The `run_resumed` fact for the current graph.
@@ -131,6 +134,8 @@ pub(super) fn finish(
     nodes[i].attempts = outcome.attempts;
     nodes[i].atoms = outcome.atoms;
     nodes[i].status = outcome.status;
+    nodes[i].awaiting_review =
+        outcome.status == TaskStatus::Failed && outcome.error_code == Some(ErrorCode::E007);
     if outcome.status == TaskStatus::Pending || outcome.status == TaskStatus::Cancelled {
         // interrupted: back to pending, resumable; cancelled: recorded at the end
         write_task(ctx, i, &nodes[i], None, outcome.invocation_id.as_ref())?;

@@ -17,6 +17,7 @@ pub(super) fn reset_task(
     reason: &str,
 ) -> Result<(), EngineError> {
     nodes[j].status = TaskStatus::Pending;
+    nodes[j].awaiting_review = false;
     write_task(ctx, j, &nodes[j], None, None)?;
     ctx.emitter.emit(
         &task_scope(ctx, j),

@@ -47,6 +47,8 @@ pub(super) fn restore(
             nodes[i].status = *status;
             nodes[i].attempts = *attempts;
             nodes[i].atoms = *atoms;
+            nodes[i].awaiting_review =
+                *status == crate::event::TaskStatus::Failed && r.awaiting_review.contains(tid);
         }
     }
     for (tid, a) in &r.attempts {

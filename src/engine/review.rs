@@ -23,7 +23,7 @@ use crate::store::{ReviewWrite, Store, WriteOp};
 /// Handles one review request and answers it. `ended`: the run had reported its end
 /// and is held open — an acceptance that frees tasks opens it again (`run_resumed`).
 /// `stopping`: the run is being cancelled or interrupted (refused). Returns whether the
-/// run's outcome changed (it reports its end again once nothing runs).
+/// run's outcome may have changed (it reports its end again once nothing runs).
 #[allow(clippy::too_many_arguments)]
 pub(super) fn handle(
     ctx: &RunCtx,
@@ -41,7 +41,10 @@ pub(super) fn handle(
     } else {
         decide(ctx, nodes, ready, totals, &req)?
     };
-    let changed = matches!(&answer, Ok(d) if d.decision == DecisionKind::Accepted);
+    // An acceptance changes the outcome; so does a rejection of the last task that
+    // waited (the run no longer waits for review: it failed).
+    let changed = matches!(&answer, Ok(d) if d.decision == DecisionKind::Accepted)
+        || (answer.is_ok() && status_after(nodes) != previous);
     if let Ok(d) = &answer {
         tracing::info!(
             "review of {} ({}): {:?} by {}",
@@ -175,6 +178,7 @@ fn decide(
         unblocked: Vec::new(),
         run_status: None,
     };
+    nodes[i].awaiting_review = false;
     if let Some(acc) = acc {
         nodes[i].status = acc.status;
         nodes[i].atoms = atoms;

@@ -70,6 +70,8 @@ pub struct ResumeState {
     /// Blocked tasks a person's acceptance of a review freed since the run last ran:
     /// they go back to pending (absent from `finished`).
     pub unblocked: Vec<String>,
+    /// Failed tasks whose review nobody has decided yet: the run still waits for them.
+    pub awaiting_review: std::collections::HashSet<String>,
 }
 
 /// Everything a run needs.

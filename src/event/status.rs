@@ -104,6 +104,11 @@ pub enum RunStatus {
     Partial,
     /// Some task failed, timed out or was blocked.
     Failed,
+    /// Every task ended, and the only obstacles left are decisions waiting for a person:
+    /// each failed task waits for review (a hallucination, E007) and each blocked one is
+    /// below such a task. `plexus review` decides; `plexus resume` runs what an
+    /// acceptance unblocked.
+    AwaitingReview,
     /// Cancelled by a person.
     Cancelled,
     /// Stopped before the end (quit or crash); `plexus resume` continues it.
@@ -119,6 +124,7 @@ impl RunStatus {
             RunStatus::Succeeded => "succeeded",
             RunStatus::Partial => "partial",
             RunStatus::Failed => "failed",
+            RunStatus::AwaitingReview => "awaiting_review",
             RunStatus::Cancelled => "cancelled",
             RunStatus::Interrupted => "interrupted",
         }
@@ -132,6 +138,7 @@ impl RunStatus {
             RunStatus::Succeeded,
             RunStatus::Partial,
             RunStatus::Failed,
+            RunStatus::AwaitingReview,
             RunStatus::Cancelled,
             RunStatus::Interrupted,
         ]
@@ -139,11 +146,28 @@ impl RunStatus {
         .find(|r| r.as_str() == s)
     }
 
+    /// The status as words for a person (`awaiting review`).
+    pub fn label(self) -> &'static str {
+        match self {
+            RunStatus::AwaitingReview => "awaiting review",
+            other => other.as_str(),
+        }
+    }
+
+    /// Whether the run ended failed or waiting for a review: a decision (a review, or a
+    /// retry) may still change its outcome.
+    pub fn is_failed_or_waiting(self) -> bool {
+        matches!(self, RunStatus::Failed | RunStatus::AwaitingReview)
+    }
+
     /// Whether a process exiting with this status should exit non-zero.
     pub fn is_failure(self) -> bool {
         matches!(
             self,
-            RunStatus::Failed | RunStatus::Cancelled | RunStatus::Interrupted
+            RunStatus::Failed
+                | RunStatus::AwaitingReview
+                | RunStatus::Cancelled
+                | RunStatus::Interrupted
         )
     }
 }

@@ -26,18 +26,22 @@ pub fn decide_status(
     }
 }
 
-/// The status of a run whose tasks are all final: failed when one failed, timed out or
-/// was blocked; partial when one ended partial; succeeded otherwise.
+/// The status of a run whose tasks are all final, each with whether it waits for a
+/// person's review: failed when a task failed or timed out without waiting for review;
+/// awaiting review when tasks failed but each of them waits for review (the blocked ones
+/// then sit below those); partial when one ended partial; succeeded otherwise.
 pub fn run_status_of(
-    tasks: impl IntoIterator<Item = crate::event::TaskStatus>,
+    tasks: impl IntoIterator<Item = (crate::event::TaskStatus, bool)>,
 ) -> crate::event::RunStatus {
     use crate::event::{RunStatus, TaskStatus};
     let mut partial = false;
-    for t in tasks {
+    let mut waiting = false;
+    let mut blocked = false;
+    for (t, awaiting_review) in tasks {
         match t {
-            TaskStatus::Failed | TaskStatus::Timeout | TaskStatus::Blocked => {
-                return RunStatus::Failed
-            }
+            TaskStatus::Failed if awaiting_review => waiting = true,
+            TaskStatus::Failed | TaskStatus::Timeout => return RunStatus::Failed,
+            TaskStatus::Blocked => blocked = true,
             TaskStatus::Partial => partial = true,
             TaskStatus::Pending
             | TaskStatus::Ready
@@ -46,9 +50,48 @@ pub fn run_status_of(
             | TaskStatus::Cancelled => {}
         }
     }
-    if partial {
+    if waiting {
+        // A task is blocked only below a failed one, and every failed one waits.
+        RunStatus::AwaitingReview
+    } else if blocked {
+        RunStatus::Failed
+    } else if partial {
         RunStatus::Partial
     } else {
         RunStatus::Succeeded
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::run_status_of;
+    use crate::event::{RunStatus, TaskStatus};
+
+    #[test]
+    fn a_run_whose_only_failures_wait_for_review_awaits_review() {
+        use TaskStatus::*;
+        assert_eq!(
+            run_status_of([(Success, false), (Failed, true), (Blocked, false)]),
+            RunStatus::AwaitingReview
+        );
+        // One failure that does not wait makes it failed, whatever the order.
+        assert_eq!(
+            run_status_of([(Failed, true), (Failed, false)]),
+            RunStatus::Failed
+        );
+        assert_eq!(
+            run_status_of([(Timeout, false), (Failed, true)]),
+            RunStatus::Failed
+        );
+        // A rejected review leaves a failure that waits for nobody.
+        assert_eq!(
+            run_status_of([(Partial, false), (Failed, false)]),
+            RunStatus::Failed
+        );
+        assert_eq!(
+            run_status_of([(Partial, false), (Success, false)]),
+            RunStatus::Partial
+        );
+        assert_eq!(run_status_of([(Blocked, false)]), RunStatus::Failed);
     }
 }

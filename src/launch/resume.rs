@@ -16,11 +16,17 @@ use crate::store::Store;
 /// The command that resumes `run` in database `db`: `plexus resume RUN`, with
 /// `--db PATH` when `db` is not the one plexus opens by default.
 pub fn resume_command(db: &std::path::Path, run: &str) -> String {
+    plexus_command(db, &format!("resume {run}"))
+}
+
+/// `plexus ARGS` as a person types it for the database at `db`: `--db` is named only
+/// when it is not the default one (quoted for a shell when it needs to be).
+pub fn plexus_command(db: &std::path::Path, args: &str) -> String {
     let default = std::env::var_os("PLEXUS_DB")
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from(".plexus/plexus.db"));
     if db == default {
-        format!("plexus resume {run}")
+        format!("plexus {args}")
     } else {
         let shown = db.display().to_string();
         let quoted = if shown
@@ -31,7 +37,7 @@ pub fn resume_command(db: &std::path::Path, run: &str) -> String {
         } else {
             shown
         };
-        format!("plexus --db {quoted} resume {run}")
+        format!("plexus --db {quoted} {args}")
     }
 }
 
@@ -92,8 +98,8 @@ pub fn load_resume(store: &Store, run_id: &str) -> Result<(Plan, RunConfig, Resu
     }
     let status = RunStatus::parse(&summary.status)
         .ok_or_else(|| eyre!("run {run_id} has an unknown status `{}`", summary.status))?;
-    // A run that ended is over, except a failed one whose blocked tasks a person's
-    // acceptance of a review has freed since.
+    // A run that ended is over, except a failed one (or one that waited for review)
+    // whose blocked tasks a person's acceptance of a review has freed since.
     if matches!(
         status,
         RunStatus::Succeeded | RunStatus::Partial | RunStatus::Cancelled
@@ -126,16 +132,19 @@ pub fn load_resume(store: &Store, run_id: &str) -> Result<(Plan, RunConfig, Resu
     if store.accepted_reviews(&summary.run_id)? > 0 {
         state.unblocked = crate::review::unblocked_tasks(&plan, &statuses);
     }
-    if status == RunStatus::Failed && state.unblocked.is_empty() {
-        let waiting = store
-            .review_queue(Some(&summary.run_id))?
-            .iter()
-            .filter(|i| i.decision.is_none())
-            .count();
+    state.awaiting_review = store
+        .review_queue(Some(&summary.run_id))?
+        .into_iter()
+        .filter(|i| i.decision.is_none())
+        .map(|i| i.task_id)
+        .collect();
+    if status.is_failed_or_waiting() && state.unblocked.is_empty() {
+        let waiting = state.awaiting_review.len();
         return Err(if waiting > 0 {
             eyre!(
-                "run {0} already ended (failed); {waiting} task(s) wait for review (plexus review {0}), and accepting one lets the tasks it blocked run on resume",
-                summary.run_id
+                "run {0} already ended ({1}); {waiting} task(s) wait for review: decide with `plexus review {0} TASK --accept` or `--reject --reason TEXT` (the list: `plexus review {0}`); accepting one lets the tasks it blocked run on `plexus resume {0}`",
+                summary.run_id,
+                status.label()
             )
         } else {
             ended(&summary.run_id, &summary.status)
@@ -145,10 +154,10 @@ pub fn load_resume(store: &Store, run_id: &str) -> Result<(Plan, RunConfig, Resu
         crate::errln!(
             "run {}{}: accepted review(s) unblocked {} task(s), which run now: {}",
             summary.run_id,
-            if status == RunStatus::Failed {
-                " ended failed"
-            } else {
-                ""
+            match status {
+                RunStatus::Failed => " ended failed",
+                RunStatus::AwaitingReview => " ended awaiting review",
+                _ => "",
             },
             state.unblocked.len(),
             state.unblocked.join(", ")

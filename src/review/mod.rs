@@ -248,14 +248,47 @@ impl ReviewError {
     }
 }
 
-/// The reviewer's name when none is given: `$USER`, else `$LOGNAME`, else `unknown`.
+/// The name set by `[review] reviewer` in the configuration, once loaded.
+static CONFIGURED_REVIEWER: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// Records the configuration's reviewer name for [`default_reviewer`] (the first call
+/// wins; the binary calls it once, after loading the configuration).
+pub fn set_configured_reviewer(name: &str) {
+    let name = name.trim();
+    if !name.is_empty() {
+        let _ = CONFIGURED_REVIEWER.set(name.to_string());
+    }
+}
+
+/// The reviewer's name when none is given: the configuration's `[review] reviewer`,
+/// else `$USER`, else `$LOGNAME`, else the login name of the user the process runs as,
+/// else `uid N`.
 pub fn default_reviewer() -> String {
+    if let Some(name) = CONFIGURED_REVIEWER.get() {
+        return name.clone();
+    }
     ["USER", "LOGNAME"]
         .iter()
         .filter_map(|v| std::env::var(v).ok())
         .map(|v| v.trim().to_string())
         .find(|v| !v.is_empty())
-        .unwrap_or_else(|| "unknown".into())
+        .unwrap_or_else(login_name)
+}
+
+/// The name of the user the process runs as, from the system's user database.
+#[cfg(target_os = "linux")]
+fn login_name() -> String {
+    let uid = nix::unistd::getuid();
+    match nix::unistd::User::from_uid(uid) {
+        Ok(Some(user)) if !user.name.trim().is_empty() => user.name,
+        _ => format!("uid {uid}"),
+    }
+}
+
+/// The name of the user the process runs as (no user database read here).
+#[cfg(not(target_os = "linux"))]
+fn login_name() -> String {
+    "unknown user".into()
 }
 
 /// Checks what a decision says on its own: a reviewer, and a reason for a rejection.

@@ -2,7 +2,7 @@
 //! while another process owns the run), the decision's event appended at the log's next
 //! number with everything it changes in one transaction, and the lease given back.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -75,24 +75,55 @@ pub fn decide(
         unblocked: Vec::new(),
         run_status: None,
     };
+    let ended_failed =
+        RunStatus::parse(&summary.status).is_some_and(RunStatus::is_failed_or_waiting);
+    // The tasks still waiting for review once this decision is made.
+    let waiting: HashSet<String> = store
+        .review_queue(Some(&run_id))?
+        .into_iter()
+        .filter(|i| i.decision.is_none() && i.task_id != item.task_id)
+        .map(|i| i.task_id)
+        .collect();
     let write = match verdict {
-        Verdict::Reject { reason } => ReviewWrite {
-            event: envelope(
-                seq,
-                EngineEvent::ReviewRejected(ReviewRejected {
-                    reviewer: reviewer.clone(),
-                    reason: reason.trim().to_string(),
-                }),
-                true,
-            ),
-            accepted: false,
-            reviewer,
-            note: Some(reason.trim().to_string()),
-            decided_at: at,
-            atoms: Vec::new(),
-            task_status: None,
-            run_end: None,
-        },
+        Verdict::Reject { reason } => {
+            let rows = store.tasks(&run_id)?;
+            let status = task_statuses(&rows, &item.task_id, TaskStatus::Failed);
+            // A run that waited for review and no longer does failed: its end is
+            // reported again.
+            let new = crate::gate::status::run_status_of(
+                status.iter().map(|(t, s)| (*s, waiting.contains(t))),
+            );
+            let run_end = (ended_failed
+                && status.values().all(|s| s.is_final())
+                && RunStatus::parse(&summary.status) != Some(new))
+            .then(|| {
+                let event = EngineEvent::RunFinished(RunFinished {
+                    status: new,
+                    tasks: tally(&status),
+                    atoms: rows.iter().map(|t| t.atoms).sum::<i64>() as u32,
+                    grades: store.run_grades(&run_id).unwrap_or_default(),
+                });
+                (envelope(seq + 1, event, false), new)
+            });
+            decided.run_status = run_end.as_ref().map(|(_, s)| *s);
+            ReviewWrite {
+                event: envelope(
+                    seq,
+                    EngineEvent::ReviewRejected(ReviewRejected {
+                        reviewer: reviewer.clone(),
+                        reason: reason.trim().to_string(),
+                    }),
+                    true,
+                ),
+                accepted: false,
+                reviewer,
+                note: Some(reason.trim().to_string()),
+                decided_at: at,
+                atoms: Vec::new(),
+                task_status: None,
+                run_end: run_end.map(|(e, s)| (e, s.as_str())),
+            }
+        }
         Verdict::Accept { note } => {
             let note = note
                 .as_deref()
@@ -102,14 +133,7 @@ pub fn decide(
             let acc = accepted(&store, &item)?;
             let atoms = acc.rows.len() as u32;
             let rows = store.tasks(&run_id)?;
-            let mut status: HashMap<String, TaskStatus> = rows
-                .iter()
-                .map(|t| {
-                    let s = TaskStatus::parse(&t.status).unwrap_or(TaskStatus::Pending);
-                    (t.task_id.clone(), s)
-                })
-                .collect();
-            status.insert(item.task_id.clone(), acc.status);
+            let status = task_statuses(&rows, &item.task_id, acc.status);
             let (source, plan_json, _) = store.run_plan(&run_id)?;
             let plan = parse_plan(&plan_json, &source).map_err(|e| ReviewError::Plan {
                 run_id: run_id.clone(),
@@ -117,16 +141,14 @@ pub fn decide(
             })?;
             decided.unblocked = unblocked_tasks(&plan, &status);
             // Nothing left to run in a run that ended: it ended otherwise.
-            let ended_failed = RunStatus::parse(&summary.status) == Some(RunStatus::Failed);
             let run_end = (decided.unblocked.is_empty()
                 && ended_failed
                 && status.values().all(|s| s.is_final()))
             .then(|| {
-                let new = crate::gate::status::run_status_of(status.values().copied());
-                let mut tasks: BTreeMap<TaskStatus, u32> = BTreeMap::new();
-                for s in status.values() {
-                    *tasks.entry(*s).or_insert(0) += 1;
-                }
+                let new = crate::gate::status::run_status_of(
+                    status.iter().map(|(t, s)| (*s, waiting.contains(t))),
+                );
+                let tasks = tally(&status);
                 let mut grades = store.run_grades(&run_id).unwrap_or_default();
                 grades.merge(&acc.grades);
                 let before: i64 = rows
@@ -174,4 +196,30 @@ pub fn decide(
     crate::store::review_write::commit(&mut open_connection(db)?, held, &write)?;
     drop(lease);
     Ok(decided)
+}
+
+/// Every task's status as stored, with `task`'s replaced by `now` (the decision's).
+fn task_statuses(
+    rows: &[crate::store::TaskRow],
+    task: &str,
+    now: TaskStatus,
+) -> HashMap<String, TaskStatus> {
+    let mut status: HashMap<String, TaskStatus> = rows
+        .iter()
+        .map(|t| {
+            let s = TaskStatus::parse(&t.status).unwrap_or(TaskStatus::Pending);
+            (t.task_id.clone(), s)
+        })
+        .collect();
+    status.insert(task.to_string(), now);
+    status
+}
+
+/// Tasks by status.
+fn tally(status: &HashMap<String, TaskStatus>) -> BTreeMap<TaskStatus, u32> {
+    let mut tasks: BTreeMap<TaskStatus, u32> = BTreeMap::new();
+    for s in status.values() {
+        *tasks.entry(*s).or_insert(0) += 1;
+    }
+    tasks
 }

@@ -29,9 +29,22 @@ pub(super) fn finished(st: &mut RunState, i: usize, f: &TaskFinished) {
     t.atoms = f.atoms;
     t.error = f.error_code;
     t.running_since = None;
-    if let Some(m) = &f.error_message {
-        let code = f.error_code.map(|c| c.as_str()).unwrap_or("failed");
-        t.notes.push(format!("{code}: {m}"));
+    match (&f.error_message, f.error_code) {
+        (Some(m), code) => {
+            let code = code.map(|c| c.as_str()).unwrap_or("failed");
+            t.notes.push(format!("{code}: {m}"));
+        }
+        // A code without a message (a hallucination, E007, logs none) is noted by its
+        // type, so it stays readable after a retry replaces the task's state.
+        (None, Some(code)) if matches!(f.status, TaskStatus::Failed | TaskStatus::Timeout) => {
+            t.notes.push(format!(
+                "attempt {} ended {} · {code}: {}",
+                f.attempts,
+                f.status.as_str(),
+                code.error_type().replace('_', " ")
+            ))
+        }
+        (None, _) => {}
     }
     set_status(st, i, f.status);
     super::review::set_awaiting(

@@ -66,10 +66,15 @@ fn grid(run: &RunState, width: u16) -> Grid {
     }
 }
 
-/// ` · ▶2 ✔3 ✘1 ⊘1`: the tasks per status, with the glyphs the DAG draws (only the
-/// statuses that occur; pending and ready left out).
+/// The glyph of a task that failed and waits for a person's review.
+pub const REVIEW_GLYPH: &str = "?";
+
+/// ` · ▶2 ✔3 ✘1 ?1 ⊘1`: the tasks per status, with the glyphs the DAG draws (only the
+/// statuses that occur; pending and ready left out; failed tasks waiting for review
+/// counted apart, as `?`).
 pub fn status_counts(run: &RunState) -> String {
     let mut out = String::new();
+    let waiting = run.awaiting_review;
     for s in [
         TaskStatus::Running,
         TaskStatus::Success,
@@ -79,7 +84,16 @@ pub fn status_counts(run: &RunState) -> String {
         TaskStatus::Blocked,
         TaskStatus::Cancelled,
     ] {
-        let n = run.count(s);
+        let mut n = run.count(s);
+        if s == TaskStatus::Failed {
+            n = n.saturating_sub(waiting);
+        }
+        if s == TaskStatus::Timeout && waiting > 0 {
+            out.push_str(&format!(
+                "{}{REVIEW_GLYPH}{waiting}",
+                if out.is_empty() { " · " } else { " " }
+            ));
+        }
         if n > 0 {
             let g = if s == TaskStatus::Running {
                 "▶"
@@ -222,10 +236,16 @@ fn draw_cell(
         1,
         if stalled {
             "⏸"
+        } else if task.awaiting_review {
+            REVIEW_GLYPH
         } else {
             glyph(task.status, ui.tick + t as u64)
         },
-        if stalled { theme.warn() } else { status_style },
+        if stalled || task.awaiting_review {
+            theme.warn()
+        } else {
+            status_style
+        },
     );
     let attempts = match activity {
         // A stalled invocation says for how long it has been quiet.

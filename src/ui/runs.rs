@@ -117,6 +117,8 @@ fn run_status_role(s: &str) -> &'static str {
         "succeeded" => "success",
         "partial" => "partial",
         "failed" => "failed",
+        // A decision waits: warn, like a partial outcome, not an error.
+        "awaiting_review" => "partial",
         "running" => "running",
         "paused" => "ready",
         "cancelled" => "cancelled",

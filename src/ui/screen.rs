@@ -79,6 +79,13 @@ pub fn draw_buffer(
             let top = scroll_overlay(buf, area, " Help ", &lines, top, theme, ui);
             ui.overlay = Some(Overlay::Help { top });
         }
+        Some(Overlay::Evidence { lines, top }) => {
+            let title = crate::app::review_keys::selected(ui)
+                .map(|i| format!(" review · {} · {} ", i.run_id, i.task_id))
+                .unwrap_or_else(|| " review ".into());
+            let top = scroll_overlay(buf, area, &title, &lines, top, theme, ui);
+            ui.overlay = Some(Overlay::Evidence { lines, top });
+        }
         Some(Overlay::Text { title, lines, top }) => {
             let top = scroll_overlay(buf, area, &title, &lines, top, theme, ui);
             ui.overlay = Some(Overlay::Text { title, lines, top });
@@ -105,33 +112,55 @@ pub fn draw_buffer(
             ui.overlay = Some(Overlay::AtomDetail { atom, top });
         }
         Some(Overlay::Confirm(q)) => {
-            let quit;
             let text = match q {
-                Question::Quit if run.debate.is_some() => "Quit? The debate stops here. y / n",
-                Question::Quit => {
-                    quit = format!(
-                        "Quit? The run stops and stays resumable ({}). y / n",
-                        ui.resume_hint
-                    );
-                    &quit
+                Question::Quit if run.debate.is_some() => {
+                    "Quit? The debate stops here. y / n".to_string()
                 }
+                Question::Quit => format!(
+                    "Quit? The run stops and stays resumable ({}). y / n",
+                    ui.resume_hint
+                ),
+                Question::QuitWithReviews(n) => format!(
+                    "Quit? {} for your review: 4 v shows {}; later, plexus review {}. y / n",
+                    if n == 1 {
+                        "1 task waits".to_string()
+                    } else {
+                        format!("{n} tasks wait")
+                    },
+                    if n == 1 { "it" } else { "them" },
+                    run.run_id
+                ),
+                Question::Accept => format!(
+                    "Accept the atoms of {}? They are stored as reviewed and its dependents may run. y / n",
+                    ui.accept_pending.as_ref().map_or("this task", |(_, t)| t.as_str())
+                ),
                 Question::Cancel if run.debate.is_some() => {
-                    "Stop the debate? The session ends cancelled. y / n"
+                    "Stop the debate? The session ends cancelled. y / n".to_string()
                 }
-                Question::Cancel => "Cancel the run? Unfinished tasks end cancelled. y / n",
+                Question::Cancel => {
+                    "Cancel the run? Unfinished tasks end cancelled. y / n".to_string()
+                }
             };
-            let w = (text.chars().count() as u16 + 4).min(area.width);
-            let r = centered(area, w, 3);
+            // One line when it fits, else wrapped: the question is never cut.
+            let lines = wrapped(&[text], area.width.saturating_sub(6));
+            let widest = lines
+                .iter()
+                .map(|l| crate::text::sanitize::display_width(l))
+                .max()
+                .unwrap_or(0) as u16;
+            let r = centered(area, (widest + 4).min(area.width), lines.len() as u16 + 2);
             Clear.render(r, buf);
             let inner = pane(buf, r, "Confirm", true, theme);
-            put(
-                buf,
-                inner.x + 1,
-                inner.y,
-                inner.width.saturating_sub(1),
-                text,
-                theme.warn(),
-            );
+            for (k, line) in lines.iter().enumerate().take(inner.height as usize) {
+                put(
+                    buf,
+                    inner.x + 1,
+                    inner.y + k as u16,
+                    inner.width.saturating_sub(1),
+                    line,
+                    theme.warn(),
+                );
+            }
         }
         None => {}
     }

@@ -20,7 +20,7 @@ pub fn draw(buf: &mut Buffer, r: Rect, run: &RunState, ui: &UiState, theme: &The
     let state = match (run.status, run.cancelling) {
         (_, true) => "cancelling",
         (None, _) => "starting",
-        (Some(s), _) => s.as_str(),
+        (Some(s), _) => s.label(),
     };
     // The state word is a badge (the screen's background on its colour): a role colour
     // as text on the bar's background would not stand out.
@@ -57,9 +57,12 @@ pub fn draw(buf: &mut Buffer, r: Rect, run: &RunState, ui: &UiState, theme: &The
     };
     let state_style = match run.status {
         Some(RunStatus::Failed | RunStatus::Cancelled) => theme.badge(theme.error),
-        Some(RunStatus::Paused | RunStatus::Interrupted | RunStatus::Partial) => {
-            theme.badge(theme.warn)
-        }
+        Some(
+            RunStatus::Paused
+            | RunStatus::Interrupted
+            | RunStatus::Partial
+            | RunStatus::AwaitingReview,
+        ) => theme.badge(theme.warn),
         Some(RunStatus::Succeeded) => theme.badge(theme.ok),
         _ => bar.add_modifier(Modifier::BOLD),
     };
@@ -150,7 +153,11 @@ pub fn outcome_counts(run: &RunState) -> String {
     let c = |s: TaskStatus| run.count(s);
     let parts = [
         (c(TaskStatus::Success) + c(TaskStatus::Partial), "ok"),
-        (c(TaskStatus::Failed) + c(TaskStatus::Timeout), "failed"),
+        (
+            (c(TaskStatus::Failed) + c(TaskStatus::Timeout)).saturating_sub(run.awaiting_review),
+            "failed",
+        ),
+        (run.awaiting_review, "to review"),
         (c(TaskStatus::Blocked), "blocked"),
         (c(TaskStatus::Cancelled), "cancelled"),
         (c(TaskStatus::Running), "running"),
@@ -207,12 +214,12 @@ fn hints(run: &RunState, ui: &UiState) -> String {
         } else {
             ""
         };
-        let review = if run.awaiting_review > 0 {
-            " · 4 v review"
+        // The next step first: a review waiting is what the run needs.
+        if run.awaiting_review > 0 {
+            format!(" 4 v review · ? help · q quit{retry}")
         } else {
-            ""
-        };
-        format!(" ? help · q quit{retry}{review}")
+            format!(" ? help · q quit{retry}")
+        }
     }
 }
 

@@ -19,12 +19,12 @@ fn demo_runs_to_completion_and_show_prints_the_run() {
     let out = plexus(&db, &["demo", "--chunk-ms", "1"]);
     let err = String::from_utf8_lossy(&out.stderr);
     let summary = String::from_utf8_lossy(&out.stdout);
-    // The demo ends failed: its validator stops for human review (E007).
-    assert_eq!(out.status.code(), Some(3), "demo: {err}");
+    // The demo ends awaiting review: its validator stops for a person (E007).
+    assert_eq!(out.status.code(), Some(6), "demo: {err}");
     // Progress on stderr, the result on stdout (`plexus demo > out.txt` keeps it).
     assert!(err.contains("flagged for human review"), "{err}");
     assert!(err.contains("retry"), "the demo shows retries: {err}");
-    assert!(summary.contains("run failed"), "{summary}");
+    assert!(summary.contains("run awaiting_review"), "{summary}");
     assert!(summary.contains("tokens per agent"), "{summary}");
     assert!(!err.contains("tokens per agent"), "{err}");
     assert!(

@@ -11,5 +11,6 @@ mod docs;
 mod output_hygiene;
 mod rerun;
 mod review;
+mod review_wait;
 mod show_order;
 mod tables;

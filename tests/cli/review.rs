@@ -60,7 +60,10 @@ async fn failed_run(db: &Path) -> String {
     let plan = parse_plan(&plan_json(), "test plan").expect("plan");
     let s = start(&globals(db), plan, config, None, false).expect("start");
     let run = s.run_id.clone();
-    assert_eq!(s.finish().await.expect("the run ends"), RunStatus::Failed);
+    assert_eq!(
+        s.finish().await.expect("the run ends"),
+        RunStatus::AwaitingReview
+    );
     run
 }
 
@@ -173,7 +176,7 @@ async fn an_accepted_hallucination_is_stored_as_reviewed_and_resume_runs_what_it
     assert!(a == "success" || a == "partial", "{a}");
     assert_eq!(
         store.run(&run).expect("run").status,
-        "failed",
+        "awaiting_review",
         "until resumed"
     );
 
@@ -449,7 +452,7 @@ async fn in_the_process_that_owns_the_run_a_decision_goes_through_the_engine() {
     });
     let (mut st, mut log) = (RunState::new(), Vec::new());
     until_finished(&mut rx, &mut st, &mut log).await;
-    assert_eq!(st.status, Some(RunStatus::Failed));
+    assert_eq!(st.status, Some(RunStatus::AwaitingReview));
     assert_eq!(st.awaiting_review, 2, "A and X wait for review");
     let ask = |task: &str, verdict: Verdict| {
         let (req, answer) = ReviewRequest::new(task, verdict, "dana").with_reply();

@@ -136,8 +136,8 @@ fn an_earlier_attempts_stream_and_an_atoms_issues_are_read_back_from_the_databas
     let tmp = tempfile::tempdir().expect("tempdir");
     let dir = tmp.path();
     let out = output(plexus(dir).args(["--db", "p.db", "demo", "--chunk-ms", "0", "--headless"]));
-    // The demo ends failed headless: one task waits for a person's review.
-    assert_eq!(out.code, Some(3), "{}", out.stderr);
+    // The demo ends awaiting review headless: one task waits for a person.
+    assert_eq!(out.code, Some(6), "{}", out.stderr);
     let store = Store::open(&dir.join("p.db")).expect("db");
     let run = store.list_runs().expect("runs")[0].run_id.clone();
     let (last, _) = store.last_event(&run).expect("last");

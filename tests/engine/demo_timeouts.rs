@@ -169,9 +169,9 @@ fn the_simulated_demo_records_the_fast_timeout_it_enforces() {
             "--headless",
         ],
     );
-    // The demo ends failed: its validator stops for human review (E007).
-    assert_eq!(status.code(), Some(3), "{err}");
-    let (config, attempts) = read_demo(&dir.path().join("d.db"), "failed");
+    // The demo ends awaiting review: its validator stops for a person (E007).
+    assert_eq!(status.code(), Some(6), "{err}");
+    let (config, attempts) = read_demo(&dir.path().join("d.db"), "awaiting_review");
     assert_eq!(config["provider"], "simulated");
     assert_eq!(config["engine"]["timeout_scale"], 0.005);
     let retry: RetryPolicy =

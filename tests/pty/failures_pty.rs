@@ -18,8 +18,8 @@ fn demo_failures_attempts_review_and_handoff_from_the_keyboard() {
     let mut s = Session::start(&["--db", &db_s, "demo", "--chunk-ms", "2"], dir.path());
     s.wait_for("Plan DAG", 20);
     // The validator's answer names an asset that does not exist: it waits for review,
-    // its dependent is blocked, and the run ends failed (held open for decisions).
-    s.wait_for("│ failed │", 60);
+    // its dependent is blocked, and the run ends awaiting review (held open for it).
+    s.wait_for("│ awaiting review │", 60);
     s.send("4");
     s.wait_for("Failures ·", 10);
     let list = s.wait_for("E007", 10);
@@ -58,6 +58,8 @@ fn demo_failures_attempts_review_and_handoff_from_the_keyboard() {
     s.wait_for("references to assets that do not exist", 5);
     s.send("\x1b");
     s.send("Y");
+    s.wait_for("Accept the atoms of TASK_VALIDATOR_DIFF_01?", 5);
+    s.send("y");
     s.wait_for("accepted by", 15);
     // Its dependent runs: the demo ends succeeded.
     s.send("1");

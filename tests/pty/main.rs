@@ -5,5 +5,6 @@ mod common;
 
 mod debate_pty;
 mod failures_pty;
+mod review_wait_pty;
 mod run_screen_pty;
 mod tui_pty;

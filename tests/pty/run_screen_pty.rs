@@ -44,7 +44,7 @@ fn the_clock_ticks_while_paused_follow_moves_and_hints_change_at_the_end() {
     assert!(later.contains("│ paused │"), "{later}");
     s.send(" ");
     // The end: the hints offer only what works now.
-    s.wait_for("│ failed │", 60);
+    s.wait_for("│ awaiting review │", 60);
     std::thread::sleep(Duration::from_millis(400));
     let end = status(&s);
     assert!(
@@ -58,7 +58,7 @@ fn the_clock_ticks_while_paused_follow_moves_and_hints_change_at_the_end() {
     s.send("F");
     s.wait_for("· follow", 5);
     let st = s.quit();
-    assert!(st.success() || st.exit_code() == 3, "{st:?}");
+    assert!(st.success() || st.exit_code() == 6, "{st:?}");
     s.assert_restored();
 }
 

@@ -45,13 +45,14 @@ fn demo_walkthrough_in_a_pty() {
     s.wait_for("AVP_E2E", 5);
     s.send("1");
     s.wait_for("Plan DAG", 5);
-    // Let the demo finish (failed: its validator stops for human review), then quit.
-    s.wait_for("failed", 60);
+    // Let the demo finish (awaiting review: its validator stops for a person), then
+    // quit (asked first, since a review waits).
+    s.wait_for("awaiting review", 60);
     std::thread::sleep(Duration::from_millis(500));
     let st = s.quit();
     assert_eq!(
         st.exit_code(),
-        3,
+        6,
         "exit status {st:?}; screen:\n{}",
         s.screen()
     );
@@ -66,7 +67,7 @@ fn demo_walkthrough_in_a_pty() {
     // a replay standing at its last event.
     let mut b = Session::start(&["--db", &db_s, "browse"], dir.path());
     b.wait_for("Runs in this database", 10);
-    b.wait_for("failed", 10);
+    b.wait_for("awaiting", 10);
     b.send("\r");
     let opened = b.wait_for("(read-only)", 10);
     assert!(opened.contains("TASK_CRITIC_DIFF_01"), "{opened}");
@@ -248,8 +249,8 @@ fn replay_plays_pauses_steps_both_ways_seeks_and_changes_speed() {
         .env("PLEXUS_CONFIG", dir.path().join("none.toml"))
         .output()
         .expect("demo");
-    // The demo ends failed: its validator stops for human review (E007).
-    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    // The demo ends awaiting review: its validator stops for a person (E007).
+    assert_eq!(out.status.code(), Some(6), "{out:?}");
     let mut s = Session::start(&["--db", &db_s, "replay", "latest", "--paused"], dir.path());
     let screen = s.wait_for("event 1/", 20);
     let (_, total) = position(&screen);
@@ -364,7 +365,7 @@ fn replay_without_paused_plays_with_no_key_pressed() {
         .env("PLEXUS_CONFIG", dir.path().join("none.toml"))
         .output()
         .expect("demo");
-    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    assert_eq!(out.status.code(), Some(6), "{out:?}");
     let s = Session::start(
         &["--db", &db_s, "replay", "latest", "--speed", "0.25"],
         dir.path(),

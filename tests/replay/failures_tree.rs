@@ -318,8 +318,8 @@ fn a_run_written_as_a_tree_reads_back_and_json_lists_parse() {
         "0",
         "--headless",
     ]));
-    // The demo ends failed: its validator stops for human review (E007).
-    assert_eq!(out.code, Some(3), "demo: {}", out.stderr);
+    // The demo ends awaiting review: its validator stops for a person (E007).
+    assert_eq!(out.code, Some(6), "demo: {}", out.stderr);
     let out = common::bin::output(common::bin::plexus(dir).args([
         "--db",
         "a.db",

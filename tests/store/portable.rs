@@ -50,8 +50,8 @@ fn source_db(dir: &Path) -> String {
     };
     let first = runs(dir);
     let out = run_cmd(dir, "a.db", &["demo", "--chunk-ms", "0", "--headless"]);
-    // The demo ends failed: its validator stops for human review (E007).
-    assert_eq!(out.code, Some(3), "demo: {}", out.stderr);
+    // The demo ends awaiting review: its validator stops for a person (E007).
+    assert_eq!(out.code, Some(6), "demo: {}", out.stderr);
     // The demo's run: both may start within one second, so not simply the newest.
     runs(dir)
         .into_iter()

@@ -55,7 +55,7 @@ fn the_demo_waits_for_review_and_its_decision_survives_export_and_import() {
     );
     assert_eq!(
         out.code,
-        Some(plexus::exit::for_status(RunStatus::Failed) as i32),
+        Some(plexus::exit::for_status(RunStatus::AwaitingReview) as i32),
         "{}",
         out.stderr
     );

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use common::bin::{output, plexus};
 use plexus::app::failures_list::FailureSort;
-use plexus::app::ui_state::{Doc, DocKey, OutputView, Overlay};
+use plexus::app::ui_state::{Doc, DocKey, OutputView, Overlay, Question};
 use plexus::app::{update, Action, Effect, Screen, UiState};
 use plexus::event::{EngineEvent, Envelope};
 use plexus::state::{reduce, RunState};
@@ -203,8 +203,8 @@ fn the_demo_database_lists_every_failed_and_retried_attempt_with_its_code_and_me
     let tmp = tempfile::tempdir().expect("tempdir");
     let dir = tmp.path();
     let out = output(plexus(dir).args(["--db", "p.db", "demo", "--chunk-ms", "0", "--headless"]));
-    // The demo ends failed headless: one task waits for a person's review.
-    assert_eq!(out.code, Some(3), "{}", out.stderr);
+    // The demo ends awaiting review headless: one task waits for a person.
+    assert_eq!(out.code, Some(6), "{}", out.stderr);
     let store = Store::open(&dir.join("p.db")).expect("db");
     let run = store.list_runs().expect("runs")[0].run_id.clone();
     let rows = store.failed_invocations(Some(&run)).expect("rows");
@@ -307,16 +307,21 @@ fn the_review_queue_shows_the_evidence_and_accepts_or_rejects_with_a_reason() {
     // Enter shows the evidence: the reference that does not exist and the atoms.
     update(&mut ui, &st, Action::Open);
     match &ui.overlay {
-        Some(Overlay::Text { lines, .. }) => {
+        Some(Overlay::Evidence { lines, .. }) => {
             let text = lines.join("\n");
             assert!(text.contains("VALID_TA_01 names CODE_TA_99"), "{text}");
             assert!(text.contains("验证通过"), "{text}");
         }
         o => panic!("{o:?}"),
     }
-    update(&mut ui, &st, Action::Back);
-    // Y accepts.
-    let fx = update(&mut ui, &st, Action::ReviewAccept);
+    // Y inside the evidence asks first; n sends nothing and keeps nothing pending.
+    assert!(update(&mut ui, &st, Action::ReviewAccept).is_empty());
+    assert_eq!(ui.overlay, Some(Overlay::Confirm(Question::Accept)));
+    assert!(update(&mut ui, &st, Action::Back).is_empty());
+    assert_eq!(ui.accept_pending, None);
+    // Y from the list, then y: accepted.
+    assert!(update(&mut ui, &st, Action::ReviewAccept).is_empty());
+    let fx = update(&mut ui, &st, Action::Confirm);
     assert_eq!(
         fx,
         vec![Effect::Review {

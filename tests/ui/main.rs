@@ -9,6 +9,7 @@ mod debate_screen;
 mod failures_screen;
 mod keys;
 mod reducer;
+mod review_wait;
 mod run_screen;
 mod theme_contrast;
 mod tree_browser;

@@ -125,6 +125,7 @@ pub fn print_run(store: &Store, id: &str, json_out: bool) -> Result<()> {
             .map(|(a, (n, p, o))| json!({"agent": a, "invocations": n, "prompt_tokens": p, "output_tokens": o}))
             .collect(),
     };
+    let waiting = crate::launch::next_steps::waiting_tasks(store, &run.run_id)?;
     let loop_reports = loops.into_reports();
     let tool_metrics = loops::RunToolMetrics::from_loops(&loop_reports);
     if json_out {
@@ -135,6 +136,7 @@ pub fn print_run(store: &Store, id: &str, json_out: bool) -> Result<()> {
                 .map(|d| crate::state::debate_front::front_end_json(d, &run.run_id)),
             "run": run,
             "tasks": tasks,
+            "awaiting_review": waiting,
             "invocations": invocations,
             "tokens_per_agent": tokens_json,
             "events_by_kind": kinds,
@@ -186,11 +188,21 @@ pub fn print_run(store: &Store, id: &str, json_out: bool) -> Result<()> {
             t.status.clone(),
             t.attempts.to_string(),
             t.atoms.to_string(),
-            t.error_code.clone().unwrap_or_default(),
+            match (&t.error_code, waiting.contains(&t.task_id)) {
+                (Some(code), true) => format!("{code}, awaiting review"),
+                (code, _) => code.clone().unwrap_or_default(),
+            },
         ]);
     }
     table.print();
     print_lost_calls(&invocations);
+    let next = crate::launch::next_steps::review_lines(store.path(), &run.run_id, &waiting);
+    if !next.is_empty() {
+        crate::outln!();
+        for line in next {
+            crate::outln!("{line}");
+        }
+    }
     crate::outln!();
     match &debate_tokens {
         Some(t) => {

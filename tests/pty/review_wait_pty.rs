@@ -1,0 +1,67 @@
+//! A review wait at 80x24, end to end: the demo stops with one task waiting for a
+//! person, and the screen says so and says what to do — the status bar names the state,
+//! the first hint is `4 v review`, `q` asks before leaving it undecided, and `Y` inside
+//! the evidence asks for a confirmation before it accepts.
+
+#![cfg(unix)]
+
+use crate::common;
+
+use common::pty::Session;
+
+/// The bottom line of the screen (the hints).
+fn last_line(screen: &str) -> String {
+    screen
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or_default()
+        .to_string()
+}
+
+#[test]
+fn a_review_wait_reads_as_one_at_80x24_and_says_how_to_go_on() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("p.db");
+    let db_s = db.to_string_lossy().to_string();
+    let mut s = Session::start_sized(
+        &["--db", &db_s, "demo", "--chunk-ms", "2"],
+        dir.path(),
+        80,
+        24,
+    );
+    let screen = s.wait_for("│ awaiting review │", 60);
+    assert!(!screen.contains("│ failed │"), "{screen}");
+    let hints = last_line(&s.wait_for(" 4 v review", 10));
+    assert!(
+        hints.trim_start().starts_with("4 v review"),
+        "the next step comes first among the hints: {hints:?}"
+    );
+    // Leaving asks first, and says where the review is.
+    s.send("q");
+    let asked = s.wait_for("Quit?", 5);
+    assert!(
+        asked.contains("1 task waits") && asked.contains("review"),
+        "{asked}"
+    );
+    s.send("n");
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert!(!s.screen().contains("Quit?"), "n keeps the session open");
+    // The queue, the evidence, and Y from inside it: asked, then accepted.
+    s.send("4");
+    s.send("v");
+    s.wait_for("Review queue · 1 waiting", 10);
+    s.send("\r");
+    s.wait_for("references to assets that do not exist", 5);
+    s.send("Y");
+    let confirm = s.wait_for("Accept the atoms of", 5);
+    assert!(confirm.contains("TASK_VALIDATOR_DIFF_01"), "{confirm}");
+    s.send("y");
+    s.wait_for("accepted by", 15);
+    // Its dependent runs: the demo ends succeeded, and q leaves without a question.
+    s.send("1");
+    s.wait_for("succeeded", 60);
+    let st = s.quit();
+    assert!(st.success(), "{st:?}:\n{}", s.screen());
+    s.assert_restored();
+}

@@ -50,7 +50,7 @@ fn demo_runs_to_completion_and_show_prints_the_run() {
     let json = plexus(&db, &["show", "latest", "--json"]);
     let v: serde_json::Value = serde_json::from_slice(&json.stdout).expect("show --json is JSON");
     assert_eq!(v["tasks"].as_array().map(Vec::len), Some(5));
-    assert_eq!(v["run"]["status"], "failed");
+    assert_eq!(v["run"]["status"], "awaiting_review");
 
     // Its review queue holds the validator; accepted, a resume runs the critic.
     let queue = plexus(&db, &["review", "latest"]);

@@ -385,7 +385,11 @@ async fn bad_input_and_a_run_owned_elsewhere_are_refused_clearly() {
     );
     assert_eq!(out.code, Some(0), "{}", out.stderr);
     assert!(out.stdout.contains("accepted by carol"), "{}", out.stdout);
-    assert!(out.stdout.contains("plexus resume"), "{}", out.stdout);
+    assert!(
+        out.stdout.contains(" resume ") && out.stdout.contains("run them with: plexus"),
+        "{}",
+        out.stdout
+    );
 }
 
 /// Folds delivered events until the next `run_finished`.
@@ -478,6 +482,10 @@ async fn in_the_process_that_owns_the_run_a_decision_goes_through_the_engine() {
     .expect("answered")
     .expect("rejected");
     assert_eq!(r.decision, DecisionKind::Rejected);
+    // X's rejection is a real failure: the run no longer only waits, and says so.
+    until_finished(&mut rx, &mut st, &mut log).await;
+    assert_eq!(st.status, Some(RunStatus::Failed), "X failed for good");
+    assert_eq!(st.awaiting_review, 1, "A still waits");
     // A accepted: B runs at once, the run ends again.
     let d = ask("A", accept())
         .await

@@ -242,8 +242,9 @@ fn a_run_exported_from_one_database_and_imported_into_another_is_the_same_run() 
         vec!["show", run.as_str(), "--json"],
         vec!["show", run.as_str()],
     ] {
+        // `show` names the database in the commands it suggests.
         assert_eq!(
-            stdout_of(dir, "a.db", &args),
+            stdout_of(dir, "a.db", &args).replace("--db a.db", "--db b.db"),
             stdout_of(dir, "b.db", &args),
             "{args:?}"
         );

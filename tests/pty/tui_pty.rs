@@ -282,13 +282,13 @@ fn replay_plays_pauses_steps_both_ways_seeks_and_changes_speed() {
         m
     };
     use plexus::replay::marks::Dir;
-    let start = marks.start(2, Dir::Forward).expect("a task start");
+    let start = marks.start(2, Dir::Forward).expect("a task start").seq;
     s.send("}");
     s.wait_for(&format!("event {start}/{total}"), 5);
-    let failure = marks.failure(start, Dir::Forward).expect("a failure");
+    let failure = marks.failure(start, Dir::Forward).expect("a failure").seq;
     s.send(")");
     s.wait_for(&format!("event {failure}/{total}"), 5);
-    match marks.failure(failure, Dir::Back) {
+    match marks.failure(failure, Dir::Back).map(|m| m.seq) {
         Some(b) => {
             s.send("(");
             s.wait_for(&format!("event {b}/{total}"), 5);

@@ -6,4 +6,5 @@ mod common;
 mod debate_pty;
 mod failures_pty;
 mod run_screen_pty;
+mod runs_pty;
 mod tui_pty;

@@ -23,8 +23,8 @@ struct Cols {
 }
 
 impl Cols {
-    /// Fixed columns: run 22+1, status 11+1, time 7+2, review 9+1.
-    const FIXED: usize = 23 + 12 + 9 + 10;
+    /// Fixed columns: run 21+1, status 15+1 (`awaiting_review`), time 8+1, review 10.
+    const FIXED: usize = 22 + 16 + 9 + 10;
 
     fn for_width(w: usize) -> Cols {
         let wide = w >= 110;
@@ -52,7 +52,7 @@ pub fn draw(buf: &mut Buffer, inner: Rect, ui: &mut UiState, theme: &Theme) {
     let mut y = inner.y;
     let c = Cols::for_width(inner.width as usize);
     let mut header = format!(
-        "{:<23}{:<12}{:<started$}{:>7}  {:<outcomes$}{:<10}",
+        "{:<22}{:<16}{:<started$}{:>8} {:<outcomes$}{:<10}",
         "run",
         "status",
         "started",
@@ -142,7 +142,7 @@ pub fn draw(buf: &mut Buffer, inner: Rect, ui: &mut UiState, theme: &Theme) {
             run.run_id.clone()
         };
         let mut x = inner.x;
-        x += put(buf, x, y, 23, &pad_or_truncate(&id, 22), style) + 1;
+        x += put(buf, x, y, 22, &pad_or_truncate(&id, 21), style) + 1;
         let status_style = if k == selected {
             style
         } else {
@@ -152,18 +152,20 @@ pub fn draw(buf: &mut Buffer, inner: Rect, ui: &mut UiState, theme: &Theme) {
             buf,
             x,
             y,
-            11,
-            &pad_or_truncate(&run.status, 11),
+            15,
+            &pad_or_truncate(&run.status, 15),
             status_style,
         ) + 1;
         let started = started(&run.created_at, c.started > 12);
-        let mut rest = format!("{:<w$}{:>7}  ", started, duration(run, now), w = c.started);
+        let mut rest = format!("{:<w$}{:>8} ", started, duration(run, now), w = c.started);
         let outcomes = if c.words {
             outcome_words(facts).join(" · ")
         } else {
             outcome_glyphs(facts)
         };
-        rest.push_str(&pad_or_truncate(&outcomes, c.outcomes));
+        // One column kept free before the reviews.
+        rest.push_str(&pad_or_truncate(&outcomes, c.outcomes.saturating_sub(1)));
+        rest.push(' ');
         x += put(buf, x, y, inner.right().saturating_sub(x), &rest, style);
         let review = if facts.reviews_waiting > 0 {
             format!("{} waiting", facts.reviews_waiting)
@@ -245,6 +247,8 @@ fn run_status_role(s: &str) -> &'static str {
         "succeeded" => "success",
         "partial" => "partial",
         "failed" => "failed",
+        // A decision waits: warn, like a partial outcome, not an error.
+        "awaiting_review" => "partial",
         "running" => "running",
         "paused" => "ready",
         "cancelled" => "cancelled",

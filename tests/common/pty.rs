@@ -26,7 +26,7 @@ impl Session {
         Session::start_sized(args, dir, COLS, ROWS)
     }
 
-    /// Starts plexus with `args` in `dir` on a terminal `cols` x `rows`.
+    /// Starts plexus with `args` in `dir`, in a terminal of `cols` x `rows`.
     pub fn start_sized(args: &[&str], dir: &Path, cols: u16, rows: u16) -> Session {
         let pty = native_pty_system();
         let pair = pty

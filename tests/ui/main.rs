@@ -10,6 +10,7 @@ mod failures_screen;
 mod keys;
 mod reducer;
 mod run_screen;
+mod runs_screen;
 mod theme_contrast;
 mod tree_browser;
 mod tui_render;

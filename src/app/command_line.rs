@@ -11,6 +11,47 @@ use super::update::update;
 use crate::protocol::Grade;
 use crate::state::RunState;
 
+/// What Tab offers: a title and the candidates (none: the title says why).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Completions {
+    /// E.g. `Tab: 12 commands start with re`.
+    pub title: String,
+    /// The candidates, sorted.
+    pub items: Vec<String>,
+}
+
+impl Completions {
+    /// The candidates for `text` after Tab completed it as far as it could (`hits` from
+    /// [`complete`]); `None` when there was one candidate (it was completed whole).
+    pub fn of(text: &str, hits: Vec<String>) -> Option<Completions> {
+        let last = text.split(' ').next_back().unwrap_or("");
+        let what = if text.contains(' ') {
+            "values"
+        } else {
+            "commands"
+        };
+        match hits.len() {
+            1 => None,
+            0 => Some(Completions {
+                title: if last.is_empty() {
+                    format!("no {what} to complete here")
+                } else {
+                    format!("no {what} start with `{last}`")
+                },
+                items: hits,
+            }),
+            n => Some(Completions {
+                title: if last.is_empty() {
+                    format!("Tab: {n} {what}")
+                } else {
+                    format!("Tab: {n} {what} start with `{last}`")
+                },
+                items: hits,
+            }),
+        }
+    }
+}
+
 /// Commands that take an argument.
 const COMMANDS: [&str; 7] = [
     "retry", "goto", "theme", "filter", "screen", "fold", "unfold",

@@ -28,6 +28,9 @@ pub enum Effect {
     },
     /// Open a run read-only from its log.
     OpenRun(String),
+    /// Open a run read-only at its end to find a failed attempt in it (the attempt is
+    /// kept in the Failures list's `find`).
+    FindInRun(String),
     /// Compare two runs (by id) and show the differences.
     Compare(String, String),
     /// Load a task's evicted output back from the log.

@@ -10,7 +10,7 @@ use super::effect::Effect;
 use super::failures_list::{cycle, status_of, FailureSort, Window};
 use super::nav::{move_in_list, scroll_value};
 use super::select::{ask, select_task};
-use super::ui_state::{AttemptView, OutputView, Overlay, UiState};
+use super::ui_state::{AttemptView, OutputView, Overlay, Scroll, UiState};
 use crate::state::RunState;
 use crate::store::FailedInvocation;
 
@@ -216,84 +216,135 @@ pub fn attempt_action(
             }
         }
         Action::PrevAttempt | Action::NextAttempt => {
-            let Some(cur) = ui.failures.selected_row().cloned() else {
-                return;
-            };
-            let rows = ui.failures.rows.clone().unwrap_or_default();
-            // The same task's other failed attempts in the view, by attempt number.
-            let mut same: Vec<(u32, usize)> = ui
-                .failures
-                .view
-                .iter()
-                .enumerate()
-                .filter(|(_, &i)| rows[i].run_id == cur.run_id && rows[i].task_id == cur.task_id)
-                .map(|(p, &i)| (rows[i].attempt, p))
-                .collect();
-            same.sort();
-            let k = same
-                .iter()
-                .position(|&(a, _)| a == cur.attempt)
-                .unwrap_or(0);
-            let next = if action == Action::NextAttempt {
-                same.get(k + 1)
-            } else {
-                k.checked_sub(1).and_then(|j| same.get(j))
-            };
-            match next {
-                Some(&(_, p)) => {
-                    ui.failures.selected = p;
-                    if let Some(row) = ui.failures.selected_row().cloned() {
-                        open_attempt(ui, &row, v.view, fx);
-                    }
-                }
-                None => ui.flash(
-                    format!(
-                        "no {} failed attempt of {} in the list",
-                        if action == Action::NextAttempt {
-                            "later"
-                        } else {
-                            "earlier"
-                        },
-                        cur.task_id
-                    ),
-                    false,
-                ),
-            }
+            step_attempt(ui, v.view, action == Action::NextAttempt, fx);
         }
         Action::Open => {
-            // Find the task in the run on screen.
+            // Find the task in the run: the one on screen, or the row's run opened.
             let Some(row) = ui.failures.selected_row().cloned() else {
                 return;
             };
-            if row.run_id != run.run_id {
-                ui.flash(
-                    format!(
-                        "{} is another run: open it from the Runs screen (3) to see its DAG",
-                        row.run_id
-                    ),
-                    true,
-                );
-                return;
-            }
-            let Some(t) = run.tasks.iter().position(|t| *t.id == *row.task_id) else {
-                return;
+            let find = Find {
+                run_id: row.run_id.clone(),
+                task_id: row.task_id.clone(),
+                invocation_id: row.invocation_id.clone(),
+                view: v.view,
             };
             ui.overlay = None;
-            ui.screen = Screen::Run;
-            super::follow::stop(ui);
-            select_task(ui, run, t, fx);
-            let task = &run.tasks[t];
-            let k = task
-                .invocations
-                .iter()
-                .position(|i| **i == *row.invocation_id);
-            ui.attempt = k.filter(|&k| k + 1 < task.invocations.len());
-            ui.view = v.view;
-            super::select::request_docs(ui, run, fx);
+            if row.run_id == run.run_id {
+                find_in_run(ui, run, &find, fx);
+            } else {
+                ui.flash(
+                    format!("opening {} at its end to find {}…", row.run_id, row.task_id),
+                    false,
+                );
+                ui.failures.find = Some(find);
+                fx.push(Effect::FindInRun(row.run_id));
+            }
         }
         _ => {
             v.top = scroll_value(v.top, action, ui.list_rows);
             ui.overlay = Some(Overlay::Attempt(v));
         }
     }
+}
+
+/// `[` / `]` in the attempt overlay: to the same task's previous or next attempt in the
+/// list, saying which attempts those are, and why a later one that did not fail is not.
+fn step_attempt(ui: &mut UiState, view: OutputView, forward: bool, fx: &mut Vec<Effect>) {
+    let Some(cur) = ui.failures.selected_row().cloned() else {
+        return;
+    };
+    let rows = ui.failures.rows.clone().unwrap_or_default();
+    // The same task's attempts in the view, by attempt number.
+    let mut same: Vec<(u32, usize)> = ui
+        .failures
+        .view
+        .iter()
+        .enumerate()
+        .filter(|(_, &i)| rows[i].run_id == cur.run_id && rows[i].task_id == cur.task_id)
+        .map(|(p, &i)| (rows[i].attempt, p))
+        .collect();
+    same.sort();
+    let listed: Vec<String> = same.iter().map(|(a, _)| a.to_string()).collect();
+    let listed = format!("listed attempts {}", listed.join(", "));
+    // Attempts after the last listed one did not fail (or are filtered out).
+    let last_listed = same.last().map_or(0, |&(a, _)| a);
+    let k = same
+        .iter()
+        .position(|&(a, _)| a == cur.attempt)
+        .unwrap_or(0);
+    let next = if forward {
+        same.get(k + 1)
+    } else {
+        k.checked_sub(1).and_then(|j| same.get(j))
+    };
+    let n = cur.attempts;
+    let say = match next {
+        Some(&(a, p)) => {
+            ui.failures.selected = p;
+            if let Some(row) = ui.failures.selected_row().cloned() {
+                open_attempt(ui, &row, view, fx);
+            }
+            format!("attempt {a}/{n} · {listed}")
+        }
+        None if forward && last_listed < n => {
+            let later: Vec<String> = (last_listed + 1..=n).map(|a| a.to_string()).collect();
+            format!(
+                "attempt {} of {n} not listed: it did not fail (or is filtered out) · Enter opens the task in its run",
+                later.join(", ")
+            )
+        }
+        None if forward => format!("attempt {}/{n} is the last · {listed}", cur.attempt),
+        None => format!("attempt {}/{n} is the first listed · {listed}", cur.attempt),
+    };
+    ui.flash(say, false);
+}
+
+/// A failed attempt to show in its run once the run is on screen.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Find {
+    /// The run.
+    pub run_id: String,
+    /// The task.
+    pub task_id: String,
+    /// The attempt's invocation.
+    pub invocation_id: String,
+    /// The output view to show it in.
+    pub view: OutputView,
+}
+
+/// Selects `find`'s task on the Run screen with its attempt shown; false when the run on
+/// screen is another one or has no such task (yet).
+pub fn find_in_run(ui: &mut UiState, run: &RunState, find: &Find, fx: &mut Vec<Effect>) -> bool {
+    if run.run_id != find.run_id {
+        return false;
+    }
+    let Some(t) = run.tasks.iter().position(|t| *t.id == *find.task_id) else {
+        return false;
+    };
+    ui.overlay = None;
+    ui.screen = Screen::Run;
+    super::follow::stop(ui);
+    select_task(ui, run, t, fx);
+    let task = &run.tasks[t];
+    let n = task.invocations.len();
+    let k = task
+        .invocations
+        .iter()
+        .position(|i| **i == *find.invocation_id);
+    ui.attempt = k.filter(|&k| k + 1 < n);
+    ui.view = find.view;
+    // The document from its top: it leads with what went wrong.
+    ui.scroll = Scroll {
+        top: 0,
+        follow: find.view == OutputView::Raw,
+    };
+    if let Some(k) = k {
+        ui.flash(
+            format!("{} · attempt {}/{n} · {}", find.task_id, k + 1, find.run_id),
+            false,
+        );
+    }
+    super::select::request_docs(ui, run, fx);
+    true
 }

@@ -156,6 +156,8 @@ pub struct FailuresList {
     pub queue: Option<Vec<crate::review::ReviewItem>>,
     /// Selected item of the queue.
     pub queue_selected: usize,
+    /// An attempt of another run to find once that run is open (Enter in the overlay).
+    pub find: Option<super::failures_keys::Find>,
 }
 
 /// A status as the list names it: a retried success counts as `retried`.

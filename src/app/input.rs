@@ -31,6 +31,9 @@ pub fn input(ui: &mut UiState, run: &RunState, key: InputKey) -> Vec<Effect> {
         return fx;
     };
     if ui.command_prompt {
+        if key != InputKey::Tab {
+            ui.completions = None;
+        }
         match key {
             InputKey::Esc => ui.command_prompt = false,
             InputKey::Enter => {
@@ -39,19 +42,7 @@ pub fn input(ui: &mut UiState, run: &RunState, key: InputKey) -> Vec<Effect> {
             }
             InputKey::Tab => {
                 let (done, hits) = command_line::complete(&text, run);
-                if hits.len() > 1 {
-                    let shown: Vec<&str> = hits.iter().take(8).map(String::as_str).collect();
-                    ui.flash(
-                        format!(
-                            "{}{}",
-                            shown.join("  "),
-                            if hits.len() > 8 { "  …" } else { "" }
-                        ),
-                        false,
-                    );
-                } else if hits.is_empty() {
-                    ui.flash("no completion", true);
-                }
+                ui.completions = command_line::Completions::of(&done, hits);
                 ui.input = Some(done);
             }
             InputKey::Backspace => {
@@ -103,6 +94,9 @@ pub fn input(ui: &mut UiState, run: &RunState, key: InputKey) -> Vec<Effect> {
                 ui.seek_prompt = false;
             } else if ui.screen == Screen::Atoms {
                 ui.atoms.query.clear();
+            } else if ui.screen == Screen::Runs {
+                ui.runs.query.clear();
+                ui.runs.selected = 0;
             } else if ui.screen == Screen::Failures {
                 ui.failures.query.text.clear();
                 let now = ui.now_ms;
@@ -132,6 +126,9 @@ pub fn input(ui: &mut UiState, run: &RunState, key: InputKey) -> Vec<Effect> {
     if ui.screen == Screen::Atoms {
         ui.atoms.query = text.clone();
         ui.atoms.selected = 0;
+    } else if ui.screen == Screen::Runs {
+        ui.runs.query = text.clone();
+        ui.runs.selected = 0;
     } else if ui.screen == Screen::Failures {
         ui.failures.query.text = text.clone();
         ui.failures.selected = 0;

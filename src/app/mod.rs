@@ -31,6 +31,7 @@ pub mod overlay_keys;
 pub mod review_keys;
 pub mod run_keys;
 pub mod runs_keys;
+pub mod runs_list;
 pub mod select;
 pub mod transport;
 pub mod ui_state;

@@ -78,6 +78,17 @@ impl Speed {
     }
 }
 
+/// What a transport action asks for.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Acted {
+    /// Effects for the driver.
+    pub effects: Vec<Effect>,
+    /// A message for the status line.
+    pub say: Option<String>,
+    /// The task a jump (`{` `}` `(` `)`) reached: to be selected.
+    pub task: Option<Arc<str>>,
+}
+
 /// Where a replay is and how it plays.
 #[derive(Debug, Clone)]
 pub struct Transport {
@@ -181,12 +192,14 @@ impl Transport {
         }
     }
 
-    /// Applies a transport action; returns what the driver must do and a message for
-    /// the status line. `None` when the action is not a transport's.
-    pub fn act(&mut self, action: Action) -> Option<(Vec<Effect>, Option<String>)> {
+    /// Applies a transport action; returns what the driver must do, a message for the
+    /// status line and the task a jump reached. `None` when the action is not a
+    /// transport's.
+    pub fn act(&mut self, action: Action) -> Option<Acted> {
         let here = self.target();
         let mut fx = Vec::new();
         let mut say = None;
+        let mut task = None;
         match action {
             Action::TogglePause => {
                 if self.follow {
@@ -234,16 +247,21 @@ impl Transport {
                 };
                 let found = self.marks.read().ok().and_then(|m| {
                     if failure {
-                        m.failure(here, dir)
+                        m.failure(here, dir).cloned()
                     } else {
-                        m.start(here, dir)
+                        m.start(here, dir).cloned()
                     }
                 });
                 let what = if failure { "failure" } else { "task start" };
                 match found {
-                    Some(to) => {
-                        fx.push(self.seek(to));
-                        say = Some(format!("{what} at event {to}"));
+                    Some(mark) => {
+                        fx.push(self.seek(mark.seq));
+                        // The status line shows the event; the message names the task.
+                        say = Some(match &mark.task {
+                            Some(t) => format!("{t} · {}", mark.what),
+                            None => format!("{what}: {}", mark.what),
+                        });
+                        task = mark.task;
                     }
                     None => {
                         let more = dir == Dir::Forward && self.indexed < self.total;
@@ -272,7 +290,11 @@ impl Transport {
             Action::ReplayEnd => fx.push(self.to_end()),
             _ => return None,
         }
-        Some((fx, say))
+        Some(Acted {
+            effects: fx,
+            say,
+            task,
+        })
     }
 
     /// Parses a seek target typed at the prompt: `40%`, an event number (`1234` or
@@ -429,20 +451,20 @@ mod tests {
     fn stepping_seeking_and_the_end() {
         let mut t = transport(10);
         t.position = 5;
-        let (fx, _) = t.act(Action::ReplayStepBack).expect("transport");
+        let fx = t.act(Action::ReplayStepBack).expect("transport").effects;
         assert_eq!(fx, vec![Effect::ReplaySeek { to: 4, token: 1 }]);
         assert_eq!(t.target(), 4);
         // A step while a seek is on its way goes one past the seek's target.
-        let (fx, _) = t.act(Action::ReplayStepForward).expect("transport");
+        let fx = t.act(Action::ReplayStepForward).expect("transport").effects;
         assert_eq!(fx, vec![Effect::ReplaySeek { to: 5, token: 2 }]);
         t.position = 5;
         t.seeking = None;
-        let (fx, _) = t.act(Action::ReplayStepForward).expect("transport");
+        let fx = t.act(Action::ReplayStepForward).expect("transport").effects;
         assert_eq!(fx, vec![Effect::ReplayStep]);
         t.position = 10;
         t.seeking = None;
-        let (fx, say) = t.act(Action::TogglePause).expect("transport");
-        assert!(fx.is_empty() && !t.playing, "{say:?}");
+        let a = t.act(Action::TogglePause).expect("transport");
+        assert!(a.effects.is_empty() && !t.playing, "{:?}", a.say);
         t.live = true;
         t.act(Action::TogglePause);
         assert!(t.follow, "a live run is followed at its edge");

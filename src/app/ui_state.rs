@@ -245,6 +245,10 @@ pub struct RunsList {
     pub error: Option<String>,
     /// A run marked to be compared with another.
     pub marked: Option<String>,
+    /// Each run's tasks by outcome and reviews waiting, by run id.
+    pub facts: super::runs_list::RunFactsById,
+    /// The `/` filter (case-insensitive, in id, status, plan, time, provider, outcomes).
+    pub query: String,
 }
 
 /// A status-line message.
@@ -353,6 +357,8 @@ pub struct UiState {
     pub seek_prompt: bool,
     /// The text typed at the input line is a command (`:`).
     pub command_prompt: bool,
+    /// The command line's candidates after Tab, shown above the status line.
+    pub completions: Option<super::command_line::Completions>,
     /// Where things were drawn at the last frame.
     pub layout: LastLayout,
     /// How the run on screen is resumed (`plexus resume RUN`, with `--db` when needed),
@@ -401,6 +407,7 @@ impl UiState {
             replay: None,
             seek_prompt: false,
             command_prompt: false,
+            completions: None,
             reason_for: None,
             accept_pending: None,
             resume_hint: "plexus resume".into(),

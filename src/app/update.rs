@@ -25,11 +25,23 @@ pub fn update(ui: &mut UiState, run: &RunState, action: Action) -> Vec<Effect> {
             ui.seek_prompt = true;
             return fx;
         }
-        if let Some((effects, say)) = t.act(action) {
-            if let Some(say) = say {
+        if let Some(acted) = t.act(action) {
+            let mut fx = acted.effects;
+            // A jump selects the task it reached (its index is the same at any event).
+            if let Some(i) = acted
+                .task
+                .and_then(|id| run.tasks.iter().position(|t| t.id == id))
+            {
+                super::follow::stop(ui);
+                super::select::select_task(ui, run, i, &mut fx);
+                if ui.screen != Screen::Run {
+                    ui.screen = Screen::Run;
+                }
+            }
+            if let Some(say) = acted.say {
                 ui.flash(say, false);
             }
-            return effects;
+            return fx;
         }
     } else if is_transport(action) {
         ui.flash(

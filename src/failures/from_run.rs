@@ -18,6 +18,7 @@ use crate::store::{FailedInvocation, Store, StoreError};
 
 use super::doc::DocKind;
 use super::from_run_report::{cause_of, priority_of, problems_report, Attributed};
+use super::from_run_text::Lang;
 use super::index::Sample;
 use super::layout;
 use super::summary::FailureSummary;
@@ -77,7 +78,8 @@ pub fn export_run(db: &Path, run: &str, dir: &Path) -> Result<ExportReport, Expo
         .into_iter()
         .map(|t| (t.task_id, (t.status, t.error_code)))
         .collect();
-    let deps = dependencies(&store, &run.run_id);
+    let (deps, lang) = plan_facts(&store, &run.run_id);
+    let ids = sample_ids(&rows);
     let w = TreeWriter::new(dir)?;
     let it_rel = format!(
         "{}/{}{RUN_ITERATION}",
@@ -88,7 +90,7 @@ pub fn export_run(db: &Path, run: &str, dir: &Path) -> Result<ExportReport, Expo
     let now = crate::clock::now_rfc3339();
     let mut entries = Vec::with_capacity(rows.len());
     let mut attributed = Vec::with_capacity(rows.len());
-    for row in &rows {
+    for (row, sample_id) in rows.iter().zip(&ids) {
         let cause = cause_of(row);
         let request = store
             .invocation_request(&row.invocation_id)
@@ -107,7 +109,7 @@ pub fn export_run(db: &Path, run: &str, dir: &Path) -> Result<ExportReport, Expo
             .get(&row.invocation_id)
             .map(String::as_str)
             .unwrap_or("");
-        let docs = documents(row, request, response, stream, &issues);
+        let docs = documents(row, sample_id, request, response, stream, &issues);
         let checkers = failing_checks(row, &issues);
         let upstream: Vec<Value> = deps
             .get(&row.task_id)
@@ -124,7 +126,7 @@ pub fn export_run(db: &Path, run: &str, dir: &Path) -> Result<ExportReport, Expo
                 .find(|r| r.next_attempt == row.attempt.saturating_add(1))
         });
         let attribution = json!({
-            "sample_id": row.invocation_id,
+            "sample_id": sample_id,
             "failure_type": cause.failure_type,
             "cause": cause.key,
             "error_codes": row.error_codes,
@@ -136,7 +138,7 @@ pub fn export_run(db: &Path, run: &str, dir: &Path) -> Result<ExportReport, Expo
                 "delay_ms": r.delay_ms, "adjustment": r.adjustment, "feedback": r.feedback})),
             "turn": 3,
         });
-        let s = Sample::new(&row.invocation_id, RUN_ITERATION);
+        let s = Sample::new(sample_id, RUN_ITERATION);
         for (kind, v) in DocKind::ALL
             .iter()
             .zip([&docs.0, &docs.1, &docs.2, &attribution])
@@ -144,7 +146,7 @@ pub fn export_run(db: &Path, run: &str, dir: &Path) -> Result<ExportReport, Expo
             w.write_json(&format!("{it_rel}/{}", s.rel_path(*kind)), v)?;
         }
         entries.push(FailureSampleIndexEntry {
-            sample_id: row.invocation_id.clone(),
+            sample_id: sample_id.clone(),
             sample_path: s.rel_path(DocKind::Sample),
             trace_path: s.rel_path(DocKind::Trace),
             evaluation_path: s.rel_path(DocKind::Evaluation),
@@ -156,13 +158,18 @@ pub fn export_run(db: &Path, run: &str, dir: &Path) -> Result<ExportReport, Expo
             extra: [
                 ("task_id".to_string(), json!(row.task_id)),
                 ("attempt".to_string(), json!(row.attempt)),
+                ("invocation_id".to_string(), json!(row.invocation_id)),
             ]
             .into_iter()
             .collect(),
         });
-        attributed.push(Attributed { row, cause });
+        attributed.push(Attributed {
+            row,
+            sample_id: sample_id.clone(),
+            cause,
+        });
     }
-    let report = problems_report(&attributed, invocations, RUN_ITERATION, &now);
+    let report = problems_report(&attributed, invocations, RUN_ITERATION, &now, lang);
     let summary = FailureSummary::new(RUN_ITERATION, now, invocations, entries);
     w.write_json(&format!("{it_rel}/{}", layout::SUMMARY_FILE), &summary)?;
     w.write_json(&format!("{it_rel}/{}", layout::REPORT_FILE), &report)?;
@@ -210,19 +217,54 @@ fn streams(
     Ok(out)
 }
 
-/// Each task's upstream tasks, from the run's plan snapshot (none when it does not parse).
-fn dependencies(store: &Store, run_id: &str) -> HashMap<String, Vec<String>> {
+/// Each sample's id: its task and attempt (`TASK_CODE_DIFF_01_attempt2`), as a file
+/// name (characters other than letters, digits, `-`, `_` and `.` become `_`), with a
+/// `_2`, `_3` … added when two would be the same.
+fn sample_ids(rows: &[FailedInvocation]) -> Vec<String> {
+    let mut seen: HashSet<String> = HashSet::new();
+    rows.iter()
+        .map(|r| {
+            let task: String = r
+                .task_id
+                .chars()
+                .map(|c| {
+                    if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                        c
+                    } else {
+                        '_'
+                    }
+                })
+                .collect();
+            let base = format!("{}_attempt{}", task.trim_start_matches('.'), r.attempt);
+            let mut id = base.clone();
+            let mut k = 2;
+            while !seen.insert(id.clone()) {
+                id = format!("{base}_{k}");
+                k += 1;
+            }
+            id
+        })
+        .collect()
+}
+
+/// Each task's upstream tasks, from the run's plan snapshot (none when it does not
+/// parse), and the language of the plan's text (for the problems report).
+fn plan_facts(store: &Store, run_id: &str) -> (HashMap<String, Vec<String>>, Lang) {
     let Ok((source, json, _)) = store.run_plan(run_id) else {
-        return HashMap::new();
+        return (HashMap::new(), Lang::En);
     };
-    match crate::plan::parse_plan(&json, &source) {
+    let lang = serde_json::from_str::<Value>(&json)
+        .map(|v| Lang::of_plan(&v))
+        .unwrap_or(Lang::En);
+    let deps = match crate::plan::parse_plan(&json, &source) {
         Ok(plan) => plan
             .tasks
             .into_iter()
             .map(|t| (t.task_id, t.depends_on))
             .collect(),
         Err(_) => HashMap::new(),
-    }
+    };
+    (deps, lang)
 }
 
 /// The quality records of an invocation: (atom, grade, score, issues).
@@ -270,13 +312,15 @@ fn failing_checks(row: &FailedInvocation, atoms: &[Value]) -> Vec<String> {
 /// The sample, trace and evaluation documents of a row.
 fn documents(
     row: &FailedInvocation,
+    sample_id: &str,
     request: Option<Value>,
     response: Option<Value>,
     stream: &str,
     atoms: &[Value],
 ) -> (Value, Value, Value) {
     let sample = json!({
-        "sample_id": row.invocation_id,
+        "sample_id": sample_id,
+        "invocation_id": row.invocation_id,
         "run_id": row.run_id,
         "task_id": row.task_id,
         "agent": row.agent,
@@ -300,7 +344,7 @@ fn documents(
     // Comma-separated as stored (null without codes), as the trace has always held them.
     let codes = (!row.error_codes.is_empty()).then(|| row.error_codes.join(","));
     let trace = json!({
-        "sample_id": row.invocation_id,
+        "sample_id": sample_id,
         "conversation_history": history,
         "tool_calls": [],
         "states": [{"turn": 3, "state": {"status": row.status, "attempt": row.attempt,
@@ -330,7 +374,7 @@ fn documents(
         })
         .collect();
     let evaluation = json!({
-        "sample_id": row.invocation_id,
+        "sample_id": sample_id,
         "passed": false,
         "status": row.status,
         "grade": row.grade,

@@ -30,6 +30,7 @@ pub mod facts;
 pub mod fold;
 pub mod from_run;
 mod from_run_report;
+mod from_run_text;
 pub mod generate;
 mod generate_text;
 pub mod handoff;

@@ -2,7 +2,7 @@
 //! and where the task starts and the failures are. Built while the log is read once;
 //! small (8 bytes an event), shared with the UI for the transport's jumps and clock.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::event::{EngineEvent, Envelope, TaskStatus};
@@ -17,14 +17,25 @@ pub struct Marks {
     ts: Vec<i64>,
     /// Each task's first and last event so far.
     span: std::collections::HashMap<Arc<str>, (u64, u64)>,
-    /// Events where a task starts running: its first attempt, or its first after it was
-    /// reset or the run resumed.
-    starts: Vec<u64>,
+    /// Events where a task starts running: its first attempt, a new attempt after a
+    /// retry, or its first attempt after it was reset or the run resumed.
+    starts: Vec<Mark>,
     /// Events that record a failure: an invocation that did not succeed, a task failed
     /// or blocked, a reference that did not resolve, a crash found on resume.
-    failures: Vec<u64>,
-    /// Tasks started since they were last reset.
-    started: HashSet<Arc<str>>,
+    failures: Vec<Mark>,
+    /// Tasks started since they were last reset, with the attempt last started.
+    started: HashMap<Arc<str>, u32>,
+}
+
+/// A jump target: an event, the task it is about and what happened there.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mark {
+    /// The event.
+    pub seq: u64,
+    /// The task, when the event is a task's.
+    pub task: Option<Arc<str>>,
+    /// What happened, e.g. `attempt 2 failed (E003)`.
+    pub what: String,
 }
 
 /// A direction through the log.
@@ -62,37 +73,67 @@ impl Marks {
                 .and_modify(|s| s.1 = env.seq)
                 .or_insert((env.seq, env.seq));
         }
-        let failure = match &env.event {
-            EngineEvent::InvocationStarted(_) => {
+        let failure: Option<String> = match &env.event {
+            EngineEvent::InvocationStarted(st) => {
                 if let Some(t) = task {
-                    if self.started.insert(t.clone()) {
-                        self.starts.push(env.seq);
+                    // A start: the task's first attempt since a reset or resume, or a
+                    // later attempt than the one last started (a retry).
+                    let new = self.started.get(t).is_none_or(|&a| st.attempt > a);
+                    if new {
+                        self.started.insert(t.clone(), st.attempt);
+                        self.starts.push(Mark {
+                            seq: env.seq,
+                            task: Some(t.clone()),
+                            what: format!("attempt {} started", st.attempt),
+                        });
                     }
                 }
-                false
+                None
             }
             EngineEvent::TaskReset(_) => {
                 if let Some(t) = task {
                     self.started.remove(t);
                 }
-                false
+                None
             }
             EngineEvent::RunResumed(_) => {
                 self.started.clear();
-                false
+                None
             }
-            EngineEvent::InvocationFinished(f) => {
-                !matches!(f.status, Some(InvocationStatus::Success) | None)
-            }
-            EngineEvent::TaskFinished(f) => matches!(
-                f.status,
-                TaskStatus::Failed | TaskStatus::Timeout | TaskStatus::Blocked
-            ),
-            EngineEvent::TaskBlocked(_)
-            | EngineEvent::ReferenceFailed(_)
-            | EngineEvent::SkillRefused(_)
-            | EngineEvent::CrashDetected(_)
-            | EngineEvent::InvocationLost(_) => true,
+            EngineEvent::InvocationFinished(f) => match f.status {
+                Some(InvocationStatus::Success) | None => None,
+                Some(st) => {
+                    let attempt = task
+                        .and_then(|t| self.started.get(t))
+                        .map(|a| format!("attempt {a} "))
+                        .unwrap_or_default();
+                    let codes: Vec<&str> = f.errors.iter().map(|c| c.as_str()).collect();
+                    Some(format!(
+                        "{attempt}{}{}",
+                        match st {
+                            InvocationStatus::Timeout => "timed out",
+                            InvocationStatus::Partial => "ended partial",
+                            _ => "failed",
+                        },
+                        if codes.is_empty() {
+                            String::new()
+                        } else {
+                            format!(" ({})", codes.join(", "))
+                        }
+                    ))
+                }
+            },
+            EngineEvent::TaskFinished(f) => match f.status {
+                TaskStatus::Failed => Some("task failed".into()),
+                TaskStatus::Timeout => Some("task timed out".into()),
+                TaskStatus::Blocked => Some("task blocked".into()),
+                _ => None,
+            },
+            EngineEvent::TaskBlocked(_) => Some("task blocked".into()),
+            EngineEvent::ReferenceFailed(_) => Some("a reference did not resolve".into()),
+            EngineEvent::SkillRefused(_) => Some("a skill was refused".into()),
+            EngineEvent::CrashDetected(_) => Some("a crash found on resume".into()),
+            EngineEvent::InvocationLost(_) => Some("an attempt lost in a crash".into()),
             EngineEvent::RunStarted(_)
             | EngineEvent::LeaseTakenOver(_)
             | EngineEvent::RunPaused(_)
@@ -116,12 +157,17 @@ impl Marks {
             | EngineEvent::DebateReply(_)
             | EngineEvent::PositionsCompared(_)
             | EngineEvent::HostDecided(_)
-            | EngineEvent::DebateFinished(_) => false,
-            EngineEvent::DebateError(_) => true,
-            EngineEvent::DebateOutput(o) => o.outcome != crate::event::debate::TurnOutcome::Valid,
+            | EngineEvent::DebateFinished(_) => None,
+            EngineEvent::DebateError(_) => Some("a debate error".into()),
+            EngineEvent::DebateOutput(o) => (o.outcome != crate::event::debate::TurnOutcome::Valid)
+                .then(|| "a turn that did not read".into()),
         };
-        if failure {
-            self.failures.push(env.seq);
+        if let Some(what) = failure {
+            self.failures.push(Mark {
+                seq: env.seq,
+                task: task.cloned(),
+                what,
+            });
         }
     }
 
@@ -150,24 +196,23 @@ impl Marks {
     }
 
     /// The next task start after `seq` (forward) or the last one before it (back).
-    pub fn start(&self, seq: u64, dir: Dir) -> Option<u64> {
+    pub fn start(&self, seq: u64, dir: Dir) -> Option<&Mark> {
         step(&self.starts, seq, dir)
     }
 
     /// The next failure after `seq` (forward) or the last one before it (back).
-    pub fn failure(&self, seq: u64, dir: Dir) -> Option<u64> {
+    pub fn failure(&self, seq: u64, dir: Dir) -> Option<&Mark> {
         step(&self.failures, seq, dir)
     }
 }
 
-fn step(marks: &[u64], seq: u64, dir: Dir) -> Option<u64> {
+fn step(marks: &[Mark], seq: u64, dir: Dir) -> Option<&Mark> {
     match dir {
-        Dir::Forward => marks.get(marks.partition_point(|&m| m <= seq)).copied(),
+        Dir::Forward => marks.get(marks.partition_point(|m| m.seq <= seq)),
         Dir::Back => marks
-            .partition_point(|&m| m < seq)
+            .partition_point(|m| m.seq < seq)
             .checked_sub(1)
-            .and_then(|i| marks.get(i))
-            .copied(),
+            .and_then(|i| marks.get(i)),
     }
 }
 
@@ -189,9 +234,9 @@ mod tests {
         }
     }
 
-    fn started() -> EngineEvent {
+    fn started(attempt: u32) -> EngineEvent {
         EngineEvent::InvocationStarted(InvocationStarted {
-            attempt: 1,
+            attempt,
             prompt_tokens: 1,
             constraints: Constraints {
                 timeout_seconds: 1.0,
@@ -224,11 +269,11 @@ mod tests {
         let chunk = || EngineEvent::Chunk(Chunk { text: "x".into() });
         let events = [
             env(1, 100, "A", EngineEvent::TaskReady(Empty {})),
-            env(2, 110, "A", started()),
+            env(2, 110, "A", started(1)),
             env(3, 120, "A", chunk()),
             env(4, 130, "A", finished(InvocationStatus::Failed)),
-            env(5, 140, "A", started()),
-            env(6, 150, "B", started()),
+            env(5, 140, "A", started(2)),
+            env(6, 150, "B", started(1)),
             env(7, 160, "A", finished(InvocationStatus::Success)),
             env(
                 8,
@@ -236,21 +281,39 @@ mod tests {
                 "A",
                 EngineEvent::TaskReset(TaskReset { reason: "r".into() }),
             ),
-            env(9, 180, "A", started()),
+            env(9, 180, "A", started(1)),
         ];
         for e in &events {
             m.add(e);
         }
         m.add(&events[3]); // out of order: ignored
         assert_eq!(m.len(), 9);
-        assert_eq!(m.start(0, Dir::Forward), Some(2));
-        assert_eq!(m.start(2, Dir::Forward), Some(6), "a retry is not a start");
-        assert_eq!(m.start(6, Dir::Forward), Some(9), "after a reset it is");
-        assert_eq!(m.start(6, Dir::Back), Some(2));
-        assert_eq!(m.start(2, Dir::Back), None);
-        assert_eq!(m.failure(0, Dir::Forward), Some(4));
-        assert_eq!(m.failure(4, Dir::Forward), None);
-        assert_eq!(m.failure(9, Dir::Back), Some(4));
+        let start = |seq, dir| m.start(seq, dir).map(|k| k.seq);
+        let failure = |seq, dir| m.failure(seq, dir).map(|k| k.seq);
+        assert_eq!(start(0, Dir::Forward), Some(2));
+        assert_eq!(
+            start(2, Dir::Forward),
+            Some(5),
+            "a retry's attempt is a start"
+        );
+        assert_eq!(start(5, Dir::Forward), Some(6));
+        assert_eq!(
+            start(6, Dir::Forward),
+            Some(9),
+            "after a reset, attempt 1 is one"
+        );
+        assert_eq!(start(6, Dir::Back), Some(5));
+        assert_eq!(start(2, Dir::Back), None);
+        assert_eq!(failure(0, Dir::Forward), Some(4));
+        assert_eq!(failure(4, Dir::Forward), None);
+        assert_eq!(failure(9, Dir::Back), Some(4));
+        let f = m.failure(0, Dir::Forward).expect("a failure");
+        assert_eq!(f.task.as_deref(), Some("A"));
+        assert_eq!(f.what, "attempt 1 failed");
+        assert_eq!(
+            m.start(2, Dir::Forward).map(|k| k.what.as_str()),
+            Some("attempt 2 started")
+        );
         assert_eq!(m.ts(3), Some(120));
         assert_eq!(m.ts(0), None);
         assert_eq!(m.at_time(125), 3);

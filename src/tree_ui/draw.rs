@@ -197,10 +197,19 @@ fn draw_problems(buf: &mut Buffer, body: Rect, b: &mut Browser, theme: &Theme) {
         return;
     };
     let problems = report.by_severity();
+    // The samples are the failed ones; the total counts what was evaluated (for a run
+    // of plexus, its invocations), not samples in this tree.
+    let it = b.tree.current().map(|i| i.number);
+    let in_tree = b
+        .tree
+        .samples
+        .iter()
+        .filter(|s| Some(s.iteration) == it)
+        .count();
     let title = format!(
-        "Problems report · {} problems · {} of {} samples failed{}",
+        "Problems report · {} problems · {} failed samples ({} evaluated){}",
         problems.len(),
-        report.failed_samples.map_or("?".into(), |n| n.to_string()),
+        report.failed_samples.map_or(in_tree, |n| n as usize),
         report.total_samples.map_or("?".into(), |n| n.to_string()),
         if report.readable() {
             String::new()

@@ -180,6 +180,9 @@ impl App {
         if let Some((text, warn)) = o.say {
             self.ui.flash(text, warn);
         }
+        if seeked {
+            self.find_pending();
+        }
     }
 
     /// Plays the replay on: folds what is due at `now`; returns whether the screen

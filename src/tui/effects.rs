@@ -48,6 +48,18 @@ impl App {
                         self.open_replay(id, self.open_at);
                     }
                 }
+                Effect::FindInRun(id) => {
+                    if self.ui.engine_attached
+                        && self.stashed_live.is_some()
+                        && self.live_mut().run_id == id
+                    {
+                        self.run_effects(vec![Effect::BackToLive]);
+                    }
+                    if self.run.run_id != id {
+                        self.open_replay(id, super::replay_feed::StartAt::End);
+                    }
+                    self.find_pending();
+                }
                 Effect::LoadOutput(task) => match (&self.replay, &self.ui.replay) {
                     // A replay reads a task's text back as it was at the position.
                     (Some(f), Some(t)) => f.ask_output(task, t),
@@ -105,8 +117,9 @@ impl App {
             Loaded::Doc(k, d) => {
                 self.ui.docs.insert(k, d);
             }
-            Loaded::Runs(Ok(rows)) => {
+            Loaded::Runs(Ok((rows, facts))) => {
                 self.ui.runs.rows = Some(rows);
+                self.ui.runs.facts = facts;
                 self.ui.runs.error = None;
             }
             Loaded::Runs(Err(e)) => self.ui.runs.error = Some(e),
@@ -179,6 +192,22 @@ impl App {
             self.run_effects(vec![Effect::Engine(Control::Review(req))]);
         } else {
             self.loader.decide(run, task, verdict);
+        }
+    }
+
+    /// Shows the failed attempt the Failures screen asked to find, once its run is on
+    /// screen with the task in it.
+    pub fn find_pending(&mut self) {
+        let Some(find) = self.ui.failures.find.clone() else {
+            return;
+        };
+        if self.run.run_id != find.run_id {
+            return;
+        }
+        let mut fx = Vec::new();
+        if failures_keys::find_in_run(&mut self.ui, &self.run, &find, &mut fx) {
+            self.ui.failures.find = None;
+            self.run_effects(fx);
         }
     }
 

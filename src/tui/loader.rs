@@ -10,6 +10,7 @@ use serde_json::Value;
 use tokio::sync::mpsc::UnboundedSender;
 
 use crate::app::docs::{Doc, DocKey};
+use crate::app::runs_list::{sort_outcomes, RunFactsById};
 use crate::state::{OutputBuffer, RunState};
 use crate::store::{RunSummary, Store};
 
@@ -40,8 +41,8 @@ pub enum Query {
 pub enum Loaded {
     /// A document.
     Doc(DocKey, Doc),
-    /// The list of runs, or why not.
-    Runs(Result<Vec<RunSummary>, String>),
+    /// The list of runs with each one's tasks by outcome and reviews waiting, or why not.
+    Runs(Result<(Vec<RunSummary>, RunFactsById), String>),
     /// Failed invocations, or why not.
     Failures(Result<Vec<crate::store::FailedInvocation>, String>),
     /// The review queue, or why not.
@@ -142,7 +143,12 @@ fn serve(db: PathBuf, rx: std_mpsc::Receiver<Query>, out: UnboundedSender<Loaded
                 let doc = load_doc(store, &key);
                 Loaded::Doc(key, doc)
             }
-            Query::Runs => Loaded::Runs(store.list_runs().map_err(|e| e.to_string())),
+            Query::Runs => Loaded::Runs(
+                store
+                    .list_runs()
+                    .map_err(|e| e.to_string())
+                    .and_then(|rows| Ok((rows, run_facts(store)?))),
+            ),
             Query::Reviews(run) => Loaded::Reviews(
                 store
                     .review_queue(run.as_deref())
@@ -173,6 +179,37 @@ fn serve(db: PathBuf, rx: std_mpsc::Receiver<Query>, out: UnboundedSender<Loaded
             return;
         }
     }
+}
+
+/// Every run's tasks counted by status and its reviews waiting for a decision.
+fn run_facts(store: &Store) -> Result<RunFactsById, String> {
+    let mut facts = RunFactsById::new();
+    let mut st = store
+        .conn()
+        .prepare("SELECT run_id, status, COUNT(*) FROM tasks GROUP BY run_id, status")
+        .map_err(|e| e.to_string())?;
+    let rows = st
+        .query_map([], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, i64>(2)?,
+            ))
+        })
+        .map_err(|e| e.to_string())?;
+    for row in rows {
+        let (run, status, n) = row.map_err(|e| e.to_string())?;
+        facts.entry(run).or_default().outcomes.push((status, n));
+    }
+    for f in facts.values_mut() {
+        sort_outcomes(&mut f.outcomes);
+    }
+    for item in store.review_queue(None).map_err(|e| e.to_string())? {
+        if item.decision.is_none() {
+            facts.entry(item.run_id).or_default().reviews_waiting += 1;
+        }
+    }
+    Ok(facts)
 }
 
 /// Folds a run's log (the whole of it, or up to event `upto`) into a fresh state,
@@ -244,15 +281,9 @@ pub fn load_doc(store: &Store, key: &DocKey) -> Doc {
                     text.push_str(&pretty(atoms));
                     Doc::Ready(text.into())
                 }
-                DocKey::Issues(_) => {
-                    let mut text = String::from("quality_check:\n");
-                    text.push_str(&pretty(&resp["quality_check"]));
-                    text.push_str("\n\nerrors:\n");
-                    text.push_str(&pretty(&resp["errors"]));
-                    text.push_str("\n\nretry decision: ");
-                    text.push_str(&retry_decision(store, inv));
-                    Doc::Ready(text.into())
-                }
+                DocKey::Issues(_) => Doc::Ready(
+                    super::issues_doc::issues_text(&resp, &retry_decision(store, inv)).into(),
+                ),
                 DocKey::Atom(_, id) => {
                     let found = resp["output"]["atoms"].as_array().and_then(|a| {
                         a.iter()

@@ -9,6 +9,7 @@
 pub mod app;
 pub mod driver;
 pub mod effects;
+pub mod issues_doc;
 pub mod loader;
 pub mod open;
 pub mod replay_feed;

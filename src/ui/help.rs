@@ -36,7 +36,7 @@ pub fn describe(a: Action) -> &'static str {
         Action::Help => "this help",
         Action::CommandLine => ": command line — any action by name, :goto T, :retry T, :theme light, :filter grade=D (Tab completes)",
         Action::Messages => "the message log (the last few hundred messages, with times)",
-        Action::Search => "search (task id on Run, atoms on Atoms)",
+        Action::Search => "search (task id on Run, atoms on Atoms); filter (Runs, Failures)",
         Action::Sort => "atoms, failures: next sort column",
         Action::SortReverse => "atoms, failures: reverse the sort",
         Action::FilterGrade => "atoms: filter by grade; failures: by error code",
@@ -44,7 +44,7 @@ pub fn describe(a: Action) -> &'static str {
         Action::FilterType => "atoms: filter by type; failures: by status",
         Action::FilterRun => "failures: this run → every run → each run in turn",
         Action::FilterTime => "failures: last hour, day, week / any time",
-        Action::ClearFilters => "atoms, failures: clear filters and search",
+        Action::ClearFilters => "atoms, runs, failures: clear filters and search",
         Action::Compare => "runs: mark a run; on another run, compare the two",
         Action::ReviewQueue => {
             "failures: the review queue (hallucinations waiting for a person) / the list"

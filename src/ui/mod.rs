@@ -3,6 +3,7 @@
 
 pub mod atoms;
 pub mod budget;
+pub mod completions;
 pub mod contrast;
 pub mod dag;
 pub mod debate;

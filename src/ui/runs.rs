@@ -1,14 +1,48 @@
-//! The Runs screen: runs in the database, newest first, with status, time and counts;
+//! The Runs screen: runs in the database, newest first, with status, start, how long
+//! each took, its tasks by outcome and the reviews waiting; `/` filters the rows and
 //! Enter opens one read-only from its log.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Modifier;
 
-use super::text::{fill, put};
+use super::text::{elapsed, fill, put};
 use super::theme::Theme;
+use crate::app::runs_list::{outcome_glyphs, outcome_words, RunFacts};
 use crate::app::UiState;
+use crate::store::RunSummary;
 use crate::text::wrap::pad_or_truncate;
+
+/// Column widths for a list `w` cells wide.
+struct Cols {
+    started: usize,
+    outcomes: usize,
+    words: bool,
+    events: bool,
+    plan: usize,
+}
+
+impl Cols {
+    /// Fixed columns: run 21+1, status 15+1 (`awaiting_review`), time 8+1, review 10.
+    const FIXED: usize = 22 + 16 + 9 + 10;
+
+    fn for_width(w: usize) -> Cols {
+        let wide = w >= 110;
+        let started = if wide { 17 } else { 12 };
+        let left = w.saturating_sub(Self::FIXED + started);
+        let outcomes = if wide { left.min(30) } else { left };
+        let rest = left - outcomes;
+        let events = rest >= 30;
+        let plan = rest.saturating_sub(if events { 15 } else { 0 }).min(40);
+        Cols {
+            started,
+            outcomes,
+            words: wide,
+            events,
+            plan,
+        }
+    }
+}
 
 /// Draws the runs list into `inner`.
 pub fn draw(buf: &mut Buffer, inner: Rect, ui: &mut UiState, theme: &Theme) {
@@ -16,18 +50,24 @@ pub fn draw(buf: &mut Buffer, inner: Rect, ui: &mut UiState, theme: &Theme) {
         return;
     }
     let mut y = inner.y;
-    let w = inner.width as usize;
-    let plan_w = w.saturating_sub(24 + 12 + 17 + 7 + 8 + 7 + 2).min(40);
-    let header = format!(
-        "{:<24}{:<12}{:<17}{:>7}{:>8}{:>7}  {}",
+    let c = Cols::for_width(inner.width as usize);
+    let mut header = format!(
+        "{:<22}{:<16}{:<started$}{:>8} {:<outcomes$}{:<10}",
         "run",
         "status",
-        "created",
+        "started",
+        "time",
         "tasks",
-        "events",
-        "atoms",
-        pad_or_truncate("plan", plan_w)
+        "review",
+        started = c.started,
+        outcomes = c.outcomes,
     );
+    if c.events {
+        header.push_str(&format!("{:>7}{:>7} ", "events", "atoms"));
+    }
+    if c.plan > 0 {
+        header.push_str(&pad_or_truncate("plan", c.plan));
+    }
     put(
         buf,
         inner.x,
@@ -37,8 +77,6 @@ pub fn draw(buf: &mut Buffer, inner: Rect, ui: &mut UiState, theme: &Theme) {
         theme.title().add_modifier(Modifier::BOLD),
     );
     y += 1;
-    let rows = inner.bottom().saturating_sub(y) as usize;
-    ui.list_rows = rows;
     if let Some(e) = &ui.runs.error {
         put(buf, inner.x, y, inner.width, e, theme.error());
         return;
@@ -58,57 +96,149 @@ pub fn draw(buf: &mut Buffer, inner: Rect, ui: &mut UiState, theme: &Theme) {
         );
         return;
     }
-    let selected = ui.runs.selected.min(list.len() - 1);
+    let view = ui.runs.view();
+    if !ui.runs.query.is_empty() {
+        let line = format!(
+            "/{} · {} of {} runs (/ changes it, x clears)",
+            ui.runs.query,
+            view.len(),
+            list.len()
+        );
+        put(buf, inner.x, y, inner.width, &line, theme.accent());
+        y += 1;
+    }
+    let rows = inner.bottom().saturating_sub(y) as usize;
+    ui.list_rows = rows;
+    if view.is_empty() {
+        put(
+            buf,
+            inner.x,
+            y,
+            inner.width,
+            "no run matches (Esc or x clears the filter)",
+            theme.muted(),
+        );
+        ui.runs.selected = 0;
+        return;
+    }
+    let selected = ui.runs.selected.min(view.len() - 1);
     let top = super::text::keep_visible(selected, ui.runs.top, rows);
     ui.layout.list = Some((Rect::new(inner.x, y, inner.width, rows as u16), top));
-    for (k, run) in list.iter().enumerate().skip(top).take(rows) {
+    let now = ui.now_ms;
+    let none = RunFacts::default();
+    for (k, &i) in view.iter().enumerate().skip(top).take(rows) {
+        let run = &list[i];
+        let facts = ui.runs.facts.get(&run.run_id).unwrap_or(&none);
         let style = if k == selected {
             theme.selected()
         } else {
             theme.style_base()
         };
         fill(buf, inner.x, y, inner.width, style);
-        let created: String = run
-            .created_at
-            .chars()
-            .take(16)
-            .collect::<String>()
-            .replace('T', " ");
-        let mut x = inner.x;
         let marked = ui.runs.marked.as_deref() == Some(&*run.run_id);
         let id = if marked {
             format!("◆ {}", run.run_id)
         } else {
             run.run_id.clone()
         };
-        x += put(buf, x, y, 24, &pad_or_truncate(&id, 23), style) + 1;
-        let st = if k == selected {
+        let mut x = inner.x;
+        x += put(buf, x, y, 22, &pad_or_truncate(&id, 21), style) + 1;
+        let status_style = if k == selected {
             style
         } else {
             theme.status(run_status_role(&run.status))
         };
-        x += put(buf, x, y, 12, &format!("{:<12}", run.status), st);
-        let rest = format!(
-            "{:<17}{:>7}{:>8}{:>7}  {}",
-            created,
-            run.task_count,
-            run.events,
-            run.atoms,
-            // A debate names its question (kept as the run's plan source).
-            pad_or_truncate(
-                &crate::text::sanitize::sanitize(if run.plan_id == "debate" {
-                    &run.plan_source
-                } else {
-                    &run.plan_id
-                }),
-                plan_w
-            )
+        x += put(
+            buf,
+            x,
+            y,
+            15,
+            &pad_or_truncate(&run.status, 15),
+            status_style,
+        ) + 1;
+        let started = started(&run.created_at, c.started > 12);
+        let mut rest = format!("{:<w$}{:>8} ", started, duration(run, now), w = c.started);
+        let outcomes = if c.words {
+            outcome_words(facts).join(" · ")
+        } else {
+            outcome_glyphs(facts)
+        };
+        // One column kept free before the reviews.
+        rest.push_str(&pad_or_truncate(&outcomes, c.outcomes.saturating_sub(1)));
+        rest.push(' ');
+        x += put(buf, x, y, inner.right().saturating_sub(x), &rest, style);
+        let review = if facts.reviews_waiting > 0 {
+            format!("{} waiting", facts.reviews_waiting)
+        } else {
+            "—".to_string()
+        };
+        let review_style = if facts.reviews_waiting > 0 && k != selected {
+            theme.warn().add_modifier(Modifier::BOLD)
+        } else {
+            style
+        };
+        x += put(
+            buf,
+            x,
+            y,
+            inner.right().saturating_sub(x),
+            &pad_or_truncate(&review, 10),
+            review_style,
         );
-        put(buf, x, y, inner.right().saturating_sub(x), &rest, style);
+        let mut tail = String::new();
+        if c.events {
+            tail.push_str(&format!("{:>7}{:>7} ", run.events, run.atoms));
+        }
+        if c.plan > 0 {
+            // A debate names its question (kept as the run's plan source).
+            let plan = if run.plan_id == "debate" {
+                &run.plan_source
+            } else {
+                &run.plan_id
+            };
+            tail.push_str(&pad_or_truncate(
+                &crate::text::sanitize::sanitize(plan),
+                c.plan,
+            ));
+        }
+        put(buf, x, y, inner.right().saturating_sub(x), &tail, style);
         y += 1;
     }
     ui.runs.selected = selected;
     ui.runs.top = top;
+}
+
+/// `2026-11-27 21:03` (long) or `11-27 21:03`.
+fn started(created: &str, long: bool) -> String {
+    let s: String = created
+        .chars()
+        .take(16)
+        .collect::<String>()
+        .replace('T', " ");
+    if long {
+        s
+    } else {
+        s.chars().skip(5).collect()
+    }
+}
+
+/// How long the run took from its start to its end (to now while it runs); `—` when
+/// it is not known.
+fn duration(run: &RunSummary, now_ms: i64) -> String {
+    let ms = |t: &str| {
+        chrono::DateTime::parse_from_rfc3339(t)
+            .ok()
+            .map(|d| d.timestamp_millis())
+    };
+    let Some(start) = ms(&run.created_at) else {
+        return "—".into();
+    };
+    let end = match run.finished_at.as_deref() {
+        Some(f) => ms(f),
+        None if run.status == "running" && now_ms > 0 => Some(now_ms),
+        None => None,
+    };
+    end.map_or_else(|| "—".into(), |e| elapsed(e - start))
 }
 
 /// The task-status colour role that matches a run status.

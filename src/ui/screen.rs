@@ -73,6 +73,7 @@ pub fn draw_buffer(
         }
     }
     super::status::draw(buf, status, run, ui, theme);
+    super::completions::draw(buf, area, status, ui, theme);
     match ui.overlay.clone() {
         Some(Overlay::Help { top }) => {
             let lines = help::lines(keys);

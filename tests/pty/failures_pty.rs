@@ -110,3 +110,65 @@ fn demo_failures_attempts_review_and_handoff_from_the_keyboard() {
     );
     assert_eq!(v["trigger_reason"], "two typical cases", "{v}");
 }
+
+#[test]
+fn enter_on_another_runs_failure_opens_that_run_at_80x24() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("p.db");
+    let db_s = db.to_string_lossy().to_string();
+    for _ in 0..2 {
+        let out = output(plexus(dir.path()).args([
+            "--db",
+            &db_s,
+            "demo",
+            "--chunk-ms",
+            "0",
+            "--headless",
+        ]));
+        assert!(out.code.is_some(), "demo: {}", out.stderr);
+    }
+    let runs: Vec<String> = plexus::store::Store::open(&db)
+        .expect("store")
+        .list_runs()
+        .expect("runs")
+        .into_iter()
+        .map(|r| r.run_id)
+        .collect();
+    // Every run's failures and no run on screen: each row is of another run.
+    let mut s = Session::start_sized(&["--db", &db_s, "failures"], dir.path(), 80, 24);
+    s.wait_for("E007", 20);
+    s.send("G");
+    s.send("\r");
+    // The overlay's title names the row's run, task and attempt.
+    let overlay = s.wait_for(" · attempt ", 5);
+    let title = overlay
+        .lines()
+        .find(|l| l.contains(" · attempt "))
+        .unwrap_or_default()
+        .to_string();
+    let run = runs
+        .iter()
+        .find(|r| title.contains(r.as_str()))
+        .unwrap_or_else(|| panic!("no run in the title: {title}"))
+        .clone();
+    let task: String = title[title.find("TASK_").expect("a task")..]
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+        .collect();
+    // The overlay leads with the error, not with an all-zero quality block.
+    let overlay = s.wait_for("✘ E", 10);
+    assert!(!overlay.contains("\"A\": 0"), "{overlay}");
+    // Enter: find it in its run — the run opens at its end with the task selected.
+    s.send("\r");
+    let screen = s.wait_for("Plan DAG", 20);
+    assert!(!screen.contains("is another run"), "{screen}");
+    s.wait_for(&format!("Output · {task}"), 20);
+    // The message log says the attempt was found in that run.
+    s.send("M");
+    s.wait_for(&format!("{task} · attempt 1/"), 5);
+    s.wait_for(&format!("· {run}"), 5);
+    s.send("\x1b");
+    let st = s.quit();
+    assert!(st.success(), "{st:?}");
+    s.assert_restored();
+}

@@ -7,4 +7,5 @@ mod debate_pty;
 mod failures_pty;
 mod review_wait_pty;
 mod run_screen_pty;
+mod runs_pty;
 mod tui_pty;

@@ -283,13 +283,13 @@ fn replay_plays_pauses_steps_both_ways_seeks_and_changes_speed() {
         m
     };
     use plexus::replay::marks::Dir;
-    let start = marks.start(2, Dir::Forward).expect("a task start");
+    let start = marks.start(2, Dir::Forward).expect("a task start").seq;
     s.send("}");
     s.wait_for(&format!("event {start}/{total}"), 5);
-    let failure = marks.failure(start, Dir::Forward).expect("a failure");
+    let failure = marks.failure(start, Dir::Forward).expect("a failure").seq;
     s.send(")");
     s.wait_for(&format!("event {failure}/{total}"), 5);
-    match marks.failure(failure, Dir::Back) {
+    match marks.failure(failure, Dir::Back).map(|m| m.seq) {
         Some(b) => {
             s.send("(");
             s.wait_for(&format!("event {b}/{total}"), 5);
@@ -392,4 +392,84 @@ fn replay_without_paused_plays_with_no_key_pressed() {
         );
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
+}
+
+#[test]
+fn replay_failure_jumps_select_and_name_the_failed_task_at_80x24() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("r.db");
+    let db_s = db.to_string_lossy().to_string();
+    let out = common::bin::output(common::bin::plexus(dir.path()).args([
+        "--db",
+        &db_s,
+        "demo",
+        "--chunk-ms",
+        "0",
+        "--headless",
+    ]));
+    assert!(out.code.is_some(), "demo: {}", out.stderr);
+    // Where the log says the failures are, and whose they are.
+    let marks = {
+        let store = plexus::store::Store::open(&db).expect("store");
+        let run = store.run("latest").expect("run").run_id;
+        let (last, _) = store.last_event(&run).expect("last");
+        let mut m = plexus::replay::marks::Marks::default();
+        for e in store.events(&run, 1, last).expect("events") {
+            m.add(&plexus::event::Envelope {
+                run_id: run.as_str().into(),
+                seq: e.seq,
+                ts: e.ts,
+                task_id: e.task_id.map(Into::into),
+                invocation_id: e.invocation_id.map(Into::into),
+                agent: e.agent.map(Into::into),
+                event: e.event.expect("decodes"),
+            });
+        }
+        m
+    };
+    use plexus::replay::marks::Dir;
+    let first = marks.failure(0, Dir::Forward).expect("a failure").clone();
+    // The next failure of another task than the first one's.
+    let mut other = marks
+        .failure(first.seq, Dir::Forward)
+        .expect("another")
+        .clone();
+    let mut presses = 2;
+    while other.task == first.task {
+        other = marks
+            .failure(other.seq, Dir::Forward)
+            .expect("another task's")
+            .clone();
+        presses += 1;
+    }
+    let task = other.task.clone().expect("a task's failure");
+    let mut s = Session::start_sized(
+        &["--db", &db_s, "replay", "latest", "--paused"],
+        dir.path(),
+        80,
+        24,
+    );
+    s.wait_for("event 1/", 20);
+    for _ in 0..presses {
+        s.send(")");
+    }
+    s.wait_for(&format!("event {}/", other.seq), 10);
+    // The failed task is selected: the output pane is its.
+    s.wait_for(&format!("Output · {task}"), 10);
+    // And named: the message (kept in the log) says which task and what failed.
+    s.send("M");
+    s.wait_for(&format!("{task} · {}", other.what), 5);
+    s.send("\x1b");
+    // `}` goes to the next task start, and names it too.
+    let start = marks
+        .start(other.seq, Dir::Forward)
+        .expect("a later start")
+        .clone();
+    s.send("}");
+    s.wait_for(&format!("event {}/", start.seq), 10);
+    let started = start.task.clone().expect("a task's start");
+    s.wait_for(&format!("Output · {started}"), 10);
+    let st = s.quit();
+    assert!(st.success(), "{st:?}");
+    s.assert_restored();
 }

@@ -328,6 +328,7 @@ fn a_run_written_as_a_tree_reads_back_and_json_lists_parse() {
         "tree",
     ]));
     assert_eq!(out.code, Some(0), "export: {}", out.stderr);
+    let said = out.stdout.clone();
     let again = common::bin::output(common::bin::plexus(dir).args([
         "--db",
         "a.db",
@@ -345,12 +346,20 @@ fn a_run_written_as_a_tree_reads_back_and_json_lists_parse() {
     assert!(!rows.is_empty(), "the demo has failures");
     let tree = failures::open(&dir.join("tree")).expect("open the export");
     assert!(tree.warnings.is_empty(), "{:?}", tree.warnings);
-    let ids: Vec<&str> = tree.samples.iter().map(|s| &*s.id).collect();
-    let mut want: Vec<&str> = rows.iter().map(|r| r.invocation_id.as_str()).collect();
-    let mut got = ids.clone();
+    // Samples are named by task and attempt, so two of them never look alike.
+    let mut got: Vec<String> = tree.samples.iter().map(|s| s.id.to_string()).collect();
+    let mut want: Vec<String> = rows
+        .iter()
+        .map(|r| format!("{}_attempt{}", r.task_id, r.attempt))
+        .collect();
     want.sort_unstable();
     got.sort_unstable();
     assert_eq!(got, want);
+    // The command counts samples, and the invocations they come from.
+    assert!(
+        said.contains(&format!("{} sample(s)", rows.len())),
+        "{said}"
+    );
     for s in &tree.samples {
         for doc in tree.load_all(s) {
             assert_eq!(doc.status, DocStatus::Ok, "{}", doc.path.display());
@@ -369,6 +378,27 @@ fn a_run_written_as_a_tree_reads_back_and_json_lists_parse() {
         rows.len(),
         "every failure is under one cause"
     );
+    // The demo's plan is written mostly in English: so is its problems report.
+    let raw: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            dir.join("tree/execution_outputs/iteration_1/layer1_problems_report.json"),
+        )
+        .expect("the report"),
+    )
+    .expect("JSON");
+    let problems = raw["layer1_problems"].as_array().expect("problems");
+    for p in problems {
+        let text = format!("{}{}", p["title"], p["description"]);
+        assert!(
+            !text.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c)),
+            "{text}"
+        );
+        assert!(
+            want.iter().any(|w| p["typical_case_id"] == w.as_str()),
+            "{}",
+            p["typical_case_id"]
+        );
+    }
     assert_eq!(
         tree.current().and_then(|i| i.failed_samples),
         Some(rows.len() as u32)

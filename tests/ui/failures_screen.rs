@@ -97,12 +97,31 @@ fn attempt_overlay_snapshots() {
     let fx = update(&mut ui, &st, Action::Open);
     let inv: Arc<str> = "INV_TASK_CODE_DIFF_01_001".into();
     assert_eq!(fx, vec![Effect::LoadDoc(DocKey::Issues(inv.clone()))]);
-    ui.docs.insert(
-        DocKey::Issues(inv.clone()),
-        Doc::Ready("quality_check:\n{\n  \"atoms_generated\": 0\n}\n\nerrors:\n[\n  {\n    \"error_code\": \"E002\",\n    \"message\": \"the JSON object in the response does not parse\"\n  }\n]\n\nretry decision: retried as attempt 2 after 250 ms (E002): a stricter format reminder was added to the prompt".into()),
+    // The issues view of a parse error: the error first, then the retry decision, the
+    // empty quality check in one line, the stored errors last.
+    let resp = serde_json::json!({
+        "errors": [{"error_code": "E002", "error_type": "parse_error",
+            "message": "the JSON object in the response does not parse: EOF while parsing a list at line 66 column 7",
+            "recoverable": true, "suggested_action": "fix the output format and retry"}],
+        "quality_check": {"atoms_generated": 0, "avg_quality_score": 0.0,
+            "grades": {"A": 0, "B": 0, "C": 0, "D": 0}, "issues": []}
+    });
+    let text = plexus::tui::issues_doc::issues_text(
+        &resp,
+        "retried as attempt 2 after 250 ms (E002): a stricter format reminder was added to the prompt",
     );
-    insta::assert_snapshot!("failure_attempt_80x24", render(&st, &mut ui, 80, 24));
-    insta::assert_snapshot!("failure_attempt_200x60", render(&st, &mut ui, 200, 60));
+    ui.docs
+        .insert(DocKey::Issues(inv.clone()), Doc::Ready(text.into()));
+    for (w, h) in [(80, 24), (120, 40), (200, 60)] {
+        let s = render(&st, &mut ui, w, h);
+        let error = s.find("✘ E002 parse_error").expect("the error is shown");
+        let check = s
+            .find("quality check: no atoms")
+            .expect("the check in one line");
+        assert!(error < check, "the error leads:\n{s}");
+        assert!(!s.contains("\"A\": 0"), "no all-zero block:\n{s}");
+        insta::assert_snapshot!(format!("failure_attempt_{w}x{h}"), s);
+    }
     // `e` switches to the request, `]` to the task's next failed attempt.
     let fx = update(&mut ui, &st, Action::ViewRequest);
     assert_eq!(fx, vec![Effect::LoadDoc(DocKey::Request(inv))]);
@@ -120,6 +139,27 @@ fn attempt_overlay_snapshots() {
         }
         o => panic!("{o:?}"),
     }
+    // `[` `]` say which attempts they visit, and why the last one is not listed.
+    let said = |ui: &UiState| {
+        ui.flash
+            .as_ref()
+            .map(|f| f.text.clone())
+            .unwrap_or_default()
+    };
+    assert_eq!(said(&ui), "attempt 2/3 · listed attempts 1, 2");
+    assert!(update(&mut ui, &st, Action::NextAttempt).is_empty());
+    assert!(
+        said(&ui).starts_with("attempt 3 of 3 not listed: it did not fail"),
+        "{}",
+        said(&ui)
+    );
+    update(&mut ui, &st, Action::PrevAttempt);
+    assert_eq!(said(&ui), "attempt 1/3 · listed attempts 1, 2");
+    update(&mut ui, &st, Action::PrevAttempt);
+    assert_eq!(
+        said(&ui),
+        "attempt 1/3 is the first listed · listed attempts 1, 2"
+    );
     update(&mut ui, &st, Action::Back);
     assert_eq!(ui.overlay, None);
 }

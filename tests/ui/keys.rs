@@ -119,10 +119,18 @@ fn tab_completes_commands_action_names_and_task_ids() {
     }
     input(&mut ui, &st, InputKey::Tab);
     assert_eq!(ui.input.as_deref(), Some("next_"));
-    assert!(ui
-        .flash
-        .as_ref()
-        .is_some_and(|f| f.text.contains("next_failure")));
+    let listed = ui.completions.clone().expect("the candidates are listed");
+    assert!(
+        listed.items.iter().any(|c| c == "next_failure"),
+        "{listed:?}"
+    );
+    assert_eq!(listed.title, "Tab: 5 commands start with `next_`");
+    // Another key closes the list; a word nothing starts with says so.
+    input(&mut ui, &st, InputKey::Char('z'));
+    assert_eq!(ui.completions, None);
+    input(&mut ui, &st, InputKey::Tab);
+    let none = ui.completions.clone().expect("said");
+    assert!(none.items.is_empty() && none.title.contains("no commands start with `next_z`"));
 }
 
 #[test]

@@ -11,6 +11,7 @@ mod keys;
 mod reducer;
 mod review_wait;
 mod run_screen;
+mod runs_screen;
 mod theme_contrast;
 mod tree_browser;
 mod tui_render;

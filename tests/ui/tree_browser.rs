@@ -55,7 +55,15 @@ fn list_problems_and_detail_snapshots() {
     insta::assert_snapshot!("tree_list_200x60", render(&mut b, 200, 60));
     b.act(Action::ProblemsView);
     assert_eq!(b.view, View::Problems);
-    insta::assert_snapshot!("tree_problems_80x24", render(&mut b, 80, 24));
+    // The title counts the failed samples, and what was evaluated apart from them.
+    let s = render(&mut b, 80, 24);
+    let n = b
+        .report
+        .as_ref()
+        .and_then(|r| r.failed_samples)
+        .expect("counted");
+    assert!(s.contains(&format!("· {n} failed samples (")), "{s}");
+    insta::assert_snapshot!("tree_problems_80x24", s);
     insta::assert_snapshot!("tree_problems_200x60", render(&mut b, 200, 60));
     b.act(Action::ProblemsView);
     select(&mut b, "BS_MT_002");

@@ -215,26 +215,6 @@ fn atoms_screen_both_sizes() {
 }
 
 #[test]
-fn runs_screen_both_sizes() {
-    let st = demo_state();
-    let mut ui = ui_on(Screen::Runs);
-    ui.runs.rows = Some(vec![plexus::store::RunSummary {
-        run_id: "R20261126-010802-7fe5".into(),
-        plan_id: "AVP_E2E_20260203_001".into(),
-        plan_source: "demo".into(),
-        provider: "simulated".into(),
-        status: "succeeded".into(),
-        created_at: "2026-11-26T01:08:02Z".into(),
-        finished_at: Some("2026-11-26T01:08:09Z".into()),
-        task_count: 5,
-        events: 333,
-        atoms: 9,
-    }]);
-    insta::assert_snapshot!("runs_80x24", render(&st, &mut ui, 80, 24));
-    insta::assert_snapshot!("runs_200x60", render(&st, &mut ui, 200, 60));
-}
-
-#[test]
 fn help_overlay_lists_every_action() {
     let st = demo_state();
     let mut ui = ui_on(Screen::Run);

@@ -183,7 +183,7 @@ pub fn run(db: &Path, target: Option<&str>, json: bool, all_iterations: bool) ->
 pub fn export(db: &Path, run: &str, dir: &Path) -> Result<ExitCode> {
     let r = failures::from_run::export_run(db, run, dir)?;
     crate::outln!(
-        "{}: {} of {} invocations failed, timed out, ended partial or were retried; {} problem(s) in the report",
+        "{}: {} sample(s), one per invocation that failed, timed out, ended partial or was retried ({} invocations in all); {} problem(s) in the report",
         r.run_id,
         r.samples,
         r.invocations,

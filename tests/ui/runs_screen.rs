@@ -1,0 +1,133 @@
+//! The Runs screen through ratatui's TestBackend: runs told apart by how long they took,
+//! their tasks by outcome and the reviews waiting, at 80x24, 120x40 and 200x60, and the
+//! `/` filter.
+
+use crate::common;
+
+use common::screen::render;
+
+use plexus::app::{update, Action, Effect, Screen, UiState};
+use plexus::event::Envelope;
+use plexus::state::{reduce, RunState};
+
+fn demo_state() -> RunState {
+    let mut st = RunState::new();
+    for l in include_str!("../../fixtures/runs/demo.jsonl").lines() {
+        let e: Envelope = serde_json::from_str(l).expect("fixture");
+        reduce(&mut st, &e);
+    }
+    st
+}
+
+fn ui_on(screen: Screen) -> UiState {
+    let mut ui = UiState::new(false);
+    ui.screen = screen;
+    ui
+}
+
+/// Runs that differ the way a day of demos does: outcomes, lengths, a review waiting.
+fn runs_rows(ui: &mut UiState) {
+    use plexus::app::runs_list::RunFacts;
+    let run = |id: &str, status: &str, start: &str, end: Option<&str>, atoms: i64| {
+        plexus::store::RunSummary {
+            run_id: id.into(),
+            plan_id: "AVP_E2E_20260203_001".into(),
+            plan_source: "demo".into(),
+            provider: "simulated".into(),
+            status: status.into(),
+            created_at: format!("2026-11-{start}Z"),
+            finished_at: end.map(|e| format!("2026-11-{e}Z")),
+            task_count: 5,
+            events: 171 + atoms * 10,
+            atoms,
+        }
+    };
+    ui.runs.rows = Some(vec![
+        run(
+            "R20261126-010802-7fe5",
+            "succeeded",
+            "26T01:08:02",
+            Some("26T01:08:09"),
+            9,
+        ),
+        run(
+            "R20261126-005512-c3a0",
+            "failed",
+            "26T00:55:12",
+            Some("26T00:57:40"),
+            6,
+        ),
+        run(
+            "R20261126-003001-91bd",
+            "cancelled",
+            "26T00:30:01",
+            Some("26T00:30:05"),
+            2,
+        ),
+        run(
+            "R20261125-223011-0b1c",
+            "partial",
+            "25T22:30:11",
+            Some("25T23:41:02"),
+            7,
+        ),
+    ]);
+    let facts = |o: &[(&str, i64)], reviews| RunFacts {
+        outcomes: o.iter().map(|(s, n)| (s.to_string(), *n)).collect(),
+        reviews_waiting: reviews,
+    };
+    ui.runs.facts = [
+        ("R20261126-010802-7fe5", facts(&[("success", 5)], 0)),
+        (
+            "R20261126-005512-c3a0",
+            facts(&[("success", 3), ("failed", 1), ("blocked", 1)], 1),
+        ),
+        (
+            "R20261126-003001-91bd",
+            facts(&[("success", 1), ("cancelled", 4)], 0),
+        ),
+        (
+            "R20261125-223011-0b1c",
+            facts(&[("success", 3), ("partial", 1), ("timeout", 1)], 0),
+        ),
+    ]
+    .into_iter()
+    .map(|(id, f)| (id.to_string(), f))
+    .collect();
+}
+
+#[test]
+fn runs_screen_three_sizes() {
+    let st = demo_state();
+    for (w, h) in [(80, 24), (120, 40), (200, 60)] {
+        let mut ui = ui_on(Screen::Runs);
+        runs_rows(&mut ui);
+        let s = render(&st, &mut ui, w, h);
+        assert!(s.contains("1 waiting") && s.contains("2:28"), "{s}");
+        insta::assert_snapshot!(format!("runs_{w}x{h}"), s);
+    }
+}
+
+#[test]
+fn slash_filters_the_runs_screen() {
+    let st = demo_state();
+    let mut ui = ui_on(Screen::Runs);
+    runs_rows(&mut ui);
+    update(&mut ui, &st, Action::Search);
+    for c in "fail".chars() {
+        plexus::app::input::input(&mut ui, &st, plexus::app::input::InputKey::Char(c));
+    }
+    let s = render(&st, &mut ui, 80, 24);
+    assert!(s.contains("1 of 4 runs"), "{s}");
+    assert!(
+        s.contains("│R20261126-005512-c3a0") && !s.contains("│R20261126-010802-7fe5"),
+        "{s}"
+    );
+    insta::assert_snapshot!("runs_filtered_80x24", s);
+    // Enter on the one row left opens it.
+    plexus::app::input::input(&mut ui, &st, plexus::app::input::InputKey::Enter);
+    let fx = update(&mut ui, &st, Action::Open);
+    assert_eq!(fx, vec![Effect::OpenRun("R20261126-005512-c3a0".into())]);
+    update(&mut ui, &st, Action::ClearFilters);
+    assert_eq!(ui.runs.view().len(), 4);
+}

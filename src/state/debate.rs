@@ -33,6 +33,14 @@ pub struct AgentView {
     pub attempt: Option<u32>,
     /// Output tokens over the session.
     pub tokens: u64,
+    /// The text of the try under way, as it streams (empty between turns).
+    pub stream: String,
+    /// Tokens of `stream`.
+    pub stream_tokens: u64,
+    /// When the turn under way started (ms), while it answers.
+    pub started_ms: Option<i64>,
+    /// The turn under way is a closing turn.
+    pub closing: bool,
 }
 
 impl Default for AgentView {
@@ -42,7 +50,21 @@ impl Default for AgentView {
             last_output: None,
             attempt: None,
             tokens: 0,
+            stream: String::new(),
+            stream_tokens: 0,
+            started_ms: None,
+            closing: false,
         }
+    }
+}
+
+impl AgentView {
+    /// Forgets the turn under way (it ended, or the session did).
+    fn end_turn(&mut self) {
+        self.attempt = None;
+        self.started_ms = None;
+        self.stream.clear();
+        self.stream_tokens = 0;
     }
 }
 
@@ -230,6 +252,22 @@ impl DebateState {
                 let a = self.agents.entry(t.agent.clone()).or_default();
                 a.status = AgentStatus::Running;
                 a.attempt = Some(t.attempt);
+                a.closing = t.closing;
+                // The turn's clock runs from its first try; each try streams anew.
+                if t.attempt <= 1 || a.started_ms.is_none() {
+                    a.started_ms = Some(env.ts);
+                }
+                a.stream.clear();
+                a.stream_tokens = 0;
+            }
+            EngineEvent::Chunk(c) => {
+                let role = env.agent.as_deref().map(|r| AgentRole::from(r.to_string()));
+                if let Some(a) = role.and_then(|r| self.agents.get_mut(&r)) {
+                    if a.status == AgentStatus::Running {
+                        a.stream.push_str(&c.text);
+                        a.stream_tokens += crate::tokens::TokenCounter::default().count(&c.text);
+                    }
+                }
             }
             EngineEvent::DebateReply(r) => {
                 self.agents.entry(r.agent.clone()).or_default().tokens += r.output_tokens;
@@ -253,7 +291,7 @@ impl DebateState {
                     duration_ms: o.duration_ms,
                 };
                 let a = self.agents.entry(o.agent.clone()).or_default();
-                a.attempt = None;
+                a.end_turn();
                 a.status = match o.outcome {
                     TurnOutcome::Valid => AgentStatus::Completed,
                     TurnOutcome::TimedOut => AgentStatus::TimedOut,
@@ -343,7 +381,7 @@ impl DebateState {
                 // waited for another round had finished its part; one still answering
                 // was stopped with the session.
                 for a in self.agents.values_mut() {
-                    a.attempt = None;
+                    a.end_turn();
                     match a.status {
                         AgentStatus::Waiting => a.status = AgentStatus::Completed,
                         AgentStatus::Running => a.status = AgentStatus::Cancelled,
@@ -360,7 +398,7 @@ impl DebateState {
                     });
                 }
                 for a in self.agents.values_mut() {
-                    a.attempt = None;
+                    a.end_turn();
                     if a.status == AgentStatus::Running {
                         a.status = AgentStatus::Cancelled;
                     }
@@ -377,7 +415,6 @@ impl DebateState {
             | EngineEvent::TaskFinished(_)
             | EngineEvent::TaskReset(_)
             | EngineEvent::InvocationStarted(_)
-            | EngineEvent::Chunk(_)
             | EngineEvent::InvocationFinished(_)
             | EngineEvent::InvocationLost(_)
             | EngineEvent::AtomsGraded(_)

@@ -98,7 +98,7 @@ fn compact(
         return;
     }
     match ui.debate.tab {
-        DebateTab::Report => report_pane(buf, main, d, ui, theme, "Report (w: the round)"),
+        DebateTab::Report => report_pane(buf, main, d, ui, (now_ms, theme), "Report (w: the round)"),
         DebateTab::Positions => {
             let cols = split(
                 main,
@@ -166,12 +166,12 @@ fn report_pane(
     r: Rect,
     d: &DebateState,
     ui: &mut UiState,
-    theme: &Theme,
+    (now_ms, theme): (i64, &Theme),
     title: &str,
 ) {
     let focused = ui.debate.tab == DebateTab::Report;
     let inner = pane(buf, r, title, focused, theme);
-    let l = report::lines(inner.width, d, ui.tick, theme);
+    let l = report::lines(inner.width, d, ui.tick, now_ms, theme);
     let top = clamp(ui.debate.report_top, l.out.len(), inner.height);
     lines::draw(buf, inner, &l.out, top);
     ui.debate.report_top = top;
@@ -287,7 +287,7 @@ fn wide(
     );
     let inner = pane(buf, bottom[0], "Consensus trend", false, theme);
     trend::draw(buf, inner, &d.consensus_trend, sel, &t, theme);
-    report_pane(buf, bottom[1], d, ui, theme, "Report (w: focus)");
+    report_pane(buf, bottom[1], d, ui, (now_ms, theme), "Report (w: focus)");
 }
 
 /// The speakers' positions side by side, one pane each.

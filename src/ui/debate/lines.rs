@@ -9,7 +9,9 @@ use ratatui::style::Style;
 use crate::text::sanitize::{display_width, sanitize_lines};
 use std::ops::Range;
 
-use crate::text::wrap::wrap_ranges;
+use unicode_width::UnicodeWidthChar;
+
+use crate::text::wrap::{truncate_to_width, wrap_ranges};
 use crate::ui::text::put;
 
 /// One line: segments of text, each with its style, drawn left to right.
@@ -122,9 +124,18 @@ pub fn wrap_words(line: &str, width: u16) -> Vec<Range<usize>> {
                 pending = words.next();
             }
             Some(s) => {
-                rows.push(s..end);
+                // Chinese needs no space to break: it fills the row first.
+                let room = w.saturating_sub(col + 1);
+                let text = &line[word.clone()];
+                let (head, _) = truncate_to_width(text, room);
+                if text.chars().any(|c| c.width().unwrap_or(0) > 1) && !head.is_empty() {
+                    rows.push(s..word.start + head.len());
+                    pending = Some(word.start + head.len()..word.end);
+                } else {
+                    rows.push(s..end);
+                    pending = Some(word);
+                }
                 start = None;
-                pending = Some(word);
             }
             None if ww <= w => {
                 start = Some(word.start);
@@ -244,6 +255,10 @@ mod tests {
         assert!(rows.iter().all(|r| display_width(r) <= 12), "{rows:?}");
         assert_eq!(rows.concat().replace(' ', ""), long.replace(' ', ""));
         assert_eq!(wrap_words("", 5), vec![0..0]);
+        // Chinese after a word fills the row before it breaks.
+        let mixed = "迁移到 PostgreSQL 16：先逻辑复制，再双写";
+        let rows: Vec<&str> = wrap_words(mixed, 24).into_iter().map(|r| &mixed[r]).collect();
+        assert_eq!(rows, ["迁移到 PostgreSQL 16：先", "逻辑复制，再双写"]);
         assert_eq!(delta(-0.1), "−0.10");
         assert_eq!(delta(0.05), "+0.05");
     }

@@ -237,7 +237,7 @@ fn wide(
     let plain = widest(&heatmap::lines(u16::MAX, round, &t, false, theme));
     let full = widest(&heatmap::lines(u16::MAX, round, &t, true, theme));
     let right = if body.width >= ROUNDS_PANE {
-        full.max(36)
+        full.max(58)
     } else {
         plain.max(32)
     }

@@ -9,6 +9,7 @@ use serde_json::{json, Value};
 
 use super::check::{changes, check, set_changes, Checked};
 use super::shared::{LastOutput, Session};
+use super::stream::TurnStream;
 use crate::engine::emit::Scope;
 use crate::event::debate::{
     DebateErrorLogged, DebateOutput, DebateReply, DebateTurnStarted, TurnOutcome,
@@ -18,7 +19,6 @@ use crate::protocol::debate::{AgentRole, PositionSummary};
 use crate::protocol::debate_spec::MAX_OUTPUT_TOKENS;
 use crate::protocol::debate_turn::{request, DebateTurn};
 use crate::provider::http::redact::redact_serialized;
-use super::stream::TurnStream;
 use crate::provider::{ProviderError, StoredProviderError};
 use crate::store::{StoreError, WriteOp};
 

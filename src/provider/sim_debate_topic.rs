@@ -29,7 +29,7 @@ pub struct Topic {
     pub tasks: [&'static str; 3],
 }
 
-const STUDY: Topic = Topic {
+static STUDY: Topic = Topic {
     reasons: [
         "lay the groundwork in the first weeks",
         "train the core skills side by side",
@@ -79,7 +79,7 @@ const STUDY: Topic = Topic {
     ],
 };
 
-const SOFTWARE: Topic = Topic {
+static SOFTWARE: Topic = Topic {
     reasons: [
         "map what exists before changing anything",
         "move one part at a time behind a switch",
@@ -132,7 +132,7 @@ const SOFTWARE: Topic = Topic {
     ],
 };
 
-const GENERAL: Topic = Topic {
+static GENERAL: Topic = Topic {
     reasons: [
         "lay the groundwork in the first weeks",
         "work on the main parts side by side",
@@ -193,8 +193,23 @@ const STUDY_WORDS: [&str; 14] = [
 
 /// Words that make a question one about a software system.
 const SOFTWARE_WORDS: [&str; 18] = [
-    "migrate", "migration", "database", "postgres", "mysql", "rust", "service", "services",
-    "code", "deploy", "api", "server", "software", "app", "refactor", "rewrite", "cloud",
+    "migrate",
+    "migration",
+    "database",
+    "postgres",
+    "mysql",
+    "rust",
+    "service",
+    "services",
+    "code",
+    "deploy",
+    "api",
+    "server",
+    "software",
+    "app",
+    "refactor",
+    "rewrite",
+    "cloud",
     "kubernetes",
 ];
 

@@ -849,12 +849,17 @@ async fn a_turn_s_text_is_logged_as_it_streams_for_the_screen() {
             _ => None,
         })
         .expect("the planner's reply");
-    assert!(streamed.starts_with(&replied), "{streamed:?} vs {replied:?}");
+    assert!(
+        streamed.starts_with(&replied),
+        "{streamed:?} vs {replied:?}"
+    );
     // Folded before the turn's output, the stream is the agent's text under way.
     let upto = o
         .events
         .iter()
-        .position(|e| matches!(&e.event, EngineEvent::DebateOutput(d) if d.agent.as_str() == "planner"))
+        .position(
+            |e| matches!(&e.event, EngineEvent::DebateOutput(d) if d.agent.as_str() == "planner"),
+        )
         .expect("the planner's output");
     let mid = DebateState::from_events(&o.events[..upto]);
     let planner = &mid.agents[&plexus::protocol::debate::AgentRole::Planner];

@@ -526,7 +526,11 @@ fn the_simulated_debate_argues_about_the_question_and_its_report_lists_agreement
     // Another kind of question, another debate; an exam plan stays one.
     let launch = debate(dir, "q.db", "Plan a product launch", &FAST);
     assert_eq!(launch.code, Some(0), "{}", launch.stderr);
-    assert!(!launch.stdout.to_lowercase().contains("mock test"), "{}", launch.stdout);
+    assert!(
+        !launch.stdout.to_lowercase().contains("mock test"),
+        "{}",
+        launch.stdout
+    );
     let ielts = debate(dir, "q.db", "Plan three months of IELTS preparation", &FAST);
     assert!(ielts.stdout.contains("mock test"), "{}", ielts.stdout);
 }

@@ -149,7 +149,12 @@ fn pane(screen: &str, title: &str) -> Vec<String> {
     lines[top + 1..]
         .iter()
         .take_while(|l| l.get(left) != Some(&'╰'))
-        .map(|l| l.get(left + 1..right.min(l.len())).unwrap_or_default().iter().collect())
+        .map(|l| {
+            l.get(left + 1..right.min(l.len()))
+                .unwrap_or_default()
+                .iter()
+                .collect()
+        })
         .collect()
 }
 

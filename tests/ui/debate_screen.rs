@@ -342,7 +342,10 @@ fn converged_session_120x40_sizes_the_panes_by_what_they_hold() {
         .expect("the similarity pane");
     let corner = sim.find("╭ Similarity").expect("its title");
     let sim_w = sim[corner..].chars().count();
-    assert!(sim_w <= 40, "the similarity pane takes {sim_w} columns: {r2}");
+    assert!(
+        sim_w <= 40,
+        "the similarity pane takes {sim_w} columns: {r2}"
+    );
 }
 
 #[test]
@@ -354,8 +357,14 @@ fn the_closing_answers_show_in_the_last_round() {
         assert_fits(&text, usize::from(w));
         assert!(text.contains("closing ✔ valid"), "{w}x{h}: {text}");
         assert!(text.contains("worst cases"), "{w}x{h}: {text}");
-        assert!(text.contains("the cutover slips into the peak"), "{w}x{h}: {text}");
-        assert!(text.contains("closing ✔"), "the timeline marks them: {text}");
+        assert!(
+            text.contains("the cutover slips into the peak"),
+            "{w}x{h}: {text}"
+        );
+        assert!(
+            text.contains("closing ✔"),
+            "the timeline marks them: {text}"
+        );
     }
     // An earlier round has no closing answers.
     let mut ui = live_ui();
@@ -376,7 +385,10 @@ fn a_streaming_answer_shows_its_text_time_and_tokens() {
         ui.tick = 0;
         let text = render(&st, &mut ui, w, h);
         assert_fits(&text, usize::from(w));
-        assert!(text.contains("critic ◐ answering · 4.5 s ·"), "{w}x{h}: {text}");
+        assert!(
+            text.contains("critic ◐ answering · 4.5 s ·"),
+            "{w}x{h}: {text}"
+        );
         assert!(text.contains(" tokens"), "{w}x{h}: {text}");
         assert!(text.contains("and the load test must"), "{w}x{h}: {text}");
         insta::assert_snapshot!(name, text);

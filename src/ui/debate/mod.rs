@@ -98,7 +98,9 @@ fn compact(
         return;
     }
     match ui.debate.tab {
-        DebateTab::Report => report_pane(buf, main, d, ui, (now_ms, theme), "Report (w: the round)"),
+        DebateTab::Report => {
+            report_pane(buf, main, d, ui, (now_ms, theme), "Report (w: the round)")
+        }
         DebateTab::Positions => {
             let cols = split(
                 main,

@@ -40,9 +40,15 @@ fn answering(out: &mut Lines, head: Line, a: &AgentView, live: &Live, theme: &Th
     let mut l = head;
     l.push((format!(" {} answering", spinner(live.tick)), theme.accent()));
     if let Some(t0) = a.started_ms {
-        l.push((format!(" · {}", elapsed(live.now_ms - t0)), theme.style_base()));
+        l.push((
+            format!(" · {}", elapsed(live.now_ms - t0)),
+            theme.style_base(),
+        ));
     }
-    l.push((format!(" · {} tokens", a.stream_tokens), theme.muted()));
+    // A session whose text does not stream (a moderated one) shows its time alone.
+    if a.stream_tokens > 0 {
+        l.push((format!(" · {} tokens", a.stream_tokens), theme.muted()));
+    }
     if let Some(n) = a.attempt.filter(|n| *n > 1) {
         l.push((format!(" · try {n}"), theme.warn()));
     }
@@ -113,7 +119,10 @@ pub fn agent_lines(
             Some(a) if round.is_some_and(|r| r.round == d.current_round) => {
                 answering(out, vec![head], a, live, theme);
             }
-            _ => out.push(vec![head, (" no output in this round".into(), theme.muted())]),
+            _ => out.push(vec![
+                head,
+                (" no output in this round".into(), theme.muted()),
+            ]),
         },
         Some(t) => position_lines(out, head, t, theme),
     }
@@ -144,7 +153,12 @@ fn closing_lines(out: &mut Lines, mut head: Line, t: &TurnView, theme: &Theme) {
 
 /// A turn's position: how it ended, confidence and change, conclusion, reasons,
 /// assumptions.
-fn position_lines(out: &mut Lines, head: (String, ratatui::style::Style), t: &TurnView, theme: &Theme) {
+fn position_lines(
+    out: &mut Lines,
+    head: (String, ratatui::style::Style),
+    t: &TurnView,
+    theme: &Theme,
+) {
     let (word, style) = outcome(t, theme);
     out.push(vec![head, (format!(" {word}"), style)]);
     let Some(p) = &t.position else {

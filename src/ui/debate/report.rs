@@ -66,7 +66,10 @@ pub fn lines(width: u16, d: &DebateState, tick: u64, now_ms: i64, theme: &Theme)
                 if let Some(t0) = a.started_ms {
                     l.push((format!(" · {}", elapsed(now_ms - t0)), theme.style_base()));
                 }
-                l.push((format!(" · {} tokens", a.stream_tokens), theme.muted()));
+                // A session whose text does not stream (a moderated one) shows its time alone.
+                if a.stream_tokens > 0 {
+                    l.push((format!(" · {} tokens", a.stream_tokens), theme.muted()));
+                }
                 out.push(l);
                 for line in a.stream.lines().map(str::trim).filter(|l| !l.is_empty()) {
                     out.text(line, 1, theme.muted());
@@ -128,7 +131,10 @@ pub fn not_in(items: &[String], text: &str) -> Vec<String> {
         .iter()
         .filter(|i| {
             let i = i.trim();
-            !i.is_empty() && !text.lines().any(|l| l.trim_start_matches(['-', '*', '•', ' ']).trim() == i)
+            !i.is_empty()
+                && !text
+                    .lines()
+                    .any(|l| l.trim_start_matches(['-', '*', '•', ' ']).trim() == i)
         })
         .cloned()
         .collect()

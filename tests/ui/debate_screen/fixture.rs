@@ -428,7 +428,10 @@ pub const STREAMED: [&str; 3] = [
 pub fn streaming() -> Log {
     let mut log = in_progress();
     for piece in STREAMED {
-        log.push_as("critic", EngineEvent::Chunk(plexus::event::Chunk { text: piece.into() }));
+        log.push_as(
+            "critic",
+            EngineEvent::Chunk(plexus::event::Chunk { text: piece.into() }),
+        );
     }
     log
 }

@@ -828,6 +828,29 @@ async fn a_stopped_session_ends_cancelled() {
 }
 
 #[tokio::test]
+async fn streamed_text_that_fails_the_content_check_is_not_logged() {
+    let mut s = script(&[(at(1.0), at(0.95))], 1);
+    let leak = "the key is AKIAABCDEFGHIJKLMNOP, use it";
+    s.insert(
+        "r1.planner".into(),
+        vec![Say::Text(format!("{{\"content\": \"{leak}\"}}"))],
+    );
+    let o = run_with(s, spec(5), false, None).await;
+    let chunks = |agent: &str| -> String {
+        o.events
+            .iter()
+            .filter(|e| e.agent.as_deref() == Some(agent))
+            .filter_map(|e| match &e.event {
+                EngineEvent::Chunk(c) => Some(c.text.as_str()),
+                _ => None,
+            })
+            .collect()
+    };
+    assert!(!chunks("planner").contains("AKIA"), "{}", chunks("planner"));
+    assert!(!chunks("critic").is_empty(), "the others stream still");
+}
+
+#[tokio::test]
 async fn a_turn_s_text_is_logged_as_it_streams_for_the_screen() {
     let o = run_with(script(&[(at(1.0), at(0.95))], 1), spec(5), false, None).await;
     let streamed: String = o

@@ -75,6 +75,13 @@ fn check_text(path: &str, text: &str, problems: &mut Vec<String>) {
     }
 }
 
+/// The problems the built-in check finds in free text (a stream not yet parsed).
+pub fn text_problems(text: &str) -> Vec<String> {
+    let mut problems = Vec::new();
+    check_text("the streamed text", text, &mut problems);
+    problems
+}
+
 /// Every string of `v` checked, its JSON path named.
 fn walk(v: &Value, path: &mut String, problems: &mut Vec<String>) {
     match v {

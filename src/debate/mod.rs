@@ -21,6 +21,7 @@ pub mod shared;
 pub mod similarity;
 pub mod speak;
 pub mod sse;
+pub mod stream;
 
 /// Whether a run is a debate session (its plan id).
 pub fn is_debate(plan_id: &str) -> bool {

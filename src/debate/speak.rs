@@ -9,6 +9,7 @@ use serde_json::{json, Value};
 
 use super::check::{changes, check, set_changes, Checked};
 use super::shared::{LastOutput, Session};
+use super::stream::TurnStream;
 use crate::engine::emit::Scope;
 use crate::event::debate::{
     DebateErrorLogged, DebateOutput, DebateReply, DebateTurnStarted, TurnOutcome,
@@ -18,18 +19,8 @@ use crate::protocol::debate::{AgentRole, PositionSummary};
 use crate::protocol::debate_spec::MAX_OUTPUT_TOKENS;
 use crate::protocol::debate_turn::{request, DebateTurn};
 use crate::provider::http::redact::redact_serialized;
-use crate::provider::{ChunkSink, ProviderError, StoredProviderError};
+use crate::provider::{ProviderError, StoredProviderError};
 use crate::store::{StoreError, WriteOp};
-
-/// Collects the streamed text of a call.
-#[derive(Default)]
-struct Collect(String);
-
-impl ChunkSink for Collect {
-    fn chunk(&mut self, text: &str) {
-        self.0.push_str(text);
-    }
-}
 
 /// How a turn ended, for the session.
 #[derive(Debug, Clone)]
@@ -84,7 +75,7 @@ pub async fn speak(
         )?;
         let req = Arc::new(request(&turn, &inv, s.spec.agent_timeout_ms));
         let call_start = Instant::now();
-        let mut sink = Collect::default();
+        let mut sink = TurnStream::new(s, &scope);
         let result = {
             let call = async {
                 let _slot = s.provider.admit().await;
@@ -97,7 +88,7 @@ pub async fn speak(
                 r = call => Some(r),
             }
         };
-        let text = std::mem::take(&mut sink.0);
+        let text = sink.finish();
         let tokens = s.counter.count(&text);
         let duration_ms = call_start.elapsed().as_millis() as u64;
         let mut reply = DebateReply {

@@ -8,6 +8,7 @@ pub mod rate;
 pub mod replay;
 mod sim_answer;
 pub mod sim_debate;
+pub mod sim_debate_topic;
 pub mod sim_react;
 pub mod simulated;
 

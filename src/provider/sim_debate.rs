@@ -4,41 +4,21 @@
 //!
 //! The planner proposes a three-phase plan and adopts the critic's suggestions; the
 //! critic raises three concerns and drops each one the planner has addressed, so the
-//! positions draw closer round by round. As devil's advocate the critic argues against
+//! positions draw closer round by round. What they argue about follows the question
+//! ([`topic_of`]: an exam, a software change, any other plan). As devil's advocate the critic argues against
 //! fixed plans altogether; told to update, the planner changes an assumption and lowers
 //! its confidence.
 
 use chrono::{Days, NaiveDate};
 use serde_json::{json, Value};
 
+use super::sim_debate_topic::{topic_of, Topic};
 use crate::protocol::debate::AgentRole;
 use crate::protocol::debate_turn::DebateTurn;
 
-/// The critic's concerns: (issue, the solution it suggests, severity).
-const CONCERNS: [(&str, &str, &str); 3] = [
-    (
-        "practice time is too short",
-        "add two timed practice sessions every week",
-        "high",
-    ),
-    (
-        "progress checks are too rare",
-        "hold a full mock test every week",
-        "medium",
-    ),
-    (
-        "no feedback loop on weak areas",
-        "review every mistake after each mock test",
-        "medium",
-    ),
-];
-
-/// The planner's own reasons.
-const PLANNER_REASONS: [&str; 3] = [
-    "lay the groundwork in the first weeks",
-    "train the core skills side by side",
-    "finish with full rehearsals under real conditions",
-];
+fn strings(items: &[&str]) -> Vec<String> {
+    items.iter().map(|s| s.to_string()).collect()
+}
 
 fn topic(q: &str) -> String {
     let q = q.trim().trim_end_matches(['?', '？', '.', '。']);
@@ -85,9 +65,10 @@ fn deadline(start: NaiveDate, weeks: u64) -> String {
 
 fn plan(turn: &DebateTurn, extra_tasks: &[String]) -> Value {
     let t = topic(&turn.question);
+    let k = topic_of(&turn.question);
     let d = today(turn);
     let mut consolidation = vec![json!({
-        "title": "core skills, side by side",
+        "title": k.tasks[1],
         "estimated_hours": 60,
         "deadline": deadline(d, 10),
         "tags": ["practice"]
@@ -106,12 +87,12 @@ fn plan(turn: &DebateTurn, extra_tasks: &[String]) -> Value {
         "goal": t,
         "phases": [
             {"phase_name": "Phase 1: groundwork", "duration": "4 weeks",
-             "tasks": [{"title": "groundwork and basics", "estimated_hours": 42,
+             "tasks": [{"title": k.tasks[0], "estimated_hours": 42,
                         "deadline": deadline(d, 4), "tags": ["foundation"]}]},
             {"phase_name": "Phase 2: consolidation", "duration": "6 weeks",
              "tasks": consolidation},
             {"phase_name": "Phase 3: rehearsal", "duration": "2 weeks",
-             "tasks": [{"title": "full rehearsals under real conditions", "estimated_hours": 40,
+             "tasks": [{"title": k.tasks[2], "estimated_hours": 40,
                         "deadline": deadline(d, 12), "tags": ["rehearsal"]}]}
         ],
         "total_estimated_hours": hours
@@ -134,10 +115,11 @@ fn solutions_of(critic: &Value) -> Vec<String> {
 
 fn planner(turn: &DebateTurn) -> Value {
     let t = topic(&turn.question);
+    let k = topic_of(&turn.question);
     let previous = turn.own_previous.as_ref();
     let mut reasons = str_list(previous.and_then(|p| p.pointer("/metadata/position/key_reasons")));
     if reasons.is_empty() {
-        reasons = PLANNER_REASONS.iter().map(|s| s.to_string()).collect();
+        reasons = strings(&k.reasons);
     }
     let mut adopted = str_list(previous.and_then(|p| p.pointer("/metadata/position/adopted")));
     // Adopts the critic's suggestions, two per round.
@@ -149,23 +131,20 @@ fn planner(turn: &DebateTurn) -> Value {
             }
         }
     }
-    let mut assumptions = vec![
-        "at least two hours a day".to_string(),
-        "a basic level to start from".to_string(),
-    ];
+    let mut assumptions = strings(&k.assumptions);
     let mut confidence = 0.8 + 0.03 * f64::from(turn.round.saturating_sub(1));
     let updated = turn
         .host
         .as_ref()
         .is_some_and(|h| h.action == "update_command");
     if updated {
-        assumptions[0] = "ninety minutes a day on working days".into();
+        assumptions[0] = k.updated.into();
         confidence -= 0.1;
     }
     let conclusion = if adopted.is_empty() {
         format!("Adopt a three-phase plan for {t}")
     } else {
-        format!("Adopt a three-phase plan for {t}, with weekly practice and mock tests")
+        format!("Adopt a three-phase plan for {t}, {}", k.adopted)
     };
     json!({
         "agent_id": "planner",
@@ -191,10 +170,12 @@ fn planner(turn: &DebateTurn) -> Value {
 
 fn critic(turn: &DebateTurn) -> Value {
     let t = topic(&turn.question);
+    let k: &Topic = topic_of(&turn.question);
     let planner = turn.others.first();
     let planner_reasons =
         str_list(planner.and_then(|p| p.pointer("/metadata/position/key_reasons")));
-    let open: Vec<&(&str, &str, &str)> = CONCERNS
+    let open: Vec<&(&str, &str, &str)> = k
+        .concerns
         .iter()
         .filter(|(_, solution, _)| !planner_reasons.iter().any(|r| r == solution))
         .collect();
@@ -205,17 +186,13 @@ fn critic(turn: &DebateTurn) -> Value {
     let (conclusion, reasons, confidence) = if devil {
         (
             format!("Do not fix a plan for {t} now: adapt it week by week"),
-            vec![
-                "fixed phases ignore how progress really goes".to_string(),
-                "deadlines set today will be wrong within a month".to_string(),
-                "a short weekly review beats a long schedule".to_string(),
-            ],
+            strings(&k.against),
             0.6,
         )
     } else if planner.is_none() {
         // The first round, in parallel: the critic's own view of the obvious plan.
-        let mut r: Vec<String> = PLANNER_REASONS.iter().map(|s| s.to_string()).collect();
-        r.extend(CONCERNS.iter().map(|c| c.0.to_string()));
+        let mut r: Vec<String> = strings(&k.reasons);
+        r.extend(k.concerns.iter().map(|c| c.0.to_string()));
         (
             format!("A three-phase plan for {t} works only with more practice and feedback"),
             r,
@@ -235,7 +212,7 @@ fn critic(turn: &DebateTurn) -> Value {
         let mut r: Vec<String> = planner_reasons
             .iter()
             .filter(|r| {
-                PLANNER_REASONS.contains(&r.as_str()) || CONCERNS.iter().any(|c| c.1 == r.as_str())
+                k.reasons.contains(&r.as_str()) || k.concerns.iter().any(|c| c.1 == r.as_str())
             })
             .cloned()
             .collect();
@@ -247,7 +224,7 @@ fn critic(turn: &DebateTurn) -> Value {
         )
     };
     let concerns: Vec<&(&str, &str, &str)> = if planner.is_none() {
-        CONCERNS.iter().collect()
+        k.concerns.iter().collect()
     } else {
         open
     };
@@ -265,7 +242,7 @@ fn critic(turn: &DebateTurn) -> Value {
             "position": {
                 "conclusion": conclusion,
                 "key_reasons": reasons,
-                "assumptions": ["two hours a day are really available", "the learner keeps to a schedule"],
+                "assumptions": k.critic_assumes,
                 "confidence": confidence
             },
             "critique": {
@@ -290,6 +267,7 @@ fn critic(turn: &DebateTurn) -> Value {
 
 fn reporter(turn: &DebateTurn) -> Value {
     let t = topic(&turn.question);
+    let k = topic_of(&turn.question);
     let planner = turn
         .others
         .iter()
@@ -317,12 +295,14 @@ fn reporter(turn: &DebateTurn) -> Value {
         .filter(|r| c_reasons.contains(r))
         .cloned()
         .collect();
-    let resolved: Vec<String> = CONCERNS
+    let resolved: Vec<String> = k
+        .concerns
         .iter()
         .filter(|c| p_reasons.iter().any(|r| r == c.1))
         .map(|c| format!("{} -> {}", c.0, c.1))
         .collect();
-    let mut uncertain: Vec<String> = CONCERNS
+    let mut uncertain: Vec<String> = k
+        .concerns
         .iter()
         .filter(|c| c_reasons.iter().any(|r| r == c.0))
         .map(|c| c.0.to_string())
@@ -338,7 +318,7 @@ fn reporter(turn: &DebateTurn) -> Value {
         }
     }
     if uncertain.is_empty() {
-        uncertain.push("whether two hours a day are really available".into());
+        uncertain.push(k.planner_closing.0.into());
     }
     let divergent = matches!(
         turn.ending.as_deref(),
@@ -408,16 +388,12 @@ fn reporter(turn: &DebateTurn) -> Value {
 /// A closing answer: the position stands, and the remaining uncertainties and the worst
 /// cases of the plan are listed.
 fn closing(turn: &DebateTurn, v: &mut Value) {
-    let (uncertain, worst): (Vec<&str>, Vec<&str>) = match turn.role {
-        AgentRole::Critic => (
-            vec!["whether the mock tests are scored the way the real exam is"],
-            vec!["illness in the last two weeks leaves no time to rehearse"],
-        ),
-        _ => (
-            vec!["whether two hours a day are really available"],
-            vec!["the first phase runs two weeks late and squeezes the rehearsal"],
-        ),
+    let k = topic_of(&turn.question);
+    let (u, w) = match turn.role {
+        AgentRole::Critic => k.critic_closing,
+        _ => k.planner_closing,
     };
+    let (uncertain, worst) = (vec![u], vec![w]);
     v["content"] = json!(format!(
         "Remaining uncertainties: {}. Worst cases: {}.",
         uncertain.join("; "),

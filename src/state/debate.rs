@@ -9,8 +9,7 @@ use serde_json::Value;
 use crate::event::debate::{DebateFinished, PositionsCompared, TurnOutcome};
 use crate::event::{EngineEvent, Envelope, RunStatus};
 use crate::protocol::debate::{
-    AgentOutput, AgentRole, AgentSlot, AgentStatus, HostAction, PositionSummary, RoundRecord,
-    SessionState, SessionStatus,
+    AgentOutput, AgentRole, AgentStatus, HostAction, PositionSummary, SessionStatus,
 };
 use crate::protocol::debate_spec::DebateSpec;
 
@@ -33,6 +32,14 @@ pub struct AgentView {
     pub attempt: Option<u32>,
     /// Output tokens over the session.
     pub tokens: u64,
+    /// The text of the try under way, as it streams (empty between turns).
+    pub stream: String,
+    /// Tokens of `stream`.
+    pub stream_tokens: u64,
+    /// When the turn under way started (ms), while it answers.
+    pub started_ms: Option<i64>,
+    /// The turn under way is a closing turn.
+    pub closing: bool,
 }
 
 impl Default for AgentView {
@@ -42,7 +49,21 @@ impl Default for AgentView {
             last_output: None,
             attempt: None,
             tokens: 0,
+            stream: String::new(),
+            stream_tokens: 0,
+            started_ms: None,
+            closing: false,
         }
+    }
+}
+
+impl AgentView {
+    /// Forgets the turn under way (it ended, or the session did).
+    fn end_turn(&mut self) {
+        self.attempt = None;
+        self.started_ms = None;
+        self.stream.clear();
+        self.stream_tokens = 0;
     }
 }
 
@@ -230,6 +251,22 @@ impl DebateState {
                 let a = self.agents.entry(t.agent.clone()).or_default();
                 a.status = AgentStatus::Running;
                 a.attempt = Some(t.attempt);
+                a.closing = t.closing;
+                // The turn's clock runs from its first try; each try streams anew.
+                if t.attempt <= 1 || a.started_ms.is_none() {
+                    a.started_ms = Some(env.ts);
+                }
+                a.stream.clear();
+                a.stream_tokens = 0;
+            }
+            EngineEvent::Chunk(c) => {
+                let role = env.agent.as_deref().map(|r| AgentRole::from(r.to_string()));
+                if let Some(a) = role.and_then(|r| self.agents.get_mut(&r)) {
+                    if a.status == AgentStatus::Running {
+                        a.stream.push_str(&c.text);
+                        a.stream_tokens += crate::tokens::TokenCounter::default().count(&c.text);
+                    }
+                }
             }
             EngineEvent::DebateReply(r) => {
                 self.agents.entry(r.agent.clone()).or_default().tokens += r.output_tokens;
@@ -253,7 +290,7 @@ impl DebateState {
                     duration_ms: o.duration_ms,
                 };
                 let a = self.agents.entry(o.agent.clone()).or_default();
-                a.attempt = None;
+                a.end_turn();
                 a.status = match o.outcome {
                     TurnOutcome::Valid => AgentStatus::Completed,
                     TurnOutcome::TimedOut => AgentStatus::TimedOut,
@@ -343,7 +380,7 @@ impl DebateState {
                 // waited for another round had finished its part; one still answering
                 // was stopped with the session.
                 for a in self.agents.values_mut() {
-                    a.attempt = None;
+                    a.end_turn();
                     match a.status {
                         AgentStatus::Waiting => a.status = AgentStatus::Completed,
                         AgentStatus::Running => a.status = AgentStatus::Cancelled,
@@ -360,7 +397,7 @@ impl DebateState {
                     });
                 }
                 for a in self.agents.values_mut() {
-                    a.attempt = None;
+                    a.end_turn();
                     if a.status == AgentStatus::Running {
                         a.status = AgentStatus::Cancelled;
                     }
@@ -377,7 +414,6 @@ impl DebateState {
             | EngineEvent::TaskFinished(_)
             | EngineEvent::TaskReset(_)
             | EngineEvent::InvocationStarted(_)
-            | EngineEvent::Chunk(_)
             | EngineEvent::InvocationFinished(_)
             | EngineEvent::InvocationLost(_)
             | EngineEvent::AtomsGraded(_)
@@ -392,93 +428,6 @@ impl DebateState {
             | EngineEvent::SkillRefused(_)
             | EngineEvent::ContextCompressed(_)
             | EngineEvent::LoopFinished(_) => {}
-        }
-    }
-
-    /// The session document of the protocol (`session_id`, `user_query`, `mode`,
-    /// `status`, `current_round`, `max_rounds`, `agents`, `history`, `consensus_trend`,
-    /// `created_at`, `updated_at`).
-    pub fn session_state(&self) -> SessionState {
-        let rfc = |ms: i64| {
-            chrono::DateTime::from_timestamp_millis(ms)
-                .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
-                .unwrap_or_default()
-        };
-        let agents = self
-            .agents
-            .iter()
-            .map(|(role, a)| {
-                (
-                    role.as_str().to_string(),
-                    AgentSlot {
-                        status: a.status.clone(),
-                        last_output: a
-                            .last_output
-                            .as_ref()
-                            .and_then(|v| serde_json::from_value(v.clone()).ok()),
-                        extra: Default::default(),
-                    },
-                )
-            })
-            .collect();
-        let history = self
-            .rounds
-            .iter()
-            .map(|r| {
-                let mut outputs: Vec<AgentOutput> = r
-                    .turns
-                    .iter()
-                    .filter_map(|t| t.output.as_ref())
-                    .filter_map(|v| serde_json::from_value(v.clone()).ok())
-                    .collect();
-                if let Some(d) = &r.decision {
-                    outputs.extend(serde_json::from_value(d.output.clone()).ok());
-                }
-                let last = self.rounds.last().map(|l| l.round) == Some(r.round);
-                if last {
-                    outputs.extend(
-                        self.closing
-                            .iter()
-                            .filter_map(|t| t.output.as_ref())
-                            .filter_map(|v| serde_json::from_value(v.clone()).ok()),
-                    );
-                }
-                if let Some(rep) = self.report.as_ref().filter(|_| last) {
-                    outputs.extend(
-                        rep.output
-                            .as_ref()
-                            .and_then(|v| serde_json::from_value(v.clone()).ok()),
-                    );
-                }
-                RoundRecord {
-                    round: r.round,
-                    outputs,
-                    extra: Default::default(),
-                }
-            })
-            .collect();
-        SessionState {
-            session_id: self.run_id.clone(),
-            user_query: self
-                .spec
-                .as_ref()
-                .map(|s| s.question.clone())
-                .unwrap_or_default(),
-            mode: "multi_agent".into(),
-            status: self.status.clone().unwrap_or(SessionStatus::InProgress),
-            current_round: self.current_round,
-            max_rounds: self.spec.as_ref().map_or(0, |s| s.max_rounds),
-            agents,
-            history,
-            consensus_trend: self.consensus_trend.clone(),
-            created_at: self.created_ms.map(rfc).unwrap_or_default(),
-            updated_at: rfc(self.updated_ms),
-            // Why the session ended, once it has.
-            extra: self
-                .finished
-                .iter()
-                .map(|f| ("end_reason".to_string(), Value::String(f.reason.clone())))
-                .collect(),
         }
     }
 }

@@ -5,6 +5,7 @@ pub mod clock;
 mod dag;
 pub mod debate;
 pub mod debate_front;
+pub mod debate_session;
 mod fold_invocation;
 mod fold_run;
 mod fold_task;

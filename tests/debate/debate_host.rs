@@ -810,6 +810,86 @@ async fn a_stopped_session_ends_cancelled() {
     assert_eq!(o.state.status, Some(SessionStatus::Cancelled));
     assert!(o.state.report.is_none(), "no report for a stopped session");
     assert_eq!(o.state.session_state().status, SessionStatus::Cancelled);
+    // The turn under way reads cancelled on the screen, not unreadable.
+    let r1 = o.state.round(1);
+    let live = plexus::ui::debate::positions::Live {
+        tick: 0,
+        now_ms: 0,
+        rows: 5,
+    };
+    let theme = plexus::ui::theme::Theme::dark();
+    let shown: String = plexus::ui::debate::positions::lines(60, &o.state, r1, &live, &theme)
+        .out
+        .iter()
+        .map(|l| l.iter().map(|(t, _)| t.as_str()).collect::<String>() + "\n")
+        .collect();
+    assert!(shown.contains("planner – cancelled"), "{shown}");
+    assert!(!shown.contains("unreadable"), "{shown}");
+}
+
+#[tokio::test]
+async fn streamed_text_that_fails_the_content_check_is_not_logged() {
+    let mut s = script(&[(at(1.0), at(0.95))], 1);
+    let leak = "the key is AKIAABCDEFGHIJKLMNOP, use it";
+    s.insert(
+        "r1.planner".into(),
+        vec![Say::Text(format!("{{\"content\": \"{leak}\"}}"))],
+    );
+    let o = run_with(s, spec(5), false, None).await;
+    let chunks = |agent: &str| -> String {
+        o.events
+            .iter()
+            .filter(|e| e.agent.as_deref() == Some(agent))
+            .filter_map(|e| match &e.event {
+                EngineEvent::Chunk(c) => Some(c.text.as_str()),
+                _ => None,
+            })
+            .collect()
+    };
+    assert!(!chunks("planner").contains("AKIA"), "{}", chunks("planner"));
+    assert!(!chunks("critic").is_empty(), "the others stream still");
+}
+
+#[tokio::test]
+async fn a_turn_s_text_is_logged_as_it_streams_for_the_screen() {
+    let o = run_with(script(&[(at(1.0), at(0.95))], 1), spec(5), false, None).await;
+    let streamed: String = o
+        .events
+        .iter()
+        .filter(|e| e.agent.as_deref() == Some("planner"))
+        .filter_map(|e| match &e.event {
+            EngineEvent::Chunk(c) => Some(c.text.as_str()),
+            _ => None,
+        })
+        .collect();
+    let replied = o
+        .events
+        .iter()
+        .find_map(|e| match &e.event {
+            EngineEvent::DebateReply(r) if r.agent.as_str() == "planner" && !r.closing => {
+                Some(r.text.clone())
+            }
+            _ => None,
+        })
+        .expect("the planner's reply");
+    assert!(
+        streamed.starts_with(&replied),
+        "{streamed:?} vs {replied:?}"
+    );
+    // Folded before the turn's output, the stream is the agent's text under way.
+    let upto = o
+        .events
+        .iter()
+        .position(
+            |e| matches!(&e.event, EngineEvent::DebateOutput(d) if d.agent.as_str() == "planner"),
+        )
+        .expect("the planner's output");
+    let mid = DebateState::from_events(&o.events[..upto]);
+    let planner = &mid.agents[&plexus::protocol::debate::AgentRole::Planner];
+    assert_eq!(planner.stream, replied);
+    assert!(planner.stream_tokens > 0 && planner.started_ms.is_some());
+    // After it, the stream is gone.
+    assert!(o.state.agents.values().all(|a| a.stream.is_empty()));
 }
 
 #[tokio::test]

@@ -472,3 +472,65 @@ fn a_debate_whose_provider_refuses_every_call_fails_with_the_reason() {
         );
     }
 }
+
+/// The lines of the report as the Debate screen shows it, for the latest session.
+fn shown_report(dir: &Path, db: &str) -> String {
+    let store = plexus::store::Store::open(&dir.join(db)).expect("store");
+    let (run, _) = latest_two_or_one(dir, db);
+    let events = plexus::debate::replay::load_events(&store, &run).expect("events");
+    let d = plexus::state::debate::DebateState::from_events(&events);
+    let theme = plexus::ui::theme::Theme::dark();
+    plexus::ui::debate::report::lines(100, &d, 0, 0, &theme)
+        .out
+        .iter()
+        .map(|l| l.iter().map(|(t, _)| t.as_str()).collect::<String>() + "\n")
+        .collect()
+}
+
+fn latest_two_or_one(dir: &Path, db: &str) -> (String, Option<String>) {
+    let out = output(plexus(dir).args(["--db", db, "runs", "--json"]));
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).expect("runs --json");
+    (
+        v[0]["run_id"].as_str().expect("a run").to_string(),
+        v[1]["run_id"].as_str().map(str::to_string),
+    )
+}
+
+#[test]
+fn the_simulated_debate_argues_about_the_question_and_its_report_lists_agreements_once() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path();
+    let q = "How should we migrate the billing database to Postgres?";
+    let out = debate(dir, "q.db", q, &FAST);
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+    let show = output(plexus(dir).args(["--db", "q.db", "show", "latest", "--json"]));
+    let all = show.stdout.to_lowercase();
+    for exam in ["exam", "mock test", "practice session", "learner"] {
+        assert!(!all.contains(exam), "{exam:?} in a debate about a database");
+    }
+    assert!(all.contains("rollback"), "{}", show.stdout);
+    assert!(all.contains("billing database"), "{}", show.stdout);
+    // Each agreement shows once in the report, though its text lists them too.
+    let report = shown_report(dir, "q.db");
+    assert!(report.contains("## Agreed"), "{report}");
+    for agreed in [
+        "keep a tested rollback for every step",
+        "map what exists before changing anything",
+    ] {
+        let listed = report
+            .lines()
+            .filter(|l| l.trim_start_matches(['-', '•', ' ']).trim() == agreed)
+            .count();
+        assert_eq!(listed, 1, "{agreed}: {report}");
+    }
+    // Another kind of question, another debate; an exam plan stays one.
+    let launch = debate(dir, "q.db", "Plan a product launch", &FAST);
+    assert_eq!(launch.code, Some(0), "{}", launch.stderr);
+    assert!(
+        !launch.stdout.to_lowercase().contains("mock test"),
+        "{}",
+        launch.stdout
+    );
+    let ielts = debate(dir, "q.db", "Plan three months of IELTS preparation", &FAST);
+    assert!(ielts.stdout.contains("mock test"), "{}", ielts.stdout);
+}

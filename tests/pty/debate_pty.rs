@@ -113,3 +113,153 @@ fn browse_follows_a_session_another_process_is_running_and_opens_it_from_the_run
     assert!(st.success(), "{st:?}");
     s.assert_restored();
 }
+
+/// Gives the terminal `cols` x `rows`: the emulator first, then the pseudo-terminal (the
+/// program redraws whole on the change).
+fn resize(s: &Session, cols: u16, rows: u16) {
+    s.parser
+        .lock()
+        .expect("parser")
+        .screen_mut()
+        .set_size(rows, cols);
+    s.master
+        .resize(portable_pty::PtySize {
+            rows,
+            cols,
+            pixel_width: 0,
+            pixel_height: 0,
+        })
+        .expect("resize");
+    std::thread::sleep(std::time::Duration::from_millis(300));
+}
+
+/// The text inside the pane whose top border starts with `title`, row by row.
+fn pane(screen: &str, title: &str) -> Vec<String> {
+    let lines: Vec<Vec<char>> = screen.lines().map(|l| l.chars().collect()).collect();
+    let Some((top, left)) = lines.iter().enumerate().find_map(|(i, l)| {
+        let s: String = l.iter().collect();
+        s.find(&format!("╭ {title}"))
+            .map(|b| (i, s[..b].chars().count()))
+    }) else {
+        panic!("no pane {title:?}:\n{screen}");
+    };
+    let right = (left + 1..lines[top].len())
+        .find(|&j| lines[top][j] == '╮')
+        .expect("the pane's right corner");
+    lines[top + 1..]
+        .iter()
+        .take_while(|l| l.get(left) != Some(&'╰'))
+        .map(|l| {
+            l.get(left + 1..right.min(l.len()))
+                .unwrap_or_default()
+                .iter()
+                .collect()
+        })
+        .collect()
+}
+
+/// Every word of `rows` (letters only, three or more) is one of `known`: none is cut.
+fn assert_no_word_cut(rows: &[String], known: &str, screen: &str) {
+    let known: std::collections::BTreeSet<String> = known
+        .split(|c: char| !c.is_alphabetic())
+        .map(str::to_lowercase)
+        .collect();
+    for row in rows {
+        for w in row.split(|c: char| !c.is_alphabetic()) {
+            if w.chars().count() >= 3 {
+                assert!(
+                    known.contains(&w.to_lowercase()),
+                    "{w:?} is a cut word in {row:?}:\n{screen}"
+                );
+            }
+        }
+    }
+}
+
+/// The words the planner and the critic wrote in round 1 (from `show --json`), and the
+/// pane's own labels.
+fn round_one_words(dir: &std::path::Path, db: &str) -> String {
+    let show = output(plexus(dir).args(["--db", db, "show", "latest", "--json"]));
+    let v: serde_json::Value = serde_json::from_str(&show.stdout).expect("show --json");
+    let mut words = String::from(
+        "planner critic valid confidence first position reasons assumes added changed \
+         unchanged round answering tokens cancelled",
+    );
+    for o in v["debate_session"]["history"][0]["outputs"]
+        .as_array()
+        .expect("round 1")
+    {
+        words.push(' ');
+        words.push_str(&o["metadata"]["position"].to_string());
+    }
+    words
+}
+
+/// Starts a slow simulated debate about a software change at `cols` x `rows`.
+fn slow_debate(dir: &std::path::Path, db: &str, cols: u16, rows: u16) -> Session {
+    let s = Session::start(
+        &[
+            "--db",
+            db,
+            "debate",
+            "How should we migrate the billing database to Postgres?",
+            "--chunk-ms",
+            "120",
+        ],
+        dir,
+    );
+    resize(&s, cols, rows);
+    s
+}
+
+#[test]
+fn at_120x40_the_debate_streams_the_answer_and_cuts_no_word() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut s = slow_debate(dir.path(), "w.db", 120, 40);
+    // The answering agent's text as it streams, with its time and tokens.
+    let live = s.wait_for(" tokens", 20);
+    assert!(live.contains("answering ·"), "{live}");
+    s.wait_for("\"agent_id\"", 20);
+    // Round 1, decided: the planner's pane holds whole words only.
+    s.wait_for("1 cont", 40);
+    s.send("h");
+    let screen = s.wait_for("planner · round 1", 10);
+    let planner = pane(&screen, "planner · round 1");
+    assert!(
+        planner.iter().all(|r| r.chars().count() >= 36),
+        "the planner's pane is too narrow:\n{screen}"
+    );
+    let critic = pane(&screen, "critic · round 1");
+    // The talk is about the question, not an exam.
+    assert!(!screen.contains("mock test"), "{screen}");
+    // Back to the live round, then stop: the turn under way reads cancelled.
+    s.send("l");
+    s.send("c");
+    s.wait_for("Stop the debate?", 10);
+    s.send("y");
+    let stopped = s.wait_for("– cancelled", 20);
+    assert!(!stopped.contains("unreadable"), "{stopped}");
+    let st = s.quit();
+    assert!(st.success() || st.exit_code() == 3, "{st:?}");
+    s.assert_restored();
+    let known = round_one_words(dir.path(), "w.db");
+    assert_no_word_cut(&planner, &known, &screen);
+    assert_no_word_cut(&critic, &known, &screen);
+}
+
+#[test]
+fn at_80x24_the_debate_streams_the_answer_and_cuts_no_word() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut s = slow_debate(dir.path(), "n.db", 80, 24);
+    let live = s.wait_for(" tokens", 20);
+    assert!(live.contains("answering ·"), "{live}");
+    s.wait_for("\"agent_id\"", 20);
+    s.wait_for("1 cont", 40);
+    s.send("h");
+    let screen = s.wait_for("Positions · round 1", 10);
+    let rows = pane(&screen, "Positions · round 1");
+    let st = s.quit();
+    assert!(st.success() || st.exit_code() == 3, "{st:?}");
+    s.assert_restored();
+    assert_no_word_cut(&rows, &round_one_words(dir.path(), "n.db"), &screen);
+}

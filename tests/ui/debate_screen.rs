@@ -1,6 +1,7 @@
 //! The Debate screen through ratatui's TestBackend: a converged three-round session in
-//! Chinese and English and one in progress, at 80x24 and 200x60, with the keys that
-//! pick a round, switch to the report and stop a live session.
+//! Chinese and English, one in progress, one streaming and one stopped, at 80x24,
+//! 120x40 and 200x60, with the keys that pick a round, switch to the report and stop a
+//! live session.
 
 use crate::common;
 #[path = "debate_screen/fixture.rs"]
@@ -64,7 +65,7 @@ fn report_tab_80x24() {
     let mut ui = live_ui();
     press(&mut ui, &st, key('w'));
     let text = render(&st, &mut ui, 80, 24);
-    assert!(text.contains("Key agreements"), "{text}");
+    assert!(text.contains("Resolved concerns"), "{text}");
     assert!(text.contains("订单数据库分三阶段迁移"), "{text}");
     insta::assert_snapshot!("report_80x24", text);
     // Scrolling moves the report down.
@@ -318,4 +319,113 @@ fn a_logged_session_replays_and_seeks_back() {
     let mut ui = live_ui();
     press(&mut ui, &back, Action::Left);
     assert_fits(&render(&back, &mut ui, 80, 24), 80);
+}
+
+#[test]
+fn converged_session_120x40_sizes_the_panes_by_what_they_hold() {
+    let st = fixture::converged().state();
+    let mut ui = live_ui();
+    let text = render(&st, &mut ui, 120, 40);
+    assert_fits(&text, 120);
+    insta::assert_snapshot!("converged_120x40", text);
+    // The speakers' panes are wide enough for their titles and whole phrases; the
+    // similarity pane is as wide as its matrix.
+    press(&mut ui, &st, key('h'));
+    let r2 = render(&st, &mut ui, 120, 40);
+    assert!(r2.contains("planner · round 2 "), "{r2}");
+    assert!(r2.contains("critic · round 2 "), "{r2}");
+    assert!(r2.contains("The plan underestimates replication"), "{r2}");
+    assert!(r2.contains("Keep three phases, add a load test"), "{r2}");
+    let sim = r2
+        .lines()
+        .find(|l| l.contains("Similarity"))
+        .expect("the similarity pane");
+    let corner = sim.find("╭ Similarity").expect("its title");
+    let sim_w = sim[corner..].chars().count();
+    assert!(
+        sim_w <= 40,
+        "the similarity pane takes {sim_w} columns: {r2}"
+    );
+}
+
+#[test]
+fn the_closing_answers_show_in_the_last_round() {
+    let st = fixture::converged().state();
+    for (w, h) in [(80, 24), (120, 40), (200, 60)] {
+        let mut ui = live_ui();
+        let text = render(&st, &mut ui, w, h);
+        assert_fits(&text, usize::from(w));
+        assert!(text.contains("closing ✔ valid"), "{w}x{h}: {text}");
+        assert!(text.contains("worst cases"), "{w}x{h}: {text}");
+        assert!(
+            text.contains("the cutover slips into the peak"),
+            "{w}x{h}: {text}"
+        );
+        assert!(
+            text.contains("closing ✔"),
+            "the timeline marks them: {text}"
+        );
+    }
+    // An earlier round has no closing answers.
+    let mut ui = live_ui();
+    press(&mut ui, &st, key('h'));
+    let r2 = render(&st, &mut ui, 120, 40);
+    assert!(!r2.contains("worst cases"), "{r2}");
+}
+
+#[test]
+fn a_streaming_answer_shows_its_text_time_and_tokens() {
+    let st = fixture::streaming().state();
+    for (w, h, name) in [
+        (80, 24, "streaming_80x24"),
+        (120, 40, "streaming_120x40"),
+        (200, 60, "streaming_200x60"),
+    ] {
+        let mut ui = live_ui();
+        ui.tick = 0;
+        let text = render(&st, &mut ui, w, h);
+        assert_fits(&text, usize::from(w));
+        assert!(
+            text.contains("critic ◐ answering · 4.5 s ·"),
+            "{w}x{h}: {text}"
+        );
+        assert!(text.contains(" tokens"), "{w}x{h}: {text}");
+        assert!(text.contains("and the load test must"), "{w}x{h}: {text}");
+        insta::assert_snapshot!(name, text);
+    }
+    // Once the turn has ended, its stream is gone.
+    let done = fixture::stopped().state();
+    let mut ui = live_ui();
+    let text = render(&done, &mut ui, 120, 40);
+    assert!(!text.contains("must replay"), "{text}");
+}
+
+#[test]
+fn a_stopped_turn_reads_cancelled() {
+    let st = fixture::stopped().state();
+    for (w, h) in [(80, 24), (120, 40), (200, 60)] {
+        let mut ui = live_ui();
+        let text = render(&st, &mut ui, w, h);
+        assert_fits(&text, usize::from(w));
+        assert!(text.contains("critic – cancelled"), "{w}x{h}: {text}");
+        assert!(!text.contains("unreadable"), "{w}x{h}: {text}");
+    }
+}
+
+#[test]
+fn the_report_lists_each_agreement_once() {
+    let st = fixture::converged().state();
+    let d = st.debate.as_deref().expect("a debate");
+    let theme = plexus::ui::theme::Theme::dark();
+    let l = plexus::ui::debate::report::lines(80, d, 0, 0, &theme);
+    let text: String = l
+        .out
+        .iter()
+        .map(|line| line.iter().map(|(t, _)| t.as_str()).collect::<String>() + "\n")
+        .collect();
+    for agreed in ["三阶段 three phases", "压测作为闸门 load test as the gate"] {
+        assert_eq!(text.matches(agreed).count(), 1, "{agreed}: {text}");
+    }
+    // What the text does not list is still listed.
+    assert!(text.contains("replication lag on peak days"), "{text}");
 }

@@ -53,7 +53,7 @@ pub fn lines(
         } else {
             "the host has not decided on this round".into()
         };
-        out.push(vec![(text, theme.muted())]);
+        out.text(&text, 0, theme.muted());
         return out;
     };
     decision_lines(&mut out, h, theme);

@@ -1,12 +1,17 @@
-//! Styled lines for the Debate screen's panes: model text sanitized and wrapped to a
-//! width in display columns (Chinese is two), then drawn from a scroll position.
+//! Styled lines for the Debate screen's panes: model text sanitized and wrapped at word
+//! boundaries to a width in display columns (Chinese is two), then drawn from a scroll
+//! position.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 
 use crate::text::sanitize::{display_width, sanitize_lines};
-use crate::text::wrap::wrap_ranges;
+use std::ops::Range;
+
+use unicode_width::UnicodeWidthChar;
+
+use crate::text::wrap::{truncate_to_width, wrap_ranges};
 use crate::ui::text::put;
 
 /// One line: segments of text, each with its style, drawn left to right.
@@ -55,7 +60,7 @@ impl Lines {
         let pad = " ".repeat(usize::from(indent));
         let mut first = true;
         for l in sanitize_lines(text) {
-            for r in wrap_ranges(&l, room) {
+            for r in wrap_words(&l, room) {
                 let head = if first {
                     format!("{pad}{lead}")
                 } else {
@@ -84,6 +89,90 @@ impl Lines {
             self.lead(it, "• ", 1, style, style);
         }
     }
+}
+
+/// Splits a sanitized line into rows of at most `width` columns, breaking at spaces: a
+/// word is cut only when it is wider than a whole row (a long path, a URL), and text
+/// without spaces (Chinese) breaks between characters. The spaces a row breaks at are
+/// dropped from its end.
+pub fn wrap_words(line: &str, width: u16) -> Vec<Range<usize>> {
+    let w = usize::from(width.max(1));
+    if display_width(line) <= w {
+        return std::iter::once(0..line.len()).collect();
+    }
+    let mut rows: Vec<Range<usize>> = Vec::new();
+    // The row being filled: where it starts, where its last word ends, its width there.
+    let mut start: Option<usize> = None;
+    let mut end = 0;
+    let mut col = 0;
+    let mut words = line.split(' ').scan(0usize, |at, word| {
+        let s = *at;
+        *at += word.len() + 1;
+        Some(s..s + word.len())
+    });
+    let mut pending: Option<Range<usize>> = words.next();
+    while let Some(word) = pending.take() {
+        if word.is_empty() {
+            pending = words.next();
+            continue;
+        }
+        let ww = display_width(&line[word.clone()]);
+        match start {
+            Some(_) if col + 1 + ww <= w => {
+                end = word.end;
+                col += 1 + ww;
+                pending = words.next();
+            }
+            Some(s) => {
+                // Chinese needs no space to break: it fills the row first.
+                let room = w.saturating_sub(col + 1);
+                let text = &line[word.clone()];
+                let (head, _) = truncate_to_width(text, room);
+                if text.chars().any(|c| c.width().unwrap_or(0) > 1) && !head.is_empty() {
+                    rows.push(s..word.start + head.len());
+                    pending = Some(word.start + head.len()..word.end);
+                } else {
+                    rows.push(s..end);
+                    pending = Some(word);
+                }
+                start = None;
+            }
+            None if ww <= w => {
+                start = Some(word.start);
+                end = word.end;
+                col = ww;
+                pending = words.next();
+            }
+            None => {
+                // A word wider than a row: hard rows, the last part goes on filling.
+                let parts = wrap_ranges(&line[word.clone()], width.max(1));
+                let n = parts.len();
+                for (i, p) in parts.into_iter().enumerate() {
+                    let r = word.start + p.start..word.start + p.end;
+                    if i + 1 < n {
+                        rows.push(r);
+                    } else {
+                        col = display_width(&line[r.clone()]);
+                        start = Some(r.start);
+                        end = r.end;
+                    }
+                }
+                pending = words.next();
+            }
+        }
+    }
+    if let Some(s) = start {
+        rows.push(s..end);
+    }
+    if rows.is_empty() {
+        rows.extend(std::iter::once(0..0));
+    }
+    rows
+}
+
+/// Columns `line` takes.
+pub fn line_width(line: &Line) -> usize {
+    line.iter().map(|(t, _)| display_width(t)).sum()
 }
 
 /// `top` moved up so that `len` lines fill `rows` rows as far as they can.
@@ -144,11 +233,41 @@ mod tests {
             Style::new(),
         );
         assert!(l.out.len() > 1);
+        assert!(l.out.iter().all(|x| line_width(x) <= 12));
         for line in &l.out {
             let w: usize = line.iter().map(|(t, _)| display_width(t)).sum();
             assert!(w <= 12, "{line:?}");
         }
         assert_eq!(num(f64::NAN), "—");
+        assert_eq!(delta(0.0), "±0");
+    }
+
+    #[test]
+    fn words_are_never_cut_unless_longer_than_a_row() {
+        let text = "Adopt a three-phase plan for the migration of the billing database";
+        let rows: Vec<&str> = wrap_words(text, 18).into_iter().map(|r| &text[r]).collect();
+        assert_eq!(
+            rows,
+            [
+                "Adopt a",
+                "three-phase plan",
+                "for the migration",
+                "of the billing",
+                "database"
+            ]
+        );
+        let long = "see https://example.com/a/very/long/path/to/a/file now";
+        let rows: Vec<&str> = wrap_words(long, 12).into_iter().map(|r| &long[r]).collect();
+        assert!(rows.iter().all(|r| display_width(r) <= 12), "{rows:?}");
+        assert_eq!(rows.concat().replace(' ', ""), long.replace(' ', ""));
+        assert_eq!(wrap_words("", 5).first(), Some(&(0..0)));
+        // Chinese after a word fills the row before it breaks.
+        let mixed = "迁移到 PostgreSQL 16：先逻辑复制，再双写";
+        let rows: Vec<&str> = wrap_words(mixed, 24)
+            .into_iter()
+            .map(|r| &mixed[r])
+            .collect();
+        assert_eq!(rows, ["迁移到 PostgreSQL 16：先", "逻辑复制，再双写"]);
         assert_eq!(delta(-0.1), "−0.10");
         assert_eq!(delta(0.05), "+0.05");
     }

@@ -1,11 +1,13 @@
 //! The session's status line (status, round N of max, errors, the question) and the
-//! final report: the reporter's text wrapped, its summary and final plan, then the
-//! errors the session handled.
+//! final report: the reporter's text wrapped (as it streams, while it writes), its
+//! summary (without the points its text lists already) and final plan, then the errors
+//! the session handled.
 
 use ratatui::style::Modifier;
 
 use super::labels::{spinner, status};
 use super::lines::{Line, Lines};
+use super::positions::elapsed;
 use crate::protocol::debate::{AgentRole, AgentStatus, ReporterMetadata};
 use crate::state::debate::DebateState;
 use crate::text::sanitize::sanitize;
@@ -44,7 +46,7 @@ pub fn ending(d: &DebateState) -> Option<String> {
 }
 
 /// The report's lines for a pane `width` wide.
-pub fn lines(width: u16, d: &DebateState, tick: u64, theme: &Theme) -> Lines {
+pub fn lines(width: u16, d: &DebateState, tick: u64, now_ms: i64, theme: &Theme) -> Lines {
     let mut out = Lines::new(width);
     if let Some(e) = ending(d) {
         out.text(&e, 0, theme.muted());
@@ -52,11 +54,27 @@ pub fn lines(width: u16, d: &DebateState, tick: u64, theme: &Theme) -> Lines {
     }
     match &d.report {
         None => {
-            let writing = !d.is_finished()
-                && d.agents.get(&AgentRole::Reporter).map(|a| &a.status)
-                    == Some(&AgentStatus::Running);
-            let text = if writing {
-                format!("{} the reporter is writing…", spinner(tick))
+            let writing = d
+                .agents
+                .get(&AgentRole::Reporter)
+                .filter(|a| !d.is_finished() && a.status == AgentStatus::Running);
+            let text = if let Some(a) = writing {
+                let mut l: Line = vec![(
+                    format!("{} the reporter is writing", spinner(tick)),
+                    theme.accent(),
+                )];
+                if let Some(t0) = a.started_ms {
+                    l.push((format!(" · {}", elapsed(now_ms - t0)), theme.style_base()));
+                }
+                // A session whose text does not stream (a moderated one) shows its time alone.
+                if a.stream_tokens > 0 {
+                    l.push((format!(" · {} tokens", a.stream_tokens), theme.muted()));
+                }
+                out.push(l);
+                for line in a.stream.lines().map(str::trim).filter(|l| !l.is_empty()) {
+                    out.text(line, 1, theme.muted());
+                }
+                return errors(out, d, theme);
             } else if d.is_finished() {
                 "no report: the session ended without one".into()
             } else {
@@ -77,7 +95,7 @@ pub fn lines(width: u16, d: &DebateState, tick: u64, theme: &Theme) -> Lines {
                 .cloned()
                 .map(serde_json::from_value::<ReporterMetadata>);
             match meta {
-                Some(Ok(m)) => summary(&mut out, &m, theme),
+                Some(Ok(m)) => summary(&mut out, &m, &t.content, theme),
                 Some(Err(_)) | None => {
                     out.blank();
                     out.push(vec![("summary and plan unreadable".into(), theme.error())]);
@@ -85,6 +103,11 @@ pub fn lines(width: u16, d: &DebateState, tick: u64, theme: &Theme) -> Lines {
             }
         }
     }
+    errors(out, d, theme)
+}
+
+/// The errors the session handled, after the report.
+fn errors(mut out: Lines, d: &DebateState, theme: &Theme) -> Lines {
     if !d.errors.is_empty() {
         out.blank();
         out.push(vec![("Errors handled".into(), theme.title())]);
@@ -101,24 +124,40 @@ pub fn lines(width: u16, d: &DebateState, tick: u64, theme: &Theme) -> Lines {
     out
 }
 
-fn summary(out: &mut Lines, m: &ReporterMetadata, theme: &Theme) {
+/// The items of `items` that the report's `text` does not list already (each point
+/// shows once).
+pub fn not_in(items: &[String], text: &str) -> Vec<String> {
+    items
+        .iter()
+        .filter(|i| {
+            let i = i.trim();
+            !i.is_empty()
+                && !text
+                    .lines()
+                    .any(|l| l.trim_start_matches(['-', '*', '•', ' ']).trim() == i)
+        })
+        .cloned()
+        .collect()
+}
+
+fn summary(out: &mut Lines, m: &ReporterMetadata, text: &str, theme: &Theme) {
     let s = &m.summary;
     out.blank();
     out.bullets(
         "Key agreements",
-        &s.key_agreements,
+        &not_in(&s.key_agreements, text),
         theme.title(),
         theme.style_base(),
     );
     out.bullets(
         "Resolved concerns",
-        &s.resolved_concerns,
+        &not_in(&s.resolved_concerns, text),
         theme.title(),
         theme.style_base(),
     );
     out.bullets(
         "Remaining uncertainties",
-        &s.remaining_uncertainties,
+        &not_in(&s.remaining_uncertainties, text),
         theme.title(),
         theme.warn(),
     );

@@ -1,6 +1,6 @@
 //! The timeline of rounds: each round with its host action and consensus and how each
 //! agent's turn ended, the selected round highlighted, agents answering now marked; as a
-//! pane (two lines a round) or as one line.
+//! pane (two lines a round, then the closing turns) or as one line.
 
 use ratatui::style::{Modifier, Style};
 
@@ -78,6 +78,16 @@ pub fn lines(
         }
         out.push(second);
     }
+    if !d.closing.is_empty() {
+        let mut l: Line = vec![("  closing ".into(), theme.title())];
+        for t in &d.closing {
+            l.push((
+                format!("{}{} ", outcome_mark(t), t.agent.as_str()),
+                agent_style(&t.agent, theme).remove_modifier(Modifier::BOLD),
+            ));
+        }
+        out.push(l);
+    }
     if flying.contains(&AgentRole::Reporter) {
         out.push(vec![(
             format!("{} reporter writing…", spinner(tick)),
@@ -111,6 +121,10 @@ pub fn line(d: &DebateState, selected: Option<u32>, tick: u64, theme: &Theme) ->
         text.push(' ');
         let action = r.decision.as_ref().map(|h| action_style(&h.action, theme));
         l.push((text, if sel { style } else { action.unwrap_or(style) }));
+    }
+    if !d.closing.is_empty() {
+        let marks: String = d.closing.iter().map(outcome_mark).collect();
+        l.push((format!(" closing {marks} "), theme.title()));
     }
     let flying = in_flight(d);
     if !flying.is_empty() {

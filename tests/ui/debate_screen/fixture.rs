@@ -1,5 +1,6 @@
 //! Debate sessions built by hand, event by event: a converged three-round session in
-//! Chinese and English, and one still in progress.
+//! Chinese and English (with its closing answers), one still in progress, one whose
+//! critic is streaming its answer, and one stopped while the critic answered.
 
 use std::sync::Arc;
 
@@ -33,6 +34,14 @@ impl Log {
             agent: None,
             event: ev,
         });
+    }
+
+    /// Appends an event of `agent`'s turn (a streamed chunk names its agent).
+    pub fn push_as(&mut self, agent: &str, ev: EngineEvent) {
+        self.push(ev);
+        if let Some(e) = self.events.last_mut() {
+            e.agent = Some(Arc::from(agent));
+        }
     }
 
     /// The run state after the first `n` events.
@@ -325,16 +334,57 @@ fn round_three(log: &mut Log) {
     }));
 }
 
-/// A converged three-round session with its report.
+/// A closing answer of `agent` after round 3: an uncertainty and a worst case.
+fn closing(log: &mut Log, agent: AgentRole, uncertain: &str, worst: &str) {
+    log.push(EngineEvent::DebateTurnStarted(DebateTurnStarted {
+        round: 3,
+        agent: agent.clone(),
+        attempt: 1,
+        closing: true,
+    }));
+    let mut out = speaker(
+        agent.as_str(),
+        3,
+        &format!("Remaining uncertainties: {uncertain}. Worst cases: {worst}."),
+        position("三阶段迁移", &["rollback in minutes"], &[], 0.88, None),
+    );
+    out["metadata"]["remaining_uncertainties"] = json!([uncertain]);
+    out["metadata"]["worst_cases"] = json!([worst]);
+    log.push(EngineEvent::DebateOutput(DebateOutput {
+        round: 3,
+        agent,
+        outcome: TurnOutcome::Valid,
+        attempts: 1,
+        closing: true,
+        output: Some(out),
+        reused: false,
+        output_tokens: 120,
+        duration_ms: 900,
+    }));
+}
+
+/// A converged three-round session with its closing answers and its report.
 pub fn converged() -> Log {
     let mut log = Log::default();
     started(&mut log, QUESTION);
     round_one(&mut log);
     round_two(&mut log);
     round_three(&mut log);
+    closing(
+        &mut log,
+        AgentRole::Planner,
+        "whether two DBAs are enough",
+        "the cutover slips into the peak season",
+    );
+    closing(
+        &mut log,
+        AgentRole::Critic,
+        "whether traffic stays flat",
+        "replication lag doubles on the first sale day",
+    );
     let report = json!({
         "agent_id": "reporter", "round": 3, "output_type": "report",
-        "content": "## 结论\n订单数据库分三阶段迁移到 PostgreSQL 16：先逻辑复制，压测通过后双写，最后切换并保留旧主库热备两周。\n\nThe critic's concern about replication lag is resolved by the load test gate.",
+        "content": "## 结论\n订单数据库分三阶段迁移到 PostgreSQL 16：先逻辑复制，压测通过后双写，最后切换并保留旧主库热备两周。\n\nThe critic's concern about replication lag is resolved by the load test gate.\n\n## Agreed\n\n- 三阶段 three phases\n- 压测作为闸门 load test as the gate",
         "metadata": {
             "final_plan": {"title": "订单库迁移 Orders migration", "goal": "Zero-downtime move to PostgreSQL 16",
                            "consensus_level": "high", "participating_agents": ["planner", "critic"], "rounds": 3, "plan": plan()},
@@ -360,6 +410,54 @@ pub fn converged() -> Log {
     }));
     log.push(EngineEvent::RunFinished(RunFinished {
         status: RunStatus::Succeeded,
+        tasks: Default::default(),
+        atoms: 0,
+        grades: Default::default(),
+    }));
+    log
+}
+
+/// The text the critic streams in [`streaming`], in three pieces.
+pub const STREAMED: [&str; 3] = [
+    "{\n  \"agent_id\": \"critic\",\n  \"content\": \"The revised plan still ",
+    "underestimates replication lag on peak days, and the load test ",
+    "must replay a real sale day\",\n",
+];
+
+/// [`in_progress`] with the critic's answer streaming: three chunks, 3 s in.
+pub fn streaming() -> Log {
+    let mut log = in_progress();
+    for piece in STREAMED {
+        log.push_as(
+            "critic",
+            EngineEvent::Chunk(plexus::event::Chunk { text: piece.into() }),
+        );
+    }
+    log
+}
+
+/// [`in_progress`] stopped while the critic answered.
+pub fn stopped() -> Log {
+    let mut log = in_progress();
+    log.push(EngineEvent::DebateOutput(DebateOutput {
+        round: 2,
+        agent: AgentRole::Critic,
+        outcome: TurnOutcome::Cancelled,
+        attempts: 1,
+        closing: false,
+        output: None,
+        reused: false,
+        output_tokens: 0,
+        duration_ms: 800,
+    }));
+    log.push(EngineEvent::DebateFinished(DebateFinished {
+        status: SessionStatus::Cancelled,
+        rounds: 2,
+        consensus_trend: vec![0.78],
+        reason: "stopped by the user".into(),
+    }));
+    log.push(EngineEvent::RunFinished(RunFinished {
+        status: RunStatus::Cancelled,
         tasks: Default::default(),
         atoms: 0,
         grades: Default::default(),

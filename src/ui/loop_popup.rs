@@ -132,14 +132,7 @@ pub fn draw_conversation(
     let rows = l.conversation();
     let task = run.tasks.get(c.task).map_or("?", |t| &t.id);
     let w = area.width.saturating_sub(4).clamp(10, 120);
-    let h = area.height.saturating_sub(2).max(3);
-    let r = centered(area, w, h);
-    Clear.render(r, buf);
-    fill_rect(buf, r, theme.style_base());
-    let title = format!("Conversation · {task} · {} messages", rows.len());
-    let inner = pane(buf, r, &title, true, theme);
-    let width = inner.width.saturating_sub(1);
-    let x = inner.x + 1;
+    let width = w.saturating_sub(3);
     let mut head = vec![
         "every message of the loop, in order · Enter opens a message's step · ↑ ↓ move · esc"
             .to_string(),
@@ -155,8 +148,17 @@ pub fn draw_conversation(
             f.output_tokens
         ));
     }
+    let head = wrapped(&head, width);
+    let want = u16::try_from(head.len() + rows.len() + 3).unwrap_or(u16::MAX);
+    let h = want.min(area.height.saturating_sub(2)).max(3);
+    let r = centered(area, w, h);
+    Clear.render(r, buf);
+    fill_rect(buf, r, theme.style_base());
+    let title = format!("Conversation · {task} · {} messages", rows.len());
+    let inner = pane(buf, r, &title, true, theme);
+    let x = inner.x + 1;
     let mut y = inner.y;
-    for line in wrapped(&head, width) {
+    for line in head {
         if y >= inner.bottom() {
             break;
         }

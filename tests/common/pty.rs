@@ -23,11 +23,16 @@ pub struct Session {
 impl Session {
     /// Starts plexus with `args` in `dir`.
     pub fn start(args: &[&str], dir: &Path) -> Session {
+        Session::start_sized(args, dir, ROWS, COLS)
+    }
+
+    /// Starts plexus with `args` in `dir` in a terminal of `rows` x `cols`.
+    pub fn start_sized(args: &[&str], dir: &Path, rows: u16, cols: u16) -> Session {
         let pty = native_pty_system();
         let pair = pty
             .openpty(PtySize {
-                rows: ROWS,
-                cols: COLS,
+                rows,
+                cols,
                 pixel_width: 0,
                 pixel_height: 0,
             })
@@ -44,7 +49,7 @@ impl Session {
         drop(pair.slave);
         let mut reader = pair.master.try_clone_reader().expect("reader");
         let writer = pair.master.take_writer().expect("writer");
-        let parser = Arc::new(Mutex::new(vt100::Parser::new(ROWS, COLS, 0)));
+        let parser = Arc::new(Mutex::new(vt100::Parser::new(rows, cols, 0)));
         let p = parser.clone();
         std::thread::spawn(move || {
             let mut buf = [0u8; 8192];

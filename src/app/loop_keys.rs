@@ -45,12 +45,9 @@ pub struct StepPopup {
 /// The loop the output pane shows for the selected task: the shown attempt's.
 fn shown_loop<'a>(ui: &UiState, run: &'a RunState) -> Option<(usize, &'a TaskLoop)> {
     let task = run.tasks.get(ui.task)?;
-    let loops = &task.loops;
-    let found = match ui.shown_invocation(task) {
-        Some((inv, _, _)) => loops.iter().find(|l| l.invocation == inv),
-        None => None,
-    };
-    found.or(loops.last()).map(|l| (ui.task, l))
+    let (inv, _, _) = ui.shown_invocation(task)?;
+    let found = task.loops.iter().find(|l| l.invocation == inv)?;
+    Some((ui.task, found))
 }
 
 /// The loop of a popup.
@@ -145,7 +142,9 @@ pub fn step_action(
     fx: &mut Vec<Effect>,
 ) {
     match action {
-        Action::Back | Action::Quit | Action::Open => ui.overlay = p.back.map(Overlay::Conversation),
+        Action::Back | Action::Quit | Action::Open => {
+            ui.overlay = p.back.map(Overlay::Conversation)
+        }
         Action::Left | Action::Right => {
             let Some(l) = popup_loop(run, p.task, &p.invocation) else {
                 return;
@@ -175,7 +174,8 @@ pub fn step_action(
             }
         }
         Action::LoopConversation => {
-            let rows = popup_loop(run, p.task, &p.invocation).map_or(Vec::new(), |l| l.conversation());
+            let rows =
+                popup_loop(run, p.task, &p.invocation).map_or(Vec::new(), |l| l.conversation());
             let selected = rows
                 .iter()
                 .position(|r| r.step == Some(p.step))

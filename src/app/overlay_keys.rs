@@ -3,9 +3,9 @@
 
 use super::action::Action;
 use super::effect::Effect;
-use super::{failures_keys, loop_keys};
 use super::nav::scroll_value;
 use super::ui_state::{Overlay, Question, UiState};
+use super::{failures_keys, loop_keys};
 use crate::engine::Control;
 use crate::state::RunState;
 

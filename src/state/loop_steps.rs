@@ -74,7 +74,11 @@ pub(super) fn fold(
 /// file, and how many more lines Enter shows.
 fn observation_line(a: &crate::event::ToolAnswered) -> String {
     let mut out = observation_preview(&a.observation, a.is_error, OBSERVATION_CHARS);
-    let lines = a.observation.lines().filter(|l| !l.trim().is_empty()).count();
+    let lines = a
+        .observation
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .count();
     if a.data_file.is_some() {
         out.push_str(" (stored in a file · Enter opens the step)");
     } else if out.ends_with('…') || (!a.is_error && lines > 1) {

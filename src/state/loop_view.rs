@@ -269,3 +269,71 @@ fn call_mut<'a>(l: &'a mut TaskLoop, step: u32, id: &str) -> Option<&'a mut Loop
         .flat_map(|s| s.calls.iter_mut())
         .find(|c| c.id == id)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn event(v: serde_json::Value) -> EngineEvent {
+        serde_json::from_value(v.clone()).unwrap_or_else(|e| panic!("{v}: {e}"))
+    }
+
+    fn called(step: u32, id: &str) -> EngineEvent {
+        // As logged before the step's message tokens were recorded.
+        event(
+            json!({"kind": "tool_called", "step": step, "tool_call_id": id, "tool": "get_now",
+            "input": {"timezone": "UTC"}, "thought": "Thought: the date.\n"}),
+        )
+    }
+
+    fn answered(step: u32, id: &str, observation: &str, error: bool) -> EngineEvent {
+        event(
+            json!({"kind": "tool_answered", "step": step, "tool_call_id": id, "tool": "get_now",
+            "observation": observation, "is_error": error, "output_level": "standard",
+            "duration_ms": 1.0, "input_tokens": 3, "output_tokens": 9}),
+        )
+    }
+
+    #[test]
+    fn each_invocation_has_its_loop_and_an_old_log_has_no_message_tokens() {
+        let mut loops = Vec::new();
+        let (a, b): (Arc<str>, Arc<str>) = ("INV_1".into(), "INV_2".into());
+        fold(&mut loops, &a, 500, &called(1, "c1"));
+        fold(&mut loops, &a, 500, &answered(1, "c1", "Now: today", false));
+        fold(&mut loops, &b, 510, &called(1, "c1"));
+        assert_eq!(loops.len(), 2);
+        assert_eq!(
+            loops[0].steps[0].calls[0]
+                .answer
+                .as_ref()
+                .map(|x| x.output_tokens),
+            Some(9)
+        );
+        assert!(loops[1].steps[0].calls[0].answer.is_none());
+        let rows = loops[0].conversation();
+        assert_eq!(rows.len(), 3, "{rows:?}");
+        assert_eq!((rows[0].role, rows[0].tokens), ("system + user", Some(500)));
+        assert_eq!((rows[1].role, rows[1].tokens), ("assistant", None));
+        assert_eq!((rows[2].role, rows[2].tokens), ("tool", Some(9)));
+        assert_eq!(
+            rows[1].text,
+            "step 1 · Thought: the date. → get_now({\"timezone\":\"UTC\"})"
+        );
+    }
+
+    #[test]
+    fn an_error_preview_is_its_code_and_message_not_its_heading() {
+        let obs = "Operation failed.\nError Type: not_found\nError Code: NOT_FOUND\nError Message: `a.md`: no such file\nTool Call ID: c1";
+        assert_eq!(
+            observation_preview(obs, true, 200),
+            "NOT_FOUND: `a.md`: no such file"
+        );
+        // Not an error: from the first non-empty line, lines joined.
+        assert_eq!(
+            observation_preview("\n# Skill\n\nStep one.\n", false, 200),
+            "# Skill ⏎ Step one."
+        );
+        assert_eq!(one_line("abcdef", 3), "abc…");
+    }
+}

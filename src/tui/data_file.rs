@@ -68,7 +68,11 @@ mod tests {
         let Doc::Ready(t) = read(&big.to_string_lossy(), &db) else {
             panic!("not read");
         };
-        assert!(t.ends_with(&format!("rest is in {}", big.display())), "{}", &t[t.len() - 120..]);
+        assert!(
+            t.ends_with(&format!("rest is in {}", big.display())),
+            "{}",
+            &t[t.len() - 120..]
+        );
         assert!(t.starts_with(&"x".repeat(SHOWN_BYTES as usize)));
     }
 

@@ -64,12 +64,28 @@ fn step_lines(ui: &UiState, inv: &std::sync::Arc<str>, s: &LoopStep) -> Vec<Stri
     let n = s.calls.len();
     for (k, c) in s.calls.iter().enumerate() {
         out.push(String::new());
-        call_lines(ui, inv, c, if n > 1 { format!(" {}/{n}", k + 1) } else { String::new() }, &mut out);
+        call_lines(
+            ui,
+            inv,
+            c,
+            if n > 1 {
+                format!(" {}/{n}", k + 1)
+            } else {
+                String::new()
+            },
+            &mut out,
+        );
     }
     out
 }
 
-fn call_lines(ui: &UiState, inv: &std::sync::Arc<str>, c: &LoopCall, of: String, out: &mut Vec<String>) {
+fn call_lines(
+    ui: &UiState,
+    inv: &std::sync::Arc<str>,
+    c: &LoopCall,
+    of: String,
+    out: &mut Vec<String>,
+) {
     out.push(format!("── Action{of}: {} ──", c.tool));
     let args = serde_json::to_string_pretty(&c.input).unwrap_or_else(|_| c.input.to_string());
     out.extend(args.lines().map(str::to_string));
@@ -108,7 +124,10 @@ fn call_lines(ui: &UiState, inv: &std::sync::Arc<str>, c: &LoopCall, of: String,
             "── Stored file: {path} ({} bytes) ──",
             a.data_size_bytes
         ));
-        match ui.docs.get(&DocKey::DataFile(inv.clone(), path.as_str().into())) {
+        match ui
+            .docs
+            .get(&DocKey::DataFile(inv.clone(), path.as_str().into()))
+        {
             Some(Doc::Ready(t)) => out.extend(t.lines().map(str::to_string)),
             Some(Doc::Missing(why)) => out.push(format!("⚠ {why}")),
             Some(Doc::Loading) | None => out.push("loading…".into()),
@@ -166,7 +185,14 @@ pub fn draw_conversation(
         y += 1;
     }
     if y < inner.bottom() {
-        put(buf, x, y, width, &format!("{:<13} {:>7}  message", "role", "tokens"), theme.accent());
+        put(
+            buf,
+            x,
+            y,
+            width,
+            &format!("{:<13} {:>7}  message", "role", "tokens"),
+            theme.accent(),
+        );
         y += 1;
     }
     let list_rows = inner.bottom().saturating_sub(y) as usize;

@@ -77,17 +77,29 @@ fn loop_run() -> RunState {
             "constraints": {"timeout_seconds": 150.0, "max_tokens": 4000, "temperature": 0.1},
             "quality_threshold": "C"}),
         json!({"kind": "chunk", "text": "Thought: the skill literature-review fits; I activate it.\n"}),
-        called(1, "activate_skill", json!({"skill_name": "literature-review"}),
-            "Thought: the skill literature-review fits; I activate it.\n"),
+        called(
+            1,
+            "activate_skill",
+            json!({"skill_name": "literature-review"}),
+            "Thought: the skill literature-review fits; I activate it.\n",
+        ),
         json!({"kind": "skill_activated", "skill": "literature-review", "chain": ["literature-review"], "tokens": 90}),
         answered(1, "activate_skill", skill, false),
         json!({"kind": "chunk", "text": "Thought: I read the notes on diffusion planners.\n"}),
-        called(2, "file_reader", json!({"path": "notes/diffusion.md", "start_line": 1}),
-            "Thought: I read the notes on diffusion planners.\n"),
+        called(
+            2,
+            "file_reader",
+            json!({"path": "notes/diffusion.md", "start_line": 1}),
+            "Thought: I read the notes on diffusion planners.\n",
+        ),
         answered(2, "file_reader", &error, true),
         json!({"kind": "chunk", "text": "Thought: the file is not there; I search.\n"}),
-        called(3, "file_search", json!({"pattern": "**/*.md", "output_level": "full"}),
-            "Thought: the file is not there; I search.\n"),
+        called(
+            3,
+            "file_search",
+            json!({"pattern": "**/*.md", "output_level": "full"}),
+            "Thought: the file is not there; I search.\n",
+        ),
         spilled,
         json!({"kind": "context_compressed", "before_tokens": 81000, "after_tokens": 12000,
             "rounds_summarised": 2, "rounds_kept": 1}),
@@ -113,7 +125,10 @@ fn observation_lines_give_an_errors_reason_and_a_skills_text() {
         .iter()
         .find(|l| l.starts_with("◂ observation (error) · file_reader"))
         .expect("the error's line");
-    assert!(error.contains(&format!("FILE_NOT_FOUND: {REASON}")), "{error}");
+    assert!(
+        error.contains(&format!("FILE_NOT_FOUND: {REASON}")),
+        "{error}"
+    );
     assert!(!error.contains("Operation failed"), "{error}");
     let skill = lines
         .iter()
@@ -127,7 +142,10 @@ fn observation_lines_give_an_errors_reason_and_a_skills_text() {
         .iter()
         .find(|l| l.starts_with("◂ observation · file_search"))
         .expect("the search's line");
-    assert!(stored.contains("(stored in a file · Enter opens the step)"), "{stored}");
+    assert!(
+        stored.contains("(stored in a file · Enter opens the step)"),
+        "{stored}"
+    );
     // At 80x24 the reason is on screen, wrapped, not cut to its first line.
     let mut ui = ui_on_output();
     ui.scroll.follow = false;
@@ -182,7 +200,9 @@ fn enter_in_the_output_opens_a_step_whole_at_every_size() {
         // A file that is gone says so.
         ui.docs.insert(
             key,
-            Doc::Missing(format!("the stored file {DATA_FILE} is gone (moved or deleted)")),
+            Doc::Missing(format!(
+                "the stored file {DATA_FILE} is gone (moved or deleted)"
+            )),
         );
         let s = render(&st, &mut ui, w, h);
         assert!(s.contains("is gone"), "{s}");
@@ -201,7 +221,12 @@ fn a_long_step_scrolls_at_80x24() {
     assert!(matches!(&ui.overlay, Some(Overlay::LoopStep(p)) if p.step == 3));
     ui.docs.insert(
         DocKey::DataFile(INV.into(), DATA_FILE.into()),
-        Doc::Ready((1..=60).map(|i| format!("\"notes/{i}.md\"\n")).collect::<String>().into()),
+        Doc::Ready(
+            (1..=60)
+                .map(|i| format!("\"notes/{i}.md\"\n"))
+                .collect::<String>()
+                .into(),
+        ),
     );
     let s = render(&st, &mut ui, 80, 24);
     assert!(!s.contains("notes/60.md"), "{s}");
@@ -251,7 +276,10 @@ fn the_conversation_lists_every_message_with_role_and_tokens_at_every_size() {
         ui.screen = Screen::Run;
         update(&mut ui, &st, Action::LoopConversation);
         let s = render(&st, &mut ui, w, h);
-        assert!(s.contains("Conversation · TASK_LOOKUP_01 · 9 messages"), "{s}");
+        assert!(
+            s.contains("Conversation · TASK_LOOKUP_01 · 9 messages"),
+            "{s}"
+        );
         assert!(s.contains("system + user"), "{s}");
         assert!(s.contains("file_reader (error)"), "{s}");
         insta::assert_snapshot!(format!("loop_conversation_{w}x{h}"), s);

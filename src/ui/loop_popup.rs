@@ -42,6 +42,21 @@ pub fn draw_step(
         ),
     };
     let lines = wrapped(&lines, area.width.saturating_sub(8));
+    // Where the view is, when the step is longer than the popup (as `scroll_overlay`
+    // sizes it: the lines and a border, within the screen less two rows).
+    let rows = (lines.len() + 2).min(usize::from(area.height.saturating_sub(2)).max(3)) - 2;
+    let title = if lines.len() > rows {
+        let top = p.top.min(lines.len() - rows);
+        format!(
+            "{}· lines {}–{} of {} ",
+            title,
+            top + 1,
+            top + rows,
+            lines.len()
+        )
+    } else {
+        title
+    };
     scroll_overlay(buf, area, &title, &lines, p.top, theme, ui)
 }
 
@@ -168,7 +183,14 @@ pub fn draw_conversation(
         ));
     }
     let head = wrapped(&head, width);
-    let want = u16::try_from(head.len() + rows.len() + 3).unwrap_or(u16::MAX);
+    // The selected message whole, under the list (its row may be cut).
+    let selected = c.selected.min(rows.len().saturating_sub(1));
+    let whole = rows
+        .get(selected)
+        .map(|r| wrapped(&[format!("▸ {}", r.text)], width))
+        .unwrap_or_default();
+    let whole: Vec<String> = whole.into_iter().take(4).collect();
+    let want = u16::try_from(head.len() + rows.len() + whole.len() + 3).unwrap_or(u16::MAX);
     let h = want.min(area.height.saturating_sub(2)).max(3);
     let r = centered(area, w, h);
     Clear.render(r, buf);
@@ -195,9 +217,15 @@ pub fn draw_conversation(
         );
         y += 1;
     }
-    let list_rows = inner.bottom().saturating_sub(y) as usize;
+    let bottom = inner.bottom().saturating_sub(whole.len() as u16).max(y + 1);
+    for (k, line) in whole.iter().enumerate() {
+        let row = bottom + k as u16;
+        if row < inner.bottom() {
+            put(buf, x, row, width, line, theme.accent());
+        }
+    }
+    let list_rows = bottom.min(inner.bottom()).saturating_sub(y) as usize;
     ui.list_rows = list_rows.max(1);
-    let selected = c.selected.min(rows.len().saturating_sub(1));
     let top = keep_visible(selected, c.top, list_rows.max(1))
         .min(rows.len().saturating_sub(list_rows.max(1)));
     for (k, row) in rows.iter().enumerate().skip(top).take(list_rows) {

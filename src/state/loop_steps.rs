@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use super::loop_view::{observation_preview, one_line};
-use super::ops::marker;
+use super::ops::{keeps_output, marker};
 use super::view::RunState;
 use crate::event::EngineEvent;
 
@@ -20,7 +20,8 @@ pub(super) fn fold(
     invocation: Option<&Arc<str>>,
     event: &EngineEvent,
 ) -> bool {
-    if let Some(inv) = invocation {
+    // Kept with the output: a fold for one task's text keeps only that task's loops.
+    if let Some(inv) = invocation.filter(|_| keeps_output(st, i)) {
         let t = Arc::make_mut(&mut st.tasks[i]);
         super::loop_view::fold(&mut t.loops, inv, t.prompt_tokens, event);
     }

@@ -235,6 +235,12 @@ fn a_long_step_scrolls_at_80x24() {
     assert!(s.contains("notes/60.md"), "{s}");
     update(&mut ui, &st, Action::Left);
     assert!(matches!(&ui.overlay, Some(Overlay::LoopStep(p)) if p.step == 2 && p.top == 0));
+    // C from a step: the conversation, on that step's assistant message.
+    update(&mut ui, &st, Action::LoopConversation);
+    match &ui.overlay {
+        Some(Overlay::Conversation(c)) => assert_eq!(c.selected, 3),
+        other => panic!("{other:?}"),
+    }
 }
 
 #[test]

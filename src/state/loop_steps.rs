@@ -9,8 +9,12 @@ use super::ops::{keeps_output, marker};
 use super::view::RunState;
 use crate::event::EngineEvent;
 
-/// Most characters of an observation its output line shows (the step's popup has it all).
-const OBSERVATION_CHARS: usize = 400;
+/// Most characters of an error's reason its output line shows (the step's popup has it
+/// all).
+const REASON_CHARS: usize = 400;
+
+/// Most characters of another observation its output line shows.
+const OBSERVATION_CHARS: usize = 160;
 
 /// Folds one loop event of task `i` (of invocation `invocation`); false for any other
 /// event.
@@ -74,7 +78,12 @@ pub(super) fn fold(
 /// An observation's preview for its output line: an error's reason, a spilled one's
 /// file, and how many more lines Enter shows.
 fn observation_line(a: &crate::event::ToolAnswered) -> String {
-    let mut out = observation_preview(&a.observation, a.is_error, OBSERVATION_CHARS);
+    let max = if a.is_error {
+        REASON_CHARS
+    } else {
+        OBSERVATION_CHARS
+    };
+    let mut out = observation_preview(&a.observation, a.is_error, max);
     let lines = a
         .observation
         .lines()

@@ -23,6 +23,10 @@ pub struct ToolCalled {
     /// The thought before it (the step's text).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub thought: String,
+    /// Tokens of the step's assistant message (its thought and every call it asks for),
+    /// as the conversation counts them; absent in logs written before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message_tokens: Option<u64>,
 }
 
 /// A tool answered (the Observation), with the call's metrics.
@@ -116,6 +120,10 @@ pub struct LoopFinished {
     /// Of those, the model's text: thoughts and the final answer (0 in older logs).
     #[serde(default)]
     pub output_tokens: u64,
+    /// Of those, the final answer's (or what streamed before the last step failed);
+    /// absent in logs written before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer_tokens: Option<u64>,
 }
 
 /// One step as recorded with the invocation, so that a rerun can answer it again: the

@@ -106,6 +106,9 @@ actions! {
     ViewIssues = "view_issues",
     /// Output pane: the context plan (inputs, modes, trimming).
     ViewContext = "view_context",
+    /// The conversation of the selected task's tool-using loop: every message with its
+    /// role and tokens (Enter opens a message's step).
+    LoopConversation = "loop_conversation",
     /// Pause or resume dispatch.
     TogglePause = "toggle_pause",
     /// Cancel the run (asks first).

@@ -27,6 +27,8 @@ pub enum DocKey {
     Atom(Arc<str>, Arc<str>),
     /// The text an invocation streamed, read back from the log.
     Stream(Arc<str>),
+    /// The file a tool call of an invocation stored its data in (invocation, path).
+    DataFile(Arc<str>, Arc<str>),
 }
 
 impl DocKey {
@@ -37,7 +39,8 @@ impl DocKey {
             | DocKey::Atoms(i)
             | DocKey::Issues(i)
             | DocKey::Atom(i, _)
-            | DocKey::Stream(i) => i,
+            | DocKey::Stream(i)
+            | DocKey::DataFile(i, _) => i,
         }
     }
 }

@@ -6,7 +6,8 @@
 //! Imports point down this list: `action`, `docs`, `folds`, `nav`, `failures_list`,
 //! `keymap`; `effect`; `transport`, `debate`; `ui_state`; `atoms_view`, `select`;
 //! `follow`; the screens' keys (`attempts`, `debate_keys`, `review_keys`,
-//! `failures_keys`, `run_keys`, `atoms_keys`, `runs_keys`, `overlay_keys`); `update`;
+//! `failures_keys`, `loop_keys`, `run_keys`, `atoms_keys`, `runs_keys`,
+//! `overlay_keys`); `update`;
 //! `command_line`, `input`, `mouse` (these turn text and clicks into actions for
 //! `update`).
 
@@ -25,6 +26,7 @@ pub mod folds;
 pub mod follow;
 pub mod input;
 pub mod keymap;
+pub mod loop_keys;
 pub mod mouse;
 pub mod nav;
 pub mod overlay_keys;

@@ -1,10 +1,11 @@
-//! Keys while an overlay is open: the confirm question, help, text, an attempt, an atom.
+//! Keys while an overlay is open: the confirm question, help, text, an attempt, an atom,
+//! a loop's step or conversation.
 
 use super::action::Action;
 use super::effect::Effect;
-use super::failures_keys;
 use super::nav::scroll_value;
 use super::ui_state::{Overlay, Question, UiState};
+use super::{failures_keys, loop_keys};
 use crate::engine::Control;
 use crate::state::RunState;
 
@@ -75,6 +76,8 @@ pub fn overlay_action(
             }
         },
         Overlay::Attempt(view) => failures_keys::attempt_action(ui, run, view, action, fx),
+        Overlay::LoopStep(p) => loop_keys::step_action(ui, run, p, action, fx),
+        Overlay::Conversation(c) => loop_keys::conversation_action(ui, run, c, action, fx),
         Overlay::AtomDetail { atom, top } => match action {
             Action::Back | Action::Open | Action::Quit => ui.overlay = None,
             _ => {

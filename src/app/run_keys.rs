@@ -5,14 +5,16 @@ use super::action::Action;
 use super::effect::Effect;
 use super::select::{request_docs, select_task};
 use super::ui_state::{OutputView, Pane, Scroll, UiState};
-use super::{attempts, follow};
+use super::{attempts, follow, loop_keys};
 use crate::event::TaskStatus;
 use crate::state::RunState;
 
 /// Applies an action on the Run screen.
 pub fn run_screen(ui: &mut UiState, run: &RunState, action: Action, fx: &mut Vec<Effect>) {
     match action {
+        Action::Open if ui.focus == Pane::Output => loop_keys::open_step(ui, run, fx),
         Action::Open => ui.focus = Pane::Output,
+        Action::LoopConversation => loop_keys::open_conversation(ui, run),
         Action::FocusNext => {
             let i = Pane::ORDER.iter().position(|&p| p == ui.focus).unwrap_or(0);
             ui.focus = Pane::ORDER[(i + 1) % Pane::ORDER.len()];

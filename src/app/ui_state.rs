@@ -116,6 +116,10 @@ pub enum Overlay {
     },
     /// One attempt of a failure row: its stream, request, atoms or issues.
     Attempt(AttemptView),
+    /// One step of a tool-using loop, whole.
+    LoopStep(super::loop_keys::StepPopup),
+    /// The conversation of a tool-using loop: every message with its role and tokens.
+    Conversation(super::loop_keys::ConversationList),
     /// The whole atom at this index of `RunState::atoms`.
     AtomDetail {
         /// Atom index.

@@ -15,6 +15,7 @@ use super::context::prompt::thousands;
 use super::emit::Scope;
 use super::run_ctx::RunCtx;
 use super::sink::StreamSink;
+use crate::conversation::count::message_tokens;
 use crate::conversation::{ContextManager, Conversation, Pinned};
 use crate::event::{ContextCompressed, EngineEvent, LoopFinished, ToolAnswered, ToolCalled};
 pub use crate::loop_events::RecordedStep;
@@ -91,6 +92,7 @@ pub(super) async fn run_loop(
         total_tokens: 0,
         input_tokens: 0,
         output_tokens: 0,
+        answer_tokens: None,
     };
     let tools_tokens = ctx
         .config
@@ -177,6 +179,7 @@ pub(super) async fn run_loop(
                 let answer_tokens = ctx.config.tokens.count(&sink.text);
                 finished.total_tokens += answer_tokens;
                 finished.output_tokens += answer_tokens;
+                finished.answer_tokens = Some(answer_tokens);
                 emit(EngineEvent::LoopFinished(finished.clone()));
                 return LoopResult {
                     result: other,
@@ -188,25 +191,39 @@ pub(super) async fn run_loop(
         let thought_tokens = ctx.config.tokens.count(&thought);
         finished.total_tokens += thought_tokens;
         finished.output_tokens += thought_tokens;
+        // The step's assistant message (its thought and every call), counted as the
+        // conversation counts it, so the log can list the conversation's messages.
+        let inputs: Vec<Value> = out
+            .tool_calls
+            .iter()
+            .map(|c| serde_json::from_str(&c.arguments).unwrap_or(Value::Null))
+            .collect();
         let mut assistant = Vec::new();
         if !thought.is_empty() {
             assistant.push(ContentBlock::text(thought.clone()));
         }
+        for (call, input) in out.tool_calls.iter().zip(&inputs) {
+            assistant.push(ContentBlock::tool_use(&call.id, &call.name, input.clone()));
+        }
+        let assistant = Message {
+            role: MessageType::Assistant,
+            content: assistant,
+        };
+        let message_tokens = message_tokens(conv.counter(), &assistant);
         let mut results = Vec::new();
         let mut recorded = RecordedStep {
             text: thought.clone(),
             tool_calls: out.tool_calls.clone(),
             answers: Vec::new(),
         };
-        for call in &out.tool_calls {
-            let input: Value = serde_json::from_str(&call.arguments).unwrap_or(Value::Null);
-            assistant.push(ContentBlock::tool_use(&call.id, &call.name, input.clone()));
+        for (call, input) in out.tool_calls.iter().zip(inputs) {
             emit(EngineEvent::ToolCalled(ToolCalled {
                 step,
                 tool_call_id: call.id.clone(),
                 tool: call.name.clone(),
                 input,
                 thought: thought.clone(),
+                message_tokens: Some(message_tokens),
             }));
             let usage = (conv.total_tokens() + tools_tokens) as f64 / window.max(1) as f64;
             let outcome = toolbox.call(step, call, usage).await;
@@ -232,10 +249,7 @@ pub(super) async fn run_loop(
             recorded.answers.push(a.clone());
             emit(EngineEvent::ToolAnswered(a));
         }
-        conv.push(Message {
-            role: MessageType::Assistant,
-            content: assistant,
-        });
+        conv.push(assistant);
         conv.push(Message {
             role: MessageType::User,
             content: results,

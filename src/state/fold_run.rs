@@ -131,6 +131,7 @@ fn start_tasks(st: &mut RunState, r: &RunStarted) {
             retries: 0,
             notes: Vec::new(),
             output: OutputBuffer::new(),
+            loops: Vec::new(),
             spilled: false,
             review: None,
             awaiting_review: false,

@@ -2,28 +2,39 @@
 //! activation or refusal, compression and the loop's end, as marker lines between the
 //! streamed thoughts.
 
-use super::ops::marker;
+use std::sync::Arc;
+
+use super::loop_view::{observation_preview, one_line};
+use super::ops::{keeps_output, marker};
 use super::view::RunState;
 use crate::event::EngineEvent;
 
-/// The first line of `text`, cut to `max` characters.
-fn first_line(text: &str, max: usize) -> String {
-    let line = text.lines().next().unwrap_or_default();
-    let mut out: String = line.chars().take(max).collect();
-    if line.chars().count() > max || text.lines().nth(1).is_some() {
-        out.push('…');
-    }
-    out
-}
+/// Most characters of an error's reason its output line shows (the step's popup has it
+/// all).
+const REASON_CHARS: usize = 400;
 
-/// Folds one loop event of task `i`; false for any other event.
-pub(super) fn fold(st: &mut RunState, i: usize, event: &EngineEvent) -> bool {
+/// Most characters of another observation its output line shows.
+const OBSERVATION_CHARS: usize = 160;
+
+/// Folds one loop event of task `i` (of invocation `invocation`); false for any other
+/// event.
+pub(super) fn fold(
+    st: &mut RunState,
+    i: usize,
+    invocation: Option<&Arc<str>>,
+    event: &EngineEvent,
+) -> bool {
+    // Kept with the output: a fold for one task's text keeps only that task's loops.
+    if let Some(inv) = invocation.filter(|_| keeps_output(st, i)) {
+        let t = Arc::make_mut(&mut st.tasks[i]);
+        super::loop_view::fold(&mut t.loops, inv, t.prompt_tokens, event);
+    }
     let text = match event {
         EngineEvent::ToolCalled(c) => format!(
             "▸ step {} · action: {}({})",
             c.step,
             c.tool,
-            first_line(&c.input.to_string(), 80)
+            one_line(&c.input.to_string(), 160)
         ),
         EngineEvent::ToolAnswered(a) => format!(
             "◂ observation{} · {} · {} · {:.0} ms · {} tokens{}{}: {}",
@@ -41,7 +52,7 @@ pub(super) fn fold(st: &mut RunState, i: usize, event: &EngineEvent) -> bool {
                 String::new()
             },
             if a.cached { " · cached" } else { "" },
-            first_line(&a.observation, 100)
+            observation_line(a)
         ),
         EngineEvent::SkillActivated(s) => format!(
             "✦ skill {} activated ({}, {} tokens)",
@@ -62,4 +73,26 @@ pub(super) fn fold(st: &mut RunState, i: usize, event: &EngineEvent) -> bool {
     };
     marker(st, i, &text);
     true
+}
+
+/// An observation's preview for its output line: an error's reason, a spilled one's
+/// file, and how many more lines Enter shows.
+fn observation_line(a: &crate::event::ToolAnswered) -> String {
+    let max = if a.is_error {
+        REASON_CHARS
+    } else {
+        OBSERVATION_CHARS
+    };
+    let mut out = observation_preview(&a.observation, a.is_error, max);
+    let lines = a
+        .observation
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .count();
+    if a.data_file.is_some() {
+        out.push_str(" (stored in a file · Enter opens the step)");
+    } else if out.ends_with('…') || (!a.is_error && lines > 1) {
+        out.push_str(&format!(" ({lines} lines · Enter opens the step)"));
+    }
+    out
 }

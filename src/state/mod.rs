@@ -10,6 +10,7 @@ mod fold_invocation;
 mod fold_run;
 mod fold_task;
 mod loop_steps;
+pub mod loop_view;
 mod ops;
 pub mod output;
 mod reduce;

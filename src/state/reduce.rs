@@ -149,7 +149,7 @@ fn reduce_run(st: &mut RunState, env: &Envelope) {
         | EngineEvent::ContextCompressed(_)
         | EngineEvent::LoopFinished(_)) => {
             if let Some(i) = task {
-                super::loop_steps::fold(st, i, e);
+                super::loop_steps::fold(st, i, env.invocation_id.as_ref(), e);
             }
         }
         EngineEvent::ReviewRejected(r) => {

@@ -126,6 +126,8 @@ pub struct TaskView {
     pub context: Option<Arc<crate::event::ContextPlanned>>,
     /// Streamed text of every attempt, with markers between attempts.
     pub output: OutputBuffer,
+    /// The tool-using loops of its invocations, whole (steps, calls, answers).
+    pub loops: Vec<super::loop_view::TaskLoop>,
     /// Whether older text was evicted or dropped and lives only in the log.
     pub spilled: bool,
     /// A person's decision on the task's hallucination (E007), once made.

@@ -252,6 +252,7 @@ fn compare_runs(store: &Store, a: &str, b: &str) -> Result<(String, Vec<String>)
 pub fn load_doc(store: &Store, key: &DocKey) -> Doc {
     let not_yet = "stored when the invocation ends; shown then";
     match key {
+        DocKey::DataFile(_, path) => super::data_file::read(path, store.path()),
         DocKey::Request(inv) => match store.invocation_request(inv) {
             Ok(Some(v)) => Doc::Ready(pretty(&v).into()),
             Ok(None) => Doc::Missing(format!("request: {not_yet}")),
@@ -295,7 +296,9 @@ pub fn load_doc(store: &Store, key: &DocKey) -> Doc {
                         None => Doc::Missing(format!("atom {id} is not in the stored response")),
                     }
                 }
-                DocKey::Request(_) | DocKey::Stream(_) => Doc::Missing(String::new()),
+                DocKey::Request(_) | DocKey::Stream(_) | DocKey::DataFile(..) => {
+                    Doc::Missing(String::new())
+                }
             }
         }
     }

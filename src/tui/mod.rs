@@ -2,11 +2,13 @@
 //! application and its driver loop. It sits above the model (`crate::app`) and the
 //! drawing (`crate::ui`), and is the only part that owns the terminal.
 //!
-//! Imports point down this list: `terminal`, `loader`, `replay_feed`; `app`; `effects`;
+//! Imports point down this list: `terminal`, `data_file`, `loader`, `replay_feed`; `app`;
+//! `effects`;
 //! `driver`; `open`, the ways a command opens the TUI (on a live run, a debate session,
 //! the database alone) with the look and keys it opens with.
 
 pub mod app;
+pub mod data_file;
 pub mod driver;
 pub mod effects;
 pub mod issues_doc;

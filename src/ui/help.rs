@@ -23,13 +23,16 @@ pub fn describe(a: Action) -> &'static str {
         Action::PageDown => "page down",
         Action::Top => "to the top",
         Action::Bottom => "to the bottom (output follows the tail again)",
-        Action::Open => "open: focus the output / atom detail / open a run / a failure's attempt",
+        Action::Open => "open: focus the output / a loop's step (in the output) / atom detail / a run / a failure's attempt",
         Action::FocusNext => "cycle pane focus / debate: round or report",
         Action::ViewRaw => "output: raw stream",
         Action::ViewAtoms => "output: parsed atoms",
         Action::ViewRequest => "output: the full request",
         Action::ViewIssues => "output: quality issues and errors",
         Action::ViewContext => "output: context plan (inputs, modes, trimming)",
+        Action::LoopConversation => {
+            "output: the tool-using loop's conversation, every message with role and tokens"
+        }
         Action::TogglePause => "pause / resume dispatch; in a replay: play / pause",
         Action::Cancel => "cancel the run / stop the debate (asks)",
         Action::Retry => "retry the selected failed task",

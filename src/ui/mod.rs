@@ -10,6 +10,7 @@ pub mod debate;
 pub mod failures;
 pub mod help;
 pub mod loop_fold;
+pub mod loop_popup;
 pub mod output;
 pub mod quality;
 pub mod runs;

@@ -104,6 +104,14 @@ pub fn draw_buffer(
             v.top = scroll_overlay(buf, area, &title, &lines, v.top, theme, ui);
             ui.overlay = Some(Overlay::Attempt(v));
         }
+        Some(Overlay::LoopStep(mut p)) => {
+            p.top = super::loop_popup::draw_step(buf, area, run, ui, &p, theme);
+            ui.overlay = Some(Overlay::LoopStep(p));
+        }
+        Some(Overlay::Conversation(mut c)) => {
+            c.top = super::loop_popup::draw_conversation(buf, area, run, ui, &c, theme);
+            ui.overlay = Some(Overlay::Conversation(c));
+        }
         Some(Overlay::AtomDetail { atom, top }) => {
             let lines = wrapped(
                 &atoms::detail_lines(run, ui, atom),
@@ -294,7 +302,7 @@ fn draw_header(buf: &mut Buffer, r: Rect, run: &RunState, ui: &mut UiState, them
 }
 
 /// `lines` wrapped to `width` columns (an overlay's long strings are read whole).
-fn wrapped(lines: &[String], width: u16) -> Vec<String> {
+pub(super) fn wrapped(lines: &[String], width: u16) -> Vec<String> {
     let width = width.max(10);
     lines
         .iter()
@@ -327,7 +335,7 @@ fn attempt_lines(ui: &UiState, v: &crate::app::ui_state::AttemptView) -> Vec<Str
     out
 }
 
-fn centered(area: Rect, w: u16, h: u16) -> Rect {
+pub(super) fn centered(area: Rect, w: u16, h: u16) -> Rect {
     let w = w.min(area.width);
     let h = h.min(area.height);
     Rect {
@@ -339,7 +347,7 @@ fn centered(area: Rect, w: u16, h: u16) -> Rect {
 }
 
 /// Draws a scrollable overlay of lines; returns the clamped top.
-fn scroll_overlay(
+pub(super) fn scroll_overlay(
     buf: &mut Buffer,
     area: Rect,
     title: &str,

@@ -1,6 +1,7 @@
 //! The Run screen in a pseudo-terminal: the clock keeps moving while the run is paused,
 //! follow mode moves the selection to where the work is, the hints change when the run
-//! ends, and a stalled invocation shows how long it has been quiet.
+//! ends, a stalled invocation shows how long it has been quiet, and a tool-using loop's
+//! step opens whole at 80x24.
 
 #![cfg(unix)]
 
@@ -144,4 +145,92 @@ fn ctrl_c_twice_quits_a_command_runs_and_a_click_selects_a_task() {
         "the resume hint names the database:\n{}",
         s.screen()
     );
+}
+
+/// A plan whose one task reads a file that is not there, then answers: the scripted
+/// model of a mock server on 127.0.0.1 plays it.
+fn failing_tool_workspace(dir: &std::path::Path) -> plexus::provider::mock_server::MockServer {
+    use plexus::provider::mock_server::{script::Script, MockConfig, MockServer};
+    use serde_json::json;
+    let answer = json!({"output": {"atoms": [{
+        "asset_id": "ATOM_PTY_01", "atom_type": "Note", "category": "Atom_Ops", "confidence": 0.6,
+        "content": {"note": "No notes were found on diffusion planners."},
+        "data_status": "Verified_Source_Anchored",
+        "delta_audit": {"existing_assets": [], "contradiction_marked": false},
+        "metadata": {"created_at": "2026-11-27T00:00:00Z", "created_by": "Researcher", "version": "1.0", "tags": ["#ATOM"]},
+        "provenance": {"paper_id": "ArXiv:2406.01234", "paper_location": "Page 4, Eq. 1", "atom_path": "/atoms/atom/ATOM_PTY_01.json"}
+    }], "summary": "One note."}});
+    let script: Script = serde_json::from_value(json!({"turns": [
+        {"text": "Thought: I read the notes on diffusion planners first.",
+         "tool_calls": [{"name": "file_reader", "arguments": {"path": "notes/missing_diffusion_notes.md"}}]},
+        {"text": answer.to_string()}
+    ]}))
+    .expect("script");
+    let server = MockServer::start(
+        MockConfig {
+            model_script: Some(script),
+            ..MockConfig::default()
+        },
+        0,
+        1,
+    )
+    .expect("mock server");
+    let plan = json!({
+        "plan_id": "PTY_LOOP", "execution_mode": "Quick_Assessment",
+        "agents": {"Researcher": {"tools": ["file_reader"]}},
+        "tasks": [{"task_id": "TASK_READ_01", "agent": "Researcher",
+            "instruction": "Read the notes on diffusion planners and say what they claim.",
+            "output_requirements": {"atom_type": "Note", "quality_threshold": "C", "max_atoms": 1}}]
+    });
+    std::fs::write(dir.join("plan.json"), plan.to_string()).expect("plan");
+    std::fs::write(
+        dir.join("plexus.toml"),
+        format!(
+            "[providers.local]\nkind = \"openai\"\nbase_url = \"{}/v1\"\nmodel = \"m\"\n",
+            server.url()
+        ),
+    )
+    .expect("config");
+    server
+}
+
+#[test]
+fn enter_on_a_failed_tool_step_shows_its_whole_reason_at_80x24() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let _server = failing_tool_workspace(dir.path());
+    let mut s = Session::start_sized(
+        &[
+            "--db",
+            "p.db",
+            "--config",
+            "plexus.toml",
+            "run",
+            "plan.json",
+            "--provider",
+            "local",
+        ],
+        dir.path(),
+        80,
+        24,
+    );
+    s.wait_for("│ succeeded │", 60);
+    // Enter focuses the output, Enter again opens the loop's newest step.
+    s.send("\r");
+    s.send("\r");
+    let screen = s.wait_for("Step 1 (1/1)", 10);
+    // The real reason, not only the observation's first line (`Operation failed.`).
+    assert!(screen.contains("Error Message:"), "{screen}");
+    assert!(screen.contains("no such file in the"), "{screen}");
+    // Esc closes; C lists the loop's conversation with roles and tokens.
+    s.send("\x1b");
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(!s.screen().contains("Step 1 (1/1)"), "{}", s.screen());
+    s.send("C");
+    let screen = s.wait_for("Conversation · TASK_READ_01", 10);
+    assert!(screen.contains("file_reader (error)"), "{screen}");
+    assert!(screen.contains("system + user"), "{screen}");
+    s.send("\x1b");
+    let st = s.quit();
+    assert!(st.success(), "{st:?}");
+    s.assert_restored();
 }

@@ -157,6 +157,20 @@ fn check_loop(evs: &[(Option<String>, EngineEvent)]) {
         })
         .collect();
     assert_eq!(ends, ["answer", "answer"]);
+    // The log holds each step's message tokens and the final answer's, so the
+    // conversation view can list every message with its tokens.
+    for (_, e) in evs {
+        match e {
+            EngineEvent::ToolCalled(c) => {
+                assert!(c.message_tokens.is_some_and(|t| t > 0), "{c:?}");
+            }
+            EngineEvent::LoopFinished(f) => {
+                let a = f.answer_tokens.expect("the answer's tokens");
+                assert!(a > 0 && a <= f.output_tokens, "{f:?}");
+            }
+            _ => {}
+        }
+    }
     let finished = evs
         .iter()
         .filter(

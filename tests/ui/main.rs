@@ -8,6 +8,7 @@ mod config_theme;
 mod debate_screen;
 mod failures_screen;
 mod keys;
+mod loop_screen;
 mod reducer;
 mod review_wait;
 mod run_screen;

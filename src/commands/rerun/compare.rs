@@ -291,7 +291,6 @@ fn normalise(ev: EngineEvent, o: &CompareOptions) -> (&'static str, Body) {
         | EngineEvent::InvocationStarted(_)
         | EngineEvent::AtomsGraded(_)
         | EngineEvent::ContextPlanned(_)
-        | EngineEvent::ToolCalled(_)
         | EngineEvent::SkillActivated(_)
         | EngineEvent::SkillRefused(_)
         | EngineEvent::ContextCompressed(_)
@@ -299,11 +298,17 @@ fn normalise(ev: EngineEvent, o: &CompareOptions) -> (&'static str, Body) {
         | EngineEvent::DebateTurnStarted(_)
         | EngineEvent::DebateError(_)
         | EngineEvent::DebateFinished(_)) => e,
+        // A recording made before a step's message tokens were logged has none.
+        EngineEvent::ToolCalled(mut c) => {
+            c.message_tokens = None;
+            EngineEvent::ToolCalled(c)
+        }
         // A recording made before the loop's tokens were split in two has no split;
         // the total is compared.
         EngineEvent::LoopFinished(mut f) => {
             f.input_tokens = 0;
             f.output_tokens = 0;
+            f.answer_tokens = None;
             EngineEvent::LoopFinished(f)
         }
         EngineEvent::DebateReply(mut r) => {

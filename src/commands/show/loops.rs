@@ -197,6 +197,7 @@ mod tests {
             tool_calls: 2,
             compressions: 0,
             total_tokens: total,
+            answer_tokens: None,
             input_tokens: input,
             output_tokens: output,
         })

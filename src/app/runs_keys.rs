@@ -17,12 +17,10 @@ pub fn runs_screen(ui: &mut UiState, action: Action, fx: &mut Vec<Effect>) {
     }
     let selected = r.selected_row().map(|row| row.run_id.clone());
     match (action, selected) {
-        (Action::ClearFilters, _) => {
-            if !ui.runs.query.is_empty() {
-                ui.runs.query.clear();
-                ui.runs.selected = 0;
-                ui.flash("filter cleared", false);
-            }
+        (Action::ClearFilters, _) if !ui.runs.query.is_empty() => {
+            ui.runs.query.clear();
+            ui.runs.selected = 0;
+            ui.flash("filter cleared", false);
         }
         (Action::Open, Some(id)) => fx.push(Effect::OpenRun(id)),
         (Action::Compare, Some(id)) => match ui.runs.marked.take() {

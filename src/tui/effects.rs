@@ -39,6 +39,8 @@ impl App {
                 }
                 Effect::Compare(a, b) => self.loader.ask(Query::Diff(a, b)),
                 Effect::OpenRun(id) => {
+                    // A run opened by hand: an attempt still to find is forgotten.
+                    self.ui.failures.find = None;
                     if !self.run.run_id.is_empty() && self.run.run_id == id {
                         self.ui.screen = Screen::Run;
                     } else if self.ui.engine_attached && self.live_mut().run_id == id {

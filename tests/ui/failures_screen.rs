@@ -400,3 +400,27 @@ fn the_review_queue_shows_the_evidence_and_accepts_or_rejects_with_a_reason() {
     update(&mut ui, &st, Action::ReviewQueue);
     assert!(!ui.failures.review);
 }
+
+#[test]
+fn enter_in_the_overlay_finds_the_attempt_in_another_run_by_opening_it() {
+    let st = demo_state();
+    let mut ui = ui_with_rows(true);
+    // The last row is of another run than the demo's.
+    update(&mut ui, &st, Action::Bottom);
+    update(&mut ui, &st, Action::Open);
+    let fx = update(&mut ui, &st, Action::Open);
+    assert_eq!(fx, vec![Effect::FindInRun("R20261125-223011-0b1c".into())]);
+    assert_eq!(ui.overlay, None);
+    let find = ui
+        .failures
+        .find
+        .clone()
+        .expect("kept until the run is open");
+    assert_eq!(find.task_id, "TASK_SCHOLAR_DIFF_01");
+    assert_eq!(find.view, OutputView::Issues);
+    // Not this run: nothing is selected yet.
+    let mut fx = Vec::new();
+    assert!(!plexus::app::failures_keys::find_in_run(
+        &mut ui, &st, &find, &mut fx
+    ));
+}

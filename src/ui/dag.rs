@@ -6,7 +6,8 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Modifier;
 
-use super::text::put;
+use super::fit::{fit_line, Part};
+use super::text::{put, title_room};
 use super::theme::Theme;
 use crate::app::UiState;
 use crate::event::TaskStatus;
@@ -66,10 +67,10 @@ fn grid(run: &RunState, width: u16) -> Grid {
     }
 }
 
-/// ` · ▶2 ✔3 ✘1 ⊘1`: the tasks per status, with the glyphs the DAG draws (only the
+/// `▶2 ✔3 ✘1 ⊘1`: the tasks per status, with the glyphs the DAG draws (only the
 /// statuses that occur; pending and ready left out).
 pub fn status_counts(run: &RunState) -> String {
-    let mut out = String::new();
+    let mut shown = Vec::new();
     for s in [
         TaskStatus::Running,
         TaskStatus::Success,
@@ -86,13 +87,26 @@ pub fn status_counts(run: &RunState) -> String {
             } else {
                 glyph(s, 0)
             };
-            out.push_str(&format!(
-                "{}{g}{n}",
-                if out.is_empty() { " · " } else { " " }
-            ));
+            shown.push(format!("{g}{n}"));
         }
     }
-    out
+    shown.join(" ")
+}
+
+/// The pane's title for a pane `width` wide: `Plan DAG · follow · 5 tasks · 5 layers ·
+/// ✔3 ✘1 ⊘1`; on a narrow pane the counts stay longest, `follow` goes first.
+pub fn title(run: &RunState, ui: &UiState, width: u16) -> String {
+    let mut parts = vec![Part::new("Plan DAG", 100)];
+    if ui.follow {
+        parts.push(Part::new("follow", 30));
+    }
+    parts.push(Part::new(format!("{} tasks", run.tasks.len()), 70));
+    parts.push(Part::new(format!("{} layers", run.layers.len()), 50));
+    let counts = status_counts(run);
+    if !counts.is_empty() {
+        parts.push(Part::new(counts, 90));
+    }
+    fit_line(&parts, title_room(width), " · ")
 }
 
 /// Draws the DAG into `inner` (the pane without its border); keeps the selection visible.

@@ -152,13 +152,7 @@ fn draw_run(buf: &mut Buffer, body: Rect, run: &RunState, ui: &mut UiState, them
         .direction(Direction::Horizontal)
         .constraints([Constraint::Percentage(58), Constraint::Percentage(42)])
         .split(rows[1]);
-    let title = format!(
-        "Plan DAG{} · {} tasks · {} layers{}",
-        if ui.follow { " · follow" } else { "" },
-        run.tasks.len(),
-        run.layers.len(),
-        dag::status_counts(run),
-    );
+    let title = dag::title(run, ui, top[0].width);
     ui.layout.panes = vec![
         (top[0], Pane::Dag),
         (top[1], Pane::Output),
@@ -167,25 +161,7 @@ fn draw_run(buf: &mut Buffer, body: Rect, run: &RunState, ui: &mut UiState, them
     ];
     let inner = pane(buf, top[0], &title, ui.focus == Pane::Dag, theme);
     dag::draw(buf, inner, run, ui, theme);
-    let task = run.tasks.get(ui.task);
-    let out_title = match task {
-        Some(t) => format!(
-            "Output · {} · {} · {}{}{}",
-            t.id,
-            run.agents.get(t.agent).map_or("", |a| &a.name),
-            ui.view.title(),
-            match ui.shown_invocation(t) {
-                Some((_, k, n)) if n > 1 => format!(" · attempt {k}/{n} ([ ])"),
-                _ => String::new(),
-            },
-            if ui.scroll.follow {
-                ""
-            } else {
-                " · scrolled (G follows)"
-            }
-        ),
-        None => "Output".into(),
-    };
+    let out_title = output::title(run, ui, top[1].width);
     let inner = pane(buf, top[1], &out_title, ui.focus == Pane::Output, theme);
     output::draw(buf, inner, run, ui, theme);
     let inner = pane(

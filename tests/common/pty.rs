@@ -23,11 +23,17 @@ pub struct Session {
 impl Session {
     /// Starts plexus with `args` in `dir`.
     pub fn start(args: &[&str], dir: &Path) -> Session {
+        Session::start_sized(args, dir, COLS, ROWS)
+    }
+
+    /// Starts plexus with `args` in `dir` on a terminal `cols` x `rows`.
+    #[allow(dead_code)]
+    pub fn start_sized(args: &[&str], dir: &Path, cols: u16, rows: u16) -> Session {
         let pty = native_pty_system();
         let pair = pty
             .openpty(PtySize {
-                rows: ROWS,
-                cols: COLS,
+                rows,
+                cols,
                 pixel_width: 0,
                 pixel_height: 0,
             })
@@ -44,7 +50,7 @@ impl Session {
         drop(pair.slave);
         let mut reader = pair.master.try_clone_reader().expect("reader");
         let writer = pair.master.take_writer().expect("writer");
-        let parser = Arc::new(Mutex::new(vt100::Parser::new(ROWS, COLS, 0)));
+        let parser = Arc::new(Mutex::new(vt100::Parser::new(rows, cols, 0)));
         let p = parser.clone();
         std::thread::spawn(move || {
             let mut buf = [0u8; 8192];

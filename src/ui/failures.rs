@@ -6,9 +6,9 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Modifier;
 
+use super::fit::{fit_line, Part};
 use super::text::{fill, put};
 use super::theme::Theme;
-use super::fit::{fit_line, Part};
 use crate::app::failures_list::{status_of, FailureSort, FailuresList};
 use crate::app::UiState;
 use crate::store::FailedInvocation;

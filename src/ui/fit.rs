@@ -196,7 +196,10 @@ mod tests {
             Part::new("attempt 2/3 ([ ])", 5).or("attempt 2/3"),
             Part::new("raw", 4),
         ];
-        assert_eq!(fit_line(&parts, 40, " "), "Output · attempt 2/3 ([ ]) · raw");
+        assert_eq!(
+            fit_line(&parts, 40, " "),
+            "Output · attempt 2/3 ([ ]) · raw"
+        );
         assert_eq!(fit_line(&parts, 26, " "), "Output · attempt 2/3 ([ ])");
         assert_eq!(fit_line(&parts, 20, " "), "Output · attempt 2/3");
         assert_eq!(fit_line(&parts, 10, " "), "Output");
@@ -213,10 +216,7 @@ mod tests {
         assert_eq!(fit_line(&parts, 80, "  "), "failed│0:02  ? help · q quit");
         assert_eq!(fit_line(&parts, 20, "  "), "failed  ? help");
         let kept = fit(&parts, 20, "  ");
-        assert_eq!(
-            kept.iter().map(|k| k.index).collect::<Vec<_>>(),
-            vec![0, 2]
-        );
+        assert_eq!(kept.iter().map(|k| k.index).collect::<Vec<_>>(), vec![0, 2]);
     }
 
     #[test]

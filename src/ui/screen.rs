@@ -219,6 +219,10 @@ fn draw_header(buf: &mut Buffer, r: Rect, run: &RunState, ui: &mut UiState, them
         x += w;
     }
     ui.layout.header_y = r.y;
+    if super::status::no_run(run, ui) {
+        // Nothing open: no plan or run to name.
+        return;
+    }
     let right = format!(
         "plan {} · {}{} ",
         if run.plan_id.is_empty() {

@@ -51,7 +51,7 @@ pub fn draw(buf: &mut Buffer, r: Rect, run: &RunState, ui: &UiState, theme: &The
     let bar = theme.selected();
     fill(buf, r.x, r.y, r.width, bar);
     let width = usize::from(r.width);
-    let mut parts = facts(run, ui, theme);
+    let mut parts = facts(run, ui, theme, width);
     if let Some(input) = &ui.input {
         parts.extend(prompt(ui, input, width, bar));
     } else if let Some(f) = &ui.flash {
@@ -96,7 +96,7 @@ pub fn draw(buf: &mut Buffer, r: Rect, run: &RunState, ui: &UiState, theme: &The
 
 /// The facts: the run id, its state as a badge, the clock, the provider, the counts (a
 /// replay's position in place of the run id, which its title bar shows).
-fn facts(run: &RunState, ui: &UiState, theme: &Theme) -> Vec<(Part, Style)> {
+fn facts(run: &RunState, ui: &UiState, theme: &Theme, width: usize) -> Vec<(Part, Style)> {
     let bar = theme.selected();
     let bold = bar.add_modifier(Modifier::BOLD);
     let fact = |text: String, rank: u8| Part::new(format!(" {text} "), rank).sep("│");
@@ -130,16 +130,13 @@ fn facts(run: &RunState, ui: &UiState, theme: &Theme) -> Vec<(Part, Style)> {
     }
     out.push((fact(state.to_string(), rank::STATE), state_style));
     out.push((fact(clock(run, ui), rank::CLOCK), bold));
-    if ui.replay.is_none() && !run.provider.is_empty() {
+    if ui.replay.is_none() && !run.provider.is_empty() && width >= 100 {
         out.push((fact(run.provider.clone(), rank::PROVIDER), bold));
     }
     out.push((fact(outcome_counts(run), rank::COUNTS), bold));
     if let Some(t) = &ui.replay {
         let (long, short) = replay_position(t);
-        out.push((
-            fact(long, rank::POSITION).or(format!(" {short} ")),
-            bold,
-        ));
+        out.push((fact(long, rank::POSITION).or(format!(" {short} ")), bold));
     }
     out
 }
@@ -230,7 +227,6 @@ pub fn outcome_counts(run: &RunState) -> String {
         shown.join(" · ")
     }
 }
-
 
 /// `event N/M · 14:03:21.456 · ▶ ×4`: where a replay is, the time of day (UTC) of
 /// that event, and how it plays; and the short form `event N/M · ▶ ×4`.

@@ -199,7 +199,10 @@ fn every_prompt_shows_what_is_typed_at_80x24_and_titles_keep_their_counts() {
     std::thread::sleep(Duration::from_millis(300));
     let bar = status(&b);
     assert!(bar.contains("no run open"), "{bar}");
-    assert!(!bar.contains("starting") && !bar.contains("0 tasks"), "{bar}");
+    assert!(
+        !bar.contains("starting") && !bar.contains("0 tasks"),
+        "{bar}"
+    );
     b.send("\r");
     b.wait_for("event ", 10);
     b.send("#");

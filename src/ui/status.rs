@@ -54,7 +54,7 @@ pub fn draw(buf: &mut Buffer, r: Rect, run: &RunState, ui: &UiState, theme: &The
     let mut parts = facts(run, ui, theme, width);
     if let Some(input) = &ui.input {
         parts.extend(prompt(ui, input, width, bar));
-    } else if let Some(f) = &ui.flash {
+    } else if let Some(f) = ui.flash.as_ref().filter(|f| !stale(f, run)) {
         let style = if f.warn { theme.badge(theme.warn) } else { bar };
         let text = if f.warn {
             format!(" {} ", f.text)
@@ -92,6 +92,12 @@ pub fn draw(buf: &mut Buffer, r: Rect, run: &RunState, ui: &UiState, theme: &The
         let room = r.right().saturating_sub(x);
         x += put(buf, x, r.y, room, k.text, styles[k.index]);
     }
+}
+
+/// Whether a message is older than the run's end and says nothing of it (`retrying T`
+/// after the run succeeded): the keys show instead; it stays in `M`. Warnings stay.
+fn stale(f: &crate::app::ui_state::Flash, run: &RunState) -> bool {
+    !f.warn && run.finished_ts.is_some_and(|end| f.at_ms < end)
 }
 
 /// The facts: the run id, its state as a badge, the clock, the provider, the counts (a

@@ -291,3 +291,29 @@ fn with_no_run_open_the_status_bar_says_so_at_every_size() {
         insta::assert_snapshot!(format!("no_run_open_{w}x{h}"), s);
     }
 }
+
+#[test]
+fn a_message_from_before_the_run_ended_gives_way_to_the_keys() {
+    let mut st = RunState::new();
+    for l in include_str!("../../fixtures/runs/demo.jsonl").lines() {
+        let e: Envelope = serde_json::from_str(l).expect("fixture");
+        reduce(&mut st, &e);
+    }
+    let end = st.finished_ts.expect("the demo ended");
+    let flash = |at_ms: i64| plexus::app::ui_state::Flash {
+        text: "retrying TASK_CODE_DIFF_01".into(),
+        warn: false,
+        at_ms,
+    };
+    let mut ui = ui_at(0);
+    ui.flash = Some(flash(end - 2_000));
+    let s = render(&st, &mut ui, 80, 24);
+    let status = s.lines().last().expect("status bar");
+    assert!(!status.contains("retrying"), "{status}");
+    assert!(status.contains("? help"), "{status}");
+    // Said after the end, it shows.
+    ui.flash = Some(flash(end + 2_000));
+    let s = render(&st, &mut ui, 80, 24);
+    let status = s.lines().last().expect("status bar");
+    assert!(status.contains("retrying TASK_CODE_DIFF_01"), "{status}");
+}

@@ -94,11 +94,12 @@ pub fn status_counts(run: &RunState) -> String {
 }
 
 /// The pane's title for a pane `width` wide: `Plan DAG · follow · 5 tasks · 5 layers ·
-/// ✔3 ✘1 ⊘1`; on a narrow pane the counts stay longest, `follow` goes first.
+/// ✔3 ✘1 ⊘1`; on a narrow pane the counts stay longest, the layers go first, then
+/// `follow`, then the tasks.
 pub fn title(run: &RunState, ui: &UiState, width: u16) -> String {
     let mut parts = vec![Part::new("Plan DAG", 100)];
     if ui.follow {
-        parts.push(Part::new("follow", 30));
+        parts.push(Part::new("follow", 60));
     }
     parts.push(Part::new(format!("{} tasks", run.tasks.len()), 70));
     parts.push(Part::new(format!("{} layers", run.layers.len()), 50));

@@ -62,19 +62,12 @@ pub struct Kept<'a> {
 
 /// The parts that fit in `width` columns, in their order: while the line is too wide, the
 /// part of lowest rank (the rightmost of equal ranks) takes its next shorter form, or is
-/// left out when it has none. `between` joins two parts of different groups.
+/// left out when it has none; so no part shows while a more important one is left out.
+/// `between` joins two parts of different groups.
 pub fn fit<'a>(parts: &'a [Part], width: usize, between: &'a str) -> Vec<Kept<'a>> {
     // The form shown per part; `forms.len()` means left out.
     let mut form = vec![0usize; parts.len()];
-    loop {
-        let kept = line(parts, &form, between);
-        let used: usize = kept
-            .iter()
-            .map(|k| display_width(k.sep) + display_width(k.text))
-            .sum();
-        if used <= width {
-            return kept;
-        }
+    while used(parts, &form, between) > width {
         let Some(i) = (0..parts.len())
             .filter(|&i| form[i] < parts[i].forms.len())
             .min_by_key(|&i| (parts[i].rank, std::cmp::Reverse(i)))
@@ -83,6 +76,14 @@ pub fn fit<'a>(parts: &'a [Part], width: usize, between: &'a str) -> Vec<Kept<'a
         };
         form[i] += 1;
     }
+    line(parts, &form, between)
+}
+
+fn used(parts: &[Part], form: &[usize], between: &str) -> usize {
+    line(parts, form, between)
+        .iter()
+        .map(|k| display_width(k.sep) + display_width(k.text))
+        .sum()
 }
 
 /// [`fit`] joined into one string.

@@ -6,6 +6,7 @@ use ratatui::style::Modifier;
 use ratatui::widgets::{Clear, Widget};
 use ratatui::Frame;
 
+use super::fit::{fit_line, Part};
 use super::text::{fill, fill_rect, paint, pane, put};
 use super::theme::Theme;
 use super::{atoms, budget, dag, failures, help, output, quality, runs};
@@ -223,22 +224,24 @@ fn draw_header(buf: &mut Buffer, r: Rect, run: &RunState, ui: &mut UiState, them
         // Nothing open: no plan or run to name.
         return;
     }
-    let right = format!(
-        "plan {} · {}{} ",
-        if run.plan_id.is_empty() {
-            "—"
-        } else {
-            &run.plan_id
-        },
-        if run.run_id.is_empty() {
-            "—"
-        } else {
-            &run.run_id
-        },
-        if ui.read_only { " (read-only)" } else { "" }
-    );
-    let w = crate::text::sanitize::display_width(&crate::text::sanitize::sanitize(&right)) as u16;
-    if r.right().saturating_sub(x) > w + 1 {
+    // The run id first, then whether it is read-only, then the plan: what fits.
+    let mut parts = Vec::new();
+    if !run.plan_id.is_empty() {
+        parts.push(Part::new(format!("plan {}", run.plan_id), 50));
+    }
+    let id = if run.run_id.is_empty() {
+        "—"
+    } else {
+        &run.run_id
+    };
+    parts.push(Part::new(id, 90));
+    if ui.read_only {
+        parts.push(Part::new("(read-only)", 70).sep(" "));
+    }
+    let room = usize::from(r.right().saturating_sub(x).saturating_sub(2));
+    let right = format!("{} ", fit_line(&parts, room, " "));
+    let w = crate::text::sanitize::display_width(&right) as u16;
+    if w > 1 && r.right().saturating_sub(x) > w + 1 {
         put(buf, r.right() - w, r.y, w, &right, theme.muted());
     }
 }

@@ -35,12 +35,14 @@ pub mod rank {
     pub const QUIT: u8 = 83;
     /// The run's clock.
     pub const CLOCK: u8 = 75;
+    /// The run id from 100 columns (narrower, the title bar shows it: [`RUN_ID_NARROW`]).
+    pub const RUN_ID: u8 = 72;
+    /// The provider (from 100 columns).
+    pub const PROVIDER: u8 = 71;
     /// Any other key.
     pub const KEY: u8 = 70;
-    /// The run id (also on the Runs screen).
-    pub const RUN_ID: u8 = 40;
-    /// The provider.
-    pub const PROVIDER: u8 = 10;
+    /// The run id under 100 columns.
+    pub const RUN_ID_NARROW: u8 = 40;
 }
 
 /// Separator between the facts and the keys (the facts end in a space already).
@@ -132,7 +134,12 @@ fn facts(run: &RunState, ui: &UiState, theme: &Theme, width: usize) -> Vec<(Part
         } else {
             &run.run_id
         };
-        out.push((fact(id.to_string(), rank::RUN_ID), bold));
+        let r = if width >= 100 {
+            rank::RUN_ID
+        } else {
+            rank::RUN_ID_NARROW
+        };
+        out.push((fact(id.to_string(), r), bold));
     }
     out.push((fact(state.to_string(), rank::STATE), state_style));
     out.push((fact(clock(run, ui), rank::CLOCK), bold));

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use super::action::{Action, Screen};
 use super::effect::Effect;
-use super::failures_list::{cycle, status_of, FailureSort, Window};
+use super::failures_list::{cycle, status_of, Window};
 use super::nav::{move_in_list, scroll_value};
 use super::select::{ask, select_task};
 use super::ui_state::{AttemptView, OutputView, Overlay, Scroll, UiState};
@@ -81,11 +81,8 @@ pub fn failures_screen(ui: &mut UiState, run: &RunState, action: Action, fx: &mu
             };
         }
         Action::Sort => {
-            let i = FailureSort::ALL
-                .iter()
-                .position(|&s| s == f.query.sort)
-                .unwrap_or(0);
-            f.query.sort = FailureSort::ALL[(i + 1) % FailureSort::ALL.len()];
+            // Only by a column on screen.
+            f.query.sort = f.next_sort();
             f.refilter(t);
         }
         Action::SortReverse => {

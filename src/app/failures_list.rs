@@ -158,6 +158,9 @@ pub struct FailuresList {
     pub queue_selected: usize,
     /// An attempt of another run to find once that run is open (Enter in the overlay).
     pub find: Option<super::failures_keys::Find>,
+    /// The sorts of the columns drawn at the last frame (`s` cycles through these; all
+    /// when empty).
+    pub sortable: Vec<FailureSort>,
 }
 
 /// A status as the list names it: a retried success counts as `retried`.
@@ -256,6 +259,30 @@ impl FailuresList {
         self.view = view;
         self.selected = self.selected.min(self.view.len().saturating_sub(1));
         self.counted = self.count();
+    }
+
+    /// How many runs the rows come from.
+    pub fn run_count(&self) -> usize {
+        self.rows.as_ref().map_or(0, |rows| {
+            rows.iter()
+                .map(|r| r.run_id.as_str())
+                .collect::<std::collections::HashSet<_>>()
+                .len()
+        })
+    }
+
+    /// The sort after `cur` among the columns shown.
+    pub fn next_sort(&self) -> FailureSort {
+        let cycle: &[FailureSort] = if self.sortable.is_empty() {
+            &FailureSort::ALL
+        } else {
+            &self.sortable
+        };
+        let i = cycle.iter().position(|&s| s == self.query.sort);
+        match i {
+            Some(i) => cycle[(i + 1) % cycle.len()],
+            None => cycle[0],
+        }
     }
 
     /// Distinct values of a column over all rows, sorted (for the filter cycles).

@@ -6,7 +6,8 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Modifier;
 
-use super::text::put;
+use super::fit::{fit_line, Part};
+use super::text::{put, title_room};
 use super::theme::Theme;
 use crate::app::UiState;
 use crate::event::TaskStatus;
@@ -69,11 +70,11 @@ fn grid(run: &RunState, width: u16) -> Grid {
 /// The glyph of a task that failed and waits for a person's review.
 pub const REVIEW_GLYPH: &str = "?";
 
-/// ` · ▶2 ✔3 ✘1 ?1 ⊘1`: the tasks per status, with the glyphs the DAG draws (only the
+/// `▶2 ✔3 ✘1 ?1 ⊘1`: the tasks per status, with the glyphs the DAG draws (only the
 /// statuses that occur; pending and ready left out; failed tasks waiting for review
 /// counted apart, as `?`).
 pub fn status_counts(run: &RunState) -> String {
-    let mut out = String::new();
+    let mut shown = Vec::new();
     let waiting = run.awaiting_review;
     for s in [
         TaskStatus::Running,
@@ -89,10 +90,7 @@ pub fn status_counts(run: &RunState) -> String {
             n = n.saturating_sub(waiting);
         }
         if s == TaskStatus::Timeout && waiting > 0 {
-            out.push_str(&format!(
-                "{}{REVIEW_GLYPH}{waiting}",
-                if out.is_empty() { " · " } else { " " }
-            ));
+            shown.push(format!("{REVIEW_GLYPH}{waiting}"));
         }
         if n > 0 {
             let g = if s == TaskStatus::Running {
@@ -100,13 +98,27 @@ pub fn status_counts(run: &RunState) -> String {
             } else {
                 glyph(s, 0)
             };
-            out.push_str(&format!(
-                "{}{g}{n}",
-                if out.is_empty() { " · " } else { " " }
-            ));
+            shown.push(format!("{g}{n}"));
         }
     }
-    out
+    shown.join(" ")
+}
+
+/// The pane's title for a pane `width` wide: `Plan DAG · follow · 5 tasks · 5 layers ·
+/// ✔3 ✘1 ⊘1`; on a narrow pane the counts stay longest, the layers go first, then
+/// `follow`, then the tasks.
+pub fn title(run: &RunState, ui: &UiState, width: u16) -> String {
+    let mut parts = vec![Part::new("Plan DAG", 100)];
+    if ui.follow {
+        parts.push(Part::new("follow", 60));
+    }
+    parts.push(Part::new(format!("{} tasks", run.tasks.len()), 70));
+    parts.push(Part::new(format!("{} layers", run.layers.len()), 50));
+    let counts = status_counts(run);
+    if !counts.is_empty() {
+        parts.push(Part::new(counts, 90));
+    }
+    fit_line(&parts, title_room(width), " · ")
 }
 
 /// Draws the DAG into `inner` (the pane without its border); keeps the selection visible.

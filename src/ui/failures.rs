@@ -6,9 +6,10 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Modifier;
 
+use super::fit::{fit_line, Part};
 use super::text::{fill, put};
 use super::theme::Theme;
-use crate::app::failures_list::{status_of, FailuresList};
+use crate::app::failures_list::{status_of, FailureSort, FailuresList};
 use crate::app::UiState;
 use crate::store::FailedInvocation;
 use crate::text::sanitize::{display_width, sanitize};
@@ -19,11 +20,7 @@ pub fn title(f: &FailuresList, width: u16) -> String {
     let Some(rows) = &f.rows else {
         return "Failures · loading…".into();
     };
-    let scope = if f.this_run_only {
-        "this run"
-    } else {
-        "every run"
-    };
+    let scope = scope(f);
     let mut t = if f.view.len() == rows.len() {
         format!("Failures · {} · {scope}", rows.len())
     } else {
@@ -54,6 +51,19 @@ pub fn title(f: &FailuresList, width: u16) -> String {
     t
 }
 
+/// Whose failures the rows are: `run R…` under a one-run filter, `this run` or `every
+/// run` when the rows come from one run (or none), else how many runs they come from.
+fn scope(f: &FailuresList) -> String {
+    if let Some(r) = &f.query.run {
+        return format!("run {r}");
+    }
+    match f.run_count() {
+        0 | 1 if f.this_run_only => "this run".into(),
+        0 | 1 => "every run".into(),
+        n => format!("{n} runs"),
+    }
+}
+
 /// Draws the list into `inner`.
 pub fn draw(buf: &mut Buffer, inner: Rect, ui: &mut UiState, theme: &Theme) {
     if inner.height < 3 || inner.width < 20 {
@@ -66,7 +76,7 @@ pub fn draw(buf: &mut Buffer, inner: Rect, ui: &mut UiState, theme: &Theme) {
         inner.x,
         y,
         inner.width,
-        &filters_line(f),
+        &filters_line(f, usize::from(inner.width)),
         theme.muted(),
     );
     y += 1;
@@ -77,7 +87,10 @@ pub fn draw(buf: &mut Buffer, inner: Rect, ui: &mut UiState, theme: &Theme) {
             .max()
             .unwrap_or(0)
     });
-    let cols = Columns::fit(inner.width, !f.this_run_only, longest_task);
+    let all_runs = f.query.run.is_none() && f.run_count() > 1;
+    let cols = Columns::fit(inner.width, all_runs, longest_task);
+    // Sorting cycles through the columns shown.
+    ui.failures.sortable = cols.sortable();
     put(
         buf,
         inner.x,
@@ -146,7 +159,9 @@ pub fn draw(buf: &mut Buffer, inner: Rect, ui: &mut UiState, theme: &Theme) {
     ui.layout.list = Some((area, top));
 }
 
-fn filters_line(f: &FailuresList) -> String {
+/// The filters in force, the sort, then the keys that fit in `width` columns (the
+/// least used go first, whole).
+fn filters_line(f: &FailuresList, width: usize) -> String {
     let q = &f.query;
     let mut parts = Vec::new();
     if let Some(c) = &q.code {
@@ -177,9 +192,23 @@ fn filters_line(f: &FailuresList) -> String {
     } else {
         parts.join(" · ")
     };
-    format!(
-        "{filters} · {sort}   (enter open · n N next/prev · f code · A agent · t status · T time · R run · s S sort · / search · x clear)"
-    )
+    let mut line = vec![Part::new(filters, 100), Part::new(sort, 95)];
+    line.extend(
+        [
+            ("enter open", 80),
+            ("n N next/prev", 60),
+            ("f code", 72),
+            ("A agent", 70),
+            ("t status", 70),
+            ("T time", 70),
+            ("R run", 71),
+            ("s S sort", 75),
+            ("/ search", 74),
+            ("x clear", 73),
+        ]
+        .map(|(k, r)| Part::new(k, r).group(1)),
+    );
+    fit_line(&line, width, "   ")
 }
 
 /// How a cell is coloured.
@@ -223,6 +252,24 @@ impl Columns {
             .min((width.saturating_sub(fixed) / 2).clamp(12, 40))
             .max(6);
         c
+    }
+
+    /// The sorts of the columns shown (score is the grade's).
+    fn sortable(&self) -> Vec<FailureSort> {
+        let shown = [
+            (self.time, FailureSort::Time),
+            (self.run, FailureSort::Run),
+            (self.task, FailureSort::Task),
+            (self.agent, FailureSort::Agent),
+            (self.code, FailureSort::Code),
+            (self.grade, FailureSort::Score),
+            (self.attempt, FailureSort::Attempt),
+        ];
+        shown
+            .into_iter()
+            .filter(|(w, _)| *w > 0)
+            .map(|(_, s)| s)
+            .collect()
     }
 
     fn header(&self) -> String {

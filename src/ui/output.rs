@@ -6,12 +6,34 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 
-use super::text::put;
+use super::fit::{fit_line, Part};
+use super::text::{put, title_room};
 use super::theme::Theme;
 use crate::app::ui_state::{Doc, DocKey, OutputView};
 use crate::app::UiState;
 use crate::state::{RunState, TaskView};
 use crate::text::wrap::wrap_ranges;
+
+/// The pane's title for a pane `width` wide: `Output · TASK · agent · raw · attempt 2/3
+/// ([ ]) · scrolled (G follows)`; on a narrow pane the task, the attempt and the scroll
+/// stay longest, the agent and the view's name go first.
+pub fn title(run: &RunState, ui: &UiState, width: u16) -> String {
+    let Some(t) = run.tasks.get(ui.task) else {
+        return "Output".into();
+    };
+    let mut parts = vec![Part::new("Output", 100), Part::new(t.id.to_string(), 95)];
+    if let Some(a) = run.agents.get(t.agent).filter(|a| !a.name.is_empty()) {
+        parts.push(Part::new(&*a.name, 40));
+    }
+    parts.push(Part::new(ui.view.title(), 50));
+    if let Some((_, k, n)) = ui.shown_invocation(t).filter(|(_, _, n)| *n > 1) {
+        parts.push(Part::new(format!("attempt {k}/{n} ([ ])"), 90).or(format!("attempt {k}/{n}")));
+    }
+    if !ui.scroll.follow {
+        parts.push(Part::new("scrolled (G follows)", 60).or("scrolled"));
+    }
+    fit_line(&parts, title_room(width), " · ")
+}
 
 /// A source of logical lines.
 trait Lines {

@@ -6,6 +6,7 @@ use ratatui::style::Modifier;
 use ratatui::widgets::{Clear, Widget};
 use ratatui::Frame;
 
+use super::fit::{fit_line, Part};
 use super::text::{fill, fill_rect, paint, pane, put};
 use super::theme::Theme;
 use super::{atoms, budget, dag, failures, help, output, quality, runs};
@@ -190,13 +191,7 @@ fn draw_run(buf: &mut Buffer, body: Rect, run: &RunState, ui: &mut UiState, them
         .direction(Direction::Horizontal)
         .constraints([Constraint::Percentage(58), Constraint::Percentage(42)])
         .split(rows[1]);
-    let title = format!(
-        "Plan DAG{} · {} tasks · {} layers{}",
-        if ui.follow { " · follow" } else { "" },
-        run.tasks.len(),
-        run.layers.len(),
-        dag::status_counts(run),
-    );
+    let title = dag::title(run, ui, top[0].width);
     ui.layout.panes = vec![
         (top[0], Pane::Dag),
         (top[1], Pane::Output),
@@ -205,25 +200,7 @@ fn draw_run(buf: &mut Buffer, body: Rect, run: &RunState, ui: &mut UiState, them
     ];
     let inner = pane(buf, top[0], &title, ui.focus == Pane::Dag, theme);
     dag::draw(buf, inner, run, ui, theme);
-    let task = run.tasks.get(ui.task);
-    let out_title = match task {
-        Some(t) => format!(
-            "Output · {} · {} · {}{}{}",
-            t.id,
-            run.agents.get(t.agent).map_or("", |a| &a.name),
-            ui.view.title(),
-            match ui.shown_invocation(t) {
-                Some((_, k, n)) if n > 1 => format!(" · attempt {k}/{n} ([ ])"),
-                _ => String::new(),
-            },
-            if ui.scroll.follow {
-                ""
-            } else {
-                " · scrolled (G follows)"
-            }
-        ),
-        None => "Output".into(),
-    };
+    let out_title = output::title(run, ui, top[1].width);
     let inner = pane(buf, top[1], &out_title, ui.focus == Pane::Output, theme);
     output::draw(buf, inner, run, ui, theme);
     let inner = pane(
@@ -281,22 +258,28 @@ fn draw_header(buf: &mut Buffer, r: Rect, run: &RunState, ui: &mut UiState, them
         x += w;
     }
     ui.layout.header_y = r.y;
-    let right = format!(
-        "plan {} · {}{} ",
-        if run.plan_id.is_empty() {
-            "—"
-        } else {
-            &run.plan_id
-        },
-        if run.run_id.is_empty() {
-            "—"
-        } else {
-            &run.run_id
-        },
-        if ui.read_only { " (read-only)" } else { "" }
-    );
-    let w = crate::text::sanitize::display_width(&crate::text::sanitize::sanitize(&right)) as u16;
-    if r.right().saturating_sub(x) > w + 1 {
+    if super::status::no_run(run, ui) {
+        // Nothing open: no plan or run to name.
+        return;
+    }
+    // The run id first, then whether it is read-only, then the plan: what fits.
+    let mut parts = Vec::new();
+    if !run.plan_id.is_empty() {
+        parts.push(Part::new(format!("plan {}", run.plan_id), 50));
+    }
+    let id = if run.run_id.is_empty() {
+        "—"
+    } else {
+        &run.run_id
+    };
+    parts.push(Part::new(id, 90));
+    if ui.read_only {
+        parts.push(Part::new("(read-only)", 70).sep(" "));
+    }
+    let room = usize::from(r.right().saturating_sub(x).saturating_sub(2));
+    let right = format!("{} ", fit_line(&parts, room, " "));
+    let w = crate::text::sanitize::display_width(&right) as u16;
+    if w > 1 && r.right().saturating_sub(x) > w + 1 {
         put(buf, r.right() - w, r.y, w, &right, theme.muted());
     }
 }

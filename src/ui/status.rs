@@ -1,22 +1,119 @@
 //! The status bar: the run, its state, its own clock (pauses left out, and how long a
 //! pause has lasted), the tasks counted by outcome, then the input line, the latest
-//! message or the keys that work now.
+//! message or the keys that work now. When the terminal is narrow the least important
+//! parts go first, whole (see [`super::fit`]); what is being typed always shows.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
-use ratatui::style::Modifier;
+use ratatui::style::{Modifier, Style};
 
+use super::fit::{fit, Part};
 use super::text::{elapsed, fill, put};
 use super::theme::Theme;
 use crate::app::UiState;
 use crate::event::{RunStatus, TaskStatus};
 use crate::state::RunState;
-use crate::text::sanitize::{display_width, sanitize};
+use crate::text::sanitize::display_width;
+
+/// Ranks of the status bar's parts (see [`Part::rank`]): the higher stays longer.
+pub mod rank {
+    /// What is being typed: never left out.
+    pub const TYPED: u8 = 255;
+    /// The run's state (or that no run is open).
+    pub const STATE: u8 = 100;
+    /// The prompt's label while typing.
+    pub const PROMPT: u8 = 95;
+    /// The next step a run waiting for a person needs (`4 v review`).
+    pub const NEXT_STEP: u8 = 92;
+    /// The tasks counted by outcome.
+    pub const COUNTS: u8 = 90;
+    /// The latest message (in place of the keys; cut at a word when the room is short).
+    pub const MESSAGE: u8 = 86;
+    /// `? help`.
+    pub const HELP: u8 = 85;
+    /// A replay's position.
+    pub const POSITION: u8 = 84;
+    /// `q quit` and a replay's `space` key.
+    pub const QUIT: u8 = 83;
+    /// The run's clock.
+    pub const CLOCK: u8 = 75;
+    /// The run id from 100 columns (narrower, the title bar shows it: [`RUN_ID_NARROW`]).
+    pub const RUN_ID: u8 = 72;
+    /// The provider (from 100 columns).
+    pub const PROVIDER: u8 = 71;
+    /// Any other key.
+    pub const KEY: u8 = 70;
+    /// The run id under 100 columns.
+    pub const RUN_ID_NARROW: u8 = 40;
+}
+
+/// Separator between the facts and the keys (the facts end in a space already).
+const BETWEEN: &str = " ";
 
 /// Draws the status bar into the row `r`.
 pub fn draw(buf: &mut Buffer, r: Rect, run: &RunState, ui: &UiState, theme: &Theme) {
     let bar = theme.selected();
     fill(buf, r.x, r.y, r.width, bar);
+    let width = usize::from(r.width);
+    let mut parts = facts(run, ui, theme, width);
+    if let Some(input) = &ui.input {
+        parts.extend(prompt(ui, input, width, bar));
+    } else if let Some(f) = ui.flash.as_ref().filter(|f| !stale(f, run)) {
+        let style = if f.warn { theme.badge(theme.warn) } else { bar };
+        let text = if f.warn {
+            format!(" {} ", f.text)
+        } else {
+            f.text.clone()
+        };
+        // A message too long for the room left is cut at a word; it is whole in `M`.
+        let higher: Vec<Part> = parts
+            .iter()
+            .filter(|(p, _)| p.rank > rank::MESSAGE)
+            .map(|(p, _)| p.clone())
+            .collect();
+        let used: usize = fit(&higher, width, BETWEEN)
+            .iter()
+            .map(|k| display_width(k.sep) + display_width(k.text))
+            .sum();
+        let room = width.saturating_sub(used + display_width(BETWEEN) + 1);
+        let mut part = Part::new(text.clone(), rank::MESSAGE).group(1);
+        if room >= 8 {
+            part = part.or(crate::text::cut::cut_width(&text, room).into_owned());
+        }
+        parts.push((part, style));
+    } else {
+        parts.extend(
+            super::hints::hints(run, ui)
+                .into_iter()
+                .map(|p| (p.group(1), bar)),
+        );
+    }
+    let (line, styles): (Vec<Part>, Vec<Style>) = parts.into_iter().unzip();
+    let mut x = r.x;
+    for k in fit(&line, width, BETWEEN) {
+        let room = r.right().saturating_sub(x);
+        x += put(buf, x, r.y, room, k.sep, bar);
+        let room = r.right().saturating_sub(x);
+        x += put(buf, x, r.y, room, k.text, styles[k.index]);
+    }
+}
+
+/// Whether a message is older than the run's end and says nothing of it (`retrying T`
+/// after the run succeeded): the keys show instead; it stays in `M`. Warnings stay.
+fn stale(f: &crate::app::ui_state::Flash, run: &RunState) -> bool {
+    !f.warn && run.finished_ts.is_some_and(|end| f.at_ms < end)
+}
+
+/// The facts: the run id, its state as a badge, the clock, the provider, the counts (a
+/// replay's position in place of the run id, which its title bar shows).
+fn facts(run: &RunState, ui: &UiState, theme: &Theme, width: usize) -> Vec<(Part, Style)> {
+    let bar = theme.selected();
+    let bold = bar.add_modifier(Modifier::BOLD);
+    let fact = |text: String, rank: u8| Part::new(format!(" {text} "), rank).sep("│");
+    if no_run(run, ui) {
+        // Browsing the database with no run open: nothing runs, nothing starts.
+        return vec![(fact("no run open".into(), rank::STATE), bold)];
+    }
     let state = match (run.status, run.cancelling) {
         (_, true) => "cancelling",
         (None, _) => "starting",
@@ -24,37 +121,6 @@ pub fn draw(buf: &mut Buffer, r: Rect, run: &RunState, ui: &UiState, theme: &The
     };
     // The state word is a badge (the screen's background on its colour): a role colour
     // as text on the bar's background would not stand out.
-    let (prefix, suffix) = match &ui.replay {
-        // A replay: the run id and provider are in the title bar; the position here.
-        Some(t) => (
-            String::new(),
-            format!(
-                "│ {} │ {} │ {} ",
-                clock(run, ui),
-                outcome_counts(run),
-                replay_position(t)
-            ),
-        ),
-        None => {
-            let mut s = format!("│ {} │ ", clock(run, ui));
-            if !run.provider.is_empty() && r.width >= 100 {
-                s.push_str(&format!("{} │ ", run.provider));
-            }
-            s.push_str(&outcome_counts(run));
-            s.push(' ');
-            (
-                format!(
-                    " {} │",
-                    if run.run_id.is_empty() {
-                        "—"
-                    } else {
-                        &run.run_id
-                    }
-                ),
-                s,
-            )
-        }
-    };
     let state_style = match run.status {
         Some(RunStatus::Failed | RunStatus::Cancelled) => theme.badge(theme.error),
         Some(
@@ -64,65 +130,72 @@ pub fn draw(buf: &mut Buffer, r: Rect, run: &RunState, ui: &UiState, theme: &The
             | RunStatus::AwaitingReview,
         ) => theme.badge(theme.warn),
         Some(RunStatus::Succeeded) => theme.badge(theme.ok),
-        _ => bar.add_modifier(Modifier::BOLD),
+        _ => bold,
     };
-    let bold = bar.add_modifier(Modifier::BOLD);
-    let mut used = put(buf, r.x, r.y, r.width, &prefix, bold);
-    used += put(
-        buf,
-        r.x + used,
-        r.y,
-        r.width.saturating_sub(used),
-        &format!(" {state} "),
-        state_style,
-    );
-    used += put(
-        buf,
-        r.x + used,
-        r.y,
-        r.width.saturating_sub(used),
-        &suffix,
-        bold,
-    );
-    let rest = r.width.saturating_sub(used);
-    if let Some(input) = &ui.input {
-        put(
-            buf,
-            r.x + used,
-            r.y,
-            rest,
-            &format!(" {}{input}▏", prompt(ui)),
-            bar,
-        );
-        return;
+    let mut out = Vec::new();
+    if ui.replay.is_none() {
+        let id = if run.run_id.is_empty() {
+            "—"
+        } else {
+            &run.run_id
+        };
+        let r = if width >= 100 {
+            rank::RUN_ID
+        } else {
+            rank::RUN_ID_NARROW
+        };
+        out.push((fact(id.to_string(), r), bold));
     }
-    let (text, style) = match &ui.flash {
-        Some(f) => (
-            format!(" {}", f.text),
-            if f.warn { theme.badge(theme.warn) } else { bar },
-        ),
-        None => (hints(run, ui), bar),
-    };
-    put(
-        buf,
-        r.x + used,
-        r.y,
-        rest,
-        &fit_words(&text, usize::from(rest)),
-        style,
-    );
+    out.push((fact(state.to_string(), rank::STATE), state_style));
+    out.push((fact(clock(run, ui), rank::CLOCK), bold));
+    if ui.replay.is_none() && !run.provider.is_empty() && width >= 100 {
+        out.push((fact(run.provider.clone(), rank::PROVIDER), bold));
+    }
+    out.push((fact(outcome_counts(run), rank::COUNTS), bold));
+    if let Some(t) = &ui.replay {
+        let (long, short) = replay_position(t);
+        out.push((fact(long, rank::POSITION).or(format!(" {short} ")), bold));
+    }
+    out
 }
 
-fn prompt(ui: &UiState) -> String {
-    if ui.command_prompt {
-        ":".into()
+/// Whether no run is open: the database is browsed, nothing runs or starts.
+pub fn no_run(run: &RunState, ui: &UiState) -> bool {
+    run.run_id.is_empty() && run.tasks.is_empty() && !ui.engine_attached && ui.replay.is_none()
+}
+
+/// The prompt being typed: its label (shorter forms for a narrow terminal) and the text
+/// typed with the cursor, whose end always shows.
+fn prompt(ui: &UiState, input: &str, width: usize, bar: Style) -> Vec<(Part, Style)> {
+    let labels: Vec<String> = if ui.command_prompt {
+        vec![":".into()]
     } else if ui.seek_prompt {
-        "seek to (40%, 1234, 14:03:21, +1:30, start, end): ".into()
+        vec![
+            "seek to (40%, 1234, 14:03:21, +1:30, start, end): ".into(),
+            "seek to (40%, 1234, +1:30, end): ".into(),
+            "seek to: ".into(),
+        ]
     } else if let Some((_, task)) = &ui.reason_for {
-        format!("why reject {task}'s atoms (Enter rejects, Esc cancels): ")
+        vec![
+            format!("why reject {task}'s atoms (Enter rejects, Esc cancels): "),
+            format!("why reject {task}: "),
+            "why reject: ".into(),
+        ]
     } else {
-        "/".into()
+        vec!["/".into()]
+    };
+    let shortest = labels.last().map_or(0, |l| display_width(l));
+    // The typed text keeps its end (where the cursor is) within the row.
+    let room = width.saturating_sub(3 + shortest);
+    let typed = format!("{}▏", super::fit::tail(input, room));
+    let mut label = Part::new(labels[0].clone(), rank::PROMPT).group(1);
+    for l in &labels[1..] {
+        label = label.or(l.clone());
     }
+    vec![
+        (label, bar),
+        (Part::new(typed, rank::TYPED).group(1).sep(""), bar),
+    ]
 }
 
 /// The moment the screen shows: the wall clock for a live run, the last event's time for
@@ -177,77 +250,9 @@ pub fn outcome_counts(run: &RunState) -> String {
     }
 }
 
-/// The keys that work now, `? help · q quit` first so they show on a narrow terminal.
-fn hints(run: &RunState, ui: &UiState) -> String {
-    if let Some(t) = &ui.replay {
-        // The space key's word says what it does now: pause a replay that plays.
-        let space = if t.playing {
-            "space pause"
-        } else {
-            "space play"
-        };
-        return format!(
-            " ? help · {space} · , . step · {{ }} starts · ( ) failures · - + speed · # seek · < > ends"
-        );
-    }
-    if run.debate.is_some() && ui.screen == crate::app::Screen::Run {
-        let stop = if run.is_live() && ui.engine_attached && !ui.read_only {
-            " · c stop"
-        } else {
-            ""
-        };
-        return format!(" ? help · q quit · ← → round · w report · ↑ ↓ scroll{stop}");
-    }
-    if ui.read_only || !ui.engine_attached {
-        return " ? help · q quit · n N failed · 4 failures".into();
-    }
-    if run.is_live() {
-        let pause = if run.status == Some(RunStatus::Paused) {
-            "space resume"
-        } else {
-            "space pause"
-        };
-        format!(" ? help · q quit · {pause} · c cancel · r retry")
-    } else {
-        let retry = if run.count(TaskStatus::Failed) + run.count(TaskStatus::Timeout) > 0 {
-            " · r retry"
-        } else {
-            ""
-        };
-        // The next step first: a review waiting is what the run needs.
-        if run.awaiting_review > 0 {
-            format!(" 4 v review · ? help · q quit{retry}")
-        } else {
-            format!(" ? help · q quit{retry}")
-        }
-    }
-}
-
-/// `text` cut to `width` columns, ending with `…` when cut: at a ` · ` between two
-/// hints or facts when there is one (a key is never shown without its word), else at a
-/// word boundary.
-pub fn fit_words(text: &str, width: usize) -> String {
-    let clean = sanitize(text);
-    if display_width(&clean) <= width {
-        return clean;
-    }
-    if width < 2 {
-        return String::new();
-    }
-    if let Some(end) = clean
-        .match_indices(" · ")
-        .map(|(i, _)| i)
-        .filter(|&i| display_width(&clean[..i]) < width)
-        .last()
-    {
-        return format!("{}…", &clean[..end]);
-    }
-    crate::text::cut::cut_width(&clean, width).into_owned()
-}
-
 /// `event N/M · 14:03:21.456 · ▶ ×4`: where a replay is, the time of day (UTC) of
-/// that event, and how it plays.
-fn replay_position(t: &crate::app::transport::Transport) -> String {
+/// that event, and how it plays; and the short form `event N/M · ▶ ×4`.
+fn replay_position(t: &crate::app::transport::Transport) -> (String, String) {
     let at = t
         .time()
         .and_then(chrono::DateTime::from_timestamp_millis)
@@ -258,5 +263,8 @@ fn replay_position(t: &crate::app::transport::Transport) -> String {
     } else {
         t.total.to_string()
     };
-    format!("event {}/{total}{at} · {}", t.position, t.play_label())
+    (
+        format!("event {}/{total}{at} · {}", t.position, t.play_label()),
+        format!("event {}/{} · {}", t.position, t.total, t.play_label()),
+    )
 }

@@ -97,12 +97,18 @@ pub fn bar(frac: f64, width: usize) -> (String, String) {
     (filled, "░".repeat(width.saturating_sub(used)))
 }
 
+/// The columns a pane `width` wide has for its title (the corners, a space either side
+/// and one line of border to the right); a title fitted to it is never cut.
+pub fn title_room(width: u16) -> usize {
+    usize::from(width.saturating_sub(5))
+}
+
 /// Draws a bordered pane with a title (cut with `…` before the corner); returns its
 /// inner area.
 pub fn pane(buf: &mut Buffer, r: Rect, title: &str, focused: bool, theme: &Theme) -> Rect {
     let clean = crate::text::sanitize::sanitize(title);
     // The title never runs into the border's corner: cut with `…` to the pane's width.
-    let room = usize::from(r.width.saturating_sub(5));
+    let room = title_room(r.width);
     let clean = if crate::text::sanitize::display_width(&clean) > room {
         let (cut, _) = crate::text::wrap::truncate_to_width(&clean, room.saturating_sub(1));
         format!("{cut}…")

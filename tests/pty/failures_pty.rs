@@ -172,3 +172,46 @@ fn enter_on_another_runs_failure_opens_that_run_at_80x24() {
     assert!(st.success(), "{st:?}");
     s.assert_restored();
 }
+
+#[test]
+fn failures_of_several_runs_say_so_and_sort_only_by_columns_shown_at_80x24() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("p.db");
+    let db_s = db.to_string_lossy().to_string();
+    for _ in 0..2 {
+        let o = output(plexus(dir.path()).args(["--db", &db_s, "demo", "--headless"]));
+        assert!(o.code.is_some(), "{}", o.stderr);
+    }
+    let mut s = Session::start_sized(&["--db", &db_s, "failures"], dir.path(), 80, 24);
+    s.wait_for("Failures · ", 10);
+    let screen = s.wait_for("2 runs", 10);
+    assert!(!screen.contains("this run"), "{screen}");
+    let bar = screen.lines().last().unwrap_or("").to_string();
+    assert!(
+        bar.contains("no run open") && !bar.contains("starting"),
+        "{bar}"
+    );
+    // `s` cycles through the columns on screen: run and agent are hidden at 80.
+    let mut seen = Vec::new();
+    for _ in 0..8 {
+        s.send("s");
+        let line = s.screen().lines().nth(2).unwrap_or("").to_string();
+        let sort = line
+            .split("sort ")
+            .nth(1)
+            .and_then(|t| t.split_whitespace().next())
+            .unwrap_or("")
+            .to_string();
+        seen.push(sort);
+    }
+    assert!(seen.contains(&"task".to_string()), "{seen:?}");
+    assert!(
+        !seen.iter().any(|s| s == "run" || s == "agent"),
+        "sorted by a hidden column: {seen:?}"
+    );
+    // One run's rows under the run filter: the title names the run.
+    s.send("R");
+    s.wait_for("· run R", 5);
+    s.quit();
+    s.assert_restored();
+}

@@ -234,3 +234,99 @@ fn enter_on_a_failed_tool_step_shows_its_whole_reason_at_80x24() {
     assert!(st.success(), "{st:?}");
     s.assert_restored();
 }
+
+/// The screen's row `n` (0 is the top).
+fn row(s: &Session, n: usize) -> String {
+    s.screen().lines().nth(n).unwrap_or("").to_string()
+}
+
+#[test]
+fn every_prompt_shows_what_is_typed_at_80x24_and_titles_keep_their_counts() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("p.db");
+    let db_s = db.to_string_lossy().to_string();
+    let mut s = Session::start_sized(
+        &["--db", &db_s, "demo", "--chunk-ms", "2"],
+        dir.path(),
+        80,
+        24,
+    );
+    s.wait_for(" failed │", 60);
+    std::thread::sleep(Duration::from_millis(400));
+    // The DAG title keeps its counts at 80 columns; the status bar keeps whole keys.
+    let title = row(&s, 1);
+    assert!(
+        title.contains("✔3") && title.contains("✘1") && title.contains("⊘1"),
+        "{title}"
+    );
+    let bar = status(&s);
+    assert!(bar.contains("? help · q quit"), "{bar}");
+    assert!(!bar.contains('…'), "a hint was cut: {bar}");
+    // The reason to reject: the label shortens, the text typed shows with its cursor.
+    s.send("4");
+    s.send("v");
+    s.wait_for("Review queue", 5);
+    s.send("X");
+    s.send("refs to nothing");
+    s.wait_for("refs to nothing▏", 5);
+    assert!(status(&s).contains("why reject"), "{}", status(&s));
+    s.send("\x1b");
+    s.send("1");
+    // The command line and the search.
+    s.send(":goto TASK_CODE");
+    s.wait_for(":goto TASK_CODE▏", 5);
+    s.send("\x1b");
+    s.send("/VALIDATOR");
+    s.wait_for("/VALIDATOR▏", 5);
+    s.send("\x1b");
+    let st = s.quit();
+    assert!(st.success() || st.exit_code() == 3, "{st:?}");
+    // Browsing: no run is open, so none is said to be starting; then a run opened at
+    // its end, and the seek prompt.
+    let mut b = Session::start_sized(&["--db", &db_s, "browse"], dir.path(), 80, 24);
+    b.wait_for("Runs in this database", 10);
+    std::thread::sleep(Duration::from_millis(300));
+    let bar = status(&b);
+    assert!(bar.contains("no run open"), "{bar}");
+    assert!(
+        !bar.contains("starting") && !bar.contains("0 tasks"),
+        "{bar}"
+    );
+    b.send("\r");
+    b.wait_for("event ", 10);
+    b.send("#");
+    b.send("40%");
+    b.wait_for("40%▏", 5);
+    assert!(status(&b).contains("seek to"), "{}", status(&b));
+    b.send("\x1b");
+    b.quit();
+    b.assert_restored();
+}
+
+#[test]
+fn at_120x40_the_titles_keep_the_counts_and_the_attempt() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("p.db");
+    let db_s = db.to_string_lossy().to_string();
+    let mut s = Session::start_sized(
+        &["--db", &db_s, "demo", "--chunk-ms", "2"],
+        dir.path(),
+        120,
+        40,
+    );
+    s.wait_for("│ failed │", 60);
+    s.send(":goto TASK_CODE_DIFF_01\r");
+    s.wait_for("attempt 3/3", 5);
+    s.send("[");
+    s.wait_for("attempt 2/3", 5);
+    let title = row(&s, 1);
+    assert!(
+        title.contains("✔3") && title.contains("✘1") && title.contains("⊘1"),
+        "{title}"
+    );
+    assert!(!title.contains('…'), "a title was cut: {title}");
+    let bar = status(&s);
+    assert!(!bar.contains('…'), "{bar}");
+    let st = s.quit();
+    assert!(st.success() || st.exit_code() == 3, "{st:?}");
+}

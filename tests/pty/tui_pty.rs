@@ -69,8 +69,11 @@ fn demo_walkthrough_in_a_pty() {
     b.wait_for("Runs in this database", 10);
     b.wait_for("awaiting", 10);
     b.send("\r");
-    let opened = b.wait_for("(read-only)", 10);
-    assert!(opened.contains("TASK_CRITIC_DIFF_01"), "{opened}");
+    b.wait_for("(read-only)", 10);
+    // The run's tasks show once its log is read (the Runs screen no longer says
+    // `(read-only)` before a run is open).
+    let opened = b.wait_for("TASK_CRITIC_DIFF_01", 10);
+    assert!(opened.contains("Plan DAG"), "{opened}");
     b.send("p");
     b.wait_for("at the end", 5);
     let st = b.quit();

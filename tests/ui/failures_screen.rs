@@ -424,3 +424,39 @@ fn enter_in_the_overlay_finds_the_attempt_in_another_run_by_opening_it() {
         &mut ui, &st, &find, &mut fx
     ));
 }
+
+#[test]
+fn the_title_says_whose_rows_and_s_sorts_by_shown_columns_at_every_size() {
+    let st = demo_state();
+    for (w, h) in [(80, 24), (120, 40), (200, 60)] {
+        // Rows from two runs while "this run" was asked (a load on its way): two runs.
+        let mut ui = ui_with_rows(false);
+        let s = render(&st, &mut ui, w, h);
+        let title = s.lines().nth(1).unwrap_or("");
+        assert!(title.contains("· 2 runs"), "{title}");
+        assert!(!title.contains("this run"), "{title}");
+        insta::assert_snapshot!(format!("failures_two_runs_{w}x{h}"), s);
+        // `s` cycles through the columns drawn.
+        let mut seen = Vec::new();
+        for _ in 0..10 {
+            update(&mut ui, &st, Action::Sort);
+            seen.push(ui.failures.query.sort);
+        }
+        // The list's width is the terminal's less the pane's borders.
+        let run_shown = w - 2 >= 120;
+        let agent_shown = w - 2 >= 100;
+        assert_eq!(seen.contains(&FailureSort::Run), run_shown, "{w}: {seen:?}");
+        assert_eq!(
+            seen.contains(&FailureSort::Agent),
+            agent_shown,
+            "{w}: {seen:?}"
+        );
+        // A one-run filter: the title names the run.
+        ui.failures.query.run = Some("R20261125-223011-0b1c".into());
+        ui.failures.refilter(1_795_650_000_000);
+        let s = render(&st, &mut ui, w, h);
+        let title = s.lines().nth(1).unwrap_or("");
+        assert!(title.contains("run R20261125-223011-0b1c"), "{title}");
+        assert!(!title.contains("every run"), "{title}");
+    }
+}

@@ -230,3 +230,90 @@ fn the_atoms_header_counts_the_rows_kept_and_the_atom_detail_wraps_at_every_size
         insta::assert_snapshot!(format!("atom_detail_{w}x{h}"), s);
     }
 }
+
+#[test]
+fn the_reason_prompt_and_the_titles_fit_at_every_size() {
+    let mut st = RunState::new();
+    for l in include_str!("../../fixtures/runs/demo.jsonl").lines() {
+        let e: Envelope = serde_json::from_str(l).expect("fixture");
+        reduce(&mut st, &e);
+    }
+    let code = st
+        .tasks
+        .iter()
+        .position(|t| &*t.id == "TASK_CODE_DIFF_01")
+        .expect("task");
+    assert!(st.tasks[code].invocations.len() >= 3);
+    for (w, h) in SIZES {
+        let mut ui = ui_at(code);
+        ui.attempt = Some(1);
+        ui.reason_for = Some((st.run_id.clone(), "TASK_VALIDATOR_DIFF_01".into()));
+        ui.input = Some("it cites assets that do not exist".into());
+        let s = render(&st, &mut ui, w, h);
+        let status = s.lines().last().expect("status bar");
+        assert!(
+            status.contains("why reject") && status.contains("do not exist▏"),
+            "{status}"
+        );
+        let titles = s.lines().nth(1).expect("titles");
+        assert!(
+            titles.contains("✔5"),
+            "the DAG title keeps its counts: {titles}"
+        );
+        if w >= 120 {
+            assert!(titles.contains("attempt 2/"), "{titles}");
+        }
+        assert!(!titles.contains('…'), "a title was cut: {titles}");
+        insta::assert_snapshot!(format!("reason_prompt_{w}x{h}"), s);
+        // Without a prompt the hints are whole keys, never a cut word.
+        ui.input = None;
+        ui.reason_for = None;
+        let s = render(&st, &mut ui, w, h);
+        let status = s.lines().last().expect("status bar");
+        assert!(status.contains("? help · q quit"), "{status}");
+        assert!(!status.contains('…'), "{status}");
+    }
+}
+
+#[test]
+fn with_no_run_open_the_status_bar_says_so_at_every_size() {
+    let st = RunState::new();
+    for (w, h) in SIZES {
+        let mut ui = UiState::new(false);
+        ui.screen = Screen::Runs;
+        let s = render(&st, &mut ui, w, h);
+        let status = s.lines().last().expect("status bar");
+        assert!(status.contains("no run open"), "{status}");
+        assert!(
+            !status.contains("starting") && !status.contains("0:00"),
+            "{status}"
+        );
+        insta::assert_snapshot!(format!("no_run_open_{w}x{h}"), s);
+    }
+}
+
+#[test]
+fn a_message_from_before_the_run_ended_gives_way_to_the_keys() {
+    let mut st = RunState::new();
+    for l in include_str!("../../fixtures/runs/demo.jsonl").lines() {
+        let e: Envelope = serde_json::from_str(l).expect("fixture");
+        reduce(&mut st, &e);
+    }
+    let end = st.finished_ts.expect("the demo ended");
+    let flash = |at_ms: i64| plexus::app::ui_state::Flash {
+        text: "retrying TASK_CODE_DIFF_01".into(),
+        warn: false,
+        at_ms,
+    };
+    let mut ui = ui_at(0);
+    ui.flash = Some(flash(end - 2_000));
+    let s = render(&st, &mut ui, 80, 24);
+    let status = s.lines().last().expect("status bar");
+    assert!(!status.contains("retrying"), "{status}");
+    assert!(status.contains("? help"), "{status}");
+    // Said after the end, it shows.
+    ui.flash = Some(flash(end + 2_000));
+    let s = render(&st, &mut ui, 80, 24);
+    let status = s.lines().last().expect("status bar");
+    assert!(status.contains("retrying TASK_CODE_DIFF_01"), "{status}");
+}

@@ -15,8 +15,10 @@ use crate::store::FailedInvocation;
 use crate::text::sanitize::{display_width, sanitize};
 use crate::text::wrap::pad_or_truncate;
 
-/// The pane title: how many rows, whose, and the counts per code and agent that fit.
-pub fn title(f: &FailuresList, width: u16) -> String {
+/// The pane title: how many rows, whose, how many decisions wait for review (`waiting`
+/// for the run on screen, or the review queue once loaded), and the counts per code and
+/// agent that fit.
+pub fn title(f: &FailuresList, waiting: u32, width: u16) -> String {
     let Some(rows) = &f.rows else {
         return "Failures · loading…".into();
     };
@@ -26,6 +28,13 @@ pub fn title(f: &FailuresList, width: u16) -> String {
     } else {
         format!("Failures · {} of {} · {scope}", f.view.len(), rows.len())
     };
+    // Decisions waiting for a person come right after the scope: `v` shows them.
+    let waiting = f.queue.as_ref().map_or(waiting as usize, |q| {
+        q.iter().filter(|i| i.decision.is_none()).count()
+    });
+    if waiting > 0 {
+        t.push_str(&format!(" · {waiting} to review (v)"));
+    }
     let (codes, agents) = f.counts();
     let room = usize::from(width).saturating_sub(6);
     let add = |label: &str, items: &[(String, usize)], t: &mut String| {

@@ -27,17 +27,19 @@ impl Cols {
     const FIXED: usize = 22 + 16 + 9 + 10;
 
     fn for_width(w: usize) -> Cols {
-        let wide = w >= 110;
-        let started = if wide { 17 } else { 12 };
+        let started = if w >= 140 { 17 } else { 12 };
         let left = w.saturating_sub(Self::FIXED + started);
-        let outcomes = if wide { left.min(30) } else { left };
+        // The plan (a debate's question) names the run: it keeps room before the
+        // outcomes spread out as words or the event counts appear.
+        let words = left >= 70;
+        let outcomes = if words { 30 } else { left.min(14) };
         let rest = left - outcomes;
-        let events = rest >= 30;
+        let events = rest >= 55;
         let plan = rest.saturating_sub(if events { 15 } else { 0 }).min(40);
         Cols {
             started,
             outcomes,
-            words: wide,
+            words,
             events,
             plan,
         }

@@ -68,7 +68,7 @@ pub fn draw_buffer(
             failures::draw_queue(buf, inner, ui, theme);
         }
         Screen::Failures => {
-            let title = failures::title(&ui.failures, body.width);
+            let title = failures::title(&ui.failures, run.awaiting_review, body.width);
             let inner = pane(buf, body, &title, true, theme);
             failures::draw(buf, inner, ui, theme);
         }

@@ -106,7 +106,8 @@ fn browse_follows_a_session_another_process_is_running_and_opens_it_from_the_run
     assert!(writer.wait().expect("the session ends").success());
     // From the Runs screen: Enter on the session opens the Debate screen.
     let mut s = Session::start(&["--db", "b.db", "browse"], dir.path());
-    s.wait_for("debate: Plan a product launch", 20);
+    // The question names the session (cut to the column at 110 columns).
+    s.wait_for("debate: Plan a product", 20);
     s.send("\r");
     s.wait_for("Similarity", 20);
     let st = s.quit();

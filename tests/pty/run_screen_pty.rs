@@ -251,12 +251,12 @@ fn every_prompt_shows_what_is_typed_at_80x24_and_titles_keep_their_counts() {
         80,
         24,
     );
-    s.wait_for(" failed │", 60);
+    s.wait_for(" awaiting review │", 60);
     std::thread::sleep(Duration::from_millis(400));
     // The DAG title keeps its counts at 80 columns; the status bar keeps whole keys.
     let title = row(&s, 1);
     assert!(
-        title.contains("✔3") && title.contains("✘1") && title.contains("⊘1"),
+        title.contains("✔3") && title.contains("?1") && title.contains("⊘1"),
         "{title}"
     );
     let bar = status(&s);
@@ -280,7 +280,7 @@ fn every_prompt_shows_what_is_typed_at_80x24_and_titles_keep_their_counts() {
     s.wait_for("/VALIDATOR▏", 5);
     s.send("\x1b");
     let st = s.quit();
-    assert!(st.success() || st.exit_code() == 3, "{st:?}");
+    assert!(st.success() || st.exit_code() == 6, "{st:?}");
     // Browsing: no run is open, so none is said to be starting; then a run opened at
     // its end, and the seek prompt.
     let mut b = Session::start_sized(&["--db", &db_s, "browse"], dir.path(), 80, 24);
@@ -314,19 +314,19 @@ fn at_120x40_the_titles_keep_the_counts_and_the_attempt() {
         120,
         40,
     );
-    s.wait_for("│ failed │", 60);
+    s.wait_for(" awaiting review │", 60);
     s.send(":goto TASK_CODE_DIFF_01\r");
     s.wait_for("attempt 3/3", 5);
     s.send("[");
     s.wait_for("attempt 2/3", 5);
     let title = row(&s, 1);
     assert!(
-        title.contains("✔3") && title.contains("✘1") && title.contains("⊘1"),
+        title.contains("✔3") && title.contains("?1") && title.contains("⊘1"),
         "{title}"
     );
     assert!(!title.contains('…'), "a title was cut: {title}");
     let bar = status(&s);
     assert!(!bar.contains('…'), "{bar}");
     let st = s.quit();
-    assert!(st.success() || st.exit_code() == 3, "{st:?}");
+    assert!(st.success() || st.exit_code() == 6, "{st:?}");
 }

@@ -340,7 +340,7 @@ fn replay_plays_pauses_steps_both_ways_seeks_and_changes_speed() {
     s.send(">");
     let screen = s.wait_for(&format!("event {total}/{total}"), 5);
     assert!(
-        screen.contains("failed"),
+        screen.contains("awaiting review"),
         "the demo waits for review: {screen}"
     );
     // Help lists the transport (at its end).
@@ -368,7 +368,9 @@ fn replay_without_paused_plays_with_no_key_pressed() {
         .env("PLEXUS_CONFIG", dir.path().join("none.toml"))
         .output()
         .expect("demo");
-    assert_eq!(out.status.code(), Some(6), "{out:?}");
+    // With slow chunks the validator's first attempt may time out and its retry pass:
+    // the demo then succeeds instead of waiting for review. Either is a run to replay.
+    assert!(matches!(out.status.code(), Some(0 | 6)), "{out:?}");
     let s = Session::start(
         &["--db", &db_s, "replay", "latest", "--speed", "0.25"],
         dir.path(),

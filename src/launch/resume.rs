@@ -132,11 +132,8 @@ pub fn load_resume(store: &Store, run_id: &str) -> Result<(Plan, RunConfig, Resu
     if store.accepted_reviews(&summary.run_id)? > 0 {
         state.unblocked = crate::review::unblocked_tasks(&plan, &statuses);
     }
-    state.awaiting_review = store
-        .review_queue(Some(&summary.run_id))?
+    state.awaiting_review = super::next_steps::waiting_tasks(store, &summary.run_id)?
         .into_iter()
-        .filter(|i| i.decision.is_none())
-        .map(|i| i.task_id)
         .collect();
     if status.is_failed_or_waiting() && state.unblocked.is_empty() {
         let waiting = state.awaiting_review.len();

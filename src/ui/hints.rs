@@ -3,7 +3,7 @@
 //! whole from the right. A key that must show first gets a higher rank and goes first.
 
 use super::fit::Part;
-use super::status::rank;
+use super::rank;
 use crate::app::{Screen, UiState};
 use crate::event::{RunStatus, TaskStatus};
 use crate::state::RunState;

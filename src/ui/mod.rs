@@ -15,6 +15,7 @@ pub mod loop_fold;
 pub mod loop_popup;
 pub mod output;
 pub mod quality;
+pub mod rank;
 pub mod runs;
 pub mod screen;
 pub mod status;

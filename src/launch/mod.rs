@@ -6,6 +6,7 @@ pub mod config;
 pub mod debate;
 pub mod globals;
 pub mod headless;
+pub mod keeper;
 pub mod next_steps;
 pub mod profile;
 pub mod progress;

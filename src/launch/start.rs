@@ -78,6 +78,8 @@ pub struct Started {
     pub writer: crate::store::Writer,
     /// The writer thread.
     pub writer_thread: std::thread::JoinHandle<()>,
+    /// The snapshot keeper's thread (ends after the writer's).
+    pub keeper: std::thread::JoinHandle<()>,
     /// Committed events.
     pub events: tokio::sync::mpsc::UnboundedReceiver<Vec<Arc<crate::event::Envelope>>>,
 }
@@ -129,6 +131,10 @@ pub fn start(
     };
     let (writer, writer_thread) =
         spawn_writer_holding(&globals.db, Some(sub_tx), lease.lease().cloned())?;
+    // Committed events pass through the snapshot keeper on their way to the consumer.
+    let (keeper_tx, keeper_rx) = tokio::sync::mpsc::unbounded_channel();
+    let keeper = super::keeper::spawn_keeper(globals.db.clone(), run_id.clone(), sub_rx, keeper_tx)
+        .map_err(|e| eyre!("cannot start the snapshot keeper: {e}"))?;
     // From here the writer gives the lease back when it stops.
     drop(lease.handed_over());
     let new_run = resume.is_none();
@@ -164,7 +170,8 @@ pub fn start(
                 handle,
                 writer,
                 writer_thread,
-                events: sub_rx,
+                keeper,
+                events: keeper_rx,
             })
         }
         Err(e) => {
@@ -214,6 +221,9 @@ impl Started {
         // The writer thread ends when the last handle is gone (the engine's were dropped).
         let t = self.writer_thread;
         let _ = tokio::task::spawn_blocking(move || t.join()).await;
+        // Then for the keeper to store the run's last state.
+        let k = self.keeper;
+        let _ = tokio::task::spawn_blocking(move || k.join()).await;
         Ok(outcome
             .map_err(|e| eyre!("the engine crashed: {e}"))??
             .status)

@@ -30,6 +30,11 @@ pub struct ReplayLog {
     total: u64,
     /// Events between two snapshots.
     every: u64,
+    /// The first state read from a stored snapshot, whose tasks' spans say where their
+    /// text is (until the log is indexed that far).
+    base: Option<RunState>,
+    /// The end this reader stored a snapshot of (once is enough).
+    stored_end: Option<u64>,
     /// Set when nobody wants the answers any more (stops a long seek).
     stop: Option<Arc<std::sync::atomic::AtomicBool>>,
 }
@@ -84,6 +89,8 @@ impl ReplayLog {
             run,
             every: SNAPSHOT_EVERY,
             stop: None,
+            base: None,
+            stored_end: None,
         })
     }
 
@@ -191,18 +198,41 @@ impl ReplayLog {
     /// snapshot at or before it, with the events after it folded in.
     pub fn seek(&mut self, to: u64) -> Result<RunState, StoreError> {
         let to = to.min(self.total);
+        let i = self
+            .snapshots
+            .partition_point(|(s, _)| *s <= to)
+            .saturating_sub(1);
+        let at = self.snapshots[i].0;
+        // A stored snapshot nearer than the ones indexed so far: no need to read the
+        // log up to it first.
+        if to - at > PAGE {
+            let stop = || self.stopped();
+            if let Some(opened) =
+                super::stored::open_from_snapshot(&self.store, &self.run, to, at, &stop)?
+            {
+                super::stored::store_if_rebuilt(&self.store, &self.run, to, &opened);
+                if self.base.is_none() {
+                    self.base = Some(opened.state.clone());
+                }
+                return Ok(opened.state);
+            }
+        }
         while self.indexed() < to {
             if self.index_page()? == 0 {
                 break;
             }
         }
-        let i = self
-            .snapshots
-            .partition_point(|(s, _)| *s <= to)
-            .saturating_sub(1);
         let (at, snap) = &self.snapshots[i];
         let (from, mut st) = (at + 1, snap.clone());
         self.fold_checked(&mut st, from, to)?;
+        // No stored snapshot served this: store the end for the next reader.
+        if to == self.total && to > 0 && self.stored_end != Some(to) {
+            self.stored_end = Some(to);
+            let long = self.store.snapshot_before(&self.run, to)?.is_none_or(|s| {
+                to - s.seq >= super::stored::REBUILD_AFTER
+            });
+            super::stored::store_if_long(&self.store, &self.run, to, &st, long);
+        }
         Ok(st)
     }
 
@@ -224,6 +254,17 @@ impl ReplayLog {
     /// whole log.
     pub fn task_output(&mut self, task: usize, to: u64) -> Result<OutputBuffer, StoreError> {
         let to = to.min(self.total);
+        // Not indexed that far yet (the run was opened from a stored snapshot): the
+        // task's own events, from where the opened state says they are.
+        if self.indexed() < to {
+            if let Some(base) = &self.base {
+                let first = base.tasks.get(task).map_or(0, |t| t.span.0);
+                if first > 0 {
+                    let span = (first, u64::MAX);
+                    return super::stored::task_text(&self.store, &self.run, base, task, span, to);
+                }
+            }
+        }
         while self.indexed() < to {
             if self.index_page()? == 0 {
                 break;

@@ -4,7 +4,7 @@
 use crate::event::EngineEvent;
 
 /// Active time of a run, kept from its events.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct RunClock {
     /// Milliseconds of closed running intervals.
     pub active_ms: i64,

@@ -22,7 +22,7 @@ pub const AGENTS: [AgentRole; 4] = [
 ];
 
 /// One agent's entry.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct AgentView {
     /// Its status.
     pub status: AgentStatus,
@@ -68,7 +68,7 @@ impl AgentView {
 }
 
 /// One agent's turn in a round.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct TurnView {
     /// Agent.
     pub agent: AgentRole,
@@ -91,7 +91,7 @@ pub struct TurnView {
 }
 
 /// The host's decision of a round.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct DecisionView {
     /// Action.
     pub action: HostAction,
@@ -112,7 +112,7 @@ pub struct DecisionView {
 }
 
 /// One round.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct RoundView {
     /// Round number.
     pub round: u32,
@@ -125,7 +125,7 @@ pub struct RoundView {
 }
 
 /// An error handled by a fallback.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ErrorView {
     /// Round.
     pub round: u32,
@@ -136,7 +136,7 @@ pub struct ErrorView {
 }
 
 /// A debate session as the screens show it.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct DebateState {
     /// Run id (the session id).
     pub run_id: String,

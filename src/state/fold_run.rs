@@ -135,6 +135,7 @@ fn start_tasks(st: &mut RunState, r: &RunStarted) {
             spilled: false,
             review: None,
             awaiting_review: false,
+            span: (0, 0),
         }));
     }
     for (i, ds) in deps.iter().enumerate() {

@@ -10,7 +10,7 @@ use serde_json::Value;
 use crate::event::{ContextCompressed, EngineEvent, LoopFinished, ToolAnswered};
 
 /// One tool call of a step: what was asked and what came back.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct LoopCall {
     /// The call's id.
     pub id: String,
@@ -25,7 +25,7 @@ pub struct LoopCall {
 }
 
 /// One step of a loop: a model call and the tools it asked for.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct LoopStep {
     /// Step number, from 1.
     pub step: u32,
@@ -38,7 +38,7 @@ pub struct LoopStep {
 }
 
 /// The loop of one invocation.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct TaskLoop {
     /// The invocation (model call) it belongs to.
     pub invocation: Arc<str>,

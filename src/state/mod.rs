@@ -17,6 +17,7 @@ mod reduce;
 mod review;
 mod review_mark;
 pub mod shared;
+pub mod snapshot;
 mod view;
 
 pub use dag::layers_of;

@@ -47,6 +47,13 @@ fn reduce_run(st: &mut RunState, env: &Envelope) {
         .as_deref()
         .and_then(|t| st.task_index.get(t).copied());
     st.clock.on_event(&env.event, env.ts);
+    if let Some(i) = task {
+        let t = Arc::make_mut(&mut st.tasks[i]);
+        if t.span.0 == 0 {
+            t.span.0 = env.seq;
+        }
+        t.span.1 = env.seq;
+    }
     match &env.event {
         EngineEvent::RunStarted(r) => fold_run::started(st, env, r),
         EngineEvent::CrashDetected(c) => fold_run::crash_detected(st, env, c),

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 /// A person's decision on a task stopped for review, as the log tells it.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ReviewMark {
     /// Accepted (the atoms were stored) or rejected.
     pub accepted: bool,

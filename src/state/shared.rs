@@ -59,6 +59,23 @@ impl<T> Chunked<T> {
     }
 }
 
+impl<T: serde::Serialize> serde::Serialize for Chunked<T> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.iter())
+    }
+}
+
+impl<'de, T: serde::Deserialize<'de> + Clone> serde::Deserialize<'de> for Chunked<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let items: Vec<T> = serde::Deserialize::deserialize(d)?;
+        let mut c = Chunked::default();
+        for item in items {
+            c.push(item);
+        }
+        Ok(c)
+    }
+}
+
 impl<T> std::ops::Index<usize> for Chunked<T> {
     type Output = T;
 

@@ -3,6 +3,8 @@
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
+use serde::{Deserialize, Serialize};
+
 use super::clock::RunClock;
 use super::debate::DebateState;
 use super::output::OutputBuffer;
@@ -16,7 +18,10 @@ use crate::protocol::{ErrorCode, Grade, GradeCounts, InvocationStatus};
 pub const DEFAULT_OUTPUT_BUDGET: usize = 64 << 20;
 
 /// Everything the screens show about one run, folded from its events.
-#[derive(Debug, Clone, Default, PartialEq)]
+///
+/// Serializable for stored snapshots (see `state::snapshot`): the indexes are rebuilt
+/// and the text budget set when a snapshot is read back.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RunState {
     /// Run id.
     pub run_id: String,
@@ -46,12 +51,14 @@ pub struct RunState {
     /// only the tasks that change afterwards.
     pub tasks: Vec<Arc<TaskView>>,
     /// Task id → index in `tasks` (set once, at the run's start).
+    #[serde(skip)]
     pub task_index: Arc<HashMap<Arc<str>, usize>>,
     /// Dependency layers: task indices, roots first (set once, at the run's start).
     pub layers: Arc<Vec<Vec<usize>>>,
     /// Agents in first-seen order.
     pub agents: Vec<AgentView>,
     /// Agent name → index in `agents`.
+    #[serde(skip)]
     pub agent_index: HashMap<Arc<str>, usize>,
     /// Tasks by status (indexed like `TaskStatus::ALL`).
     pub status_counts: [u32; 9],
@@ -64,8 +71,10 @@ pub struct RunState {
     /// Streamed text held, in bytes, over all tasks.
     pub output_bytes: usize,
     /// Most streamed text held before finished tasks' text is evicted.
+    #[serde(skip)]
     pub output_budget: usize,
     /// When set, only this task's streamed text is kept (loading one task back).
+    #[serde(skip)]
     pub output_only: Option<usize>,
     /// Tasks waiting for a person's review (those with `awaiting_review`).
     pub awaiting_review: u32,
@@ -76,13 +85,15 @@ pub struct RunState {
     /// The debate session, folded from the same events, when the run is one
     /// (`run_started` with execution mode `debate`). Shared: a replay's snapshot copies
     /// it only when it changes afterwards.
+    #[serde(with = "super::snapshot::json_field")]
     pub debate: Option<Arc<DebateState>>,
     /// Finished tasks in finishing order: the eviction queue.
+    #[serde(skip)]
     pub(super) evict_queue: VecDeque<usize>,
 }
 
 /// One task's view.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TaskView {
     /// Task id.
     pub id: Arc<str>,
@@ -123,22 +134,30 @@ pub struct TaskView {
     /// Task notes (retries, blocked by, reference failures), oldest first.
     pub notes: Vec<String>,
     /// The task's context plan (inputs, modes, trimming), when it had inputs.
+    #[serde(with = "super::snapshot::json_field")]
     pub context: Option<Arc<crate::event::ContextPlanned>>,
-    /// Streamed text of every attempt, with markers between attempts.
+    /// Streamed text of every attempt, with markers between attempts (not in a stored
+    /// snapshot: it stays in the log).
+    #[serde(skip)]
     pub output: OutputBuffer,
     /// The tool-using loops of its invocations, whole (steps, calls, answers).
+    #[serde(with = "super::snapshot::json_field")]
     pub loops: Vec<super::loop_view::TaskLoop>,
     /// Whether older text was evicted or dropped and lives only in the log.
+    #[serde(skip)]
     pub spilled: bool,
     /// A person's decision on the task's hallucination (E007), once made.
     pub review: Option<ReviewMark>,
     /// Stopped for a person's review: the task failed with a hallucination (E007) and
     /// nobody has decided yet. Cleared by a decision or a reset.
     pub awaiting_review: bool,
+    /// The first and the last event naming the task (0, 0 before any): where its text
+    /// is in the log.
+    pub span: (u64, u64),
 }
 
 /// What an invocation ended with.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct InvocationSummary {
     /// Status (`None`: cancelled or interrupted).
     pub status: Option<InvocationStatus>,
@@ -161,7 +180,7 @@ pub struct InvocationSummary {
 }
 
 /// One agent's budget and quality.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct AgentView {
     /// Full name.
     pub name: Arc<str>,
@@ -198,7 +217,7 @@ pub struct AgentView {
 }
 
 /// Provider-reported usage and plexus's own counts over the same invocations.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ReportedUsage {
     /// Invocations whose usage the provider reported.
     pub calls: u32,
@@ -239,7 +258,7 @@ impl ReportedUsage {
 }
 
 /// Grades, scores and issues.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct Quality {
     /// Grades of accepted atoms.
     pub grades: GradeCounts,
@@ -275,7 +294,7 @@ impl Quality {
 }
 
 /// One graded atom.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AtomView {
     /// Asset id.
     pub id: Arc<str>,
@@ -298,7 +317,7 @@ pub struct AtomView {
 }
 
 /// A run-level note.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Note {
     /// When (ms).
     pub ts: i64,

@@ -118,6 +118,7 @@ mod ops;
 pub mod read;
 pub mod review;
 pub mod review_write;
+pub mod snapshots;
 pub mod wal;
 pub mod writer;
 

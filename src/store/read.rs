@@ -356,6 +356,39 @@ impl Store {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
+    /// Events `from..=to` of a run that name task `task` or no task at all (the run's
+    /// own): what a task's text is folded from, without reading the other tasks'.
+    pub fn task_events(
+        &self,
+        run_id: &str,
+        task: &str,
+        from: u64,
+        to: u64,
+    ) -> Result<Vec<EventRow>, StoreError> {
+        let sql = format!(
+            "SELECT seq, ts, kind, task_id, invocation_id, agent, payload FROM execution_logs
+             WHERE event_id BETWEEN {RUN_BASE_SQL} + ?2 AND {RUN_BASE_SQL} + ?3
+               AND (task_id = ?4 OR task_id IS NULL) ORDER BY event_id"
+        );
+        let mut st = self.conn.prepare_cached(&sql)?;
+        let rows = st.query_map(
+            params![run_id, from.min(MAX_SEQ) as i64, to.min(MAX_SEQ) as i64, task],
+            |r| {
+                let kind: String = r.get(2)?;
+                let payload: String = r.get(6)?;
+                Ok(EventRow {
+                    seq: r.get::<_, i64>(0)? as u64,
+                    ts: r.get(1)?,
+                    task_id: r.get(3)?,
+                    invocation_id: r.get(4)?,
+                    agent: r.get(5)?,
+                    event: EngineEvent::from_parts(&kind, &payload),
+                })
+            },
+        )?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
     /// Last `(seq, ts)` of a run's log, `(0, 0)` when empty.
     pub fn last_event(&self, run_id: &str) -> Result<(u64, i64), StoreError> {
         Ok(self

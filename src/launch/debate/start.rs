@@ -53,6 +53,10 @@ pub fn start_debate(
     let lease = HeldLease::acquire(db, &run_id)?;
     let (writer, writer_thread) = spawn_writer_holding(db, Some(sub_tx), lease.lease().cloned())?;
     drop(lease.handed_over());
+    let (keeper_tx, keeper_rx) = tokio::sync::mpsc::unbounded_channel();
+    let keeper =
+        crate::launch::keeper::spawn_keeper(db.to_path_buf(), run_id.clone(), sub_rx, keeper_tx)
+            .map_err(|e| color_eyre::eyre::eyre!("cannot start the snapshot keeper: {e}"))?;
     let row = RunRow {
         run_id: run_id.clone(),
         plan_id: "debate".into(),
@@ -91,6 +95,7 @@ pub fn start_debate(
         handle,
         writer,
         writer_thread,
-        events: sub_rx,
+        keeper,
+        events: keeper_rx,
     })
 }

@@ -1,0 +1,126 @@
+//! The snapshot keeper of a running process: folds the events the writer commits into
+//! a state without any streamed text, stores a snapshot of it every
+//! [`SNAPSHOT_EVERY`] events and at the end, and passes the events on to whoever
+//! consumes them (the screen or the headless printer). A later `browse`, `replay` or
+//! `show` then opens the run by reading a snapshot instead of folding the whole log.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
+
+use crate::event::Envelope;
+use crate::replay::stored::open_at;
+use crate::state::snapshot::encode;
+use crate::state::{reduce, RunState};
+use crate::store::snapshots::put_snapshot;
+use crate::store::Store;
+
+/// Events between two snapshots stored while a run goes.
+pub const SNAPSHOT_EVERY: u64 = 1 << 17;
+
+/// Committed batches of events.
+type Batches = Vec<Arc<Envelope>>;
+
+/// Starts the keeper of `run` on a thread of its own: batches from `input` are folded
+/// and sent on to `output`. It ends when `input` closes, after storing the last state.
+pub fn spawn_keeper(
+    db: PathBuf,
+    run: String,
+    input: UnboundedReceiver<Batches>,
+    output: UnboundedSender<Batches>,
+) -> std::io::Result<std::thread::JoinHandle<()>> {
+    std::thread::Builder::new()
+        .name("plexus-snapshots".into())
+        .spawn(move || Keeper::start(db, run).serve(input, output))
+}
+
+struct Keeper {
+    db: PathBuf,
+    run: Arc<str>,
+    state: RunState,
+    /// The last event a stored snapshot includes.
+    stored: u64,
+}
+
+impl Keeper {
+    /// The state the run has so far (a resumed run's, from its snapshots and log).
+    fn start(db: PathBuf, run: String) -> Keeper {
+        let run: Arc<str> = Arc::from(run.as_str());
+        let mut state = crate::replay::log::replay_state(&run);
+        let mut stored = 0;
+        if let Ok(store) = Store::open(&db) {
+            if let Ok((last, _)) = store.last_event(&run) {
+                if last > 0 {
+                    match open_at(&store, &run, last) {
+                        Ok(o) => {
+                            stored = o.snapshot.unwrap_or(0);
+                            state = o.state;
+                            crate::state::snapshot::normal_form(&mut state);
+                        }
+                        Err(e) => tracing::warn!("snapshots of {run}: cannot read its log: {e}"),
+                    }
+                }
+            }
+        }
+        // No text at all: it is in the log, and a snapshot leaves it out.
+        state.output_only = Some(usize::MAX);
+        Keeper {
+            db,
+            run,
+            state,
+            stored,
+        }
+    }
+
+    fn serve(mut self, mut input: UnboundedReceiver<Batches>, output: UnboundedSender<Batches>) {
+        let mut output = Some(output);
+        while let Some(batch) = input.blocking_recv() {
+            for env in &batch {
+                self.fold(env);
+            }
+            if let Some(out) = &output {
+                if out.send(batch).is_err() {
+                    // The consumer went away; the run may still be winding down.
+                    output = None;
+                }
+            }
+        }
+        if self.state.last_seq > self.stored {
+            self.store();
+        }
+    }
+
+    /// Folds one committed event (one already folded is skipped; a gap, events another
+    /// process wrote, is read from the log first).
+    fn fold(&mut self, env: &Envelope) {
+        let last = self.state.last_seq;
+        if env.seq <= last && self.state.events > 0 {
+            return;
+        }
+        if env.seq > last + 1 {
+            if let Ok(store) = Store::open(&self.db) {
+                let r =
+                    crate::replay::feed::fold_range(&store, &self.run, &mut self.state, last + 1, env.seq - 1);
+                if let Err(e) = r {
+                    tracing::warn!("snapshots of {}: cannot read events {}..{}: {e}", self.run, last + 1, env.seq - 1);
+                }
+            }
+        }
+        reduce(&mut self.state, env);
+        if env.seq % SNAPSHOT_EVERY == 0 {
+            self.store();
+        }
+    }
+
+    fn store(&mut self) {
+        let seq = self.state.last_seq;
+        let r = encode(&self.state)
+            .map_err(|e| e.to_string())
+            .and_then(|data| put_snapshot(&self.db, &self.run, seq, &data).map_err(|e| e.to_string()));
+        match r {
+            Ok(()) => self.stored = seq,
+            Err(e) => tracing::warn!("snapshots of {}: cannot store the state after event {seq}: {e}", self.run),
+        }
+    }
+}

@@ -1,0 +1,196 @@
+//! Stored snapshots of a folded [`RunState`]: a compact, versioned binary form that a
+//! run's process writes as it goes and at its end, so a run opens at any point by
+//! reading one row and folding the few events after it instead of its whole log.
+//!
+//! A snapshot holds the state in its *normal form*: no streamed text (it stays in the
+//! log and is loaded back for the task looked at) and the indexes left out (rebuilt on
+//! reading). [`normal_form`] turns any folded state into it, so a test can check that
+//! a snapshot and a fold of the log agree.
+//!
+//! Layout: the magic `PLXSNAP`, the format number, the plexus version that wrote it, a
+//! CRC-32 of the body, and the body (MessagePack of the state). A snapshot of another
+//! format or version, or damaged, is refused ([`SnapshotError`]) and the state is
+//! rebuilt from the log.
+
+use std::sync::Arc;
+
+use super::output::OutputBuffer;
+use super::view::{RunState, DEFAULT_OUTPUT_BUDGET};
+
+/// Format of the body; bumped whenever a field of the state changes (a test pins it).
+pub const FORMAT: u32 = 1;
+
+const MAGIC: &[u8; 7] = b"PLXSNAP";
+
+/// Why a stored snapshot was not used.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum SnapshotError {
+    /// Not a snapshot, or cut short.
+    #[error("not a plexus snapshot (bad header)")]
+    BadHeader,
+    /// Written by another format or plexus version.
+    #[error("written by format {format} of plexus {version}; this is format {FORMAT} of plexus {}", env!("CARGO_PKG_VERSION"))]
+    OtherVersion {
+        /// Its format.
+        format: u32,
+        /// The plexus version that wrote it.
+        version: String,
+    },
+    /// The body does not match its checksum.
+    #[error("damaged: its checksum does not match")]
+    Damaged,
+    /// The body does not decode.
+    #[error("does not decode: {0}")]
+    Decode(String),
+    /// The state could not be encoded.
+    #[error("cannot encode the state: {0}")]
+    Encode(String),
+}
+
+/// Encodes `st` (whose text, if any, is left out).
+pub fn encode(st: &RunState) -> Result<Vec<u8>, SnapshotError> {
+    let body = rmp_serde::to_vec(st).map_err(|e| SnapshotError::Encode(e.to_string()))?;
+    let version = env!("CARGO_PKG_VERSION").as_bytes();
+    let mut out = Vec::with_capacity(body.len() + 32);
+    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(&FORMAT.to_le_bytes());
+    out.push(version.len() as u8);
+    out.extend_from_slice(version);
+    out.extend_from_slice(&crc32fast::hash(&body).to_le_bytes());
+    out.extend_from_slice(&body);
+    Ok(out)
+}
+
+/// Decodes a snapshot into a state in normal form, its indexes rebuilt.
+pub fn decode(bytes: &[u8]) -> Result<RunState, SnapshotError> {
+    let rest = bytes.strip_prefix(MAGIC).ok_or(SnapshotError::BadHeader)?;
+    let (format, rest) = take_u32(rest)?;
+    let (&vlen, rest) = rest.split_first().ok_or(SnapshotError::BadHeader)?;
+    let (version, rest) = rest
+        .split_at_checked(vlen as usize)
+        .ok_or(SnapshotError::BadHeader)?;
+    let version = String::from_utf8_lossy(version).into_owned();
+    if format != FORMAT || version != env!("CARGO_PKG_VERSION") {
+        return Err(SnapshotError::OtherVersion { format, version });
+    }
+    let (crc, body) = take_u32(rest)?;
+    if crc32fast::hash(body) != crc {
+        return Err(SnapshotError::Damaged);
+    }
+    let mut st: RunState =
+        rmp_serde::from_slice(body).map_err(|e| SnapshotError::Decode(e.to_string()))?;
+    rebuild_indexes(&mut st)?;
+    normal_form(&mut st);
+    Ok(st)
+}
+
+fn take_u32(b: &[u8]) -> Result<(u32, &[u8]), SnapshotError> {
+    let (head, rest) = b.split_at_checked(4).ok_or(SnapshotError::BadHeader)?;
+    let mut n = [0u8; 4];
+    n.copy_from_slice(head);
+    Ok((u32::from_le_bytes(n), rest))
+}
+
+/// The task and agent indexes, from the lists (a snapshot whose references point
+/// outside them is refused).
+fn rebuild_indexes(st: &mut RunState) -> Result<(), SnapshotError> {
+    let bad = |what: &str| SnapshotError::Decode(format!("{what} out of range"));
+    let tasks = st.tasks.len();
+    for t in &st.tasks {
+        if t.agent >= st.agents.len()
+            || t.deps.iter().chain(&t.dependents).any(|&d| d >= tasks)
+        {
+            return Err(bad("a task's agent or dependency"));
+        }
+    }
+    if st.layers.iter().flatten().any(|&i| i >= tasks)
+        || st.atoms.iter().any(|a| a.task >= tasks || a.agent >= st.agents.len())
+        || st.last_failure.is_some_and(|i| i >= tasks)
+    {
+        return Err(bad("a layer, atom or failure"));
+    }
+    st.task_index = Arc::new(
+        st.tasks
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.id.clone(), i))
+            .collect(),
+    );
+    st.agent_index = st
+        .agents
+        .iter()
+        .enumerate()
+        .map(|(i, a)| (a.name.clone(), i))
+        .collect();
+    Ok(())
+}
+
+/// Puts a folded state in the form a snapshot stores: every task's text dropped (a
+/// task that ran or has notes is marked as having text in the log, loaded back when
+/// looked at), the text budget back to its default.
+pub fn normal_form(st: &mut RunState) {
+    for t in &mut st.tasks {
+        let spilled = !t.invocations.is_empty() || !t.notes.is_empty();
+        if t.spilled != spilled || t.output != OutputBuffer::new() {
+            let t = Arc::make_mut(t);
+            t.output = OutputBuffer::new();
+            t.spilled = spilled;
+        }
+    }
+    st.output_bytes = st.tasks.iter().map(|t| t.output.bytes()).sum();
+    st.evict_queue.clear();
+    st.output_budget = DEFAULT_OUTPUT_BUDGET;
+    st.output_only = None;
+}
+
+/// Serializes a field as JSON text inside the binary form: for the protocol's own types
+/// (context plans, tool loops, a debate), whose JSON leaves fields out and so needs a
+/// self-describing form.
+pub mod json_field {
+    use serde::de::DeserializeOwned;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    /// Writes `v` as a JSON string.
+    pub fn serialize<T: Serialize, S: Serializer>(v: &T, s: S) -> Result<S::Ok, S::Error> {
+        let text = serde_json::to_string(v).map_err(serde::ser::Error::custom)?;
+        s.serialize_str(&text)
+    }
+
+    /// Reads a JSON string back.
+    pub fn deserialize<'de, T: DeserializeOwned, D: Deserializer<'de>>(d: D) -> Result<T, D::Error> {
+        let text = String::deserialize(d)?;
+        serde_json::from_str(&text).map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> RunState {
+        let mut st = RunState::new();
+        st.run_id = "R1".into();
+        st.plan_id = "P".into();
+        st
+    }
+
+    #[test]
+    fn a_state_reads_back_equal_and_damage_is_refused() {
+        let st = sample();
+        let bytes = encode(&st).unwrap();
+        let mut want = st.clone();
+        normal_form(&mut want);
+        assert_eq!(decode(&bytes).unwrap(), want);
+        let mut bad = bytes.clone();
+        let last = bad.len() - 1;
+        bad[last] ^= 0x40;
+        assert_eq!(decode(&bad), Err(SnapshotError::Damaged));
+        assert_eq!(decode(&bytes[..5]), Err(SnapshotError::BadHeader));
+        let mut other = bytes.clone();
+        other[MAGIC.len()] = 99;
+        assert!(matches!(
+            decode(&other),
+            Err(SnapshotError::OtherVersion { format: 99, .. })
+        ));
+    }
+}

@@ -6,6 +6,7 @@ pub mod engine;
 pub mod failures;
 pub mod failures_db;
 pub mod http;
+pub mod open;
 pub mod react;
 pub mod replay;
 pub mod tokens;
@@ -126,6 +127,38 @@ pub async fn run(cmd: BenchCommand) -> Result<ExitCode> {
                 &replay::run_replay_bench(&opts).await?,
                 json,
                 replay::print_replay_report,
+            )
+        }
+        BenchCommand::Open {
+            tasks,
+            width,
+            runs,
+            dir,
+            db,
+            run,
+            json,
+        } => {
+            let existing = match (db, run) {
+                (Some(db), Some(run)) => Some((db, run)),
+                (None, None) => None,
+                _ => {
+                    return Err(color_eyre::eyre::eyre!(
+                        "--db-file and --run go together (an existing run to open)"
+                    ))
+                }
+            };
+            let opts = open::OpenBenchOptions {
+                tasks,
+                width,
+                runs,
+                dir,
+                existing,
+                size: (200, 60),
+            };
+            report(
+                &open::run_open_bench(&opts).await?,
+                json,
+                open::print_open_report,
             )
         }
         BenchCommand::React {

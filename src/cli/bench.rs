@@ -145,6 +145,35 @@ pub enum BenchCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Opening a big finished run: browse, replay at the end, the Failures screen
+    ///
+    /// A generated plan (100,000 tasks by default, about 1.5 million events) is run
+    /// headless by this program in a child process; then the time to the first frame of
+    /// `browse RUN` / `replay RUN --at end` and of the run's Failures screen, each read
+    /// from the run's stored snapshot and, interleaved, from its log alone.
+    Open {
+        /// Tasks of the generated run.
+        #[arg(long, default_value_t = 100_000, value_parser = at_least_one())]
+        tasks: usize,
+        /// Tasks per layer of the generated plan.
+        #[arg(long, default_value_t = 1000, value_parser = at_least_one())]
+        width: usize,
+        /// Interleaved rounds (medians are reported).
+        #[arg(long, default_value_t = 3, value_parser = at_least_one())]
+        runs: usize,
+        /// Scratch directory.
+        #[arg(long, value_name = "DIR", default_value = "bench-out")]
+        dir: PathBuf,
+        /// Open this database's run instead of generating one (with --run).
+        #[arg(long = "db-file", value_name = "FILE")]
+        db: Option<PathBuf>,
+        /// The existing run to open (with --db-file).
+        #[arg(long, value_name = "RUN")]
+        run: Option<String>,
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Tool-using loop: cost per step, and the conversation manager
     ///
     /// The same generated plan run as plain tasks and as tasks using five tools each,

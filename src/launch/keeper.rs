@@ -100,15 +100,25 @@ impl Keeper {
         }
         if env.seq > last + 1 {
             if let Ok(store) = Store::open(&self.db) {
-                let r =
-                    crate::replay::feed::fold_range(&store, &self.run, &mut self.state, last + 1, env.seq - 1);
+                let r = crate::replay::feed::fold_range(
+                    &store,
+                    &self.run,
+                    &mut self.state,
+                    last + 1,
+                    env.seq - 1,
+                );
                 if let Err(e) = r {
-                    tracing::warn!("snapshots of {}: cannot read events {}..{}: {e}", self.run, last + 1, env.seq - 1);
+                    tracing::warn!(
+                        "snapshots of {}: cannot read events {}..{}: {e}",
+                        self.run,
+                        last + 1,
+                        env.seq - 1
+                    );
                 }
             }
         }
         reduce(&mut self.state, env);
-        if env.seq % SNAPSHOT_EVERY == 0 {
+        if env.seq.is_multiple_of(SNAPSHOT_EVERY) {
             self.store();
         }
     }
@@ -117,10 +127,15 @@ impl Keeper {
         let seq = self.state.last_seq;
         let r = encode(&self.state)
             .map_err(|e| e.to_string())
-            .and_then(|data| put_snapshot(&self.db, &self.run, seq, &data).map_err(|e| e.to_string()));
+            .and_then(|data| {
+                put_snapshot(&self.db, &self.run, seq, &data).map_err(|e| e.to_string())
+            });
         match r {
             Ok(()) => self.stored = seq,
-            Err(e) => tracing::warn!("snapshots of {}: cannot store the state after event {seq}: {e}", self.run),
+            Err(e) => tracing::warn!(
+                "snapshots of {}: cannot store the state after event {seq}: {e}",
+                self.run
+            ),
         }
     }
 }

@@ -17,6 +17,10 @@ use crate::store::{Store, StoreError};
 /// Events between two snapshots.
 pub const SNAPSHOT_EVERY: u64 = 16_384;
 
+/// Events past the nearest snapshot in memory beyond which a seek reads a stored one
+/// (nearer, folding the few events is quicker than reading a whole state).
+pub const STORED_AFTER: u64 = 512;
+
 /// One run's log, indexed as far as it has been read.
 pub struct ReplayLog {
     store: Store,
@@ -35,6 +39,8 @@ pub struct ReplayLog {
     base: Option<RunState>,
     /// The end this reader stored a snapshot of (once is enough).
     stored_end: Option<u64>,
+    /// Whether stored snapshots are read (and stored).
+    use_stored: bool,
     /// Set when nobody wants the answers any more (stops a long seek).
     stop: Option<Arc<std::sync::atomic::AtomicBool>>,
 }
@@ -91,6 +97,7 @@ impl ReplayLog {
             stop: None,
             base: None,
             stored_end: None,
+            use_stored: true,
         })
     }
 
@@ -98,6 +105,13 @@ impl ReplayLog {
     /// use short intervals to exercise many snapshots on small logs).
     pub fn with_snapshots_every(mut self, every: u64) -> ReplayLog {
         self.every = every.max(1);
+        self
+    }
+
+    /// Never reads the run's stored snapshots: every state is folded from the log (the
+    /// benchmark's yardstick: how a run opened before snapshots were stored).
+    pub fn without_stored_snapshots(mut self) -> ReplayLog {
+        self.use_stored = false;
         self
     }
 
@@ -205,7 +219,7 @@ impl ReplayLog {
         let at = self.snapshots[i].0;
         // A stored snapshot nearer than the ones indexed so far: no need to read the
         // log up to it first.
-        if to - at > PAGE {
+        if self.use_stored && to - at > STORED_AFTER {
             let stop = || self.stopped();
             if let Some(opened) =
                 super::stored::open_from_snapshot(&self.store, &self.run, to, at, &stop)?
@@ -226,11 +240,13 @@ impl ReplayLog {
         let (from, mut st) = (at + 1, snap.clone());
         self.fold_checked(&mut st, from, to)?;
         // No stored snapshot served this: store the end for the next reader.
-        if to == self.total && to > 0 && self.stored_end != Some(to) {
+        if self.use_stored && to == self.total && to > 0 && self.stored_end != Some(to) {
             self.stored_end = Some(to);
-            let long = self.store.snapshot_before(&self.run, to)?.is_none_or(|s| {
-                to - s.seq >= super::stored::REBUILD_AFTER
-            });
+            let long = self
+                .store
+                .snapshot_seqs(&self.run)?
+                .last()
+                .is_none_or(|&s| to - s >= super::stored::REBUILD_AFTER);
             super::stored::store_if_long(&self.store, &self.run, to, &st, long);
         }
         Ok(st)

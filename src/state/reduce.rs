@@ -119,11 +119,12 @@ fn reduce_run(st: &mut RunState, env: &Envelope) {
                 fold_invocation::started(st, env, i, s);
             }
         }
-        EngineEvent::Chunk(c) => {
-            if let Some(i) = task.filter(|&i| keeps_output(st, i)) {
-                fold_invocation::chunk(st, env, i, c);
-            }
-        }
+        EngineEvent::Chunk(c) => match task {
+            Some(i) if keeps_output(st, i) => fold_invocation::chunk(st, env, i, c),
+            // Its text is not kept here, but when it last streamed is.
+            Some(i) => Arc::make_mut(&mut st.tasks[i]).last_output_ts = Some(env.ts),
+            None => {}
+        },
         EngineEvent::InvocationFinished(f) => {
             if let Some(i) = task {
                 fold_invocation::finished(st, i, f);

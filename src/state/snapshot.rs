@@ -97,14 +97,15 @@ fn rebuild_indexes(st: &mut RunState) -> Result<(), SnapshotError> {
     let bad = |what: &str| SnapshotError::Decode(format!("{what} out of range"));
     let tasks = st.tasks.len();
     for t in &st.tasks {
-        if t.agent >= st.agents.len()
-            || t.deps.iter().chain(&t.dependents).any(|&d| d >= tasks)
-        {
+        if t.agent >= st.agents.len() || t.deps.iter().chain(&t.dependents).any(|&d| d >= tasks) {
             return Err(bad("a task's agent or dependency"));
         }
     }
     if st.layers.iter().flatten().any(|&i| i >= tasks)
-        || st.atoms.iter().any(|a| a.task >= tasks || a.agent >= st.agents.len())
+        || st
+            .atoms
+            .iter()
+            .any(|a| a.task >= tasks || a.agent >= st.agents.len())
         || st.last_failure.is_some_and(|i| i >= tasks)
     {
         return Err(bad("a layer, atom or failure"));
@@ -157,7 +158,9 @@ pub mod json_field {
     }
 
     /// Reads a JSON string back.
-    pub fn deserialize<'de, T: DeserializeOwned, D: Deserializer<'de>>(d: D) -> Result<T, D::Error> {
+    pub fn deserialize<'de, T: DeserializeOwned, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<T, D::Error> {
         let text = String::deserialize(d)?;
         serde_json::from_str(&text).map_err(serde::de::Error::custom)
     }
@@ -177,10 +180,10 @@ mod tests {
     #[test]
     fn a_state_reads_back_equal_and_damage_is_refused() {
         let st = sample();
-        let bytes = encode(&st).unwrap();
+        let bytes = encode(&st).expect("encode");
         let mut want = st.clone();
         normal_form(&mut want);
-        assert_eq!(decode(&bytes).unwrap(), want);
+        assert_eq!(decode(&bytes).expect("decode"), want);
         let mut bad = bytes.clone();
         let last = bad.len() - 1;
         bad[last] ^= 0x40;

@@ -372,7 +372,12 @@ impl Store {
         );
         let mut st = self.conn.prepare_cached(&sql)?;
         let rows = st.query_map(
-            params![run_id, from.min(MAX_SEQ) as i64, to.min(MAX_SEQ) as i64, task],
+            params![
+                run_id,
+                from.min(MAX_SEQ) as i64,
+                to.min(MAX_SEQ) as i64,
+                task
+            ],
             |r| {
                 let kind: String = r.get(2)?;
                 let payload: String = r.get(6)?;

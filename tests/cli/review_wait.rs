@@ -40,6 +40,8 @@ fn demo() -> (tempfile::TempDir, std::path::PathBuf, String, String) {
 #[test]
 fn the_demo_ends_awaiting_review_with_its_own_exit_code_and_the_next_steps() {
     let (dir, db, run, stdout) = demo();
+    // The run stored its end (awaiting review), and it is the log's.
+    common::snapshots::assert_snapshot_matches_log(&db, &run, true);
     let d = db.display().to_string();
     let task = "TASK_VALIDATOR_DIFF_01";
     // The headless summary names each command to go on with, for this database.
@@ -133,7 +135,8 @@ fn the_demo_ends_awaiting_review_with_its_own_exit_code_and_the_next_steps() {
         resumed.stdout.contains(&format!("run {run}: succeeded")),
         "{}",
         resumed.stdout
-    );
+    ); // Reviewed, then resumed: the snapshot at the end is the log's.
+    common::snapshots::assert_snapshot_matches_log(&db, &run, true);
 }
 
 #[test]
@@ -169,7 +172,9 @@ fn rejecting_the_last_waiting_task_ends_the_run_failed() {
         (last["kind"].as_str(), last["status"].as_str()),
         (Some("run_finished"), Some("failed")),
         "{last}"
-    );
+    ); // The rejection was written after the run's process ended: its snapshot is
+       // older than the log's end, and the state read from it plus the rest is the log's.
+    common::snapshots::assert_snapshot_matches_log(&db, &run, false);
 }
 
 #[test]

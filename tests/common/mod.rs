@@ -8,6 +8,7 @@ pub mod bin;
 pub mod pty;
 pub mod rerun;
 pub mod screen;
+pub mod snapshots;
 
 use std::path::PathBuf;
 use std::sync::Arc;

@@ -11,5 +11,6 @@ mod resume_retries;
 mod review_portable;
 mod shared_db;
 mod signals;
+mod snapshots;
 mod store_writer;
 mod writer_failure;

@@ -102,6 +102,9 @@ fn kill_9_mid_run_then_resume_completes_without_reinvoking_finished_tasks() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "resume failed: {stderr}");
     assert!(stderr.contains("crash detected"), "{stderr}");
+    // Crashed, then resumed: the resume's process started from the log (no snapshot
+    // at the crash) and stored the end; it equals the log's fold.
+    crate::common::snapshots::assert_snapshot_matches_log(&db, &run_id, true);
 
     let store = Store::open(&db).expect("store");
     assert_eq!(store.integrity_check().expect("check"), "ok");

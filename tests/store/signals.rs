@@ -104,8 +104,11 @@ fn stop_headless_with(signal: Signal) {
     }
     assert!(finished.len() < tasks.len(), "the run was stopped mid-way");
     drop(store);
+    // The interrupted run stored its state at its end, and it is the log's.
+    crate::common::snapshots::assert_snapshot_matches_log(&db, id, true);
 
     resume_to_the_end(d, &db, id, &finished);
+    crate::common::snapshots::assert_snapshot_matches_log(&db, id, true);
     let kinds = logged_kinds(d, &db, id);
     assert!(kinds.iter().any(|k| k == "run_resumed"), "{kinds:?}");
     // A graceful stop is not a crash: the lease was given back, the status written.

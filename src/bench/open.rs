@@ -48,6 +48,8 @@ pub struct OpenBenchReport {
     pub events: u64,
     /// Bytes of the stored snapshot at its end.
     pub snapshot_bytes: usize,
+    /// Decoding that snapshot alone, ms (median).
+    pub decode_ms: f64,
     /// Seconds the generated run took (0 when an existing run was named).
     pub generate_seconds: f64,
     /// Rounds.
@@ -75,9 +77,8 @@ pub async fn run_open_bench(o: &OpenBenchOptions) -> Result<OpenBenchReport> {
     let store = Store::open(&db)?;
     let run_id = store.run(&run)?.run_id;
     let (events, _) = store.last_event(&run_id)?;
-    let snapshot_bytes = store
-        .snapshot_before(&run_id, events)?
-        .map_or(0, |s| s.data.len());
+    let snapshot = store.snapshot_before(&run_id, events)?;
+    let snapshot_bytes = snapshot.as_ref().map_or(0, |s| s.data.len());
     let tasks = store.run(&run_id)?.task_count as usize;
     drop(store);
     let mut browse = Vec::new();
@@ -85,7 +86,15 @@ pub async fn run_open_bench(o: &OpenBenchOptions) -> Result<OpenBenchReport> {
     let mut failures = Vec::new();
     let mut failures_log = Vec::new();
     let mut listed = 0;
+    let mut decode = Vec::new();
     for _ in 0..o.runs.max(1) {
+        if let Some(s) = &snapshot {
+            let t = Instant::now();
+            let st = crate::state::snapshot::decode(&s.data)
+                .map_err(|e| eyre!("the stored snapshot: {e}"))?;
+            decode.push(t.elapsed().as_secs_f64() * 1e3);
+            drop(st);
+        }
         browse.push(first_frame(&db, &run_id, true, false, o.size)?.0);
         browse_log.push(first_frame(&db, &run_id, false, false, o.size)?.0);
         let (ms, n) = first_frame(&db, &run_id, true, true, o.size)?;
@@ -98,6 +107,7 @@ pub async fn run_open_bench(o: &OpenBenchOptions) -> Result<OpenBenchReport> {
         tasks,
         events,
         snapshot_bytes,
+        decode_ms: median(decode),
         generate_seconds,
         runs: o.runs.max(1),
         browse_ms: median(browse),

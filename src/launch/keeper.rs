@@ -17,7 +17,7 @@ use crate::store::snapshots::put_snapshot;
 use crate::store::Store;
 
 /// Events between two snapshots stored while a run goes.
-pub const SNAPSHOT_EVERY: u64 = 1 << 17;
+pub const SNAPSHOT_EVERY: u64 = crate::store::snapshots::KEEP_EVERY;
 
 /// Committed batches of events.
 type Batches = Vec<Arc<Envelope>>;

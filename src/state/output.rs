@@ -23,6 +23,17 @@ impl Block {
     }
 }
 
+/// The empty block every new buffer starts from, shared.
+fn empty_block() -> Arc<Block> {
+    static EMPTY: std::sync::LazyLock<Arc<Block>> = std::sync::LazyLock::new(|| {
+        Arc::new(Block {
+            text: String::new(),
+            starts: vec![0],
+        })
+    });
+    EMPTY.clone()
+}
+
 /// Streamed text of one task, split into lines.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct OutputBuffer {
@@ -47,13 +58,11 @@ pub const BUFFER_CAP_BYTES: usize = 32 << 20;
 pub const BLOCK_BYTES: usize = 64 << 10;
 
 impl OutputBuffer {
-    /// An empty buffer.
+    /// An empty buffer (sharing one empty block with every other until written to:
+    /// a run of many tasks allocates nothing for the text of those not streaming).
     pub fn new() -> OutputBuffer {
         OutputBuffer {
-            open: Arc::new(Block {
-                text: String::new(),
-                starts: vec![0],
-            }),
+            open: empty_block(),
             ..OutputBuffer::default()
         }
     }
@@ -212,10 +221,7 @@ impl OutputBuffer {
         self.sealed = Vec::new();
         self.sealed_lines = 0;
         self.sealed_bytes = 0;
-        self.open = Arc::new(Block {
-            text: String::new(),
-            starts: vec![0],
-        });
+        self.open = empty_block();
     }
 }
 

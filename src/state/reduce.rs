@@ -34,6 +34,13 @@ fn fold_debate(st: &mut RunState, env: &Envelope) {
 
 fn reduce_run(st: &mut RunState, env: &Envelope) {
     st.events += 1;
+    let kind = env.event.kind();
+    match st.kinds.get_mut(kind) {
+        Some(n) => *n += 1,
+        None => {
+            st.kinds.insert(kind.to_string(), 1);
+        }
+    }
     st.last_seq = env.seq;
     st.last_ts = st.last_ts.max(env.ts);
     if st.started_ts.is_none() {

@@ -47,6 +47,8 @@ pub struct RunState {
     pub last_seq: u64,
     /// Events folded.
     pub events: u64,
+    /// Events folded, by kind.
+    pub kinds: std::collections::BTreeMap<String, u64>,
     /// Tasks in plan order. Shared: a clone of the state (a replay's snapshot) copies
     /// only the tasks that change afterwards.
     pub tasks: Vec<Arc<TaskView>>,

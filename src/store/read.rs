@@ -356,6 +356,44 @@ impl Store {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
+    /// Events `from..=to` of a run of the given kinds only (the others are not
+    /// decoded).
+    pub fn events_of_kinds(
+        &self,
+        run_id: &str,
+        kinds: &[&str],
+        from: u64,
+        to: u64,
+    ) -> Result<Vec<EventRow>, StoreError> {
+        let list = kinds
+            .iter()
+            .map(|k| format!("'{}'", k.replace('\'', "''")))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let sql = format!(
+            "SELECT seq, ts, kind, task_id, invocation_id, agent, payload FROM execution_logs
+             WHERE event_id BETWEEN {RUN_BASE_SQL} + ?2 AND {RUN_BASE_SQL} + ?3
+               AND kind IN ({list}) ORDER BY event_id"
+        );
+        let mut st = self.conn.prepare(&sql)?;
+        let rows = st.query_map(
+            params![run_id, from.min(MAX_SEQ) as i64, to.min(MAX_SEQ) as i64],
+            |r| {
+                let kind: String = r.get(2)?;
+                let payload: String = r.get(6)?;
+                Ok(EventRow {
+                    seq: r.get::<_, i64>(0)? as u64,
+                    ts: r.get(1)?,
+                    task_id: r.get(3)?,
+                    invocation_id: r.get(4)?,
+                    agent: r.get(5)?,
+                    event: EngineEvent::from_parts(&kind, &payload),
+                })
+            },
+        )?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
     /// Events `from..=to` of a run that name task `task` or no task at all (the run's
     /// own): what a task's text is folded from, without reading the other tasks'.
     pub fn task_events(

@@ -225,23 +225,12 @@ pub fn fold_run(
         .last_event(&summary.run_id)
         .map_err(|e| e.to_string())?;
     let last = upto.map_or(last, |u| u.min(last));
-    let run: Arc<str> = Arc::from(summary.run_id.as_str());
-    if only.is_none() {
-        // The whole state: from the run's stored snapshots.
-        let mut st = crate::replay::stored::open_at(store, &run, last)
-            .map_err(|e| e.to_string())?
-            .state;
-        if st.run_id.is_empty() {
-            st.run_id = summary.run_id.clone();
-            st.plan_id = summary.plan_id.clone();
-        }
-        return Ok(st);
-    }
     let mut st = RunState::new();
     st.output_only = only;
     if only.is_some() {
         st.output_budget = usize::MAX;
     }
+    let run: Arc<str> = Arc::from(summary.run_id.as_str());
     crate::replay::feed::fold_range(store, &run, &mut st, 1, last).map_err(|e| e.to_string())?;
     if st.run_id.is_empty() {
         st.run_id = summary.run_id.clone();

@@ -58,6 +58,15 @@ pub struct Loops {
     started: BTreeMap<String, i64>,
 }
 
+/// The kinds of events [`Loops::fold`] reads (an invocation's start times its loop).
+pub const KINDS: [&str; 5] = [
+    "invocation_started",
+    "tool_answered",
+    "skill_activated",
+    "skill_refused",
+    "loop_finished",
+];
+
 impl Loops {
     /// Folds one event.
     pub fn fold(&mut self, row: &EventRow, event: &EngineEvent) {

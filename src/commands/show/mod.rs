@@ -86,23 +86,26 @@ pub fn print_run(store: &Store, id: &str, json_out: bool) -> Result<()> {
         e.1 += inv.prompt_tokens;
         e.2 += inv.output_tokens.unwrap_or(0);
     }
-    let mut kinds: BTreeMap<&'static str, u64> = BTreeMap::new();
-    let mut undecodable = 0u64;
     let mut loops = loops::Loops::default();
     let (last, _) = store.last_event(&run.run_id)?;
-    let mut from = 1;
-    while from <= last {
-        let to = from + 20_000;
-        for e in store.events(&run.run_id, from, to)? {
-            match &e.event {
-                Ok(ev) => {
-                    *kinds.entry(ev.kind()).or_insert(0) += 1;
+    // The events by kind come from the run's state, read from its stored snapshot (only
+    // the events after it are folded); the tool loops, when the run has any, from the
+    // events of their kinds alone.
+    let run_key: std::sync::Arc<str> = std::sync::Arc::from(run.run_id.as_str());
+    let state = crate::replay::stored::open_at(store, &run_key, last)?.state;
+    let undecodable = last.saturating_sub(state.events);
+    let kinds = state.kinds;
+    if loops::KINDS.iter().any(|k| kinds.contains_key(*k)) {
+        let mut from = 1;
+        while from <= last {
+            let to = from + 20_000;
+            for e in store.events_of_kinds(&run.run_id, &loops::KINDS, from, to)? {
+                if let Ok(ev) = &e.event {
                     loops.fold(&e, ev);
                 }
-                Err(_) => undecodable += 1,
             }
+            from = to + 1;
         }
-        from = to + 1;
     }
     // A debate keeps its model calls as events, not invocations: its tokens come from
     // them (output tokens only; the calls' prompts are not counted).
@@ -236,7 +239,7 @@ pub fn print_run(store: &Store, id: &str, json_out: bool) -> Result<()> {
         .without_header()
         .indent(2);
     for k in EngineEvent::KINDS {
-        if let Some(n) = kinds.get(k) {
+        if let Some(n) = kinds.get(*k) {
             table.row([k.to_string(), n.to_string()]);
         }
     }

@@ -98,6 +98,7 @@ pub struct RunState {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TaskView {
     /// Task id.
+    #[serde(deserialize_with = "super::snapshot::arc_str::one")]
     pub id: Arc<str>,
     /// Index of its agent in `RunState::agents`.
     pub agent: usize,
@@ -116,8 +117,10 @@ pub struct TaskView {
     /// The error that decided the outcome.
     pub error: Option<ErrorCode>,
     /// Latest invocation id.
+    #[serde(deserialize_with = "super::snapshot::arc_str::maybe")]
     pub invocation: Option<Arc<str>>,
     /// Every invocation of the task, in the order they started (attempt order).
+    #[serde(deserialize_with = "super::snapshot::arc_str::list")]
     pub invocations: Vec<Arc<str>>,
     /// When the latest invocation started (ms).
     pub running_since: Option<i64>,
@@ -185,6 +188,7 @@ pub struct InvocationSummary {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct AgentView {
     /// Full name.
+    #[serde(deserialize_with = "super::snapshot::arc_str::one")]
     pub name: Arc<str>,
     /// Context limit (most input tokens).
     pub max_input_tokens: u64,
@@ -299,14 +303,17 @@ impl Quality {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AtomView {
     /// Asset id.
+    #[serde(deserialize_with = "super::snapshot::arc_str::one")]
     pub id: Arc<str>,
     /// Atom type.
+    #[serde(deserialize_with = "super::snapshot::arc_str::one")]
     pub atom_type: Arc<str>,
     /// Task index.
     pub task: usize,
     /// Agent index.
     pub agent: usize,
     /// Invocation that produced it.
+    #[serde(deserialize_with = "super::snapshot::arc_str::maybe")]
     pub invocation: Option<Arc<str>>,
     /// Grade.
     pub grade: Grade,

@@ -1,7 +1,9 @@
 //! `plexus bench http`: a generated plan of independent tasks run through the HTTP
 //! provider against `plexus dev mock-server` in a child process, which streams every answer
 //! over `stream_ms`, with `calls` in flight. Measures plexus alone: wall time, CPU time
-//! (the server's is its own process's) and peak memory. Also `plexus dev mock-server`.
+//! (the server's is its own process's) and peak memory, in total and per call (memory per
+//! call in flight: the peak above the memory held before the calls started). Also
+//! `plexus dev mock-server`.
 
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
@@ -10,7 +12,7 @@ use std::sync::Arc;
 
 use color_eyre::eyre::{eyre, Result, WrapErr};
 
-use super::engine::{create_run, peak_rss_mib, run_to_end};
+use super::engine::{create_run, peak_rss_mib, rss_mib, run_to_end};
 use crate::engine::EngineConfig;
 use crate::plan::generate::{generate, GenSpec};
 use crate::plan::parse_plan;
@@ -55,10 +57,18 @@ pub struct HttpBenchReport {
     pub cores_used: f64,
     /// Peak resident memory, MiB.
     pub peak_rss_mib: f64,
+    /// Resident memory just before the calls started, MiB.
+    pub baseline_rss_mib: f64,
+    /// CPU time of plexus per call, ms (cpu_seconds / tasks).
+    pub cpu_ms_per_call: f64,
+    /// Memory per call in flight, KiB: (peak − baseline RSS) / calls in flight.
+    pub kib_per_call_in_flight: f64,
     /// CPU time of the mock server process, s (not counted above).
     pub server_cpu_seconds: f64,
     /// Events logged.
     pub events: u64,
+    /// Transactions the store writer committed.
+    pub batches: u64,
     /// Run status.
     pub status: String,
     /// Tasks that succeeded.
@@ -185,10 +195,12 @@ pub async fn run_http_bench(o: &HttpBenchOptions) -> Result<HttpBenchReport> {
         "bench",
     )?;
     let stats = writer.stats().clone();
+    let baseline_rss = rss_mib();
     let cpu0 = cpu_seconds();
     let timed = run_to_end(writer, thread, run_id, plan, provider, engine).await?;
     let (outcome, seconds) = (timed.outcome, timed.total_seconds);
     let cpu = cpu_seconds() - cpu0;
+    let peak = peak_rss_mib();
     let server_cpu = cpu_seconds_of(&server.0.id().to_string());
     drop(server);
     let succeeded = crate::store::Store::open(&db)?
@@ -205,9 +217,14 @@ pub async fn run_http_bench(o: &HttpBenchOptions) -> Result<HttpBenchReport> {
         ideal_seconds: (o.tasks as f64 / o.calls as f64).ceil() * o.stream_ms as f64 / 1000.0,
         cpu_seconds: cpu,
         cores_used: cpu / seconds.max(1e-9),
-        peak_rss_mib: peak_rss_mib(),
+        peak_rss_mib: peak,
+        baseline_rss_mib: baseline_rss,
+        cpu_ms_per_call: cpu * 1000.0 / o.tasks.max(1) as f64,
+        kib_per_call_in_flight: (peak - baseline_rss).max(0.0) * 1024.0
+            / o.calls.min(o.tasks).max(1) as f64,
         server_cpu_seconds: server_cpu,
         events: stats.events.load(std::sync::atomic::Ordering::Relaxed),
+        batches: stats.batches.load(std::sync::atomic::Ordering::Relaxed),
         status: outcome.status.as_str().to_string(),
         succeeded,
     })
@@ -234,10 +251,23 @@ pub fn print_http_report(r: &HttpBenchReport) {
         r.cpu_seconds,
         r.cores_used
     );
-    crate::outln!("peak memory (RSS)     {:.1} MiB", r.peak_rss_mib);
+    crate::outln!("CPU per call          {:.3} ms", r.cpu_ms_per_call);
+    crate::outln!(
+        "peak memory (RSS)     {:.1} MiB ({:.1} MiB before the calls)",
+        r.peak_rss_mib,
+        r.baseline_rss_mib
+    );
+    crate::outln!(
+        "memory per call       {:.1} KiB in flight",
+        r.kib_per_call_in_flight
+    );
     crate::outln!(
         "CPU (mock server)     {:.2} s (its own process)",
         r.server_cpu_seconds
     );
-    crate::outln!("events logged         {}", r.events);
+    crate::outln!(
+        "events logged         {} ({} transactions)",
+        r.events,
+        r.batches
+    );
 }

@@ -694,3 +694,50 @@ async fn retry_after_holds_the_whole_profile() {
     let b = provider.invoke(request("B"), 1, &mut Discard).await;
     assert!(b.is_ok(), "{b:?}");
 }
+
+#[tokio::test]
+async fn a_steady_stream_longer_than_the_idle_timeout_is_not_cut() {
+    use plexus::provider::{ChunkSink, Provider};
+    struct Count(usize, String);
+    impl ChunkSink for Count {
+        fn chunk(&mut self, t: &str) {
+            self.0 += 1;
+            self.1.push_str(t);
+        }
+    }
+    // An event every 50 ms for 900 ms, with an idle timeout of 250 ms: the timeout is
+    // about the gaps, not the whole answer.
+    let s = MockServer::start(
+        MockConfig {
+            stream_ms: 900,
+            chunks: 18,
+            ..MockConfig::default()
+        },
+        0,
+        1,
+    )
+    .expect("mock server");
+    for kind in APIS {
+        let mut p = profile(kind, &s.url());
+        p.idle_timeout_s = 0.25;
+        let provider = HttpProvider::new(p).expect("provider");
+        let request = Arc::new(plexus::protocol::AgentRequest {
+            invocation_id: "INV_1".into(),
+            agent: "Scholar_Internalizer".into(),
+            task_id: "A".into(),
+            plan_id: "P".into(),
+            system_prompt: "s".into(),
+            user_prompt: Default::default(),
+            constraints: Default::default(),
+            extra: Default::default(),
+        });
+        let mut sink = Count(0, String::new());
+        let t = std::time::Instant::now();
+        let out = provider.invoke(request, 1, &mut sink).await;
+        let took = t.elapsed().as_millis();
+        assert!(out.is_ok(), "{kind:?}: {out:?}");
+        assert!(took >= 600, "{kind:?}: the answer took {took} ms");
+        assert!(sink.0 >= 10, "{kind:?}: {} chunks", sink.0);
+        assert!(!sink.1.trim().is_empty(), "{kind:?}: no text");
+    }
+}

@@ -1,9 +1,11 @@
 //! One call: the request sent, then the answer read whole or as a stream, within the
 //! idle timeout and the size cap, its text passed on as it arrives.
 
+use std::borrow::Cow;
+use std::pin::Pin;
 use std::time::Duration;
 
-use futures_util::StreamExt;
+use futures_util::{Stream, StreamExt};
 use reqwest::header::{HeaderValue, CONTENT_TYPE};
 use serde_json::Value;
 
@@ -35,11 +37,11 @@ impl HttpProvider {
         let url = self.url();
         let body = serde_json::to_vec(&body)
             .map_err(|e| ProviderError::Permanent(format!("cannot encode the request: {e}")))?;
-        let mut builder = self
-            .client
-            .post(&url)
-            .header(CONTENT_TYPE, "application/json")
-            .body(body);
+        let builder = match &self.parsed_url {
+            Some(parsed) => self.client.post(parsed.clone()),
+            None => self.client.post(&url),
+        };
+        let mut builder = builder.header(CONTENT_TYPE, "application/json").body(body);
         for (name, value) in [
             ("x-plexus-invocation", &request.invocation_id),
             ("x-plexus-task", &request.task_id),
@@ -111,10 +113,12 @@ impl HttpProvider {
         let mut stream = response.bytes_stream();
         let mut redactor = self.redactor.clone();
         let mut body = Vec::new();
+        let stall = tokio::time::sleep(idle);
+        tokio::pin!(stall);
         loop {
-            let next = tokio::time::timeout(idle, stream.next())
-                .await
-                .map_err(|_| self.stalled(body.len(), idle))?;
+            let Some(next) = next_within(&mut stream, stall.as_mut(), idle).await else {
+                return Err(self.stalled(body.len(), idle));
+            };
             match next {
                 None => {
                     body.extend(redactor.finish());
@@ -158,14 +162,17 @@ impl HttpProvider {
         let mut anthropic = anthropic::Stream::default();
         let mut received = 0usize;
         let mut ended = false;
+        let stall = tokio::time::sleep(idle);
+        tokio::pin!(stall);
         while !ended {
-            let next = tokio::time::timeout(idle, stream.next())
-                .await
-                .map_err(|_| self.stalled(received, idle))?;
+            let Some(next) = next_within(&mut stream, stall.as_mut(), idle).await else {
+                return Err(self.stalled(received, idle));
+            };
+            let read;
             let bytes = match next {
                 None => {
                     ended = true;
-                    redactor.finish()
+                    Cow::Owned(redactor.finish())
                 }
                 Some(Err(e)) => return Err(self.cut(&e, received)),
                 Some(Ok(b)) => {
@@ -173,7 +180,8 @@ impl HttpProvider {
                     if received > self.profile.max_response_bytes {
                         return Err(self.oversized(received));
                     }
-                    redactor.push(&b)
+                    read = b;
+                    redactor.push(&read)
                 }
             };
             decoder
@@ -204,5 +212,21 @@ impl HttpProvider {
             ),
             retry_after_ms: None,
         })
+    }
+}
+
+/// The next piece of a body, or `None` when none came within `idle`. One timer serves a
+/// whole body: it is pushed back before each wait (cheaper than a timer per read, and the
+/// same deadline: `idle` from when the wait starts).
+async fn next_within<S: Stream + Unpin>(
+    stream: &mut S,
+    mut stall: Pin<&mut tokio::time::Sleep>,
+    idle: Duration,
+) -> Option<Option<S::Item>> {
+    stall.as_mut().reset(tokio::time::Instant::now() + idle);
+    tokio::select! {
+        biased;
+        next = stream.next() => Some(next),
+        () = stall => None,
     }
 }

@@ -17,6 +17,9 @@ use crate::provider::rate::RateLimiter;
 pub struct HttpProvider {
     pub(super) profile: ProviderProfile,
     pub(super) client: reqwest::Client,
+    /// The endpoint's URL, parsed once (`None` when it does not parse: each call then
+    /// fails as it would have).
+    pub(super) parsed_url: Option<reqwest::Url>,
     pub(super) redactor: Redactor,
     pub(super) text_redactor: TextRedactor,
     pub(super) slots: Arc<Semaphore>,
@@ -55,7 +58,12 @@ impl HttpProvider {
             .tcp_nodelay(true)
             .build()
             .map_err(|e| fail(format!("cannot build the HTTP client: {e}")))?;
+        let url = match profile.kind {
+            ProviderKind::Anthropic => anthropic::url(&profile),
+            _ => openai::url(&profile),
+        };
         Ok(HttpProvider {
+            parsed_url: reqwest::Url::parse(&url).ok(),
             slots: Arc::new(Semaphore::new(profile.concurrency)),
             rate: RateLimiter::new(profile.rate_limit_rpm, profile.rate_burst),
             redactor: Redactor::new(key.as_ref().map(ApiKey::expose)),

@@ -26,6 +26,7 @@ pub mod emit;
 mod headers;
 mod key_match;
 pub mod openai;
+mod openai_chunk;
 pub mod redact;
 pub mod sse;
 mod status;

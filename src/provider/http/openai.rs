@@ -5,6 +5,7 @@
 use serde_json::{json, Value};
 
 use super::emit::Emit;
+use super::openai_chunk;
 use super::wire::{api_error, event_json};
 use crate::protocol::messages::{ContentBlock, ContentBlockType, MessageType, ReactTurns};
 use crate::protocol::AgentRequest;
@@ -120,6 +121,81 @@ impl Stream {
             out.tool_calls = std::mem::take(&mut self.tools);
             return Ok(true);
         }
+        match openai_chunk::read(data) {
+            Some(chunk) => self.chunk(chunk, emit, out)?,
+            None => self.value(data, emit, out)?,
+        }
+        Ok(false)
+    }
+
+    /// A chunk of the usual shape, read without a JSON tree.
+    fn chunk(
+        &mut self,
+        c: openai_chunk::Chunk<'_>,
+        emit: &mut Emit<'_>,
+        out: &mut ProviderOutput,
+    ) -> Result<(), ProviderError> {
+        if let Some(m) = c.model {
+            out.model.get_or_insert_with(|| m.0.into_owned());
+        }
+        if let Some(u) = c.usage {
+            out.usage = Some(Usage {
+                prompt_tokens: capped(u.0.prompt_tokens),
+                completion_tokens: capped(u.0.completion_tokens),
+            });
+            self.saw_usage = true;
+        }
+        let Some(choice) = c.choices.and_then(|c| c.0) else {
+            return Ok(());
+        };
+        let choice = choice.0;
+        if let Some(delta) = choice.delta {
+            let delta = delta.0;
+            if let Some(text) = delta.content {
+                emit.text(&text.0);
+            }
+            for call in delta.tool_calls.into_iter().flatten() {
+                let call = call.0;
+                let f = call.function.map(|f| f.0);
+                let (name, arguments) = f.map_or((None, None), |f| (f.name, f.arguments));
+                self.tool_delta(
+                    call.index,
+                    call.id.as_ref().map(|t| &*t.0),
+                    name.as_ref().map(|t| &*t.0),
+                    arguments.as_ref().map(|t| &*t.0),
+                )?;
+            }
+        }
+        if let Some(r) = choice.finish_reason {
+            out.finish_reason = Some(r.0.into_owned());
+        }
+        Ok(())
+    }
+
+    /// [`Stream::event`] through the general path alone, for tests that compare both.
+    #[cfg(test)]
+    pub(super) fn event_general(
+        &mut self,
+        data: &str,
+        emit: &mut Emit<'_>,
+        out: &mut ProviderOutput,
+    ) -> Result<bool, ProviderError> {
+        self.events += 1;
+        if data.trim() == "[DONE]" {
+            out.tool_calls = std::mem::take(&mut self.tools);
+            return Ok(true);
+        }
+        self.value(data, emit, out).map(|()| false)
+    }
+
+    /// Any other chunk, read as a JSON tree (the general path; every chunk reads the
+    /// same through it as through the fast one).
+    fn value(
+        &mut self,
+        data: &str,
+        emit: &mut Emit<'_>,
+        out: &mut ProviderOutput,
+    ) -> Result<(), ProviderError> {
         let v = event_json(data, self.events)?;
         if let Some(err) = v.get("error") {
             return Err(api_error(err, "stream"));
@@ -132,7 +208,7 @@ impl Stream {
             self.saw_usage = true;
         }
         let Some(choice) = v.get("choices").and_then(|c| c.get(0)) else {
-            return Ok(false);
+            return Ok(());
         };
         if let Some(delta) = choice.get("delta") {
             if let Some(text) = delta.get("content").and_then(Value::as_str) {
@@ -140,44 +216,59 @@ impl Stream {
             }
             if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
                 for c in calls {
-                    let id = c.get("id").and_then(Value::as_str);
-                    // Servers that omit `index` start a new call with each new id.
-                    let i = match c.get("index").and_then(Value::as_u64) {
-                        Some(i) => i as usize,
-                        None => match (id, self.tools.last()) {
-                            (Some(id), Some(last)) if last.id != id => self.tools.len(),
-                            (_, None) => 0,
-                            _ => self.tools.len() - 1,
-                        },
-                    };
-                    if i > 1024 {
-                        return Err(ProviderError::Malformed(format!(
-                            "tool call index {i} in stream event {}",
-                            self.events
-                        )));
-                    }
-                    if self.tools.len() <= i {
-                        self.tools.resize(i + 1, ToolCall::default());
-                    }
-                    let t = &mut self.tools[i];
-                    if let Some(id) = id {
-                        t.id = id.to_string();
-                    }
-                    if let Some(f) = c.get("function") {
-                        if let Some(n) = f.get("name").and_then(Value::as_str) {
-                            t.name.push_str(n);
-                        }
-                        if let Some(a) = f.get("arguments").and_then(Value::as_str) {
-                            t.arguments.push_str(a);
-                        }
-                    }
+                    let f = c.get("function");
+                    self.tool_delta(
+                        c.get("index").and_then(Value::as_u64),
+                        field_str(Some(c), "id"),
+                        field_str(f, "name"),
+                        field_str(f, "arguments"),
+                    )?;
                 }
             }
         }
         if let Some(r) = choice.get("finish_reason").and_then(Value::as_str) {
             out.finish_reason = Some(r.to_string());
         }
-        Ok(false)
+        Ok(())
+    }
+
+    /// One piece of a tool call: `index` says which (servers that omit it start a new
+    /// call with each new id).
+    fn tool_delta(
+        &mut self,
+        index: Option<u64>,
+        id: Option<&str>,
+        name: Option<&str>,
+        arguments: Option<&str>,
+    ) -> Result<(), ProviderError> {
+        let i = match index {
+            Some(i) => i as usize,
+            None => match (id, self.tools.last()) {
+                (Some(id), Some(last)) if last.id != id => self.tools.len(),
+                (_, None) => 0,
+                _ => self.tools.len() - 1,
+            },
+        };
+        if i > 1024 {
+            return Err(ProviderError::Malformed(format!(
+                "tool call index {i} in stream event {}",
+                self.events
+            )));
+        }
+        if self.tools.len() <= i {
+            self.tools.resize(i + 1, ToolCall::default());
+        }
+        let t = &mut self.tools[i];
+        if let Some(id) = id {
+            t.id = id.to_string();
+        }
+        if let Some(n) = name {
+            t.name.push_str(n);
+        }
+        if let Some(a) = arguments {
+            t.arguments.push_str(a);
+        }
+        Ok(())
     }
 
     /// Called when the stream ends without `[DONE]`: complete only if both the finish
@@ -224,6 +315,16 @@ pub fn whole(
     out.model = v.get("model").and_then(Value::as_str).map(str::to_string);
     out.usage = usage(v);
     Ok(())
+}
+
+/// `v[k]` when it is a string.
+fn field_str<'v>(v: Option<&'v Value>, k: &str) -> Option<&'v str> {
+    v.and_then(|v| v.get(k)).and_then(Value::as_str)
+}
+
+/// A count of the fast path, capped as [`count_at`] caps it.
+fn capped(n: Option<u64>) -> u64 {
+    n.unwrap_or(0).min(1 << 40)
 }
 
 fn usage(v: &Value) -> Option<Usage> {

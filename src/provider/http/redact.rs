@@ -14,6 +14,8 @@
 //! Keys shorter than [`MIN_KEY_LEN`] are placeholders (`EMPTY`, `ollama`) that local
 //! servers accept; replacing them in model output would corrupt answers, so they are left.
 
+use std::borrow::Cow;
+
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
@@ -57,17 +59,18 @@ impl Redactor {
         }
     }
 
-    /// Feeds bytes; returns those that are safe to pass on.
-    pub fn push(&mut self, bytes: &[u8]) -> Vec<u8> {
+    /// Feeds bytes; returns those that are safe to pass on (the bytes themselves, not a
+    /// copy, when there is no key to look for).
+    pub fn push<'b>(&mut self, bytes: &'b [u8]) -> Cow<'b, [u8]> {
         let Some(key) = &self.key else {
-            return bytes.to_vec();
+            return Cow::Borrowed(bytes);
         };
         let mut buf = std::mem::take(&mut self.held);
         buf.extend_from_slice(bytes);
         let pass = scan(key, &buf, self.backslashes, false);
         self.held = buf.split_off(pass.held_from);
         self.backslashes = pass.backslashes;
-        pass.out
+        Cow::Owned(pass.out)
     }
 
     /// The bytes still held at the end of the body (or of a body cut short): a start of
@@ -177,9 +180,13 @@ impl TextRedactor {
         TextRedactor(Redactor::new(key))
     }
 
-    /// Feeds one delta; returns the text that is safe to pass on.
-    pub fn push(&mut self, text: &str) -> String {
-        utf8(self.0.push(text.as_bytes()))
+    /// Feeds one delta; returns the text that is safe to pass on (the text itself when
+    /// there is no key to look for).
+    pub fn push<'t>(&mut self, text: &'t str) -> Cow<'t, str> {
+        match self.0.push(text.as_bytes()) {
+            Cow::Borrowed(_) => Cow::Borrowed(text),
+            Cow::Owned(bytes) => Cow::Owned(utf8(bytes)),
+        }
     }
 
     /// The text still held at the end; the redactor is then empty.
@@ -238,7 +245,7 @@ mod tests {
         let mut r = Redactor::new(Some(KEY));
         let mut out = Vec::new();
         for p in parts {
-            out.extend(r.push(p));
+            out.extend_from_slice(&r.push(p));
         }
         out.extend(r.finish());
         String::from_utf8(out).expect("utf-8")

@@ -151,6 +151,7 @@ pub enum BenchCommand {
     /// headless by this program in a child process; then the time to the first frame of
     /// `browse RUN` / `replay RUN --at end` and of the run's Failures screen, each read
     /// from the run's stored snapshot and, interleaved, from its log alone.
+    #[command(after_long_help = help::BENCH_OPEN)]
     Open {
         /// Tasks of the generated run.
         #[arg(long, default_value_t = 100_000, value_parser = at_least_one())]

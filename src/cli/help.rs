@@ -233,6 +233,12 @@ pub const BENCH_REPLAY: &str = "\
 Example:
   cargo run --release -- bench replay --events 200000";
 
+/// Examples of `plexus bench open --help`.
+pub const BENCH_OPEN: &str = "\
+Examples:
+  cargo run --release -- bench open --tasks 20000 --width 200
+  cargo run --release -- bench open --db-file .plexus/plexus.db --run latest";
+
 /// Examples of `plexus bench react --help`.
 pub const BENCH_REACT: &str = "\
 Example:

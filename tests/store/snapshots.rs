@@ -166,3 +166,27 @@ fn the_replay_opens_at_the_end_from_the_snapshot_without_indexing_the_log() {
     normal_form(&mut st);
     assert!(st == folded_from_log(&store, &run));
 }
+
+#[test]
+fn bench_open_times_a_generated_run_from_its_snapshot_and_from_its_log() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = output(plexus(dir.path()).args([
+        "bench", "open", "--tasks", "40", "--width", "6", "--runs", "1", "--dir", "b", "--json",
+    ]));
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+    let r: serde_json::Value = serde_json::from_str(&out.stdout).expect("JSON report");
+    assert_eq!(r["tasks"], 40, "{r}");
+    assert!(r["events"].as_u64().expect("events") > 40, "{r}");
+    assert!(
+        r["snapshot_bytes"].as_u64().expect("bytes") > 0,
+        "the run stored its end: {r}"
+    );
+    for k in [
+        "browse_ms",
+        "browse_from_log_ms",
+        "failures_ms",
+        "failures_from_log_ms",
+    ] {
+        assert!(r[k].as_f64().expect(k) > 0.0, "{k}: {r}");
+    }
+}

@@ -570,7 +570,10 @@ pub fn print_report(r: &BenchReport) {
     crate::outln!("commit latency p50    {} ms", r.commit_latency_ms.0);
     crate::outln!("commit latency p99    {} ms", r.commit_latency_ms.1);
     crate::outln!("peak memory (RSS)     {:.1} MiB", r.peak_rss_mib);
-    for (label, at) in [("rss at", r.rss_at.as_ref()), ("rss at end", Some(&r.rss_end))] {
+    for (label, at) in [
+        ("rss at", r.rss_at.as_ref()),
+        ("rss at end", Some(&r.rss_end)),
+    ] {
         if let Some(a) = at {
             crate::outln!(
                 "{:<22}{:.1} MiB at {} tasks (peak until then {:.1} MiB)",

@@ -207,10 +207,7 @@ pub(super) fn finish(
 pub(super) fn output_needed(ctx: &RunCtx, nodes: &[Node], j: usize) -> bool {
     let open = |k: &usize| !nodes[*k].status.is_final();
     nodes[j].dependents.iter().any(open)
-        || ctx
-            .referrers
-            .get(&j)
-            .is_some_and(|r| r.iter().any(open))
+        || ctx.referrers.get(&j).is_some_and(|r| r.iter().any(open))
 }
 
 /// Drops from memory the outputs task `i` read (its dependencies and the tasks its

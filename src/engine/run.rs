@@ -362,7 +362,7 @@ impl Coordinator {
         )?;
         if is_final {
             self.finished += 1;
-            if self.finished % RETAINED_EVERY == 0 {
+            if self.finished.is_multiple_of(RETAINED_EVERY) {
                 self.retained.push(Retained {
                     finished: self.finished,
                     outputs: self.ctx.outputs_held() as u32,

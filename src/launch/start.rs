@@ -197,7 +197,12 @@ fn begin(
     if new_run {
         // The row takes the plan's text: nothing in the run reads it from memory again.
         let json = std::mem::take(&mut plan.json);
-        let mut row = RunRow::for_plan(run_id, plan, &provider.name(), serde_json::to_string(config)?);
+        let mut row = RunRow::for_plan(
+            run_id,
+            plan,
+            &provider.name(),
+            serde_json::to_string(config)?,
+        );
         row.plan_json = json;
         writer.send(WriteOp::CreateRun(Box::new(row)))?;
     }

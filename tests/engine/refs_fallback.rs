@@ -408,7 +408,10 @@ async fn what_the_engine_holds_for_finished_tasks_is_flat_from_2000_to_9000_task
     // Only outputs a task still to run reads are held — about a layer's worth, however
     // many tasks have finished (keeping every leaf's output would hold half of them).
     let (at_2k, at_9k) = (held(2_000), held(9_000));
-    assert!(at_2k <= 100 && at_9k <= 100, "held {at_2k} at 2000, {at_9k} at 9000");
+    assert!(
+        at_2k <= 100 && at_9k <= 100,
+        "held {at_2k} at 2000, {at_9k} at 9000"
+    );
     assert!(at_9k <= at_2k + 50, "held {at_2k} at 2000, {at_9k} at 9000");
 }
 
@@ -426,6 +429,10 @@ async fn a_reference_two_levels_up_reads_the_output_after_the_middle_task_ended(
     .to_string();
     let r = run_plan(&p, quick_sim(), test_config()).await;
     assert_eq!(failures(&r), vec![], "U's output was there for A");
-    assert!(planned(&r).contains(&"task_output:U:Full".to_string()), "{:?}", planned(&r));
+    assert!(
+        planned(&r).contains(&"task_output:U:Full".to_string()),
+        "{:?}",
+        planned(&r)
+    );
     assert_eq!(r.status_of("A"), "success");
 }

@@ -8,6 +8,7 @@ mod keys;
 mod references;
 mod schema;
 mod shape;
+mod shared;
 mod tasks;
 
 use std::collections::{BTreeMap, HashSet};
@@ -47,6 +48,8 @@ pub fn load_plan_file(path: &Path) -> Result<Plan, PlanErrors> {
 struct Collector<'a> {
     file: &'a str,
     errors: Vec<PlanError>,
+    /// Parts of tasks that many tasks repeat, held once.
+    shared: shared::SharedParts,
 }
 
 impl Collector<'_> {
@@ -117,9 +120,14 @@ fn parse_text(text: &str, file: &str) -> Result<Plan, PlanErrors> {
     let mut c = Collector {
         file,
         errors: Vec::new(),
+        shared: Default::default(),
     };
-    if let Err(e) = serde_json::from_str::<&RawValue>(text) {
-        c.push(None, "", K::Syntax, format!("not valid JSON: {e}"));
+    if serde_json::from_str::<&RawValue>(text).is_err() {
+        // Decoded as a tree, the error is worded as it is everywhere else (skipping a
+        // value words some errors differently).
+        let e = serde_json::from_str::<Value>(text).err();
+        let why = e.map(|e| e.to_string()).unwrap_or_default();
+        c.push(None, "", K::Syntax, format!("not valid JSON: {why}"));
         return Err(PlanErrors(c.errors));
     }
     for d in keys::duplicate_keys(text) {

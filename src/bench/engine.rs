@@ -38,6 +38,8 @@ pub struct BenchOptions {
     pub dir: std::path::PathBuf,
     /// Whether a follower reads the run's events beside it.
     pub follow: bool,
+    /// Finished tasks at which resident memory is measured during the run.
+    pub rss_at: usize,
 }
 
 /// Figures of one benchmark run.
@@ -69,6 +71,13 @@ pub struct BenchReport {
     pub ratio_to_bare: f64,
     /// Peak resident memory, MiB.
     pub peak_rss_mib: f64,
+    /// Resident memory when `--rss-at` tasks had finished (unless the run had fewer).
+    pub rss_at: Option<RssAt>,
+    /// Resident memory when the run ended.
+    pub rss_end: RssAt,
+    /// What the engine held for finished tasks at its last sample (every 1,000
+    /// finished tasks): memory that grows with finished work shows here.
+    pub retained: Option<crate::engine::Retained>,
     /// Median and p99 of the time from an event's timestamp to its commit, ms.
     pub commit_latency_ms: (u64, u64),
     /// The paced run's figures, unless it was skipped.
@@ -86,6 +95,28 @@ pub struct BenchReport {
     pub wal_checkpoint_ms: f64,
     /// Events a follower beside the run read (`--follow`).
     pub followed_events: Option<u64>,
+}
+
+/// Resident memory at one point of the run.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct RssAt {
+    /// Tasks finished then.
+    pub tasks: usize,
+    /// Resident memory then, MiB.
+    pub rss_mib: f64,
+    /// Peak resident memory until then, MiB.
+    pub peak_rss_mib: f64,
+}
+
+impl RssAt {
+    /// This process's memory now, `tasks` tasks finished.
+    fn now(tasks: usize) -> RssAt {
+        RssAt {
+            tasks,
+            rss_mib: rss_mib(),
+            peak_rss_mib: peak_rss_mib(),
+        }
+    }
 }
 
 /// Figures of the paced run: the engine streaming a chunk every 10 ms, like a real
@@ -236,7 +267,15 @@ pub async fn run_bench(opts: &BenchOptions) -> Result<BenchReport> {
         opts.concurrency,
         opts.chunks
     );
-    let full = measured_run(&db, plan.clone(), sim, engine.clone(), opts.follow).await?;
+    let full = measured_run(
+        &db,
+        plan.clone(),
+        sim,
+        engine.clone(),
+        opts.follow,
+        opts.rss_at,
+    )
+    .await?;
 
     let paced = match opts.paced_tasks {
         0 => None,
@@ -274,6 +313,9 @@ pub async fn run_bench(opts: &BenchOptions) -> Result<BenchReport> {
         bare_rows_per_s: bare,
         ratio_to_bare: (events as f64 / seconds) / bare,
         peak_rss_mib: peak_rss_mib(),
+        rss_at: full.rss_at,
+        rss_end: full.rss_end,
+        retained: full.retained,
         commit_latency_ms: (stats.latency_quantile(0.5), stats.latency_quantile(0.99)),
         paced,
         status: outcome_status,
@@ -302,7 +344,7 @@ async fn paced_run(
     let sim = simulated(opts, 40, 10);
     let plan = generated_plan(tasks, 100)?;
     let planned = plan.tasks.len();
-    let run = measured_run(&db, plan, sim, engine, false).await?;
+    let run = measured_run(&db, plan, sim, engine, false, 0).await?;
     Ok(PacedFigures {
         tasks: planned,
         events_per_s: run.events as f64 / run.seconds,
@@ -350,15 +392,20 @@ struct RunFigures {
     stats: Arc<crate::store::WriterStats>,
     status: String,
     wal: super::wal_watch::WalFigures,
+    rss_at: Option<RssAt>,
+    rss_end: RssAt,
+    retained: Option<crate::engine::Retained>,
 }
 
-/// Runs `plan` into a fresh database at `db`, counting what a consumer receives.
+/// Runs `plan` into a fresh database at `db`, counting what a consumer receives, and
+/// measuring resident memory once `rss_at` tasks have finished (0: never).
 async fn measured_run(
     db: &Path,
     plan: Arc<crate::plan::Plan>,
     sim: SimConfig,
     engine: EngineConfig,
     follow: bool,
+    rss_at: usize,
 ) -> Result<RunFigures> {
     let (sub_tx, mut sub_rx) =
         tokio::sync::mpsc::unbounded_channel::<Vec<Arc<crate::event::Envelope>>>();
@@ -375,17 +422,24 @@ async fn measured_run(
     )?;
     let consumer = tokio::spawn(async move {
         let (mut all, mut chunk_events, mut streamed) = (0u64, 0u64, 0u64);
+        let (mut finished, mut at) = (0usize, None);
         while let Some(batch) = sub_rx.recv().await {
             for e in batch {
                 all += 1;
                 match &e.event {
                     crate::event::EngineEvent::Chunk(_) => chunk_events += 1,
                     crate::event::EngineEvent::InvocationFinished(f) => streamed += f.chunks,
+                    crate::event::EngineEvent::TaskFinished(_) => {
+                        finished += 1;
+                        if finished == rss_at {
+                            at = Some(RssAt::now(finished));
+                        }
+                    }
                     _ => {}
                 }
             }
         }
-        (all, chunk_events, streamed)
+        (all, chunk_events, streamed, at)
     });
     let stats = writer.stats().clone();
     let watch = super::wal_watch::WalWatch::start(db, &run_id, follow);
@@ -400,7 +454,8 @@ async fn measured_run(
     .await?;
     let wal = watch.stop();
     let (outcome, seconds) = (timed.outcome, timed.run_seconds);
-    let (seen, chunk_events, chunks_streamed) = consumer.await?;
+    let (seen, chunk_events, chunks_streamed, rss_at) = consumer.await?;
+    let rss_end = RssAt::now(outcome.tasks.values().map(|&n| n as usize).sum());
     let events = stats.events.load(Ordering::Relaxed);
     if seen != events {
         return Err(eyre!(
@@ -415,6 +470,9 @@ async fn measured_run(
         stats,
         status: outcome.status.as_str().to_string(),
         wal,
+        rss_at,
+        rss_end,
+        retained: outcome.retained.last().copied(),
     })
 }
 
@@ -512,6 +570,27 @@ pub fn print_report(r: &BenchReport) {
     crate::outln!("commit latency p50    {} ms", r.commit_latency_ms.0);
     crate::outln!("commit latency p99    {} ms", r.commit_latency_ms.1);
     crate::outln!("peak memory (RSS)     {:.1} MiB", r.peak_rss_mib);
+    for (label, at) in [
+        ("rss at", r.rss_at.as_ref()),
+        ("rss at end", Some(&r.rss_end)),
+    ] {
+        if let Some(a) = at {
+            crate::outln!(
+                "{:<22}{:.1} MiB at {} tasks (peak until then {:.1} MiB)",
+                label,
+                a.rss_mib,
+                a.tasks,
+                a.peak_rss_mib
+            );
+        }
+    }
+    if let Some(k) = &r.retained {
+        crate::outln!(
+            "held for finished    {} output(s) at {} finished tasks",
+            k.outputs,
+            k.finished
+        );
+    }
     crate::outln!(
         "largest WAL           {:.1} MiB ({} frames after a commit; {} checkpoints by the writer in {:.0} ms, {} kept short by a reader)",
         r.wal_peak_mib,
@@ -554,6 +633,7 @@ mod tests {
             paced_tasks: 10,
             dir: dir.path().to_path_buf(),
             follow: true,
+            rss_at: 30,
         })
         .await
         .expect("bench runs");
@@ -568,6 +648,10 @@ mod tests {
         assert!(paced.events_per_s > 0.0, "{r:?}");
         let (write, commit) = paced.longest_write_commit_ms;
         assert!(write > 0.0 && commit > 0.0, "{r:?}");
+        // Memory was measured at 30 finished tasks and at the end.
+        let at = r.rss_at.expect("memory at 30 tasks");
+        assert_eq!((at.tasks, r.rss_end.tasks), (30, 60), "{r:?}");
+        assert!(at.rss_mib > 0.0 && r.rss_end.rss_mib > 0.0, "{r:?}");
         // The bare loop's scratch file is gone.
         assert!(!dir.path().join("bare.db").exists());
     }

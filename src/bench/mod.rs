@@ -43,6 +43,7 @@ pub async fn run(cmd: BenchCommand) -> Result<ExitCode> {
             paced_tasks,
             dir,
             follow,
+            rss_at,
             json,
         } => {
             let opts = engine::BenchOptions {
@@ -55,6 +56,7 @@ pub async fn run(cmd: BenchCommand) -> Result<ExitCode> {
                 paced_tasks,
                 dir,
                 follow,
+                rss_at,
             };
             report(&engine::run_bench(&opts).await?, json, engine::print_report)
         }

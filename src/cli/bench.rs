@@ -47,6 +47,10 @@ pub enum BenchCommand {
         /// log must stay bounded with a reader there).
         #[arg(long)]
         follow: bool,
+        /// Also measure resident memory when this many tasks have finished (beside the
+        /// end of the run), to show whether memory grows with finished work.
+        #[arg(long, value_name = "TASKS", default_value_t = 20_000)]
+        rss_at: usize,
         /// Print the report as JSON.
         #[arg(long)]
         json: bool,

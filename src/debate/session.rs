@@ -381,5 +381,6 @@ async fn run(s: Arc<Session>, comparer: Arc<PositionComparer>) -> Result<RunOutc
         tasks: m.tasks,
         atoms: 0,
         grades: Default::default(),
+        retained: Vec::new(),
     })
 }

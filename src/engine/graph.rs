@@ -172,8 +172,10 @@ pub(super) fn finish(
         }),
     )?;
     if let Some(out) = &outcome.output {
-        if let Ok(mut o) = ctx.outputs.write() {
-            o.insert(i, out.clone());
+        if ctx.keeps_all_outputs() || output_needed(ctx, nodes, i) {
+            if let Ok(mut o) = ctx.outputs.write() {
+                o.insert(i, out.clone());
+            }
         }
     }
     let satisfied = outcome.status.satisfies_dependents();
@@ -193,26 +195,42 @@ pub(super) fn finish(
             block(ctx, nodes, d, i, Some(ready))?;
         }
     }
-    // Free outputs nobody downstream still needs (kept when a retry may need them).
-    let deps = if ctx.config.hold_open {
-        Vec::new()
-    } else {
-        ctx.plan.tasks[i].depends_on.clone()
-    };
-    for dep in deps {
-        if let Some(j) = ctx.plan.task_index(&dep) {
-            if nodes[j]
-                .dependents
-                .iter()
-                .all(|&k| nodes[k].status.is_final())
-            {
-                if let Ok(mut o) = ctx.outputs.write() {
-                    o.remove(&j);
-                }
-            }
-        }
+    // Free the outputs nobody still to run needs: those this task read.
+    if !ctx.keeps_all_outputs() {
+        release_outputs(ctx, nodes, i);
     }
     Ok(())
+}
+
+/// Whether a task that has not ended yet reads task `j`'s output: a direct dependent,
+/// or a task with a `task_output` reference to it.
+pub(super) fn output_needed(ctx: &RunCtx, nodes: &[Node], j: usize) -> bool {
+    let open = |k: &usize| !nodes[*k].status.is_final();
+    nodes[j].dependents.iter().any(open)
+        || ctx.referrers.get(&j).is_some_and(|r| r.iter().any(open))
+}
+
+/// Drops from memory the outputs task `i` read (its dependencies and the tasks its
+/// references name) that no task still to run needs.
+fn release_outputs(ctx: &RunCtx, nodes: &[Node], i: usize) {
+    let t = &ctx.plan.tasks[i];
+    let read = t
+        .depends_on
+        .iter()
+        .chain(t.data_references.iter().filter_map(|r| match r {
+            crate::protocol::DataReference::TaskOutput(o) => Some(&o.task_id),
+            _ => None,
+        }))
+        .filter_map(|id| ctx.plan.task_index(id));
+    let done: Vec<usize> = read.filter(|&j| !output_needed(ctx, nodes, j)).collect();
+    if done.is_empty() {
+        return;
+    }
+    if let Ok(mut o) = ctx.outputs.write() {
+        for j in done {
+            o.remove(&j);
+        }
+    }
 }
 
 /// Marks `i` blocked (E006) because `upstream` failed, and everything below it.
@@ -244,6 +262,9 @@ pub(super) fn block(
             }),
         )?;
         write_task(ctx, i, &nodes[i], Some(ErrorCode::E006), None)?;
+        if !ctx.keeps_all_outputs() {
+            release_outputs(ctx, nodes, i);
+        }
         ctx.emitter.emit(
             &scope,
             EngineEvent::TaskFinished(TaskFinished {

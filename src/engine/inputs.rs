@@ -69,6 +69,50 @@ fn data_type_of(r: &DataReference, data: &Value) -> DataType {
     }
 }
 
+/// The outputs of finished tasks that are no longer held in memory (a resumed run, a
+/// task run again), read back from the store once the writer has committed what it was
+/// given; tasks without an output (failed, or no database to read) are left out.
+async fn read_back(ctx: &RunCtx, tasks: Vec<usize>) -> HashMap<usize, Arc<ResponseOutput>> {
+    let Some(db) = ctx.db.clone().filter(|_| !tasks.is_empty()) else {
+        return HashMap::new();
+    };
+    let writer = ctx.emitter.writer().clone();
+    let run_id = ctx.run_id.to_string();
+    let ids: Vec<(usize, String)> = tasks
+        .into_iter()
+        .map(|j| (j, ctx.plan.tasks[j].task_id.clone()))
+        .collect();
+    let read = tokio::task::spawn_blocking(move || {
+        writer.flush()?;
+        let store = crate::store::Store::open(&db)?;
+        let mut found = HashMap::new();
+        for (j, id) in ids {
+            let Some(text) = store.task_output(&run_id, &id)? else {
+                continue;
+            };
+            match serde_json::from_str::<ResponseOutput>(&text) {
+                Ok(out) => {
+                    found.insert(j, Arc::new(out));
+                }
+                Err(e) => tracing::warn!("the stored output of `{id}` does not decode: {e}"),
+            }
+        }
+        Ok::<_, crate::store::StoreError>(found)
+    })
+    .await;
+    match read {
+        Ok(Ok(found)) => found,
+        Ok(Err(e)) => {
+            tracing::warn!("cannot read upstream outputs back from the store: {e}");
+            HashMap::new()
+        }
+        Err(e) => {
+            tracing::warn!("reading upstream outputs back failed: {e}");
+            HashMap::new()
+        }
+    }
+}
+
 /// Resolves one reference once.
 async fn resolve_once(
     ctx: &RunCtx,
@@ -158,13 +202,19 @@ pub(super) async fn gather_inputs(ctx: &RunCtx, idx: usize, scope: &Scope) -> Ga
         }))
         .filter_map(|d| ctx.plan.task_index(d))
         .collect();
-    let outputs: HashMap<usize, Arc<ResponseOutput>> = match ctx.outputs.read() {
+    let mut outputs: HashMap<usize, Arc<ResponseOutput>> = match ctx.outputs.read() {
         Ok(o) => needed
             .iter()
             .filter_map(|j| o.get(j).map(|v| (*j, v.clone())))
             .collect(),
         Err(_) => HashMap::new(),
     };
+    let missing: Vec<usize> = needed
+        .iter()
+        .copied()
+        .filter(|j| !outputs.contains_key(j))
+        .collect();
+    outputs.extend(read_back(ctx, missing).await);
     // A set keeps the merge linear in a wide fan-in.
     let mut seen: rustc_hash::FxHashSet<String> = assets.iter().cloned().collect();
     for d in &task.depends_on {

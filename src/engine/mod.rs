@@ -27,7 +27,9 @@ mod worker;
 
 pub use config::EngineConfig;
 pub use run::start_run;
-pub use run_spec::{Control, ResumeState, RunHandle, RunOutcome, RunSpec};
+pub use run_spec::{
+    Control, ResumeState, Retained, RunHandle, RunOutcome, RunSpec, RETAINED_EVERY,
+};
 
 /// Errors that stop a run.
 #[derive(Debug, thiserror::Error)]

@@ -148,7 +148,7 @@ pub fn user_prompt_for(
         existing_assets: parts.existing_assets,
         extra,
     };
-    let mut output_requirements = task.output_requirements.clone();
+    let mut output_requirements = (*task.output_requirements).clone();
     if output_requirements.atom_type.is_none() {
         output_requirements.atom_type = Some(agent.atom_type.clone());
     }

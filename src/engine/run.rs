@@ -13,7 +13,7 @@ use super::emit::Scope;
 use super::graph::{self, final_status, resumed, status_after, tally, write_task, Node};
 use super::outcome::{StopSignal, TaskOutcome};
 use super::run_ctx::{task_scope, write_run_status, RunCtx};
-use super::run_spec::{Control, RunHandle, RunOutcome, RunSpec};
+use super::run_spec::{Control, Retained, RunHandle, RunOutcome, RunSpec, RETAINED_EVERY};
 use super::worker::run_task;
 use super::EngineError;
 use crate::event::{
@@ -87,6 +87,10 @@ struct Coordinator {
     reported: bool,
     /// What a worker that panicked said: the run stops, interrupted.
     crashed: Option<String>,
+    /// Tasks the workers finished (final outcomes).
+    finished: u32,
+    /// What the engine held for finished tasks, sampled as they finish.
+    retained: Vec<Retained>,
 }
 
 impl Coordinator {
@@ -121,6 +125,8 @@ impl Coordinator {
             stopping: None,
             reported: false,
             crashed: None,
+            finished: 0,
+            retained: Vec::new(),
         };
         match &resume {
             None => run.announce()?,
@@ -345,6 +351,7 @@ impl Coordinator {
         let Some(i) = self.running.remove(&id) else {
             return Ok(());
         };
+        let is_final = outcome.status.is_final();
         graph::finish(
             &self.ctx,
             &mut self.nodes,
@@ -352,7 +359,17 @@ impl Coordinator {
             &mut self.totals,
             i,
             outcome,
-        )
+        )?;
+        if is_final {
+            self.finished += 1;
+            if self.finished.is_multiple_of(RETAINED_EVERY) {
+                self.retained.push(Retained {
+                    finished: self.finished,
+                    outputs: self.ctx.outputs_held() as u32,
+                });
+            }
+        }
+        Ok(())
     }
 
     /// Acts on a command while tasks run or wait (None: the handle is gone).
@@ -452,6 +469,7 @@ impl Coordinator {
             tasks,
             atoms,
             grades: self.totals,
+            retained: self.retained,
         })
     }
 }

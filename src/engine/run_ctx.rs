@@ -29,8 +29,13 @@ pub struct RunCtx {
     pub(super) emitter: Emitter,
     /// Asset ids that exist in the store.
     pub(super) known_assets: RwLock<rustc_hash::FxHashSet<String>>,
-    /// Outputs of finished tasks still needed downstream, by plan index.
+    /// Outputs of finished tasks still needed by tasks to run, by plan index. Nothing
+    /// else of a finished task stays in memory; an output that is not here is read back
+    /// from the store (see [`super::inputs`]).
     pub(super) outputs: RwLock<rustc_hash::FxHashMap<usize, Arc<ResponseOutput>>>,
+    /// Tasks whose `task_output` references read each task's output, by plan index of
+    /// the task read (its direct dependents read it too: see [`super::graph::Node`]).
+    pub(super) referrers: rustc_hash::FxHashMap<usize, Vec<usize>>,
     /// Each task's constraints before adjustments, by plan index.
     pub(super) base_constraints: Vec<Constraints>,
     /// The database file `db_query` references read.
@@ -109,8 +114,19 @@ impl RunCtx {
                 )
             })
             .collect();
+        let mut referrers: rustc_hash::FxHashMap<usize, Vec<usize>> = Default::default();
+        for (k, t) in plan.tasks.iter().enumerate() {
+            for r in &t.data_references {
+                if let crate::protocol::DataReference::TaskOutput(o) = r {
+                    if let Some(&j) = index.get(o.task_id.as_str()) {
+                        referrers.entry(j).or_default().push(k);
+                    }
+                }
+            }
+        }
         let mut outputs = HashMap::new();
-        if let Some(r) = resume {
+        // With a database, a resumed task reads its inputs back from it when it starts.
+        if let Some(r) = resume.filter(|_| spec.db.is_none()) {
             for (tid, v) in &r.outputs {
                 if let Some(&i) = index.get(tid.as_str()) {
                     outputs.insert(i, Arc::new(v.clone()));
@@ -125,6 +141,7 @@ impl RunCtx {
             emitter,
             known_assets: RwLock::new(spec.known_assets.into_iter().collect()),
             outputs: RwLock::new(outputs.into_iter().collect()),
+            referrers,
             base_constraints,
             db: spec.db.clone(),
             skills: Arc::new(crate::skills::SkillLibrary::in_dir(
@@ -160,6 +177,20 @@ impl RunCtx {
                     .unwrap_or_default(),
             ),
         }
+    }
+
+    /// How many outputs of finished tasks are held in memory.
+    pub(super) fn outputs_held(&self) -> usize {
+        match self.outputs.read() {
+            Ok(o) => o.len(),
+            Err(p) => p.into_inner().len(),
+        }
+    }
+
+    /// Whether every output is kept for the run's whole life: a run held open for
+    /// retries with no database to read outputs back from.
+    pub(super) fn keeps_all_outputs(&self) -> bool {
+        self.config.hold_open && self.db.is_none()
     }
 
     /// The agent's name, shared.

@@ -107,6 +107,21 @@ pub struct RunOutcome {
     pub atoms: u32,
     /// Their grades.
     pub grades: GradeCounts,
+    /// What the engine held in memory for finished tasks, sampled every
+    /// [`RETAINED_EVERY`] tasks its workers finished.
+    pub retained: Vec<Retained>,
+}
+
+/// How many finished tasks apart the engine samples what it retains.
+pub const RETAINED_EVERY: u32 = 1000;
+
+/// What the engine held in memory for finished tasks when `finished` tasks had ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+pub struct Retained {
+    /// Tasks the run's workers had finished.
+    pub finished: u32,
+    /// Outputs of finished tasks held for tasks still to run.
+    pub outputs: u32,
 }
 
 /// A started run.

@@ -299,13 +299,22 @@ pub async fn print_progress(
 ) -> Progress {
     let mut p = Progress::default();
     let stderr = std::io::stderr();
+    // A batch's lines go out in one write: the printer keeps up with the writer, so
+    // committed batches never queue up in memory behind it.
+    let mut text = String::new();
     while let Some(batch) = rx.recv().await {
-        let mut out = stderr.lock();
         for env in batch {
             if let Some(line) = p.fold(&env) {
-                let _ = writeln!(out, "{}", crate::out::clean(&line));
+                text.push_str(&crate::out::clean(&line));
+                text.push('\n');
             }
         }
+        if !text.is_empty() {
+            let _ = stderr.lock().write_all(text.as_bytes());
+            text.clear();
+        }
+        // A burst's buffer is not kept for the rest of the run.
+        text.shrink_to(64 * 1024);
     }
     p
 }

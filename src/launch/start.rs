@@ -87,7 +87,7 @@ pub struct Started {
 /// Opens the database, creates (or resumes) the run and starts the engine.
 pub fn start(
     globals: &Globals,
-    plan: Plan,
+    mut plan: Plan,
     config: RunConfig,
     resume: Option<Resuming>,
     demo_assets: bool,
@@ -143,7 +143,7 @@ pub fn start(
         .and_then(|()| {
             begin(
                 globals,
-                &plan,
+                &mut plan,
                 &config,
                 &run_id,
                 &provider,
@@ -185,11 +185,12 @@ pub fn start(
 }
 
 /// What a run needs written before its engine starts: the demo's assets, the run row of
-/// a new run; returns the asset ids already in the store.
+/// a new run (which takes the plan's JSON text); returns the asset ids already in the
+/// store.
 #[allow(clippy::too_many_arguments)]
 fn begin(
     globals: &Globals,
-    plan: &Plan,
+    plan: &mut Plan,
     config: &RunConfig,
     run_id: &str,
     provider: &Arc<dyn crate::provider::Provider>,
@@ -201,12 +202,16 @@ fn begin(
         import_demo_assets(writer)?;
     }
     if new_run {
-        writer.send(WriteOp::CreateRun(Box::new(RunRow::for_plan(
+        // The row takes the plan's text: nothing in the run reads it from memory again.
+        let json = std::mem::take(&mut plan.json);
+        let mut row = RunRow::for_plan(
             run_id,
             plan,
             &provider.name(),
             serde_json::to_string(config)?,
-        ))))?;
+        );
+        row.plan_json = json;
+        writer.send(WriteOp::CreateRun(Box::new(row)))?;
     }
     writer.flush()?;
     Ok(Store::open(&globals.db)?.known_asset_ids()?)

@@ -83,8 +83,9 @@ pub struct Task {
     pub agent: String,
     /// Instruction (seed 001 §6.1 template).
     pub instruction: String,
-    /// Paper / code info and existing assets.
-    pub context: RequestContext,
+    /// Paper / code info and existing assets (shared: most tasks of a large plan give
+    /// none, and hold one empty context between them).
+    pub context: std::sync::Arc<RequestContext>,
     /// Technical focus.
     pub focus: Option<String>,
     /// Upstream task ids.
@@ -95,8 +96,9 @@ pub struct Task {
     pub transfer_config: Option<TransferConfig>,
     /// What to do when references or dependencies fail.
     pub fallback_config: Option<FallbackConfig>,
-    /// Atom type, required fields, threshold, max atoms.
-    pub output_requirements: OutputRequirements,
+    /// Atom type, required fields, threshold, max atoms (shared between the tasks that
+    /// ask for the same).
+    pub output_requirements: std::sync::Arc<OutputRequirements>,
     /// Constraint overrides.
     pub constraints: ConstraintOverrides,
     /// The tool-using fields (`tools`, `skills`, `max_steps`, `token_budget`).

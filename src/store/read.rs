@@ -242,6 +242,21 @@ impl Store {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
+    /// The output of task `task_id` as [`Store::task_outputs`] gives it, if it ended
+    /// success or partial.
+    pub fn task_output(&self, run_id: &str, task_id: &str) -> Result<Option<String>, StoreError> {
+        let mut st = self.conn.prepare_cached(
+            "SELECT json_extract(i.response_json, '$.output') FROM tasks t
+             JOIN invocations i ON i.run_id = t.run_id AND i.invocation_id = t.final_invocation_id
+             WHERE t.run_id = ?1 AND t.task_id = ?2 AND t.status IN ('success', 'partial') AND i.response_json IS NOT NULL",
+        )?;
+        let mut rows = st.query(params![run_id, task_id])?;
+        match rows.next()? {
+            Some(r) => Ok(r.get(0)?),
+            None => Ok(None),
+        }
+    }
+
     /// Invocations of a run in start order.
     pub fn invocations(&self, run_id: &str) -> Result<Vec<InvocationRow>, StoreError> {
         let mut st = self.conn.prepare(

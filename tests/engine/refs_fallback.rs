@@ -367,3 +367,72 @@ async fn abstractive_summaries_come_from_the_provider() {
     let plan = &plans[0].1.inputs[0];
     assert!(plan.tokens_after < plan.tokens, "{plan:?}");
 }
+
+/// A plan of `n` tasks in layers of `width`: the first half of a layer goes on from the
+/// task in the same place of the layer before, the second half hangs off it as leaves
+/// (tasks no other task reads), so half of all tasks are leaves, ending all along the run.
+fn layered_leaves_plan(n: usize, width: usize) -> String {
+    let half = width / 2;
+    let tasks: Vec<Value> = (0..n)
+        .map(|k| {
+            let (layer, place) = (k / width, k % width);
+            let mut t = json!({"task_id": format!("T{k:05}"), "agent": "Scholar_Internalizer",
+                "instruction": "Analyse the denoising formula.",
+                "output_requirements": {"required_fields": ["content.mathematical_expression"], "quality_threshold": "C", "max_atoms": 1}});
+            if layer > 0 {
+                let up = (layer - 1) * width + place % half;
+                t["depends_on"] = json!([format!("T{up:05}")]);
+            }
+            t
+        })
+        .collect();
+    json!({"plan_id": "P", "execution_mode": "Quick_Assessment", "tasks": tasks}).to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_the_engine_holds_for_finished_tasks_is_flat_from_2000_to_9000_tasks() {
+    let mut cfg = test_config();
+    cfg.concurrency = 32;
+    let mut sim = quick_sim();
+    sim.min_chunks = 1;
+    let r = run_plan(&layered_leaves_plan(10_000, 50), sim, cfg).await;
+    assert_eq!(r.outcome.tasks.values().sum::<u32>(), 10_000);
+    let held = |finished: u32| {
+        r.outcome
+            .retained
+            .iter()
+            .find(|k| k.finished == finished)
+            .unwrap_or_else(|| panic!("no sample at {finished}: {:?}", r.outcome.retained))
+            .outputs
+    };
+    // Only outputs a task still to run reads are held — about a layer's worth, however
+    // many tasks have finished (keeping every leaf's output would hold half of them).
+    let (at_2k, at_9k) = (held(2_000), held(9_000));
+    assert!(
+        at_2k <= 100 && at_9k <= 100,
+        "held {at_2k} at 2000, {at_9k} at 9000"
+    );
+    assert!(at_9k <= at_2k + 50, "held {at_2k} at 2000, {at_9k} at 9000");
+}
+
+#[tokio::test]
+async fn a_reference_two_levels_up_reads_the_output_after_the_middle_task_ended() {
+    // U → M → A, and A reads U's output through a reference (U is upstream of A only
+    // through M): M's end must not drop U's output before A has read it.
+    let req = json!({"required_fields": ["content.mathematical_expression"], "quality_threshold": "C", "max_atoms": 2});
+    let p = json!({"plan_id": "P", "execution_mode": "Deep_Internalization", "tasks": [
+        {"task_id": "U", "agent": "Scholar_Internalizer", "instruction": "Analyse the denoising formula.", "output_requirements": req},
+        {"task_id": "M", "agent": "Scholar_Internalizer", "instruction": "Analyse the noise schedule.", "output_requirements": req, "depends_on": ["U"]},
+        {"task_id": "A", "agent": "Scholar_Internalizer", "instruction": "Use the references.", "output_requirements": req, "depends_on": ["M"],
+         "data_references": [{"ref_type": "task_output", "task_id": "U", "path": "$.atoms"}]}
+    ]})
+    .to_string();
+    let r = run_plan(&p, quick_sim(), test_config()).await;
+    assert_eq!(failures(&r), vec![], "U's output was there for A");
+    assert!(
+        planned(&r).contains(&"task_output:U:Full".to_string()),
+        "{:?}",
+        planned(&r)
+    );
+    assert_eq!(r.status_of("A"), "success");
+}

@@ -8,12 +8,14 @@ mod keys;
 mod references;
 mod schema;
 mod shape;
+mod shared;
 mod tasks;
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
 
 use serde::de::DeserializeOwned;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::error::{PlanError, PlanErrorKind as K, PlanErrors};
@@ -32,7 +34,7 @@ const TOP_FIELDS: &[&str] = &[
 pub fn load_plan_file(path: &Path) -> Result<Plan, PlanErrors> {
     let file = path.display().to_string();
     match std::fs::read_to_string(path) {
-        Ok(text) => parse_plan(&text, &file),
+        Ok(text) => parse_plan_owned(text, &file),
         Err(e) => Err(PlanErrors(vec![PlanError {
             file,
             task: None,
@@ -46,6 +48,8 @@ pub fn load_plan_file(path: &Path) -> Result<Plan, PlanErrors> {
 struct Collector<'a> {
     file: &'a str,
     errors: Vec<PlanError>,
+    /// Parts of tasks that many tasks repeat, held once.
+    shared: shared::SharedParts,
 }
 
 impl Collector<'_> {
@@ -88,21 +92,44 @@ impl Collector<'_> {
     }
 }
 
+/// A byte-order mark, as some editors write, is not part of the plan.
+const BOM: char = '\u{feff}';
+
 /// Parses and validates plan JSON text; `file` names it in errors.
 pub fn parse_plan(text: &str, file: &str) -> Result<Plan, PlanErrors> {
+    let text = text.strip_prefix(BOM).unwrap_or(text);
+    let mut plan = parse_text(text, file)?;
+    plan.json = text.to_string();
+    Ok(plan)
+}
+
+/// [`parse_plan`] of text the plan keeps as its snapshot without a copy.
+fn parse_plan_owned(mut text: String, file: &str) -> Result<Plan, PlanErrors> {
+    if text.starts_with(BOM) {
+        text.replace_range(..BOM.len_utf8(), "");
+    }
+    let mut plan = parse_text(&text, file)?;
+    plan.json = text;
+    Ok(plan)
+}
+
+/// Parses and validates `text` (without a byte-order mark); the plan's `json` is left
+/// empty for the caller. Tasks are decoded one at a time, so a large plan never exists
+/// as one JSON tree next to its typed form.
+fn parse_text(text: &str, file: &str) -> Result<Plan, PlanErrors> {
     let mut c = Collector {
         file,
         errors: Vec::new(),
+        shared: Default::default(),
     };
-    // A byte-order mark, as some editors write, is not part of the plan.
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let root: Value = match serde_json::from_str(text) {
-        Ok(v) => v,
-        Err(e) => {
-            c.push(None, "", K::Syntax, format!("not valid JSON: {e}"));
-            return Err(PlanErrors(c.errors));
-        }
-    };
+    if serde_json::from_str::<&RawValue>(text).is_err() {
+        // Decoded as a tree, the error is worded as it is everywhere else (skipping a
+        // value words some errors differently).
+        let e = serde_json::from_str::<Value>(text).err();
+        let why = e.map(|e| e.to_string()).unwrap_or_default();
+        c.push(None, "", K::Syntax, format!("not valid JSON: {why}"));
+        return Err(PlanErrors(c.errors));
+    }
     for d in keys::duplicate_keys(text) {
         let lines = if d.first_line == d.line {
             format!("on line {}", d.line)
@@ -119,11 +146,17 @@ pub fn parse_plan(text: &str, file: &str) -> Result<Plan, PlanErrors> {
             ),
         );
     }
-    let Some(obj) = root.as_object() else {
+    // The top level with each field's text; every field but `tasks` decoded at once.
+    let Ok(top) = serde_json::from_str::<BTreeMap<String, &RawValue>>(text) else {
         c.push(None, "", K::Shape, "a plan must be a JSON object");
         return Err(PlanErrors(c.errors));
     };
-    for key in obj.keys() {
+    let obj: Map<String, Value> = top
+        .iter()
+        .filter(|(k, _)| k.as_str() != "tasks")
+        .map(|(k, v)| (k.clone(), decode(v)))
+        .collect();
+    for key in top.keys() {
         if !TOP_FIELDS.contains(&key.as_str()) {
             c.push(
                 None,
@@ -188,37 +221,42 @@ pub fn parse_plan(text: &str, file: &str) -> Result<Plan, PlanErrors> {
     // Agents declared by the plan (new agents or changes to built-in ones).
     let mut agents = AgentTable::parse(&mut c, obj.get("agents"));
 
-    // Each task object with its place in the file's `tasks`.
-    let raw_tasks: Vec<(usize, &Map<String, Value>)> = match obj.get("tasks") {
-        Some(Value::Array(a)) if !a.is_empty() => a
-            .iter()
-            .enumerate()
-            .filter_map(|(i, t)| match t.as_object() {
-                Some(o) => Some((i, o)),
-                None => {
-                    c.push(
-                        None,
-                        format!("tasks[{i}]"),
-                        K::Shape,
-                        "a task must be a JSON object",
-                    );
-                    None
-                }
-            })
-            .collect(),
-        Some(Value::Array(_)) => {
-            c.push(None, "tasks", K::Shape, "a plan needs at least one task");
-            Vec::new()
-        }
-        Some(v) => {
-            c.push(
-                None,
-                "tasks",
-                K::Shape,
-                format!("must be an array of tasks, not {}", shape::describe(v)),
-            );
-            Vec::new()
-        }
+    // Each task's text with its place in the file's `tasks`; the objects among them.
+    let raw_tasks: Vec<(usize, &RawValue)> = match top.get("tasks") {
+        Some(raw) => match serde_json::from_str::<Vec<&RawValue>>(raw.get()) {
+            Ok(list) if !list.is_empty() => list
+                .into_iter()
+                .enumerate()
+                .filter(|(i, t)| {
+                    let object = t.get().starts_with('{');
+                    if !object {
+                        c.push(
+                            None,
+                            format!("tasks[{i}]"),
+                            K::Shape,
+                            "a task must be a JSON object",
+                        );
+                    }
+                    object
+                })
+                .collect(),
+            Ok(_) => {
+                c.push(None, "tasks", K::Shape, "a plan needs at least one task");
+                Vec::new()
+            }
+            Err(_) => {
+                c.push(
+                    None,
+                    "tasks",
+                    K::Shape,
+                    format!(
+                        "must be an array of tasks, not {}",
+                        shape::describe(&decode(raw))
+                    ),
+                );
+                Vec::new()
+            }
+        },
         None => {
             c.push(None, "tasks", K::Shape, "missing");
             Vec::new()
@@ -227,7 +265,11 @@ pub fn parse_plan(text: &str, file: &str) -> Result<Plan, PlanErrors> {
 
     let mut tasks = Vec::with_capacity(raw_tasks.len());
     let mut seen_ids: HashSet<String> = HashSet::new();
-    for &(i, t) in &raw_tasks {
+    for &(i, raw) in &raw_tasks {
+        // One task's tree at a time: it is dropped once the task is typed.
+        let Value::Object(t) = decode(raw) else {
+            continue;
+        };
         if let Some(Value::String(id)) = t.get("task_id") {
             if !id.trim().is_empty() && !seen_ids.insert(id.clone()) {
                 c.push(
@@ -239,10 +281,11 @@ pub fn parse_plan(text: &str, file: &str) -> Result<Plan, PlanErrors> {
                 continue;
             }
         }
-        if let Some(task) = tasks::parse_task(&mut c, i, t, &mut agents) {
+        if let Some(task) = tasks::parse_task(&mut c, i, &t, &mut agents) {
             tasks.push(task);
         }
     }
+    tasks.shrink_to_fit();
 
     agents.check_unused(&mut c);
     graph::check_graph(&mut c, &tasks);
@@ -254,7 +297,7 @@ pub fn parse_plan(text: &str, file: &str) -> Result<Plan, PlanErrors> {
             description,
             agents: agents.definitions(tasks.iter().map(|t| t.agent.as_str())),
             source: file.to_string(),
-            json: text.to_string(),
+            json: String::new(),
             index: tasks
                 .iter()
                 .enumerate()
@@ -265,6 +308,11 @@ pub fn parse_plan(text: &str, file: &str) -> Result<Plan, PlanErrors> {
     } else {
         Err(PlanErrors(c.errors))
     }
+}
+
+/// The value of JSON text already checked to be valid (`null` if it somehow is not).
+fn decode(raw: &RawValue) -> Value {
+    serde_json::from_str(raw.get()).unwrap_or(Value::Null)
 }
 
 /// Refuses an id with a control character or a bidi control in it: ids are printed on

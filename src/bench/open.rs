@@ -224,6 +224,7 @@ pub fn print_open_report(r: &OpenBenchReport) {
         "snapshot at the end   {:.1} MiB",
         r.snapshot_bytes as f64 / (1024.0 * 1024.0)
     );
+    crate::outln!("decoding it alone     {:.0} ms", r.decode_ms);
     crate::outln!(
         "first frame (median of {} interleaved rounds)   from snapshot   from the log",
         r.runs

@@ -37,6 +37,13 @@ pub fn page(
     Ok(out)
 }
 
+/// A fresh state for replaying `run` (as a live run's starts).
+pub fn replay_state(run: &str) -> RunState {
+    let mut st = RunState::new();
+    st.run_id = run.to_string();
+    st
+}
+
 /// Folds events `from..=to` of `run` into `st`, a page at a time.
 pub fn fold_range(
     store: &Store,

@@ -45,12 +45,7 @@ pub struct ReplayLog {
     stop: Option<Arc<std::sync::atomic::AtomicBool>>,
 }
 
-/// A fresh state for replaying `run` (as a live run's starts).
-pub fn replay_state(run: &str) -> RunState {
-    let mut st = RunState::new();
-    st.run_id = run.to_string();
-    st
-}
+pub use super::feed::replay_state;
 
 /// A snapshot of the indexing state: the text of running tasks kept (shared, not
 /// copied), finished tasks' text left to the log, the budget a live run has.

@@ -48,7 +48,7 @@ pub fn open_from_snapshot(
                 return Ok(None);
             }
             // Every snapshot was refused: from the log's start.
-            let mut st = super::log::replay_state(run);
+            let mut st = super::feed::replay_state(run);
             st.output_budget = crate::state::DEFAULT_OUTPUT_BUDGET;
             break (0, st);
         };
@@ -56,7 +56,7 @@ pub fn open_from_snapshot(
             if refused.is_empty() {
                 return Ok(None);
             }
-            let mut st = super::log::replay_state(run);
+            let mut st = super::feed::replay_state(run);
             st.output_budget = crate::state::DEFAULT_OUTPUT_BUDGET;
             break (0, st);
         }
@@ -96,7 +96,7 @@ pub fn open_at(store: &Store, run: &Arc<str>, to: u64) -> Result<Opened, StoreEr
     let opened = match open_from_snapshot(store, run, to, 0, &|| Ok(()))? {
         Some(o) => o,
         None => {
-            let mut st = super::log::replay_state(run);
+            let mut st = super::feed::replay_state(run);
             st.output_budget = crate::state::DEFAULT_OUTPUT_BUDGET;
             super::feed::fold_range(store, run, &mut st, 1, to)?;
             Opened {

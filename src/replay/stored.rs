@@ -43,32 +43,23 @@ pub fn open_from_snapshot(
     let mut refused = Vec::new();
     let mut upto = to;
     let (seq, mut st) = loop {
-        let Some(snap) = store.snapshot_before(run, upto)? else {
+        let usable = store
+            .snapshot_before(run, upto)?
+            .filter(|s| s.seq > not_before);
+        let Some(snap) = usable else {
             if refused.is_empty() {
                 return Ok(None);
             }
             // Every snapshot was refused: from the log's start.
-            let mut st = super::feed::replay_state(run);
-            st.output_budget = crate::state::DEFAULT_OUTPUT_BUDGET;
-            break (0, st);
+            break (0, super::feed::replay_state(run));
         };
-        if snap.seq <= not_before {
-            if refused.is_empty() {
-                return Ok(None);
-            }
-            let mut st = super::feed::replay_state(run);
-            st.output_budget = crate::state::DEFAULT_OUTPUT_BUDGET;
-            break (0, st);
-        }
         match decode(&snap.data) {
             Ok(st) => break (snap.seq, st),
             Err(e) => {
                 tracing::warn!("run {run}: snapshot at event {} not used: {e}", snap.seq);
                 refused.push(format!("snapshot at event {}: {e}", snap.seq));
-                match snap.seq.checked_sub(1) {
-                    Some(u) => upto = u,
-                    None => return Ok(None),
-                }
+                // Above `not_before`, so at least 1.
+                upto = snap.seq - 1;
             }
         }
     };
@@ -97,7 +88,6 @@ pub fn open_at(store: &Store, run: &Arc<str>, to: u64) -> Result<Opened, StoreEr
         Some(o) => o,
         None => {
             let mut st = super::feed::replay_state(run);
-            st.output_budget = crate::state::DEFAULT_OUTPUT_BUDGET;
             super::feed::fold_range(store, run, &mut st, 1, to)?;
             Opened {
                 state: st,

@@ -348,27 +348,7 @@ impl Store {
 
     /// Events of a run with `seq` in `from..=to`, in order.
     pub fn events(&self, run_id: &str, from: u64, to: u64) -> Result<Vec<EventRow>, StoreError> {
-        let sql = format!(
-            "SELECT seq, ts, kind, task_id, invocation_id, agent, payload FROM execution_logs
-             WHERE event_id BETWEEN {RUN_BASE_SQL} + ?2 AND {RUN_BASE_SQL} + ?3 ORDER BY event_id"
-        );
-        let mut st = self.conn.prepare_cached(&sql)?;
-        let rows = st.query_map(
-            params![run_id, from.min(MAX_SEQ) as i64, to.min(MAX_SEQ) as i64],
-            |r| {
-                let kind: String = r.get(2)?;
-                let payload: String = r.get(6)?;
-                Ok(EventRow {
-                    seq: r.get::<_, i64>(0)? as u64,
-                    ts: r.get(1)?,
-                    task_id: r.get(3)?,
-                    invocation_id: r.get(4)?,
-                    agent: r.get(5)?,
-                    event: EngineEvent::from_parts(&kind, &payload),
-                })
-            },
-        )?;
-        Ok(rows.collect::<Result<_, _>>()?)
+        self.events_where(run_id, from, to, "", &[])
     }
 
     /// Events `from..=to` of a run of the given kinds only (the others are not
@@ -380,33 +360,12 @@ impl Store {
         from: u64,
         to: u64,
     ) -> Result<Vec<EventRow>, StoreError> {
-        let list = kinds
-            .iter()
-            .map(|k| format!("'{}'", k.replace('\'', "''")))
-            .collect::<Vec<_>>()
-            .join(", ");
-        let sql = format!(
-            "SELECT seq, ts, kind, task_id, invocation_id, agent, payload FROM execution_logs
-             WHERE event_id BETWEEN {RUN_BASE_SQL} + ?2 AND {RUN_BASE_SQL} + ?3
-               AND kind IN ({list}) ORDER BY event_id"
-        );
-        let mut st = self.conn.prepare(&sql)?;
-        let rows = st.query_map(
-            params![run_id, from.min(MAX_SEQ) as i64, to.min(MAX_SEQ) as i64],
-            |r| {
-                let kind: String = r.get(2)?;
-                let payload: String = r.get(6)?;
-                Ok(EventRow {
-                    seq: r.get::<_, i64>(0)? as u64,
-                    ts: r.get(1)?,
-                    task_id: r.get(3)?,
-                    invocation_id: r.get(4)?,
-                    agent: r.get(5)?,
-                    event: EngineEvent::from_parts(&kind, &payload),
-                })
-            },
-        )?;
-        Ok(rows.collect::<Result<_, _>>()?)
+        let kinds = serde_json::to_string(kinds).map_err(|e| StoreError::Json {
+            what: "event kinds".into(),
+            source: e,
+        })?;
+        let filter = " AND kind IN (SELECT value FROM json_each(?4))";
+        self.events_where(run_id, from, to, filter, &[&kinds])
     }
 
     /// Events `from..=to` of a run that name task `task` or no task at all (the run's
@@ -418,32 +377,41 @@ impl Store {
         from: u64,
         to: u64,
     ) -> Result<Vec<EventRow>, StoreError> {
+        let filter = " AND (task_id = ?4 OR task_id IS NULL)";
+        self.events_where(run_id, from, to, filter, &[&task])
+    }
+
+    /// Events `from..=to` of a run that pass `filter` (SQL after the range, whose
+    /// parameters from `?4` on are `extra`), in order.
+    fn events_where(
+        &self,
+        run_id: &str,
+        from: u64,
+        to: u64,
+        filter: &str,
+        extra: &[&dyn rusqlite::ToSql],
+    ) -> Result<Vec<EventRow>, StoreError> {
         let sql = format!(
             "SELECT seq, ts, kind, task_id, invocation_id, agent, payload FROM execution_logs
-             WHERE event_id BETWEEN {RUN_BASE_SQL} + ?2 AND {RUN_BASE_SQL} + ?3
-               AND (task_id = ?4 OR task_id IS NULL) ORDER BY event_id"
+             WHERE event_id BETWEEN {RUN_BASE_SQL} + ?2 AND {RUN_BASE_SQL} + ?3{filter}
+             ORDER BY event_id"
         );
+        let (from, to) = (from.min(MAX_SEQ) as i64, to.min(MAX_SEQ) as i64);
+        let mut args: Vec<&dyn rusqlite::ToSql> = vec![&run_id, &from, &to];
+        args.extend_from_slice(extra);
         let mut st = self.conn.prepare_cached(&sql)?;
-        let rows = st.query_map(
-            params![
-                run_id,
-                from.min(MAX_SEQ) as i64,
-                to.min(MAX_SEQ) as i64,
-                task
-            ],
-            |r| {
-                let kind: String = r.get(2)?;
-                let payload: String = r.get(6)?;
-                Ok(EventRow {
-                    seq: r.get::<_, i64>(0)? as u64,
-                    ts: r.get(1)?,
-                    task_id: r.get(3)?,
-                    invocation_id: r.get(4)?,
-                    agent: r.get(5)?,
-                    event: EngineEvent::from_parts(&kind, &payload),
-                })
-            },
-        )?;
+        let rows = st.query_map(rusqlite::params_from_iter(args), |r| {
+            let kind: String = r.get(2)?;
+            let payload: String = r.get(6)?;
+            Ok(EventRow {
+                seq: r.get::<_, i64>(0)? as u64,
+                ts: r.get(1)?,
+                task_id: r.get(3)?,
+                invocation_id: r.get(4)?,
+                agent: r.get(5)?,
+                event: EngineEvent::from_parts(&kind, &payload),
+            })
+        })?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
 

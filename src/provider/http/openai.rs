@@ -116,12 +116,24 @@ impl Stream {
         emit: &mut Emit<'_>,
         out: &mut ProviderOutput,
     ) -> Result<bool, ProviderError> {
+        self.event_by(data, emit, out, true)
+    }
+
+    /// One event's data, read as a typed chunk first when `typed` (else, and for any
+    /// chunk of another shape, through a JSON tree).
+    fn event_by(
+        &mut self,
+        data: &str,
+        emit: &mut Emit<'_>,
+        out: &mut ProviderOutput,
+        typed: bool,
+    ) -> Result<bool, ProviderError> {
         self.events += 1;
         if data.trim() == "[DONE]" {
             out.tool_calls = std::mem::take(&mut self.tools);
             return Ok(true);
         }
-        match openai_chunk::read(data) {
+        match typed.then(|| openai_chunk::read(data)).flatten() {
             Some(chunk) => self.chunk(chunk, emit, out)?,
             None => self.value(data, emit, out)?,
         }
@@ -180,12 +192,7 @@ impl Stream {
         emit: &mut Emit<'_>,
         out: &mut ProviderOutput,
     ) -> Result<bool, ProviderError> {
-        self.events += 1;
-        if data.trim() == "[DONE]" {
-            out.tool_calls = std::mem::take(&mut self.tools);
-            return Ok(true);
-        }
-        self.value(data, emit, out).map(|()| false)
+        self.event_by(data, emit, out, false)
     }
 
     /// Any other chunk, read as a JSON tree (the general path; every chunk reads the

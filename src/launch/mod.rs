@@ -17,5 +17,6 @@ pub mod start;
 pub use self::config::RunConfig;
 pub use self::globals::Globals;
 pub use self::headless::run_headless;
-pub use self::resume::{plexus_command, prepare_resume, resume_command, Resuming};
+pub use self::next_steps::plexus_command;
+pub use self::resume::{prepare_resume, resume_command, Resuming};
 pub use self::start::{start, Finished, Started};

@@ -4,7 +4,6 @@
 
 use std::path::Path;
 
-use super::resume::plexus_command;
 use crate::store::{Store, StoreError};
 
 /// The tasks of `run_id` waiting for a review decision, in the queue's order.
@@ -51,6 +50,28 @@ pub fn review_lines(db: &Path, run_id: &str, waiting: &[String]) -> Vec<String> 
         plexus_command(db, &format!("resume {run_id}"))
     ));
     lines
+}
+
+/// `plexus ARGS` as a person types it for the database at `db`: `--db` is named only
+/// when it is not the default one (quoted for a shell when it needs to be).
+pub fn plexus_command(db: &std::path::Path, args: &str) -> String {
+    let default = std::env::var_os("PLEXUS_DB")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| std::path::PathBuf::from(".plexus/plexus.db"));
+    if db == default {
+        format!("plexus {args}")
+    } else {
+        let shown = db.display().to_string();
+        let quoted = if shown
+            .chars()
+            .any(|c| c.is_whitespace() || "'\"$`\\".contains(c))
+        {
+            format!("'{}'", shown.replace('\'', "'\\''"))
+        } else {
+            shown
+        };
+        format!("plexus --db {quoted} {args}")
+    }
 }
 
 #[cfg(test)]

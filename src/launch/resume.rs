@@ -2,7 +2,7 @@
 //! log what the engine needs to go on where it stopped.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use color_eyre::eyre::{eyre, Result, WrapErr};
 
@@ -16,29 +16,7 @@ use crate::store::Store;
 /// The command that resumes `run` in database `db`: `plexus resume RUN`, with
 /// `--db PATH` when `db` is not the one plexus opens by default.
 pub fn resume_command(db: &std::path::Path, run: &str) -> String {
-    plexus_command(db, &format!("resume {run}"))
-}
-
-/// `plexus ARGS` as a person types it for the database at `db`: `--db` is named only
-/// when it is not the default one (quoted for a shell when it needs to be).
-pub fn plexus_command(db: &std::path::Path, args: &str) -> String {
-    let default = std::env::var_os("PLEXUS_DB")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(".plexus/plexus.db"));
-    if db == default {
-        format!("plexus {args}")
-    } else {
-        let shown = db.display().to_string();
-        let quoted = if shown
-            .chars()
-            .any(|c| c.is_whitespace() || "'\"$`\\".contains(c))
-        {
-            format!("'{}'", shown.replace('\'', "'\\''"))
-        } else {
-            shown
-        };
-        format!("plexus --db {quoted} {args}")
-    }
+    super::next_steps::plexus_command(db, &format!("resume {run}"))
 }
 
 /// A run about to be resumed: its state read from the log, and the lease this process

@@ -44,7 +44,7 @@ pub fn hints(run: &RunState, ui: &UiState) -> Vec<Part> {
             v.push("c stop");
         }
         v
-    } else if super::status::no_run(run, ui) {
+    } else if no_run(run, ui) {
         // No run open: the keys that open one.
         match ui.screen {
             Screen::Failures => vec!["3 runs"],
@@ -72,4 +72,9 @@ pub fn hints(run: &RunState, ui: &UiState) -> Vec<Part> {
         out.insert(0, key("4 v review", rank::NEXT_STEP));
     }
     out
+}
+
+/// Whether no run is open: the database is browsed, nothing runs or starts.
+pub fn no_run(run: &RunState, ui: &UiState) -> bool {
+    run.run_id.is_empty() && run.tasks.is_empty() && !ui.engine_attached && ui.replay.is_none()
 }

@@ -6,7 +6,7 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::widgets::{Clear, Widget};
 
-use super::screen::{centered, scroll_overlay, wrapped};
+use super::overlay::{centered, scroll_overlay, wrapped};
 use super::text::{fill_rect, keep_visible, pane, put};
 use super::theme::Theme;
 use crate::app::docs::{Doc, DocKey};

@@ -80,7 +80,7 @@ fn facts(run: &RunState, ui: &UiState, theme: &Theme, width: usize) -> Vec<(Part
     let bar = theme.selected();
     let bold = bar.add_modifier(Modifier::BOLD);
     let fact = |text: String, rank: u8| Part::new(format!(" {text} "), rank).sep("│");
-    if no_run(run, ui) {
+    if super::hints::no_run(run, ui) {
         // Browsing the database with no run open: nothing runs, nothing starts.
         return vec![(fact("no run open".into(), rank::STATE), bold)];
     }
@@ -127,11 +127,6 @@ fn facts(run: &RunState, ui: &UiState, theme: &Theme, width: usize) -> Vec<(Part
         out.push((fact(long, rank::POSITION).or(format!(" {short} ")), bold));
     }
     out
-}
-
-/// Whether no run is open: the database is browsed, nothing runs or starts.
-pub fn no_run(run: &RunState, ui: &UiState) -> bool {
-    run.run_id.is_empty() && run.tasks.is_empty() && !ui.engine_attached && ui.replay.is_none()
 }
 
 /// The prompt being typed: its label (shorter forms for a narrow terminal) and the text

@@ -138,6 +138,7 @@ pub async fn run(cmd: BenchCommand) -> Result<ExitCode> {
             dir,
             db,
             run,
+            no_log,
             json,
         } => {
             let existing = match (db, run) {
@@ -156,6 +157,7 @@ pub async fn run(cmd: BenchCommand) -> Result<ExitCode> {
                 dir,
                 existing,
                 size: (200, 60),
+                from_log: !no_log,
             };
             report(
                 &open::run_open_bench(&opts).await?,

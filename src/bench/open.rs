@@ -35,6 +35,8 @@ pub struct OpenBenchOptions {
     pub existing: Option<(PathBuf, String)>,
     /// Terminal size of the frames drawn.
     pub size: (u16, u16),
+    /// Also open the run from its log alone (the figures before snapshots).
+    pub from_log: bool,
 }
 
 /// What `bench open` measured (milliseconds are medians over the rounds).
@@ -56,12 +58,12 @@ pub struct OpenBenchReport {
     pub runs: usize,
     /// `browse` / `replay --at end`: first frame from the snapshot, ms.
     pub browse_ms: f64,
-    /// The same from the log alone, ms.
-    pub browse_from_log_ms: f64,
+    /// The same from the log alone, ms (`None` with `--no-log`).
+    pub browse_from_log_ms: Option<f64>,
     /// The Failures screen of the run: first frame from the snapshot, ms.
     pub failures_ms: f64,
-    /// The same from the log alone, ms.
-    pub failures_from_log_ms: f64,
+    /// The same from the log alone, ms (`None` with `--no-log`).
+    pub failures_from_log_ms: Option<f64>,
     /// Failed attempts listed.
     pub failures_listed: usize,
     /// Peak memory of this process, MiB.
@@ -96,11 +98,15 @@ pub async fn run_open_bench(o: &OpenBenchOptions) -> Result<OpenBenchReport> {
             drop(st);
         }
         browse.push(first_frame(&db, &run_id, true, false, o.size)?.0);
-        browse_log.push(first_frame(&db, &run_id, false, false, o.size)?.0);
+        if o.from_log {
+            browse_log.push(first_frame(&db, &run_id, false, false, o.size)?.0);
+        }
         let (ms, n) = first_frame(&db, &run_id, true, true, o.size)?;
         failures.push(ms);
         listed = n;
-        failures_log.push(first_frame(&db, &run_id, false, true, o.size)?.0);
+        if o.from_log {
+            failures_log.push(first_frame(&db, &run_id, false, true, o.size)?.0);
+        }
     }
     Ok(OpenBenchReport {
         run_id,
@@ -111,9 +117,9 @@ pub async fn run_open_bench(o: &OpenBenchOptions) -> Result<OpenBenchReport> {
         generate_seconds,
         runs: o.runs.max(1),
         browse_ms: median(browse),
-        browse_from_log_ms: median(browse_log),
+        browse_from_log_ms: o.from_log.then(|| median(browse_log)),
         failures_ms: median(failures),
-        failures_from_log_ms: median(failures_log),
+        failures_from_log_ms: o.from_log.then(|| median(failures_log)),
         failures_listed: listed,
         peak_rss_mib: super::engine::peak_rss_mib(),
     })
@@ -229,16 +235,17 @@ pub fn print_open_report(r: &OpenBenchReport) {
         "first frame (median of {} interleaved rounds)   from snapshot   from the log",
         r.runs
     );
+    let log = |ms: Option<f64>| ms.map_or("not measured".to_string(), |ms| format!("{ms:>9.0} ms"));
     crate::outln!(
-        "  browse / replay --at end            {:>9.0} ms   {:>9.0} ms",
+        "  browse / replay --at end            {:>9.0} ms   {}",
         r.browse_ms,
-        r.browse_from_log_ms
+        log(r.browse_from_log_ms)
     );
     crate::outln!(
-        "  Failures screen ({} listed)   {:>9.0} ms   {:>9.0} ms",
+        "  Failures screen ({} listed)   {:>9.0} ms   {}",
         r.failures_listed,
         r.failures_ms,
-        r.failures_from_log_ms
+        log(r.failures_from_log_ms)
     );
     crate::outln!("peak memory (RSS)     {:.1} MiB", r.peak_rss_mib);
 }

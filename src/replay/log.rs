@@ -73,8 +73,7 @@ impl ReplayLog {
             *m = Marks::default();
         }
         let store = Store::open(db)?;
-        let summary = store.run(run)?;
-        let run: Arc<str> = Arc::from(summary.run_id.as_str());
+        let run: Arc<str> = Arc::from(store.resolve_run(run)?);
         let (total, _) = store.last_event(&run)?;
         let empty = replay_state(&run);
         // The indexing state keeps no finished task's text (snapshots do not either),
@@ -148,7 +147,7 @@ impl ReplayLog {
     /// The run's status as stored, and whether a live process owns it (its events may
     /// still grow).
     pub fn live(&self) -> Result<bool, StoreError> {
-        let status = self.store.run(&self.run)?.status;
+        let status = self.store.run_status(&self.run)?;
         let running = matches!(
             RunStatus::parse(&status),
             Some(RunStatus::Running | RunStatus::Paused)

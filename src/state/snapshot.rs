@@ -80,7 +80,15 @@ pub fn decode(bytes: &[u8]) -> Result<RunState, SnapshotError> {
     let mut st: RunState =
         rmp_serde::from_slice(body).map_err(|e| SnapshotError::Decode(e.to_string()))?;
     rebuild_indexes(&mut st)?;
-    normal_form(&mut st);
+    // What `normal_form` would do to a state read without text: the text budget set
+    // and the tasks that ran marked as having their text in the log.
+    for t in &mut st.tasks {
+        if !t.invocations.is_empty() || !t.notes.is_empty() {
+            Arc::make_mut(t).spilled = true;
+        }
+    }
+    st.output_bytes = 0;
+    st.output_budget = DEFAULT_OUTPUT_BUDGET;
     Ok(st)
 }
 
@@ -232,8 +240,8 @@ pub mod arc_str {
 /// (context plans, tool loops, a debate), whose JSON leaves fields out and so needs a
 /// self-describing form.
 pub mod json_field {
-    use serde::de::DeserializeOwned;
-    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+    use serde::de::{DeserializeOwned, Error, Visitor};
+    use serde::{Deserializer, Serialize, Serializer};
 
     /// Writes `v` as a JSON string.
     pub fn serialize<T: Serialize, S: Serializer>(v: &T, s: S) -> Result<S::Ok, S::Error> {
@@ -241,12 +249,26 @@ pub mod json_field {
         s.serialize_str(&text)
     }
 
-    /// Reads a JSON string back.
+    /// Reads a JSON string back (parsed where it lies in the snapshot's bytes: no copy).
     pub fn deserialize<'de, T: DeserializeOwned, D: Deserializer<'de>>(
         d: D,
     ) -> Result<T, D::Error> {
-        let text = String::deserialize(d)?;
-        serde_json::from_str(&text).map_err(serde::de::Error::custom)
+        d.deserialize_str(JsonText(std::marker::PhantomData))
+    }
+
+    struct JsonText<T>(std::marker::PhantomData<T>);
+
+    impl<'de, T: DeserializeOwned> Visitor<'de> for JsonText<T> {
+        type Value = T;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("JSON text")
+        }
+        fn visit_str<E: Error>(self, v: &str) -> Result<T, E> {
+            serde_json::from_str(v).map_err(E::custom)
+        }
+        fn visit_bytes<E: Error>(self, v: &[u8]) -> Result<T, E> {
+            serde_json::from_slice(v).map_err(E::custom)
+        }
     }
 }
 

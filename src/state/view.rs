@@ -143,7 +143,7 @@ pub struct TaskView {
     pub context: Option<Arc<crate::event::ContextPlanned>>,
     /// Streamed text of every attempt, with markers between attempts (not in a stored
     /// snapshot: it stays in the log).
-    #[serde(skip)]
+    #[serde(skip, default = "OutputBuffer::new")]
     pub output: OutputBuffer,
     /// The tool-using loops of its invocations, whole (steps, calls, answers).
     #[serde(with = "super::snapshot::json_field")]

@@ -118,6 +118,7 @@ mod ops;
 pub mod read;
 pub mod review;
 pub mod review_write;
+pub mod run_read;
 pub mod snapshots;
 pub mod wal;
 pub mod writer;
@@ -127,8 +128,9 @@ pub use open::{open_connection, open_read_only};
 pub use attempts::MAX_STREAM_BYTES;
 pub use failed::{FailedInvocation, InvocationMeta, MAX_FAILURE_ROWS};
 pub use open_calls::OpenCall;
-pub use read::{EventRow, InvocationRow, RunSummary, Store, TaskRow};
+pub use read::{EventRow, InvocationRow, Store, TaskRow};
 pub use review::{Decision, FabricatedRef, ReviewItem};
+pub use run_read::RunSummary;
 pub use writer::{
     spawn_writer, AtomRow, InvocationRecord, PaperRow, ReviewWrite, RunRow, WriteOp, Writer,
     WriterStats,

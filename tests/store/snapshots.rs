@@ -189,4 +189,19 @@ fn bench_open_times_a_generated_run_from_its_snapshot_and_from_its_log() {
     ] {
         assert!(r[k].as_f64().expect(k) > 0.0, "{k}: {r}");
     }
+    let out = output(plexus(dir.path()).args([
+        "bench", "open", "--tasks", "40", "--width", "6", "--runs", "1", "--dir", "b2", "--json",
+        "--no-log",
+    ]));
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+    let r: serde_json::Value = serde_json::from_str(&out.stdout).expect("JSON report");
+    assert!(r["browse_ms"].as_f64().expect("browse_ms") > 0.0, "{r}");
+    assert!(
+        r["browse_from_log_ms"].is_null(),
+        "--no-log skips the log: {r}"
+    );
+    assert!(
+        r["failures_from_log_ms"].is_null(),
+        "--no-log skips the log: {r}"
+    );
 }

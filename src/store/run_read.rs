@@ -1,0 +1,146 @@
+//! Finding runs: the list of `plexus runs`, one run by id, unique prefix or `latest`,
+//! and a run's stored status and owner.
+
+use rusqlite::OptionalExtension;
+use serde::Serialize;
+
+use super::schema::{run_events_sql, MAX_SEQ};
+use super::{Store, StoreError};
+
+/// Most runs an ambiguous run-id prefix lists.
+const MAX_CANDIDATES: usize = 10;
+
+/// One line of `plexus runs`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunSummary {
+    /// Run id.
+    pub run_id: String,
+    /// Plan id.
+    pub plan_id: String,
+    /// Plan file.
+    pub plan_source: String,
+    /// Provider.
+    pub provider: String,
+    /// Status.
+    pub status: String,
+    /// Created.
+    pub created_at: String,
+    /// Finished.
+    pub finished_at: Option<String>,
+    /// Tasks.
+    pub task_count: i64,
+    /// Events logged.
+    pub events: i64,
+    /// Atoms accepted.
+    pub atoms: i64,
+}
+
+impl Store {
+    /// Runs, newest first (of two started in the same second, the one stored last).
+    pub fn list_runs(&self) -> Result<Vec<RunSummary>, StoreError> {
+        self.summaries("", [])
+    }
+
+    /// Summaries of the runs `filter` (an SQL condition on `r`, may be empty) keeps,
+    /// newest first.
+    fn summaries<P: rusqlite::Params>(
+        &self,
+        filter: &str,
+        params: P,
+    ) -> Result<Vec<RunSummary>, StoreError> {
+        let mut st = self.conn.prepare(&format!(
+            "SELECT r.run_id, r.plan_id, r.plan_source, r.provider, r.status, r.created_at, r.finished_at, r.task_count,
+                    (SELECT COALESCE(MAX(e.event_id) & {MAX_SEQ}, 0) FROM log_runs l, execution_logs e
+                      WHERE l.run_id = r.run_id AND {}),
+                    (SELECT COALESCE(SUM(atoms), 0) FROM tasks t WHERE t.run_id = r.run_id)
+             FROM runs r {} ORDER BY r.created_at DESC, r.rowid DESC",
+            run_events_sql("l.run_no << 32"),
+            if filter.is_empty() { String::new() } else { format!("WHERE {filter}") }
+        ))?;
+        let rows = st.query_map(params, |r| {
+            Ok(RunSummary {
+                run_id: r.get(0)?,
+                plan_id: r.get(1)?,
+                plan_source: r.get(2)?,
+                provider: r.get(3)?,
+                status: r.get(4)?,
+                created_at: r.get(5)?,
+                finished_at: r.get(6)?,
+                task_count: r.get(7)?,
+                events: r.get(8)?,
+                atoms: r.get(9)?,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// One run, by id or unique prefix; `latest` means the newest run.
+    pub fn run(&self, id: &str) -> Result<RunSummary, StoreError> {
+        let id = self.resolve_run(id)?;
+        self.summaries("r.run_id = ?1", [&id])?
+            .pop()
+            .ok_or(StoreError::NoSuchRun(id))
+    }
+
+    /// The full id of a run named by id or unique prefix (`latest`: the newest run),
+    /// without summing up the run (which reads every task row): for readers that only
+    /// need to know which run is meant.
+    pub fn resolve_run(&self, id: &str) -> Result<String, StoreError> {
+        let newest_first = "ORDER BY created_at DESC, rowid DESC";
+        if id == "latest" {
+            return self
+                .conn
+                .query_row(
+                    &format!("SELECT run_id FROM runs {newest_first} LIMIT 1"),
+                    [],
+                    |r| r.get(0),
+                )
+                .optional()?
+                .ok_or_else(|| StoreError::NoSuchRun(id.into()));
+        }
+        let exact: Option<String> = self
+            .conn
+            .query_row("SELECT run_id FROM runs WHERE run_id = ?1", [id], |r| {
+                r.get(0)
+            })
+            .optional()?;
+        if let Some(run) = exact {
+            return Ok(run);
+        }
+        let mut st = self.conn.prepare(&format!(
+            "SELECT run_id FROM runs WHERE substr(run_id, 1, length(?1)) = ?1 {newest_first}"
+        ))?;
+        let mut matching: Vec<String> = st
+            .query_map([id], |r| r.get(0))?
+            .collect::<Result<_, _>>()?;
+        match matching.len() {
+            0 => Err(StoreError::NoSuchRun(id.into())),
+            1 => Ok(matching.remove(0)),
+            n => Err(StoreError::Ambiguous {
+                prefix: id.into(),
+                candidates: matching
+                    .into_iter()
+                    .take(MAX_CANDIDATES)
+                    .chain((n > MAX_CANDIDATES).then(|| format!("and {} more", n - MAX_CANDIDATES)))
+                    .collect(),
+            }),
+        }
+    }
+
+    /// The stored status of `run_id` (its full id), read alone: cheap enough to poll.
+    pub fn run_status(&self, run_id: &str) -> Result<String, StoreError> {
+        self.conn
+            .query_row("SELECT status FROM runs WHERE run_id = ?1", [run_id], |r| {
+                r.get(0)
+            })
+            .optional()?
+            .ok_or_else(|| StoreError::NoSuchRun(run_id.into()))
+    }
+
+    /// Whether a live process owns `run_id` (see [`super::lease`]).
+    pub fn run_owner_alive(&self, run_id: &str) -> Result<bool, StoreError> {
+        let now = chrono::Utc::now().timestamp_millis();
+        Ok(super::lease::owner(&self.conn, run_id)?
+            .is_some_and(|o| super::lease::gone(&o, now).is_none()))
+    }
+}

@@ -445,6 +445,10 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
             })
         }
         Command::Check { upgrade } => plexus::commands::check::check(&g.db, upgrade),
+        Command::Schema { what } => {
+            plexus::commands::schema::print(what)?;
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Completions { shell } => {
             plexus::commands::docs_gen::completions(shell)?;
             Ok(ExitCode::SUCCESS)

@@ -135,18 +135,34 @@ pub const PLAN: &[NumRange] = &[
     TOKEN_BUDGET,
 ];
 
+/// Calls in flight through a provider profile.
+pub const CONCURRENCY: NumRange = whole("concurrency", 1.0, 100_000.0, "calls");
+/// Requests per minute of a provider profile (0: unlimited).
+pub const RATE_LIMIT_RPM: NumRange = whole("rate_limit_rpm", 0.0, 1e6, "requests per minute");
+/// Requests a provider profile's bucket may release at once.
+pub const RATE_BURST: NumRange = whole("rate_burst", 1.0, 1e6, "requests");
+/// Seconds to open a connection.
+pub const CONNECT_TIMEOUT: NumRange = real("connect_timeout_s", 0.1, 86_400.0, "seconds");
+/// Seconds a stream may go without a byte.
+pub const IDLE_TIMEOUT: NumRange = real("idle_timeout_s", 0.1, 86_400.0, "seconds");
+/// Largest answer accepted.
+pub const MAX_RESPONSE_BYTES: NumRange =
+    whole("max_response_bytes", 1_024.0, 1_073_741_824.0, "bytes");
+/// Anthropic extended thinking budget.
+pub const THINKING_BUDGET: NumRange = NumRange {
+    zero_is_off: true,
+    ..whole("thinking_budget", 1_024.0, 1e6, "tokens")
+};
+
 /// Every number of a `[providers.NAME]` table of the config file (by field name).
 pub const CONFIG: &[NumRange] = &[
-    whole("concurrency", 1.0, 100_000.0, "calls"),
-    whole("rate_limit_rpm", 0.0, 1e6, "requests per minute"),
-    whole("rate_burst", 1.0, 1e6, "requests"),
-    real("connect_timeout_s", 0.1, 86_400.0, "seconds"),
-    real("idle_timeout_s", 0.1, 86_400.0, "seconds"),
-    whole("max_response_bytes", 1_024.0, 1_073_741_824.0, "bytes"),
-    NumRange {
-        zero_is_off: true,
-        ..whole("thinking_budget", 1_024.0, 1e6, "tokens")
-    },
+    CONCURRENCY,
+    RATE_LIMIT_RPM,
+    RATE_BURST,
+    CONNECT_TIMEOUT,
+    IDLE_TIMEOUT,
+    MAX_RESPONSE_BYTES,
+    THINKING_BUDGET,
 ];
 
 impl NumRange {
@@ -165,6 +181,29 @@ impl NumRange {
         };
         let off = if self.zero_is_off { "0 (off), or " } else { "" };
         format!("{off}from {} to {}{unit}", self.min, self.max)
+    }
+
+    /// The range as JSON Schema: its type (`integer` for whole numbers), `minimum` and
+    /// `maximum`, and 0 beside them when 0 means "off".
+    pub fn json_schema(&self) -> serde_json::Map<String, serde_json::Value> {
+        use serde_json::{json, Value};
+        let plain = |v: f64| -> Value {
+            if v.fract() == 0.0 && v.abs() < 9e15 {
+                json!(v as i64)
+            } else {
+                json!(v)
+            }
+        };
+        let mut s = serde_json::Map::new();
+        let kind = if self.whole { "integer" } else { "number" };
+        s.insert("type".into(), kind.into());
+        let bounds = json!({"minimum": plain(self.min), "maximum": plain(self.max)});
+        if self.zero_is_off {
+            s.insert("anyOf".into(), json!([{"const": 0}, bounds]));
+        } else if let Value::Object(b) = bounds {
+            s.extend(b);
+        }
+        s
     }
 
     /// Checks a number as written (`shown` is its text, for the message).

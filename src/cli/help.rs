@@ -195,6 +195,15 @@ Examples:
   plexus check
   plexus check --upgrade";
 
+/// Examples of `plexus schema --help`.
+pub const SCHEMA: &str = "\
+Examples:
+  plexus schema plan > plan.schema.json       then \"$schema\": \"./plan.schema.json\" in a plan
+  plexus schema config > plexus.schema.json   then #:schema ./plexus.schema.json in plexus.toml
+
+VS Code, .vscode/settings.json:
+  \"json.schemas\": [{\"fileMatch\": [\"plans/*.json\"], \"url\": \"./plan.schema.json\"}]";
+
 /// Examples of `plexus completions --help`.
 pub const COMPLETIONS: &str = "\
 Examples:

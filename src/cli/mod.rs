@@ -19,8 +19,8 @@ pub use dev::DevCommand;
 pub use handoff::InitContextArgs;
 pub use help::{command, help_width, parse};
 pub use options::{
-    at_least_one, FaultMix, ResumePaceOpts, SessionOpts, SimOpts, ThemeOpt, CHUNK_MS, DEMO_SEED,
-    FIRST_CHUNK_MS,
+    at_least_one, FaultMix, ResumePaceOpts, SchemaKind, SessionOpts, SimOpts, ThemeOpt, CHUNK_MS,
+    DEMO_SEED, FIRST_CHUNK_MS,
 };
 
 /// The database file plexus opens when neither `--db` nor `PLEXUS_DB` says otherwise.
@@ -447,6 +447,26 @@ pub enum Command {
         /// (the one way to do so without starting a run).
         #[arg(long)]
         upgrade: bool,
+    },
+    /// Print the JSON Schema of plan files or of plexus.toml, for editors
+    ///
+    /// So that an editor completes and checks what you type: field names, types,
+    /// required fields, allowed names and number ranges, with a description of each
+    /// field. It is generated from the checks `plexus validate` and the config loader
+    /// make, and refuses what they refuse where JSON Schema can say so; what it cannot
+    /// say (cycles, unknown task ids, duplicate keys, …) only those checks find.
+    ///
+    /// Save it beside your files. For a plan in VS Code, add `"$schema":
+    /// "./plan.schema.json"` at the top of the plan (plexus ignores that key), or map
+    /// files to it with the `json.schemas` setting (`fileMatch` and `url`). For
+    /// plexus.toml with Taplo or Even Better TOML, put `#:schema ./plexus.schema.json` on
+    /// the first line of the file, or add a `[[rule]]` with `include = ["**/plexus.toml"]`
+    /// and `schema.path` to `.taplo.toml`.
+    #[command(after_long_help = help::SCHEMA)]
+    Schema {
+        /// Which format: `plan` or `config`.
+        #[arg(value_enum)]
+        what: SchemaKind,
     },
     /// Print a shell completion script
     #[command(after_long_help = help::COMPLETIONS)]

@@ -41,6 +41,15 @@ pub struct ThemeOpt {
     pub theme: Option<String>,
 }
 
+/// Which file format `plexus schema` describes.
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SchemaKind {
+    /// Plan files (JSON), as `plexus validate` checks them.
+    Plan,
+    /// The configuration file, plexus.toml.
+    Config,
+}
+
 /// Which faults the simulated provider injects.
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FaultMix {

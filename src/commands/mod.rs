@@ -1,6 +1,6 @@
 //! The CLI's commands, one module each: debate (and serve), validate and check, runs
 //! and show, log, diff, rerun, review, export and import, failures and export-failures,
-//! providers and ping, completions and man, and the developer tools. Each is a leaf: what
+//! providers and ping, schema, completions and man, and the developer tools. Each is a leaf: what
 //! two commands share lives in the library (`crate::launch`, `crate::tui::open`,
 //! `crate::table`, …); demo, run, resume, browse and replay are wired in the binary from
 //! those; the benchmarks are in `crate::bench`.
@@ -16,4 +16,5 @@ pub mod portable;
 pub mod providers;
 pub mod rerun;
 pub mod review;
+pub mod schema;
 pub mod show;

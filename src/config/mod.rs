@@ -9,10 +9,13 @@
 //! help = "f1"
 //! ```
 //!
-//! Unknown keys inside `[ui]` and `[keys]` are errors; other top-level tables (such as
+//! Every table and key the file may hold is declared once in [`schema`]; unknown keys
+//! are errors. Top-level tables other than `[ui]`, `[keys]` and `[review]` (such as
 //! `[providers.*]`) are kept in [`Config::other`] for the layers that read them.
 
+mod check;
 mod error;
+mod json_schema;
 pub mod key;
 pub mod keys;
 mod load;
@@ -22,12 +25,14 @@ mod parse;
 mod paths;
 mod provider_check;
 pub mod providers;
+pub mod schema;
 mod settings;
 
 pub use key::Key;
 pub use keys::{KeyOverride, KeymapOverrides};
 
 pub use error::ConfigError;
+pub use json_schema::config_schema;
 pub use origin::Origin;
 pub use paths::{config_dir, FILE_NAME};
 pub use providers::{ProviderKind, ProviderSettings};

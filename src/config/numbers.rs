@@ -1,12 +1,13 @@
-//! The numbers of the config file (the `[providers.NAME]` tables) checked against their
-//! ranges in [`crate::ranges::CONFIG`], each error naming the line and the key.
+//! The numbers of the config file checked against the ranges its declaration gives them
+//! ([`super::schema`], from [`crate::ranges`]), each error naming the line and the key.
 
 use toml::de::{DeTable, DeValue};
 use toml::Spanned;
 
 use super::error::ConfigError;
 use super::parse::Parser;
-use crate::ranges::{NumRange, CONFIG};
+use super::schema::{Kind, PROVIDERS};
+use crate::ranges::NumRange;
 
 impl Parser<'_> {
     /// Checks every number of every profile of `[providers]`.
@@ -17,7 +18,7 @@ impl Parser<'_> {
             };
             for (key, value) in fields {
                 let field = key.get_ref().as_ref();
-                if let Some(range) = CONFIG.iter().find(|r| r.field == field) {
+                if let Some(Kind::Num(range)) = PROVIDERS.key(field).map(|k| &k.kind) {
                     let dotted = format!("providers.{}.{field}", name.get_ref());
                     self.number(value, &dotted, range)?;
                 }
@@ -27,7 +28,7 @@ impl Parser<'_> {
     }
 
     /// Checks one number against its range.
-    fn number(
+    pub(super) fn number(
         &self,
         value: &Spanned<DeValue<'_>>,
         key: &str,

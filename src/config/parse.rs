@@ -8,6 +8,7 @@ use toml::Spanned;
 use super::error::ConfigError;
 use super::keys::{KeyOverride, KeymapOverrides};
 use super::origin::Origin;
+use super::schema::{Section, REVIEW, UI};
 use super::settings::UiConfig;
 
 /// Walks the config with spans, so errors can name lines.
@@ -59,14 +60,25 @@ impl Parser<'_> {
         }
     }
 
+    /// An unknown key of `section`, with the keys it knows.
+    fn unknown(&self, section: &Section, key: &Spanned<std::borrow::Cow<'_, str>>) -> ConfigError {
+        ConfigError::UnknownKey {
+            origin: self.origin(key.span()),
+            table: section.header(),
+            key: key.get_ref().to_string(),
+            known: section.known(),
+        }
+    }
+
     pub(super) fn ui(&self, value: &Spanned<DeValue<'_>>) -> Result<UiConfig, ConfigError> {
         let DeValue::Table(table) = value.get_ref() else {
             return Err(self.bad_value(value.span(), "ui", "must be a table: [ui]"));
         };
         let mut ui = UiConfig::default();
         for (key, value) in table {
-            match key.get_ref().as_ref() {
-                "theme" => match value.get_ref() {
+            let name = key.get_ref().as_ref();
+            match UI.key(name).map(|k| k.name) {
+                Some("theme") => match value.get_ref() {
                     DeValue::String(s) => ui.theme = s.to_string(),
                     _ => {
                         return Err(self.bad_value(
@@ -76,14 +88,7 @@ impl Parser<'_> {
                         ))
                     }
                 },
-                other => {
-                    return Err(ConfigError::UnknownKey {
-                        origin: self.origin(key.span()),
-                        table: "[ui]".into(),
-                        key: other.to_string(),
-                        known: "known: theme".into(),
-                    })
-                }
+                _ => return Err(self.unknown(&UI, key)),
             }
         }
         Ok(ui)
@@ -99,8 +104,9 @@ impl Parser<'_> {
         };
         let mut reviewer = None;
         for (key, value) in table {
-            match key.get_ref().as_ref() {
-                "reviewer" => match value.get_ref() {
+            let name = key.get_ref().as_ref();
+            match REVIEW.key(name).map(|k| k.name) {
+                Some("reviewer") => match value.get_ref() {
                     DeValue::String(s) if !s.trim().is_empty() => {
                         reviewer = Some(s.trim().to_string())
                     }
@@ -112,14 +118,7 @@ impl Parser<'_> {
                         ))
                     }
                 },
-                other => {
-                    return Err(ConfigError::UnknownKey {
-                        origin: self.origin(key.span()),
-                        table: "[review]".into(),
-                        key: other.to_string(),
-                        known: "known: reviewer".into(),
-                    })
-                }
+                _ => return Err(self.unknown(&REVIEW, key)),
             }
         }
         Ok(reviewer)

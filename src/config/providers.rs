@@ -106,26 +106,39 @@ pub struct ProviderSettings {
     pub embedding_base_url: Option<String>,
 }
 
+/// Calls in flight through a profile unless it says otherwise.
+pub(super) const DEFAULT_CONCURRENCY: usize = 256;
+/// Seconds to open a connection unless a profile says otherwise.
+pub(super) const DEFAULT_CONNECT_TIMEOUT: f64 = 10.0;
+/// Seconds a stream may stay silent unless a profile says otherwise.
+pub(super) const DEFAULT_IDLE_TIMEOUT: f64 = 60.0;
+/// Largest answer accepted unless a profile says otherwise.
+pub(super) const DEFAULT_MAX_RESPONSE: usize = 8 * 1024 * 1024;
+/// The max-tokens field's name unless a profile says otherwise.
+pub(super) const DEFAULT_MAX_TOKENS_PARAM: &str = "max_tokens";
+/// The `anthropic-version` header unless a profile says otherwise.
+pub(super) const DEFAULT_ANTHROPIC_VERSION: &str = "2023-06-01";
+
 fn default_concurrency() -> usize {
-    256
+    DEFAULT_CONCURRENCY
 }
 fn yes() -> bool {
     true
 }
 fn default_connect_timeout() -> f64 {
-    10.0
+    DEFAULT_CONNECT_TIMEOUT
 }
 fn default_idle_timeout() -> f64 {
-    60.0
+    DEFAULT_IDLE_TIMEOUT
 }
 fn default_max_response() -> usize {
-    8 * 1024 * 1024
+    DEFAULT_MAX_RESPONSE
 }
 fn default_max_tokens_param() -> String {
-    "max_tokens".into()
+    DEFAULT_MAX_TOKENS_PARAM.into()
 }
 fn default_anthropic_version() -> String {
-    "2023-06-01".into()
+    DEFAULT_ANTHROPIC_VERSION.into()
 }
 
 impl ProviderSettings {
@@ -187,10 +200,7 @@ impl ProviderSettings {
                 ));
             }
         }
-        if !matches!(
-            self.max_tokens_param.as_str(),
-            "max_tokens" | "max_completion_tokens"
-        ) {
+        if !super::schema::MAX_TOKENS_PARAMS.contains(&self.max_tokens_param.as_str()) {
             return Err("`max_tokens_param` must be max_tokens or max_completion_tokens".into());
         }
         if self.thinking_budget != 0 && self.thinking_budget < 1024 {

@@ -27,10 +27,13 @@ pub struct UiConfig {
     pub theme: String,
 }
 
+/// The theme unless `[ui] theme` says otherwise.
+pub(super) const DEFAULT_THEME: &str = "dark";
+
 impl Default for UiConfig {
     fn default() -> Self {
         UiConfig {
-            theme: "dark".to_string(),
+            theme: DEFAULT_THEME.to_string(),
         }
     }
 }

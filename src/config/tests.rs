@@ -228,3 +228,161 @@ fn origin_display() {
         "config line 2"
     );
 }
+
+/// The JSON Schema of the config file, compiled.
+fn schema_validator() -> jsonschema::Validator {
+    let schema = config_schema();
+    assert!(jsonschema::meta::is_valid(&schema), "not valid JSON Schema");
+    jsonschema::validator_for(&schema).expect("the config schema compiles")
+}
+
+/// Whether the schema accepts TOML text `src` (false when it is not TOML).
+fn schema_accepts(v: &jsonschema::Validator, src: &str) -> bool {
+    let Ok(table) = toml::from_str::<toml::Table>(src) else {
+        return false;
+    };
+    let value = serde_json::to_value(&table).expect("TOML as JSON");
+    v.is_valid(&value)
+}
+
+/// The ```toml blocks of a Markdown file.
+fn toml_blocks(path: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path:?}: {e}"));
+    let mut blocks = Vec::new();
+    let mut current: Option<String> = None;
+    for line in text.lines() {
+        match current.as_mut() {
+            None if line.trim() == "```toml" => current = Some(String::new()),
+            Some(_) if line.trim() == "```" => blocks.extend(current.take()),
+            Some(block) => {
+                block.push_str(line);
+                block.push('\n');
+            }
+            None => {}
+        }
+    }
+    blocks
+}
+
+#[test]
+fn documented_configs_pass_the_schema_exactly_when_plexus_accepts_them() {
+    let v = schema_validator();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut examples: Vec<String> = ["docs/providers.md", "docs/tui.md", "README.md"]
+        .iter()
+        .flat_map(|doc| toml_blocks(&root.join(doc)))
+        .collect();
+    // The examples in the module docs.
+    for file in ["src/config/mod.rs", "src/config/providers.rs"] {
+        let text = std::fs::read_to_string(root.join(file)).expect("readable");
+        let block: Vec<&str> = text
+            .lines()
+            .skip_while(|l| l.trim() != "//! ```toml")
+            .skip(1)
+            .take_while(|l| l.trim() != "//! ```")
+            .map(|l| l.trim_start_matches("//!").strip_prefix(' ').unwrap_or(""))
+            .collect();
+        examples.push(block.join("\n"));
+    }
+    let mut accepted = 0;
+    for src in &examples {
+        let plexus = parse(src).is_ok();
+        assert_eq!(
+            schema_accepts(&v, src),
+            plexus,
+            "plexus accepts: {plexus}\n{src}"
+        );
+        accepted += usize::from(plexus);
+    }
+    assert!(
+        accepted >= 5,
+        "{accepted} of {} examples are configs",
+        examples.len()
+    );
+}
+
+#[test]
+fn mistakes_in_a_config_are_refused_by_the_schema_and_by_plexus() {
+    let v = schema_validator();
+    let openai = "[providers.p]\nkind = \"openai\"\nbase_url = \"http://x\"\nmodel = \"m\"\n";
+    let refused = [
+        "[provders.p]\nkind = \"openai\"\n".to_string(),
+        "theme = \"dark\"\n".into(),
+        "[ui]\nthem = \"dark\"\n".into(),
+        "[ui]\ntheme = 3\n".into(),
+        "[review]\nreviewer = \"  \"\n".into(),
+        "[keys]\nquitt = \"x\"\n".into(),
+        "[keys]\nquit = []\n".into(),
+        "[keys]\nquit = 3\n".into(),
+        format!("{openai}concurrency = 0\n"),
+        format!("{openai}concurrency = 2.5\n"),
+        format!("{openai}thinking_budget = 5\n"),
+        format!("{openai}api_kye_env = \"K\"\n"),
+        format!("{openai}stream = \"yes\"\n"),
+        format!("{openai}max_tokens_param = \"tokens\"\n"),
+        format!("{openai}api_key_env = \"K\"\napi_key_file = \"k\"\n"),
+        format!("{openai}embedding_base_url = \"http://e\"\n"),
+        format!("{openai}embedding_base_url = \"ftp://e\"\nembedding_model = \"e\"\n"),
+        format!("{openai}headers = {{ x = 1 }}\n"),
+        "[providers.p]\nkind = \"gemini\"\n".into(),
+        "[providers.p]\nkind = \"openai\"\nmodel = \"m\"\n".into(),
+        "[providers.p]\nkind = \"openai\"\nbase_url = \"ftp://x\"\nmodel = \"m\"\n".into(),
+        "[providers.p]\nkind = \"openai\"\nbase_url = \"http://x\"\nmodel = \" \"\n".into(),
+        "[providers.p]\nbase_url = \"http://x\"\nmodel = \"m\"\n".into(),
+        "[providers.simulated]\nkind = \"simulated\"\n".into(),
+    ];
+    for src in &refused {
+        assert!(parse(src).is_err(), "plexus accepts:\n{src}");
+        assert!(!schema_accepts(&v, src), "the schema accepts:\n{src}");
+    }
+    let accepted = [
+        String::new(),
+        "[keys]\nPage-Down = [\"J\"]\n".into(),
+        "[providers.sim]\nkind = \"simulated\"\n".into(),
+        format!("{openai}thinking_budget = 0\nrate_limit_rpm = 0\nidle_timeout_s = 0.5\n"),
+        format!("{openai}embedding_model = \"e\"\nembedding_base_url = \"https://e/v1\"\n"),
+        format!("{openai}headers = {{ x-team = \"a\" }}\nstream = false\n"),
+    ];
+    for src in &accepted {
+        if let Err(e) = parse(src) {
+            panic!("plexus refuses: {e}\n{src}");
+        }
+        assert!(schema_accepts(&v, src), "the schema refuses:\n{src}");
+    }
+}
+
+#[test]
+fn the_declared_profile_keys_are_the_fields_plexus_reads() {
+    // serde lists the fields it knows when it meets an unknown one.
+    let err = toml::from_str::<ProviderSettings>("kind = \"openai\"\nnope = 1\n")
+        .expect_err("an unknown field");
+    let message = err.message().to_string();
+    let listed = message.split("expected one of ").nth(1).unwrap_or_default();
+    let serde_fields: Vec<&str> = listed.split(", ").map(|f| f.trim_matches('`')).collect();
+    let declared: Vec<&str> = schema::PROVIDERS.keys().iter().map(|k| k.name).collect();
+    assert_eq!(declared, serde_fields);
+}
+
+#[test]
+fn the_declared_defaults_are_the_ones_plexus_uses() {
+    use serde_json::json;
+    let p: ProviderSettings = toml::from_str("kind = \"openai\"\n").expect("a profile");
+    for key in schema::PROVIDERS.keys() {
+        let Some(d) = &key.default else { continue };
+        let used = match key.name {
+            "concurrency" => json!(p.concurrency),
+            "rate_limit_rpm" => json!(p.rate_limit_rpm),
+            "stream" => json!(p.stream),
+            "connect_timeout_s" => json!(p.connect_timeout_s),
+            "idle_timeout_s" => json!(p.idle_timeout_s),
+            "max_response_bytes" => json!(p.max_response_bytes),
+            "max_tokens_param" => json!(p.max_tokens_param),
+            "anthropic_version" => json!(p.anthropic_version),
+            "thinking_budget" => json!(p.thinking_budget),
+            other => panic!("a default for `{other}` that this test does not know"),
+        };
+        assert_eq!(json_schema::default(d), used, "{}", key.name);
+    }
+    let theme = schema::UI.key("theme").and_then(|k| k.default.as_ref());
+    assert!(matches!(theme, Some(schema::Default::Str(t)) if *t == UiConfig::default().theme));
+}

@@ -1,4 +1,5 @@
 //! Integration tests of the plans area, one binary: each file below is a module.
 
 mod fuzz_jsonpath;
+mod plan_schema;
 mod plan_validation;

@@ -4,6 +4,7 @@
 
 mod agents;
 mod graph;
+mod json_schema;
 mod keys;
 mod references;
 mod schema;
@@ -22,13 +23,7 @@ use super::error::{PlanError, PlanErrorKind as K, PlanErrors};
 use super::{ExecutionMode, Plan};
 use agents::AgentTable;
 
-const TOP_FIELDS: &[&str] = &[
-    "plan_id",
-    "execution_mode",
-    "description",
-    "agents",
-    "tasks",
-];
+pub use json_schema::plan_schema;
 
 /// Reads and validates a plan file.
 pub fn load_plan_file(path: &Path) -> Result<Plan, PlanErrors> {
@@ -157,13 +152,26 @@ fn parse_text(text: &str, file: &str) -> Result<Plan, PlanErrors> {
         .map(|(k, v)| (k.clone(), decode(v)))
         .collect();
     for key in top.keys() {
-        if !TOP_FIELDS.contains(&key.as_str()) {
-            c.push(
-                None,
-                key,
-                K::UnknownField,
-                format!("unknown field; expected one of {}", TOP_FIELDS.join(", ")),
-            );
+        match schema::PLAN.get(key) {
+            // `$schema` names the file's JSON Schema for editors; plexus ignores it.
+            Some(f) if f.name == "$schema" => {
+                c.shape(None, key, &obj[key.as_str()], &f.want);
+            }
+            Some(_) => {}
+            None => {
+                // Keys for editors (`$schema`) are not offered as alternatives.
+                let known: Vec<&str> = schema::PLAN
+                    .names()
+                    .into_iter()
+                    .filter(|n| !n.starts_with('$'))
+                    .collect();
+                c.push(
+                    None,
+                    key,
+                    K::UnknownField,
+                    format!("unknown field; expected one of {}", known.join(", ")),
+                );
+            }
         }
     }
     let plan_id = match obj.get("plan_id") {

@@ -3,13 +3,11 @@
 
 use serde_json::Value;
 
-use super::shape::describe;
+use super::shape::{describe, Want};
 use super::{schema, Collector, K};
 use crate::jsonpath::JsonPath;
 use crate::protocol::refs::{queryable_columns, QUERYABLE};
 use crate::protocol::DataReference;
-
-const FILE_FORMATS: &[&str] = &["pdf", "md", "json", "txt"];
 
 /// Reads a task's `data_references` (absent: none); `None` when one is malformed.
 pub(super) fn parse_references(
@@ -35,32 +33,7 @@ pub(super) fn parse_references(
     let mut ok = true;
     for (j, r) in refs.iter().enumerate() {
         let field = format!("data_references[{j}]");
-        let want = match r.get("ref_type") {
-            Some(Value::String(t)) => schema::reference(t),
-            _ => None,
-        };
-        let Some(want) = want else {
-            let msg = match (r, r.get("ref_type")) {
-                (Value::Object(_), None) => "missing `ref_type`".to_string(),
-                (Value::Object(_), Some(t)) => format!(
-                    "`ref_type` is {}; expected one of {}",
-                    match t {
-                        Value::String(s) => format!("`{}`", crate::text::sanitize::sanitize(s)),
-                        other => describe(other).to_string(),
-                    },
-                    schema::REF_TYPES.join(", ")
-                ),
-                (v, _) => format!("must be an object, not {}", describe(v)),
-            };
-            let at = if r.is_object() {
-                format!("{field}.ref_type")
-            } else {
-                field
-            };
-            c.push(tid, at, K::Shape, msg);
-            ok = false;
-            continue;
-        };
+        let want = Want::Tagged(&schema::REFERENCE);
         match c.read::<DataReference>(tid, &field, r, &want) {
             Some(dr) => {
                 check_reference(c, task_id, &field, &dr);
@@ -107,14 +80,14 @@ fn check_reference(c: &mut Collector<'_>, task_id: &str, field: &str, r: &DataRe
                 );
             }
             if let Some(fmt) = &f.format {
-                if !FILE_FORMATS.contains(&fmt.as_str()) {
+                if !schema::FILE_FORMATS.contains(&fmt.as_str()) {
                     c.push(
                         tid,
                         format!("{field}.format"),
                         K::Shape,
                         format!(
                             "file format `{fmt}` is not one of {}",
-                            FILE_FORMATS.join(", ")
+                            schema::FILE_FORMATS.join(", ")
                         ),
                     );
                 }
@@ -157,7 +130,7 @@ fn check_reference(c: &mut Collector<'_>, task_id: &str, field: &str, r: &DataRe
             }
             if let Some(o) = &q.order_by {
                 check_col(c, format!("{field}.order_by.field"), &o.field);
-                if !matches!(o.direction.as_str(), "asc" | "desc") {
+                if !schema::DIRECTIONS.contains(&o.direction.as_str()) {
                     c.push(
                         tid,
                         format!("{field}.order_by.direction"),

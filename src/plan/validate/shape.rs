@@ -8,34 +8,100 @@ use serde_json::{Number, Value};
 use super::{Collector, K};
 use crate::ranges::NumRange;
 
-/// What a value must be.
+/// What a value must be. The same description drives the shape check and the JSON
+/// Schema of plans (`super::json_schema`).
 pub(super) enum Want {
     /// Anything.
     Any,
     /// A string.
     Str,
+    /// A string with more than white space in it.
+    Text,
+    /// An id: [`Want::Text`] without control characters or bidi controls.
+    Id,
     /// `true` or `false`.
     Bool,
     /// A number within its range.
     Num(&'static NumRange),
     /// One of these strings.
     OneOf(&'static [&'static str]),
+    /// One of these names: the shape check wants a string, and a later check of the
+    /// validator refuses any other name with its own message.
+    Named(&'static [&'static str]),
+    /// A string this regular expression matches: the shape check wants a string, and a
+    /// later check of the validator (in code) refuses the others; the expression says
+    /// the same for the JSON Schema.
+    Matching(&'static str),
     /// An array of such values.
     List(&'static Want),
+    /// A non-empty array of such values.
+    NonEmptyList(&'static Want),
     /// An object of these fields.
     Obj(&'static Obj),
+    /// An object whose keys are ids, each value such a value.
+    Map(&'static Want),
+    /// An object whose kind a field of it names.
+    Tagged(&'static Tagged),
     /// `null` (the same as absent) or the inner value.
     Opt(&'static Want),
+}
+
+/// One field of an object.
+pub(super) struct Field {
+    /// Its name.
+    pub name: &'static str,
+    /// What it must be.
+    pub want: Want,
+    /// What it is for, in a sentence (empty: nothing to add to its name).
+    pub doc: &'static str,
+}
+
+/// A field named `name`, of shape `want`, documented by `doc`.
+pub(super) const fn field(name: &'static str, want: Want, doc: &'static str) -> Field {
+    Field { name, want, doc }
 }
 
 /// The fields of an object.
 pub(super) struct Obj {
     /// Known fields and what each must be.
-    pub fields: &'static [(&'static str, Want)],
+    pub fields: &'static [Field],
     /// Fields that must be present.
     pub required: &'static [&'static str],
     /// Whether a field not in `fields` is an error (else it is kept as is).
     pub closed: bool,
+}
+
+impl Obj {
+    /// The field called `name`.
+    pub(super) fn get(&self, name: &str) -> Option<&Field> {
+        self.fields.iter().find(|f| f.name == name)
+    }
+
+    /// The names of the fields, in order.
+    pub(super) fn names(&self) -> Vec<&'static str> {
+        self.fields.iter().map(|f| f.name).collect()
+    }
+}
+
+/// Objects of several kinds, told apart by the string in their field `tag`.
+pub(super) struct Tagged {
+    /// The field naming the kind.
+    pub tag: &'static str,
+    /// Each kind's name and fields (among them `tag`).
+    pub kinds: &'static [(&'static str, Obj)],
+}
+
+impl Tagged {
+    /// The fields of kind `name`.
+    pub(super) fn kind(&self, name: &str) -> Option<&'static Obj> {
+        let kinds: &'static [(&'static str, Obj)] = self.kinds;
+        kinds.iter().find(|(n, _)| *n == name).map(|(_, o)| o)
+    }
+
+    /// The kinds' names.
+    pub(super) fn names(&self) -> Vec<&'static str> {
+        self.kinds.iter().map(|(n, _)| *n).collect()
+    }
 }
 
 /// What a value is, in words: `a string`, `a number`, …
@@ -99,7 +165,18 @@ impl Collector<'_> {
         match (want, value) {
             (Want::Any, _) | (Want::Opt(_), Value::Null) => true,
             (Want::Opt(inner), v) => self.walk(task, at, v, inner),
-            (Want::Str, Value::String(_)) | (Want::Bool, Value::Bool(_)) => true,
+            (Want::Str | Want::Named(_) | Want::Matching(_), Value::String(_))
+            | (Want::Bool, Value::Bool(_)) => true,
+            (Want::Text | Want::Id, Value::String(s)) => {
+                if s.trim().is_empty() {
+                    self.push(task, at.render(), K::Shape, "must be a non-empty string");
+                    return false;
+                }
+                if matches!(want, Want::Id) {
+                    super::check_id(self, task, &at.render(), s);
+                }
+                true
+            }
             (Want::Num(range), Value::Number(n)) => self.number(task, at, n, range),
             (Want::OneOf(names), Value::String(s)) => {
                 if names.contains(&s.as_str()) {
@@ -118,20 +195,33 @@ impl Collector<'_> {
                     false
                 }
             }
-            (Want::List(item), Value::Array(items)) => {
+            (Want::NonEmptyList(_), Value::Array(items)) if items.is_empty() => {
+                self.push(task, at.render(), K::Shape, "must not be empty");
+                false
+            }
+            (Want::List(item) | Want::NonEmptyList(item), Value::Array(items)) => {
                 let mut ok = true;
                 for (i, v) in items.iter().enumerate() {
                     ok &= self.walk(task, At::Index(&at, i), v, item);
                 }
                 ok
             }
+            (Want::Map(item), Value::Object(map)) => {
+                let mut ok = true;
+                for (key, v) in map {
+                    super::check_id(self, task, &At::Field(&at, key).render(), key);
+                    ok &= self.walk(task, At::Field(&at, key), v, item);
+                }
+                ok
+            }
+            (Want::Tagged(tagged), v) => self.tagged(task, at, v, tagged),
             (Want::Obj(obj), Value::Object(map)) => {
                 let mut ok = true;
                 for (key, v) in map {
-                    match obj.fields.iter().find(|(name, _)| name == key) {
-                        Some((_, w)) => ok &= self.walk(task, At::Field(&at, key), v, w),
+                    match obj.get(key) {
+                        Some(f) => ok &= self.walk(task, At::Field(&at, key), v, &f.want),
                         None if obj.closed => {
-                            let known: Vec<&str> = obj.fields.iter().map(|(n, _)| *n).collect();
+                            let known = obj.names();
                             self.push(
                                 task,
                                 At::Field(&at, key).render(),
@@ -162,6 +252,34 @@ impl Collector<'_> {
                 false
             }
         }
+    }
+
+    /// An object of one of the kinds of `tagged`, by its tag field.
+    fn tagged(&mut self, task: Option<&str>, at: At<'_>, v: &Value, tagged: &Tagged) -> bool {
+        let tag = v.get(tagged.tag);
+        if let Some(obj) = tag.and_then(Value::as_str).and_then(|k| tagged.kind(k)) {
+            return self.walk(task, at, v, &Want::Obj(obj));
+        }
+        let message = match (v, tag) {
+            (Value::Object(_), None) => format!("missing `{}`", tagged.tag),
+            (Value::Object(_), Some(t)) => format!(
+                "`{}` is {}; expected one of {}",
+                tagged.tag,
+                match t {
+                    Value::String(s) => format!("`{}`", crate::text::sanitize::sanitize(s)),
+                    other => describe(other).to_string(),
+                },
+                tagged.names().join(", ")
+            ),
+            (v, _) => format!("must be an object, not {}", describe(v)),
+        };
+        let place = if v.is_object() {
+            At::Field(&at, tagged.tag).render()
+        } else {
+            at.render()
+        };
+        self.push(task, place, K::Shape, message);
+        false
     }
 
     /// A number: in its range, and written as a whole number where one is wanted. Only
@@ -227,18 +345,20 @@ fn show(v: f64) -> String {
 fn expected(want: &Want) -> String {
     match want {
         Want::Any => "anything".into(),
-        Want::Str => "a string".into(),
+        Want::Str | Want::Matching(_) => "a string".into(),
+        Want::Text | Want::Id => "a non-empty string".into(),
+        Want::Named(names) => format!("one of {}", names.join(", ")),
         Want::Bool => "true or false".into(),
         Want::Num(r) if r.whole => format!("a whole number {}", r.describe()),
         Want::Num(r) => format!("a number {}", r.describe()),
         Want::OneOf(names) => format!("one of {}", names.join(", ")),
-        Want::List(item) => match item {
+        Want::List(item) | Want::NonEmptyList(item) => match item {
             Want::Str => "an array of strings".into(),
             Want::Num(_) => "an array of numbers".into(),
             Want::Obj(_) => "an array of objects".into(),
             _ => "an array".into(),
         },
-        Want::Obj(_) => "an object".into(),
+        Want::Obj(_) | Want::Map(_) | Want::Tagged(_) => "an object".into(),
         Want::Opt(inner) => expected(inner),
     }
 }

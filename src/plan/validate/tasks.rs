@@ -13,24 +13,6 @@ use crate::plan::react::TaskReact;
 use crate::plan::{ConstraintOverrides, Task};
 use crate::protocol::{Grade, OutputRequirements, RequestContext};
 
-const TASK_FIELDS: &[&str] = &[
-    "task_id",
-    "agent",
-    "instruction",
-    "context",
-    "focus",
-    "depends_on",
-    "data_references",
-    "transfer_config",
-    "fallback_config",
-    "output_requirements",
-    "constraints",
-    "tools",
-    "skills",
-    "max_steps",
-    "token_budget",
-];
-
 /// Task `i` of the plan; `None` when it is too broken to keep (already reported).
 pub(super) fn parse_task(
     c: &mut Collector<'_>,
@@ -56,12 +38,15 @@ pub(super) fn parse_task(
     let tid = Some(task_id.as_str());
     let mut ok = true;
     for key in t.keys() {
-        if !TASK_FIELDS.contains(&key.as_str()) {
+        if schema::TASK.get(key).is_none() {
             c.push(
                 tid,
                 key,
                 K::UnknownField,
-                format!("unknown field; expected one of {}", TASK_FIELDS.join(", ")),
+                format!(
+                    "unknown field; expected one of {}",
+                    schema::TASK.names().join(", ")
+                ),
             );
             ok = false;
         }
@@ -150,7 +135,10 @@ pub(super) fn parse_task(
                 tid,
                 "output_requirements.quality_threshold",
                 K::BadThreshold,
-                format!("quality threshold `{th}` is not one of A, B, C, D"),
+                format!(
+                    "quality threshold `{th}` is not one of {}",
+                    schema::GRADES.join(", ")
+                ),
             );
         }
     }
@@ -220,12 +208,13 @@ fn parse_react(
     let mut fields = Map::new();
     let before = c.errors.len();
     let mut ok = true;
-    for (name, want) in schema::REACT_FIELDS {
-        if let Some(v) = t.get(*name) {
-            // Each checked at its own name; serde reads them together below.
-            ok &= c.shape(tid, name, v, want);
-            fields.insert(name.to_string(), v.clone());
-        }
+    for name in schema::REACT_FIELDS {
+        let (Some(v), Some(f)) = (t.get(*name), schema::task_field(name)) else {
+            continue;
+        };
+        // Each checked at its own name; serde reads them together below.
+        ok &= c.shape(tid, name, v, &f.want);
+        fields.insert(name.to_string(), v.clone());
     }
     if !ok {
         return None;

@@ -183,6 +183,14 @@ impl NumRange {
         format!("{off}from {} to {}{unit}", self.min, self.max)
     }
 
+    /// `doc`, a sentence on a number, with the range in words before its full stop.
+    pub fn document(&self, doc: &str) -> String {
+        match doc.strip_suffix('.').unwrap_or(doc) {
+            "" => format!("{}.", self.describe()),
+            doc => format!("{doc} ({}).", self.describe()),
+        }
+    }
+
     /// The range as JSON Schema: its type (`integer` for whole numbers), `minimum` and
     /// `maximum`, and 0 beside them when 0 means "off".
     pub fn json_schema(&self) -> serde_json::Map<String, serde_json::Value> {

@@ -198,11 +198,13 @@ Examples:
 /// Examples of `plexus schema --help`.
 pub const SCHEMA: &str = "\
 Examples:
-  plexus schema plan > plan.schema.json       then \"$schema\": \"./plan.schema.json\" in a plan
-  plexus schema config > plexus.schema.json   then #:schema ./plexus.schema.json in plexus.toml
+  plexus schema plan > plan.schema.json
+  plexus schema config > plexus.schema.json
 
-VS Code, .vscode/settings.json:
-  \"json.schemas\": [{\"fileMatch\": [\"plans/*.json\"], \"url\": \"./plan.schema.json\"}]";
+Then, in a plan:              \"$schema\": \"./plan.schema.json\",
+or in .vscode/settings.json:  \"json.schemas\": [{\"fileMatch\": [\"plans/*.json\"],
+                                               \"url\": \"./plan.schema.json\"}]
+and atop plexus.toml:         #:schema ./plexus.schema.json";
 
 /// Examples of `plexus completions --help`.
 pub const COMPLETIONS: &str = "\

@@ -448,7 +448,7 @@ pub enum Command {
         #[arg(long)]
         upgrade: bool,
     },
-    /// Print the JSON Schema of plan files or of plexus.toml, for editors
+    /// Print the JSON Schema of plans or of plexus.toml
     ///
     /// So that an editor completes and checks what you type: field names, types,
     /// required fields, allowed names and number ranges, with a description of each

@@ -105,10 +105,10 @@ fn properties(keys: &[Key], full: impl Fn(&Key) -> bool) -> Value {
     let mut props = Map::new();
     for k in keys {
         let mut s = kind(&k.kind, full(k));
-        let mut doc = k.doc.to_string();
-        if let Kind::Num(r) = k.kind {
-            doc = format!("{doc} ({})", r.describe());
-        }
+        let doc = match k.kind {
+            Kind::Num(r) => r.document(k.doc),
+            _ => k.doc.to_string(),
+        };
         s.insert("description".into(), doc.into());
         if let Some(d) = &k.default {
             s.insert("default".into(), default(d));
@@ -161,7 +161,10 @@ fn rule(rule: &Rule) -> Option<Value> {
     match rule {
         Rule::Unless { .. } => None,
         Rule::Exclusive(a, b) => Some(json!({"not": {"required": [a, b]}})),
-        Rule::Needs(a, b) => Some(json!({"dependentRequired": {*a: [b]}})),
+        // Not `dependentRequired`, which editors built on older drafts do not know.
+        Rule::Needs(a, b) => {
+            Some(json!({"anyOf": [{"not": {"required": [a]}}, {"required": [b]}]}))
+        }
     }
 }
 

@@ -10,6 +10,7 @@ use super::error::ConfigError;
 use super::origin::Origin;
 use super::parse::Parser;
 use super::providers::ProviderSettings;
+use super::schema::{Layout, PROVIDERS};
 
 impl Parser<'_> {
     /// Checks every `[providers.NAME]` table: fields known and well typed, values in
@@ -66,12 +67,14 @@ impl Parser<'_> {
         for (key, _) in table {
             let name = key.get_ref().as_ref();
             let dotted = format!("providers.{name}");
-            if name == "simulated" {
-                return Err(self.bad_value(
-                    key.span(),
-                    &dotted,
-                    "`simulated` is built in; give your profile another name",
-                ));
+            if let Layout::Tables { reserved, .. } = PROVIDERS.layout {
+                if reserved.contains(&name) {
+                    return Err(self.bad_value(
+                        key.span(),
+                        &dotted,
+                        &format!("`{name}` is built in; give your profile another name"),
+                    ));
+                }
             }
             if let Some(p) = doc.providers.get(name) {
                 p.check()

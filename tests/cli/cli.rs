@@ -211,3 +211,32 @@ fn bench_refuses_empty_counts_and_can_skip_the_paced_run() {
     assert!(text.contains("paced run             skipped"), "{text}");
     assert!(!scratch.join("paced.db").exists());
 }
+
+#[test]
+fn schema_prints_the_json_schemas_of_plans_and_of_the_config() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("plexus.db");
+    for (what, built) in [
+        ("plan", plexus::plan::plan_schema()),
+        ("config", plexus::config::config_schema()),
+    ] {
+        let out = plexus(&db, &["schema", what]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let printed: serde_json::Value =
+            serde_json::from_slice(&out.stdout).expect("the schema is JSON");
+        assert_eq!(printed, built, "{what}");
+        assert_eq!(
+            printed["$schema"],
+            "https://json-schema.org/draft/2020-12/schema"
+        );
+        assert!(printed["title"].is_string() && printed["description"].is_string());
+        assert!(jsonschema::meta::is_valid(&printed), "{what}");
+    }
+    assert!(!db.exists(), "printing a schema opens no database");
+    let out = plexus(&db, &["schema", "nope"]);
+    assert_eq!(out.status.code(), Some(2));
+}

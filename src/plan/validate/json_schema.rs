@@ -102,8 +102,7 @@ fn object(obj: &Obj) -> Map<String, Value> {
         let mut s = schema(&f.want);
         let mut doc = f.doc.to_string();
         if let Some(range) = range_of(&f.want) {
-            let unit = if doc.is_empty() { "" } else { " " };
-            doc = format!("{doc}{unit}({})", range.describe());
+            doc = range.document(&doc);
         }
         if !doc.is_empty() {
             s.insert("description".into(), doc.into());

@@ -6,6 +6,7 @@ mod agents;
 mod graph;
 mod json_schema;
 mod keys;
+mod ref_schema;
 mod references;
 mod schema;
 mod shape;

@@ -3,39 +3,22 @@
 //! field with a sentence on what it is for. The shape check walks these, and
 //! `plexus schema plan` turns them into a JSON Schema.
 
-use super::shape::{field, Field, Obj, Tagged, Want};
+pub(super) use super::ref_schema::{DIRECTIONS, FILE_FORMATS, REFERENCE};
+use super::shape::{field, Field, Obj, Want};
 use crate::plan::react::TOOL_NAMES;
 use crate::plan::ExecutionMode;
-use crate::protocol::refs::QUERYABLE;
 use crate::ranges as r;
 
-const STRS: Want = Want::List(&Want::Str);
-const OPT_STR: Want = Want::Opt(&Want::Str);
-const OPT_STRS: Want = Want::Opt(&STRS);
-const OPERATORS: Want = Want::OneOf(&["eq", "ne", "in", "gt", "gte", "lt", "lte", "contains"]);
+pub(super) const STRS: Want = Want::List(&Want::Str);
+pub(super) const OPT_STR: Want = Want::Opt(&Want::Str);
+pub(super) const OPT_STRS: Want = Want::Opt(&STRS);
 const TRANSFER_MODES: &[&str] = &["full", "summary", "reference"];
 const STRATEGIES: Want = Want::OneOf(&["use_default", "retry", "skip", "abort"]);
 
 /// The grades a `quality_threshold` may name (checked by `crate::protocol::Grade`).
 pub(super) const GRADES: &[&str] = &["A", "B", "C", "D"];
-/// The formats of a `file` reference.
-pub(super) const FILE_FORMATS: &[&str] = &["pdf", "md", "json", "txt"];
-/// The directions of a `db_query` reference's `order_by`.
-pub(super) const DIRECTIONS: &[&str] = &["asc", "desc"];
-/// The tables a `db_query` reference may read (the names of [`QUERYABLE`]).
-pub(super) const TABLES: &[&str] = &table_names();
 /// A skill name as `crate::plan::react::check_skill` allows it: one plain folder name.
 pub(super) const SKILL_NAME: &str = r"^(?!\.\.?$)[\p{Alphabetic}\p{N}._-]{1,100}$";
-
-const fn table_names() -> [&'static str; QUERYABLE.len()] {
-    let mut names = [""; QUERYABLE.len()];
-    let mut i = 0;
-    while i < QUERYABLE.len() {
-        names[i] = QUERYABLE[i].0;
-        i += 1;
-    }
-    names
-}
 
 const TOOLS: Want = Want::Opt(&Want::List(&Want::Named(&TOOL_NAMES)));
 const SKILLS: Want = Want::Opt(&Want::List(&Want::Matching(SKILL_NAME)));
@@ -122,29 +105,6 @@ pub(super) const AGENT: Want = Want::Obj(&Obj {
     ],
     required: &[],
     closed: true,
-});
-
-const CONDITION: Want = Want::Obj(&Obj {
-    fields: &[
-        field("field", Want::Str, "The field compared."),
-        field("operator", OPERATORS, "How it is compared."),
-        field("value", Want::Any, "What it is compared with."),
-    ],
-    required: &["field", "operator", "value"],
-    closed: false,
-});
-
-/// Text with more than white space in it (for a string a later check wants so).
-const NOT_BLANK: &str = r"\S";
-
-const FILTER: Want = Want::Obj(&Obj {
-    fields: &[
-        field("field", Want::Matching(NOT_BLANK), "The field compared."),
-        field("operator", OPERATORS, "How it is compared."),
-        field("value", Want::Any, "What it is compared with."),
-    ],
-    required: &["field", "operator", "value"],
-    closed: false,
 });
 
 /// A task's `context`.
@@ -317,95 +277,6 @@ pub(super) const FALLBACK_CONFIG: Want = Want::Obj(&Obj {
     closed: false,
 });
 
-/// A data reference, by its `ref_type`.
-pub(super) const REFERENCE: Tagged = Tagged {
-    tag: "ref_type",
-    kinds: &[
-        (
-            "task_output",
-            Obj {
-                fields: &[
-                    field("ref_type", Want::Str, "The output of a task upstream."),
-                    field(
-                        "task_id",
-                        Want::Str,
-                        "The task; it must be upstream of this one (checked by plexus validate).",
-                    ),
-                    field(
-                        "path",
-                        OPT_STR,
-                        "A JSONPath into the output, such as $.atoms[?(@.confidence>0.8)].",
-                    ),
-                    field("filter", Want::Opt(&FILTER), "Keep only matching atoms."),
-                    field(
-                        "transform",
-                        Want::Opt(&Want::OneOf(&["none", "summary", "keys_only"])),
-                        "",
-                    ),
-                ],
-                required: &["task_id"],
-                closed: false,
-            },
-        ),
-        (
-            "file",
-            Obj {
-                fields: &[
-                    field("ref_type", Want::Str, "A file in the workspace."),
-                    field(
-                        "path",
-                        Want::Matching(NOT_BLANK),
-                        "The file, inside the workspace.",
-                    ),
-                    field("format", Want::Opt(&Want::Named(FILE_FORMATS)), ""),
-                    field(
-                        "encoding",
-                        OPT_STR,
-                        "utf-8 (default), utf-16le, utf-16be or latin-1.",
-                    ),
-                    field(
-                        "sections",
-                        OPT_STRS,
-                        "Markdown headings, or section titles found in PDF text.",
-                    ),
-                ],
-                required: &["path"],
-                closed: false,
-            },
-        ),
-        (
-            "db_query",
-            Obj {
-                fields: &[
-                    field("ref_type", Want::Str, "Rows of the plexus database itself."),
-                    field("table", Want::Named(TABLES), "The table read."),
-                    field(
-                        "conditions",
-                        Want::Opt(&Want::List(&CONDITION)),
-                        "Conditions on columns of the table, ANDed.",
-                    ),
-                    field("select", OPT_STRS, "The columns wanted."),
-                    field(
-                        "order_by",
-                        Want::Opt(&Want::Obj(&Obj {
-                            fields: &[
-                                field("field", Want::Str, "A column of the table."),
-                                field("direction", Want::Named(DIRECTIONS), ""),
-                            ],
-                            required: &["field"],
-                            closed: false,
-                        })),
-                        "",
-                    ),
-                    field("limit", Want::Opt(&Want::Num(&r::DB_LIMIT)), "Most rows."),
-                ],
-                required: &["table"],
-                closed: false,
-            },
-        ),
-    ],
-};
-
 /// A task of the plan.
 pub(super) const TASK: Obj = Obj {
     fields: &[
@@ -523,6 +394,7 @@ pub(super) fn task_field(name: &str) -> Option<&'static Field> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::refs::QUERYABLE;
     use crate::protocol::Grade;
 
     #[test]
@@ -534,7 +406,7 @@ mod tests {
             assert!(GRADES.contains(&g.as_str()));
         }
         let tables: Vec<&str> = QUERYABLE.iter().map(|(t, _)| *t).collect();
-        assert_eq!(TABLES, tables.as_slice());
+        assert_eq!(super::super::ref_schema::TABLES, tables.as_slice());
         let skill = fancy_regex::Regex::new(SKILL_NAME).expect("the pattern parses");
         let long = "a".repeat(101);
         for name in [

@@ -151,11 +151,11 @@ pub(super) fn evaluate(
             Ok(parsed) => {
                 let required = &task.output_requirements.required_fields;
                 let g = match ctx.known_assets.read() {
-                    Ok(known) => run_gate(&parsed.atoms, required, &known, &ctx.config.quality),
+                    Ok(known) => run_gate(&parsed.atoms, required, &*known, &ctx.config.quality),
                     Err(poisoned) => run_gate(
                         &parsed.atoms,
                         required,
-                        &poisoned.into_inner(),
+                        &*poisoned.into_inner(),
                         &ctx.config.quality,
                     ),
                 };

@@ -185,7 +185,7 @@ fn decide(
         totals.merge(&acc.grades);
         if let Ok(mut k) = ctx.known_assets.write() {
             for a in &acc.output.atoms {
-                k.insert(a.asset_id.clone());
+                k.insert(&a.asset_id);
             }
         }
         if let Ok(mut o) = ctx.outputs.write() {

@@ -28,7 +28,7 @@ pub struct RunCtx {
     /// Numbers, stores and streams the run's events.
     pub(super) emitter: Emitter,
     /// Asset ids that exist in the store.
-    pub(super) known_assets: RwLock<rustc_hash::FxHashSet<String>>,
+    pub(super) known_assets: RwLock<crate::gate::known::AssetIds>,
     /// Outputs of finished tasks still needed by tasks to run, by plan index. Nothing
     /// else of a finished task stays in memory; an output that is not here is read back
     /// from the store (see [`super::inputs`]).
@@ -139,7 +139,7 @@ impl RunCtx {
             provider: spec.provider.clone(),
             config: spec.config.clone(),
             emitter,
-            known_assets: RwLock::new(spec.known_assets.into_iter().collect()),
+            known_assets: RwLock::new(spec.known_assets),
             outputs: RwLock::new(outputs.into_iter().collect()),
             referrers,
             base_constraints,

@@ -2,7 +2,7 @@
 //! resumed run carries over, the commands it takes while it runs, its handle and its
 //! outcome.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use tokio::sync::mpsc;
@@ -87,7 +87,7 @@ pub struct RunSpec {
     /// Store writer.
     pub writer: Writer,
     /// Asset ids that already exist in the store.
-    pub known_assets: HashSet<String>,
+    pub known_assets: crate::gate::known::AssetIds,
     /// Set when resuming.
     pub resume: Option<ResumeState>,
     /// The database file `db_query` references read (None: such references fail).

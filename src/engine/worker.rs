@@ -474,7 +474,7 @@ async fn run_attempts(
             }
             if let Ok(mut k) = ctx.known_assets.write() {
                 for a in &verdict.atoms {
-                    k.insert(a.asset_id.clone());
+                    k.insert(&a.asset_id);
                 }
             }
             let rows = verdict.atom_rows(task, agent_def, &inv_id, atom_json);

@@ -1,11 +1,10 @@
 //! The quality gate (SPEC §3.5): scores and grades every atom, lists issues, and computes
 //! the invocation's `quality_check` — never trusting the model's own.
 
-use std::collections::HashSet;
-
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::known::KnowsAssets;
 use crate::protocol::{Atom, Grade, GradeCounts, IssueSeverity, QualityCheck, QualityIssue};
 
 /// Gate settings.
@@ -176,10 +175,10 @@ fn text_len(v: &Value) -> usize {
 }
 
 /// Grades one atom against the required fields and the known assets.
-pub fn grade_atom<S: std::hash::BuildHasher>(
+pub fn grade_atom<K: KnowsAssets + ?Sized>(
     atom: &Atom,
     required_fields: &[String],
-    known_assets: &HashSet<String, S>,
+    known_assets: &K,
     cfg: &QualityConfig,
 ) -> AtomVerdict {
     let mut raw = None;
@@ -280,7 +279,7 @@ pub fn grade_atom<S: std::hash::BuildHasher>(
     let mut fabricated = Vec::new();
     let refs = atom.delta_audit.existing_assets.clone().unwrap_or_default();
     for r in &refs {
-        if !known_assets.contains(r) {
+        if !known_assets.knows(r) {
             fabricated.push(r.clone());
         }
     }
@@ -320,10 +319,10 @@ pub fn grade_atom<S: std::hash::BuildHasher>(
 }
 
 /// Grades all atoms and computes the quality_check.
-pub fn run_gate<S: std::hash::BuildHasher>(
+pub fn run_gate<K: KnowsAssets + ?Sized>(
     atoms: &[Atom],
     required_fields: &[String],
-    known_assets: &HashSet<String, S>,
+    known_assets: &K,
     cfg: &QualityConfig,
 ) -> GateResult {
     let verdicts: Vec<AtomVerdict> = atoms

@@ -1,15 +1,16 @@
 //! A run on the `replay` provider (a rerun): the recorded run it answers from, the
 //! provider reading it, and the assets the recording's gate knew.
 
-use std::collections::HashSet;
 use std::path::Path;
 use std::sync::Arc;
 
 use color_eyre::eyre::{Result, WrapErr};
 
 use super::config::RunConfig;
+use crate::gate::known::AssetIds;
 use crate::provider::replay::{ReplayProvider, ReplaySource};
 use crate::provider::Provider;
+use crate::store::read::asset_ids;
 use crate::store::Store;
 
 /// The recorded run a run replays, when it is a rerun still on the replay provider
@@ -35,15 +36,15 @@ pub fn known_assets_of(
     source: &ReplaySource,
     db: &Path,
     resumed: Option<&str>,
-) -> Result<HashSet<String>> {
+) -> Result<AssetIds> {
     let store = Store::open(&source.db)?;
-    let mut st = store.conn().prepare(
+    let mut known = asset_ids(
+        store.conn(),
         "SELECT DISTINCT atom_id FROM knowledge_atoms
          WHERE run_id IS NULL OR run_id IN (SELECT run_id FROM runs
                WHERE created_at < (SELECT created_at FROM runs WHERE run_id = ?1))",
+        [&source.run_id],
     )?;
-    let rows = st.query_map([&source.run_id], |r| r.get::<_, String>(0))?;
-    let mut known = rows.collect::<Result<HashSet<String>, _>>()?;
     if let Some(run) = resumed {
         let store = Store::open(db)?;
         let mut st = store
@@ -51,7 +52,7 @@ pub fn known_assets_of(
             .prepare("SELECT DISTINCT atom_id FROM knowledge_atoms WHERE run_id = ?1")?;
         let rows = st.query_map([run], |r| r.get::<_, String>(0))?;
         for id in rows {
-            known.insert(id?);
+            known.insert(&id?);
         }
     }
     Ok(known)

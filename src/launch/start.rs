@@ -197,7 +197,7 @@ fn begin(
     writer: &crate::store::Writer,
     new_run: bool,
     demo_assets: bool,
-) -> Result<std::collections::HashSet<String>> {
+) -> Result<crate::gate::known::AssetIds> {
     if demo_assets {
         import_demo_assets(writer)?;
     }

@@ -14,7 +14,7 @@ use super::records::{
     RunRec, TaskRec,
 };
 use super::PortableError;
-use crate::store::schema::{run_events_sql, RUN_BASE_SQL, SCHEMA_VERSION};
+use crate::store::schema::{run_events_sql, PLAN_JSON, RUN_BASE_SQL, SCHEMA_VERSION};
 use crate::store::{lease, Store, StoreError};
 
 /// Events between two calls of the progress callback.
@@ -56,7 +56,7 @@ pub fn export_run<W: Write>(
     let id: &str = &run_id;
     let c = &header.counts;
     let mut n = Sections { out, conn: &tx };
-    n.rows(1, "SELECT run_id, plan_id, plan_source, plan_json, provider, config_json, status, created_at, finished_at, task_count FROM runs WHERE run_id = ?1", id, |r, out| {
+    n.rows(1, &format!("SELECT r.run_id, r.plan_id, r.plan_source, {PLAN_JSON}, r.provider, r.config_json, r.status, r.created_at, r.finished_at, r.task_count FROM runs r WHERE r.run_id = ?1"), id, |r, out| {
         put(out, &RunRec {
             t: Kind::Run,
             run_id: s(r, 0)?,

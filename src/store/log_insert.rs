@@ -109,8 +109,16 @@ pub(super) fn insert_events(
         st.raw_execute()?;
         k += rows;
     }
+    // One big event (a run's start lists every task: 17 MB for 100,000) leaves no buffer
+    // of its size behind for the rest of the run.
+    if buf.capacity() > KEPT_PAYLOAD_BYTES {
+        *buf = Vec::new();
+    }
     Ok(())
 }
+
+/// The largest payload buffer the writer keeps between batches.
+const KEPT_PAYLOAD_BYTES: usize = 4 << 20;
 
 /// The `execution_logs` key of `e`: its run's number (from `log_runs`, numbered on the
 /// run's first event) and its sequence number.

@@ -1,13 +1,13 @@
 //! Read queries over the database (a connection of its own; WAL lets it read while the
 //! writer thread writes).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use rusqlite::{params, Connection, OptionalExtension};
 use serde::Serialize;
 
-use super::schema::{run_events_sql, MAX_SEQ, RUN_BASE_SQL};
+use super::schema::{run_events_sql, MAX_SEQ, PLAN_JSON, RUN_BASE_SQL};
 use super::{open_read_only, StoreError};
 use crate::event::{EngineEvent, EventDecodeError};
 
@@ -105,7 +105,9 @@ impl Store {
     pub fn run_plan(&self, run_id: &str) -> Result<(String, String, String), StoreError> {
         self.conn
             .query_row(
-                "SELECT plan_source, plan_json, config_json FROM runs WHERE run_id = ?1",
+                &format!(
+                    "SELECT r.plan_source, {PLAN_JSON}, r.config_json FROM runs r WHERE r.run_id = ?1"
+                ),
                 [run_id],
                 |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
             )
@@ -119,7 +121,7 @@ impl Store {
         let plan_json: Option<String> = self
             .conn
             .query_row(
-                "SELECT plan_json FROM runs WHERE run_id = ?1",
+                &format!("SELECT {PLAN_JSON} FROM runs r WHERE r.run_id = ?1"),
                 [run_id],
                 |r| r.get(0),
             )
@@ -346,13 +348,13 @@ impl Store {
             .unwrap_or((0, 0)))
     }
 
-    /// Every asset id in `knowledge_atoms`.
-    pub fn known_asset_ids(&self) -> Result<HashSet<String>, StoreError> {
-        let mut st = self
-            .conn
-            .prepare("SELECT DISTINCT atom_id FROM knowledge_atoms")?;
-        let rows = st.query_map([], |r| r.get::<_, String>(0))?;
-        Ok(rows.collect::<Result<_, _>>()?)
+    /// Every asset id in `knowledge_atoms` (as the gate holds them: hashed).
+    pub fn known_asset_ids(&self) -> Result<crate::gate::known::AssetIds, StoreError> {
+        asset_ids(
+            &self.conn,
+            "SELECT DISTINCT atom_id FROM knowledge_atoms",
+            [],
+        )
     }
 
     /// Tasks with an invocation that started (in the log) but never ended (no row).
@@ -446,6 +448,24 @@ impl Store {
         let rows = st.query_map([run_id], |r| Ok((r.get(0)?, r.get(1)?)))?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
+}
+
+/// The asset ids the first column of `sql`'s rows names, hashed as they are read (no
+/// set of their text is ever held).
+pub fn asset_ids<P: rusqlite::Params>(
+    conn: &Connection,
+    sql: &str,
+    params: P,
+) -> Result<crate::gate::known::AssetIds, StoreError> {
+    let mut ids = crate::gate::known::AssetIds::default();
+    let mut st = conn.prepare(sql)?;
+    let mut rows = st.query(params)?;
+    while let Some(r) = rows.next()? {
+        if let rusqlite::types::ValueRef::Text(t) = r.get_ref(0)? {
+            ids.insert(&String::from_utf8_lossy(t));
+        }
+    }
+    Ok(ids)
 }
 
 #[cfg(test)]

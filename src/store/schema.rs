@@ -6,7 +6,7 @@ use rusqlite::Connection;
 use super::StoreError;
 
 /// Current schema version (stored in `PRAGMA user_version`).
-pub const SCHEMA_VERSION: i64 = 7;
+pub const SCHEMA_VERSION: i64 = 8;
 
 /// Migrations, in order: `MIGRATIONS[i]` takes the schema from version `i` to `i + 1`.
 const MIGRATIONS: &[&str] = &[
@@ -232,7 +232,23 @@ CREATE INDEX invocations_failed ON invocations(
     execution_time_ms, error_message, avg_score)
     WHERE status IN ('failed', 'timeout', 'partial', 'lost');
 "#,
+    r#"
+-- A run's plan text in a table of its own: updating a run's row (its status, its end)
+-- made SQLite read and write the whole row, the plan's text with it (52 MB for a plan of
+-- 100,000 tasks). A new run's `runs.plan_json` is empty and its text is here; a run made
+-- before this version keeps its text in its row, where an older plexus still running on
+-- the file reads it (readers take this table's text, else the row's: see PLAN_JSON).
+CREATE TABLE run_plans (
+    run_id     TEXT PRIMARY KEY REFERENCES runs(run_id),
+    plan_json  TEXT NOT NULL             -- the plan snapshot, as loaded
+);
+"#,
 ];
+
+/// SQL for the plan text of the run whose `runs` row is named `r` in the query: from
+/// `run_plans`, or from the row itself for a run made before schema version 8.
+pub const PLAN_JSON: &str =
+    "COALESCE((SELECT p.plan_json FROM run_plans p WHERE p.run_id = r.run_id), r.plan_json)";
 
 /// The version whose migration creates the id counters, seeded from the file's ids.
 const ID_COUNTERS_VERSION: usize = 7;

@@ -470,8 +470,13 @@ fn apply<'t>(
         WriteOp::Event(env) => state.events.push(env),
         WriteOp::CreateRun(run) => {
             tx.execute(
-                "INSERT INTO runs (run_id, plan_id, plan_source, plan_json, provider, config_json, status, created_at, task_count) VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'running', ?7, ?8)",
-                params![run.run_id, run.plan_id, run.plan_source, run.plan_json, run.provider, run.config_json, run.created_at, run.task_count as i64],
+                "INSERT INTO runs (run_id, plan_id, plan_source, plan_json, provider, config_json, status, created_at, task_count) VALUES (?1, ?2, ?3, '', ?4, ?5, 'running', ?6, ?7)",
+                params![run.run_id, run.plan_id, run.plan_source, run.provider, run.config_json, run.created_at, run.task_count as i64],
+            )?;
+            // The plan's text beside the row, which then stays small to update.
+            tx.execute(
+                "INSERT INTO run_plans (run_id, plan_json) VALUES (?1, ?2)",
+                params![run.run_id, run.plan_json],
             )?;
             let mut st = tx.prepare_cached(
                 "INSERT INTO tasks (run_id, task_id, agent, status, updated_at) VALUES (?1, ?2, ?3, 'pending', ?4)",

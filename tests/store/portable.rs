@@ -71,8 +71,9 @@ type Row = Vec<(String, Value)>;
 /// the prompts, papers and library assets the run refers to.
 fn rows_of(db: &Path, run: &str) -> Vec<(&'static str, Vec<Row>)> {
     let conn = open(db);
-    let tables: [(&str, &str); 11] = [
+    let tables: [(&str, &str); 12] = [
         ("runs", "SELECT * FROM runs WHERE run_id = ?1"),
+        ("run_plans", "SELECT * FROM run_plans WHERE run_id = ?1"),
         ("tasks", "SELECT * FROM tasks WHERE run_id = ?1 ORDER BY rowid"),
         ("invocations", "SELECT * FROM invocations WHERE run_id = ?1 ORDER BY rowid"),
         ("knowledge_atoms", "SELECT * FROM knowledge_atoms WHERE run_id = ?1 ORDER BY rowid"),

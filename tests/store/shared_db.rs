@@ -478,11 +478,13 @@ fn resume_upgrades_a_file_written_by_the_previous_version() {
     let (mut owner, run) = start_slow_run(dir.path(), &db, &plan);
     owner.0.kill().expect("kill -9");
     owner.0.wait().expect("reaped");
-    // What the version of schema 3 left behind: no failed-attempts index and its
-    // computed columns, no reviews, no leases.
+    // What the version of schema 3 left behind: the plan's text in the run's row, no
+    // failed-attempts index and its computed columns, no reviews, no leases.
     let conn = rusqlite::Connection::open(&db).expect("open");
     conn.execute_batch(
-        "DROP INDEX invocations_failed;
+        "UPDATE runs SET plan_json = (SELECT p.plan_json FROM run_plans p WHERE p.run_id = runs.run_id);
+         DROP TABLE run_plans;
+         DROP INDEX invocations_failed;
          ALTER TABLE invocations DROP COLUMN avg_score;
          ALTER TABLE invocations DROP COLUMN error_message;
          DROP TABLE reviews;
@@ -506,6 +508,94 @@ fn resume_upgrades_a_file_written_by_the_previous_version() {
     assert_eq!(user_version(&db), plexus::store::schema::SCHEMA_VERSION);
     let store = Store::open(&db).expect("store");
     assert_eq!(store.run(&run).expect("run").status, "succeeded");
+}
+
+/// A file of schema 7 kept each run's plan text in the run's row: it opens, its plan is
+/// read from there, and the run resumes, exports and imports with that plan (a run made
+/// after the upgrade keeps its text in `run_plans`, its row's column left empty).
+#[test]
+fn a_run_whose_plan_text_is_in_its_row_as_schema_7_kept_it_resumes_and_exports() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("v7.db");
+    let plan = small_plan(dir.path(), 4);
+    let (mut owner, run) = start_slow_run(dir.path(), &db, &plan);
+    owner.0.kill().expect("kill -9");
+    owner.0.wait().expect("reaped");
+    let conn = rusqlite::Connection::open(&db).expect("open");
+    conn.execute_batch(
+        "UPDATE runs SET plan_json = (SELECT p.plan_json FROM run_plans p WHERE p.run_id = runs.run_id);
+         DROP TABLE run_plans;
+         PRAGMA user_version = 7;",
+    )
+    .expect("downgrade");
+    drop(conn);
+    let want: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&plan).expect("plan")).expect("json");
+    let plan_of = |db: &Path, run: &str| -> serde_json::Value {
+        let (_, json, _) = Store::open(db).expect("store").run_plan(run).expect("plan");
+        serde_json::from_str(&json).expect("stored plan")
+    };
+    let out = plexus(
+        dir.path(),
+        &db,
+        &["resume", &run, "--headless", "--chunk-ms", "0"],
+    )
+    .output()
+    .expect("resume");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(user_version(&db), plexus::store::schema::SCHEMA_VERSION);
+    assert_eq!(
+        Store::open(&db)
+            .expect("store")
+            .run(&run)
+            .expect("run")
+            .status,
+        "succeeded"
+    );
+    assert_eq!(plan_of(&db, &run), want, "read from the run's row");
+    let out = plexus(dir.path(), &db, &["export", &run, "-o", "run.jsonl"])
+        .output()
+        .expect("export");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let copy = dir.path().join("copy.db");
+    let out = plexus(dir.path(), &copy, &["import", "run.jsonl"])
+        .output()
+        .expect("import");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(plan_of(&copy, &run), want, "exported and imported");
+    // A new run on the upgraded file: its row holds no plan text.
+    let out = plexus(
+        dir.path(),
+        &db,
+        &[
+            "run",
+            plan.to_str().expect("utf8"),
+            "--headless",
+            "--chunk-ms",
+            "0",
+        ],
+    )
+    .output()
+    .expect("run");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let conn = rusqlite::Connection::open(&db).expect("open");
+    let rows: Vec<(String, usize, Option<usize>)> = conn
+        .prepare("SELECT r.run_id, length(r.plan_json), length(p.plan_json) FROM runs r LEFT JOIN run_plans p USING (run_id) ORDER BY r.rowid")
+        .expect("prepare")
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .expect("query")
+        .collect::<Result<_, _>>()
+        .expect("rows");
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    assert_eq!(
+        (rows[0].0.as_str(), rows[0].2),
+        (run.as_str(), None),
+        "{rows:?}"
+    );
+    assert!(rows[0].1 > 0, "{rows:?}");
+    assert_eq!(rows[1].1, 0, "{rows:?}");
+    assert!(rows[1].2.is_some_and(|n| n > 0), "{rows:?}");
+    assert_eq!(plan_of(&db, &rows[1].0), want);
 }
 
 #[test]

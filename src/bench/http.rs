@@ -179,6 +179,9 @@ pub async fn run_http_bench(o: &HttpBenchOptions) -> Result<HttpBenchReport> {
         }
     }
     let plan = Arc::new(parse_plan(&plan_json.to_string(), "generated").map_err(|e| eyre!("{e}"))?);
+    // The generated JSON tree is not needed once parsed: held through the run, it was
+    // about 60 MiB of the memory measured before the calls at 20,000 tasks.
+    drop(plan_json);
     let engine = EngineConfig {
         concurrency: o.calls,
         ..EngineConfig::default()

@@ -72,7 +72,7 @@ impl Config {
                 "ui" => config.ui = parser.ui(value)?,
                 "keys" => config.keys = parser.keys(value)?,
                 "review" => config.reviewer = parser.review(value)?,
-                "providers" => {
+                "providers" | "otlp" => {
                     parser.providers(value)?;
                     other_names.push(name.to_string());
                 }
@@ -81,7 +81,8 @@ impl Config {
                         origin: parser.origin(key.span()),
                         table: "the top level".into(),
                         key: name.to_string(),
-                        known: "known tables: [ui], [keys], [review], [providers.NAME]".into(),
+                        known: "known tables: [ui], [keys], [review], [providers.NAME], [otlp]"
+                            .into(),
                     })
                 }
             }

@@ -92,7 +92,7 @@ async fn attach(
     // The engine's end is signalled to the loop; the outcome is collected afterwards.
     let (done_tx, done_rx) = tokio::sync::oneshot::channel();
     let finishing = tokio::spawn(async move {
-        let r = started.finish().await;
+        let r = started.finish_with_report().await;
         let _ = done_tx.send(());
         r
     });
@@ -111,9 +111,14 @@ async fn attach(
         tracing::error!("terminal error: {e}");
     }
     drop(control);
-    let status = finishing
+    let (status, otlp) = finishing
         .await
-        .map_err(|e| eyre!("the engine crashed: {e}"))??;
+        .map_err(|e| eyre!("the engine crashed: {e}"))?;
+    // The screen is down now: the trace sender's report may be printed.
+    if let Some(r) = otlp {
+        crate::errln!("{}", r.line());
+    }
+    let status = status?;
     ui_result.wrap_err("the terminal UI failed")?;
     let st = app_state(&app);
     let summary = match st.debate.as_deref() {

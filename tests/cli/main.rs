@@ -8,6 +8,7 @@ mod cli_help;
 mod cli_providers;
 mod diff;
 mod docs;
+mod otlp;
 mod output_hygiene;
 mod rerun;
 mod review;

@@ -15,3 +15,5 @@ mod tools;
 
 pub use build::{spans_of, BuildOptions, ChatUsage, ContentSource, CostFn, Prompt, SpanBuilder};
 pub use settings::{OtlpSettings, Protocol};
+#[cfg(test)]
+mod tests;

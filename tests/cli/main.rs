@@ -9,6 +9,7 @@ mod cli_providers;
 mod diff;
 mod docs;
 mod otlp;
+mod otlp_receiver;
 mod output_hygiene;
 mod rerun;
 mod review;

@@ -250,4 +250,22 @@ mod tests {
         assert!(resolve(Some("http://h:1"), false, &ConfigOtlp::default(), &grpc).is_err());
         assert!(traces_url("ftp://x").is_err());
     }
+
+    #[test]
+    fn the_config_table_is_read_and_checked() {
+        let cfg = crate::config::Config::parse(
+            "[otlp]\nendpoint = \"http://c:4318\"\nheaders = { Authorization = \"Basic x\" }\n",
+            None,
+        )
+        .expect("a valid config");
+        let t = ConfigOtlp::from_config(&cfg).expect("reads");
+        assert_eq!(t.endpoint.as_deref(), Some("http://c:4318"));
+        assert_eq!(
+            t.headers.get("Authorization").map(String::as_str),
+            Some("Basic x")
+        );
+        let bad = crate::config::Config::parse("[otlp]\nurl = \"x\"\n", None).expect("parses");
+        let e = ConfigOtlp::from_config(&bad).expect_err("unknown key");
+        assert!(e.contains("otlp.url"), "{e}");
+    }
 }

@@ -318,3 +318,47 @@ async fn deadline_passed(end: &mut tokio::sync::watch::Receiver<Option<std::time
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A full queue drops spans and counts them, and never holds the events back.
+    #[test]
+    fn a_full_queue_drops_and_counts_and_passes_every_event_on() {
+        let events: Vec<Arc<Envelope>> = include_str!("../../fixtures/runs/demo.jsonl")
+            .lines()
+            .map(|l| Arc::new(serde_json::from_str(l).expect("an envelope")))
+            .collect();
+        let run = events[0].run_id.to_string();
+        let total = super::super::spans_of(
+            &run,
+            events.iter().map(|e| e.as_ref()),
+            BuildOptions::default(),
+        )
+        .len() as u64;
+        let (in_tx, in_rx) = tokio::sync::mpsc::unbounded_channel();
+        let (out_tx, mut out_rx) = tokio::sync::mpsc::unbounded_channel();
+        for batch in events.chunks(5) {
+            in_tx.send(batch.to_vec()).expect("send");
+        }
+        drop(in_tx);
+        let (queue, _keep) = tokio::sync::mpsc::channel::<Span>(2);
+        let stats = Stats::default();
+        fold_loop(
+            PathBuf::from("unused.db"),
+            &run,
+            BuildOptions::default(),
+            in_rx,
+            out_tx,
+            &queue,
+            &stats,
+        );
+        assert_eq!(stats.dropped.load(Ordering::Relaxed), total - 2);
+        let mut passed = 0;
+        while let Ok(b) = out_rx.try_recv() {
+            passed += b.len();
+        }
+        assert_eq!(passed, events.len());
+    }
+}

@@ -91,8 +91,11 @@ async fn attach(
     app.run.run_id = run_id.clone();
     // The engine's end is signalled to the loop; the outcome is collected afterwards.
     let (done_tx, done_rx) = tokio::sync::oneshot::channel();
+    // The trace sender flushes on its own threads once the run ends; its report waits
+    // until the screen is closed.
+    let otlp = started.otlp.take();
     let finishing = tokio::spawn(async move {
-        let r = started.finish_with_report().await;
+        let r = started.finish().await;
         let _ = done_tx.send(());
         r
     });
@@ -111,12 +114,14 @@ async fn attach(
         tracing::error!("terminal error: {e}");
     }
     drop(control);
-    let (status, otlp) = finishing
+    let status = finishing
         .await
         .map_err(|e| eyre!("the engine crashed: {e}"))?;
     // The screen is down now: the trace sender's report may be printed.
-    if let Some(r) = otlp {
-        crate::errln!("{}", r.line());
+    if let Some(live) = otlp {
+        if let Ok(r) = tokio::task::spawn_blocking(move || live.finish()).await {
+            crate::errln!("{}", r.line());
+        }
     }
     let status = status?;
     ui_result.wrap_err("the terminal UI failed")?;

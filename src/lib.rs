@@ -28,6 +28,7 @@ pub mod launch;
 pub mod logging;
 pub mod loop_events;
 pub mod open_files;
+pub mod otel;
 pub mod out;
 pub mod panic_guard;
 pub mod plan;

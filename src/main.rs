@@ -190,6 +190,13 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
         plexus::review::set_configured_reviewer(name);
     }
     let (session, seed) = session_of(&cli.command);
+    let otlp = match &cli.command {
+        Command::Demo { .. }
+        | Command::Run { .. }
+        | Command::Resume { .. }
+        | Command::Debate(..) => otlp_settings(&session.otlp, cfg.as_deref())?,
+        _ => None,
+    };
     let g = Globals {
         db: cli.db_path(),
         seed,
@@ -198,6 +205,7 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
         provider: session.provider.clone(),
         config: cli.config.clone(),
         loaded: cfg.clone(),
+        otlp,
     };
     let tui = match &cfg {
         Some(cfg) if has_tui(&cli.command) && want_tui(&g) => {
@@ -414,7 +422,23 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
                 json,
             },
         ),
-        Command::Export { run, output } => {
+        Command::Export {
+            run,
+            otlp: Some(url),
+            otlp_content,
+            ..
+        } => {
+            let cfg = Config::load(g.config.as_deref()).map_err(|e| eyre!("{e}"))?;
+            let opts = plexus::cli::OtlpOpts {
+                otlp: Some(url),
+                otlp_content,
+            };
+            let Some(settings) = otlp_settings(&opts, Some(&cfg))? else {
+                return Err(eyre!("--otlp needs a URL"));
+            };
+            plexus::commands::portable::export_otlp(&g.db, &run, settings).await
+        }
+        Command::Export { run, output, .. } => {
             plexus::commands::portable::export(&g.db, &run, output.as_deref())
         }
         Command::Import {
@@ -483,6 +507,30 @@ fn finish(g: &Globals, f: Finished) -> Result<ExitCode> {
         );
     }
     Ok(ExitCode::from(exit::for_status(f.status)))
+}
+
+/// Where a run's traces go: `--otlp`, the config's `[otlp]` table, the
+/// `OTEL_EXPORTER_OTLP_*` variables; `None` when nothing names a collector.
+fn otlp_settings(
+    opts: &plexus::cli::OtlpOpts,
+    cfg: Option<&Config>,
+) -> Result<Option<plexus::otel::OtlpSettings>> {
+    let table = match cfg {
+        Some(c) => plexus::otel::settings::ConfigOtlp::from_config(c).map_err(|e| eyre!("{e}"))?,
+        None => Default::default(),
+    };
+    let settings =
+        plexus::otel::settings::resolve(opts.otlp.as_deref(), opts.otlp_content, &table, &|k| {
+            std::env::var(k).ok()
+        })
+        .map_err(exit::InvalidOptions)?;
+    if settings.is_none() && opts.otlp_content {
+        return Err(exit::InvalidOptions(
+            "--otlp-content needs a collector: --otlp URL, [otlp] endpoint in the config, or OTEL_EXPORTER_OTLP_ENDPOINT".into(),
+        )
+        .into());
+    }
+    Ok(settings)
 }
 
 /// The exit code of a command that failed with `e`: the first cause the table names.

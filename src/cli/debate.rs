@@ -2,7 +2,7 @@
 
 use clap::{Args, ValueEnum};
 
-use super::options::{SimOpts, ThemeOpt};
+use super::options::{OtlpOpts, SimOpts, ThemeOpt};
 
 /// How `plexus debate` prints the session's events.
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,6 +69,8 @@ pub struct DebateArgs {
     pub theme: ThemeOpt,
     #[command(flatten)]
     pub sim: SimOpts,
+    #[command(flatten)]
+    pub otlp: OtlpOpts,
 }
 
 /// Options of `plexus serve`.

@@ -19,7 +19,8 @@ pub use dev::DevCommand;
 pub use handoff::InitContextArgs;
 pub use help::{command, help_width, parse};
 pub use options::{
-    at_least_one, FaultMix, ResumePaceOpts, SchemaKind, SessionOpts, SimOpts, ThemeOpt, CHUNK_MS,
+    at_least_one, FaultMix, OtlpOpts, ResumePaceOpts, SchemaKind, SessionOpts, SimOpts, ThemeOpt,
+    CHUNK_MS,
     DEMO_SEED, FIRST_CHUNK_MS,
 };
 
@@ -379,8 +380,15 @@ pub enum Command {
         /// Run id (or `latest`, or a unique prefix).
         run: String,
         /// Output file, written whole or not at all [default: standard output].
-        #[arg(short = 'o', long, value_name = "FILE")]
+        #[arg(short = 'o', long, value_name = "FILE", conflicts_with = "otlp")]
         output: Option<PathBuf>,
+        /// Send the run as OpenTelemetry traces to this OTLP/HTTP collector instead of
+        /// writing a file, e.g. `http://localhost:4318`.
+        #[arg(long, value_name = "URL")]
+        otlp: Option<String>,
+        /// With --otlp: send the prompts and answers too.
+        #[arg(long, requires = "otlp")]
+        otlp_content: bool,
     },
     /// Load a run written by `plexus export`
     ///

@@ -30,6 +30,22 @@ pub struct SessionOpts {
     pub headless: bool,
     #[command(flatten)]
     pub theme: ThemeOpt,
+    #[command(flatten)]
+    pub otlp: OtlpOpts,
+}
+
+/// Sending a run as OpenTelemetry traces.
+#[derive(Args, Debug, Clone, Default)]
+#[command(next_help_heading = "Tracing")]
+pub struct OtlpOpts {
+    /// Send the run as OpenTelemetry traces to this OTLP/HTTP collector, e.g.
+    /// `http://localhost:4318` [default: the config's `[otlp] endpoint`, else
+    /// $OTEL_EXPORTER_OTLP_ENDPOINT].
+    #[arg(long, value_name = "URL")]
+    pub otlp: Option<String>,
+    /// Send the prompts and answers with the traces (they are left out otherwise).
+    #[arg(long)]
+    pub otlp_content: bool,
 }
 
 /// The colour theme of the terminal UI.

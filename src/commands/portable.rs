@@ -82,6 +82,33 @@ pub fn export(db: &Path, run: &str, output: Option<&Path>) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// Sends run `run` of the database at `db` as a trace to the collector of `settings`
+/// (`plexus export RUN --otlp URL`): progress on standard error for a large run, a
+/// summary at the end; exit 1 when a batch failed.
+pub async fn export_otlp(
+    db: &Path,
+    run: &str,
+    settings: crate::otel::OtlpSettings,
+) -> Result<ExitCode> {
+    let tty = std::io::stderr().is_terminal();
+    let mut shown = std::time::Instant::now();
+    let mut progress = |sent: u64, read: u64, total: u64| {
+        if read < total && shown.elapsed() >= std::time::Duration::from_secs(1) {
+            shown = std::time::Instant::now();
+            if tty || total >= 100_000 {
+                crate::errln!("exporting: {read} of {total} events read, {sent} spans sent");
+            }
+        }
+    };
+    let report = crate::otel::stored::export_stored(db, run, settings, &mut progress).await?;
+    crate::errln!("{}", report.line());
+    Ok(if report.failed_batches > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
 /// The error as a report whose chain holds a database error as such (so that the
 /// message names the database file).
 fn report(e: PortableError) -> color_eyre::Report {

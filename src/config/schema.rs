@@ -141,7 +141,7 @@ impl Section {
 }
 
 /// Every top-level table, in the order the docs list them.
-pub const SECTIONS: &[Section] = &[UI, KEYS, REVIEW, PROVIDERS];
+pub const SECTIONS: &[Section] = &[UI, KEYS, REVIEW, PROVIDERS, OTLP];
 
 /// The top-level table `name`.
 pub fn section(name: &str) -> Option<&'static Section> {
@@ -184,6 +184,33 @@ pub const REVIEW: Section = Section {
         "The name review decisions are recorded under (else the login name).",
     )]),
     doc: "Reviews of tasks waiting for a person's decision.",
+};
+
+/// `[otlp]`.
+pub const OTLP: Section = Section {
+    name: "otlp",
+    layout: Layout::Table(&[
+        opt(
+            "endpoint",
+            Kind::Url,
+            None,
+            "The OpenTelemetry collector runs are traced to (OTLP over HTTP; `/v1/traces` is \
+             added unless the URL ends with it). `--otlp URL` overrides it.",
+        ),
+        opt(
+            "protocol",
+            Kind::OneOf(&["http/protobuf", "http/json"]),
+            Some(Default::Str("http/protobuf")),
+            "How spans are encoded.",
+        ),
+        opt(
+            "headers",
+            Kind::StrTable,
+            None,
+            "HTTP headers sent with every batch (such as an Authorization header).",
+        ),
+    ]),
+    doc: "Traces sent to an OpenTelemetry collector (see docs/opentelemetry.md).",
 };
 
 /// The names `max_tokens_param` may hold.

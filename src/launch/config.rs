@@ -71,6 +71,7 @@ pub fn session_of(command: &Command) -> (SessionOpts, Option<u64>) {
                 concurrency: *concurrency,
                 headless: *headless,
                 theme: theme.clone(),
+                ..SessionOpts::default()
             },
             *seed,
         ),
@@ -88,6 +89,7 @@ pub fn session_of(command: &Command) -> (SessionOpts, Option<u64>) {
                 provider: a.provider.clone(),
                 headless: a.headless,
                 theme: a.theme.clone(),
+                otlp: a.otlp.clone(),
                 ..SessionOpts::default()
             },
             None,

@@ -20,4 +20,7 @@ pub struct Globals {
     /// The configuration, once loaded (commands that read it load it first, so a
     /// broken file stops them before anything starts); `None` loads it when needed.
     pub loaded: Option<std::sync::Arc<crate::config::Config>>,
+    /// Where the run's traces go (`--otlp`, the config, `OTEL_EXPORTER_OTLP_*`); `None`
+    /// sends none.
+    pub otlp: Option<crate::otel::OtlpSettings>,
 }

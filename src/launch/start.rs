@@ -82,6 +82,8 @@ pub struct Started {
     pub keeper: std::thread::JoinHandle<()>,
     /// Committed events.
     pub events: tokio::sync::mpsc::UnboundedReceiver<Vec<Arc<crate::event::Envelope>>>,
+    /// The live OTLP sender, when the run's traces are sent.
+    pub otlp: Option<crate::otel::live::LiveExport>,
 }
 
 /// Opens the database, creates (or resumes) the run and starts the engine.
@@ -172,7 +174,9 @@ pub fn start(
                 writer_thread,
                 keeper,
                 events: keeper_rx,
-            })
+                otlp: None,
+            }
+            .with_otlp(globals))
         }
         Err(e) => {
             // Let the writer stop (and give the lease back) before the error ends the
@@ -218,9 +222,56 @@ fn begin(
 }
 
 impl Started {
-    /// Waits for the engine, then for the writer thread to drain (also when the engine
-    /// failed: the writer gives the run's lease back as it stops).
+    /// Sends the run's traces to the collector `globals` names (if any): the committed
+    /// events pass through the live OTLP sender on their way to the consumer. A sender
+    /// that cannot start is reported and the run goes on without it.
+    pub fn with_otlp(mut self, globals: &Globals) -> Started {
+        let Some(settings) = globals.otlp.clone() else {
+            return self;
+        };
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        let input = std::mem::replace(&mut self.events, rx);
+        match crate::otel::live::spawn_live(
+            globals.db.clone(),
+            self.run_id.clone(),
+            settings,
+            input,
+            tx,
+        ) {
+            Ok(live) => self.otlp = Some(live),
+            Err(e) => crate::errln!("otlp: {e}; the run goes on without traces"),
+        }
+        self
+    }
+
+    /// [`Started::finish`], printing the OTLP sender's report on standard error.
     pub async fn finish(self) -> Result<RunStatus> {
+        let (status, report) = self.finish_with_report().await;
+        if let Some(r) = report {
+            crate::errln!("{}", r.line());
+        }
+        status
+    }
+
+    /// Waits for the engine, then for the writer thread to drain (also when the engine
+    /// failed: the writer gives the run's lease back as it stops), then for the OTLP
+    /// sender's last spans (at most its flush wait); returns the sender's report
+    /// instead of printing it (a screen may still be up).
+    pub async fn finish_with_report(
+        mut self,
+    ) -> (Result<RunStatus>, Option<crate::otel::live::Report>) {
+        let otlp = self.otlp.take();
+        let status = self.finish_run().await;
+        let report = match otlp {
+            Some(live) => tokio::task::spawn_blocking(move || live.finish())
+                .await
+                .ok(),
+            None => None,
+        };
+        (status, report)
+    }
+
+    async fn finish_run(self) -> Result<RunStatus> {
         let outcome = self.handle.join.await;
         drop(self.writer);
         // The writer thread ends when the last handle is gone (the engine's were dropped).

@@ -8,6 +8,8 @@ mod cli_help;
 mod cli_providers;
 mod diff;
 mod docs;
+mod otlp;
+mod otlp_receiver;
 mod output_hygiene;
 mod rerun;
 mod review;

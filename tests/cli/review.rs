@@ -42,6 +42,7 @@ fn globals(db: &Path) -> Globals {
         provider: None,
         config: None,
         loaded: None,
+        otlp: None,
     }
 }
 

@@ -50,6 +50,12 @@ fn clean_env(c: &mut Command, dir: &Path) {
         "PLEXUS_WORKER_THREADS",
         "PLEXUS_CRASH_TEST",
         "PLEXUS_CRASH_TEST_TASK",
+        "OTEL_EXPORTER_OTLP_ENDPOINT",
+        "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+        "OTEL_EXPORTER_OTLP_PROTOCOL",
+        "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL",
+        "OTEL_EXPORTER_OTLP_HEADERS",
+        "OTEL_EXPORTER_OTLP_TRACES_HEADERS",
     ] {
         c.env_remove(v);
     }

@@ -39,6 +39,7 @@ fn globals(db: &Path) -> Globals {
         provider: None,
         config: None,
         loaded: None,
+        otlp: None,
     }
 }
 

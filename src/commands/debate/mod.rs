@@ -25,7 +25,7 @@ pub async fn debate(g: &Globals, args: DebateArgs, tui: Option<UiSetup>) -> Resu
     let moderator = moderator_for(&profile)?;
     spec.moderation = moderator.as_ref().map(|_| profile.name.clone());
     let now = now_data(&spec.timezone).await?;
-    let started = start_debate(&g.db, spec, provider, comparer, moderator, now)?;
+    let started = start_debate(&g.db, spec, provider, comparer, moderator, now)?.with_otlp(g);
     let sse = args.events == Some(EventsFormat::Sse);
     let finished = match tui.filter(|_| !sse) {
         Some(setup) => {

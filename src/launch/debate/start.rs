@@ -37,7 +37,8 @@ pub async fn now_data(timezone: &str) -> Result<Value> {
     }
 }
 
-/// Creates the session's run in `db` and starts it.
+/// Creates the session's run in `db` and starts it. Its traces go nowhere: a caller
+/// that wants them sends them with [`Started::with_otlp`].
 pub fn start_debate(
     db: &Path,
     spec: DebateSpec,
@@ -97,5 +98,6 @@ pub fn start_debate(
         writer_thread,
         keeper,
         events: keeper_rx,
+        otlp: None,
     })
 }

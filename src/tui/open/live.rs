@@ -91,6 +91,9 @@ async fn attach(
     app.run.run_id = run_id.clone();
     // The engine's end is signalled to the loop; the outcome is collected afterwards.
     let (done_tx, done_rx) = tokio::sync::oneshot::channel();
+    // The trace sender flushes on its own threads once the run ends; its report waits
+    // until the screen is closed.
+    let otlp = started.otlp.take();
     let finishing = tokio::spawn(async move {
         let r = started.finish().await;
         let _ = done_tx.send(());
@@ -113,7 +116,14 @@ async fn attach(
     drop(control);
     let status = finishing
         .await
-        .map_err(|e| eyre!("the engine crashed: {e}"))??;
+        .map_err(|e| eyre!("the engine crashed: {e}"))?;
+    // The screen is down now: the trace sender's report may be printed.
+    if let Some(live) = otlp {
+        if let Ok(r) = tokio::task::spawn_blocking(move || live.finish()).await {
+            crate::errln!("{}", r.line());
+        }
+    }
+    let status = status?;
     ui_result.wrap_err("the terminal UI failed")?;
     let st = app_state(&app);
     let summary = match st.debate.as_deref() {

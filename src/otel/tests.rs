@@ -1,0 +1,79 @@
+//! The span model on the recorded demo log: one tree, the same spans however the events
+//! arrive, and the price lookup filling `plexus.cost.usd`.
+
+use opentelemetry_proto::tonic::trace::v1::Span;
+
+use super::attrs::attr_str;
+use super::build::{spans_of, BuildOptions, SpanBuilder};
+use crate::event::Envelope;
+
+fn demo() -> Vec<Envelope> {
+    include_str!("../../fixtures/runs/demo.jsonl")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("an envelope"))
+        .collect()
+}
+
+fn kind(s: &Span) -> String {
+    attr_str(s, "openinference.span.kind")
+}
+
+#[test]
+fn the_demo_log_is_one_tree_of_run_tasks_and_calls() {
+    let events = demo();
+    let run = events[0].run_id.to_string();
+    let spans = spans_of(&run, &events, BuildOptions::default());
+    let roots: Vec<_> = spans
+        .iter()
+        .filter(|s| s.parent_span_id.is_empty())
+        .collect();
+    assert_eq!(roots.len(), 1);
+    assert_eq!(kind(roots[0]), "CHAIN");
+    assert_eq!(
+        spans.last().map(|s| &s.span_id),
+        Some(&roots[0].span_id),
+        "the run ends last"
+    );
+    assert_eq!(spans.iter().filter(|s| kind(s) == "AGENT").count(), 5);
+    assert_eq!(spans.iter().filter(|s| kind(s) == "LLM").count(), 10);
+    assert!(spans
+        .iter()
+        .all(|s| attr_str(s, "plexus.cost.usd").is_empty()));
+}
+
+#[test]
+fn spans_do_not_depend_on_how_the_events_arrive() {
+    let events = demo();
+    let run = events[0].run_id.to_string();
+    let whole = spans_of(&run, &events, BuildOptions::default());
+    let mut b = SpanBuilder::new(&run, BuildOptions::default());
+    let mut live = Vec::new();
+    for batch in events.chunks(7) {
+        for env in batch {
+            b.feed(env, &mut live);
+        }
+    }
+    b.finish(&mut live);
+    assert_eq!(live, whole);
+}
+
+#[test]
+fn a_price_lookup_fills_the_cost_of_each_call() {
+    let events = demo();
+    let run = events[0].run_id.to_string();
+    let opts = BuildOptions {
+        content: None,
+        cost: Some(Box::new(|u| {
+            Some((u.input_tokens + u.output_tokens) as f64 / 1_000_000.0)
+        })),
+    };
+    let spans = spans_of(&run, &events, opts);
+    for s in spans.iter().filter(|s| kind(s) == "LLM") {
+        let usd = s
+            .attributes
+            .iter()
+            .find(|a| a.key == "plexus.cost.usd")
+            .and_then(|a| a.value.as_ref());
+        assert!(usd.is_some(), "{}", s.name);
+    }
+}

@@ -20,8 +20,7 @@ pub use handoff::InitContextArgs;
 pub use help::{command, help_width, parse};
 pub use options::{
     at_least_one, FaultMix, OtlpOpts, ResumePaceOpts, SchemaKind, SessionOpts, SimOpts, ThemeOpt,
-    CHUNK_MS,
-    DEMO_SEED, FIRST_CHUNK_MS,
+    CHUNK_MS, DEMO_SEED, FIRST_CHUNK_MS,
 };
 
 /// The database file plexus opens when neither `--db` nor `PLEXUS_DB` says otherwise.

@@ -119,6 +119,9 @@ pub(super) const DEFAULT_MAX_TOKENS_PARAM: &str = "max_tokens";
 /// The `anthropic-version` header unless a profile says otherwise.
 pub(super) const DEFAULT_ANTHROPIC_VERSION: &str = "2023-06-01";
 
+/// The names `max_tokens_param` may hold.
+pub const MAX_TOKENS_PARAMS: &[&str] = &["max_tokens", "max_completion_tokens"];
+
 fn default_concurrency() -> usize {
     DEFAULT_CONCURRENCY
 }
@@ -200,7 +203,7 @@ impl ProviderSettings {
                 ));
             }
         }
-        if !super::schema::MAX_TOKENS_PARAMS.contains(&self.max_tokens_param.as_str()) {
+        if !MAX_TOKENS_PARAMS.contains(&self.max_tokens_param.as_str()) {
             return Err("`max_tokens_param` must be max_tokens or max_completion_tokens".into());
         }
         if self.thinking_budget != 0 && self.thinking_budget < 1024 {

@@ -213,9 +213,6 @@ pub const OTLP: Section = Section {
     doc: "Traces sent to an OpenTelemetry collector (see docs/opentelemetry.md).",
 };
 
-/// The names `max_tokens_param` may hold.
-pub const MAX_TOKENS_PARAMS: &[&str] = &["max_tokens", "max_completion_tokens"];
-
 /// `[providers.NAME]`, in the order of `ProviderSettings`'s fields.
 pub const PROVIDERS: Section = Section {
     name: "providers",
@@ -303,7 +300,7 @@ pub const PROVIDERS: Section = Section {
             ),
             opt(
                 "max_tokens_param",
-                Kind::OneOf(MAX_TOKENS_PARAMS),
+                Kind::OneOf(p::MAX_TOKENS_PARAMS),
                 Some(Default::Str(p::DEFAULT_MAX_TOKENS_PARAM)),
                 "openai only: max_completion_tokens for OpenAI's reasoning models.",
             ),

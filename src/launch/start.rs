@@ -259,7 +259,7 @@ impl Started {
     /// instead of printing it (a screen may still be up).
     pub async fn finish_with_report(
         mut self,
-    ) -> (Result<RunStatus>, Option<crate::otel::live::Report>) {
+    ) -> (Result<RunStatus>, Option<crate::otel::send::Report>) {
         let otlp = self.otlp.take();
         let status = self.finish_run().await;
         let report = match otlp {

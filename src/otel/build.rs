@@ -128,12 +128,6 @@ impl SpanBuilder {
         }
     }
 
-    /// Folds one event; spans it ends go to `out`.
-    pub fn feed(&mut self, env: &Envelope, out: &mut Vec<Span>) {
-        self.last_ts = self.last_ts.max(env.ts);
-        super::fold::fold(self, env, out);
-    }
-
     /// Closes every span still open at the last event's time (the log ends mid-run).
     pub fn finish(&mut self, out: &mut Vec<Span>) {
         let ts = self.last_ts;

@@ -7,7 +7,7 @@ use serde_json::json;
 use super::attrs::{self, f, i, list, s};
 use super::build::{Chat, ChatUsage, SpanBuilder};
 use crate::event::InvocationFinished;
-use crate::protocol::InvocationStatus;
+use crate::protocol::{GradeCounts, InvocationStatus};
 
 /// Fills the span of call `inv` from its `invocation_finished`.
 pub(super) fn finished(sb: &mut SpanBuilder, c: &mut Chat, inv: &str, fin: &InvocationFinished) {
@@ -32,7 +32,7 @@ pub(super) fn finished(sb: &mut SpanBuilder, c: &mut Chat, inv: &str, fin: &Invo
     ] {
         attrs::set(span, a);
     }
-    super::fold::grades(span, &fin.grades);
+    grades(span, &fin.grades);
     if !fin.errors.is_empty() {
         attrs::set(
             span,
@@ -119,4 +119,11 @@ pub(super) fn put_answer(
         "finish_reason": reason
     }]);
     attrs::set(span, s("gen_ai.output.messages", output.to_string()));
+}
+
+/// `plexus.grades.A` … `plexus.grades.D` on `span`.
+pub(super) fn grades(span: &mut opentelemetry_proto::tonic::trace::v1::Span, g: &GradeCounts) {
+    for (k, v) in [("A", g.a), ("B", g.b), ("C", g.c), ("D", g.d)] {
+        attrs::set(span, i(&format!("plexus.grades.{k}"), v));
+    }
 }

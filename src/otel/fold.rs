@@ -8,6 +8,7 @@ use opentelemetry_proto::tonic::trace::v1::Span;
 
 use super::attrs::{self, b, f, i, list, s};
 use super::build::{provider_and_model, SpanBuilder};
+use super::chat::grades;
 use crate::event::{EngineEvent, Envelope, RunStatus, TaskStatus};
 use crate::protocol::GradeCounts;
 
@@ -346,13 +347,6 @@ fn on_call(
     }
 }
 
-/// `plexus.grades.A` … `plexus.grades.D` on `span`.
-pub(super) fn grades(span: &mut Span, g: &GradeCounts) {
-    for (k, v) in [("A", g.a), ("B", g.b), ("C", g.c), ("D", g.d)] {
-        attrs::set(span, i(&format!("plexus.grades.{k}"), v));
-    }
-}
-
 /// A task's span status from its final status.
 fn task_status(
     st: TaskStatus,
@@ -366,5 +360,13 @@ fn task_status(
                 .map(str::to_string)
                 .unwrap_or_else(|| format!("the task ended {}", other.as_str())),
         ),
+    }
+}
+
+impl SpanBuilder {
+    /// Folds one event; spans it ends go to `out`.
+    pub fn feed(&mut self, env: &Envelope, out: &mut Vec<Span>) {
+        self.last_ts = self.last_ts.max(env.ts);
+        fold(self, env, out);
     }
 }

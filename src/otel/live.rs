@@ -18,6 +18,7 @@ use tokio::sync::mpsc::{error::TrySendError, UnboundedReceiver, UnboundedSender}
 use tokio::time::Instant;
 
 use super::build::{BuildOptions, SpanBuilder};
+use super::send::Report;
 use super::send::{Exporter, SendError, BATCH};
 use super::settings::OtlpSettings;
 use super::stored::StoreContent;
@@ -44,57 +45,6 @@ pub struct Stats {
     pub failed: AtomicU64,
     /// Such batches.
     pub failed_batches: AtomicU64,
-}
-
-/// What the sender did, for the line printed at the end.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Report {
-    /// The collector.
-    pub url: String,
-    /// Spans accepted.
-    pub sent: u64,
-    /// Spans dropped.
-    pub dropped: u64,
-    /// Spans in failed batches.
-    pub failed: u64,
-    /// Failed batches.
-    pub failed_batches: u64,
-    /// The last batch's error, if any failed.
-    pub last_error: Option<String>,
-}
-
-impl Report {
-    /// One line for a person.
-    pub fn line(&self) -> String {
-        let mut line = format!("otlp: {} spans sent to {}", self.sent, self.url);
-        if self.dropped > 0 {
-            line.push_str(&format!(
-                "; {} dropped (collector too slow or down)",
-                self.dropped
-            ));
-        }
-        if self.failed_batches > 0 {
-            line.push_str(&format!(
-                "; {} batch(es) of {} spans failed",
-                self.failed_batches, self.failed
-            ));
-            if let Some(e) = &self.last_error {
-                line.push_str(&format!(" ({e})"));
-            }
-        }
-        line
-    }
-
-    fn of(url: &str, stats: &Stats, last_error: Option<String>) -> Report {
-        Report {
-            url: url.to_string(),
-            sent: stats.sent.load(Ordering::Relaxed),
-            dropped: stats.dropped.load(Ordering::Relaxed),
-            failed: stats.failed.load(Ordering::Relaxed),
-            failed_batches: stats.failed_batches.load(Ordering::Relaxed),
-            last_error,
-        }
-    }
 }
 
 /// A running live sender.
@@ -315,6 +265,20 @@ async fn deadline_passed(end: &mut tokio::sync::watch::Receiver<Option<std::time
         if end.changed().await.is_err() {
             // The builder is gone without saying when: never resolve.
             std::future::pending::<()>().await;
+        }
+    }
+}
+
+impl Report {
+    /// The report of a sender from its counters.
+    fn of(url: &str, stats: &Stats, last_error: Option<String>) -> Report {
+        Report {
+            url: url.to_string(),
+            sent: stats.sent.load(Ordering::Relaxed),
+            dropped: stats.dropped.load(Ordering::Relaxed),
+            failed: stats.failed.load(Ordering::Relaxed),
+            failed_batches: stats.failed_batches.load(Ordering::Relaxed),
+            last_error,
         }
     }
 }

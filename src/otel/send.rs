@@ -174,3 +174,43 @@ fn describe(e: &reqwest::Error) -> String {
         e.to_string()
     }
 }
+
+/// What the sender did, for the line printed at the end.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Report {
+    /// The collector.
+    pub url: String,
+    /// Spans accepted.
+    pub sent: u64,
+    /// Spans dropped.
+    pub dropped: u64,
+    /// Spans in failed batches.
+    pub failed: u64,
+    /// Failed batches.
+    pub failed_batches: u64,
+    /// The last batch's error, if any failed.
+    pub last_error: Option<String>,
+}
+
+impl Report {
+    /// One line for a person.
+    pub fn line(&self) -> String {
+        let mut line = format!("otlp: {} spans sent to {}", self.sent, self.url);
+        if self.dropped > 0 {
+            line.push_str(&format!(
+                "; {} dropped (collector too slow or down)",
+                self.dropped
+            ));
+        }
+        if self.failed_batches > 0 {
+            line.push_str(&format!(
+                "; {} batch(es) of {} spans failed",
+                self.failed_batches, self.failed
+            ));
+            if let Some(e) = &self.last_error {
+                line.push_str(&format!(" ({e})"));
+            }
+        }
+        line
+    }
+}

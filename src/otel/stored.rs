@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::build::{BuildOptions, ContentSource, Prompt, SpanBuilder};
-use super::live::Report;
+use super::send::Report;
 use super::send::{Exporter, BATCH};
 use super::settings::OtlpSettings;
 use crate::store::Store;

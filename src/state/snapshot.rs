@@ -49,15 +49,19 @@ pub enum SnapshotError {
 
 /// Encodes `st` (whose text, if any, is left out).
 pub fn encode(st: &RunState) -> Result<Vec<u8>, SnapshotError> {
-    let body = rmp_serde::to_vec(st).map_err(|e| SnapshotError::Encode(e.to_string()))?;
     let version = env!("CARGO_PKG_VERSION").as_bytes();
-    let mut out = Vec::with_capacity(body.len() + 32);
+    let mut out = Vec::new();
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&FORMAT.to_le_bytes());
     out.push(version.len() as u8);
     out.extend_from_slice(version);
-    out.extend_from_slice(&crc32fast::hash(&body).to_le_bytes());
-    out.extend_from_slice(&body);
+    // The body is written after the checksum's place, which is filled in last: one
+    // buffer, where a body encoded apart and then copied held the state's size twice.
+    let crc_at = out.len();
+    out.extend_from_slice(&[0; 4]);
+    rmp_serde::encode::write(&mut out, st).map_err(|e| SnapshotError::Encode(e.to_string()))?;
+    let crc = crc32fast::hash(&out[crc_at + 4..]);
+    out[crc_at..crc_at + 4].copy_from_slice(&crc.to_le_bytes());
     Ok(out)
 }
 

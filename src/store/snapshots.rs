@@ -89,11 +89,25 @@ pub fn put_snapshot(db: &Path, run: &str, seq: u64, data: &[u8]) -> Result<(), S
     let mut conn = open_connection(db)?;
     let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
     tx.execute(CREATE, [])?;
+    // The row is made with a blob of zeros and the bytes written into it in place: bound
+    // as a parameter, SQLite would copy a snapshot of tens of MB twice (the bound value,
+    // then the row built from it) before writing a page.
     tx.execute(
         "INSERT OR REPLACE INTO run_snapshots (run_id, seq, created_at, data)
-         VALUES (?1, ?2, ?3, ?4)",
-        params![run, seq as i64, crate::clock::now_rfc3339(), data],
+         VALUES (?1, ?2, ?3, zeroblob(?4))",
+        params![
+            run,
+            seq as i64,
+            crate::clock::now_rfc3339(),
+            data.len() as i64
+        ],
     )?;
+    let rowid = tx.last_insert_rowid();
+    let mut blob = tx.blob_open(rusqlite::MAIN_DB, "run_snapshots", "data", rowid, false)?;
+    for (i, piece) in data.chunks(1 << 20).enumerate() {
+        blob.write_at(piece, i << 20)?;
+    }
+    blob.close()?;
     tx.execute(
         "DELETE FROM run_snapshots WHERE run_id = ?1 AND seq <> ?2 AND seq % ?3 <> 0",
         params![run, seq as i64, KEEP_EVERY as i64],

@@ -485,7 +485,9 @@ fn the_first_signal_is_handled_from_the_start_and_leaves_no_lease_behind() {
         let dir = tempfile::tempdir().expect("tempdir");
         let d = dir.path();
         let db = d.join("early.db");
-        let plan = busy_plan(d, 4);
+        // Long enough (20 layers) that no pause of this test's thread on a loaded
+        // machine lets the run end before the signal reaches it.
+        let plan = busy_plan(d, 40);
         let mut run = Running::spawn(
             plexus(d)
                 .arg("--db")

@@ -482,12 +482,7 @@ fn draw_help(buf: &mut Buffer, area: Rect, theme: &Theme, keys: &Keymap) {
         .collect();
     let w = area.width.saturating_sub(4).min(100);
     let h = (lines.len() as u16 + 2).min(area.height);
-    let r = Rect {
-        x: area.x + (area.width - w) / 2,
-        y: area.y + (area.height - h) / 2,
-        width: w,
-        height: h,
-    };
+    let r = crate::ui::overlay::centered(area, w, h);
     Clear.render(r, buf);
     crate::ui::text::fill_rect(buf, r, theme.style_base());
     let inner = pane(buf, r, "Keys (Esc or ? closes)", theme);

@@ -14,7 +14,7 @@ pub mod hints;
 pub mod loop_fold;
 pub mod loop_popup;
 pub mod output;
-mod overlay;
+pub mod overlay;
 pub mod quality;
 pub mod rank;
 pub mod runs;

@@ -30,7 +30,7 @@ pub(super) fn wrapped(lines: &[String], width: u16) -> Vec<String> {
 }
 
 /// A box of `w` by `h` centred in `area` (clamped to it).
-pub(super) fn centered(area: Rect, w: u16, h: u16) -> Rect {
+pub fn centered(area: Rect, w: u16, h: u16) -> Rect {
     let w = w.min(area.width);
     let h = h.min(area.height);
     Rect {

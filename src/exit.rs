@@ -21,6 +21,9 @@ pub const RUN_FAILED: u8 = 3;
 /// each failed task waits for review (`plexus review RUN TASK --accept` or `--reject`,
 /// then `plexus resume RUN`).
 pub const REVIEW_WAITING: u8 = 6;
+/// A run whose calls cost its whole money budget (`--max-cost`): no new call started and
+/// the rest of the run waits; `plexus resume RUN --max-cost MORE` continues it.
+pub const BUDGET_REACHED: u8 = 7;
 /// Refused: another live process executes the run.
 pub const OWNED: u8 = 4;
 /// A crash (a bug): a panic, in the main thread or in a run's worker (the run is left
@@ -43,6 +46,8 @@ pub const DIFF_TROUBLE: u8 = 2;
 pub fn for_status(status: RunStatus) -> u8 {
     if status == RunStatus::AwaitingReview {
         REVIEW_WAITING
+    } else if status == RunStatus::BudgetReached {
+        BUDGET_REACHED
     } else if status.is_failure() {
         RUN_FAILED
     } else {

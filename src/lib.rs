@@ -11,6 +11,7 @@ pub mod clock;
 pub mod commands;
 pub mod config;
 pub mod conversation;
+pub mod cost;
 pub mod crash;
 pub mod debate;
 pub mod diff;

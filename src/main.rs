@@ -201,6 +201,7 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
         db: cli.db_path(),
         seed,
         concurrency: session.concurrency,
+        max_cost: session.max_cost,
         headless: session.headless,
         provider: session.provider.clone(),
         config: cli.config.clone(),
@@ -503,6 +504,12 @@ fn finish(g: &Globals, f: Finished) -> Result<ExitCode> {
     if f.status == plexus::event::RunStatus::Interrupted {
         plexus::errln!(
             "resume with: {}",
+            plexus::launch::resume_command(&g.db, &f.run_id)
+        );
+    }
+    if f.status == plexus::event::RunStatus::BudgetReached {
+        plexus::errln!(
+            "the run's money budget is spent; to go on, resume with a larger one: {} --max-cost USD",
             plexus::launch::resume_command(&g.db, &f.run_id)
         );
     }

@@ -141,6 +141,15 @@ pub const CONCURRENCY: NumRange = whole("concurrency", 1.0, 100_000.0, "calls");
 pub const RATE_LIMIT_RPM: NumRange = whole("rate_limit_rpm", 0.0, 1e6, "requests per minute");
 /// Requests a provider profile's bucket may release at once.
 pub const RATE_BURST: NumRange = whole("rate_burst", 1.0, 1e6, "requests");
+/// A model's price, US dollars per million tokens.
+pub const PRICE: NumRange = real(
+    "prices.MODEL.input",
+    0.0,
+    1e6,
+    "US dollars per million tokens",
+);
+/// A run's money budget, US dollars.
+pub const MAX_COST: NumRange = real("--max-cost", 0.0, 1e9, "US dollars");
 /// Seconds to open a connection.
 pub const CONNECT_TIMEOUT: NumRange = real("connect_timeout_s", 0.1, 86_400.0, "seconds");
 /// Seconds a stream may go without a byte.

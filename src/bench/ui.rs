@@ -194,6 +194,7 @@ fn event_mix(ids: &[Arc<str>], n: usize, first_seq: u64) -> Vec<Envelope> {
                 errors: vec![],
                 error_message: None,
                 provider_usage: None,
+                cost_usd: None,
             }),
             39 => EngineEvent::TaskReady(Empty {}),
             _ => EngineEvent::Chunk(Chunk {

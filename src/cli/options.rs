@@ -28,6 +28,12 @@ pub struct SessionOpts {
     /// stdin or stdout is not a terminal).
     #[arg(long)]
     pub headless: bool,
+    /// Money budget in US dollars: once the run's calls cost this much, no new call
+    /// starts, the calls in flight finish, and the run ends `budget_reached` (exit 7);
+    /// `plexus resume RUN --max-cost MORE` continues it. Needs the model's price in the
+    /// config's `[prices."MODEL"]` [default: none; a resumed run keeps its own].
+    #[arg(long, value_name = "USD", value_parser = dollars)]
+    pub max_cost: Option<f64>,
     #[command(flatten)]
     pub theme: ThemeOpt,
     #[command(flatten)]
@@ -102,6 +108,23 @@ pub struct ResumePaceOpts {
 }
 
 /// A count of at least 1.
+/// An amount of US dollars above 0 (`2.50`, or `$2.50`).
+pub fn dollars(s: &str) -> Result<f64, String> {
+    let r = &crate::ranges::MAX_COST;
+    let n: f64 = s
+        .trim()
+        .trim_start_matches('$')
+        .parse()
+        .map_err(|_| format!("`{s}` is not an amount of US dollars (such as 2.50)"))?;
+    if !(n > 0.0 && n <= r.max) {
+        return Err(format!(
+            "the budget must be above 0 and at most {} US dollars",
+            r.max
+        ));
+    }
+    Ok(n)
+}
+
 pub fn at_least_one() -> clap::builder::RangedU64ValueParser<usize> {
     clap::builder::RangedU64ValueParser::<usize>::new().range(1..)
 }

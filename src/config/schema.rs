@@ -141,7 +141,7 @@ impl Section {
 }
 
 /// Every top-level table, in the order the docs list them.
-pub const SECTIONS: &[Section] = &[UI, KEYS, REVIEW, PROVIDERS, OTLP];
+pub const SECTIONS: &[Section] = &[UI, KEYS, REVIEW, PROVIDERS, PRICES, OTLP];
 
 /// The top-level table `name`.
 pub fn section(name: &str) -> Option<&'static Section> {
@@ -184,6 +184,41 @@ pub const REVIEW: Section = Section {
         "The name review decisions are recorded under (else the login name).",
     )]),
     doc: "Reviews of tasks waiting for a person's decision.",
+};
+
+/// `[prices."MODEL"]`.
+pub const PRICES: Section = Section {
+    name: "prices",
+    layout: Layout::Tables {
+        keys: &[
+            Key {
+                name: "input",
+                kind: Kind::Num(&r::PRICE),
+                required: true,
+                default: None,
+                doc: "US dollars per million prompt tokens.",
+            },
+            Key {
+                name: "output",
+                kind: Kind::Num(&r::PRICE),
+                required: true,
+                default: None,
+                doc: "US dollars per million output tokens.",
+            },
+            opt(
+                "cached_input",
+                Kind::Num(&r::PRICE),
+                None,
+                "US dollars per million prompt tokens the provider served from its cache \
+                 (default: the input price).",
+            ),
+        ],
+        rules: &[],
+        reserved: &[],
+    },
+    doc: "What each model costs, by the model name a provider profile sends (`simulated` \
+          for the built-in provider): runs show their cost and may have a money budget \
+          (--max-cost). No price is assumed: a model without one shows `—`.",
 };
 
 /// `[otlp]`.

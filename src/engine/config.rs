@@ -45,6 +45,14 @@ pub struct EngineConfig {
     /// Summaries are written by the provider (abstractive, seed 000 §4.2) instead of
     /// extracted; a task can also ask with `transfer_config.summary_strategy`.
     pub abstractive_summaries: bool,
+    /// The run's money budget, US dollars: once its calls cost this much, no new call
+    /// starts and the run ends `budget_reached` (resumable with a larger budget).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_cost_usd: Option<f64>,
+    /// The price of the run's model, from the config's price table when the run starts
+    /// or resumes (not stored: a resume prices its calls at the prices of its day).
+    #[serde(skip)]
+    pub price: Option<crate::cost::Price>,
 }
 
 impl Default for EngineConfig {
@@ -65,6 +73,8 @@ impl Default for EngineConfig {
             skills_dir: None,
             ref_timeout_ms: 5_000,
             abstractive_summaries: false,
+            max_cost_usd: None,
+            price: None,
         }
     }
 }

@@ -8,6 +8,7 @@ pub mod context;
 pub mod emit;
 mod graph;
 mod inputs;
+mod money;
 mod outcome;
 pub mod parse;
 mod planned;

@@ -54,6 +54,23 @@ pub struct LoopResult {
     pub result: Result<Result<ProviderOutput, ProviderError>, tokio::time::error::Elapsed>,
     /// Every step, for the recording (the totals are in the `loop_finished` event).
     pub steps: Vec<RecordedStep>,
+    /// What the provider reported over every step, summed (`None` when no step
+    /// reported usage).
+    pub usage: Option<crate::provider::Usage>,
+    /// plexus's own counts over every step: every prompt as sent, and the model's text.
+    pub tokens: crate::cost::CallTokens,
+}
+
+/// Adds one step's reported usage to the loop's.
+fn add_usage(sum: &mut Option<crate::provider::Usage>, step: Option<crate::provider::Usage>) {
+    if let Some(u) = step {
+        let s = sum.get_or_insert_with(Default::default);
+        s.prompt_tokens = s.prompt_tokens.saturating_add(u.prompt_tokens);
+        s.completion_tokens = s.completion_tokens.saturating_add(u.completion_tokens);
+        s.cached_prompt_tokens = s
+            .cached_prompt_tokens
+            .saturating_add(u.cached_prompt_tokens);
+    }
 }
 
 /// Runs the loop for `base` (the task's request without tools), each step within
@@ -109,6 +126,7 @@ pub(super) async fn run_loop(
     };
     manager.fixed_tokens = tools_tokens;
     let mut pins: Vec<Pinned> = Vec::new();
+    let mut reported: Option<crate::provider::Usage> = None;
     for step in 1..=setup.max_steps {
         // The whole prompt (system, messages, tool schemas) is counted before each call:
         // at 80% of the window the older rounds are summarised, the pinned texts kept.
@@ -143,7 +161,7 @@ pub(super) async fn run_loop(
             );
             let result = end(&mut finished, "context_window", message);
             emit(EngineEvent::LoopFinished(finished.clone()));
-            return LoopResult { result, steps };
+            return loop_result(result, steps, &finished, reported);
         }
         if finished.total_tokens + conversation > setup.token_budget {
             let result = end(
@@ -155,7 +173,7 @@ pub(super) async fn run_loop(
                 ),
             );
             emit(EngineEvent::LoopFinished(finished.clone()));
-            return LoopResult { result, steps };
+            return loop_result(result, steps, &finished, reported);
         }
         react.turns = conv.messages()[1..].to_vec();
         let mut request = base.clone();
@@ -181,12 +199,15 @@ pub(super) async fn run_loop(
                 finished.output_tokens += answer_tokens;
                 finished.answer_tokens = Some(answer_tokens);
                 emit(EngineEvent::LoopFinished(finished.clone()));
-                return LoopResult {
-                    result: other,
-                    steps,
-                };
+                let mut result = other;
+                if let Ok(Ok(o)) = &mut result {
+                    add_usage(&mut reported, o.usage);
+                    o.usage = reported;
+                }
+                return loop_result(result, steps, &finished, reported);
             }
         };
+        add_usage(&mut reported, out.usage);
         let thought = sink.take_text();
         let thought_tokens = ctx.config.tokens.count(&thought);
         finished.total_tokens += thought_tokens;
@@ -265,7 +286,26 @@ pub(super) async fn run_loop(
         ),
     );
     emit(EngineEvent::LoopFinished(finished.clone()));
-    LoopResult { result, steps }
+    loop_result(result, steps, &finished, reported)
+}
+
+/// The loop's result with its totals.
+fn loop_result(
+    result: Result<Result<ProviderOutput, ProviderError>, tokio::time::error::Elapsed>,
+    steps: Vec<RecordedStep>,
+    finished: &LoopFinished,
+    usage: Option<crate::provider::Usage>,
+) -> LoopResult {
+    LoopResult {
+        result,
+        steps,
+        usage,
+        tokens: crate::cost::CallTokens {
+            input: finished.input_tokens,
+            cached_input: usage.map_or(0, |u| u.cached_prompt_tokens),
+            output: finished.output_tokens,
+        },
+    }
 }
 
 /// Keeps `text` as the pinned text labelled `label` (replacing the previous one).

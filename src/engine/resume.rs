@@ -95,6 +95,15 @@ fn close_lost_call(
         invocation_id: Some(invocation.clone()),
         agent: Some(agent.clone()),
     };
+    // Billed as far as the log knows: its prompt and the text that reached the log.
+    let cost_usd = ctx.money.charge(
+        None,
+        crate::cost::CallTokens {
+            input: call.prompt_tokens,
+            cached_input: 0,
+            output: output_tokens,
+        },
+    );
     let lost = EngineEvent::InvocationLost(InvocationLost {
         attempt: call.attempt,
         prompt_tokens: call.prompt_tokens,
@@ -103,6 +112,7 @@ fn close_lost_call(
         started_ts: call.started_ts,
         last_ts: call.last_ts,
         reason: reason.clone(),
+        cost_usd,
     });
     let agent_name: String = task.map_or_else(|| agent.to_string(), |t| t.agent.clone());
     let (prompt_hash, _) = ctx.system_prompt_info(&agent_name);
@@ -137,6 +147,7 @@ fn close_lost_call(
         })
         .to_string(),
         provider_usage: None,
+        cost_usd,
     };
     // The row and its event commit together: a crash now leaves both or neither.
     ctx.emitter.emit_with(&scope, lost, |env| {

@@ -17,8 +17,8 @@ use super::run_spec::{Control, Retained, RunHandle, RunOutcome, RunSpec, RETAINE
 use super::worker::run_task;
 use super::EngineError;
 use crate::event::{
-    AgentInfo, CancelRequested, Empty, EngineEvent, RunFinished, RunStarted, RunStatus,
-    TaskFinished, TaskInfo, TaskStatus,
+    AgentInfo, BudgetReached, CancelRequested, Empty, EngineEvent, RunFinished, RunStarted,
+    RunStatus, TaskFinished, TaskInfo, TaskStatus,
 };
 use crate::protocol::{ErrorCode, GradeCounts};
 
@@ -91,6 +91,9 @@ struct Coordinator {
     finished: u32,
     /// What the engine held for finished tasks, sampled as they finish.
     retained: Vec<Retained>,
+    /// The run's money budget is spent: nothing more is dispatched, and the run ends
+    /// `budget_reached` once its workers are done.
+    over_budget: bool,
 }
 
 impl Coordinator {
@@ -127,6 +130,7 @@ impl Coordinator {
             crashed: None,
             finished: 0,
             retained: Vec::new(),
+            over_budget: false,
         };
         match &resume {
             None => run.announce()?,
@@ -198,8 +202,9 @@ impl Coordinator {
     async fn schedule(&mut self) -> Result<(), EngineError> {
         loop {
             let backlog_wait = self.dispatch()?;
-            if self.workers.is_empty() && (self.ready.is_empty() || self.stopping.is_some()) {
-                if self.stopping.is_some() || !self.ctx.config.hold_open || !self.control_open {
+            let held_back = self.stopping.is_some() || self.over_budget;
+            if self.workers.is_empty() && (self.ready.is_empty() || held_back) {
+                if held_back || !self.ctx.config.hold_open || !self.control_open {
                     break;
                 }
                 if !self.hold_open().await? {
@@ -242,6 +247,10 @@ impl Coordinator {
                     "the database writer failed: {f}"
                 )));
             }
+            if self.ctx.money.reached() {
+                self.budget_reached()?;
+                return Ok(false);
+            }
             let Some(i) = self.ready.pop_front() else {
                 break;
             };
@@ -256,6 +265,21 @@ impl Coordinator {
             self.running.insert(h.id(), i);
         }
         Ok(false)
+    }
+
+    /// The money budget is spent: says so in the log once; nothing more is dispatched.
+    fn budget_reached(&mut self) -> Result<(), EngineError> {
+        if !self.over_budget {
+            self.over_budget = true;
+            self.ctx.emitter.emit(
+                &Scope::default(),
+                EngineEvent::BudgetReached(BudgetReached {
+                    limit_usd: self.ctx.money.limit().unwrap_or_default(),
+                    spent_usd: self.ctx.money.spent(),
+                }),
+            )?;
+        }
+        Ok(())
     }
 
     /// A run held open with nothing left to run: reports its outcome once, then waits
@@ -436,8 +460,8 @@ impl Coordinator {
     /// Ends the run: a cancel finishes every unfinished task `cancelled`; the outcome is
     /// reported (unless a held-open run already did) and the store flushed.
     fn end(mut self) -> Result<RunOutcome, EngineError> {
-        let ctx = &self.ctx;
         if self.stopping == Some(StopSignal::Cancel) {
+            let ctx = &self.ctx;
             for (i, node) in self.nodes.iter_mut().enumerate() {
                 if !node.status.is_final() && node.status != TaskStatus::Cancelled {
                     node.status = TaskStatus::Cancelled;
@@ -455,7 +479,14 @@ impl Coordinator {
                 }
             }
         }
-        let status = final_status(&self.nodes, self.stopping);
+        let mut status = final_status(&self.nodes, self.stopping);
+        // Tasks left waiting by the spent budget (a worker's retry may be the one that met
+        // it, with nothing left to dispatch).
+        if status == RunStatus::Interrupted && self.stopping.is_none() && self.ctx.money.reached() {
+            self.budget_reached()?;
+            status = RunStatus::BudgetReached;
+        }
+        let ctx = &self.ctx;
         let (tasks, atoms) = if self.reported && self.stopping.is_none() {
             // Held open and already reported: the outcome stands.
             tally(&self.nodes)

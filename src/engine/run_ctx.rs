@@ -57,6 +57,8 @@ pub struct RunCtx {
     retry_due: rustc_hash::FxHashMap<(usize, Option<u32>), i64>,
     /// Whether this process retries as the run did before the resume.
     same_retry_policy: bool,
+    /// What the run's calls cost, and its money budget.
+    pub(super) money: super::money::Money,
 }
 
 /// Numbers `next..end` reserved for one agent short name; `size` is the next block's.
@@ -153,6 +155,11 @@ impl RunCtx {
             )),
             tool_cache: Arc::new(crate::tools::ToolCache::new(1024)),
             agents,
+            money: super::money::Money::new(
+                spec.config.price,
+                spec.config.max_cost_usd,
+                resume.map_or(0.0, |r| r.spent_usd),
+            ),
             same_retry_policy: resume
                 .and_then(|r| r.recorded_retry.as_ref())
                 .is_none_or(|p| *p == spec.config.retry),
@@ -319,7 +326,7 @@ pub(super) fn task_scope(ctx: &RunCtx, i: usize) -> Scope {
 pub(super) fn write_run_status(ctx: &RunCtx, status: RunStatus) -> Result<(), EngineError> {
     let ended = !matches!(
         status,
-        RunStatus::Running | RunStatus::Paused | RunStatus::Interrupted
+        RunStatus::Running | RunStatus::Paused | RunStatus::Interrupted | RunStatus::BudgetReached
     );
     ctx.emitter.write(WriteOp::RunStatus {
         run_id: ctx.run_id.to_string(),

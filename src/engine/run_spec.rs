@@ -72,6 +72,9 @@ pub struct ResumeState {
     pub unblocked: Vec<String>,
     /// Failed tasks whose review nobody has decided yet: the run still waits for them.
     pub awaiting_review: std::collections::HashSet<String>,
+    /// US dollars the run's calls cost before this resume (what counts against its
+    /// money budget).
+    pub spent_usd: f64,
 }
 
 /// Everything a run needs.

@@ -172,6 +172,13 @@ async fn run_attempts(
     };
     let (prompt_hash, system_tokens) = ctx.system_prompt_info(&task.agent);
     loop {
+        // No new call once the run's money budget is spent: the task waits for a resume.
+        if ctx.money.reached() {
+            return TaskOutcome {
+                invocation_id: None,
+                ..TaskOutcome::stopped(StopSignal::Interrupt, attempt, None, Arc::from(""))
+            };
+        }
         attempt += 1;
         let seq = match ctx.next_invocation_seq(&agent_def.short_name).await {
             Ok(n) => n,
@@ -272,6 +279,7 @@ async fn run_attempts(
             error_codes: String::new(),
             response_json: String::new(),
             provider_usage: None,
+            cost_usd: None,
         };
         let _ = ctx.emitter.emit(
             &scope,
@@ -286,6 +294,7 @@ async fn run_attempts(
         let started = Instant::now();
         let mut sink = StreamSink::new(&ctx, &scope);
         let mut loop_steps: Option<Vec<RecordedStep>> = None;
+        let mut loop_tokens: Option<crate::cost::CallTokens> = None;
         let result = match (&react, &toolbox) {
             // A tool-using task: the loop, each step within the task's timeout.
             (Some(setup), Some(toolbox)) => {
@@ -303,6 +312,7 @@ async fn run_attempts(
                 tokio::select! {
                     r = run => {
                         loop_steps = Some(r.steps);
+                        loop_tokens = Some(r.tokens);
                         Ok(r.result)
                     }
                     s = stopped(&mut stop) => Err(s),
@@ -326,10 +336,17 @@ async fn run_attempts(
         let output_tokens = ctx.config.tokens.count(&text);
         record.execution_time_ms = elapsed_ms;
         record.output_tokens = output_tokens;
+        let counted = loop_tokens.unwrap_or(crate::cost::CallTokens {
+            input: prompt_tokens,
+            cached_input: 0,
+            output: output_tokens,
+        });
         let result = match result {
             Ok(r) => r,
             Err(signal) => {
                 record.response_json = json!({"cancelled": true, "partial_text": text}).to_string();
+                // A call stopped halfway was billed for what it had streamed.
+                record.cost_usd = ctx.money.charge(None, counted);
                 // The row and its event commit together.
                 let _ = ctx.emitter.emit_with(
                     &scope,
@@ -352,6 +369,7 @@ async fn run_attempts(
                             .into(),
                         ),
                         provider_usage: None,
+                        cost_usd: record.cost_usd,
                     }),
                     |env| WriteOp::WithEvent(Box::new(WriteOp::Invocation(Box::new(record))), env),
                 );
@@ -363,6 +381,7 @@ async fn run_attempts(
             _ => None,
         };
         record.provider_usage = provider_out.as_ref().and_then(|o| o.usage);
+        record.cost_usd = ctx.money.charge(record.provider_usage, counted);
         let provider_error = match &result {
             Ok(Err(e)) => Some(crate::provider::StoredProviderError::from(e)),
             _ => None,
@@ -411,6 +430,7 @@ async fn run_attempts(
             .join(",");
         record.response_json = serde_json::to_string(&response).unwrap_or_default();
         let record_usage = record.provider_usage;
+        let record_cost = record.cost_usd;
         let _ = ctx.emitter.write(WriteOp::Invocation(Box::new(record)));
         let _ = ctx.emitter.emit(
             &scope,
@@ -426,6 +446,7 @@ async fn run_attempts(
                 errors: codes.clone(),
                 error_message: verdict.errors.first().map(|e| e.message.clone()),
                 provider_usage: record_usage,
+                cost_usd: record_cost,
             }),
         );
         if verdict.status != InvocationStatus::Success {

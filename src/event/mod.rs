@@ -96,6 +96,8 @@ engine_events! {
     RunUnpaused(Empty) = "run_unpaused",
     /// Cancel requested.
     CancelRequested(CancelRequested) = "cancel_requested",
+    /// The run's calls cost its whole money budget: no new call starts.
+    BudgetReached(BudgetReached) = "budget_reached",
     /// The run ended.
     RunFinished(RunFinished) = "run_finished",
     /// A task's dependencies are met.

@@ -98,6 +98,16 @@ pub struct CancelRequested {
     pub reason: String,
 }
 
+/// The run's calls cost its whole money budget: no new call starts, the calls in flight
+/// end, and the run ends `budget_reached`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BudgetReached {
+    /// The budget, US dollars.
+    pub limit_usd: f64,
+    /// What the run's calls had cost when it was reached, US dollars.
+    pub spent_usd: f64,
+}
+
 /// The run stopped dispatching and ended.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunFinished {

@@ -113,6 +113,10 @@ pub enum RunStatus {
     Cancelled,
     /// Stopped before the end (quit or crash); `plexus resume` continues it.
     Interrupted,
+    /// Its calls cost the whole money budget (`--max-cost`): no new call started, the
+    /// calls in flight ended, and the rest waits; `plexus resume RUN --max-cost USD`
+    /// continues it with a larger budget.
+    BudgetReached,
 }
 
 impl RunStatus {
@@ -127,6 +131,7 @@ impl RunStatus {
             RunStatus::AwaitingReview => "awaiting_review",
             RunStatus::Cancelled => "cancelled",
             RunStatus::Interrupted => "interrupted",
+            RunStatus::BudgetReached => "budget_reached",
         }
     }
 
@@ -141,6 +146,7 @@ impl RunStatus {
             RunStatus::AwaitingReview,
             RunStatus::Cancelled,
             RunStatus::Interrupted,
+            RunStatus::BudgetReached,
         ]
         .into_iter()
         .find(|r| r.as_str() == s)
@@ -150,6 +156,7 @@ impl RunStatus {
     pub fn label(self) -> &'static str {
         match self {
             RunStatus::AwaitingReview => "awaiting review",
+            RunStatus::BudgetReached => "budget reached",
             other => other.as_str(),
         }
     }
@@ -168,6 +175,7 @@ impl RunStatus {
                 | RunStatus::AwaitingReview
                 | RunStatus::Cancelled
                 | RunStatus::Interrupted
+                | RunStatus::BudgetReached
         )
     }
 }

@@ -95,6 +95,10 @@ pub struct InvocationFinished {
     /// own counts; absent when the provider reports none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub provider_usage: Option<crate::protocol::provider::Usage>,
+    /// What the call cost, US dollars, at its model's price when it ended (absent when
+    /// the model had no price, and in logs written before costs were recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
 }
 
 /// A call that was in flight when the process running it died, closed by the resume
@@ -116,6 +120,10 @@ pub struct InvocationLost {
     pub last_ts: i64,
     /// What happened, in words.
     pub reason: String,
+    /// What it cost as far as the log knows (its prompt and the output logged), US
+    /// dollars; absent without a price.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
 }
 
 /// Grade of one atom.

@@ -49,6 +49,9 @@ pub fn engine_config(g: &Globals, base: EngineConfig) -> EngineConfig {
     if let Some(s) = g.seed {
         e.seed = s;
     }
+    if g.max_cost.is_some() {
+        e.max_cost_usd = g.max_cost;
+    }
     e
 }
 

@@ -11,6 +11,8 @@ pub struct Globals {
     pub seed: Option<u64>,
     /// Concurrency override.
     pub concurrency: Option<usize>,
+    /// `--max-cost`: the run's money budget, US dollars (overrides a resumed run's).
+    pub max_cost: Option<f64>,
     /// Never open a TUI.
     pub headless: bool,
     /// `--provider`: the profile to run on (overrides the one stored with a resumed run).

@@ -19,6 +19,26 @@ pub fn config(globals: &Globals) -> Result<Arc<Config>> {
     }
 }
 
+/// The name a profile's model is priced under in `[prices."MODEL"]`: the model it
+/// sends, or `simulated` for the built-in provider.
+pub fn priced_model(profile: &ProviderProfile) -> &str {
+    if profile.kind == crate::provider::profile::ProviderKind::Simulated {
+        "simulated"
+    } else {
+        &profile.model
+    }
+}
+
+/// The price of `profile`'s model in the config's price table, when it has one.
+pub fn price_of(
+    globals: &Globals,
+    profile: &ProviderProfile,
+) -> Result<Option<crate::cost::Price>> {
+    let table =
+        crate::cost::PriceTable::from_config(&*config(globals)?).map_err(|e| eyre!("{e}"))?;
+    Ok(table.price(priced_model(profile)))
+}
+
 /// The profile called `name` (`simulated` is built in).
 pub fn profile_named(globals: &Globals, name: &str) -> Result<ProviderProfile> {
     if name == "simulated" {

@@ -9,7 +9,7 @@ use crate::event::{EngineEvent, Envelope, RunStatus, TaskStatus};
 use crate::protocol::GradeCounts;
 
 /// Per-agent token and invocation totals.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct AgentTokens {
     /// Invocations.
     pub invocations: u64,
@@ -23,6 +23,8 @@ pub struct AgentTokens {
     pub reported_output: u64,
     /// Invocations with reported usage.
     pub reported: u64,
+    /// What the calls cost.
+    pub spend: crate::cost::Spend,
 }
 
 /// What the printer has folded so far.
@@ -48,6 +50,8 @@ pub struct Progress {
     pub last_error: BTreeMap<String, String>,
     /// Tasks a resumed run had finished before this process took it up.
     pub done_before: u32,
+    /// The money budget the run reached, and what it had spent then (US dollars).
+    pub budget_reached: Option<(f64, f64)>,
 }
 
 impl Progress {
@@ -92,6 +96,14 @@ impl Progress {
             EngineEvent::RunPaused(_) => Some("paused".into()),
             EngineEvent::RunUnpaused(_) => Some("resumed dispatch".into()),
             EngineEvent::CancelRequested(c) => Some(format!("cancel requested: {}", c.reason)),
+            EngineEvent::BudgetReached(b) => {
+                self.budget_reached = Some((b.limit_usd, b.spent_usd));
+                Some(format!(
+                "money budget of {} reached ({} spent): no new call starts; the calls in flight finish",
+                crate::cost::usd(b.limit_usd),
+                crate::cost::usd(b.spent_usd)
+            ))
+            }
             EngineEvent::RunFinished(f) => {
                 self.status = Some(f.status);
                 self.grades = f.grades;
@@ -164,6 +176,7 @@ impl Progress {
                     .entry(env.agent.as_deref().unwrap_or("?").to_string())
                     .or_default();
                 a.output += f.output_tokens;
+                a.spend.add(f.cost_usd);
                 if let Some(u) = f.provider_usage {
                     a.reported += 1;
                     a.reported_prompt = a.reported_prompt.saturating_add(u.prompt_tokens);
@@ -181,6 +194,7 @@ impl Progress {
                     .entry(env.agent.as_deref().unwrap_or("?").to_string())
                     .or_default();
                 a.output += l.output_tokens;
+                a.spend.add(l.cost_usd);
                 Some(format!(
                     "{task}: attempt {} ({}) lost in a crash, {} output token(s) had reached the log; the task runs again",
                     l.attempt,
@@ -277,8 +291,32 @@ impl Progress {
             "tokens per agent",
             self.agents
                 .iter()
-                .map(|(n, t)| (n, t.invocations, t.prompt, t.output)),
+                .map(|(n, t)| (n, t.invocations, t.prompt, t.output, Some(t.spend))),
         ));
+        let mut total = crate::cost::Spend::default();
+        for t in self.agents.values() {
+            total.merge(t.spend);
+        }
+        s.push_str(&format!(
+            "
+cost {}",
+            total.label()
+        ));
+        if total.unpriced > 0 {
+            s.push_str(&format!(
+                " ({} call(s) without a price: add the model to [prices] in the config)",
+                total.unpriced
+            ));
+        }
+        if let Some((limit, spent)) = self.budget_reached {
+            s.push_str(&format!(
+                "
+money budget of {} reached at {} spent: resume with a larger --max-cost",
+                crate::cost::usd(limit),
+                crate::cost::usd(spent)
+            ));
+        }
+        s.push('\n');
         if self.agents.values().any(|t| t.reported > 0) {
             s.push('\n');
             s.push_str(&agent_table(
@@ -286,7 +324,7 @@ impl Progress {
                 self.agents
                     .iter()
                     .filter(|(_, t)| t.reported > 0)
-                    .map(|(n, t)| (n, t.reported, t.reported_prompt, t.reported_output)),
+                    .map(|(n, t)| (n, t.reported, t.reported_prompt, t.reported_output, None)),
             ));
         }
         s
@@ -320,24 +358,43 @@ pub async fn print_progress(
 }
 
 /// A tokens-per-agent table of the summary: `title` heads the names, which are indented
-/// under it; one row per `(agent, invocations, prompt, output)`.
-fn agent_table<'a>(title: &str, rows: impl Iterator<Item = (&'a String, u64, u64, u64)>) -> String {
+/// under it; one row per `(agent, invocations, prompt, output, cost)`, with a cost
+/// column when the rows have costs.
+type AgentRow<'a> = (&'a String, u64, u64, u64, Option<crate::cost::Spend>);
+
+fn agent_table<'a>(title: &str, rows: impl Iterator<Item = AgentRow<'a>>) -> String {
     use crate::table::{Col, TextTable};
-    let mut table = TextTable::new(&[
+    let rows: Vec<AgentRow<'a>> = rows.collect();
+    let costs = rows.iter().any(|r| r.4.is_some());
+    let mut cols = vec![
         Col::left("NAME").max(34),
         Col::right("invocations"),
         Col::right("prompt"),
         Col::right("output"),
-    ])
-    .without_header();
-    table.row([title, "invocations", "prompt", "output"]);
-    for (name, n, p, o) in rows {
-        table.row([
+    ];
+    let mut head = vec![
+        title.to_string(),
+        "invocations".into(),
+        "prompt".into(),
+        "output".into(),
+    ];
+    if costs {
+        cols.push(Col::right("cost"));
+        head.push("cost".into());
+    }
+    let mut table = TextTable::new(&cols).without_header();
+    table.row(head);
+    for (name, n, p, o, cost) in rows {
+        let mut row = vec![
             format!("  {name}"),
             n.to_string(),
             p.to_string(),
             o.to_string(),
-        ]);
+        ];
+        if costs {
+            row.push(cost.map(|c| c.label()).unwrap_or_default());
+        }
+        table.row(row);
     }
     let mut text = table.render();
     text.push('\n');

@@ -94,6 +94,7 @@ pub fn load_resume(store: &Store, run_id: &str) -> Result<(Plan, RunConfig, Resu
         serde_json::from_str(&config_json).wrap_err("the stored run config does not decode")?;
     let mut state = ResumeState {
         previous_status: Some(status),
+        spent_usd: summary.spend.usd,
         recorded_retry: Some(config.engine.retry.clone()),
         ..Default::default()
     };

@@ -95,10 +95,31 @@ pub fn start(
     demo_assets: bool,
 ) -> Result<Started> {
     config.engine.tokens.encoding.preload();
+    let mut config = config;
     let provider = match replay_source(&config) {
-        Some(source) => replay_provider(source)?,
+        // A rerun answers from its recording: its calls cost nothing, so it has no price
+        // and no budget.
+        Some(source) => {
+            let provider = replay_provider(source)?;
+            config.engine.price = None;
+            config.engine.max_cost_usd = None;
+            provider
+        }
         None => {
             let profile = super::profile::profile_named(globals, &config.provider)?;
+            config.engine.price = super::profile::price_of(globals, &profile)?;
+            if let (Some(limit), None) = (config.engine.max_cost_usd, config.engine.price) {
+                return Err(eyre!(
+                    "a money budget ({}) needs the price of the model `{}`: add a [prices.\"{}\"] table with `input` and `output` (US dollars per million tokens) to {} (see docs/providers.md)",
+                    crate::cost::usd(limit),
+                    super::profile::priced_model(&profile),
+                    super::profile::priced_model(&profile),
+                    super::profile::config(globals)?
+                        .path
+                        .as_ref()
+                        .map_or("plexus.toml".to_string(), |p| p.display().to_string()),
+                ));
+            }
             crate::provider::build(&profile, &config.simulated).map_err(|e| eyre!("{e}"))?
         }
     };
@@ -111,7 +132,6 @@ pub fn start(
         )?),
         None => None,
     };
-    let mut config = config;
     // File references resolve against the directory the run started in (stored with the
     // run, so a resume reads the same files).
     if resume.is_none() && config.engine.workspace.is_relative() {

@@ -69,6 +69,15 @@ pub(super) fn fold(sb: &mut SpanBuilder, env: &Envelope, out: &mut Vec<Span>) {
             vec![s("plexus.reason", c.reason.clone())],
             out,
         ),
+        EngineEvent::BudgetReached(b) => sb.note(
+            env,
+            "plexus.budget_reached",
+            vec![
+                f("plexus.budget.limit_usd", b.limit_usd),
+                f("plexus.cost.usd", b.spent_usd),
+            ],
+            out,
+        ),
         EngineEvent::RunFinished(r) => {
             sb.close_all(ts, "the run ended before this ended", out);
             sb.root_id(ts, out);

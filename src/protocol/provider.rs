@@ -10,6 +10,15 @@ pub struct Usage {
     pub prompt_tokens: u64,
     /// Completion tokens.
     pub completion_tokens: u64,
+    /// Of the prompt tokens, those the provider read from its prompt cache (OpenAI's
+    /// `prompt_tokens_details.cached_tokens`, Anthropic's `cache_read_input_tokens`),
+    /// billed at the cached-input price.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cached_prompt_tokens: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// A tool call the model asked for (OpenAI `tool_calls`, Anthropic `tool_use`).

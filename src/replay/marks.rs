@@ -139,6 +139,7 @@ impl Marks {
             | EngineEvent::RunPaused(_)
             | EngineEvent::RunUnpaused(_)
             | EngineEvent::CancelRequested(_)
+            | EngineEvent::BudgetReached(_)
             | EngineEvent::RunFinished(_)
             | EngineEvent::TaskReady(_)
             | EngineEvent::Chunk(_)
@@ -260,6 +261,7 @@ mod tests {
             errors: vec![],
             error_message: None,
             provider_usage: None,
+            cost_usd: None,
         })
     }
 

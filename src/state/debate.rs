@@ -409,6 +409,7 @@ impl DebateState {
             | EngineEvent::RunPaused(_)
             | EngineEvent::RunUnpaused(_)
             | EngineEvent::CancelRequested(_)
+            | EngineEvent::BudgetReached(_)
             | EngineEvent::TaskReady(_)
             | EngineEvent::TaskBlocked(_)
             | EngineEvent::TaskFinished(_)

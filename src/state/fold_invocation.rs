@@ -70,10 +70,14 @@ pub(super) fn finished(st: &mut RunState, i: usize, f: &InvocationFinished) {
         errors: f.errors.clone(),
         error_message: f.error_message.clone(),
     };
+    let cost = f
+        .cost_usd
+        .map(|c| format!(" · {}", crate::cost::usd(c)))
+        .unwrap_or_default();
     let end = match (f.status, summary.errors.first()) {
-        (Some(s), None) => format!("── {} · {} ms ──", s.as_str(), f.execution_time_ms),
+        (Some(s), None) => format!("── {} · {} ms{cost} ──", s.as_str(), f.execution_time_ms),
         (Some(s), Some(e)) => format!(
-            "── {} · {} · {} ──",
+            "── {} · {} · {}{cost} ──",
             s.as_str(),
             e.as_str(),
             f.error_message.as_deref().unwrap_or("")
@@ -90,6 +94,7 @@ pub(super) fn finished(st: &mut RunState, i: usize, f: &InvocationFinished) {
     a.last_output = f.output_tokens;
     a.peak_output = a.peak_output.max(f.output_tokens);
     a.tokens_out += f.output_tokens;
+    a.spend.add(f.cost_usd);
     if let Some(u) = f.provider_usage {
         let ours_prompt = st.tasks[i].prompt_tokens;
         let r = &mut st.agents[agent].reported;
@@ -129,6 +134,7 @@ pub(super) fn lost(st: &mut RunState, env: &Envelope, i: usize, l: &InvocationLo
     a.last_output = l.output_tokens;
     a.peak_output = a.peak_output.max(l.output_tokens);
     a.tokens_out += l.output_tokens;
+    a.spend.add(l.cost_usd);
 }
 
 /// `atoms_graded`: one row per atom.

@@ -87,6 +87,15 @@ fn reduce_run(st: &mut RunState, env: &Envelope) {
             st.cancelling = true;
             note(st, env.ts, format!("cancel requested: {}", c.reason));
         }
+        EngineEvent::BudgetReached(b) => note(
+            st,
+            env.ts,
+            format!(
+                "money budget of {} reached ({} spent): no new call starts",
+                crate::cost::usd(b.limit_usd),
+                crate::cost::usd(b.spent_usd)
+            ),
+        ),
         EngineEvent::RunFinished(f) => {
             st.status = Some(f.status);
             st.finished_ts = Some(env.ts);

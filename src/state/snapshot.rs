@@ -18,7 +18,7 @@ use super::output::OutputBuffer;
 use super::view::{RunState, DEFAULT_OUTPUT_BUDGET};
 
 /// Format of the body; bumped whenever a field of the state changes (a test pins it).
-pub const FORMAT: u32 = 1;
+pub const FORMAT: u32 = 2;
 
 const MAGIC: &[u8; 7] = b"PLXSNAP";
 

@@ -220,6 +220,8 @@ pub struct AgentView {
     pub reported: ReportedUsage,
     /// Quality of this agent's accepted work.
     pub quality: Quality,
+    /// What its ended calls cost (calls without a price counted apart).
+    pub spend: crate::cost::Spend,
 }
 
 /// Provider-reported usage and plexus's own counts over the same invocations.
@@ -338,6 +340,15 @@ pub struct Note {
 pub const MAX_NOTES: usize = 200;
 
 impl RunState {
+    /// What the run's ended calls cost, every agent's together.
+    pub fn spend(&self) -> crate::cost::Spend {
+        let mut total = crate::cost::Spend::default();
+        for a in &self.agents {
+            total.merge(a.spend);
+        }
+        total
+    }
+
     /// An empty state with the default output budget.
     pub fn new() -> RunState {
         RunState {

@@ -236,6 +236,8 @@ pub struct InvocationRecord {
     pub response_json: String,
     /// Usage the provider reported, if any.
     pub provider_usage: Option<crate::protocol::provider::Usage>,
+    /// What the call cost, US dollars (`None`: no price for its model).
+    pub cost_usd: Option<f64>,
 }
 
 /// One `papers` row to import.

@@ -33,6 +33,12 @@ pub struct RunSummary {
     pub events: i64,
     /// Atoms accepted.
     pub atoms: i64,
+    /// What its calls cost, US dollars, when every call had a price (`null` when some
+    /// or all had none: unknown, never 0).
+    pub cost_usd: Option<f64>,
+    /// What its calls cost, with the calls that had no price counted apart.
+    #[serde(skip)]
+    pub spend: crate::cost::Spend,
 }
 
 impl Store {
@@ -52,7 +58,10 @@ impl Store {
             "SELECT r.run_id, r.plan_id, r.plan_source, r.provider, r.status, r.created_at, r.finished_at, r.task_count,
                     (SELECT COALESCE(MAX(e.event_id) & {MAX_SEQ}, 0) FROM log_runs l, execution_logs e
                       WHERE l.run_id = r.run_id AND {}),
-                    (SELECT COALESCE(SUM(atoms), 0) FROM tasks t WHERE t.run_id = r.run_id)
+                    (SELECT COALESCE(SUM(atoms), 0) FROM tasks t WHERE t.run_id = r.run_id),
+                    (SELECT COALESCE(SUM(i.cost_usd), 0.0) FROM invocations i WHERE i.run_id = r.run_id),
+                    (SELECT COUNT(i.cost_usd) FROM invocations i WHERE i.run_id = r.run_id),
+                    (SELECT COUNT(*) - COUNT(i.cost_usd) FROM invocations i WHERE i.run_id = r.run_id)
              FROM runs r {} ORDER BY r.created_at DESC, r.rowid DESC",
             run_events_sql("l.run_no << 32"),
             if filter.is_empty() { String::new() } else { format!("WHERE {filter}") }
@@ -69,6 +78,16 @@ impl Store {
                 task_count: r.get(7)?,
                 events: r.get(8)?,
                 atoms: r.get(9)?,
+                cost_usd: None,
+                spend: crate::cost::Spend {
+                    usd: r.get(10)?,
+                    priced: r.get(11)?,
+                    unpriced: r.get(12)?,
+                },
+            })
+            .map(|mut s: RunSummary| {
+                s.cost_usd = s.spend.known();
+                s
             })
         })?;
         Ok(rows.collect::<Result<_, _>>()?)
@@ -125,6 +144,28 @@ impl Store {
                     .collect(),
             }),
         }
+    }
+
+    /// What each agent's calls in `run_id` cost, from the cost index alone.
+    pub fn agent_spend(
+        &self,
+        run_id: &str,
+    ) -> Result<std::collections::BTreeMap<String, crate::cost::Spend>, StoreError> {
+        let mut st = self.conn.prepare(
+            "SELECT agent, COALESCE(SUM(cost_usd), 0.0), COUNT(cost_usd), COUNT(*) - COUNT(cost_usd)
+             FROM invocations WHERE run_id = ?1 GROUP BY agent",
+        )?;
+        let rows = st.query_map([run_id], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                crate::cost::Spend {
+                    usd: r.get(1)?,
+                    priced: r.get(2)?,
+                    unpriced: r.get(3)?,
+                },
+            ))
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
     }
 
     /// The stored status of `run_id` (its full id), read alone: cheap enough to poll.

@@ -6,7 +6,7 @@ use rusqlite::Connection;
 use super::StoreError;
 
 /// Current schema version (stored in `PRAGMA user_version`).
-pub const SCHEMA_VERSION: i64 = 8;
+pub const SCHEMA_VERSION: i64 = 9;
 
 /// Migrations, in order: `MIGRATIONS[i]` takes the schema from version `i` to `i + 1`.
 const MIGRATIONS: &[&str] = &[
@@ -242,6 +242,16 @@ CREATE TABLE run_plans (
     run_id     TEXT PRIMARY KEY REFERENCES runs(run_id),
     plan_json  TEXT NOT NULL             -- the plan snapshot, as loaded
 );
+"#,
+    r#"
+-- What each call cost: the prompt tokens the provider read from its cache (NULL when it
+-- reported no usage) and the cost in US dollars at the price of the call's model (NULL
+-- when the model had no price: unknown, never 0).
+ALTER TABLE invocations ADD COLUMN provider_cached_tokens INTEGER;
+ALTER TABLE invocations ADD COLUMN cost_usd REAL;
+-- A run's and an agent's cost summed from this index alone, without reading the rows
+-- (whose request and response text sit before the cost).
+CREATE INDEX invocations_cost ON invocations(run_id, agent, cost_usd);
 "#,
 ];
 

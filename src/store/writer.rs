@@ -542,7 +542,7 @@ fn apply<'t>(
                 state.prompts.insert(r.system_prompt.0.clone());
             }
             held(&mut stmts.invocation, tx,
-                "INSERT INTO invocations (invocation_id, run_id, task_id, agent, attempt, status, started_at, execution_time_ms, prompt_tokens, output_tokens, error_codes, request_json, response_json, provider_prompt_tokens, provider_output_tokens) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+                "INSERT INTO invocations (invocation_id, run_id, task_id, agent, attempt, status, started_at, execution_time_ms, prompt_tokens, output_tokens, error_codes, request_json, response_json, provider_prompt_tokens, provider_output_tokens, provider_cached_tokens, cost_usd) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
             )?
             .execute(params![
                 &*r.invocation_id,
@@ -561,7 +561,10 @@ fn apply<'t>(
                 r.provider_usage
                     .map(|u| i64::try_from(u.prompt_tokens).unwrap_or(i64::MAX)),
                 r.provider_usage
-                    .map(|u| i64::try_from(u.completion_tokens).unwrap_or(i64::MAX))
+                    .map(|u| i64::try_from(u.completion_tokens).unwrap_or(i64::MAX)),
+                r.provider_usage
+                    .map(|u| i64::try_from(u.cached_prompt_tokens).unwrap_or(i64::MAX)),
+                r.cost_usd.filter(|c| c.is_finite())
             ])?;
         }
         WriteOp::Atoms { run_id, atoms } => {

@@ -1,7 +1,8 @@
 //! The Token budget pane: one row per agent — latest prompt against the agent's context
 //! limit and latest output against max_tokens as gauges, cumulative in/out, invocations,
 //! and (when the provider reports usage) its own counts beside ours, with `≠` on an agent
-//! whose counts disagree by more than a quarter.
+//! whose counts disagree by more than a quarter; what its calls cost (in all and per
+//! call), `—` where its model has no price. The title carries the run's cost.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -23,12 +24,16 @@ pub fn draw(buf: &mut Buffer, inner: Rect, run: &RunState, theme: &Theme) {
     // Numbers are right-aligned after one space, so a gauge never touches them.
     let nums_w = if wide { 13 } else { 11 };
     let reported_col = w >= 104 && run.agents.iter().any(|a| a.reported.calls > 0);
-    let gauge_w = if w >= 110 + if reported_col { 14 } else { 0 } {
+    // The cost of each agent's calls from 56 columns on; per call when wide.
+    let cost_col = w >= 56;
+    let per_call_col = w >= 116;
+    let cost_w = if cost_col { COST_W + 1 } else { 0 } + if per_call_col { COST_W + 1 } else { 0 };
+    let gauge_w = if w >= 110 + cost_w + if reported_col { 14 } else { 0 } {
         12
     } else {
         6
     };
-    let extras = if wide { 40 } else { 0 } + if reported_col { 14 } else { 0 };
+    let extras = if wide { 40 } else { 0 } + if reported_col { 14 } else { 0 } + cost_w;
     let fixed = 1 + gauge_w + nums_w + 1 + gauge_w + nums_w + extras;
     let name_w = w.saturating_sub(fixed).clamp(4, 22);
     let mut y = inner.y;
@@ -50,6 +55,12 @@ pub fn draw(buf: &mut Buffer, inner: Rect, run: &RunState, theme: &Theme) {
     }
     if reported_col {
         header.push_str(&format!(" {:>13}", "provider i/o"));
+    }
+    if cost_col {
+        header.push_str(&format!(" {:>COST_W$}", "cost"));
+    }
+    if per_call_col {
+        header.push_str(&format!(" {:>COST_W$}", "per call"));
     }
     put(buf, inner.x, y, inner.width, &header, theme.muted());
     y += 1;
@@ -124,19 +135,45 @@ pub fn draw(buf: &mut Buffer, inner: Rect, run: &RunState, theme: &Theme) {
             } else {
                 theme.style_base()
             };
-            put(buf, x, y, room(x), &cell, style);
+            x += put(buf, x, y, room(x), &cell, style);
+        }
+        if cost_col {
+            let cell = format!(" {:>COST_W$}", a.spend.label());
+            x += put(buf, x, y, room(x), &cell, theme.style_base());
+        }
+        if per_call_col {
+            let per_call = match a.spend.known() {
+                Some(usd) if a.spend.priced > 0 => crate::cost::usd(usd / a.spend.priced as f64),
+                _ => crate::cost::NO_PRICE.to_string(),
+            };
+            put(
+                buf,
+                x,
+                y,
+                room(x),
+                &format!(" {per_call:>COST_W$}"),
+                theme.muted(),
+            );
         }
         y += 1;
     }
 }
 
-/// The pane's title: says what `≠` means when an agent is flagged.
+/// Width of a cost cell (`≥$12.35`, `$0.000012`).
+const COST_W: usize = 9;
+
+/// The pane's title: the run's cost so far, and what `≠` means when an agent is flagged.
 pub fn title(run: &RunState) -> String {
-    if run.agents.iter().any(|a| a.reported.disagrees()) {
-        "Token budget · ≠ provider count >25% off".into()
+    let cost = run.spend();
+    let mut t = if cost.priced + cost.unpriced == 0 {
+        "Token budget".to_string()
     } else {
-        "Token budget".into()
+        format!("Token budget · cost {}", cost.label())
+    };
+    if run.agents.iter().any(|a| a.reported.disagrees()) {
+        t.push_str(" · ≠ provider count >25% off");
     }
+    t
 }
 
 /// `—` for a figure not known yet (the agent has not been invoked).

@@ -96,6 +96,7 @@ fn facts(run: &RunState, ui: &UiState, theme: &Theme, width: usize) -> Vec<(Part
         Some(
             RunStatus::Paused
             | RunStatus::Interrupted
+            | RunStatus::BudgetReached
             | RunStatus::Partial
             | RunStatus::AwaitingReview,
         ) => theme.badge(theme.warn),

@@ -284,6 +284,7 @@ fn globals(db: &Path) -> Globals {
         db: db.to_path_buf(),
         seed: None,
         concurrency: None,
+        max_cost: None,
         headless: true,
         provider: None,
         config: None,

@@ -307,6 +307,7 @@ fn a_failed_write_gives_its_cause_to_every_sender_waiting_behind_it() {
             error_codes: String::new(),
             response_json: "{}".into(),
             provider_usage: None,
+            cost_usd: None,
         }))
     };
     for round in 0..20 {

@@ -272,6 +272,8 @@ fn summary(id: &str) -> plexus::store::RunSummary {
         task_count: 1,
         events: 1,
         atoms: 0,
+        cost_usd: None,
+        spend: Default::default(),
     }
 }
 

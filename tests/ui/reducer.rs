@@ -254,6 +254,7 @@ fn a_call_lost_in_a_crash_is_shown_as_such_and_its_tokens_counted() {
             started_ts: started.ts,
             last_ts: started.ts + 100,
             reason: "lost in a crash: the process running this call stopped before it ended; 42 output token(s) reached the log".into(),
+            cost_usd: None,
         }),
         ..crash.clone()
     };

@@ -40,6 +40,8 @@ fn runs_rows(ui: &mut UiState) {
             task_count: 5,
             events: 171 + atoms * 10,
             atoms,
+            cost_usd: None,
+            spend: Default::default(),
         }
     };
     ui.runs.rows = Some(vec![

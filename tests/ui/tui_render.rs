@@ -152,6 +152,7 @@ fn hostile_state() -> RunState {
             errors: vec![],
             error_message: None,
             provider_usage: None,
+            cost_usd: None,
         }),
     );
     push(
@@ -498,7 +499,9 @@ fn usage_state() -> RunState {
             provider_usage: Some(plexus::provider::Usage {
                 prompt_tokens: (5_000.0 * factor) as u64,
                 completion_tokens: (1_000.0 * factor) as u64,
+                cached_prompt_tokens: 0,
             }),
+            cost_usd: None,
         }));
     }
     st

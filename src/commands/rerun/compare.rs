@@ -283,6 +283,7 @@ fn normalise(ev: EngineEvent, o: &CompareOptions) -> (&'static str, Body) {
         | EngineEvent::RunPaused(_)
         | EngineEvent::RunUnpaused(_)
         | EngineEvent::CancelRequested(_)
+        | EngineEvent::BudgetReached(_)
         | EngineEvent::RunFinished(_)
         | EngineEvent::TaskReady(_)
         | EngineEvent::TaskBlocked(_)

@@ -49,6 +49,7 @@ pub fn print_runs(store: &Store, json_out: bool) -> Result<()> {
         Col::right("TASKS"),
         Col::right("EVENTS"),
         Col::right("ATOMS"),
+        Col::right("COST"),
         Col::left("CREATED"),
         Col::left("PROVIDER"),
     ]);
@@ -66,6 +67,7 @@ pub fn print_runs(store: &Store, json_out: bool) -> Result<()> {
             r.task_count.to_string(),
             r.events.to_string(),
             r.atoms.to_string(),
+            r.spend.label(),
             r.created_at,
             r.provider,
         ]);
@@ -118,6 +120,8 @@ pub fn print_run(store: &Store, id: &str, json_out: bool) -> Result<()> {
     } else {
         (None, None)
     };
+    let spend = store.agent_spend(&run.run_id)?;
+    let cost_of = |a: &str| spend.get(a).copied().unwrap_or_default();
     let tokens_json: Vec<serde_json::Value> = match &debate_tokens {
         Some(t) => t
             .iter()
@@ -125,7 +129,11 @@ pub fn print_run(store: &Store, id: &str, json_out: bool) -> Result<()> {
             .collect(),
         None => per_agent
             .iter()
-            .map(|(a, (n, p, o))| json!({"agent": a, "invocations": n, "prompt_tokens": p, "output_tokens": o}))
+            .map(|(a, (n, p, o))| {
+                let c = cost_of(a);
+                json!({"agent": a, "invocations": n, "prompt_tokens": p, "output_tokens": o,
+                       "cost_usd": c.known(), "unpriced_calls": c.unpriced})
+            })
             .collect(),
     };
     let waiting = crate::launch::next_steps::waiting_tasks(store, &run.run_id)?;
@@ -154,6 +162,18 @@ pub fn print_run(store: &Store, id: &str, json_out: bool) -> Result<()> {
     crate::outln!("plan      {} ({})", run.plan_id, run.plan_source);
     crate::outln!("provider  {}", run.provider);
     crate::outln!("status    {}", run.status);
+    crate::outln!(
+        "cost      {}{}",
+        run.spend.label(),
+        if run.spend.unpriced > 0 {
+            format!(
+                " ({} call(s) without a price for their model)",
+                run.spend.unpriced
+            )
+        } else {
+            String::new()
+        }
+    );
     crate::outln!(
         "created   {}{}",
         run.created_at,
@@ -225,9 +245,23 @@ pub fn print_run(store: &Store, id: &str, json_out: bool) -> Result<()> {
                 Col::right("INVOCATIONS"),
                 Col::right("PROMPT TOK"),
                 Col::right("OUTPUT TOK"),
+                Col::right("COST"),
+                Col::right("PER CALL"),
             ]);
             for (a, (n, p, o)) in &per_agent {
-                table.row([a.clone(), n.to_string(), p.to_string(), o.to_string()]);
+                let c = cost_of(a);
+                let per_call = match c.known() {
+                    Some(usd) if *n > 0 => crate::cost::usd(usd / *n as f64),
+                    _ => crate::cost::NO_PRICE.to_string(),
+                };
+                table.row([
+                    a.clone(),
+                    n.to_string(),
+                    p.to_string(),
+                    o.to_string(),
+                    c.label(),
+                    per_call,
+                ]);
             }
             table.print();
         }

@@ -225,9 +225,10 @@ impl Stream {
 
     fn take_usage(&mut self, u: &Value) {
         if u.get("input_tokens").and_then(Value::as_u64).is_some() {
-            self.usage.prompt_tokens = count_at(u, "input_tokens")
-                + count_at(u, "cache_read_input_tokens")
-                + count_at(u, "cache_creation_input_tokens");
+            let cached = count_at(u, "cache_read_input_tokens");
+            self.usage.prompt_tokens =
+                count_at(u, "input_tokens") + cached + count_at(u, "cache_creation_input_tokens");
+            self.usage.cached_prompt_tokens = cached;
             self.saw_usage = true;
         }
         if u.get("output_tokens").and_then(Value::as_u64).is_some() {
@@ -334,7 +335,8 @@ mod tests {
             out.usage,
             Some(Usage {
                 prompt_tokens: 25,
-                completion_tokens: 42
+                completion_tokens: 42,
+                cached_prompt_tokens: 5,
             })
         );
         assert_eq!(out.tool_calls[0].arguments, r#"{"tz":"UTC"}"#);

@@ -154,6 +154,9 @@ impl Stream {
             out.usage = Some(Usage {
                 prompt_tokens: capped(u.0.prompt_tokens),
                 completion_tokens: capped(u.0.completion_tokens),
+                cached_prompt_tokens: capped(
+                    u.0.prompt_tokens_details.and_then(|d| d.0.cached_tokens),
+                ),
             });
             self.saw_usage = true;
         }
@@ -339,6 +342,9 @@ fn usage(v: &Value) -> Option<Usage> {
     Some(Usage {
         prompt_tokens: count_at(u, "prompt_tokens"),
         completion_tokens: count_at(u, "completion_tokens"),
+        cached_prompt_tokens: u
+            .get("prompt_tokens_details")
+            .map_or(0, |d| count_at(d, "cached_tokens")),
     })
 }
 
@@ -399,7 +405,8 @@ mod tests {
             out.usage,
             Some(Usage {
                 prompt_tokens: 12,
-                completion_tokens: 7
+                completion_tokens: 7,
+                cached_prompt_tokens: 0,
             })
         );
         assert_eq!(out.tool_calls.len(), 2);
@@ -459,5 +466,25 @@ mod tests {
         let mut emit = Emit::new(&mut sink, TextRedactor::new(None));
         let e = whole(&serde_json::json!({"choices": []}), &mut emit, &mut out);
         assert!(matches!(e, Err(ProviderError::Malformed(_))));
+    }
+
+    #[test]
+    fn cached_prompt_tokens_are_read_streamed_and_whole_in_any_key_order() {
+        // The usage chunk before the text, details before the counts, an extra field.
+        let (r, _, out, _) = feed(&[
+            r#"{"usage":{"prompt_tokens_details":{"audio_tokens":0,"cached_tokens":1024},"completion_tokens":9,"prompt_tokens":2048},"choices":[]}"#,
+            r#"{"choices":[{"delta":{"content":"x"},"finish_reason":"stop"}]}"#,
+            "[DONE]",
+        ]);
+        assert_eq!(r, Ok(true));
+        let u = out.usage.expect("usage");
+        assert_eq!((u.prompt_tokens, u.cached_prompt_tokens), (2048, 1024));
+        let mut sink = Text(String::new());
+        let mut emit = Emit::new(&mut sink, TextRedactor::new(None));
+        let mut out = ProviderOutput::default();
+        let v = serde_json::json!({"choices":[{"message":{"content":"hi"}}],
+            "usage":{"prompt_tokens":30,"completion_tokens":2,"prompt_tokens_details":{"cached_tokens":20}}});
+        whole(&v, &mut emit, &mut out).expect("ok");
+        assert_eq!(out.usage.map(|u| u.cached_prompt_tokens), Some(20));
     }
 }

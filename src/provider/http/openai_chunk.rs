@@ -47,6 +47,17 @@ pub struct UsageCounts {
     /// `completion_tokens`.
     #[serde(default)]
     pub completion_tokens: Option<u64>,
+    /// `prompt_tokens_details`.
+    #[serde(default)]
+    pub prompt_tokens_details: Option<Obj<PromptDetails>>,
+}
+
+/// `usage.prompt_tokens_details`.
+#[derive(Debug, Deserialize)]
+pub struct PromptDetails {
+    /// `cached_tokens`: prompt tokens read from the provider's cache.
+    #[serde(default)]
+    pub cached_tokens: Option<u64>,
 }
 
 /// `choices[i]`.
@@ -219,6 +230,11 @@ mod tests {
         r#"{"usage":{"prompt_tokens":99999999999999999999,"completion_tokens":1}}"#,
         r#"{"usage":{"prompt_tokens":1099511627777,"completion_tokens":null}}"#,
         r#"{"usage":null,"model":5}"#,
+        r#"{"usage":{"prompt_tokens":9,"prompt_tokens_details":{"cached_tokens":4,"audio_tokens":0}}}"#,
+        r#"{"usage":{"prompt_tokens_details":{"cached_tokens":-4},"prompt_tokens":9}}"#,
+        r#"{"usage":{"prompt_tokens":9,"prompt_tokens_details":7}}"#,
+        r#"{"usage":{"prompt_tokens":9,"prompt_tokens_details":null}}"#,
+        r#"{"usage":{"prompt_tokens":9,"prompt_tokens_details":{"cached_tokens":null}}}"#,
         r#"{"model":"first","model":"second"}"#,
         r#"{"choices":{"0":{"delta":{"content":"no"}}}}"#,
         r#"{"choices":[{"delta":{"content":"x"}},7]}"#,

@@ -263,6 +263,11 @@ async fn run_attempts(
             a = ctx.provider.admit() => a,
             s = stopped(&mut stop) => return TaskOutcome::stopped(s, attempt - 1, None, inv_id),
         };
+        // The budget again, now that the call may start: a call that ended while this one
+        // waited for its slot may have spent it.
+        if ctx.money.reached() {
+            return TaskOutcome::stopped(StopSignal::Interrupt, attempt - 1, None, inv_id);
+        }
         let mut record = InvocationRecord {
             invocation_id: inv_id.clone(),
             run_id: ctx.run_id.clone(),

@@ -61,16 +61,20 @@ pub(super) fn finished(sb: &mut SpanBuilder, c: &mut Chat, inv: &str, fin: &Invo
         }
         _ => span.status = attrs::ok(),
     }
-    if let Some(cost) = &sb.opts.cost {
-        let usage = ChatUsage {
-            provider: sb.provider.clone(),
-            model: sb.model.clone(),
-            input_tokens: input,
-            output_tokens: output,
-        };
-        if let Some(usd) = cost(&usage) {
-            attrs::set(span, f("plexus.cost.usd", usd));
-        }
+    // The cost recorded when the call ended (so a stored run exports what its live run
+    // sent); the exporter's own price lookup only for logs from before costs were kept.
+    let usd = fin.cost_usd.or_else(|| {
+        sb.opts.cost.as_ref().and_then(|cost| {
+            cost(&ChatUsage {
+                provider: sb.provider.clone(),
+                model: sb.model.clone(),
+                input_tokens: input,
+                output_tokens: output,
+            })
+        })
+    });
+    if let Some(usd) = usd {
+        attrs::set(span, f("plexus.cost.usd", usd));
     }
     if let Some(source) = sb.opts.content.as_mut() {
         if let Some(p) = source.prompt(inv) {

@@ -181,6 +181,9 @@ pub(super) fn fold(sb: &mut SpanBuilder, env: &Envelope, out: &mut Vec<Span>) {
                         &mut c.span,
                         i("gen_ai.usage.output_tokens", l.output_tokens),
                     );
+                    if let Some(usd) = l.cost_usd {
+                        attrs::set(&mut c.span, f("plexus.cost.usd", usd));
+                    }
                     attrs::event(
                         &mut c.span,
                         "plexus.lost",

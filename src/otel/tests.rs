@@ -77,3 +77,40 @@ fn a_price_lookup_fills_the_cost_of_each_call() {
         assert!(usd.is_some(), "{}", s.name);
     }
 }
+
+#[test]
+fn the_cost_recorded_with_each_call_is_the_one_its_span_carries() {
+    let mut events = demo();
+    let run = events[0].run_id.to_string();
+    let mut recorded = 0;
+    for (k, env) in events.iter_mut().enumerate() {
+        if let crate::event::EngineEvent::InvocationFinished(f) = &mut env.event {
+            f.cost_usd = Some(0.001 * (k + 1) as f64);
+            recorded += 1;
+        }
+    }
+    // A lookup that would say otherwise is not asked: the recorded cost is the bill.
+    let opts = BuildOptions {
+        content: None,
+        cost: Some(Box::new(|_| Some(99.0))),
+    };
+    let spans = spans_of(&run, &events, opts);
+    let costs: Vec<f64> = spans
+        .iter()
+        .filter(|s| kind(s) == "LLM")
+        .filter_map(|s| {
+            s.attributes
+                .iter()
+                .find(|a| a.key == "plexus.cost.usd")
+                .and_then(|a| a.value.as_ref())
+                .and_then(|v| match v.value {
+                    Some(
+                        opentelemetry_proto::tonic::common::v1::any_value::Value::DoubleValue(d),
+                    ) => Some(d),
+                    _ => None,
+                })
+        })
+        .collect();
+    assert_eq!(costs.len(), recorded);
+    assert!(costs.iter().all(|c| *c < 1.0), "{costs:?}");
+}

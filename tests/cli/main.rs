@@ -6,6 +6,7 @@ mod common;
 mod cli;
 mod cli_help;
 mod cli_providers;
+mod cost;
 mod diff;
 mod docs;
 mod otlp;

@@ -73,7 +73,7 @@ mod tests {
             output: 2.0,
             cached_input: Some(0.5),
         };
-        let m = Money::new(Some(price), Some(0.000_010), 0.000_002);
+        let m = Money::new(Some(price), Some(0.000_009_5), 0.000_002);
         let counted = CallTokens {
             input: 1,
             cached_input: 0,
@@ -92,7 +92,7 @@ mod tests {
         assert!((c - 3e-6).abs() < 1e-12);
         assert!(
             m.reached(),
-            "2 + 5 + 3 = 10 millionths spent of a budget of 10"
+            "2 + 5 + 3 = 10 millionths spent of a budget of 9.5"
         );
         let unpriced = Money::new(None, Some(0.0), 0.0);
         assert_eq!(unpriced.charge(Some(reported), counted), None);

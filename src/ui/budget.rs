@@ -26,7 +26,7 @@ pub fn draw(buf: &mut Buffer, inner: Rect, run: &RunState, theme: &Theme) {
     let reported_col = w >= 104 && run.agents.iter().any(|a| a.reported.calls > 0);
     // The cost of each agent's calls from 56 columns on; per call when wide.
     let cost_col = w >= 56;
-    let per_call_col = w >= 116;
+    let per_call_col = w >= 130;
     let cost_w = if cost_col { COST_W + 1 } else { 0 } + if per_call_col { COST_W + 1 } else { 0 };
     let gauge_w = if w >= 110 + cost_w + if reported_col { 14 } else { 0 } {
         12
@@ -162,18 +162,30 @@ pub fn draw(buf: &mut Buffer, inner: Rect, run: &RunState, theme: &Theme) {
 /// Width of a cost cell (`≥$12.35`, `$0.000012`).
 const COST_W: usize = 9;
 
-/// The pane's title: the run's cost so far, and what `≠` means when an agent is flagged.
-pub fn title(run: &RunState) -> String {
+/// The pane's title for a pane `width` wide: the run's cost so far, and what `≠` means
+/// when an agent is flagged, in the longest words that fit.
+pub fn title(run: &RunState, width: u16) -> String {
     let cost = run.spend();
-    let mut t = if cost.priced + cost.unpriced == 0 {
-        "Token budget".to_string()
-    } else {
-        format!("Token budget · cost {}", cost.label())
+    let cost = (cost.priced + cost.unpriced > 0).then(|| cost.label());
+    let flagged = run.agents.iter().any(|a| a.reported.disagrees());
+    let say = |head: &str, cost_word: &str, flag: &str| {
+        let mut t = head.to_string();
+        if let Some(c) = &cost {
+            t.push_str(&format!(" · {cost_word}{c}"));
+        }
+        if flagged {
+            t.push_str(flag);
+        }
+        t
     };
-    if run.agents.iter().any(|a| a.reported.disagrees()) {
-        t.push_str(" · ≠ provider count >25% off");
-    }
-    t
+    let room = super::text::title_room(width);
+    let options = [
+        say("Token budget", "cost ", " · ≠ provider count >25% off"),
+        say("Token budget", "cost ", " · ≠ >25% off"),
+        say("Budget", "", " · ≠ >25% off"),
+    ];
+    let fits = |t: &&String| crate::text::sanitize::display_width(t) <= room;
+    options.iter().find(fits).unwrap_or(&options[2]).clone()
 }
 
 /// `—` for a figure not known yet (the agent has not been invoked).

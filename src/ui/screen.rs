@@ -207,7 +207,7 @@ fn draw_run(buf: &mut Buffer, body: Rect, run: &RunState, ui: &mut UiState, them
     let inner = pane(
         buf,
         bottom[0],
-        &budget::title(run),
+        &budget::title(run, bottom[0].width),
         ui.focus == Pane::Budget,
         theme,
     );

@@ -435,6 +435,11 @@ fn context_view_shows_the_report() {
 /// Two agents called through a real provider: one whose reported usage agrees with our
 /// counts, one whose provider counts twice as many tokens.
 fn usage_state() -> RunState {
+    priced_usage_state(None)
+}
+
+/// [`usage_state`] with each call costing `cost` (the second agent's twice that).
+fn priced_usage_state(cost: Option<f64>) -> RunState {
     let agents = ["Scholar_Internalizer", "Code_Architect"];
     let mut st = RunState::new();
     let tasks = agents
@@ -472,7 +477,7 @@ fn usage_state() -> RunState {
         ),
     );
     let mut seq = 1;
-    for (i, (agent, factor)) in agents.iter().zip([1.04, 2.0]).enumerate() {
+    for (i, (agent, factor)) in agents.iter().zip([1.04_f64, 2.0]).enumerate() {
         let task = format!("T{i}");
         let inv = format!("inv{i}");
         let mut push = |ev| {
@@ -501,7 +506,7 @@ fn usage_state() -> RunState {
                 completion_tokens: (1_000.0 * factor) as u64,
                 cached_prompt_tokens: 0,
             }),
-            cost_usd: None,
+            cost_usd: cost.map(|c| c * factor.round()),
         }));
     }
     st
@@ -516,7 +521,7 @@ fn budget_pane_shows_provider_usage_and_flags_disagreement() {
     );
     assert!(st.agents[1].reported.disagrees(), "2x apart is flagged");
     let wide = render(&st, &mut ui_on(Screen::Run), 200, 60);
-    assert!(wide.contains("Token budget · ≠ provider count >25% off"));
+    assert!(wide.contains("Token budget · cost — · ≠ provider count >25% off"));
     let row = |name: &str| {
         wide.lines()
             .find(|l| l.contains(name) && l.contains("5k/"))
@@ -534,8 +539,34 @@ fn budget_pane_shows_provider_usage_and_flags_disagreement() {
     // At 80 columns the provider column does not fit; the flag still shows.
     let narrow = render(&st, &mut ui_on(Screen::Run), 80, 24);
     assert_clean(&narrow);
-    assert!(narrow.contains("Token budget · ≠ provider count >25% off"));
+    assert!(
+        narrow.contains("Token budget · cost — · ≠ >25% off"),
+        "{narrow}"
+    );
     assert!(narrow
         .lines()
         .any(|l| l.contains("Code_Ar") && l.contains('≠')));
+}
+
+#[test]
+fn budget_pane_shows_what_each_agent_s_calls_cost_and_the_run_s_total() {
+    let st = priced_usage_state(Some(0.0125));
+    let wide = render(&st, &mut ui_on(Screen::Run), 250, 60);
+    assert!(wide.contains("Token budget · cost $0.038"), "{wide}");
+    let row = |name: &str| {
+        wide.lines()
+            .find(|l| l.contains(name) && l.contains("5k/"))
+            .unwrap_or_else(|| panic!("no budget row for {name}:\n{wide}"))
+            .to_string()
+    };
+    // One call each: the scholar's cost 0.0125, the architect's 0.025, in all and (on a
+    // pane this wide) per call.
+    assert_eq!(row("Scholar_Internalizer").matches("$0.013").count(), 2);
+    assert_eq!(row("Code_Architect").matches("$0.025").count(), 2);
+    let narrow = render(&st, &mut ui_on(Screen::Run), 80, 24);
+    assert_clean(&narrow);
+    assert!(
+        narrow.contains("cost $0.038"),
+        "the run's cost fits at 80x24:\n{narrow}"
+    );
 }

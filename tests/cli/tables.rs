@@ -187,7 +187,8 @@ fn show_runs_and_the_summary_line_up_with_chinese_ids_and_agent_names() {
         .expect("a run row")
         .split_whitespace()
         .collect();
-    assert_eq!(row.len(), 8, "{runs}");
+    assert_eq!(row.len(), 9, "{runs}");
+    assert_eq!(row[6], "—", "no price: the cost is unknown, not 0: {runs}");
     assert_eq!(
         (row[1], row[2], row[3]),
         ("succeeded", "计划_表格对齐", "3")
@@ -201,6 +202,7 @@ fn show_runs_and_the_summary_line_up_with_chinese_ids_and_agent_names() {
             ("TASKS", R),
             ("EVENTS", R),
             ("ATOMS", R),
+            ("COST", R),
             ("CREATED", L),
             ("PROVIDER", L),
         ],

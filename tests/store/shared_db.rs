@@ -484,6 +484,9 @@ fn resume_upgrades_a_file_written_by_the_previous_version() {
     conn.execute_batch(
         "UPDATE runs SET plan_json = (SELECT p.plan_json FROM run_plans p WHERE p.run_id = runs.run_id);
          DROP TABLE run_plans;
+         DROP INDEX invocations_cost;
+         ALTER TABLE invocations DROP COLUMN cost_usd;
+         ALTER TABLE invocations DROP COLUMN provider_cached_tokens;
          DROP INDEX invocations_failed;
          ALTER TABLE invocations DROP COLUMN avg_score;
          ALTER TABLE invocations DROP COLUMN error_message;
@@ -525,6 +528,9 @@ fn a_run_whose_plan_text_is_in_its_row_as_schema_7_kept_it_resumes_and_exports()
     conn.execute_batch(
         "UPDATE runs SET plan_json = (SELECT p.plan_json FROM run_plans p WHERE p.run_id = runs.run_id);
          DROP TABLE run_plans;
+         DROP INDEX invocations_cost;
+         ALTER TABLE invocations DROP COLUMN cost_usd;
+         ALTER TABLE invocations DROP COLUMN provider_cached_tokens;
          PRAGMA user_version = 7;",
     )
     .expect("downgrade");

@@ -59,6 +59,8 @@ pub struct RunCtx {
     same_retry_policy: bool,
     /// What the run's calls cost, and its money budget.
     pub(super) money: super::money::Money,
+    /// Model answers streaming at this moment (see [`super::sink`]).
+    pub(super) streams: std::sync::atomic::AtomicUsize,
 }
 
 /// Numbers `next..end` reserved for one agent short name; `size` is the next block's.
@@ -155,6 +157,7 @@ impl RunCtx {
             )),
             tool_cache: Arc::new(crate::tools::ToolCache::new(1024)),
             agents,
+            streams: Default::default(),
             money: super::money::Money::new(
                 spec.config.price,
                 spec.config.max_cost_usd,

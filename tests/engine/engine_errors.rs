@@ -451,3 +451,68 @@ async fn cancel_stops_in_flight_work_and_records_why() {
 }
 
 use plexus::engine::EngineConfig;
+
+/// Chunk events per call of a run of `tasks` tasks side by side, at `concurrency`.
+async fn chunk_events_per_call(tasks: usize, concurrency: usize) -> (f64, Vec<String>) {
+    let plan = plexus::plan::generate::generate(plexus::plan::generate::GenSpec {
+        tasks,
+        width: tasks,
+        fan_in: 1,
+        max_atoms: 1,
+    })
+    .to_string();
+    let sim = plexus::provider::SimConfig {
+        first_chunk_ms: 30,
+        chunk_ms: 2,
+        ..quick_sim()
+    };
+    let r = run_plan(
+        &plan,
+        sim,
+        EngineConfig {
+            concurrency,
+            chunk_flush_max: 1,
+            chunk_flush_ms: 60_000,
+            // No call may time out on a busy machine: the texts are compared.
+            timeout_scale: 100.0,
+            ..test_config()
+        },
+    )
+    .await;
+    let calls = r
+        .events
+        .iter()
+        .filter(|e| matches!(e.event, Ok(EngineEvent::InvocationStarted(_))))
+        .count();
+    // Each task's whole text, in task order.
+    let mut text: std::collections::BTreeMap<String, String> = Default::default();
+    for e in &r.events {
+        if let Ok(EngineEvent::Chunk(c)) = &e.event {
+            text.entry(e.task_id.clone().unwrap_or_default())
+                .or_default()
+                .push_str(&c.text);
+        }
+    }
+    let chunks = r
+        .events
+        .iter()
+        .filter(|e| matches!(e.event, Ok(EngineEvent::Chunk(_))))
+        .count();
+    (
+        chunks as f64 / calls.max(1) as f64,
+        text.into_values().collect(),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn under_a_heavy_load_streams_are_logged_in_fewer_larger_pieces_with_the_same_text() {
+    let (light, light_text) = chunk_events_per_call(256, 4).await;
+    let (heavy, heavy_text) = chunk_events_per_call(256, 256).await;
+    assert_eq!(light_text, heavy_text, "the same text is logged");
+    eprintln!("chunk events per call: {light} at 4 streams, {heavy} at 256");
+    assert!(light >= 5.0, "one event per chunk at a light load: {light}");
+    assert!(
+        heavy < light * 0.6,
+        "256 streams at once log fewer pieces: {heavy} vs {light} per call"
+    );
+}

@@ -107,7 +107,6 @@ pub struct ResumePaceOpts {
     pub first_chunk_ms: Option<u64>,
 }
 
-/// A count of at least 1.
 /// An amount of US dollars above 0 (`2.50`, or `$2.50`).
 pub fn dollars(s: &str) -> Result<f64, String> {
     let r = &crate::ranges::MAX_COST;
@@ -125,6 +124,7 @@ pub fn dollars(s: &str) -> Result<f64, String> {
     Ok(n)
 }
 
+/// A count of at least 1.
 pub fn at_least_one() -> clap::builder::RangedU64ValueParser<usize> {
     clap::builder::RangedU64ValueParser::<usize>::new().range(1..)
 }

@@ -279,7 +279,10 @@ pub fn import(
             c.assets - report.assets_added.min(c.assets)
         );
     }
-    if matches!(h.status.as_str(), "running" | "paused" | "interrupted") {
+    if matches!(
+        h.status.as_str(),
+        "running" | "paused" | "interrupted" | "budget_reached"
+    ) {
         crate::outln!(
             "the run was {}{} when exported; `plexus resume {}` continues it here",
             h.status,

@@ -59,6 +59,36 @@ pub struct LoopResult {
     pub usage: Option<crate::provider::Usage>,
     /// plexus's own counts over every step: every prompt as sent, and the model's text.
     pub tokens: crate::cost::CallTokens,
+    /// The loop stopped before a step because the run's money budget was spent.
+    pub budget_stopped: bool,
+}
+
+/// What a loop's steps have cost so far, charged step by step (so the run's budget sees
+/// each step) and readable by the worker even when the loop is stopped halfway.
+#[derive(Debug, Default)]
+pub struct LoopMeter {
+    cost: std::sync::Mutex<Option<f64>>,
+}
+
+impl LoopMeter {
+    /// Charges one step to the run and adds its cost (`None`: the model has no price).
+    fn charge(
+        &self,
+        ctx: &RunCtx,
+        reported: Option<crate::provider::Usage>,
+        counted: crate::cost::CallTokens,
+    ) {
+        if let Some(c) = ctx.money.charge(reported, counted) {
+            if let Ok(mut m) = self.cost.lock() {
+                *m = Some(m.unwrap_or(0.0) + c);
+            }
+        }
+    }
+
+    /// The steps' cost so far (`None` without a price).
+    pub fn cost(&self) -> Option<f64> {
+        self.cost.lock().map_or(None, |c| *c)
+    }
 }
 
 /// Adds one step's reported usage to the loop's.
@@ -87,6 +117,7 @@ pub(super) async fn run_loop(
     attempt: u32,
     sink: &mut StreamSink<'_>,
     step_timeout: Duration,
+    meter: &LoopMeter,
 ) -> LoopResult {
     let mut react = ReactTurns {
         tools: toolbox.definitions(),
@@ -128,6 +159,22 @@ pub(super) async fn run_loop(
     let mut pins: Vec<Pinned> = Vec::new();
     let mut reported: Option<crate::provider::Usage> = None;
     for step in 1..=setup.max_steps {
+        // No new step once the run's money budget is spent (the first was let through
+        // when the invocation started): the task waits for a resume.
+        if step > 1 && ctx.money.reached() {
+            finished.stop = "money_budget".into();
+            emit(EngineEvent::LoopFinished(finished.clone()));
+            let mut r = loop_result(
+                Ok(Err(ProviderError::Permanent(
+                    "the run's money budget was reached".into(),
+                ))),
+                steps,
+                &finished,
+                reported,
+            );
+            r.budget_stopped = true;
+            return r;
+        }
         // The whole prompt (system, messages, tool schemas) is counted before each call:
         // at 80% of the window the older rounds are summarised, the pinned texts kept.
         if manager.should_compress(&conv) {
@@ -195,6 +242,27 @@ pub(super) async fn run_loop(
                     ..RecordedStep::default()
                 });
                 let answer_tokens = ctx.config.tokens.count(&sink.text);
+                let step_usage = match &other {
+                    Ok(Ok(o)) => o.usage,
+                    _ => None,
+                };
+                // A step the provider refused before answering (no usage, no text) is
+                // not billed.
+                let answered =
+                    step_usage.is_some() || matches!(other, Ok(Ok(_))) || answer_tokens > 0;
+                meter.charge(
+                    ctx,
+                    step_usage,
+                    if answered {
+                        crate::cost::CallTokens {
+                            input: conversation,
+                            cached_input: 0,
+                            output: answer_tokens,
+                        }
+                    } else {
+                        crate::cost::CallTokens::default()
+                    },
+                );
                 finished.total_tokens += answer_tokens;
                 finished.output_tokens += answer_tokens;
                 finished.answer_tokens = Some(answer_tokens);
@@ -210,6 +278,15 @@ pub(super) async fn run_loop(
         add_usage(&mut reported, out.usage);
         let thought = sink.take_text();
         let thought_tokens = ctx.config.tokens.count(&thought);
+        meter.charge(
+            ctx,
+            out.usage,
+            crate::cost::CallTokens {
+                input: conversation,
+                cached_input: 0,
+                output: thought_tokens,
+            },
+        );
         finished.total_tokens += thought_tokens;
         finished.output_tokens += thought_tokens;
         // The step's assistant message (its thought and every call), counted as the
@@ -305,6 +382,7 @@ fn loop_result(
             cached_input: usage.map_or(0, |u| u.cached_prompt_tokens),
             output: finished.output_tokens,
         },
+        budget_stopped: false,
     }
 }
 

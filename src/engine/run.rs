@@ -376,6 +376,14 @@ impl Coordinator {
             return Ok(());
         };
         let is_final = outcome.status.is_final();
+        // A task its worker stopped on the spent budget waits: nothing more is dispatched
+        // (and a run held open for the TUI ends rather than waiting).
+        if outcome.status == TaskStatus::Pending
+            && self.stopping.is_none()
+            && self.ctx.money.reached()
+        {
+            self.budget_reached()?;
+        }
         graph::finish(
             &self.ctx,
             &mut self.nodes,

@@ -266,7 +266,10 @@ async fn run_attempts(
         // The budget again, now that the call may start: a call that ended while this one
         // waited for its slot may have spent it.
         if ctx.money.reached() {
-            return TaskOutcome::stopped(StopSignal::Interrupt, attempt - 1, None, inv_id);
+            return TaskOutcome {
+                invocation_id: None,
+                ..TaskOutcome::stopped(StopSignal::Interrupt, attempt - 1, None, inv_id)
+            };
         }
         let mut record = InvocationRecord {
             invocation_id: inv_id.clone(),
@@ -299,7 +302,11 @@ async fn run_attempts(
         let started = Instant::now();
         let mut sink = StreamSink::new(&ctx, &scope);
         let mut loop_steps: Option<Vec<RecordedStep>> = None;
-        let mut loop_tokens: Option<crate::cost::CallTokens> = None;
+        // A tool-using loop charges each step as it ends; `meter` keeps what they cost.
+        let meter = crate::engine::react_loop::LoopMeter::default();
+        let mut loop_usage: Option<crate::provider::Usage> = None;
+        let mut budget_stop = false;
+        let is_loop = react.is_some() && toolbox.is_some();
         let result = match (&react, &toolbox) {
             // A tool-using task: the loop, each step within the task's timeout.
             (Some(setup), Some(toolbox)) => {
@@ -313,12 +320,18 @@ async fn run_attempts(
                     attempt,
                     &mut sink,
                     crate::ranges::duration_from_secs(effective_timeout.max(0.001)),
+                    &meter,
                 );
                 tokio::select! {
                     r = run => {
                         loop_steps = Some(r.steps);
-                        loop_tokens = Some(r.tokens);
-                        Ok(r.result)
+                        loop_usage = r.usage;
+                        if r.budget_stopped {
+                            budget_stop = true;
+                            Err(StopSignal::Interrupt)
+                        } else {
+                            Ok(r.result)
+                        }
                     }
                     s = stopped(&mut stop) => Err(s),
                 }
@@ -341,17 +354,22 @@ async fn run_attempts(
         let output_tokens = ctx.config.tokens.count(&text);
         record.execution_time_ms = elapsed_ms;
         record.output_tokens = output_tokens;
-        let counted = loop_tokens.unwrap_or(crate::cost::CallTokens {
+        let counted = crate::cost::CallTokens {
             input: prompt_tokens,
             cached_input: 0,
             output: output_tokens,
-        });
+        };
         let result = match result {
             Ok(r) => r,
             Err(signal) => {
                 record.response_json = json!({"cancelled": true, "partial_text": text}).to_string();
-                // A call stopped halfway was billed for what it had streamed.
-                record.cost_usd = ctx.money.charge(None, counted);
+                // A call stopped halfway is billed for what it had streamed (a loop, for
+                // the steps that ended).
+                record.cost_usd = if is_loop {
+                    meter.cost()
+                } else {
+                    ctx.money.charge(None, counted)
+                };
                 // The row and its event commit together.
                 let _ = ctx.emitter.emit_with(
                     &scope,
@@ -368,6 +386,8 @@ async fn run_attempts(
                         error_message: Some(
                             if signal == StopSignal::Cancel {
                                 "cancelled"
+                            } else if budget_stop {
+                                "stopped: the run's money budget was reached"
                             } else {
                                 "interrupted"
                             }
@@ -385,8 +405,23 @@ async fn run_attempts(
             Ok(Ok(out)) if !ctx.provider.is_simulated() => Some(out.clone()),
             _ => None,
         };
-        record.provider_usage = provider_out.as_ref().and_then(|o| o.usage);
-        record.cost_usd = ctx.money.charge(record.provider_usage, counted);
+        record.provider_usage = provider_out
+            .as_ref()
+            .and_then(|o| o.usage)
+            .or(loop_usage.filter(|_| !ctx.provider.is_simulated()));
+        record.cost_usd = if is_loop {
+            meter.cost()
+        } else {
+            // A call the provider refused before answering (no usage, no text: a 429, a
+            // refused connection) is not billed.
+            let refused = !matches!(result, Ok(Ok(_))) && chunks == 0;
+            let billed = if refused && record.provider_usage.is_none() {
+                crate::cost::CallTokens::default()
+            } else {
+                counted
+            };
+            ctx.money.charge(record.provider_usage, billed)
+        };
         let provider_error = match &result {
             Ok(Err(e)) => Some(crate::provider::StoredProviderError::from(e)),
             _ => None,

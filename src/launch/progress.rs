@@ -297,11 +297,14 @@ impl Progress {
         for t in self.agents.values() {
             total.merge(t.spend);
         }
-        s.push_str(&format!(
-            "
-cost {}",
-            total.label()
-        ));
+        // A resumed run's summary counts this process's calls (as its tokens do); the
+        // whole run's cost is in `plexus show`.
+        let this = if self.done_before > 0 {
+            " this session"
+        } else {
+            ""
+        };
+        s.push_str(&format!("\ncost{this} {}", total.label()));
         if total.unpriced > 0 {
             s.push_str(&format!(
                 " ({} call(s) without a price: add the model to [prices] in the config)",
@@ -310,8 +313,7 @@ cost {}",
         }
         if let Some((limit, spent)) = self.budget_reached {
             s.push_str(&format!(
-                "
-money budget of {} reached at {} spent: resume with a larger --max-cost",
+                "\nmoney budget of {} reached at {} spent: resume with a larger --max-cost",
                 crate::cost::usd(limit),
                 crate::cost::usd(spent)
             ));

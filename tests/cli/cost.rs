@@ -316,3 +316,72 @@ fn usage_a_server_reports_with_cached_tokens_is_billed_at_the_cached_price() {
         assert!((cost - want).abs() < 1e-12, "{cost} vs {want}");
     }
 }
+
+#[test]
+fn a_tool_using_loop_starts_no_step_once_the_budget_is_spent() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cfg = priced_config(dir.path());
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let db = dir.path().join("c.db");
+    let out = output(
+        plexus(dir.path())
+            .current_dir(repo)
+            .arg("--db")
+            .arg(&db)
+            .arg("--config")
+            .arg(&cfg)
+            .args([
+                "run",
+                "fixtures/plans/react_tools.json",
+                "--headless",
+                "--concurrency",
+                "1",
+                "--chunk-ms",
+                "0",
+                "--first-chunk-ms",
+                "0",
+                "--max-cost",
+                "0.000001",
+            ]),
+    );
+    assert_eq!(out.code, Some(7), "{}\n{}", out.stdout, out.stderr);
+    let store = plexus::store::Store::open(&db).expect("db");
+    let run = store.run("latest").expect("run").run_id;
+    let events: Vec<plexus::event::EngineEvent> = store
+        .events(&run, 1, u64::MAX)
+        .expect("events")
+        .into_iter()
+        .map(|e| e.event.expect("decodes"))
+        .collect();
+    use plexus::event::EngineEvent as E;
+    let stopped = events
+        .iter()
+        .find_map(|e| match e {
+            E::LoopFinished(l) if l.stop == "money_budget" => Some(l.steps),
+            _ => None,
+        })
+        .expect("a loop stopped by the budget");
+    assert_eq!(stopped, 1, "it ended its first step and started no other");
+    let fin = events
+        .iter()
+        .find_map(|e| match e {
+            E::InvocationFinished(f)
+                if f.error_message.as_deref()
+                    == Some("stopped: the run's money budget was reached") =>
+            {
+                Some(f)
+            }
+            _ => None,
+        })
+        .expect("the loop's invocation says why it stopped");
+    assert!(fin.status.is_none());
+    assert!(fin.cost_usd.is_some_and(|c| c > 0.0), "its step was billed");
+    // Its task waits for a resume with a larger budget.
+    let v = json(&output(
+        plexus(dir.path())
+            .arg("--db")
+            .arg(&db)
+            .args(["runs", "--json"]),
+    ));
+    assert_eq!(v[0]["status"], "budget_reached");
+}

@@ -516,3 +516,52 @@ async fn under_a_heavy_load_streams_are_logged_in_fewer_larger_pieces_with_the_s
         "256 streams at once log fewer pieces: {heavy} vs {light} per call"
     );
 }
+
+#[tokio::test]
+async fn a_retry_met_by_the_spent_budget_ends_a_held_open_run_budget_reached() {
+    let price = plexus::cost::Price {
+        input: 1.0,
+        output: 1.0,
+        cached_input: None,
+    };
+    // Held open (as the TUI holds a run), the run must end rather than wait for a
+    // command once its only task's retry meets the spent budget.
+    let r = tokio::time::timeout(
+        std::time::Duration::from_secs(60),
+        run_plan(
+            &one_task_plan(""),
+            scripted("A", &[Fault::MalformedJson, Fault::None]),
+            EngineConfig {
+                hold_open: true,
+                price: Some(price),
+                max_cost_usd: Some(1e-9),
+                ..test_config()
+            },
+        ),
+    )
+    .await
+    .expect("the run ends instead of waiting");
+    assert_eq!(r.outcome.status, RunStatus::BudgetReached);
+    assert_eq!(r.invocations_of("A"), 1, "the retry never started");
+    assert_eq!(r.status_of("A"), "pending");
+    let kinds: Vec<&str> = r
+        .events
+        .iter()
+        .filter_map(|e| e.event.as_ref().ok().map(EngineEvent::kind))
+        .collect();
+    let reached = kinds.iter().position(|k| *k == "budget_reached");
+    let finished = kinds.iter().rposition(|k| *k == "run_finished");
+    assert!(reached.is_some() && reached < finished, "{kinds:?}");
+    let fin = r
+        .of(|e| match e {
+            EngineEvent::RunFinished(f) => Some(f),
+            _ => None,
+        })
+        .pop()
+        .expect("run_finished");
+    assert_eq!(fin.1.status, RunStatus::BudgetReached);
+    assert_eq!(
+        r.store.run(&r.run_id).expect("run").status,
+        "budget_reached"
+    );
+}

@@ -17,7 +17,7 @@ pub(super) fn started(st: &mut RunState, env: &Envelope, i: usize, s: &Invocatio
     t.invocation = env.invocation_id.clone();
     if let Some(inv) = &env.invocation_id {
         if t.invocations.last() != Some(inv) {
-            t.invocations.push(inv.clone());
+            super::slim::push(&mut t.invocations, inv.clone());
         }
     }
     t.running_since = Some(env.ts);
@@ -67,8 +67,8 @@ pub(super) fn finished(st: &mut RunState, i: usize, f: &InvocationFinished) {
         avg_score: f.avg_score,
         grades: f.grades,
         issues: f.issues,
-        errors: f.errors.clone(),
-        error_message: f.error_message.clone(),
+        errors: f.errors.as_slice().into(),
+        error_message: f.error_message.as_deref().map(Box::from),
     };
     let end = match (f.status, summary.errors.first()) {
         (Some(s), None) => format!("── {} · {} ms ──", s.as_str(), f.execution_time_ms),
@@ -122,8 +122,8 @@ pub(super) fn lost(st: &mut RunState, env: &Envelope, i: usize, l: &InvocationLo
         avg_score: 0.0,
         grades: Default::default(),
         issues: 0,
-        errors: Vec::new(),
-        error_message: Some(l.reason.clone()),
+        errors: Box::default(),
+        error_message: Some(l.reason.as_str().into()),
     });
     let a = &mut st.agents[agent];
     a.last_output = l.output_tokens;
@@ -131,13 +131,28 @@ pub(super) fn lost(st: &mut RunState, env: &Envelope, i: usize, l: &InvocationLo
     a.tokens_out += l.output_tokens;
 }
 
+/// Atoms of the last few graded whose type is looked for before a new string is made.
+const TYPE_LOOKBACK: usize = 16;
+
+/// The atom type `name`, shared with a recent atom of the same type: a run has a handful
+/// of types and can grade hundreds of thousands of atoms.
+fn atom_type(st: &RunState, name: &str) -> Arc<str> {
+    let recent = st.atoms.len().saturating_sub(TYPE_LOOKBACK)..st.atoms.len();
+    recent
+        .rev()
+        .filter_map(|k| st.atoms.get(k))
+        .find(|x| &*x.atom_type == name)
+        .map_or_else(|| Arc::from(name), |x| x.atom_type.clone())
+}
+
 /// `atoms_graded`: one row per atom.
 pub(super) fn atoms_graded(st: &mut RunState, env: &Envelope, i: usize, g: &AtomsGraded) {
     let agent = st.tasks[i].agent;
     for a in &g.atoms {
+        let atom_type = atom_type(st, &a.atom_type);
         st.atoms.push(AtomView {
             id: Arc::from(a.asset_id.as_str()),
-            atom_type: Arc::from(a.atom_type.as_str()),
+            atom_type,
             task: i,
             agent,
             invocation: env.invocation_id.clone(),

@@ -17,6 +17,7 @@ mod reduce;
 mod review;
 mod review_mark;
 pub mod shared;
+mod slim;
 pub mod snapshot;
 mod view;
 

@@ -109,7 +109,12 @@ fn rebuild_indexes(st: &mut RunState) -> Result<(), SnapshotError> {
     let bad = |what: &str| SnapshotError::Decode(format!("{what} out of range"));
     let tasks = st.tasks.len();
     for t in &st.tasks {
-        if t.agent >= st.agents.len() || t.deps.iter().chain(&t.dependents).any(|&d| d >= tasks) {
+        if t.agent >= st.agents.len()
+            || t.deps
+                .iter()
+                .chain(&*t.dependents)
+                .any(|&d| d as usize >= tasks)
+        {
             return Err(bad("a task's agent or dependency"));
         }
     }
@@ -184,16 +189,16 @@ pub mod arc_str {
     struct Seq;
 
     impl<'de> Visitor<'de> for Seq {
-        type Value = Vec<Arc<str>>;
+        type Value = Box<[Arc<str>]>;
         fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
             f.write_str("a list of strings")
         }
-        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<Arc<str>>, A::Error> {
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Box<[Arc<str>]>, A::Error> {
             let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(1 << 16));
             while let Some(s) = seq.next_element_seed(OneSeed)? {
                 out.push(s);
             }
-            Ok(out)
+            Ok(out.into_boxed_slice())
         }
     }
 
@@ -234,8 +239,8 @@ pub mod arc_str {
         d.deserialize_option(Maybe)
     }
 
-    /// A list of strings.
-    pub fn list<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Arc<str>>, D::Error> {
+    /// A list of strings (held at its exact length).
+    pub fn list<'de, D: Deserializer<'de>>(d: D) -> Result<Box<[Arc<str>]>, D::Error> {
         d.deserialize_seq(Seq)
     }
 }

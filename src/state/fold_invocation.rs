@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use super::ops::{enforce_budget, marker, set_status};
-use super::view::{AtomView, InvocationSummary, RunState};
+use super::view::{AtomView, InvocationFailure, InvocationSummary, RunState};
 use crate::event::{
     AtomsGraded, Chunk, Envelope, InvocationFinished, InvocationLost, InvocationStarted, TaskStatus,
 };
@@ -67,10 +67,9 @@ pub(super) fn finished(st: &mut RunState, i: usize, f: &InvocationFinished) {
         avg_score: f.avg_score,
         grades: f.grades,
         issues: f.issues,
-        errors: f.errors.as_slice().into(),
-        error_message: f.error_message.as_deref().map(Box::from),
+        failure: InvocationFailure::boxed(f.errors.clone(), f.error_message.clone()),
     };
-    let end = match (f.status, summary.errors.first()) {
+    let end = match (f.status, f.errors.first()) {
         (Some(s), None) => format!("── {} · {} ms ──", s.as_str(), f.execution_time_ms),
         (Some(s), Some(e)) => format!(
             "── {} · {} · {} ──",
@@ -122,8 +121,7 @@ pub(super) fn lost(st: &mut RunState, env: &Envelope, i: usize, l: &InvocationLo
         avg_score: 0.0,
         grades: Default::default(),
         issues: 0,
-        errors: Box::default(),
-        error_message: Some(l.reason.as_str().into()),
+        failure: InvocationFailure::boxed(Vec::new(), Some(l.reason.clone())),
     });
     let a = &mut st.agents[agent];
     a.last_output = l.output_tokens;

@@ -178,10 +178,42 @@ pub struct InvocationSummary {
     pub grades: GradeCounts,
     /// Quality issues.
     pub issues: u32,
+    /// What went wrong, when something did (boxed apart: most invocations end without
+    /// an error or a message).
+    pub failure: Option<Box<InvocationFailure>>,
+}
+
+/// The errors an invocation ended with.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InvocationFailure {
     /// Error codes.
-    pub errors: Box<[ErrorCode]>,
+    pub errors: Vec<ErrorCode>,
     /// First error's message.
-    pub error_message: Option<Box<str>>,
+    pub error_message: Option<String>,
+}
+
+impl InvocationSummary {
+    /// Its error codes (none when it ended well).
+    pub fn errors(&self) -> &[ErrorCode] {
+        self.failure.as_ref().map_or(&[], |f| &f.errors)
+    }
+
+    /// Its first error's message, if any.
+    pub fn error_message(&self) -> Option<&str> {
+        self.failure.as_ref()?.error_message.as_deref()
+    }
+}
+
+impl InvocationFailure {
+    /// `errors` and `message` as a summary holds them: nothing when both are empty.
+    pub fn boxed(errors: Vec<ErrorCode>, message: Option<String>) -> Option<Box<Self>> {
+        (!errors.is_empty() || message.is_some()).then(|| {
+            Box::new(InvocationFailure {
+                errors,
+                error_message: message,
+            })
+        })
+    }
 }
 
 /// One agent's budget and quality.
@@ -425,9 +457,10 @@ mod tests {
     #[test]
     fn a_task_view_stays_small() {
         use std::mem::size_of;
-        assert!(size_of::<TaskView>() <= 328, "{}", size_of::<TaskView>());
+        // With the `Arc` that holds it, within a 320-byte allocation.
+        assert!(size_of::<TaskView>() <= 304, "{}", size_of::<TaskView>());
         assert!(
-            size_of::<InvocationSummary>() <= 88,
+            size_of::<InvocationSummary>() <= 64,
             "{}",
             size_of::<InvocationSummary>()
         );

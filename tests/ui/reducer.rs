@@ -292,8 +292,7 @@ fn a_call_lost_in_a_crash_is_shown_as_such_and_its_tokens_counted() {
     let last = t.last.as_ref().expect("a last outcome");
     assert_eq!(last.status, None);
     assert!(last
-        .error_message
-        .as_deref()
+        .error_message()
         .is_some_and(|m| m.contains("lost in a crash")));
     assert_eq!(st.agents[agent].tokens_out, before + 42);
     // Replay folds the same log to the same state.

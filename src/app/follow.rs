@@ -120,7 +120,7 @@ pub fn page_in_layer(ui: &mut UiState, run: &RunState, right: bool, fx: &mut Vec
     let Some(task) = run.tasks.get(ui.task) else {
         return;
     };
-    let Some(row) = run.layers.get(task.layer) else {
+    let Some(row) = run.layers.get(task.layer as usize) else {
         return;
     };
     let pos = row.iter().position(|&t| t == ui.task).unwrap_or(0);

@@ -97,7 +97,7 @@ fn move_selection(ui: &mut UiState, run: &RunState, action: Action, fx: &mut Vec
         return;
     }
     let cur = ui.task.min(run.tasks.len() - 1);
-    let layer = run.tasks[cur].layer.min(run.layers.len().saturating_sub(1));
+    let layer = (run.tasks[cur].layer as usize).min(run.layers.len().saturating_sub(1));
     let Some(row) = run.layers.get(layer) else {
         return;
     };

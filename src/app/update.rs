@@ -206,7 +206,7 @@ fn retry(ui: &mut UiState, run: &RunState, fx: &mut Vec<Effect>) {
             let up = t
                 .deps
                 .iter()
-                .filter_map(|&d| run.tasks.get(d))
+                .filter_map(|&d| run.tasks.get(d as usize))
                 .find(|d| !d.status.satisfies_dependents())
                 .map(|d| d.id.to_string())
                 .unwrap_or_default();

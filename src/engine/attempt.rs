@@ -251,7 +251,7 @@ impl Verdict {
                 atom_id: a.asset_id.clone(),
                 task_id: task.task_id.clone(),
                 invocation_id: invocation_id.to_string(),
-                agent: task.agent.clone(),
+                agent: task.agent.to_string(),
                 atom_type: a
                     .atom_type()
                     .map(str::to_string)

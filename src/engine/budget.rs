@@ -66,7 +66,7 @@ pub(super) async fn fit(
     assets: Vec<String>,
 ) -> Gathered {
     let task = &ctx.plan.tasks[idx];
-    let agent = &ctx.plan.agents[&task.agent];
+    let agent = &ctx.plan.agents[&*task.agent];
     let counter = ctx.config.tokens;
     let mut parts = ContextParts {
         dependencies: dependencies_for(task),
@@ -102,6 +102,7 @@ pub(super) async fn fit(
         lists: lists_of(&parts, &counter),
     };
     let preview = task
+        .options()
         .transfer_config
         .as_ref()
         .and_then(|c| c.inline_preview_count)
@@ -190,7 +191,7 @@ fn over_limit(
 ) -> Option<OverLimit> {
     (tokens > agent.max_input_tokens).then(|| OverLimit {
         task_id: task.task_id.clone(),
-        agent: task.agent.clone(),
+        agent: task.agent.to_string(),
         tokens,
         breakdown,
         trimmed,
@@ -230,7 +231,7 @@ pub(super) fn over_input_limit(
 /// counted twice: a bound only needs to be above).
 fn bytes_bound(task: &Task, parts: &ContextParts, counter: &TokenCounter) -> u64 {
     let bytes = json_bytes(&task.instruction)
-        + 2 * json_bytes(&task.focus)
+        + 2 * json_bytes(&task.options().focus)
         + json_bytes(&task.context)
         + json_bytes(&task.output_requirements)
         + json_bytes(&parts.dependencies)
@@ -326,7 +327,7 @@ mod tests {
         )
         .expect("plan");
         let task = &plan.tasks[1];
-        let agent = &plan.agents[&task.agent];
+        let agent = &plan.agents[&*task.agent];
         let parts = ContextParts {
             dependencies: dependencies_for(task),
             existing_assets: Some(vec!["MATH_A_01".into(), "MATH_U_02".into()]),

@@ -21,9 +21,10 @@ pub(super) struct Node {
     /// Current status.
     pub(super) status: TaskStatus,
     /// Dependencies not yet finished (usable, or final for a lenient task).
-    pub(super) remaining: usize,
-    /// Downstream tasks.
-    pub(super) dependents: Vec<usize>,
+    pub(super) remaining: u32,
+    /// Downstream tasks (plan indexes, at their exact number: a plan's tasks fit in
+    /// 32 bits).
+    pub(super) dependents: Box<[u32]>,
     /// Invocations made.
     pub(super) attempts: u32,
     /// Atoms accepted.
@@ -32,36 +33,48 @@ pub(super) struct Node {
     pub(super) awaiting_review: bool,
 }
 
+impl Node {
+    /// Its downstream tasks' plan indexes (a copy: the caller changes the nodes as it
+    /// walks them).
+    pub(super) fn downstream(&self) -> Vec<usize> {
+        self.dependents.iter().map(|&d| d as usize).collect()
+    }
+}
+
 /// The plan's tasks as pending nodes linked to their dependents; `index` maps task ids
 /// to plan indexes.
 pub(super) fn build(plan: &Plan, index: &HashMap<&str, usize>) -> Vec<Node> {
-    let mut nodes: Vec<Node> = plan
-        .tasks
+    let mut dependents: Vec<Vec<u32>> = vec![Vec::new(); plan.tasks.len()];
+    for (i, t) in plan.tasks.iter().enumerate() {
+        for d in &t.depends_on {
+            if let Some(&j) = index.get(d.as_str()) {
+                dependents[j].push(i as u32);
+            }
+        }
+    }
+    plan.tasks
         .iter()
-        .map(|t| Node {
+        .zip(dependents)
+        .map(|(t, dependents)| Node {
             status: TaskStatus::Pending,
-            remaining: t.depends_on.len(),
-            dependents: Vec::new(),
+            remaining: t.depends_on.len() as u32,
+            dependents: dependents.into_boxed_slice(),
             attempts: 0,
             atoms: 0,
             awaiting_review: false,
         })
-        .collect();
-    for (i, t) in plan.tasks.iter().enumerate() {
-        for d in &t.depends_on {
-            if let Some(&j) = index.get(d.as_str()) {
-                nodes[j].dependents.push(i);
-            }
-        }
-    }
-    nodes
+        .collect()
 }
 
 /// Whether task `i` runs even when a dependency ended unusable (fallback skip or
 /// use_default).
 pub(super) fn fallback_allows(plan: &Plan, i: usize) -> bool {
     matches!(
-        plan.tasks[i].fallback_config.as_ref().map(|f| f.strategy),
+        plan.tasks[i]
+            .options()
+            .fallback_config
+            .as_ref()
+            .map(|f| f.strategy),
         Some(FallbackStrategy::Skip | FallbackStrategy::UseDefault)
     )
 }
@@ -179,7 +192,7 @@ pub(super) fn finish(
         }
     }
     let satisfied = outcome.status.satisfies_dependents();
-    for d in nodes[i].dependents.clone() {
+    for d in nodes[i].downstream() {
         if nodes[d].status != TaskStatus::Pending {
             continue;
         }
@@ -206,7 +219,7 @@ pub(super) fn finish(
 /// or a task with a `task_output` reference to it.
 pub(super) fn output_needed(ctx: &RunCtx, nodes: &[Node], j: usize) -> bool {
     let open = |k: &usize| !nodes[*k].status.is_final();
-    nodes[j].dependents.iter().any(open)
+    nodes[j].dependents.iter().any(|&k| open(&(k as usize)))
         || ctx.referrers.get(&j).is_some_and(|r| r.iter().any(open))
 }
 
@@ -217,7 +230,7 @@ fn release_outputs(ctx: &RunCtx, nodes: &[Node], i: usize) {
     let read = t
         .depends_on
         .iter()
-        .chain(t.data_references.iter().filter_map(|r| match r {
+        .chain(t.options().data_references.iter().filter_map(|r| match r {
             crate::protocol::DataReference::TaskOutput(o) => Some(&o.task_id),
             _ => None,
         }))
@@ -275,7 +288,7 @@ pub(super) fn block(
                 error_message: None,
             }),
         )?;
-        for &d in &nodes[i].dependents.clone() {
+        for d in nodes[i].downstream() {
             if fallback_allows(&ctx.plan, d) {
                 // On resume (no queue) the caller's walk over finished tasks counts it.
                 if let Some(q) = ready.as_deref_mut() {
@@ -295,4 +308,41 @@ pub(super) fn block(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The coordinator holds one node per task for the run's whole life.
+    #[test]
+    fn nodes_stay_small_and_link_each_task_to_its_dependents() {
+        assert!(
+            std::mem::size_of::<Node>() <= 32,
+            "{}",
+            std::mem::size_of::<Node>()
+        );
+        let plan = crate::plan::parse_plan(
+            r#"{"plan_id": "P", "execution_mode": "Quick_Assessment", "tasks": [
+                {"task_id": "A", "agent": "Code_Architect", "instruction": "x"},
+                {"task_id": "B", "agent": "Code_Architect", "instruction": "x", "depends_on": ["A"]},
+                {"task_id": "C", "agent": "Code_Architect", "instruction": "x", "depends_on": ["A", "B"]}]}"#,
+            "p.json",
+        )
+        .expect("valid");
+        let index: HashMap<&str, usize> = plan
+            .tasks
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.task_id.as_str(), i))
+            .collect();
+        let nodes = build(&plan, &index);
+        assert_eq!(nodes[0].downstream(), vec![1, 2]);
+        assert_eq!(nodes[1].downstream(), vec![2]);
+        assert!(nodes[2].downstream().is_empty());
+        assert_eq!(
+            nodes.iter().map(|n| n.remaining).collect::<Vec<_>>(),
+            [0, 1, 2]
+        );
+    }
 }

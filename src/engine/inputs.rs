@@ -196,10 +196,15 @@ pub(super) async fn gather_inputs(ctx: &RunCtx, idx: usize, scope: &Scope) -> Ga
     let needed: Vec<usize> = task
         .depends_on
         .iter()
-        .chain(task.data_references.iter().filter_map(|r| match r {
-            DataReference::TaskOutput(t) => Some(&t.task_id),
-            _ => None,
-        }))
+        .chain(
+            task.options()
+                .data_references
+                .iter()
+                .filter_map(|r| match r {
+                    DataReference::TaskOutput(t) => Some(&t.task_id),
+                    _ => None,
+                }),
+        )
         .filter_map(|d| ctx.plan.task_index(d))
         .collect();
     let mut outputs: HashMap<usize, Arc<ResponseOutput>> = match ctx.outputs.read() {
@@ -226,10 +231,10 @@ pub(super) async fn gather_inputs(ctx: &RunCtx, idx: usize, scope: &Scope) -> Ga
             }
         }
     }
-    let fallback: Option<&FallbackConfig> = task.fallback_config.as_ref();
+    let fallback: Option<&FallbackConfig> = task.options().fallback_config.as_ref();
     let mut inputs: Vec<Input> = Vec::new();
     let mut abort = None;
-    for (i, r) in task.data_references.iter().enumerate() {
+    for (i, r) in task.options().data_references.iter().enumerate() {
         let report = |failure: ResolutionFailure| {
             let _ = ctx.emitter.emit(
                 scope,
@@ -339,7 +344,7 @@ pub(super) async fn gather_inputs(ctx: &RunCtx, idx: usize, scope: &Scope) -> Ga
                 data_type: data_type_of(r, &data),
                 data,
                 priority,
-                configured: task.transfer_config.as_ref().and_then(|c| c.mode),
+                configured: task.options().transfer_config.as_ref().and_then(|c| c.mode),
                 reference: serde_json::to_value(&used_ref).unwrap_or(Value::Null),
                 tokens: None,
             });

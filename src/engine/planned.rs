@@ -31,6 +31,7 @@ pub(super) async fn abstractive_summaries(
     let task = &ctx.plan.tasks[idx];
     let abstractive = ctx.config.abstractive_summaries
         || task
+            .options()
             .transfer_config
             .as_ref()
             .and_then(|c| c.extra.get("summary_strategy"))
@@ -86,6 +87,7 @@ pub(super) fn batch(
     planned: &Planned,
 ) -> Option<Batched> {
     let batch_cfg = task
+        .options()
         .transfer_config
         .as_ref()
         .and_then(|c| c.extra.get("batch_config"))
@@ -195,7 +197,7 @@ async fn abstractive_summary(
     prompt.context.extra.insert("inputs".into(), data.clone());
     let request = Arc::new(AgentRequest {
         invocation_id: format!("{}_SUMMARY_{}", task.task_id, k + 1),
-        agent: task.agent.clone(),
+        agent: task.agent.to_string(),
         task_id: task.task_id.clone(),
         plan_id: ctx.plan.plan_id.clone(),
         system_prompt: "You write faithful, compact summaries of research data.".into(),

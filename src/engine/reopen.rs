@@ -62,7 +62,7 @@ pub(super) fn reopen_below(
     reason: &str,
 ) -> Result<Vec<usize>, EngineError> {
     let mut reopened = Vec::new();
-    let mut stack = nodes[i].dependents.clone();
+    let mut stack = nodes[i].downstream();
     while let Some(d) = stack.pop() {
         if nodes[d].status != TaskStatus::Blocked {
             continue;
@@ -81,7 +81,7 @@ pub(super) fn reopen_below(
         }
         reset_task(ctx, nodes, d, reason)?;
         reopened.push(d);
-        stack.extend(nodes[d].dependents.iter().copied());
+        stack.extend(nodes[d].downstream());
     }
     for d in 0..nodes.len() {
         if nodes[d].status == TaskStatus::Pending {
@@ -97,7 +97,7 @@ pub(super) fn reopen_below(
                         !nodes[j].status.satisfies_dependents()
                     }
                 })
-                .count();
+                .count() as u32;
             if nodes[d].remaining == 0 {
                 nodes[d].status = TaskStatus::Ready;
                 ready.push_back(d);

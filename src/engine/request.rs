@@ -66,7 +66,7 @@ pub fn instruction_for(
         .clone()
         .unwrap_or_else(|| agent.atom_type.clone());
     let mut s = task.instruction.trim().to_string();
-    if let Some(f) = &task.focus {
+    if let Some(f) = &task.options().focus {
         s.push_str(&format!(" Focus on: {f}."));
     }
     match req.max_atoms {
@@ -156,7 +156,7 @@ pub fn user_prompt_for(
     UserPrompt {
         instruction: instruction_for(task, agent, threshold, feedback),
         context,
-        focus: task.focus.clone(),
+        focus: task.options().focus.clone(),
         output_requirements,
         extra: Default::default(),
     }

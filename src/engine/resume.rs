@@ -114,7 +114,7 @@ fn close_lost_call(
         reason: reason.clone(),
         cost_usd,
     });
-    let agent_name: String = task.map_or_else(|| agent.to_string(), |t| t.agent.clone());
+    let agent_name: String = task.map_or_else(|| agent.to_string(), |t| t.agent.to_string());
     let (prompt_hash, _) = ctx.system_prompt_info(&agent_name);
     let started_at = crate::clock::rfc3339(
         chrono::DateTime::from_timestamp_millis(call.started_ts).unwrap_or_default(),
@@ -163,7 +163,7 @@ fn reapply_finished(ctx: &RunCtx, nodes: &mut [Node]) -> Result<(), EngineError>
     for &i in &order {
         let st = nodes[i].status;
         if st.is_final() {
-            let deps = nodes[i].dependents.clone();
+            let deps = nodes[i].downstream();
             for d in deps {
                 if nodes[d].status.is_final() {
                     continue;

@@ -166,7 +166,7 @@ impl Coordinator {
                     .iter()
                     .map(|t| TaskInfo {
                         task_id: t.task_id.clone(),
-                        agent: t.agent.clone(),
+                        agent: t.agent.to_string(),
                         depends_on: t.depends_on.clone(),
                     })
                     .collect(),

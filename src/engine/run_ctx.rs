@@ -6,12 +6,12 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
 
 use super::emit::{Emitter, Scope};
-use super::request::{constraints_for, prompt_hash};
+use super::request::prompt_hash;
 use super::run_spec::RunSpec;
 use super::{EngineConfig, EngineError};
 use crate::event::RunStatus;
 use crate::plan::Plan;
-use crate::protocol::{Constraints, ResponseOutput};
+use crate::protocol::ResponseOutput;
 use crate::provider::Provider;
 use crate::store::WriteOp;
 
@@ -36,8 +36,6 @@ pub struct RunCtx {
     /// Tasks whose `task_output` references read each task's output, by plan index of
     /// the task read (its direct dependents read it too: see [`super::graph::Node`]).
     pub(super) referrers: rustc_hash::FxHashMap<usize, Vec<usize>>,
-    /// Each task's constraints before adjustments, by plan index.
-    pub(super) base_constraints: Vec<Constraints>,
     /// The database file `db_query` references read.
     pub(super) db: Option<std::path::PathBuf>,
     /// The workspace's skills (loaded once per run, as activations ask for them).
@@ -106,21 +104,9 @@ impl RunCtx {
                 )
             })
             .collect();
-        let base_constraints = plan
-            .tasks
-            .iter()
-            .map(|t| {
-                constraints_for(
-                    &plan.agents[&t.agent],
-                    plan.execution_mode,
-                    &t.constraints,
-                    spec.config.min_temperature,
-                )
-            })
-            .collect();
         let mut referrers: rustc_hash::FxHashMap<usize, Vec<usize>> = Default::default();
         for (k, t) in plan.tasks.iter().enumerate() {
-            for r in &t.data_references {
+            for r in &t.options().data_references {
                 if let crate::protocol::DataReference::TaskOutput(o) = r {
                     if let Some(&j) = index.get(o.task_id.as_str()) {
                         referrers.entry(j).or_default().push(k);
@@ -146,7 +132,6 @@ impl RunCtx {
             known_assets: RwLock::new(spec.known_assets),
             outputs: RwLock::new(outputs.into_iter().collect()),
             referrers,
-            base_constraints,
             db: spec.db.clone(),
             skills: Arc::new(crate::skills::SkillLibrary::in_dir(
                 spec.config

@@ -14,7 +14,8 @@ use super::inputs::gather_inputs;
 use super::outcome::{aggregate_batches, stopped, StopSignal, TaskOutcome};
 use super::react_loop::{run_loop, RecordedStep};
 use super::request::{
-    invocation_id, render_user_prompt, threshold_for, user_prompt_for, ContextParts, StoredRequest,
+    constraints_for, invocation_id, render_user_prompt, threshold_for, user_prompt_for,
+    ContextParts, StoredRequest,
 };
 use super::response_json::{AtomJson, AtomsView, OutputView, ResponseView};
 use super::run_ctx::RunCtx;
@@ -120,7 +121,7 @@ async fn run_attempts(
 ) -> TaskOutcome {
     let ctx = ctx.clone();
     let task = &ctx.plan.tasks[idx];
-    let agent_def = &ctx.plan.agents[&task.agent];
+    let agent_def = &ctx.plan.agents[&*task.agent];
     let agent = ctx.agent_arc(&task.agent);
     let task_arc: Arc<str> = Arc::from(task.task_id.as_str());
     let mut adjust = Adjust::new(threshold_for(task));
@@ -194,7 +195,12 @@ async fn run_attempts(
             invocation_id: Some(inv_id.clone()),
             agent: Some(agent.clone()),
         };
-        let mut constraints = ctx.base_constraints[idx];
+        let mut constraints = constraints_for(
+            agent_def,
+            ctx.plan.execution_mode,
+            &task.options().constraints,
+            ctx.config.min_temperature,
+        );
         // The request records the timeout that is enforced (the scale is 1 except on
         // the simulated demo's fast clock), to the millisecond so it reads back exactly.
         constraints.timeout_seconds = (constraints.timeout_seconds
@@ -239,7 +245,7 @@ async fn run_attempts(
         }
         let request = Arc::new(AgentRequest {
             invocation_id: inv_id.to_string(),
-            agent: task.agent.clone(),
+            agent: task.agent.to_string(),
             task_id: task.task_id.clone(),
             plan_id: ctx.plan.plan_id.clone(),
             system_prompt: agent_def.system_prompt.clone(),

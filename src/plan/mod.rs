@@ -7,6 +7,7 @@ pub mod react;
 mod validate;
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -75,34 +76,77 @@ pub struct ConstraintOverrides {
 }
 
 /// One validated task.
+///
+/// A large plan holds many of these for a run's whole life, so the settings few tasks
+/// give sit apart, boxed ([`Task::options`]): a task that gives none of them holds none.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Task {
     /// Unique id within the plan.
     pub task_id: String,
-    /// Full agent name (a key of [`Plan::agents`]).
-    pub agent: String,
+    /// Full agent name (a key of [`Plan::agents`]; shared by the tasks of one agent).
+    pub agent: Arc<str>,
     /// Instruction (seed 001 §6.1 template).
     pub instruction: String,
     /// Paper / code info and existing assets (shared: most tasks of a large plan give
     /// none, and hold one empty context between them).
-    pub context: std::sync::Arc<RequestContext>,
-    /// Technical focus.
-    pub focus: Option<String>,
+    pub context: Arc<RequestContext>,
     /// Upstream task ids.
     pub depends_on: Vec<String>,
+    /// Atom type, required fields, threshold, max atoms (shared between the tasks that
+    /// ask for the same).
+    pub output_requirements: Arc<OutputRequirements>,
+    /// The optional settings; `None` when the task gives none of them.
+    options: Option<Box<TaskOptions>>,
+}
+
+/// The settings of a task that most tasks leave out.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TaskOptions {
+    /// Technical focus.
+    pub focus: Option<String>,
     /// Data references (seed 000 §2).
     pub data_references: Vec<DataReference>,
     /// Transfer config (seed 000 §7.1).
     pub transfer_config: Option<TransferConfig>,
     /// What to do when references or dependencies fail.
     pub fallback_config: Option<FallbackConfig>,
-    /// Atom type, required fields, threshold, max atoms (shared between the tasks that
-    /// ask for the same).
-    pub output_requirements: std::sync::Arc<OutputRequirements>,
     /// Constraint overrides.
     pub constraints: ConstraintOverrides,
     /// The tool-using fields (`tools`, `skills`, `max_steps`, `token_budget`).
     pub react: react::TaskReact,
+}
+
+/// The options of a task that gives none.
+static NO_OPTIONS: TaskOptions = TaskOptions {
+    focus: None,
+    data_references: Vec::new(),
+    transfer_config: None,
+    fallback_config: None,
+    constraints: ConstraintOverrides {
+        timeout_seconds: None,
+        max_tokens: None,
+        temperature: None,
+    },
+    react: react::TaskReact {
+        tools: None,
+        skills: None,
+        max_steps: None,
+        token_budget: None,
+    },
+};
+
+impl Task {
+    /// The task's optional settings (all absent when it gives none).
+    pub fn options(&self) -> &TaskOptions {
+        self.options.as_deref().unwrap_or(&NO_OPTIONS)
+    }
+}
+
+impl TaskOptions {
+    /// The options as a task holds them: boxed, or nothing when none is given.
+    fn boxed(self) -> Option<Box<TaskOptions>> {
+        (self != NO_OPTIONS).then(|| Box::new(self))
+    }
 }
 
 /// A validated plan.
@@ -188,4 +232,33 @@ pub fn task_order(plan_json: &str) -> std::collections::HashMap<String, usize> {
                 .collect()
         })
         .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A large plan holds one task per entry for the run's whole life.
+    #[test]
+    fn a_task_holds_only_the_options_it_gives_and_shares_its_agent_name() {
+        assert!(
+            std::mem::size_of::<Task>() <= 112,
+            "{}",
+            std::mem::size_of::<Task>()
+        );
+        let plan = parse_plan(
+            r#"{"plan_id": "P", "execution_mode": "Quick_Assessment", "tasks": [
+                {"task_id": "A", "agent": "Code_Architect", "instruction": "x"},
+                {"task_id": "B", "agent": "Code_Architect", "instruction": "y",
+                 "depends_on": ["A"], "constraints": {"max_tokens": 900}}]}"#,
+            "p.json",
+        )
+        .expect("valid");
+        let (a, b) = (&plan.tasks[0], &plan.tasks[1]);
+        assert!(a.options.is_none());
+        assert_eq!(a.options(), &TaskOptions::default());
+        assert!(b.options.is_some());
+        assert_eq!(b.options().constraints.max_tokens, Some(900));
+        assert!(Arc::ptr_eq(&a.agent, &b.agent));
+    }
 }

@@ -89,14 +89,16 @@ pub fn check_skill(name: &str) -> Result<(), String> {
 impl Plan {
     /// How `task` runs a tool-using loop; `None` when it offers neither tools nor skills.
     pub fn react_for(&self, task: &Task) -> Option<ReactSetup> {
-        let agent = self.agents.get(&task.agent);
+        let agent = self.agents.get(&*task.agent);
         let tools = task
+            .options()
             .react
             .tools
             .clone()
             .or_else(|| agent.map(|a| a.tools.clone()))
             .unwrap_or_default();
         let skills = task
+            .options()
             .react
             .skills
             .clone()
@@ -108,13 +110,14 @@ impl Plan {
         let window = agent.map_or(crate::agents::DEFAULT_MAX_INPUT_TOKENS, |a| {
             a.max_input_tokens
         });
-        let max_steps = task.react.max_steps.unwrap_or(DEFAULT_MAX_STEPS);
+        let max_steps = task.options().react.max_steps.unwrap_or(DEFAULT_MAX_STEPS);
         // By default each step may send up to a whole window.
         Some(ReactSetup {
             tools,
             skills,
             max_steps,
             token_budget: task
+                .options()
                 .react
                 .token_budget
                 .unwrap_or(window.saturating_mul(u64::from(max_steps))),

@@ -154,7 +154,7 @@ pub fn unblocked_tasks(plan: &Plan, status: &HashMap<String, TaskStatus>) -> Vec
         }
         let t = &plan.tasks[i];
         let lenient = matches!(
-            t.fallback_config.as_ref().map(|f| f.strategy),
+            t.options().fallback_config.as_ref().map(|f| f.strategy),
             Some(FallbackStrategy::Skip | FallbackStrategy::UseDefault)
         );
         let ok = t

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use super::ops::{enforce_budget, marker, set_status};
-use super::view::{AtomView, InvocationSummary, RunState};
+use super::view::{AtomView, InvocationFailure, InvocationSummary, RunState};
 use crate::event::{
     AtomsGraded, Chunk, Envelope, InvocationFinished, InvocationLost, InvocationStarted, TaskStatus,
 };
@@ -17,7 +17,7 @@ pub(super) fn started(st: &mut RunState, env: &Envelope, i: usize, s: &Invocatio
     t.invocation = env.invocation_id.clone();
     if let Some(inv) = &env.invocation_id {
         if t.invocations.last() != Some(inv) {
-            t.invocations.push(inv.clone());
+            super::slim::push(&mut t.invocations, inv.clone());
         }
     }
     t.running_since = Some(env.ts);
@@ -67,14 +67,13 @@ pub(super) fn finished(st: &mut RunState, i: usize, f: &InvocationFinished) {
         avg_score: f.avg_score,
         grades: f.grades,
         issues: f.issues,
-        errors: f.errors.clone(),
-        error_message: f.error_message.clone(),
+        failure: InvocationFailure::boxed(f.errors.clone(), f.error_message.clone()),
     };
     let cost = f
         .cost_usd
         .map(|c| format!(" · {}", crate::cost::usd(c)))
         .unwrap_or_default();
-    let end = match (f.status, summary.errors.first()) {
+    let end = match (f.status, f.errors.first()) {
         (Some(s), None) => format!("── {} · {} ms{cost} ──", s.as_str(), f.execution_time_ms),
         (Some(s), Some(e)) => format!(
             "── {} · {} · {}{cost} ──",
@@ -127,8 +126,7 @@ pub(super) fn lost(st: &mut RunState, env: &Envelope, i: usize, l: &InvocationLo
         avg_score: 0.0,
         grades: Default::default(),
         issues: 0,
-        errors: Vec::new(),
-        error_message: Some(l.reason.clone()),
+        failure: InvocationFailure::boxed(Vec::new(), Some(l.reason.clone())),
     });
     let a = &mut st.agents[agent];
     a.last_output = l.output_tokens;
@@ -137,13 +135,28 @@ pub(super) fn lost(st: &mut RunState, env: &Envelope, i: usize, l: &InvocationLo
     a.spend.add(l.cost_usd);
 }
 
+/// Atoms of the last few graded whose type is looked for before a new string is made.
+const TYPE_LOOKBACK: usize = 16;
+
+/// The atom type `name`, shared with a recent atom of the same type: a run has a handful
+/// of types and can grade hundreds of thousands of atoms.
+fn atom_type(st: &RunState, name: &str) -> Arc<str> {
+    let recent = st.atoms.len().saturating_sub(TYPE_LOOKBACK)..st.atoms.len();
+    recent
+        .rev()
+        .filter_map(|k| st.atoms.get(k))
+        .find(|x| &*x.atom_type == name)
+        .map_or_else(|| Arc::from(name), |x| x.atom_type.clone())
+}
+
 /// `atoms_graded`: one row per atom.
 pub(super) fn atoms_graded(st: &mut RunState, env: &Envelope, i: usize, g: &AtomsGraded) {
     let agent = st.tasks[i].agent;
     for a in &g.atoms {
+        let atom_type = atom_type(st, &a.atom_type);
         st.atoms.push(AtomView {
             id: Arc::from(a.asset_id.as_str()),
-            atom_type: Arc::from(a.atom_type.as_str()),
+            atom_type,
             task: i,
             agent,
             invocation: env.invocation_id.clone(),

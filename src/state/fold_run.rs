@@ -89,13 +89,13 @@ fn start_tasks(st: &mut RunState, r: &RunStarted) {
     st.status_counts = [0; 9];
     st.output_bytes = 0;
     st.evict_queue.clear();
-    st.task_index = Arc::new(
-        r.tasks
-            .iter()
-            .enumerate()
-            .map(|(i, t)| (Arc::from(t.task_id.as_str()), i))
-            .collect(),
-    );
+    // One string per id, shared by the task's view and the index.
+    let ids: Vec<Arc<str>> = r
+        .tasks
+        .iter()
+        .map(|t| Arc::from(t.task_id.as_str()))
+        .collect();
+    st.task_index = Arc::new(ids.iter().cloned().zip(0..).collect());
     let deps: Vec<Vec<usize>> = r
         .tasks
         .iter()
@@ -107,20 +107,27 @@ fn start_tasks(st: &mut RunState, r: &RunStarted) {
         })
         .collect();
     let (layers, layer_of) = layers_of(&deps);
+    // Task indices fit in 32 bits: a plan of four billion tasks is never folded.
+    let mut dependents: Vec<Vec<u32>> = vec![Vec::new(); deps.len()];
+    for (i, ds) in deps.iter().enumerate() {
+        for &d in ds {
+            dependents[d].push(i as u32);
+        }
+    }
     for (i, t) in r.tasks.iter().enumerate() {
         let agent = agent_slot(st, &t.agent);
         st.tasks.push(Arc::new(TaskView {
-            id: Arc::from(t.task_id.as_str()),
+            id: ids[i].clone(),
             agent,
-            deps: deps[i].clone(),
-            dependents: Vec::new(),
-            layer: layer_of[i],
+            deps: deps[i].iter().map(|&d| d as u32).collect(),
+            dependents: std::mem::take(&mut dependents[i]).into_boxed_slice(),
+            layer: layer_of[i] as u32,
             status: TaskStatus::Pending,
             attempts: 0,
             atoms: 0,
             error: None,
             invocation: None,
-            invocations: Vec::new(),
+            invocations: Box::default(),
             running_since: None,
             last_output_ts: None,
             timeout_ms: 0,
@@ -129,19 +136,14 @@ fn start_tasks(st: &mut RunState, r: &RunStarted) {
             last: None,
             context: None,
             retries: 0,
-            notes: Vec::new(),
+            notes: Box::default(),
             output: OutputBuffer::new(),
-            loops: Vec::new(),
+            loops: Box::default(),
             spilled: false,
             review: None,
             awaiting_review: false,
             span: (0, 0),
         }));
-    }
-    for (i, ds) in deps.iter().enumerate() {
-        for &d in ds {
-            Arc::make_mut(&mut st.tasks[d]).dependents.push(i);
-        }
     }
     st.status_counts[status_slot(TaskStatus::Pending)] = st.tasks.len() as u32;
     st.layers = Arc::new(layers);

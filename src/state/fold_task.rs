@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use super::ops::{account_quality, enforce_budget, marker, set_status, unaccount_quality};
+use super::slim;
 use super::view::RunState;
 use crate::event::{
     ContextPlanned, ReferenceFailed, RetryScheduled, TaskBlocked, TaskFinished, TaskReset,
@@ -14,11 +15,8 @@ use crate::protocol::ErrorCode;
 /// `task_blocked`.
 pub(super) fn blocked(st: &mut RunState, i: usize, b: &TaskBlocked) {
     Arc::make_mut(&mut st.tasks[i]).error = Some(b.error_code);
-    Arc::make_mut(&mut st.tasks[i]).notes.push(format!(
-        "{}: blocked: {}",
-        b.error_code.as_str(),
-        b.message
-    ));
+    let text = format!("{}: blocked: {}", b.error_code.as_str(), b.message);
+    slim::push(&mut Arc::make_mut(&mut st.tasks[i]).notes, text);
     set_status(st, i, TaskStatus::Blocked);
 }
 
@@ -32,17 +30,18 @@ pub(super) fn finished(st: &mut RunState, i: usize, f: &TaskFinished) {
     match (&f.error_message, f.error_code) {
         (Some(m), code) => {
             let code = code.map(|c| c.as_str()).unwrap_or("failed");
-            t.notes.push(format!("{code}: {m}"));
+            slim::push(&mut t.notes, format!("{code}: {m}"));
         }
         // A code without a message (a hallucination, E007, logs none) is noted by its
         // type, so it stays readable after a retry replaces the task's state.
         (None, Some(code)) if matches!(f.status, TaskStatus::Failed | TaskStatus::Timeout) => {
-            t.notes.push(format!(
+            let text = format!(
                 "attempt {} ended {} · {code}: {}",
                 f.attempts,
                 f.status.as_str(),
                 code.error_type().replace('_', " ")
-            ))
+            );
+            slim::push(&mut t.notes, text)
         }
         (None, _) => {}
     }
@@ -78,7 +77,7 @@ pub(super) fn reset(st: &mut RunState, i: usize, r: &TaskReset) {
     super::review::set_awaiting(st, i, false);
     // Its earlier text stays in the log; the new attempt streams afresh.
     Arc::make_mut(&mut st.tasks[i]).spilled = false;
-    Arc::make_mut(&mut st.tasks[i]).notes.push(r.reason.clone());
+    slim::push(&mut Arc::make_mut(&mut st.tasks[i]).notes, r.reason.clone());
     marker(st, i, &format!("── reset: {} ──", r.reason));
     set_status(st, i, TaskStatus::Pending);
 }
@@ -95,7 +94,7 @@ pub(super) fn retry_scheduled(st: &mut RunState, i: usize, r: &RetryScheduled) {
         r.adjustment
     );
     marker(st, i, &format!("↻ {text}"));
-    Arc::make_mut(&mut st.tasks[i]).notes.push(text);
+    slim::push(&mut Arc::make_mut(&mut st.tasks[i]).notes, text);
 }
 
 /// `reference_failed`.
@@ -107,5 +106,5 @@ pub(super) fn reference_failed(st: &mut RunState, i: usize, r: &ReferenceFailed)
         r.failure.error_message
     );
     marker(st, i, &format!("⚠ {text}"));
-    Arc::make_mut(&mut st.tasks[i]).notes.push(text);
+    slim::push(&mut Arc::make_mut(&mut st.tasks[i]).notes, text);
 }

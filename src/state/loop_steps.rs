@@ -27,7 +27,10 @@ pub(super) fn fold(
     // Kept with the output: a fold for one task's text keeps only that task's loops.
     if let Some(inv) = invocation.filter(|_| keeps_output(st, i)) {
         let t = Arc::make_mut(&mut st.tasks[i]);
-        super::loop_view::fold(&mut t.loops, inv, t.prompt_tokens, event);
+        let prompt_tokens = t.prompt_tokens;
+        super::slim::edit(&mut t.loops, |loops| {
+            super::loop_view::fold(loops, inv, prompt_tokens, event)
+        });
     }
     let text = match event {
         EngineEvent::ToolCalled(c) => format!(

@@ -17,6 +17,7 @@ mod reduce;
 mod review;
 mod review_mark;
 pub mod shared;
+mod slim;
 pub mod snapshot;
 mod view;
 
@@ -25,6 +26,6 @@ pub use output::OutputBuffer;
 pub use reduce::{reduce, DEBATE_MODE};
 pub use review_mark::ReviewMark;
 pub use view::{
-    status_slot, AgentView, AtomView, InvocationSummary, Note, Quality, ReportedUsage, RunState,
-    TaskView, DEFAULT_OUTPUT_BUDGET, MAX_NOTES,
+    status_slot, AgentView, AtomView, InvocationFailure, InvocationSummary, Note, Quality,
+    ReportedUsage, RunState, TaskView, DEFAULT_OUTPUT_BUDGET, MAX_NOTES,
 };

@@ -23,20 +23,21 @@ impl Block {
     }
 }
 
-/// The empty block every new buffer starts from, shared.
-fn empty_block() -> Arc<Block> {
-    static EMPTY: std::sync::LazyLock<Arc<Block>> = std::sync::LazyLock::new(|| {
-        Arc::new(Block {
-            text: String::new(),
-            starts: vec![0],
-        })
-    });
-    EMPTY.clone()
-}
-
 /// Streamed text of one task, split into lines.
+///
+/// A task that holds no text (most tasks of a large run, whose text stays in the log)
+/// costs two words: the text lives behind a box made on the first write.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct OutputBuffer {
+    /// The text held; `None` when there is none.
+    text: Option<Box<Text>>,
+    /// Lines dropped from the front to respect the cap (or evicted).
+    dropped: u64,
+}
+
+/// The text of a buffer that holds some.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Text {
     /// Sealed blocks, oldest first, each with the index (among the lines held) of its
     /// first line.
     sealed: Vec<(usize, Arc<Block>)>,
@@ -44,47 +45,21 @@ pub struct OutputBuffer {
     sealed_lines: usize,
     /// Bytes held by `sealed`.
     sealed_bytes: usize,
-    /// The block being written; its last line is the open one. Shared too until it is
+    /// The block being written; its last line is the open one. Shared until it is
     /// written to again (a clone of a finished task's buffer copies no text at all).
     open: Arc<Block>,
-    /// Lines dropped from the front to respect the cap.
-    dropped: u64,
 }
 
-/// Most bytes one buffer keeps before it drops its oldest half.
-pub const BUFFER_CAP_BYTES: usize = 32 << 20;
-
-/// Size at which the block being written is sealed (at a line's end).
-pub const BLOCK_BYTES: usize = 64 << 10;
-
-impl OutputBuffer {
-    /// An empty buffer (sharing one empty block with every other until written to:
-    /// a run of many tasks allocates nothing for the text of those not streaming).
-    pub fn new() -> OutputBuffer {
-        OutputBuffer {
-            open: empty_block(),
-            ..OutputBuffer::default()
-        }
-    }
-
-    /// Appends streamed text; `\n` ends a line, `\r\n` counts as one newline.
-    pub fn push(&mut self, s: &str) {
-        let open = Arc::make_mut(&mut self.open);
-        if open.starts.is_empty() {
-            open.starts.push(0);
-        }
-        let base = open.text.len();
-        open.text.push_str(s);
-        for (i, b) in s.bytes().enumerate() {
-            if b == b'\n' {
-                open.starts.push((base + i + 1) as u32);
-            }
-        }
-        if open.text.len() >= BLOCK_BYTES && open.starts.len() > 1 {
-            self.seal();
-        }
-        if self.bytes() > BUFFER_CAP_BYTES {
-            self.drop_oldest_half();
+impl Text {
+    fn new() -> Text {
+        Text {
+            sealed: Vec::new(),
+            sealed_lines: 0,
+            sealed_bytes: 0,
+            open: Arc::new(Block {
+                text: String::new(),
+                starts: vec![0],
+            }),
         }
     }
 
@@ -112,6 +87,63 @@ impl OutputBuffer {
         self.sealed_lines += lines;
     }
 
+    fn open_line(&self) -> &str {
+        let start = self.open.starts.last().copied().unwrap_or(0) as usize;
+        self.open.text.get(start..).unwrap_or("")
+    }
+
+    fn len(&self) -> usize {
+        let open = match self.open.starts.len() {
+            0 => 0,
+            n if self.open_line().is_empty() => n - 1,
+            n => n,
+        };
+        self.sealed_lines + open
+    }
+
+    fn bytes(&self) -> usize {
+        self.sealed_bytes + self.open.bytes()
+    }
+}
+
+/// Most bytes one buffer keeps before it drops its oldest half.
+pub const BUFFER_CAP_BYTES: usize = 32 << 20;
+
+/// Size at which the block being written is sealed (at a line's end).
+pub const BLOCK_BYTES: usize = 64 << 10;
+
+impl OutputBuffer {
+    /// An empty buffer (it allocates nothing until written to: a run of many tasks
+    /// holds nothing for the text of those not streaming).
+    pub fn new() -> OutputBuffer {
+        OutputBuffer::default()
+    }
+
+    /// Appends streamed text; `\n` ends a line, `\r\n` counts as one newline.
+    pub fn push(&mut self, s: &str) {
+        if s.is_empty() {
+            return;
+        }
+        let text = self.text.get_or_insert_with(|| Box::new(Text::new()));
+        let open = Arc::make_mut(&mut text.open);
+        if open.starts.is_empty() {
+            open.starts.push(0);
+        }
+        let base = open.text.len();
+        open.text.push_str(s);
+        for (i, b) in s.bytes().enumerate() {
+            if b == b'\n' {
+                open.starts.push((base + i + 1) as u32);
+            }
+        }
+        if open.text.len() >= BLOCK_BYTES && open.starts.len() > 1 {
+            text.seal();
+        }
+        if self.bytes() > BUFFER_CAP_BYTES {
+            self.drop_oldest_half();
+        }
+    }
+
     /// Starts a new line unless the open line is empty.
     pub fn break_line(&mut self) {
         if !self.open_line().is_empty() {
@@ -127,26 +159,28 @@ impl OutputBuffer {
     }
 
     fn open_line(&self) -> &str {
-        let start = self.open.starts.last().copied().unwrap_or(0) as usize;
-        self.open.text.get(start..).unwrap_or("")
+        self.text.as_deref().map_or("", Text::open_line)
     }
 
     /// Drops the oldest half of the text (whole sealed blocks; all the text when it is
     /// one long line).
     pub fn drop_oldest_half(&mut self) {
-        if self.sealed.is_empty() {
+        let Some(text) = self.text.as_deref_mut() else {
+            return;
+        };
+        if text.sealed.is_empty() {
             // Everything is in the block being written: seal its whole lines first.
-            self.seal();
-            if self.sealed.is_empty() {
+            text.seal();
+            if text.sealed.is_empty() {
                 self.evict();
                 return;
             }
         }
-        let target = (self.sealed_bytes + self.open.bytes()) / 2;
+        let target = (text.sealed_bytes + text.open.bytes()) / 2;
         let mut freed = 0;
         let mut blocks = 0;
         let mut lines = 0;
-        for (_, b) in &self.sealed {
+        for (_, b) in &text.sealed {
             if freed >= target && blocks > 0 {
                 break;
             }
@@ -154,12 +188,12 @@ impl OutputBuffer {
             lines += b.starts.len();
             blocks += 1;
         }
-        self.sealed.drain(..blocks);
-        for (first, _) in &mut self.sealed {
+        text.sealed.drain(..blocks);
+        for (first, _) in &mut text.sealed {
             *first -= lines;
         }
-        self.sealed_lines -= lines;
-        self.sealed_bytes -= freed;
+        text.sealed_lines -= lines;
+        text.sealed_bytes -= freed;
         self.dropped += lines as u64;
         if freed == 0 {
             // Sealed blocks held nothing to free: the text is one long open line.
@@ -169,12 +203,7 @@ impl OutputBuffer {
 
     /// Lines held, counting the open line when it has text.
     pub fn len(&self) -> usize {
-        let open = match self.open.starts.len() {
-            0 => 0,
-            n if self.open_line().is_empty() => n - 1,
-            n => n,
-        };
-        self.sealed_lines + open
+        self.text.as_deref().map_or(0, Text::len)
     }
 
     /// Whether there is no text.
@@ -184,11 +213,14 @@ impl OutputBuffer {
 
     /// Line `i` (0-based among the lines held), without its newline.
     pub fn line(&self, i: usize) -> &str {
-        let (block, j) = if i >= self.sealed_lines {
-            (&*self.open, i - self.sealed_lines)
+        let Some(text) = self.text.as_deref() else {
+            return "";
+        };
+        let (block, j) = if i >= text.sealed_lines {
+            (&*text.open, i - text.sealed_lines)
         } else {
-            let k = self.sealed.partition_point(|(first, _)| *first <= i) - 1;
-            let (first, b) = &self.sealed[k];
+            let k = text.sealed.partition_point(|(first, _)| *first <= i) - 1;
+            let (first, b) = &text.sealed[k];
             (&**b, i - first)
         };
         let Some(&start) = block.starts.get(j) else {
@@ -212,16 +244,13 @@ impl OutputBuffer {
 
     /// Bytes held: the text and its line table.
     pub fn bytes(&self) -> usize {
-        self.sealed_bytes + self.open.bytes()
+        self.text.as_deref().map_or(0, Text::bytes)
     }
 
     /// Frees the text (it stays in the log), remembering how many lines there were.
     pub fn evict(&mut self) {
         self.dropped += self.len() as u64;
-        self.sealed = Vec::new();
-        self.sealed_lines = 0;
-        self.sealed_bytes = 0;
-        self.open = empty_block();
+        self.text = None;
     }
 }
 
@@ -294,14 +323,16 @@ mod tests {
             b.push("\n");
             want.push(line);
         }
-        assert!(b.sealed.len() > 5, "{} blocks", b.sealed.len());
+        let blocks = b.text.as_ref().map_or(0, |t| t.sealed.len());
+        assert!(blocks > 5, "{blocks} blocks");
         assert_eq!(b.len(), want.len());
         for (i, w) in want.iter().enumerate() {
             assert_eq!(b.line(i), w, "line {i}");
         }
         let snapshot = b.clone();
+        let first = |b: &OutputBuffer| b.text.as_ref().map(|t| t.sealed[0].1.clone());
         assert!(
-            Arc::ptr_eq(&snapshot.sealed[0].1, &b.sealed[0].1),
+            matches!((first(&snapshot), first(&b)), (Some(x), Some(y)) if Arc::ptr_eq(&x, &y)),
             "text shared"
         );
         b.push("more\n");

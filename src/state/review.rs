@@ -32,13 +32,13 @@ pub(super) fn accepted(st: &mut RunState, i: usize, env: &Envelope, r: &ReviewAc
     }
     let t = Arc::make_mut(&mut st.tasks[i]);
     t.atoms = r.atoms;
-    t.review = Some(ReviewMark {
+    t.review = Some(Box::new(ReviewMark {
         accepted: true,
         reviewer: Arc::from(r.reviewer.as_str()),
         at_ms: env.ts,
         invocation: env.invocation_id.clone(),
         text: r.note.clone(),
-    });
+    }));
     set_awaiting(st, i, false);
     noted(st, i);
     set_status(st, i, r.status);
@@ -47,13 +47,13 @@ pub(super) fn accepted(st: &mut RunState, i: usize, env: &Envelope, r: &ReviewAc
 
 /// Folds a `review_rejected` for task `i`.
 pub(super) fn rejected(st: &mut RunState, i: usize, env: &Envelope, r: &ReviewRejected) {
-    Arc::make_mut(&mut st.tasks[i]).review = Some(ReviewMark {
+    Arc::make_mut(&mut st.tasks[i]).review = Some(Box::new(ReviewMark {
         accepted: false,
         reviewer: Arc::from(r.reviewer.as_str()),
         at_ms: env.ts,
         invocation: env.invocation_id.clone(),
         text: Some(r.reason.clone()),
-    });
+    }));
     set_awaiting(st, i, false);
     noted(st, i);
 }
@@ -64,5 +64,5 @@ fn noted(st: &mut RunState, i: usize) {
         return;
     };
     marker(st, i, &format!("── {text} ──"));
-    Arc::make_mut(&mut st.tasks[i]).notes.push(text);
+    super::slim::push(&mut Arc::make_mut(&mut st.tasks[i]).notes, text);
 }

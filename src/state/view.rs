@@ -103,11 +103,11 @@ pub struct TaskView {
     /// Index of its agent in `RunState::agents`.
     pub agent: usize,
     /// Upstream task indices.
-    pub deps: Vec<usize>,
+    pub deps: Box<[u32]>,
     /// Downstream task indices.
-    pub dependents: Vec<usize>,
+    pub dependents: Box<[u32]>,
     /// Layer (longest path from a root).
-    pub layer: usize,
+    pub layer: u32,
     /// Current status.
     pub status: TaskStatus,
     /// Invocations made.
@@ -121,7 +121,7 @@ pub struct TaskView {
     pub invocation: Option<Arc<str>>,
     /// Every invocation of the task, in the order they started (attempt order).
     #[serde(deserialize_with = "super::snapshot::arc_str::list")]
-    pub invocations: Vec<Arc<str>>,
+    pub invocations: Box<[Arc<str>]>,
     /// When the latest invocation started (ms).
     pub running_since: Option<i64>,
     /// When the latest invocation last streamed text (ms).
@@ -137,7 +137,7 @@ pub struct TaskView {
     /// Retries scheduled.
     pub retries: u32,
     /// Task notes (retries, blocked by, reference failures), oldest first.
-    pub notes: Vec<String>,
+    pub notes: Box<[String]>,
     /// The task's context plan (inputs, modes, trimming), when it had inputs.
     #[serde(with = "super::snapshot::json_field")]
     pub context: Option<Arc<crate::event::ContextPlanned>>,
@@ -147,12 +147,12 @@ pub struct TaskView {
     pub output: OutputBuffer,
     /// The tool-using loops of its invocations, whole (steps, calls, answers).
     #[serde(with = "super::snapshot::json_field")]
-    pub loops: Vec<super::loop_view::TaskLoop>,
+    pub loops: Box<[super::loop_view::TaskLoop]>,
     /// Whether older text was evicted or dropped and lives only in the log.
     #[serde(skip)]
     pub spilled: bool,
     /// A person's decision on the task's hallucination (E007), once made.
-    pub review: Option<ReviewMark>,
+    pub review: Option<Box<ReviewMark>>,
     /// Stopped for a person's review: the task failed with a hallucination (E007) and
     /// nobody has decided yet. Cleared by a decision or a reset.
     pub awaiting_review: bool,
@@ -178,10 +178,42 @@ pub struct InvocationSummary {
     pub grades: GradeCounts,
     /// Quality issues.
     pub issues: u32,
+    /// What went wrong, when something did (boxed apart: most invocations end without
+    /// an error or a message).
+    pub failure: Option<Box<InvocationFailure>>,
+}
+
+/// The errors an invocation ended with.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InvocationFailure {
     /// Error codes.
     pub errors: Vec<ErrorCode>,
     /// First error's message.
     pub error_message: Option<String>,
+}
+
+impl InvocationSummary {
+    /// Its error codes (none when it ended well).
+    pub fn errors(&self) -> &[ErrorCode] {
+        self.failure.as_ref().map_or(&[], |f| &f.errors)
+    }
+
+    /// Its first error's message, if any.
+    pub fn error_message(&self) -> Option<&str> {
+        self.failure.as_ref()?.error_message.as_deref()
+    }
+}
+
+impl InvocationFailure {
+    /// `errors` and `message` as a summary holds them: nothing when both are empty.
+    pub fn boxed(errors: Vec<ErrorCode>, message: Option<String>) -> Option<Box<Self>> {
+        (!errors.is_empty() || message.is_some()).then(|| {
+            Box::new(InvocationFailure {
+                errors,
+                error_message: message,
+            })
+        })
+    }
 }
 
 /// One agent's budget and quality.
@@ -424,5 +456,30 @@ pub fn status_slot(s: TaskStatus) -> usize {
         TaskStatus::Timeout => 6,
         TaskStatus::Blocked => 7,
         TaskStatus::Cancelled => 8,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A run holds one view per task (100,000 in a large plan) for its whole life:
+    /// growing these structs grows every large run's memory.
+    #[test]
+    fn a_task_view_stays_small() {
+        use std::mem::size_of;
+        // With the `Arc` that holds it, within a 320-byte allocation.
+        assert!(size_of::<TaskView>() <= 304, "{}", size_of::<TaskView>());
+        assert!(
+            size_of::<InvocationSummary>() <= 64,
+            "{}",
+            size_of::<InvocationSummary>()
+        );
+        assert!(
+            size_of::<OutputBuffer>() <= 16,
+            "{}",
+            size_of::<OutputBuffer>()
+        );
+        assert!(size_of::<Option<Box<ReviewMark>>>() <= 8);
     }
 }

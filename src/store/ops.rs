@@ -49,7 +49,7 @@ impl RunRow {
             tasks: plan
                 .tasks
                 .iter()
-                .map(|t| (t.task_id.clone(), t.agent.clone()))
+                .map(|t| (t.task_id.clone(), t.agent.to_string()))
                 .collect(),
         }
     }

@@ -142,7 +142,7 @@ pub fn draw(buf: &mut Buffer, inner: Rect, run: &RunState, ui: &mut UiState, the
     let sel = ui.task.min(run.tasks.len() - 1);
     let sel_task = &run.tasks[sel];
     let rows = inner.height.saturating_sub(1).max(1) as usize;
-    let sel_layer = sel_task.layer.min(run.layers.len().saturating_sub(1));
+    let sel_layer = (sel_task.layer as usize).min(run.layers.len().saturating_sub(1));
     let sel_pos = run.layers[sel_layer]
         .iter()
         .position(|&t| t == sel)
@@ -193,11 +193,15 @@ pub fn draw(buf: &mut Buffer, inner: Rect, run: &RunState, ui: &mut UiState, the
     // The selected task's edges.
     let bottom = inner.y + inner.height - 1;
     if inner.height > 1 {
-        let ups: Vec<&str> = sel_task.deps.iter().map(|&d| &*run.tasks[d].id).collect();
+        let ups: Vec<&str> = sel_task
+            .deps
+            .iter()
+            .map(|&d| &*run.tasks[d as usize].id)
+            .collect();
         let downs: Vec<&str> = sel_task
             .dependents
             .iter()
-            .map(|&d| &*run.tasks[d].id)
+            .map(|&d| &*run.tasks[d as usize].id)
             .collect();
         let text = format!(
             "▲ {}  ▼ {}",
@@ -230,9 +234,10 @@ fn draw_cell(
 ) {
     let task = &run.tasks[t];
     let sel_task = &run.tasks[sel];
-    let mark = if sel_task.deps.contains(&t) {
+    let edge = u32::try_from(t).ok();
+    let mark = if edge.is_some_and(|t| sel_task.deps.contains(&t)) {
         "▲"
-    } else if sel_task.dependents.contains(&t) {
+    } else if edge.is_some_and(|t| sel_task.dependents.contains(&t)) {
         "▼"
     } else {
         " "

@@ -50,9 +50,9 @@ fn read_demo(db: &Path, status: &str) -> (serde_json::Value, Vec<(Attempt, f64)>
         .iter()
         .map(|t| {
             let c = constraints_for(
-                &plan.agents[&t.agent],
+                &plan.agents[&*t.agent],
                 plan.execution_mode,
-                &t.constraints,
+                &t.options().constraints,
                 min_temperature,
             );
             (t.task_id.as_str(), c.timeout_seconds)

@@ -388,13 +388,13 @@ fn an_agent_change_applies_to_tasks_naming_the_agent_by_any_spelling() {
         let plan = parse_plan(&text, "p.json").unwrap_or_else(|e| panic!("{key}: {e}"));
         assert_eq!(plan.agents.len(), 1, "{key}: {:?}", plan.agents.keys());
         for task in &plan.tasks {
-            assert_eq!(task.agent, "Scholar_Internalizer", "{key}");
+            assert_eq!(&*task.agent, "Scholar_Internalizer", "{key}");
             // What the engine reads for the request and the context budget.
-            let def = &plan.agents[&task.agent];
+            let def = &plan.agents[&*task.agent];
             assert_eq!(def.system_prompt, "You are the custom scholar.", "{key}");
             assert_eq!(def.max_input_tokens, 54321, "{key}");
             assert_eq!(def.short_name, "SCHOLAR", "{key}");
-            let c = constraints_for(def, plan.execution_mode, &task.constraints, 0.1);
+            let c = constraints_for(def, plan.execution_mode, &task.options().constraints, 0.1);
             // Deep_Internalization: max_tokens ×1.5, timeout ×2, temperature as given.
             assert_eq!(c.max_tokens, 18518, "{key}");
             assert_eq!(c.timeout_seconds, 154.0, "{key}");
@@ -412,8 +412,8 @@ fn user_defined_agents_follow_the_same_name_rule() {
                   {"task_id": "B", "agent": "SUMMARISER", "instruction": "x"},
                   {"task_id": "C", "agent": "Bare", "instruction": "x"}]}"#;
     let plan = parse_plan(text, "p.json").unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(plan.tasks[0].agent, "Summariser");
-    assert_eq!(plan.tasks[1].agent, "Summariser");
+    assert_eq!(&*plan.tasks[0].agent, "Summariser");
+    assert_eq!(&*plan.tasks[1].agent, "Summariser");
     assert_eq!(plan.agents["Summariser"].max_tokens, 900);
     assert_eq!(plan.agents["Bare"].max_tokens, 8000);
 }

@@ -130,7 +130,7 @@ fn hjkl_moves_through_layers_and_enter_focuses_the_output() {
     update(&mut ui, &st, Action::Down);
     update(&mut ui, &st, Action::Down);
     assert_eq!(
-        st.tasks[ui.task].layer,
+        st.tasks[ui.task].layer as usize,
         st.layers.len() - 1,
         "stops at the last layer"
     );

@@ -309,7 +309,7 @@ fn the_conversation_lists_every_message_with_role_and_tokens_at_every_size() {
 #[test]
 fn enter_without_a_loop_says_why() {
     let mut st = loop_run();
-    std::sync::Arc::make_mut(&mut st.tasks[0]).loops.clear();
+    std::sync::Arc::make_mut(&mut st.tasks[0]).loops = Box::default();
     let mut ui = ui_on_output();
     update(&mut ui, &st, Action::Open);
     assert_eq!(ui.overlay, None);

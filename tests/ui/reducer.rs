@@ -87,9 +87,29 @@ fn folding_the_demo_log_matches_the_engines_report() {
     // Layers follow the dependencies: every task sits below all of its upstream tasks.
     for t in &st.tasks {
         for &d in &t.deps {
-            assert!(st.tasks[d].layer < t.layer);
+            assert!(st.tasks[d as usize].layer < t.layer);
         }
     }
+}
+
+#[test]
+fn a_fold_holds_each_task_id_and_atom_type_once() {
+    let st = fold(&fixture());
+    // The index and the task's view share one string per id.
+    for t in &st.tasks {
+        let (key, _) = st.task_index.get_key_value(&*t.id).expect("indexed");
+        assert!(Arc::ptr_eq(key, &t.id), "task {}", t.id);
+    }
+    // Atoms of one type share its name.
+    let atoms: Vec<_> = st.atoms.iter().collect();
+    let mut pairs = 0;
+    for w in atoms.windows(2) {
+        if w[0].atom_type == w[1].atom_type {
+            assert!(Arc::ptr_eq(&w[0].atom_type, &w[1].atom_type), "{}", w[1].id);
+            pairs += 1;
+        }
+    }
+    assert!(pairs > 0, "the fixture grades several atoms of one type");
 }
 
 #[test]
@@ -273,8 +293,7 @@ fn a_call_lost_in_a_crash_is_shown_as_such_and_its_tokens_counted() {
     let last = t.last.as_ref().expect("a last outcome");
     assert_eq!(last.status, None);
     assert!(last
-        .error_message
-        .as_deref()
+        .error_message()
         .is_some_and(|m| m.contains("lost in a crash")));
     assert_eq!(st.agents[agent].tokens_out, before + 42);
     // Replay folds the same log to the same state.

@@ -74,7 +74,7 @@ pub(super) fn check_graph(c: &mut Collector<'_>, tasks: &[Task]) {
     }
     // task_output references must point at an upstream task.
     for t in tasks {
-        for (j, r) in t.data_references.iter().enumerate() {
+        for (j, r) in t.options().data_references.iter().enumerate() {
             let DataReference::TaskOutput(o) = r else {
                 continue;
             };

@@ -304,7 +304,7 @@ fn parse_text(text: &str, file: &str) -> Result<Plan, PlanErrors> {
             plan_id,
             execution_mode,
             description,
-            agents: agents.definitions(tasks.iter().map(|t| t.agent.as_str())),
+            agents: agents.definitions(tasks.iter().map(|t| &*t.agent)),
             source: file.to_string(),
             json: String::new(),
             index: tasks

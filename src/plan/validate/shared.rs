@@ -1,5 +1,6 @@
-//! Parts of tasks that the tasks of a large plan repeat (the same context, the same
-//! output requirements), held once in memory and shared by every task that gives them.
+//! Parts of tasks that the tasks of a large plan repeat (the same agent, the same
+//! context, the same output requirements), held once in memory and shared by every task
+//! that gives them.
 
 use std::sync::Arc;
 
@@ -11,11 +12,25 @@ const REMEMBERED: usize = 16;
 /// The distinct parts seen most recently while a plan is parsed.
 #[derive(Default)]
 pub(super) struct SharedParts {
+    agents: Vec<Arc<str>>,
     contexts: Vec<Arc<RequestContext>>,
     requirements: Vec<Arc<OutputRequirements>>,
 }
 
 impl SharedParts {
+    /// The agent name `name`, shared with the tasks before that named the same.
+    pub(super) fn agent(&mut self, name: &str) -> Arc<str> {
+        if let Some(s) = self.agents.iter().find(|s| ***s == *name) {
+            return s.clone();
+        }
+        if self.agents.len() == REMEMBERED {
+            self.agents.remove(0);
+        }
+        let s: Arc<str> = Arc::from(name);
+        self.agents.push(s.clone());
+        s
+    }
+
     /// `context`, shared with the tasks before that gave the same.
     pub(super) fn context(&mut self, context: RequestContext) -> Arc<RequestContext> {
         share(&mut self.contexts, context)
@@ -61,5 +76,8 @@ mod tests {
         let c = parts.context(other.clone());
         assert!(!Arc::ptr_eq(&a, &c));
         assert_eq!(*c, other);
+        let a = parts.agent("Code_Architect");
+        assert!(Arc::ptr_eq(&a, &parts.agent("Code_Architect")));
+        assert_eq!(&*parts.agent("Strategic_Critic"), "Strategic_Critic");
     }
 }

@@ -10,7 +10,7 @@ use super::references::parse_references;
 use super::shape::{describe, Want};
 use super::{check_id, schema, Collector, K};
 use crate::plan::react::TaskReact;
-use crate::plan::{ConstraintOverrides, Task};
+use crate::plan::{ConstraintOverrides, Task, TaskOptions};
 use crate::protocol::{Grade, OutputRequirements, RequestContext};
 
 /// Task `i` of the plan; `None` when it is too broken to keep (already reported).
@@ -153,19 +153,22 @@ pub(super) fn parse_task(
     let constraints: ConstraintOverrides =
         section(c, tid, t, "constraints", &schema::CONSTRAINTS, &mut ok);
     let react = parse_react(c, tid, t);
-    ok.then_some(Task {
-        task_id,
-        agent,
-        instruction,
-        context: c.shared.context(context),
+    let options = TaskOptions {
         focus,
-        depends_on,
         data_references,
         transfer_config,
         fallback_config,
-        output_requirements: c.shared.requirements(output_requirements),
         constraints,
         react: react?,
+    };
+    ok.then(|| Task {
+        task_id,
+        agent: c.shared.agent(&agent),
+        instruction,
+        context: c.shared.context(context),
+        depends_on,
+        output_requirements: c.shared.requirements(output_requirements),
+        options: options.boxed(),
     })
 }
 

@@ -166,14 +166,14 @@ pub struct Plan {
     pub source: String,
     /// The plan's JSON text as loaded (the snapshot stored with a run).
     pub json: String,
-    /// Task index by id.
-    pub(crate) index: rustc_hash::FxHashMap<String, usize>,
+    /// Task index by id (24 bytes an entry: ids at their length, indexes in 32 bits).
+    pub(crate) index: rustc_hash::FxHashMap<Box<str>, u32>,
 }
 
 impl Plan {
     /// Index of a task by id.
     pub fn task_index(&self, task_id: &str) -> Option<usize> {
-        self.index.get(task_id).copied()
+        self.index.get(task_id).map(|&i| i as usize)
     }
 
     /// Dependency layers: layer 0 has no dependencies, layer n depends on layers < n.

@@ -47,7 +47,7 @@ pub(super) fn build(plan: &Plan, index: &HashMap<&str, usize>) -> Vec<Node> {
     let mut dependents: Vec<Vec<u32>> = vec![Vec::new(); plan.tasks.len()];
     for (i, t) in plan.tasks.iter().enumerate() {
         for d in &t.depends_on {
-            if let Some(&j) = index.get(d.as_str()) {
+            if let Some(&j) = index.get(&**d) {
                 dependents[j].push(i as u32);
             }
         }
@@ -230,8 +230,9 @@ fn release_outputs(ctx: &RunCtx, nodes: &[Node], i: usize) {
     let read = t
         .depends_on
         .iter()
+        .map(|d| &**d)
         .chain(t.options().data_references.iter().filter_map(|r| match r {
-            crate::protocol::DataReference::TaskOutput(o) => Some(&o.task_id),
+            crate::protocol::DataReference::TaskOutput(o) => Some(o.task_id.as_str()),
             _ => None,
         }))
         .filter_map(|id| ctx.plan.task_index(id));

@@ -196,12 +196,13 @@ pub(super) async fn gather_inputs(ctx: &RunCtx, idx: usize, scope: &Scope) -> Ga
     let needed: Vec<usize> = task
         .depends_on
         .iter()
+        .map(|d| &**d)
         .chain(
             task.options()
                 .data_references
                 .iter()
                 .filter_map(|r| match r {
-                    DataReference::TaskOutput(t) => Some(&t.task_id),
+                    DataReference::TaskOutput(t) => Some(t.task_id.as_str()),
                     _ => None,
                 }),
         )

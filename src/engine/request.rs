@@ -116,7 +116,7 @@ pub fn dependencies_for(task: &Task) -> Option<Vec<Dependency>> {
         task.depends_on
             .iter()
             .map(|d| Dependency {
-                task_id: d.clone(),
+                task_id: d.to_string(),
                 output_ref: Some("output.atoms".into()),
                 required: Some(true),
                 extra: Default::default(),

@@ -167,7 +167,7 @@ impl Coordinator {
                     .map(|t| TaskInfo {
                         task_id: t.task_id.clone(),
                         agent: t.agent.to_string(),
-                        depends_on: t.depends_on.clone(),
+                        depends_on: t.depends_on.iter().map(|d| d.to_string()).collect(),
                     })
                     .collect(),
             }),

@@ -260,7 +260,12 @@ fn plan_facts(store: &Store, run_id: &str) -> (HashMap<String, Vec<String>>, Lan
         Ok(plan) => plan
             .tasks
             .into_iter()
-            .map(|t| (t.task_id, t.depends_on))
+            .map(|t| {
+                (
+                    t.task_id,
+                    t.depends_on.iter().map(|d| d.to_string()).collect(),
+                )
+            })
             .collect(),
         Err(_) => HashMap::new(),
     };

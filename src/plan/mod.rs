@@ -90,8 +90,8 @@ pub struct Task {
     /// Paper / code info and existing assets (shared: most tasks of a large plan give
     /// none, and hold one empty context between them).
     pub context: Arc<RequestContext>,
-    /// Upstream task ids.
-    pub depends_on: Vec<String>,
+    /// Upstream task ids (held at their exact number and length).
+    pub depends_on: Box<[Box<str>]>,
     /// Atom type, required fields, threshold, max atoms (shared between the tasks that
     /// ask for the same).
     pub output_requirements: Arc<OutputRequirements>,
@@ -166,14 +166,14 @@ pub struct Plan {
     pub source: String,
     /// The plan's JSON text as loaded (the snapshot stored with a run).
     pub json: String,
-    /// Task index by id.
-    pub(crate) index: rustc_hash::FxHashMap<String, usize>,
+    /// Task index by id (24 bytes an entry: ids at their length, indexes in 32 bits).
+    pub(crate) index: rustc_hash::FxHashMap<Box<str>, u32>,
 }
 
 impl Plan {
     /// Index of a task by id.
     pub fn task_index(&self, task_id: &str) -> Option<usize> {
-        self.index.get(task_id).copied()
+        self.index.get(task_id).map(|&i| i as usize)
     }
 
     /// Dependency layers: layer 0 has no dependencies, layer n depends on layers < n.
@@ -198,7 +198,7 @@ impl Plan {
             let d = plan.tasks[i]
                 .depends_on
                 .iter()
-                .filter_map(|d| index.get(d.as_str()))
+                .filter_map(|d| index.get(&**d))
                 .map(|&j| visit(j, plan, index, depth) + 1)
                 .max()
                 .unwrap_or(0);
@@ -242,7 +242,7 @@ mod tests {
     #[test]
     fn a_task_holds_only_the_options_it_gives_and_shares_its_agent_name() {
         assert!(
-            std::mem::size_of::<Task>() <= 112,
+            std::mem::size_of::<Task>() <= 104,
             "{}",
             std::mem::size_of::<Task>()
         );

@@ -17,7 +17,7 @@ pub(super) fn check_graph(c: &mut Collector<'_>, tasks: &[Task]) {
     let mut edges: Vec<Vec<usize>> = vec![Vec::new(); tasks.len()];
     for (i, t) in tasks.iter().enumerate() {
         for (j, d) in t.depends_on.iter().enumerate() {
-            match index.get(d.as_str()) {
+            match index.get(&**d) {
                 Some(&k) => edges[i].push(k),
                 None => c.push(
                     Some(&t.task_id),

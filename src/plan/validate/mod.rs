@@ -310,7 +310,7 @@ fn parse_text(text: &str, file: &str) -> Result<Plan, PlanErrors> {
             index: tasks
                 .iter()
                 .enumerate()
-                .map(|(i, t)| (t.task_id.clone(), i))
+                .map(|(i, t)| (Box::from(t.task_id.as_str()), i as u32))
                 .collect(),
             tasks,
         })

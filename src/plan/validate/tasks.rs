@@ -101,7 +101,7 @@ pub(super) fn parse_task(
             None
         }
     };
-    let depends_on: Vec<String> =
+    let depends_on: Box<[Box<str>]> =
         section(c, tid, t, "depends_on", &Want::List(&Want::Str), &mut ok);
     let data_references =
         parse_references(c, &task_id, t.get("data_references")).unwrap_or_else(|| {

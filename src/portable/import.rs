@@ -322,8 +322,15 @@ impl Loader<'_> {
             .prepare_cached("INSERT INTO runs (run_id, plan_id, plan_source, plan_json, provider, config_json, status, created_at, finished_at, task_count) VALUES (?1, ?2, ?3, '', ?4, ?5, ?6, ?7, ?8, ?9)")?
             .execute(params![self.run_id, r.plan_id.as_str(), r.plan_source.as_str(), r.provider.as_str(), r.config_json.as_str(), r.status.as_str(), r.created_at.as_str(), o(&r.finished_at), r.task_count])?;
         self.tx
-            .prepare_cached("INSERT INTO run_plans (run_id, plan_json) VALUES (?1, ?2)")?
-            .execute(params![self.run_id, r.plan_json.as_str()])?;
+            .prepare_cached("INSERT INTO run_plans (run_id, plan_json) VALUES (?1, zeroblob(?2))")?
+            .execute(params![self.run_id, r.plan_json.as_str().len() as i64])?;
+        crate::store::in_place::write(
+            &self.tx,
+            "run_plans",
+            "plan_json",
+            self.tx.last_insert_rowid(),
+            r.plan_json.as_str().as_bytes(),
+        )?;
         Ok(())
     }
 

@@ -110,6 +110,7 @@ mod atom_write;
 mod attempts;
 mod failed;
 pub mod ids;
+pub(crate) mod in_place;
 pub mod lease;
 mod log_insert;
 pub mod open;

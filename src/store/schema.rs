@@ -256,9 +256,10 @@ CREATE INDEX invocations_cost ON invocations(run_id, agent, cost_usd);
 ];
 
 /// SQL for the plan text of the run whose `runs` row is named `r` in the query: from
-/// `run_plans`, or from the row itself for a run made before schema version 8.
+/// `run_plans`, or from the row itself for a run made before schema version 8. The text
+/// is written in place as bytes (see `store::in_place`), so it is read back as text.
 pub const PLAN_JSON: &str =
-    "COALESCE((SELECT p.plan_json FROM run_plans p WHERE p.run_id = r.run_id), r.plan_json)";
+    "CAST(COALESCE((SELECT p.plan_json FROM run_plans p WHERE p.run_id = r.run_id), r.plan_json) AS TEXT)";
 
 /// The version whose migration creates the id counters, seeded from the file's ids.
 const ID_COUNTERS_VERSION: usize = 7;

@@ -102,12 +102,7 @@ pub fn put_snapshot(db: &Path, run: &str, seq: u64, data: &[u8]) -> Result<(), S
             data.len() as i64
         ],
     )?;
-    let rowid = tx.last_insert_rowid();
-    let mut blob = tx.blob_open(rusqlite::MAIN_DB, "run_snapshots", "data", rowid, false)?;
-    for (i, piece) in data.chunks(1 << 20).enumerate() {
-        blob.write_at(piece, i << 20)?;
-    }
-    blob.close()?;
+    super::in_place::write(&tx, "run_snapshots", "data", tx.last_insert_rowid(), data)?;
     tx.execute(
         "DELETE FROM run_snapshots WHERE run_id = ?1 AND seq <> ?2 AND seq % ?3 <> 0",
         params![run, seq as i64, KEEP_EVERY as i64],

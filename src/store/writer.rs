@@ -473,10 +473,18 @@ fn apply<'t>(
                 "INSERT INTO runs (run_id, plan_id, plan_source, plan_json, provider, config_json, status, created_at, task_count) VALUES (?1, ?2, ?3, '', ?4, ?5, 'running', ?6, ?7)",
                 params![run.run_id, run.plan_id, run.plan_source, run.provider, run.config_json, run.created_at, run.task_count as i64],
             )?;
-            // The plan's text beside the row, which then stays small to update.
+            // The plan's text beside the row, which then stays small to update; written in
+            // place (see `super::in_place`: 52 MB for a plan of 100,000 tasks).
             tx.execute(
-                "INSERT INTO run_plans (run_id, plan_json) VALUES (?1, ?2)",
-                params![run.run_id, run.plan_json],
+                "INSERT INTO run_plans (run_id, plan_json) VALUES (?1, zeroblob(?2))",
+                params![run.run_id, run.plan_json.len() as i64],
+            )?;
+            super::in_place::write(
+                tx,
+                "run_plans",
+                "plan_json",
+                tx.last_insert_rowid(),
+                run.plan_json.as_bytes(),
             )?;
             let mut st = tx.prepare_cached(
                 "INSERT INTO tasks (run_id, task_id, agent, status, updated_at) VALUES (?1, ?2, ?3, 'pending', ?4)",

@@ -325,7 +325,7 @@ impl Loader<'_> {
             .prepare_cached("INSERT INTO run_plans (run_id, plan_json) VALUES (?1, zeroblob(?2))")?
             .execute(params![self.run_id, r.plan_json.as_str().len() as i64])?;
         crate::store::in_place::write(
-            &self.tx,
+            self.tx,
             "run_plans",
             "plan_json",
             self.tx.last_insert_rowid(),

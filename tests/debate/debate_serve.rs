@@ -285,7 +285,7 @@ fn a_session_streams_line_by_line_and_is_stored_with_who_asked() {
     // Stored like any run, with who asked.
     let (status, spec): (String, String) = db_conn(dir, "s.db")
         .query_row(
-            "SELECT r.status, p.plan_json FROM runs r JOIN run_plans p USING (run_id) WHERE r.run_id = ?1",
+            "SELECT r.status, CAST(p.plan_json AS TEXT) FROM runs r JOIN run_plans p USING (run_id) WHERE r.run_id = ?1",
             [&session],
             |r| Ok((r.get(0)?, r.get(1)?)),
         )

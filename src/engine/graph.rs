@@ -311,6 +311,27 @@ pub(super) fn block(
     Ok(())
 }
 
+/// Emits `run_finished` and writes the run's status.
+pub(super) fn report_end(
+    ctx: &RunCtx,
+    nodes: &[Node],
+    status: RunStatus,
+    totals: GradeCounts,
+) -> Result<(BTreeMap<TaskStatus, u32>, u32), EngineError> {
+    let (tasks, atoms) = tally(nodes);
+    ctx.emitter.emit(
+        &super::emit::Scope::default(),
+        EngineEvent::RunFinished(crate::event::RunFinished {
+            status,
+            tasks: tasks.clone(),
+            atoms,
+            grades: totals,
+        }),
+    )?;
+    super::run_ctx::write_run_status(ctx, status)?;
+    Ok((tasks, atoms))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -3,6 +3,7 @@
 
 mod attempt;
 mod budget;
+mod carry_over;
 pub mod config;
 pub mod context;
 pub mod emit;
@@ -23,6 +24,7 @@ mod run;
 mod run_ctx;
 mod run_spec;
 mod sink;
+mod stopped_call;
 mod toolbox;
 mod worker;
 

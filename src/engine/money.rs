@@ -46,6 +46,22 @@ impl Money {
         Some(cost)
     }
 
+    /// [`Money::charge`] for a call that ended: one the provider refused before
+    /// answering (`answered` false: nothing streamed, no usage reported, such as a 429 or
+    /// a refused connection) is not billed.
+    pub(crate) fn charge_call(
+        &self,
+        reported: Option<Usage>,
+        counted: CallTokens,
+        answered: bool,
+    ) -> Option<f64> {
+        if answered || reported.is_some() {
+            self.charge(reported, counted)
+        } else {
+            self.charge(None, CallTokens::default())
+        }
+    }
+
     /// US dollars spent so far.
     pub(crate) fn spent(&self) -> f64 {
         self.spent.lock().map_or(0.0, |s| *s)

@@ -202,3 +202,12 @@ pub(super) fn aggregate_batches(
         error_message: outcomes.iter().find_map(|o| o.error_message.clone()),
     }
 }
+
+/// The message a panic carried.
+pub(super) fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "(no message)".into())
+}

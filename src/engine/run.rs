@@ -2,7 +2,7 @@
 //! limit, blocks downstream of failures (E006), handles pause / cancel / interrupt, and
 //! ends the run with its status.
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -10,15 +10,17 @@ use tokio::sync::{mpsc, watch};
 use tokio::task::{JoinError, JoinSet};
 
 use super::emit::Scope;
-use super::graph::{self, final_status, resumed, status_after, tally, write_task, Node};
-use super::outcome::{StopSignal, TaskOutcome};
+use super::graph::{
+    self, final_status, report_end, resumed, status_after, tally, write_task, Node,
+};
+use super::outcome::{panic_message, StopSignal, TaskOutcome};
 use super::run_ctx::{task_scope, write_run_status, RunCtx};
 use super::run_spec::{Control, Retained, RunHandle, RunOutcome, RunSpec, RETAINED_EVERY};
 use super::worker::run_task;
 use super::EngineError;
 use crate::event::{
-    AgentInfo, BudgetReached, CancelRequested, Empty, EngineEvent, RunFinished, RunStarted,
-    RunStatus, TaskFinished, TaskInfo, TaskStatus,
+    AgentInfo, BudgetReached, CancelRequested, Empty, EngineEvent, RunStarted, RunStatus,
+    TaskFinished, TaskInfo, TaskStatus,
 };
 use crate::protocol::{ErrorCode, GradeCounts};
 
@@ -511,34 +513,4 @@ impl Coordinator {
             retained: self.retained,
         })
     }
-}
-
-/// Emits `run_finished` and writes the run's status.
-fn report_end(
-    ctx: &RunCtx,
-    nodes: &[Node],
-    status: RunStatus,
-    totals: GradeCounts,
-) -> Result<(BTreeMap<TaskStatus, u32>, u32), EngineError> {
-    let (tasks, atoms) = tally(nodes);
-    ctx.emitter.emit(
-        &Scope::default(),
-        EngineEvent::RunFinished(RunFinished {
-            status,
-            tasks: tasks.clone(),
-            atoms,
-            grades: totals,
-        }),
-    )?;
-    write_run_status(ctx, status)?;
-    Ok((tasks, atoms))
-}
-
-/// The message a panic carried.
-fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
-    payload
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "(no message)".into())
 }

@@ -126,32 +126,8 @@ async fn run_attempts(
     let task_arc: Arc<str> = Arc::from(task.task_id.as_str());
     let mut adjust = Adjust::new(threshold_for(task));
     let mut retries: rustc_hash::FxHashMap<&'static str, u32> = Default::default();
-    // A resumed task (each batch of it) continues its retry budget and adjustments from
-    // the log.
-    let history = ctx.take_retry_history(idx, batch);
-    for r in &history {
-        let key = if r.is_transient() {
-            "transient"
-        } else {
-            r.error_code.as_str()
-        };
-        *retries.entry(key).or_insert(0) += 1;
-        adjust.replay(&ctx, r);
-    }
-    // A retry scheduled before the run stopped whose attempt never started: its backoff
-    // is still owed (a 429's Retry-After, a rate limit), counted from when it was set.
-    let owed = history
-        .last()
-        .filter(|r| r.next_attempt == first_attempt + 1)
-        .and_then(|r| {
-            let key = if r.is_transient() {
-                "transient"
-            } else {
-                r.error_code.as_str()
-            };
-            let nth = retries.get(key).copied().unwrap_or(1);
-            ctx.owed_backoff_ms(idx, batch, r, nth)
-        });
+    let owed =
+        super::carry_over::retries(&ctx, idx, batch, first_attempt, &mut adjust, &mut retries);
     if let Some(ms) = owed {
         tracing::info!(
             "task {}: waiting {ms} ms still owed to a retry",
@@ -368,7 +344,6 @@ async fn run_attempts(
         let result = match result {
             Ok(r) => r,
             Err(signal) => {
-                record.response_json = json!({"cancelled": true, "partial_text": text}).to_string();
                 // A call stopped halfway is billed for what it had streamed (a loop, for
                 // the steps that ended).
                 record.cost_usd = if is_loop {
@@ -376,34 +351,14 @@ async fn run_attempts(
                 } else {
                     ctx.money.charge(None, counted)
                 };
-                // The row and its event commit together.
-                let _ = ctx.emitter.emit_with(
-                    &scope,
-                    EngineEvent::InvocationFinished(InvocationFinished {
-                        status: None,
-                        execution_time_ms: elapsed_ms,
-                        output_tokens,
-                        chunks,
-                        atoms: 0,
-                        avg_score: 0.0,
-                        grades: Default::default(),
-                        issues: 0,
-                        errors: vec![],
-                        error_message: Some(
-                            if signal == StopSignal::Cancel {
-                                "cancelled"
-                            } else if budget_stop {
-                                "stopped: the run's money budget was reached"
-                            } else {
-                                "interrupted"
-                            }
-                            .into(),
-                        ),
-                        provider_usage: None,
-                        cost_usd: record.cost_usd,
-                    }),
-                    |env| WriteOp::WithEvent(Box::new(WriteOp::Invocation(Box::new(record))), env),
-                );
+                let why = if signal == StopSignal::Cancel {
+                    "cancelled"
+                } else if budget_stop {
+                    "stopped: the run's money budget was reached"
+                } else {
+                    "interrupted"
+                };
+                super::stopped_call::record(&ctx, &scope, record, &text, chunks, why);
                 return TaskOutcome::stopped(signal, attempt, None, inv_id);
             }
         };
@@ -418,15 +373,9 @@ async fn run_attempts(
         record.cost_usd = if is_loop {
             meter.cost()
         } else {
-            // A call the provider refused before answering (no usage, no text: a 429, a
-            // refused connection) is not billed.
-            let refused = !matches!(result, Ok(Ok(_))) && chunks == 0;
-            let billed = if refused && record.provider_usage.is_none() {
-                crate::cost::CallTokens::default()
-            } else {
-                counted
-            };
-            ctx.money.charge(record.provider_usage, billed)
+            let answered = matches!(result, Ok(Ok(_))) || chunks > 0;
+            ctx.money
+                .charge_call(record.provider_usage, counted, answered)
         };
         let provider_error = match &result {
             Ok(Err(e)) => Some(crate::provider::StoredProviderError::from(e)),

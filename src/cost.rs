@@ -57,10 +57,7 @@ impl PriceTable {
     /// loader has checked each key against its declaration, so a value that is not a
     /// number here is still named rather than trusted.
     pub fn from_config(config: &crate::config::Config) -> Result<PriceTable, String> {
-        let file = config
-            .path
-            .as_ref()
-            .map_or("the config".to_string(), |p| p.display().to_string());
+        let file = config.file_label();
         let Some(v) = config.other.get("prices") else {
             return Ok(PriceTable::default());
         };

@@ -20,6 +20,15 @@ pub struct Config {
     pub other: toml::Table,
 }
 
+impl Config {
+    /// The file as errors name it: its path, or `the config` for the defaults.
+    pub fn file_label(&self) -> String {
+        self.path
+            .as_ref()
+            .map_or("the config".to_string(), |p| p.display().to_string())
+    }
+}
+
 /// The `[ui]` table.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UiConfig {

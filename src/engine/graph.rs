@@ -3,7 +3,7 @@
 //! edges — releasing its dependents, or blocking (E006) the tasks below it when it ended
 //! unusable.
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
 
 use super::outcome::{StopSignal, TaskOutcome};
@@ -43,11 +43,11 @@ impl Node {
 
 /// The plan's tasks as pending nodes linked to their dependents; `index` maps task ids
 /// to plan indexes.
-pub(super) fn build(plan: &Plan, index: &HashMap<&str, usize>) -> Vec<Node> {
+pub(super) fn build(plan: &Plan) -> Vec<Node> {
     let mut dependents: Vec<Vec<u32>> = vec![Vec::new(); plan.tasks.len()];
     for (i, t) in plan.tasks.iter().enumerate() {
         for d in &t.depends_on {
-            if let Some(&j) = index.get(&**d) {
+            if let Some(j) = plan.task_index(d) {
                 dependents[j].push(i as u32);
             }
         }
@@ -352,13 +352,7 @@ mod tests {
             "p.json",
         )
         .expect("valid");
-        let index: HashMap<&str, usize> = plan
-            .tasks
-            .iter()
-            .enumerate()
-            .map(|(i, t)| (t.task_id.as_str(), i))
-            .collect();
-        let nodes = build(&plan, &index);
+        let nodes = build(&plan);
         assert_eq!(nodes[0].downstream(), vec![1, 2]);
         assert_eq!(nodes[1].downstream(), vec![2]);
         assert!(nodes[2].downstream().is_empty());

@@ -57,8 +57,6 @@ pub struct LoopResult {
     /// What the provider reported over every step, summed (`None` when no step
     /// reported usage).
     pub usage: Option<crate::provider::Usage>,
-    /// plexus's own counts over every step: every prompt as sent, and the model's text.
-    pub tokens: crate::cost::CallTokens,
     /// The loop stopped before a step because the run's money budget was spent.
     pub budget_stopped: bool,
 }
@@ -169,7 +167,6 @@ pub(super) async fn run_loop(
                     "the run's money budget was reached".into(),
                 ))),
                 steps,
-                &finished,
                 reported,
             );
             r.budget_stopped = true;
@@ -208,7 +205,7 @@ pub(super) async fn run_loop(
             );
             let result = end(&mut finished, "context_window", message);
             emit(EngineEvent::LoopFinished(finished.clone()));
-            return loop_result(result, steps, &finished, reported);
+            return loop_result(result, steps, reported);
         }
         if finished.total_tokens + conversation > setup.token_budget {
             let result = end(
@@ -220,7 +217,7 @@ pub(super) async fn run_loop(
                 ),
             );
             emit(EngineEvent::LoopFinished(finished.clone()));
-            return loop_result(result, steps, &finished, reported);
+            return loop_result(result, steps, reported);
         }
         react.turns = conv.messages()[1..].to_vec();
         let mut request = base.clone();
@@ -272,7 +269,7 @@ pub(super) async fn run_loop(
                     add_usage(&mut reported, o.usage);
                     o.usage = reported;
                 }
-                return loop_result(result, steps, &finished, reported);
+                return loop_result(result, steps, reported);
             }
         };
         add_usage(&mut reported, out.usage);
@@ -363,25 +360,19 @@ pub(super) async fn run_loop(
         ),
     );
     emit(EngineEvent::LoopFinished(finished.clone()));
-    loop_result(result, steps, &finished, reported)
+    loop_result(result, steps, reported)
 }
 
 /// The loop's result with its totals.
 fn loop_result(
     result: Result<Result<ProviderOutput, ProviderError>, tokio::time::error::Elapsed>,
     steps: Vec<RecordedStep>,
-    finished: &LoopFinished,
     usage: Option<crate::provider::Usage>,
 ) -> LoopResult {
     LoopResult {
         result,
         steps,
         usage,
-        tokens: crate::cost::CallTokens {
-            input: finished.input_tokens,
-            cached_input: usage.map_or(0, |u| u.cached_prompt_tokens),
-            output: finished.output_tokens,
-        },
         budget_stopped: false,
     }
 }

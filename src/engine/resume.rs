@@ -2,7 +2,6 @@
 //! detected, `run_resumed`), the tasks' state as the run left it, the tasks a review
 //! freed meanwhile, and the finished tasks applied to their dependents.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use serde_json::json;
@@ -21,7 +20,6 @@ pub(super) fn restore(
     ctx: &RunCtx,
     nodes: &mut [Node],
     r: &ResumeState,
-    index: &HashMap<&str, usize>,
 ) -> Result<(), EngineError> {
     let run_scope = Scope::default();
     if let Some(t) = &r.taken_over {
@@ -40,10 +38,10 @@ pub(super) fn restore(
         )?;
     }
     for call in &r.lost {
-        close_lost_call(ctx, call, index)?;
+        close_lost_call(ctx, call)?;
     }
     for (tid, (status, attempts, atoms)) in &r.finished {
-        if let Some(&i) = index.get(tid.as_str()) {
+        if let Some(i) = ctx.plan.task_index(tid) {
             nodes[i].status = *status;
             nodes[i].attempts = *attempts;
             nodes[i].atoms = *atoms;
@@ -52,7 +50,7 @@ pub(super) fn restore(
         }
     }
     for (tid, a) in &r.attempts {
-        if let Some(&i) = index.get(tid.as_str()) {
+        if let Some(i) = ctx.plan.task_index(tid) {
             nodes[i].attempts = *a;
         }
     }
@@ -61,8 +59,8 @@ pub(super) fn restore(
         resumed(nodes, r.previous_status.unwrap_or(RunStatus::Interrupted)),
     )?;
     write_run_status(ctx, RunStatus::Running)?;
-    for i in r.unblocked.iter().filter_map(|t| index.get(t.as_str())) {
-        super::reopen::reset_task(ctx, nodes, *i, "unblocked: a review upstream was accepted")?;
+    for i in r.unblocked.iter().filter_map(|t| ctx.plan.task_index(t)) {
+        super::reopen::reset_task(ctx, nodes, i, "unblocked: a review upstream was accepted")?;
     }
     reapply_finished(ctx, nodes)
 }
@@ -70,14 +68,11 @@ pub(super) fn restore(
 /// Closes a call that was in flight when its process died: an `invocation_lost` event
 /// and its invocation row (status `lost`, with the tokens the log knows and the text that
 /// reached it), so it is counted and shown like any ended call.
-fn close_lost_call(
-    ctx: &RunCtx,
-    call: &crate::store::OpenCall,
-    index: &HashMap<&str, usize>,
-) -> Result<(), EngineError> {
-    let task = index
-        .get(call.task_id.as_str())
-        .map(|&i| &ctx.plan.tasks[i]);
+fn close_lost_call(ctx: &RunCtx, call: &crate::store::OpenCall) -> Result<(), EngineError> {
+    let task = ctx
+        .plan
+        .task_index(&call.task_id)
+        .map(|i| &ctx.plan.tasks[i]);
     let agent: Arc<str> = match (task, &call.agent) {
         (Some(t), _) => ctx.agent_arc(&t.agent),
         (None, Some(a)) => Arc::from(a.as_str()),

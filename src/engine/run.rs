@@ -107,17 +107,11 @@ impl Coordinator {
     ) -> Result<Coordinator, EngineError> {
         let plan = spec.plan.clone();
         let resume = spec.resume.clone();
-        let index: HashMap<&str, usize> = plan
-            .tasks
-            .iter()
-            .enumerate()
-            .map(|(i, t)| (t.task_id.as_str(), i))
-            .collect();
-        let ctx = Arc::new(RunCtx::new(spec, &index));
+        let ctx = Arc::new(RunCtx::new(spec));
         let (stop_tx, stop_rx) = watch::channel(StopSignal::None);
         let mut run = Coordinator {
             ctx,
-            nodes: graph::build(&plan, &index),
+            nodes: graph::build(&plan),
             ready: VecDeque::new(),
             totals: resume.as_ref().map(|r| r.grades).unwrap_or_default(),
             control,
@@ -136,7 +130,7 @@ impl Coordinator {
         };
         match &resume {
             None => run.announce()?,
-            Some(r) => super::resume::restore(&run.ctx, &mut run.nodes, r, &index)?,
+            Some(r) => super::resume::restore(&run.ctx, &mut run.nodes, r)?,
         }
         run.queue_roots()?;
         Ok(run)

@@ -83,7 +83,7 @@ struct AgentCache {
 
 impl RunCtx {
     /// The context of the run `spec` describes; `index` maps task ids to plan indexes.
-    pub(super) fn new(spec: RunSpec, index: &HashMap<&str, usize>) -> RunCtx {
+    pub(super) fn new(spec: RunSpec) -> RunCtx {
         let plan = spec.plan.clone();
         let resume = spec.resume.as_ref();
         let first_seq = resume.map(|r| r.next_seq).unwrap_or(1);
@@ -108,7 +108,7 @@ impl RunCtx {
         for (k, t) in plan.tasks.iter().enumerate() {
             for r in &t.options().data_references {
                 if let crate::protocol::DataReference::TaskOutput(o) = r {
-                    if let Some(&j) = index.get(o.task_id.as_str()) {
+                    if let Some(j) = plan.task_index(&o.task_id) {
                         referrers.entry(j).or_default().push(k);
                     }
                 }
@@ -118,7 +118,7 @@ impl RunCtx {
         // With a database, a resumed task reads its inputs back from it when it starts.
         if let Some(r) = resume.filter(|_| spec.db.is_none()) {
             for (tid, v) in &r.outputs {
-                if let Some(&i) = index.get(tid.as_str()) {
+                if let Some(i) = plan.task_index(tid) {
                     outputs.insert(i, Arc::new(v.clone()));
                 }
             }
@@ -156,7 +156,7 @@ impl RunCtx {
                 .map(|r| {
                     r.retry_due
                         .iter()
-                        .filter_map(|((t, b), due)| Some(((*index.get(t.as_str())?, *b), *due)))
+                        .filter_map(|((t, b), due)| Some(((plan.task_index(t)?, *b), *due)))
                         .collect()
                 })
                 .unwrap_or_default(),
@@ -166,7 +166,7 @@ impl RunCtx {
                     .map(|r| {
                         r.retries
                             .iter()
-                            .filter_map(|(t, h)| Some((*index.get(t.as_str())?, h.clone())))
+                            .filter_map(|(t, h)| Some((plan.task_index(t)?, h.clone())))
                             .collect()
                     })
                     .unwrap_or_default(),

@@ -110,14 +110,14 @@ pub fn start(
             config.engine.price = super::profile::price_of(globals, &profile)?;
             if let (Some(limit), None) = (config.engine.max_cost_usd, config.engine.price) {
                 return Err(eyre!(
-                    "a money budget ({}) needs the price of the model `{}`: add a [prices.\"{}\"] table with `input` and `output` (US dollars per million tokens) to {} (see docs/providers.md)",
+                    "a money budget ({}) needs the price of the model `{}`: add a [prices.\"{}\"] table with `input` and `output` (US dollars per million tokens) to the config file ({}; see docs/providers.md)",
                     crate::cost::usd(limit),
                     super::profile::priced_model(&profile),
                     super::profile::priced_model(&profile),
-                    super::profile::config(globals)?
-                        .path
-                        .as_ref()
-                        .map_or("plexus.toml".to_string(), |p| p.display().to_string()),
+                    match &super::profile::config(globals)?.path {
+                        Some(p) => p.display().to_string(),
+                        None => "none is read now: write plexus.toml".to_string(),
+                    },
                 ));
             }
             crate::provider::build(&profile, &config.simulated).map_err(|e| eyre!("{e}"))?

@@ -62,7 +62,8 @@ pub(super) fn finished(sb: &mut SpanBuilder, c: &mut Chat, inv: &str, fin: &Invo
         _ => span.status = attrs::ok(),
     }
     // The cost recorded when the call ended (so a stored run exports what its live run
-    // sent); the exporter's own price lookup only for logs from before costs were kept.
+    // sent); else the builder's price lookup, when its caller gives one (plexus's own
+    // live and stored exports give none: a call without a recorded cost has no price).
     let usd = fin.cost_usd.or_else(|| {
         sb.opts.cost.as_ref().and_then(|cost| {
             cost(&ChatUsage {

@@ -51,10 +51,7 @@ impl ConfigOtlp {
     /// Reads the `[otlp]` table of `config` (absent: all empty); `file` names the config
     /// file in errors.
     pub fn from_config(config: &crate::config::Config) -> Result<ConfigOtlp, String> {
-        let file = config
-            .path
-            .as_ref()
-            .map_or("the config".to_string(), |p| p.display().to_string());
+        let file = config.file_label();
         let Some(v) = config.other.get("otlp") else {
             return Ok(ConfigOtlp::default());
         };

@@ -470,6 +470,14 @@ fn check_upgrade_brings_an_old_file_to_this_schema_and_plain_check_does_not() {
     assert_eq!(user_version(&db), plexus::store::schema::SCHEMA_VERSION);
 }
 
+/// What schema versions 8 and 9 added, taken away (the plan's text back in the run's row;
+/// no cost columns): a file as version 7 left it.
+const UNDO_8_AND_9: &str = "UPDATE runs SET plan_json = (SELECT CAST(p.plan_json AS TEXT) FROM run_plans p WHERE p.run_id = runs.run_id);
+     DROP TABLE run_plans;
+     DROP INDEX invocations_cost;
+     ALTER TABLE invocations DROP COLUMN cost_usd;
+     ALTER TABLE invocations DROP COLUMN provider_cached_tokens;";
+
 #[test]
 fn resume_upgrades_a_file_written_by_the_previous_version() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -481,12 +489,8 @@ fn resume_upgrades_a_file_written_by_the_previous_version() {
     // What the version of schema 3 left behind: the plan's text in the run's row, no
     // failed-attempts index and its computed columns, no reviews, no leases.
     let conn = rusqlite::Connection::open(&db).expect("open");
-    conn.execute_batch(
-        "UPDATE runs SET plan_json = (SELECT p.plan_json FROM run_plans p WHERE p.run_id = runs.run_id);
-         DROP TABLE run_plans;
-         DROP INDEX invocations_cost;
-         ALTER TABLE invocations DROP COLUMN cost_usd;
-         ALTER TABLE invocations DROP COLUMN provider_cached_tokens;
+    conn.execute_batch(&format!(
+        "{UNDO_8_AND_9}
          DROP INDEX invocations_failed;
          ALTER TABLE invocations DROP COLUMN avg_score;
          ALTER TABLE invocations DROP COLUMN error_message;
@@ -495,8 +499,8 @@ fn resume_upgrades_a_file_written_by_the_previous_version() {
          ALTER TABLE knowledge_atoms DROP COLUMN reviewed_by;
          DROP TABLE run_leases;
          DROP TABLE id_counters;
-         PRAGMA user_version = 3;",
-    )
+         PRAGMA user_version = 3;"
+    ))
     .expect("downgrade");
     drop(conn);
     let out = plexus(
@@ -525,15 +529,8 @@ fn a_run_whose_plan_text_is_in_its_row_as_schema_7_kept_it_resumes_and_exports()
     owner.0.kill().expect("kill -9");
     owner.0.wait().expect("reaped");
     let conn = rusqlite::Connection::open(&db).expect("open");
-    conn.execute_batch(
-        "UPDATE runs SET plan_json = (SELECT p.plan_json FROM run_plans p WHERE p.run_id = runs.run_id);
-         DROP TABLE run_plans;
-         DROP INDEX invocations_cost;
-         ALTER TABLE invocations DROP COLUMN cost_usd;
-         ALTER TABLE invocations DROP COLUMN provider_cached_tokens;
-         PRAGMA user_version = 7;",
-    )
-    .expect("downgrade");
+    conn.execute_batch(&format!("{UNDO_8_AND_9} PRAGMA user_version = 7;"))
+        .expect("downgrade");
     drop(conn);
     let want: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&plan).expect("plan")).expect("json");

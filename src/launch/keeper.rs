@@ -16,7 +16,7 @@ use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
 
 use crate::event::Envelope;
 use crate::replay::stored::open_at;
-use crate::state::snapshot::encode;
+use crate::state::snapshot::measure;
 use crate::state::{reduce, RunState};
 use crate::store::snapshots::put_snapshot;
 use crate::store::Store;
@@ -124,10 +124,15 @@ impl Keeper {
 
     fn store(&mut self) {
         let seq = self.state.last_seq;
-        let r = encode(&self.state)
+        // Measured, then written straight into its row: a run's final snapshot is tens
+        // of MB, and a buffer of it would add that to the run's peak memory.
+        let r = measure(&self.state)
             .map_err(|e| e.to_string())
-            .and_then(|data| {
-                put_snapshot(&self.db, &self.run, seq, &data).map_err(|e| e.to_string())
+            .and_then(|m| {
+                put_snapshot(&self.db, &self.run, seq, m.len(), |out| {
+                    m.write_to(out).map_err(|e| e.to_string())
+                })
+                .map_err(|e| e.to_string())
             });
         match r {
             Ok(()) => self.stored = seq,

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use super::feed::PAGE;
 use crate::event::{EngineEvent, Envelope};
-use crate::state::snapshot::{decode, encode};
+use crate::state::snapshot::{decode, measure};
 use crate::state::{reduce, OutputBuffer, RunState};
 use crate::store::snapshots::put_snapshot;
 use crate::store::{Store, StoreError};
@@ -142,8 +142,11 @@ pub fn store_if_long(store: &Store, run: &Arc<str>, to: u64, state: &RunState, l
 /// Stores `state` (after its last event) as a snapshot of `run`.
 pub fn store_state(db: &Path, run: &str, state: RunState) -> Result<(), String> {
     // The text is left out by the encoding itself.
-    let data = encode(&state).map_err(|e| e.to_string())?;
-    put_snapshot(db, run, state.last_seq, &data).map_err(|e| e.to_string())
+    let m = measure(&state).map_err(|e| e.to_string())?;
+    put_snapshot(db, run, state.last_seq, m.len(), |out| {
+        m.write_to(out).map_err(|e| e.to_string())
+    })
+    .map_err(|e| e.to_string())
 }
 
 /// Task `task`'s text as it was after event `upto`: its own events (and the run's)

@@ -12,6 +12,7 @@
 //! format or version, or damaged, is refused ([`SnapshotError`]) and the state is
 //! rebuilt from the log.
 
+use std::io::Write as _;
 use std::sync::Arc;
 
 use super::output::OutputBuffer;
@@ -47,27 +48,74 @@ pub enum SnapshotError {
     Encode(String),
 }
 
-/// Encodes `st` (whose text, if any, is left out).
-///
-/// The body is measured first and then written into a buffer of exactly its size: a
-/// buffer grown while writing held the old and the new copy at once as it grew (48 MiB
-/// for the 27 MiB snapshot of a 100,000-task run) and kept the spare room after.
-pub fn encode(st: &RunState) -> Result<Vec<u8>, SnapshotError> {
-    let version = env!("CARGO_PKG_VERSION").as_bytes();
-    let mut body = ByteCount(0);
+/// A state measured for storing: the length and checksum of its encoding, found by a
+/// first pass that keeps nothing, so the bytes can then be written straight into their
+/// place ([`Measured::write_to`]) without a buffer of the whole snapshot.
+pub struct Measured<'a> {
+    st: &'a RunState,
+    body_len: usize,
+    crc: u32,
+}
+
+/// Measures `st`'s encoding (its text, if any, is left out).
+pub fn measure(st: &RunState) -> Result<Measured<'_>, SnapshotError> {
+    let mut body = Hashing::default();
     rmp_serde::encode::write(&mut body, st).map_err(|e| SnapshotError::Encode(e.to_string()))?;
-    let mut out = Vec::with_capacity(MAGIC.len() + 4 + 1 + version.len() + 4 + body.0);
-    out.extend_from_slice(MAGIC);
-    out.extend_from_slice(&FORMAT.to_le_bytes());
-    out.push(version.len() as u8);
-    out.extend_from_slice(version);
-    // The body is written after the checksum's place, which is filled in last: one
-    // buffer, where a body encoded apart and then copied held the state's size twice.
-    let crc_at = out.len();
-    out.extend_from_slice(&[0; 4]);
-    rmp_serde::encode::write(&mut out, st).map_err(|e| SnapshotError::Encode(e.to_string()))?;
-    let crc = crc32fast::hash(&out[crc_at + 4..]);
-    out[crc_at..crc_at + 4].copy_from_slice(&crc.to_le_bytes());
+    Ok(Measured {
+        st,
+        body_len: body.len,
+        crc: body.hasher.finalize(),
+    })
+}
+
+impl Measured<'_> {
+    /// The encoding's length in bytes, header included.
+    pub fn len(&self) -> usize {
+        header_len() + self.body_len
+    }
+
+    /// Whether the encoding is empty (it never is: the header is always there).
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+
+    /// Writes the encoding to `out`. The body is checked against the measured length
+    /// and checksum as it goes: a mismatch is an error, so a caller writing into a
+    /// place of the measured size never stores bytes its header does not vouch for.
+    pub fn write_to(&self, out: impl std::io::Write) -> Result<(), SnapshotError> {
+        let err = |e: std::io::Error| SnapshotError::Encode(e.to_string());
+        let mut out = std::io::BufWriter::with_capacity(1 << 16, out);
+        let version = env!("CARGO_PKG_VERSION").as_bytes();
+        out.write_all(MAGIC).map_err(err)?;
+        out.write_all(&FORMAT.to_le_bytes()).map_err(err)?;
+        out.write_all(&[version.len() as u8]).map_err(err)?;
+        out.write_all(version).map_err(err)?;
+        out.write_all(&self.crc.to_le_bytes()).map_err(err)?;
+        let mut body = Hashing {
+            out: Some(&mut out),
+            ..Hashing::default()
+        };
+        rmp_serde::encode::write(&mut body, self.st)
+            .map_err(|e| SnapshotError::Encode(e.to_string()))?;
+        if body.len != self.body_len || body.hasher.finalize() != self.crc {
+            return Err(SnapshotError::Encode(
+                "the state changed between measuring and writing it".into(),
+            ));
+        }
+        std::io::Write::flush(&mut out).map_err(err)
+    }
+}
+
+/// Length of the header: magic, format, version and checksum.
+fn header_len() -> usize {
+    MAGIC.len() + 4 + 1 + env!("CARGO_PKG_VERSION").len() + 4
+}
+
+/// Encodes `st` (whose text, if any, is left out) into a buffer of exactly its size.
+pub fn encode(st: &RunState) -> Result<Vec<u8>, SnapshotError> {
+    let m = measure(st)?;
+    let mut out = Vec::with_capacity(m.len());
+    m.write_to(&mut out)?;
     Ok(out)
 }
 
@@ -102,12 +150,22 @@ pub fn decode(bytes: &[u8]) -> Result<RunState, SnapshotError> {
     Ok(st)
 }
 
-/// A writer that only counts the bytes written to it.
-struct ByteCount(usize);
+/// A writer that counts and checksums the bytes written to it, passing them on to
+/// `out` if there is one.
+#[derive(Default)]
+struct Hashing<'w> {
+    len: usize,
+    hasher: crc32fast::Hasher,
+    out: Option<&'w mut dyn std::io::Write>,
+}
 
-impl std::io::Write for ByteCount {
+impl std::io::Write for Hashing<'_> {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0 += buf.len();
+        if let Some(out) = self.out.as_mut() {
+            out.write_all(buf)?;
+        }
+        self.len += buf.len();
+        self.hasher.update(buf);
         Ok(buf.len())
     }
 
@@ -335,5 +393,37 @@ mod tests {
             decode(&other),
             Err(SnapshotError::OtherVersion { format: 99, .. })
         ));
+    }
+
+    #[test]
+    fn a_measured_state_writes_the_bytes_encode_makes_and_its_length() {
+        let mut st = sample();
+        st.last_seq = 42;
+        let m = measure(&st).expect("measure");
+        let mut streamed = Vec::new();
+        m.write_to(&mut streamed).expect("write");
+        assert_eq!(streamed.len(), m.len());
+        assert_eq!(streamed, encode(&st).expect("encode"));
+    }
+
+    #[test]
+    fn a_write_that_fails_part_way_is_an_error() {
+        struct Full(usize);
+        impl std::io::Write for Full {
+            fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+                if self.0 < buf.len() {
+                    return Err(std::io::Error::other("disk full"));
+                }
+                self.0 -= buf.len();
+                Ok(buf.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let st = sample();
+        let m = measure(&st).expect("measure");
+        let e = m.write_to(Full(m.len() - 1)).expect_err("too small");
+        assert!(e.to_string().contains("disk full"), "{e}");
     }
 }

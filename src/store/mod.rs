@@ -64,6 +64,14 @@ pub enum StoreError {
         /// Why.
         source: serde_json::Error,
     },
+    /// A value written into its row in place could not be produced.
+    #[error("cannot write {what}: {why}")]
+    InPlace {
+        /// What was being written.
+        what: &'static str,
+        /// Why.
+        why: String,
+    },
     /// The writer thread is gone.
     #[error("the database writer stopped: {0}")]
     WriterGone(String),

@@ -35,7 +35,8 @@ fn missing_table(e: &rusqlite::Error) -> bool {
 }
 
 impl Store {
-    /// The newest snapshot of `run` that includes no event after `upto`, if any.
+    /// The newest snapshot of `run` that includes no event after `upto`, if any
+    /// (`u64::MAX`: the newest of all).
     pub fn snapshot_before(
         &self,
         run: &str,
@@ -46,7 +47,7 @@ impl Store {
             .query_row(
                 "SELECT seq, data FROM run_snapshots WHERE run_id = ?1 AND seq <= ?2
                  ORDER BY seq DESC LIMIT 1",
-                params![run, upto as i64],
+                params![run, upto.min(i64::MAX as u64) as i64],
                 |r| {
                     Ok(StoredSnapshot {
                         seq: r.get::<_, i64>(0)? as u64,
@@ -85,7 +86,17 @@ impl Store {
 /// connection of its own: snapshots are not part of the run's log, and a reader that
 /// rebuilt a state may store it too). Earlier snapshots of the run that are not at a
 /// multiple of [`KEEP_EVERY`] are removed.
-pub fn put_snapshot(db: &Path, run: &str, seq: u64, data: &[u8]) -> Result<(), StoreError> {
+///
+/// The snapshot is `len` bytes, which `write` writes straight into its row, so no
+/// buffer of the whole snapshot is held. Nothing is stored if `write` fails or writes
+/// another number of bytes.
+pub fn put_snapshot(
+    db: &Path,
+    run: &str,
+    seq: u64,
+    len: usize,
+    write: impl FnOnce(&mut dyn std::io::Write) -> Result<(), String>,
+) -> Result<(), StoreError> {
     let mut conn = open_connection(db)?;
     let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
     tx.execute(CREATE, [])?;
@@ -95,14 +106,16 @@ pub fn put_snapshot(db: &Path, run: &str, seq: u64, data: &[u8]) -> Result<(), S
     tx.execute(
         "INSERT OR REPLACE INTO run_snapshots (run_id, seq, created_at, data)
          VALUES (?1, ?2, ?3, zeroblob(?4))",
-        params![
-            run,
-            seq as i64,
-            crate::clock::now_rfc3339(),
-            data.len() as i64
-        ],
+        params![run, seq as i64, crate::clock::now_rfc3339(), len as i64],
     )?;
-    super::in_place::write(&tx, "run_snapshots", "data", tx.last_insert_rowid(), data)?;
+    super::in_place::write_with(
+        &tx,
+        "run_snapshots",
+        "data",
+        tx.last_insert_rowid(),
+        len,
+        write,
+    )?;
     tx.execute(
         "DELETE FROM run_snapshots WHERE run_id = ?1 AND seq <> ?2 AND seq % ?3 <> 0",
         params![run, seq as i64, KEEP_EVERY as i64],

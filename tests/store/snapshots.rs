@@ -205,3 +205,38 @@ fn bench_open_times_a_generated_run_from_its_snapshot_and_from_its_log() {
         "--no-log skips the log: {r}"
     );
 }
+
+#[test]
+fn a_snapshot_written_short_long_or_failing_is_not_stored_and_the_one_before_stays() {
+    let (_dir, db, run) = run_generated("none");
+    let store = Store::open(&db).expect("ok");
+    let (last, _) = store.last_event(&run).expect("ok");
+    let before = store.snapshot_before(&run, last).expect("ok");
+    assert_eq!(before.as_ref().map(|s| s.seq), Some(last));
+    let put = |len: usize, bytes: &'static [u8], fail: bool| {
+        plexus::store::snapshots::put_snapshot(&db, &run, last + 1, len, |out| {
+            out.write_all(bytes).map_err(|e| e.to_string())?;
+            if fail {
+                return Err("the encoder stopped".into());
+            }
+            Ok(())
+        })
+    };
+    let short = put(8, b"PLXSNAP", false).expect_err("short");
+    assert!(short.to_string().contains("7 bytes"), "{short}");
+    let long = put(4, b"PLXSNAP", false).expect_err("long");
+    assert!(long.to_string().contains("more bytes"), "{long}");
+    let failed = put(7, b"PLXSNAP", true).expect_err("failed");
+    assert!(failed.to_string().contains("encoder stopped"), "{failed}");
+    assert_eq!(
+        store.snapshot_seqs(&run).expect("ok"),
+        vec![last],
+        "nothing stored, the end's snapshot kept"
+    );
+    assert_eq!(store.snapshot_before(&run, last).expect("ok"), before);
+    assert_eq!(
+        store.snapshot_before(&run, u64::MAX).expect("ok"),
+        before,
+        "no limit reads the newest"
+    );
+}

@@ -4,6 +4,7 @@
 //! file), the providers and the protocol types; the binary wires them to a CLI.
 
 pub mod agents;
+pub mod allocator;
 pub mod app;
 pub mod bench;
 pub mod cli;

@@ -29,31 +29,6 @@ const DEMO_HALLUCINATION: &str = "TASK_VALIDATOR_DIFF_01";
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-/// How long mimalloc keeps memory it no longer uses before giving it back to the
-/// system, in milliseconds. Its own default (1,000 ms since mimalloc 3) kept the
-/// transient buffers of a large run's start resident into the run: a 100,000-task run
-/// peaked about 20 MB higher. 10 ms (mimalloc 2's default) cost no measurable
-/// throughput in `plexus bench engine`. A `MIMALLOC_PURGE_DELAY` in the environment
-/// wins.
-const PURGE_DELAY_MS: std::ffi::c_long = 10;
-
-/// mimalloc's number for the purge delay option, which `libmimalloc-sys` does not name:
-/// the one before the option it names next (checked when building, so a renumbering
-/// fails the build rather than setting another option).
-const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
-const _: () = assert!(libmimalloc_sys::mi_option_use_numa_nodes - 1 == MI_OPTION_PURGE_DELAY);
-
-/// Applies [`PURGE_DELAY_MS`] unless the environment sets the delay itself.
-#[allow(unsafe_code)]
-fn tune_allocator() {
-    if std::env::var_os("MIMALLOC_PURGE_DELAY").is_none() {
-        // SAFETY: `mi_option_set` takes an option number and a value and only stores the
-        // value in mimalloc's option table (an atomic store); any value is valid for
-        // the purge delay. It may be called at any time, from any thread.
-        unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, PURGE_DELAY_MS) };
-    }
-}
-
 const DEMO_PLAN: &str = include_str!("../fixtures/plans/avp_diffusion_planner.json");
 
 /// Whether `command` writes the database (and so may create it and its log).
@@ -84,7 +59,6 @@ fn uses_database(command: &Command) -> bool {
 }
 
 fn main() -> ExitCode {
-    tune_allocator();
     plexus::exit::install_plain_errors();
     plexus::crash::install();
     let cli = plexus::cli::parse(std::env::args_os());
@@ -281,6 +255,8 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
             ..
         } => {
             let plan_file = plan;
+            // Until the run has opened, memory freed is given back at once.
+            plexus::allocator::opening();
             let plan = load_plan_file(&plan_file)?;
             if !(timeout_scale > 0.0 && timeout_scale.is_finite()) {
                 return Err(eyre!("--timeout-scale must be a positive number"));

@@ -81,6 +81,9 @@ impl Keeper {
             for env in &batch {
                 self.fold(env);
             }
+            // The run's opening (its announcement of every task) is folded: what it
+            // built and dropped on the way has been given back.
+            crate::allocator::opened();
             if let Some(out) = &output {
                 if out.send(batch).is_err() {
                     // The consumer went away; the run may still be winding down.

@@ -21,6 +21,12 @@ use crate::event::Envelope;
 /// Most operations applied in one transaction.
 const MAX_BATCH: usize = 8192;
 
+/// Least time between two commits while operations keep coming. Commits closer together
+/// each write the same b-tree pages into the WAL again and wait for a sync of their
+/// own; the operations that arrive within the gap go into one commit instead. An event
+/// is committed (and handed to its consumers) at most this much later for it.
+pub const COMMIT_GAP: std::time::Duration = std::time::Duration::from_millis(4);
+
 /// Page cache of the writer's connection, KiB.
 const WRITER_CACHE_KIB: i64 = 32 * 1024;
 
@@ -338,6 +344,7 @@ fn run_writer(
     // The first batch refreshes the heartbeat: the lease may have been taken a while
     // before the writer started.
     let mut last_beat: Option<Instant> = None;
+    let mut last_commit: Option<Instant> = None;
     let until_beat = |last: Option<Instant>| {
         last.map_or(std::time::Duration::ZERO, |t| {
             HEARTBEAT_EVERY.saturating_sub(t.elapsed())
@@ -358,6 +365,9 @@ fn run_writer(
                 Ok(op) => batch.push(op),
                 Err(TryRecvError::Empty | TryRecvError::Disconnected) => break,
             }
+        }
+        if !batch.is_empty() {
+            fill_gap(rx, batch, last_commit);
         }
         let n = batch.len();
         let frames;
@@ -386,6 +396,7 @@ fn run_writer(
             let written = Instant::now();
             tx.commit()?;
             let committed = Instant::now();
+            last_commit = Some(committed);
             frames = super::wal::frames_after_commit();
             stats
                 .wal_frames_peak
@@ -443,6 +454,34 @@ fn run_writer(
             }
             Ok(None) => {}
             Err(e) => tracing::warn!("checkpoint after a commit failed: {e}"),
+        }
+    }
+}
+
+/// Adds to `batch` the operations that arrive until [`COMMIT_GAP`] has passed since the
+/// last commit (or the batch is full). A writer that last committed longer ago commits
+/// at once, and so does a batch someone waits on (a flush or an id reservation).
+fn fill_gap(rx: &Receiver<WriteOp>, batch: &mut Vec<WriteOp>, last_commit: Option<Instant>) {
+    let Some(gap_end) = last_commit.map(|t| t + COMMIT_GAP) else {
+        return;
+    };
+    let awaited = |op: &WriteOp| matches!(op, WriteOp::Flush(_) | WriteOp::ReserveIds { .. });
+    if batch.iter().any(awaited) {
+        return;
+    }
+    while batch.len() < MAX_BATCH {
+        let Some(left) = gap_end.checked_duration_since(Instant::now()) else {
+            return;
+        };
+        match rx.recv_timeout(left) {
+            Ok(op) => {
+                let stop = awaited(&op);
+                batch.push(op);
+                if stop {
+                    return;
+                }
+            }
+            Err(_) => return,
         }
     }
 }

@@ -351,3 +351,43 @@ fn a_failed_write_gives_its_cause_to_every_sender_waiting_behind_it() {
         thread.join().expect("writer thread");
     }
 }
+
+#[test]
+fn events_that_keep_coming_are_committed_together_at_most_once_per_commit_gap() {
+    use plexus::store::writer::COMMIT_GAP;
+    use std::sync::atomic::Ordering;
+    use std::time::{Duration, Instant};
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("g.db");
+    let (writer, thread) = spawn_writer(&db, None).expect("writer");
+    let run: Arc<str> = Arc::from("R-gap");
+    // A first commit, so the next ones have one to keep their distance from.
+    writer.send(chunk(&run, 1)).expect("send");
+    writer.flush().expect("flush");
+    let first_batches = writer.stats().batches.load(Ordering::Relaxed);
+    let started = Instant::now();
+    let sent = 200u64;
+    for seq in 2..2 + sent {
+        writer.send(chunk(&run, seq)).expect("send");
+        std::thread::sleep(Duration::from_micros(300));
+    }
+    let sending = started.elapsed();
+    writer.flush().expect("flush");
+    let batches = writer.stats().batches.load(Ordering::Relaxed) - first_batches;
+    // Commits are at least a gap apart while events come; the flush at the end may add
+    // one right after the last.
+    let most = (sending.as_micros() / COMMIT_GAP.as_micros()) as u64 + 2;
+    assert!(
+        batches <= most,
+        "{batches} commits for {sent} events sent over {sending:?}; at most {most} expected"
+    );
+    assert!(batches < sent, "events were grouped");
+    let store = Store::open(&db).expect("store");
+    assert_eq!(
+        store.events("R-gap", 1, u64::MAX).expect("events").len() as u64,
+        sent + 1,
+        "every event committed"
+    );
+    drop(writer);
+    thread.join().expect("writer thread");
+}

@@ -117,6 +117,7 @@ pub enum StoreError {
 mod atom_write;
 mod attempts;
 mod failed;
+mod gather;
 pub mod ids;
 pub(crate) mod in_place;
 pub mod lease;
@@ -131,6 +132,7 @@ pub mod run_read;
 pub mod snapshots;
 pub mod wal;
 pub mod writer;
+mod writer_stats;
 
 pub use open::{open_connection, open_read_only};
 

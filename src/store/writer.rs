@@ -3,92 +3,26 @@
 //! subscriber, so every event a consumer sees is already durable.
 
 use std::collections::HashSet;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, TryRecvError};
+use std::sync::atomic::Ordering;
+use std::sync::mpsc::{Receiver, Sender};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Instant;
 
 use rusqlite::{params, CachedStatement, Connection, Transaction};
 
+pub use super::gather::COMMIT_GAP;
+use super::gather::{gather, Gathered, MAX_BATCH};
 use super::lease::{Lease, HEARTBEAT_EVERY};
 use super::log_insert::{held, insert_events};
 pub use super::ops::{AssetRow, AtomRow, InvocationRecord, PaperRow, ReviewWrite, RunRow, WriteOp};
+pub use super::writer_stats::WriterStats;
 use super::{open_connection, StoreError};
 use crate::clock::now_rfc3339;
 use crate::event::Envelope;
 
-/// Most operations applied in one transaction.
-const MAX_BATCH: usize = 8192;
-
-/// Least time between two commits while operations keep coming. Commits closer together
-/// each write the same b-tree pages into the WAL again and wait for a sync of their
-/// own; the operations that arrive within the gap go into one commit instead. An event
-/// is committed (and handed to its consumers) at most this much later for it.
-pub const COMMIT_GAP: std::time::Duration = std::time::Duration::from_millis(4);
-
 /// Page cache of the writer's connection, KiB.
 const WRITER_CACHE_KIB: i64 = 32 * 1024;
-
-/// Counters of the writer, readable while it runs.
-#[derive(Debug, Default)]
-pub struct WriterStats {
-    /// Events committed.
-    pub events: AtomicU64,
-    /// Transactions committed.
-    pub batches: AtomicU64,
-    /// Operations queued but not yet committed.
-    pub backlog: AtomicUsize,
-    /// Histogram of event commit latency (ms after the event's timestamp), 0..=1000.
-    pub latency_ms: Mutex<Vec<u64>>,
-    /// Longest time, µs, one batch took to be written into its transaction.
-    pub longest_write_us: AtomicU64,
-    /// Longest time, µs, one commit took (writing the WAL and syncing it).
-    pub longest_commit_us: AtomicU64,
-    /// Most frames the log held after a commit.
-    pub wal_frames_peak: AtomicU64,
-    /// Checkpoints the writer completed itself to keep the log bounded.
-    pub wal_checkpoints: AtomicU64,
-    /// Of those, the ones a reader kept from copying every frame.
-    pub wal_checkpoints_short: AtomicU64,
-    /// Time the writer spent in its own checkpoints, µs.
-    pub wal_checkpoint_us: AtomicU64,
-    /// Frames past which the writer completes a checkpoint (0: the default,
-    /// [`super::wal::RESTART_FRAMES`]).
-    pub wal_restart_frames: AtomicU64,
-}
-
-impl WriterStats {
-    /// Frames past which the writer completes a checkpoint.
-    pub fn restart_frames(&self) -> u32 {
-        match self.wal_restart_frames.load(Ordering::Relaxed) {
-            0 => super::wal::RESTART_FRAMES,
-            n => u32::try_from(n).unwrap_or(u32::MAX),
-        }
-    }
-
-    /// Latency (ms) at quantile `q` in [0, 1] of committed events.
-    pub fn latency_quantile(&self, q: f64) -> u64 {
-        let h = self
-            .latency_ms
-            .lock()
-            .map(|h| h.clone())
-            .unwrap_or_default();
-        let total: u64 = h.iter().sum();
-        if total == 0 {
-            return 0;
-        }
-        let target = (q * total as f64).ceil().max(1.0) as u64;
-        let mut acc = 0;
-        for (ms, n) in h.iter().enumerate() {
-            acc += n;
-            if acc >= target {
-                return ms as u64;
-            }
-        }
-        h.len() as u64
-    }
-}
 
 /// Handle to the writer thread. Dropping every handle stops the thread after a final commit.
 #[derive(Clone)]
@@ -351,23 +285,9 @@ fn run_writer(
         })
     };
     loop {
-        let first = match lease {
-            None => rx.recv().map_err(|_| RecvTimeoutError::Disconnected),
-            Some(_) => rx.recv_timeout(until_beat(last_beat)),
-        };
-        match first {
-            Ok(op) => batch.push(op),
-            Err(RecvTimeoutError::Disconnected) => return Ok(()),
-            Err(RecvTimeoutError::Timeout) => {}
-        }
-        while batch.len() < MAX_BATCH {
-            match rx.try_recv() {
-                Ok(op) => batch.push(op),
-                Err(TryRecvError::Empty | TryRecvError::Disconnected) => break,
-            }
-        }
-        if !batch.is_empty() {
-            fill_gap(rx, batch, last_commit);
+        let wait = lease.map(|_| until_beat(last_beat));
+        if gather(rx, batch, wait, last_commit) == Gathered::Closed {
+            return Ok(());
         }
         let n = batch.len();
         let frames;
@@ -454,34 +374,6 @@ fn run_writer(
             }
             Ok(None) => {}
             Err(e) => tracing::warn!("checkpoint after a commit failed: {e}"),
-        }
-    }
-}
-
-/// Adds to `batch` the operations that arrive until [`COMMIT_GAP`] has passed since the
-/// last commit (or the batch is full). A writer that last committed longer ago commits
-/// at once, and so does a batch someone waits on (a flush or an id reservation).
-fn fill_gap(rx: &Receiver<WriteOp>, batch: &mut Vec<WriteOp>, last_commit: Option<Instant>) {
-    let Some(gap_end) = last_commit.map(|t| t + COMMIT_GAP) else {
-        return;
-    };
-    let awaited = |op: &WriteOp| matches!(op, WriteOp::Flush(_) | WriteOp::ReserveIds { .. });
-    if batch.iter().any(awaited) {
-        return;
-    }
-    while batch.len() < MAX_BATCH {
-        let Some(left) = gap_end.checked_duration_since(Instant::now()) else {
-            return;
-        };
-        match rx.recv_timeout(left) {
-            Ok(op) => {
-                let stop = awaited(&op);
-                batch.push(op);
-                if stop {
-                    return;
-                }
-            }
-            Err(_) => return,
         }
     }
 }

@@ -17,6 +17,7 @@ pub mod crash;
 pub mod debate;
 pub mod diff;
 pub mod engine;
+pub mod eval;
 pub mod event;
 pub mod exit;
 pub mod failures;

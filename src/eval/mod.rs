@@ -2,4 +2,5 @@
 //! evaluations, the dataset reader). Not yet reachable from the command line.
 
 pub mod dataset;
+pub mod placeholders;
 pub mod stats;

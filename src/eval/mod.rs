@@ -1,6 +1,9 @@
-//! Evaluations over a dataset: the building blocks (the statistics of comparing two
-//! evaluations, the dataset reader). Not yet reachable from the command line.
+//! Evaluations over a dataset, built up from their parts: the dataset reader, the
+//! placeholders that put a sample into a plan, the checks that score a sample's
+//! outcome, and the statistics that compare two evaluations. Not yet reachable from the
+//! command line: `plexus eval` is still to be built on them.
 
+pub mod checks;
 pub mod dataset;
 pub mod placeholders;
 pub mod stats;

@@ -1,0 +1,130 @@
+//! An evaluation's checks: each named, with a severity, a failure type and a weight,
+//! and one kind (what it compares). [`evaluate`] scores one sample's recorded outcome
+//! and keeps what was expected, what was found, where, and why.
+
+mod compare;
+mod kinds;
+mod spec;
+
+pub use kinds::evaluate_kind;
+pub use spec::{CheckKind, Normalize, Over};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::protocol::Grade;
+
+/// How much a failed check matters.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Severity {
+    /// The sample fails.
+    #[default]
+    Error,
+    /// Reported, the sample still passes.
+    Warning,
+}
+
+/// One named check of an eval.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Check {
+    /// Its name, unique within the eval.
+    pub name: String,
+    /// How much a failure matters.
+    #[serde(default)]
+    pub severity: Severity,
+    /// The failure type its failures are filed under (the check's name when absent).
+    #[serde(default)]
+    pub failure_type: Option<String>,
+    /// Its weight in a sample's score.
+    #[serde(default = "one")]
+    pub weight: f64,
+    /// What it compares.
+    #[serde(flatten)]
+    pub kind: CheckKind,
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+/// A tool call as recorded.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolCall {
+    /// The tool's name.
+    pub name: String,
+    /// Its arguments.
+    pub args: Value,
+}
+
+/// What one sample's run produced, as recorded: what the checks look at.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Observed {
+    /// The final output text.
+    pub output: String,
+    /// The atoms accepted, as JSON.
+    pub atoms: Vec<Value>,
+    /// The trace (the request, the stream, the response), as JSON.
+    pub trace: Value,
+    /// Tool calls in the order made.
+    pub tools: Vec<ToolCall>,
+    /// The best grade of its atoms, if any was graded.
+    pub grade: Option<Grade>,
+    /// Tokens used (prompt and completion).
+    pub tokens: u64,
+    /// Wall time of the sample, ms.
+    pub latency_ms: u64,
+    /// Its cost, US dollars, when its model has a price.
+    pub cost_usd: Option<f64>,
+}
+
+/// The result of one check on one sample.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CheckResult {
+    /// The check's name.
+    pub check: String,
+    /// Whether it passed.
+    pub passed: bool,
+    /// Its score in [0, 1] (1 or 0 for pass/fail kinds).
+    pub score: f64,
+    /// What was expected.
+    pub expected: Value,
+    /// What was found.
+    pub found: Value,
+    /// Where it looked (`output`, a JSONPath, `tools`, …).
+    pub at: String,
+    /// Why it passed or failed, in words.
+    pub why: String,
+}
+
+/// Scores `check` on one sample's outcome; `expected` is the sample's expected value.
+pub fn evaluate(check: &Check, seen: &Observed, expected: Option<&Value>) -> CheckResult {
+    let o = evaluate_kind(&check.kind, seen, expected);
+    CheckResult {
+        check: check.name.clone(),
+        passed: o.passed,
+        score: if o.passed { 1.0 } else { 0.0 },
+        expected: o.expected,
+        found: o.found,
+        at: o.at,
+        why: o.why,
+    }
+}
+
+/// The outcome of a kind, before it is named.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    /// Whether it passed.
+    pub passed: bool,
+    /// What was expected.
+    pub expected: Value,
+    /// What was found.
+    pub found: Value,
+    /// Where it looked.
+    pub at: String,
+    /// Why.
+    pub why: String,
+}
+
+#[cfg(test)]
+mod tests;

@@ -5,5 +5,6 @@
 
 pub mod checks;
 pub mod dataset;
+pub mod epochs;
 pub mod placeholders;
 pub mod stats;

@@ -11,6 +11,7 @@ use crate::jsonpath::JsonPath;
 pub fn evaluate_kind(kind: &CheckKind, seen: &Observed, expected: Option<&Value>) -> Outcome {
     let out = |passed: bool, expected: Value, found: Value, at: &str, why: String| Outcome {
         passed,
+        score: if passed { 1.0 } else { 0.0 },
         expected,
         found,
         at: at.to_string(),
@@ -336,10 +337,16 @@ pub fn evaluate_kind(kind: &CheckKind, seen: &Observed, expected: Option<&Value>
                 .collect::<Vec<_>>());
             out(passed, json!({"at_least": need}), found, "checks", why)
         }
+        CheckKind::Command {
+            program,
+            args,
+            timeout_s,
+        } => super::command::run(program, args, *timeout_s, seen, expected),
         CheckKind::Not { check } => {
             let inner = evaluate_kind(check, seen, expected);
             Outcome {
                 passed: !inner.passed,
+                score: 1.0 - inner.score,
                 why: format!("not ({})", inner.why),
                 ..inner
             }

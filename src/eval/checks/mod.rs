@@ -2,6 +2,7 @@
 //! and one kind (what it compares). [`evaluate`] scores one sample's recorded outcome
 //! and keeps what was expected, what was found, where, and why.
 
+mod command;
 mod compare;
 mod kinds;
 mod spec;
@@ -103,7 +104,7 @@ pub fn evaluate(check: &Check, seen: &Observed, expected: Option<&Value>) -> Che
     CheckResult {
         check: check.name.clone(),
         passed: o.passed,
-        score: if o.passed { 1.0 } else { 0.0 },
+        score: o.score,
         expected: o.expected,
         found: o.found,
         at: o.at,
@@ -116,6 +117,8 @@ pub fn evaluate(check: &Check, seen: &Observed, expected: Option<&Value>) -> Che
 pub struct Outcome {
     /// Whether it passed.
     pub passed: bool,
+    /// Its score in [0, 1] (1 or 0 except for a command that gives its own).
+    pub score: f64,
     /// What was expected.
     pub expected: Value,
     /// What was found.

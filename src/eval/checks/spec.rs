@@ -150,11 +150,27 @@ pub enum CheckKind {
         /// The checks.
         checks: Vec<CheckKind>,
     },
+    /// A program of the eval's author decides: it reads the sample's outcome as JSON on
+    /// stdin and answers `{"pass": bool, "score": number, "reason": text}` on stdout.
+    Command {
+        /// The program (looked up on `PATH` when it has no `/`).
+        program: String,
+        /// Its arguments.
+        #[serde(default)]
+        args: Vec<String>,
+        /// Longest it may take, seconds; then it is stopped and the check fails.
+        #[serde(default = "ten_seconds")]
+        timeout_s: f64,
+    },
     /// The check fails.
     Not {
         /// The check.
         check: Box<CheckKind>,
     },
+}
+
+fn ten_seconds() -> f64 {
+    10.0
 }
 
 fn one_call() -> usize {

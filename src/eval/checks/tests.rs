@@ -357,3 +357,41 @@ fn a_check_with_an_unknown_field_or_kind_is_refused() {
         );
     }
 }
+
+#[cfg(unix)]
+#[test]
+fn a_command_reads_the_outcome_on_stdin_and_its_answer_decides() {
+    let s = seen();
+    let sh = |script: &str, timeout: f64| json!({"kind": "command", "program": "/bin/sh", "args": ["-c", script], "timeout_s": timeout});
+    let judge = r#"read -r line; case "$line" in *'answer is 42'*) echo '{"pass": true, "score": 0.75, "reason": "has 42"}';; *) echo '{"pass": false, "reason": "no 42"}';; esac"#;
+    let (ok, o) = passes(sh(judge, 10.0), &s, None);
+    assert!(ok, "{o:?}");
+    assert_eq!((o.score, o.why.as_str()), (0.75, "has 42"));
+    let other = Observed {
+        output: "no".into(),
+        ..seen()
+    };
+    let (ok, o) = passes(sh(judge, 10.0), &other, None);
+    assert!(!ok && o.score == 0.0 && o.why == "no 42", "{o:?}");
+    for (script, timeout, says) in [
+        ("echo not json", 10.0, "did not answer JSON"),
+        ("echo '{\"score\": 1}'", 10.0, "without a boolean `pass`"),
+        (
+            "echo '{\"pass\": true, \"score\": 7}'",
+            10.0,
+            "outside 0 to 1",
+        ),
+        ("echo boom >&2; exit 3", 10.0, "boom"),
+        ("sleep 5", 0.2, "longer than 0.2 s"),
+    ] {
+        let (ok, o) = passes(sh(script, timeout), &s, None);
+        assert!(!ok, "{script}: {o:?}");
+        assert!(o.why.contains(says), "{script}: {}", o.why);
+    }
+    let (ok, o) = passes(
+        json!({"kind": "command", "program": "/nonexistent/judge"}),
+        &s,
+        None,
+    );
+    assert!(!ok && o.why.contains("cannot start"), "{o:?}");
+}

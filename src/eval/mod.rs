@@ -4,6 +4,7 @@
 //! command line: `plexus eval` is still to be built on them.
 
 pub mod checks;
+pub mod compare;
 pub mod dataset;
 pub mod epochs;
 pub mod placeholders;

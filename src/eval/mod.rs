@@ -8,4 +8,5 @@ pub mod compare;
 pub mod dataset;
 pub mod epochs;
 pub mod placeholders;
+pub mod spec;
 pub mod stats;

@@ -1,0 +1,260 @@
+//! An eval spec: a JSON file naming the plan to run per sample, the dataset, and the
+//! checks, with the epochs and how they reduce, and the pass rates the eval must reach.
+//! Paths are relative to the spec file. Errors name the file and the field.
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use super::checks::Check;
+use super::epochs::Reducer;
+
+/// A checked eval spec.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EvalSpec {
+    /// Its name.
+    pub name: String,
+    /// The plan run once per sample (resolved against the spec's folder).
+    pub plan: PathBuf,
+    /// The dataset (resolved against the spec's folder).
+    pub dataset: PathBuf,
+    /// The field that holds each sample's id, when not `id`.
+    pub id_key: Option<String>,
+    /// The checks, in order; names are unique.
+    pub checks: Vec<Check>,
+    /// Runs per sample.
+    pub epochs: u32,
+    /// How the epochs of a sample make one result.
+    pub reducer: Reducer,
+    /// The least pass rate each named check must reach.
+    pub fail_under: BTreeMap<String, f64>,
+}
+
+/// The spec as written.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Written {
+    #[serde(rename = "$schema", default)]
+    _schema: Option<String>,
+    name: String,
+    plan: String,
+    dataset: String,
+    #[serde(default)]
+    id_key: Option<String>,
+    checks: Vec<Check>,
+    #[serde(default = "one")]
+    epochs: u32,
+    #[serde(default)]
+    reducer: Option<String>,
+    #[serde(default)]
+    fail_under: BTreeMap<String, f64>,
+}
+
+fn one() -> u32 {
+    1
+}
+
+/// A spec that could not be used: the file, the field at fault (empty for the whole
+/// file) and what is wrong.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{file}{}: {message}", if field.is_empty() { String::new() } else { format!(": {field}") })]
+pub struct SpecError {
+    /// The spec file.
+    pub file: String,
+    /// The field.
+    pub field: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+/// Reads and checks the spec at `path`.
+pub fn load_spec(path: &Path) -> Result<EvalSpec, SpecError> {
+    let file = path.display().to_string();
+    let err = |field: &str, message: String| SpecError {
+        file: file.clone(),
+        field: field.to_string(),
+        message,
+    };
+    let text = std::fs::read_to_string(path).map_err(|e| err("", format!("cannot read: {e}")))?;
+    let w: Written = serde_json::from_str(&text).map_err(|e| {
+        err(
+            "",
+            format!("{e} (line {}, column {})", e.line(), e.column()),
+        )
+    })?;
+    let dir = path.parent().unwrap_or(Path::new(""));
+    if w.name.trim().is_empty() {
+        return Err(err("name", "must not be empty".into()));
+    }
+    if w.checks.is_empty() {
+        return Err(err("checks", "an eval needs at least one check".into()));
+    }
+    let mut names = HashSet::new();
+    for (i, c) in w.checks.iter().enumerate() {
+        if c.name.trim().is_empty() {
+            return Err(err(
+                &format!("checks[{i}].name"),
+                "must not be empty".into(),
+            ));
+        }
+        if !names.insert(c.name.as_str()) {
+            return Err(err(
+                &format!("checks[{i}].name"),
+                format!("`{}` names another check too; names are unique", c.name),
+            ));
+        }
+        if !(c.weight.is_finite() && c.weight >= 0.0) {
+            return Err(err(
+                &format!("checks[{i}].weight"),
+                "must be a number from 0".into(),
+            ));
+        }
+    }
+    if w.epochs == 0 {
+        return Err(err("epochs", "must be at least 1".into()));
+    }
+    let reducer = match &w.reducer {
+        None => Reducer::Mean,
+        Some(r) => r.parse().map_err(|e| err("reducer", e))?,
+    };
+    if let Reducer::AtLeast(n) = reducer {
+        if n > w.epochs {
+            return Err(err(
+                "reducer",
+                format!("at_least:{n} can never pass with {} epoch(s)", w.epochs),
+            ));
+        }
+    }
+    for (check, rate) in &w.fail_under {
+        if !names.contains(check.as_str()) {
+            return Err(err(
+                &format!("fail_under.{check}"),
+                "names no check of this eval".into(),
+            ));
+        }
+        if !(0.0..=1.0).contains(rate) {
+            return Err(err(
+                &format!("fail_under.{check}"),
+                "a pass rate is from 0 to 1".into(),
+            ));
+        }
+    }
+    Ok(EvalSpec {
+        name: w.name,
+        plan: dir.join(&w.plan),
+        dataset: dir.join(&w.dataset),
+        id_key: w.id_key,
+        checks: w.checks,
+        epochs: w.epochs,
+        reducer,
+        fail_under: w.fail_under,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn write(dir: &Path, v: &serde_json::Value) -> PathBuf {
+        let p = dir.join("eval.json");
+        std::fs::write(&p, v.to_string()).expect("write");
+        p
+    }
+
+    fn good() -> serde_json::Value {
+        json!({
+            "name": "arith",
+            "plan": "plans/one.json",
+            "dataset": "data/arith.jsonl",
+            "checks": [
+                {"name": "exact", "kind": "exact", "normalize": ["trim"]},
+                {"name": "short", "kind": "tokens_at_most", "tokens": 500, "severity": "warning"}
+            ],
+            "epochs": 3,
+            "reducer": "at_least:2",
+            "fail_under": {"exact": 0.9}
+        })
+    }
+
+    #[test]
+    fn a_spec_reads_with_paths_beside_it_and_defaults() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let spec = load_spec(&write(dir.path(), &good())).expect("spec");
+        assert_eq!(spec.plan, dir.path().join("plans/one.json"));
+        assert_eq!(spec.dataset, dir.path().join("data/arith.jsonl"));
+        assert_eq!(spec.reducer, Reducer::AtLeast(2));
+        assert_eq!(spec.checks.len(), 2);
+        let mut minimal = good();
+        for k in ["epochs", "reducer", "fail_under"] {
+            minimal.as_object_mut().map(|o| o.remove(k));
+        }
+        let spec = load_spec(&write(dir.path(), &minimal)).expect("minimal");
+        assert_eq!((spec.epochs, spec.reducer), (1, Reducer::Mean));
+    }
+
+    #[test]
+    fn a_bad_spec_is_refused_naming_the_field() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        type Edit = Box<dyn Fn(&mut serde_json::Value)>;
+        let cases: Vec<(Edit, &str, &str)> = vec![
+            (
+                Box::new(|v| v["checks"] = json!([])),
+                "checks",
+                "at least one check",
+            ),
+            (
+                Box::new(|v| v["checks"][1]["name"] = json!("exact")),
+                "checks[1].name",
+                "unique",
+            ),
+            (
+                Box::new(|v| v["checks"][0]["weight"] = json!(-1)),
+                "checks[0].weight",
+                "from 0",
+            ),
+            (Box::new(|v| v["epochs"] = json!(0)), "epochs", "at least 1"),
+            (
+                Box::new(|v| v["reducer"] = json!("median")),
+                "reducer",
+                "unknown reducer",
+            ),
+            (
+                Box::new(|v| v["reducer"] = json!("at_least:4")),
+                "reducer",
+                "never pass",
+            ),
+            (
+                Box::new(|v| v["fail_under"] = json!({"nope": 0.5})),
+                "fail_under.nope",
+                "names no check",
+            ),
+            (
+                Box::new(|v| v["fail_under"] = json!({"exact": 90})),
+                "fail_under.exact",
+                "from 0 to 1",
+            ),
+            (Box::new(|v| v["name"] = json!(" ")), "name", "empty"),
+            (
+                Box::new(|v| v["datasets"] = json!("x")),
+                "",
+                "unknown field `datasets`",
+            ),
+            (
+                Box::new(|v| v["checks"][0]["kind"] = json!("fuzzy")),
+                "",
+                "fuzzy",
+            ),
+        ];
+        for (edit, field, says) in cases {
+            let mut v = good();
+            edit(&mut v);
+            let e = load_spec(&write(dir.path(), &v)).expect_err(says);
+            assert_eq!(e.field, field, "{e}");
+            assert!(e.message.contains(says), "{e}");
+        }
+        let e = load_spec(&dir.path().join("missing.json")).expect_err("missing");
+        assert!(e.message.contains("cannot read"), "{e}");
+    }
+}

@@ -10,3 +10,4 @@ pub mod epochs;
 pub mod placeholders;
 pub mod spec;
 pub mod stats;
+pub mod verdict;

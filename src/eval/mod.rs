@@ -7,6 +7,7 @@ pub mod checks;
 pub mod compare;
 pub mod dataset;
 pub mod epochs;
+pub mod expand;
 pub mod placeholders;
 pub mod spec;
 pub mod stats;

@@ -7,50 +7,70 @@
 //! its parsed form and the announcement of every task are built and dropped one after
 //! another within a second, and memory kept for a second after each stacked up into the
 //! run's peak (about 20 MB on a 100,000-task run). So while a run opens, freed memory is
-//! given back at once; once its opening is folded, mimalloc's default applies again
+//! given back at once; once its opening is folded, the delay in force before applies again
 //! (given back at once all the time cost about 10% of the CPU of a streamed call).
 //!
-//! A `MIMALLOC_PURGE_DELAY` in the environment wins: nothing here changes it.
+//! A `MIMALLOC_PURGE_DELAY` (or its older name `MIMALLOC_RESET_DELAY`) in the
+//! environment wins: nothing here changes it.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicI64, Ordering};
 
 /// mimalloc's number for the purge delay option, which `libmimalloc-sys` does not name:
-/// the one before the option it names next (checked when building, so a renumbering
-/// fails the build rather than setting another option).
+/// the one before the option it names next, as in mimalloc's header of the version the
+/// lock file pins. The build checks it against the crate's number for that next
+/// option, so a crate that renumbers its options fails the build.
 const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 const _: () = assert!(libmimalloc_sys::mi_option_use_numa_nodes - 1 == MI_OPTION_PURGE_DELAY);
 
-/// mimalloc's own purge delay (milliseconds), restored once a run has opened.
-const DEFAULT_PURGE_DELAY_MS: std::ffi::c_long = 1000;
+/// The delay in force before the opening, restored once the run has opened (`-1`:
+/// nothing to restore).
+static BEFORE: AtomicI64 = AtomicI64::new(-1);
 
-/// Whether memory is currently given back at once (so the opening ends only once).
-static EAGER: AtomicBool = AtomicBool::new(false);
+/// The environment variables mimalloc reads for the purge delay (its reader ignores
+/// case; the second is the older name).
+const ENV_NAMES: [&str; 2] = ["MIMALLOC_PURGE_DELAY", "MIMALLOC_RESET_DELAY"];
 
 /// Gives freed memory back at once from now on (`plexus run` calls this before it
-/// reads the plan).
+/// reads the plan), unless the environment sets the delay.
 pub fn opening() {
-    if set_purge_delay(0) {
-        EAGER.store(true, Ordering::Relaxed);
+    let set_by_env = std::env::vars_os().any(|(k, _)| {
+        k.to_str()
+            .is_some_and(|k| ENV_NAMES.iter().any(|n| n.eq_ignore_ascii_case(k)))
+    });
+    if set_by_env || BEFORE.load(Ordering::Relaxed) >= 0 {
+        return;
     }
+    // `c_long` is 64 bits here and 32 bits on some targets.
+    #[allow(clippy::useless_conversion)]
+    let before = i64::from(purge_delay(None));
+    BEFORE.store(before.max(0), Ordering::Relaxed);
+    purge_delay(Some(0));
 }
 
-/// The run has opened: mimalloc's default delay applies again.
+/// The run has opened: the delay in force before [`opening`] applies again.
 pub fn opened() {
-    if EAGER.swap(false, Ordering::Relaxed) {
-        set_purge_delay(DEFAULT_PURGE_DELAY_MS);
+    let before = BEFORE.swap(-1, Ordering::Relaxed);
+    if before >= 0 {
+        purge_delay(Some(before as std::ffi::c_long));
     }
 }
 
-/// Sets the purge delay unless the environment set it; whether it was set.
+/// Reads mimalloc's purge delay, or sets it to `to`; returns the value read (or set).
 #[allow(unsafe_code)]
-fn set_purge_delay(ms: std::ffi::c_long) -> bool {
-    if std::env::var_os("MIMALLOC_PURGE_DELAY").is_some() {
-        return false;
+fn purge_delay(to: Option<std::ffi::c_long>) -> std::ffi::c_long {
+    // SAFETY: `mi_option_get` and `mi_option_set` take an option number (checked above
+    // against the crate's numbering) and read or store one value in mimalloc's option
+    // table; any value is valid for the purge delay. The store is not atomic, but a
+    // reader on another thread sees the old or the new delay, either of which is valid.
+    // If mimalloc is not the allocator in use (the library's tests), the setting is
+    // stored and never read.
+    unsafe {
+        match to {
+            Some(ms) => {
+                libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, ms);
+                ms
+            }
+            None => libmimalloc_sys::mi_option_get(MI_OPTION_PURGE_DELAY),
+        }
     }
-    // SAFETY: `mi_option_set` takes an option number and a value and only stores the
-    // value in mimalloc's option table; any value is valid for the purge delay, and it
-    // may be called at any time from any thread. If mimalloc is not the allocator in use
-    // (the library's tests), the setting is stored and never read.
-    unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, ms) };
-    true
 }

@@ -403,7 +403,16 @@ mod tests {
         let mut streamed = Vec::new();
         m.write_to(&mut streamed).expect("write");
         assert_eq!(streamed.len(), m.len());
-        assert_eq!(streamed, encode(&st).expect("encode"));
+        // The layout built by hand: magic, format, version, checksum of the body, body.
+        let body = rmp_serde::to_vec(&st).expect("body");
+        let version = env!("CARGO_PKG_VERSION").as_bytes();
+        let mut want = MAGIC.to_vec();
+        want.extend_from_slice(&FORMAT.to_le_bytes());
+        want.push(version.len() as u8);
+        want.extend_from_slice(version);
+        want.extend_from_slice(&crc32fast::hash(&body).to_le_bytes());
+        want.extend_from_slice(&body);
+        assert_eq!(streamed, want);
     }
 
     #[test]

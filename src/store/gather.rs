@@ -84,3 +84,89 @@ fn fill_gap(rx: &Receiver<WriteOp>, batch: &mut Vec<WriteOp>, last_commit: Optio
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::mpsc::channel;
+
+    fn flush() -> WriteOp {
+        let (tx, _rx) = channel();
+        WriteOp::Flush(tx)
+    }
+
+    /// An operation nobody waits on.
+    fn plain() -> WriteOp {
+        WriteOp::RunStatus {
+            run_id: "R".into(),
+            status: "running".into(),
+            finished_at: None,
+        }
+    }
+
+    /// A last commit whose gap ends `ms` from now (the gap itself is fixed).
+    fn gap_ending_in(ms: u64) -> Option<Instant> {
+        Some(Instant::now() + Duration::from_millis(ms) - COMMIT_GAP)
+    }
+
+    #[test]
+    fn small_batches_wait_out_the_gap_and_gather_what_comes_meanwhile() {
+        let (tx, rx) = channel();
+        tx.send(plain()).expect("send");
+        let last = gap_ending_in(60);
+        let sender = std::thread::spawn(move || {
+            let _ = tx.send(plain());
+            // Held open past the gap, so the wait ends by time, not by a closed queue.
+            std::thread::sleep(Duration::from_millis(300));
+        });
+        let mut batch = Vec::new();
+        assert_eq!(gather(&rx, &mut batch, None, last), Gathered::Batch);
+        let end = last.map(|t| t + COMMIT_GAP).expect("set");
+        assert!(Instant::now() >= end, "it waited out the gap");
+        assert_eq!(batch.len(), 2, "the one sent during the gap joined");
+        sender.join().expect("sender");
+    }
+
+    #[test]
+    fn a_flush_a_full_batch_or_no_commit_yet_commit_at_once_and_a_closed_queue_ends() {
+        // A gap of ten seconds: a batch that waited it out would take that long.
+        let at_once = |ops: Vec<WriteOp>, last: Option<Instant>| {
+            let (tx, rx) = channel();
+            for op in ops {
+                tx.send(op).expect("send");
+            }
+            let mut batch = Vec::new();
+            let started = Instant::now();
+            gather(&rx, &mut batch, None, last);
+            let waited = started.elapsed();
+            drop(tx);
+            (batch.len(), waited)
+        };
+        let far = Duration::from_secs(5);
+        let (n, waited) = at_once(vec![plain(), flush()], gap_ending_in(10_000));
+        assert_eq!(n, 2);
+        assert!(waited < far, "a flush is waited on: {waited:?}");
+        let (n, waited) = at_once(
+            (0..ENOUGH).map(|_| plain()).collect(),
+            gap_ending_in(10_000),
+        );
+        assert_eq!(n, ENOUGH);
+        assert!(waited < far, "enough to commit: {waited:?}");
+        let (_, waited) = at_once(vec![plain()], None);
+        assert!(waited < far, "no commit yet: nothing to keep a gap from");
+        // The senders gone mid-gap: what was gathered commits, then the queue is closed.
+        let (tx, rx) = channel();
+        tx.send(plain()).expect("send");
+        drop(tx);
+        let mut batch = Vec::new();
+        let started = Instant::now();
+        assert_eq!(
+            gather(&rx, &mut batch, None, gap_ending_in(10_000)),
+            Gathered::Batch
+        );
+        assert!(started.elapsed() < far);
+        assert_eq!(batch.len(), 1);
+        batch.clear();
+        assert_eq!(gather(&rx, &mut batch, None, None), Gathered::Closed);
+    }
+}

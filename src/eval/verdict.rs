@@ -36,9 +36,9 @@ pub fn verdict(checks: &[Check], results: &[Option<CheckResult>]) -> Verdict {
             v.errored = true;
             continue;
         };
-        weighted += check.weight * r.score;
+        weighted += check.weight * r.outcome.score;
         weights += check.weight;
-        if !r.passed {
+        if !r.outcome.passed {
             match check.severity {
                 Severity::Error => v.failed.push(check.name.clone()),
                 Severity::Warning => v.warnings.push(check.name.clone()),
@@ -60,6 +60,7 @@ pub fn verdict(checks: &[Check], results: &[Option<CheckResult>]) -> Verdict {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::eval::checks::Outcome;
     use serde_json::{json, Value};
 
     fn check(name: &str, severity: &str, weight: f64) -> Check {
@@ -72,12 +73,14 @@ mod tests {
     fn result(name: &str, passed: bool, score: f64) -> Option<CheckResult> {
         Some(CheckResult {
             check: name.into(),
-            passed,
-            score,
-            expected: Value::Null,
-            found: Value::Null,
-            at: "output".into(),
-            why: String::new(),
+            outcome: Outcome {
+                passed,
+                score,
+                expected: Value::Null,
+                found: Value::Null,
+                at: "output".into(),
+                why: String::new(),
+            },
         })
     }
 

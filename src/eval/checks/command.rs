@@ -60,21 +60,9 @@ pub fn run(
         }
     });
     let stdout = child.stdout.take();
-    let reader = std::thread::spawn(move || {
-        let mut out = String::new();
-        if let Some(s) = stdout {
-            let _ = s.take(MOST).read_to_string(&mut out);
-        }
-        out
-    });
+    let reader = std::thread::spawn(move || read_capped(stdout));
     let stderr = child.stderr.take();
-    let err_reader = std::thread::spawn(move || {
-        let mut out = String::new();
-        if let Some(s) = stderr {
-            let _ = s.take(MOST).read_to_string(&mut out);
-        }
-        out
-    });
+    let err_reader = std::thread::spawn(move || read_capped(stderr));
     let limit = Duration::from_secs_f64(timeout_s.clamp(0.001, 86_400.0));
     let started = Instant::now();
     let status = loop {
@@ -157,4 +145,13 @@ pub fn run(
         at: "command".into(),
         why: crate::text::sanitize::sanitize(&reason).to_string(),
     }
+}
+
+/// Up to [`MOST`] bytes of a child's pipe, as text (nothing if there is no pipe).
+fn read_capped(pipe: Option<impl Read>) -> String {
+    let mut out = String::new();
+    if let Some(p) = pipe {
+        let _ = p.take(MOST).read_to_string(&mut out);
+    }
+    out
 }

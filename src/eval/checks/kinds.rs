@@ -37,12 +37,9 @@ pub fn evaluate_kind(kind: &CheckKind, seen: &Observed, expected: Option<&Value>
                 return no_expected("output");
             };
             let how = normalize.clone().unwrap_or_else(|| vec![Normalize::Trim]);
-            let (found, at) = match path {
-                None => (Value::String(seen.output.clone()), "output".to_string()),
-                Some(p) => match at_path(p, &seen.output) {
-                    Ok(v) => (v, p.clone()),
-                    Err(why) => return out(false, want.clone(), Value::Null, p, why),
-                },
+            let (found, at) = match looked_at(path.as_deref(), &seen.output) {
+                Ok(found) => found,
+                Err((at, why)) => return out(false, want.clone(), Value::Null, &at, why),
             };
             let (w, f) = (
                 normalized(&as_text(want), &how),
@@ -174,12 +171,9 @@ pub fn evaluate_kind(kind: &CheckKind, seen: &Observed, expected: Option<&Value>
             let Some(want) = value.or_else(|| expected.and_then(as_number)) else {
                 return no_expected("output");
             };
-            let (raw, at) = match path {
-                None => (Value::String(seen.output.clone()), "output".to_string()),
-                Some(p) => match at_path(p, &seen.output) {
-                    Ok(v) => (v, p.clone()),
-                    Err(why) => return out(false, json!(want), Value::Null, p, why),
-                },
+            let (raw, at) = match looked_at(path.as_deref(), &seen.output) {
+                Ok(found) => found,
+                Err((at, why)) => return out(false, json!(want), Value::Null, &at, why),
             };
             let Some(got) = as_number(&raw) else {
                 return out(
@@ -351,6 +345,18 @@ pub fn evaluate_kind(kind: &CheckKind, seen: &Observed, expected: Option<&Value>
                 ..inner
             }
         }
+    }
+}
+
+/// What a check with an optional `path` looks at, and where: the whole output, or the
+/// value at the path in the output parsed as JSON. An error is (where, why).
+fn looked_at(path: Option<&str>, output: &str) -> Result<(Value, String), (String, String)> {
+    match path {
+        None => Ok((Value::String(output.to_string()), "output".to_string())),
+        Some(p) => match at_path(p, output) {
+            Ok(v) => Ok((v, p.to_string())),
+            Err(why) => Err((p.to_string(), why)),
+        },
     }
 }
 

@@ -79,41 +79,26 @@ pub struct Observed {
     pub cost_usd: Option<f64>,
 }
 
-/// The result of one check on one sample.
+/// The result of one check on one sample: the check's name and its kind's outcome.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CheckResult {
     /// The check's name.
     pub check: String,
-    /// Whether it passed.
-    pub passed: bool,
-    /// Its score in [0, 1] (1 or 0 for pass/fail kinds).
-    pub score: f64,
-    /// What was expected.
-    pub expected: Value,
-    /// What was found.
-    pub found: Value,
-    /// Where it looked (`output`, a JSONPath, `tools`, …).
-    pub at: String,
-    /// Why it passed or failed, in words.
-    pub why: String,
+    /// What the check found.
+    #[serde(flatten)]
+    pub outcome: Outcome,
 }
 
 /// Scores `check` on one sample's outcome; `expected` is the sample's expected value.
 pub fn evaluate(check: &Check, seen: &Observed, expected: Option<&Value>) -> CheckResult {
-    let o = evaluate_kind(&check.kind, seen, expected);
     CheckResult {
         check: check.name.clone(),
-        passed: o.passed,
-        score: o.score,
-        expected: o.expected,
-        found: o.found,
-        at: o.at,
-        why: o.why,
+        outcome: evaluate_kind(&check.kind, seen, expected),
     }
 }
 
 /// The outcome of a kind, before it is named.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Outcome {
     /// Whether it passed.
     pub passed: bool,
@@ -123,9 +108,9 @@ pub struct Outcome {
     pub expected: Value,
     /// What was found.
     pub found: Value,
-    /// Where it looked.
+    /// Where it looked (`output`, a JSONPath, `tools`, …).
     pub at: String,
-    /// Why.
+    /// Why it passed or failed, in words.
     pub why: String,
 }
 

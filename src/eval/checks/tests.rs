@@ -298,13 +298,17 @@ fn a_result_keeps_what_was_expected_what_was_found_where_and_why() {
     assert_eq!(check.severity, Severity::Warning);
     assert_eq!(check.weight, 2.0);
     let r = evaluate(&check, &s, Some(&json!(30)));
-    assert!(!r.passed);
+    assert!(!r.outcome.passed);
     assert_eq!(r.check, "balance");
-    assert_eq!(r.expected, json!(30.0));
-    assert_eq!(r.found, json!(30.01));
-    assert_eq!(r.at, "$.balance_days");
-    assert!(r.why.starts_with("off by 0.01"), "{}", r.why);
-    assert_eq!(r.score, 0.0);
+    assert_eq!(r.outcome.expected, json!(30.0));
+    assert_eq!(r.outcome.found, json!(30.01));
+    assert_eq!(r.outcome.at, "$.balance_days");
+    assert!(
+        r.outcome.why.starts_with("off by 0.01"),
+        "{}",
+        r.outcome.why
+    );
+    assert_eq!(r.outcome.score, 0.0);
 }
 
 #[test]

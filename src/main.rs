@@ -39,6 +39,16 @@ fn writes_database(command: &Command) -> bool {
             Command::Check { upgrade: true } | Command::Import { .. }
         )
         || matches!(command, Command::Review { accept, reject, .. } if *accept || *reject)
+        || matches!(command, Command::Eval(a) if eval_writes(a))
+}
+
+/// Whether an eval command writes the database (all but compare, show and list).
+fn eval_writes(a: &plexus::cli::EvalArgs) -> bool {
+    use plexus::cli::EvalCommand as E;
+    !matches!(
+        a.command,
+        Some(E::Compare { .. } | E::Show { .. } | E::List { .. } | E::ExportTree { .. })
+    )
 }
 
 /// Whether `command` uses the database at all.
@@ -55,6 +65,7 @@ fn uses_database(command: &Command) -> bool {
                 | Command::Export { .. }
                 | Command::Review { .. }
                 | Command::ExportFailures { .. }
+                | Command::Eval(..)
         )
 }
 
@@ -125,7 +136,13 @@ fn stops_gracefully(command: &Command) -> bool {
             | Command::Run { .. }
             | Command::Resume { .. }
             | Command::Rerun { .. }
-    )
+    ) || matches!(command, Command::Eval(a) if eval_runs(a))
+}
+
+/// Whether an eval command runs a plan (a new eval, a resume, a rerun).
+fn eval_runs(a: &plexus::cli::EvalArgs) -> bool {
+    use plexus::cli::EvalCommand as E;
+    matches!(a.command, None | Some(E::Resume { .. } | E::Rerun { .. }))
 }
 
 /// Whether `command` reads the configuration file (and so stops on its errors).
@@ -144,7 +161,7 @@ fn reads_config(command: &Command) -> bool {
             | Command::Providers { .. }
             | Command::Ping { .. }
             | Command::Review { .. }
-    )
+    ) || matches!(command, Command::Eval(a) if eval_runs(a))
 }
 
 /// Whether `command` opens the terminal UI when it has a terminal.
@@ -484,6 +501,7 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
             plexus::commands::docs_gen::man()?;
             Ok(ExitCode::SUCCESS)
         }
+        Command::Eval(args) => plexus::commands::eval::eval(&g, *args).await,
         Command::Bench(cmd) => plexus::bench::run(cmd).await,
         Command::Dev(cmd) => plexus::commands::dev::run(cmd),
     }

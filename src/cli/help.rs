@@ -280,3 +280,51 @@ pub const MOCK_SERVER: &str = "\
 Examples:
   plexus dev mock-server --port 8089 --stream-ms 300
   plexus dev mock-server --port 0 --script turns.json   (a scripted model)";
+
+/// Examples of `plexus eval --help`.
+pub const EVAL: &str = "\
+Examples:
+  plexus eval fixtures/eval/arith.eval.json
+  plexus eval fixtures/eval/arith.eval.json --limit 5 --epochs 3 --reducer majority
+  plexus eval fixtures/eval/arith.eval.json --where meta.level=hard --fail-under format=0.9
+  plexus eval list
+  plexus eval compare E20261128-120000-1a2b latest";
+
+/// Examples of `plexus eval resume --help`.
+pub const EVAL_RESUME: &str = "\
+Example:
+  plexus eval resume latest";
+
+/// Examples of `plexus eval rerun --help`.
+pub const EVAL_RERUN: &str = "\
+Examples:
+  plexus eval rerun latest --errors
+  plexus eval rerun latest --failing --check answer";
+
+/// Examples of `plexus eval rescore --help`.
+pub const EVAL_RESCORE: &str = "\
+Example:
+  plexus eval rescore latest --checks looser.eval.json";
+
+/// Examples of `plexus eval compare --help`.
+pub const EVAL_COMPARE: &str = "\
+Examples:
+  plexus eval compare E20261128-120000-1a2b latest
+  plexus eval compare E20261128-120000-1a2b latest --by meta.level --gate answer --json";
+
+/// Examples of `plexus eval show --help`.
+pub const EVAL_SHOW: &str = "\
+Examples:
+  plexus eval show latest
+  plexus eval show latest --sample q7 --json";
+
+/// Examples of `plexus eval list --help`.
+pub const EVAL_LIST: &str = "\
+Examples:
+  plexus eval list
+  plexus eval list --json";
+
+/// Examples of `plexus eval export-tree --help`.
+pub const EVAL_EXPORT_TREE: &str = "\
+Example:
+  plexus eval export-tree latest ./tree-again";

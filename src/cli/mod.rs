@@ -5,6 +5,7 @@
 mod bench;
 mod debate;
 mod dev;
+mod eval;
 mod handoff;
 mod help;
 mod options;
@@ -16,6 +17,7 @@ use clap::{Parser, Subcommand};
 pub use bench::BenchCommand;
 pub use debate::{DebateArgs, DebateOpts, EventsFormat, ServeArgs};
 pub use dev::DevCommand;
+pub use eval::{EvalArgs, EvalCommand, EvalRunArgs};
 pub use handoff::InitContextArgs;
 pub use help::{command, help_width, parse};
 pub use options::{
@@ -484,6 +486,17 @@ pub enum Command {
     /// Print the manual page (roff)
     #[command(after_long_help = help::MAN)]
     Man,
+    /// Run a plan over a dataset and score every sample
+    ///
+    /// Each sample of the dataset (JSON Lines, CSV or a JSON array) is placed into a
+    /// copy of the spec's plan, and every copy runs in one run, so resume, replay and
+    /// the Failures screen serve it as any run. As each sample finishes, the spec's
+    /// checks score it; the results go to the database and the failure tree is written
+    /// under --out as it goes. Exit 0 when every gate is met, 8 when one is missed, 2
+    /// for a spec, dataset or plan that cannot be used, 3 when the eval stopped before
+    /// its end (resume it).
+    #[command(after_long_help = help::EVAL)]
+    Eval(Box<EvalArgs>),
     /// Benchmarks: engine, tokens, ui, http, replay, react, …
     #[command(subcommand)]
     Bench(BenchCommand),

@@ -10,6 +10,7 @@ pub mod debate;
 pub mod dev;
 pub mod diff;
 pub mod docs_gen;
+pub mod eval;
 pub mod failures;
 pub mod log;
 pub mod portable;

@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, HashMap};
 use super::stats::{holm, wilson, Interval, Paired, Z95};
 
 /// One sample's results in one evaluation.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct SampleResult {
     /// Its id.
     pub id: String,
@@ -23,7 +23,7 @@ pub struct SampleResult {
 }
 
 /// One side's figures for a check.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Side {
     /// Samples scored or errored.
     pub n: u64,
@@ -36,7 +36,7 @@ pub struct Side {
 }
 
 /// The comparison of one check.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct CheckComparison {
     /// The check.
     pub check: String,
@@ -59,7 +59,7 @@ pub struct CheckComparison {
 }
 
 /// Two evaluations compared.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct Comparison {
     /// Every check either side has, by name.
     pub checks: Vec<CheckComparison>,

@@ -38,8 +38,30 @@ pub fn copy_id(sample: &str, task: &str) -> String {
     format!("{sample}/{task}")
 }
 
+/// One copy of the plan: the sample placed in it and the prefix of its task ids (the
+/// sample's id, with the epoch when a sample runs several times).
+#[derive(Debug, Clone, Copy)]
+pub struct PlanCopy<'a> {
+    /// The prefix of the copy's task ids.
+    pub prefix: &'a str,
+    /// The sample.
+    pub sample: &'a Sample,
+}
+
 /// The plan of the eval: `plan` (as JSON) with its tasks copied for each sample.
 pub fn expand(plan: &Value, samples: &[Sample]) -> Result<Value, ExpandError> {
+    let copies: Vec<PlanCopy<'_>> = samples
+        .iter()
+        .map(|s| PlanCopy {
+            prefix: &s.id,
+            sample: s,
+        })
+        .collect();
+    expand_copies(plan, &copies)
+}
+
+/// [`expand`] with one copy per entry of `copies` (a sample may have several).
+pub fn expand_copies(plan: &Value, copies: &[PlanCopy<'_>]) -> Result<Value, ExpandError> {
     let tasks = plan
         .get("tasks")
         .and_then(Value::as_array)
@@ -55,7 +77,11 @@ pub fn expand(plan: &Value, samples: &[Sample]) -> Result<Value, ExpandError> {
     }
     // Every placeholder of every sample first: nothing is made if one fails.
     let mut unresolved = Vec::new();
-    'samples: for s in samples {
+    let mut checked = std::collections::HashSet::new();
+    'samples: for s in copies.iter().map(|c| c.sample) {
+        if !checked.insert(s.id.as_str()) {
+            continue;
+        }
         for (t, id) in tasks.iter().zip(&ids) {
             for field in PLACED {
                 if let Some(v) = t.get(field) {
@@ -72,24 +98,25 @@ pub fn expand(plan: &Value, samples: &[Sample]) -> Result<Value, ExpandError> {
     if !unresolved.is_empty() {
         return Err(ExpandError::Unresolved(unresolved));
     }
-    let mut copies = Vec::with_capacity(tasks.len() * samples.len());
-    for s in samples {
+    let mut made = Vec::with_capacity(tasks.len() * copies.len());
+    for c in copies {
         for (t, id) in tasks.iter().zip(&ids) {
-            copies.push(copy_task(t, id, s, &ids));
+            made.push(copy_task(t, id, c, &ids));
         }
     }
     let mut out: Map<String, Value> = plan.as_object().cloned().unwrap_or_default();
-    out.insert("tasks".into(), Value::Array(copies));
+    out.insert("tasks".into(), Value::Array(made));
     Ok(Value::Object(out))
 }
 
-/// Sample `s`'s copy of task `t` (whose id is `id`; the plan's ids are `ids`).
-fn copy_task(t: &Value, id: &str, s: &Sample, ids: &[String]) -> Value {
+/// Copy `c`'s copy of task `t` (whose id is `id`; the plan's ids are `ids`).
+fn copy_task(t: &Value, id: &str, copy: &PlanCopy<'_>, ids: &[String]) -> Value {
+    let (s, prefix) = (copy.sample, copy.prefix);
     let mut c = t.clone();
     let Some(obj) = c.as_object_mut() else {
         return c;
     };
-    obj.insert("task_id".into(), Value::String(copy_id(&s.id, id)));
+    obj.insert("task_id".into(), Value::String(copy_id(prefix, id)));
     for field in PLACED {
         if let Some(v) = obj.get_mut(field) {
             place_strings(v, s);
@@ -99,7 +126,7 @@ fn copy_task(t: &Value, id: &str, s: &Sample, ids: &[String]) -> Value {
     if let Some(Value::Array(deps)) = obj.get_mut("depends_on") {
         for d in deps {
             if let Some(name) = d.as_str().filter(|n| of_plan(n)) {
-                *d = Value::String(copy_id(&s.id, name));
+                *d = Value::String(copy_id(prefix, name));
             }
         }
     }
@@ -113,7 +140,7 @@ fn copy_task(t: &Value, id: &str, s: &Sample, ids: &[String]) -> Value {
                 .and_then(Value::as_str)
                 .filter(|n| of_plan(n))
             {
-                let new = copy_id(&s.id, target);
+                let new = copy_id(prefix, target);
                 r["task_id"] = Value::String(new);
             }
         }

@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use super::checks::Check;
 use super::epochs::Reducer;
@@ -29,6 +29,51 @@ pub struct EvalSpec {
     pub reducer: Reducer,
     /// The least pass rate each named check must reach.
     pub fail_under: BTreeMap<String, f64>,
+    /// The task of the plan whose answer the checks read (the plan's last task that no
+    /// other depends on, when absent).
+    pub output_task: Option<String>,
+}
+
+impl EvalSpec {
+    /// What scores the samples, as stored with the eval.
+    pub fn scoring(&self) -> Scoring {
+        Scoring {
+            checks: self.checks.clone(),
+            epochs: self.epochs,
+            reducer: self.reducer.to_string(),
+            fail_under: self.fail_under.clone(),
+            plan_tasks: Vec::new(),
+            output_task: String::new(),
+        }
+    }
+}
+
+/// What scores an eval's samples, as stored with the eval (a rescore replaces the
+/// checks).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Scoring {
+    /// The checks, in order.
+    pub checks: Vec<Check>,
+    /// Runs per sample.
+    pub epochs: u32,
+    /// How the epochs reduce (`mean`, `majority`, `all`, `any`, `at_least:N`).
+    pub reducer: String,
+    /// The least pass rate of each named check.
+    #[serde(default)]
+    pub fail_under: BTreeMap<String, f64>,
+    /// The plan's task ids, in order (each copy's are `PREFIX/TASK`).
+    #[serde(default)]
+    pub plan_tasks: Vec<String>,
+    /// The plan's task whose answer the checks read.
+    #[serde(default)]
+    pub output_task: String,
+}
+
+impl Scoring {
+    /// The reducer (a stored one that no longer parses reduces by `mean`).
+    pub fn reducer(&self) -> Reducer {
+        self.reducer.parse().unwrap_or(Reducer::Mean)
+    }
 }
 
 /// The spec as written.
@@ -49,6 +94,8 @@ struct Written {
     reducer: Option<String>,
     #[serde(default)]
     fail_under: BTreeMap<String, f64>,
+    #[serde(default)]
+    output_task: Option<String>,
 }
 
 fn one() -> u32 {
@@ -149,6 +196,7 @@ pub fn load_spec(path: &Path) -> Result<EvalSpec, SpecError> {
         epochs: w.epochs,
         reducer,
         fail_under: w.fail_under,
+        output_task: w.output_task,
     })
 }
 

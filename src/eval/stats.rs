@@ -7,7 +7,7 @@
 pub const Z95: f64 = 1.959_963_984_540_054;
 
 /// An interval `[lo, hi]` around an estimate.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct Interval {
     /// The estimate.
     pub estimate: f64,
@@ -42,7 +42,7 @@ pub fn wilson(passed: u64, n: u64, z: f64) -> Interval {
 
 /// The outcomes of one check over the samples two evaluations share: how many passed in
 /// both, only in the first (`a`), only in the second (`b`), in neither.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Paired {
     /// Passed in both.
     pub both: u64,

@@ -105,6 +105,28 @@ pub fn session_of(command: &Command) -> (SessionOpts, Option<u64>) {
             },
             None,
         ),
+        Command::Eval(a) => match &a.command {
+            None => (a.run.session.clone(), Some(a.run.seed)),
+            Some(crate::cli::EvalCommand::Resume {
+                concurrency,
+                provider,
+                ..
+            })
+            | Some(crate::cli::EvalCommand::Rerun {
+                concurrency,
+                provider,
+                ..
+            }) => (
+                SessionOpts {
+                    provider: provider.clone(),
+                    concurrency: *concurrency,
+                    headless: true,
+                    ..SessionOpts::default()
+                },
+                None,
+            ),
+            Some(_) => (SessionOpts::default(), None),
+        },
         _ => (SessionOpts::default(), None),
     }
 }

@@ -27,30 +27,7 @@ pub async fn run_headless(
         tokio::sync::mpsc::unbounded_channel().1,
     );
     let printer = tokio::spawn(print_progress(events));
-    let control = started.handle.control.clone();
-    let signal_run = run_id.clone();
-    let ctrl_c = tokio::spawn(async move {
-        let mut signals = crate::signals::stop_signals();
-        let mut count = crate::signals::SignalCount::default();
-        while let Some(name) = signals.recv().await {
-            match count.arrived(std::time::Instant::now()) {
-                crate::signals::Verdict::Stop => {
-                    crate::errln!(
-                        "{name}: stopping; the run stays resumable (another signal within 2 s exits at once)"
-                    );
-                    let _ = control.send(Control::Interrupt);
-                }
-                crate::signals::Verdict::ExitNow => {
-                    crate::signals::exit_now(name, &signal_run, crate::exit::RUN_FAILED)
-                }
-                crate::signals::Verdict::StillStopping => {
-                    crate::errln!(
-                        "{name}: still stopping (another signal within 2 s exits at once)"
-                    );
-                }
-            }
-        }
-    });
+    let ctrl_c = spawn_stop_watcher(started.handle.control.clone(), run_id.clone());
     let status = started.finish().await.wrap_err_with(|| {
         format!("run {run_id} stopped before its end; once the cause is fixed it resumes with: plexus resume {run_id}")
     })?;
@@ -62,5 +39,35 @@ pub async fn run_headless(
         run_id,
         status,
         summary: progress.summary(),
+    })
+}
+
+/// Watches for stop signals while run `run_id` executes: the first asks the engine to
+/// stop (the run stays resumable), another within 2 s exits at once.
+pub fn spawn_stop_watcher(
+    control: tokio::sync::mpsc::UnboundedSender<Control>,
+    run_id: String,
+) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let mut signals = crate::signals::stop_signals();
+        let mut count = crate::signals::SignalCount::default();
+        while let Some(name) = signals.recv().await {
+            match count.arrived(std::time::Instant::now()) {
+                crate::signals::Verdict::Stop => {
+                    crate::errln!(
+                        "{name}: stopping; the run stays resumable (another signal within 2 s exits at once)"
+                    );
+                    let _ = control.send(Control::Interrupt);
+                }
+                crate::signals::Verdict::ExitNow => {
+                    crate::signals::exit_now(name, &run_id, crate::exit::RUN_FAILED)
+                }
+                crate::signals::Verdict::StillStopping => {
+                    crate::errln!(
+                        "{name}: still stopping (another signal within 2 s exits at once)"
+                    );
+                }
+            }
+        }
     })
 }

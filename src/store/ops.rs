@@ -96,6 +96,18 @@ pub struct AtomRow {
     pub contradiction: bool,
 }
 
+/// Rows written by a closure in the writer's transaction (see [`WriteOp::Rows`]).
+pub struct RowsWrite(pub Box<RowsFn>);
+
+/// The closure of a [`RowsWrite`].
+pub type RowsFn = dyn FnOnce(&rusqlite::Transaction<'_>) -> rusqlite::Result<()> + Send;
+
+impl std::fmt::Debug for RowsWrite {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("RowsWrite(..)")
+    }
+}
+
 /// A write the store thread performs, in order.
 #[derive(Debug)]
 pub enum WriteOp {
@@ -160,6 +172,9 @@ pub enum WriteOp {
     /// A write and the event that tells of it, in one transaction (an ended call's row
     /// and its event: never one without the other after a crash).
     WithEvent(Box<WriteOp>, Arc<Envelope>),
+    /// Rows of a layer above the store (an eval's results), written by a closure inside
+    /// the batch's transaction: all of them or, after a crash, none.
+    Rows(RowsWrite),
     /// Barrier: answered once everything sent before it is committed.
     Flush(std::sync::mpsc::Sender<()>),
     /// Hands out `count` invocation numbers of the agent short name `name` from the

@@ -6,7 +6,7 @@ use rusqlite::Connection;
 use super::StoreError;
 
 /// Current schema version (stored in `PRAGMA user_version`).
-pub const SCHEMA_VERSION: i64 = 9;
+pub const SCHEMA_VERSION: i64 = 10;
 
 /// Migrations, in order: `MIGRATIONS[i]` takes the schema from version `i` to `i + 1`.
 const MIGRATIONS: &[&str] = &[
@@ -252,6 +252,65 @@ ALTER TABLE invocations ADD COLUMN cost_usd REAL;
 -- A run's and an agent's cost summed from this index alone, without reading the rows
 -- (whose request and response text sit before the cost).
 CREATE INDEX invocations_cost ON invocations(run_id, agent, cost_usd);
+"#,
+    r#"
+-- Evaluations over a dataset (see eval/record.rs): an eval is one run of the plan's
+-- copies, one per sample and epoch; these tables keep its samples, each sample's
+-- attempts (one per epoch) and one row per check result.
+CREATE TABLE evals (
+    eval_id      TEXT PRIMARY KEY,
+    name         TEXT NOT NULL,
+    eval_key     TEXT NOT NULL,          -- hash of what makes re-issuing the command the same eval
+    kind         TEXT NOT NULL,          -- run | rerun | rescore
+    run_id       TEXT,                   -- the run of the plan's copies (a rescore: the parent's)
+    parent_id    TEXT,                   -- the eval a rerun or a rescore comes from
+    iteration    INTEGER NOT NULL,
+    spec_path    TEXT NOT NULL,
+    spec_json    TEXT NOT NULL,          -- the spec as run: checks, epochs, reducer, gates
+    dataset_path TEXT NOT NULL,
+    out_dir      TEXT,                   -- where the failure tree is written
+    status       TEXT NOT NULL,          -- running | finished | interrupted | failed
+    created_at   TEXT NOT NULL,
+    finished_at  TEXT,
+    sample_count INTEGER NOT NULL
+);
+CREATE INDEX evals_by_key ON evals(eval_key);
+CREATE TABLE eval_samples (
+    eval_id        TEXT NOT NULL,
+    sample_id      TEXT NOT NULL,
+    ord            INTEGER NOT NULL,     -- position in the dataset
+    file_id        TEXT NOT NULL,        -- the sample's name in the failure tree
+    hash           TEXT NOT NULL,        -- SHA-256 of the row's content
+    line           INTEGER NOT NULL,
+    content        TEXT NOT NULL,        -- JSON: input, expected, vars, metadata
+    status         TEXT NOT NULL,        -- pending | passed | failed | error
+    score          REAL,
+    inherited_from TEXT,                 -- the eval whose attempts this sample's result is
+    PRIMARY KEY (eval_id, sample_id)
+) WITHOUT ROWID;
+CREATE TABLE eval_attempts (
+    eval_id    TEXT NOT NULL,
+    sample_id  TEXT NOT NULL,
+    epoch      INTEGER NOT NULL,
+    run_id     TEXT NOT NULL,            -- the run its copy of the plan ran in
+    status     TEXT NOT NULL,            -- passed | failed | error
+    score      REAL NOT NULL,
+    tokens     INTEGER NOT NULL,
+    latency_ms INTEGER NOT NULL,
+    cost_usd   REAL,
+    error      TEXT,                     -- why it could not be scored
+    PRIMARY KEY (eval_id, sample_id, epoch)
+) WITHOUT ROWID;
+CREATE TABLE eval_checks (
+    eval_id    TEXT NOT NULL,
+    sample_id  TEXT NOT NULL,
+    epoch      INTEGER NOT NULL,
+    check_name TEXT NOT NULL,
+    passed     INTEGER,                  -- 1 or 0; NULL when it could not be scored
+    score      REAL,
+    result     TEXT,                     -- JSON: expected, found, at, why
+    PRIMARY KEY (eval_id, sample_id, epoch, check_name)
+) WITHOUT ROWID;
 "#,
 ];
 

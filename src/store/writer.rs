@@ -15,7 +15,9 @@ pub use super::gather::COMMIT_GAP;
 use super::gather::{gather, Gathered, MAX_BATCH};
 use super::lease::{Lease, HEARTBEAT_EVERY};
 use super::log_insert::{held, insert_events};
-pub use super::ops::{AssetRow, AtomRow, InvocationRecord, PaperRow, ReviewWrite, RunRow, WriteOp};
+pub use super::ops::{
+    AssetRow, AtomRow, InvocationRecord, PaperRow, ReviewWrite, RowsWrite, RunRow, WriteOp,
+};
 pub use super::writer_stats::WriterStats;
 use super::{open_connection, StoreError};
 use crate::clock::now_rfc3339;
@@ -537,6 +539,7 @@ fn apply<'t>(
             apply(tx, *op, state, stmts)?;
             state.events.push(env);
         }
+        WriteOp::Rows(write) => (write.0)(tx)?,
         WriteOp::Flush(f) => state.flushes.push(f),
         WriteOp::ReserveIds { name, count, reply } => {
             let first = super::ids::reserve(tx, &name, count)?;

@@ -186,7 +186,10 @@ pub fn evaluate_kind(kind: &CheckKind, seen: &Observed, expected: Option<&Value>
             };
             let diff = (got - want).abs();
             let allowed = abs_tol.max(rel_tol * want.abs());
-            let passed = diff <= allowed;
+            // Decimal numbers are not exact in binary: 0.7 is "off by" 0.1000…09 from
+            // 0.8, which a tolerance of 0.1 must still let pass.
+            let passed = diff <= allowed + 1e-12 * want.abs().max(1.0);
+            let diff = (diff * 1e9).round() / 1e9;
             let why = if passed {
                 format!("within {allowed} (off by {diff})")
             } else {

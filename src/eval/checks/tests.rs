@@ -125,6 +125,14 @@ fn every_kind_passes_and_fails_on_the_samples_it_should() {
             true,
         ),
         (
+            // At the edge of the tolerance, in decimal: 1234.5 − 1234.4 is 0.1000…136 in
+            // binary, and still passes.
+            json!({"kind": "numeric", "path": "$.total", "value": 1234.4, "abs_tol": 0.1}),
+            &json_out,
+            None,
+            true,
+        ),
+        (
             json!({"kind": "numeric", "path": "$.total", "value": 1234.0, "abs_tol": 0.1}),
             &json_out,
             None,

@@ -1,0 +1,201 @@
+//! Running an eval: the run of its copies started (or resumed) on the engine, the scorer
+//! following its events on a thread of its own, the tree written as samples finish, and
+//! at the end the eval's status, the summary, the problems report, the handoff and the
+//! report on standard output.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::mpsc::channel;
+
+use color_eyre::eyre::{eyre, Result};
+
+use super::report::print_results;
+use super::scorer::{Msg, Scorer};
+use super::tree_writer::{TreeJob, TreeWriter};
+use crate::eval::finish::{epoch_docs, write_end};
+use crate::eval::read;
+use crate::eval::record::{self, EvalRow, SampleRow};
+use crate::eval::tree;
+use crate::event::RunStatus;
+use crate::launch::headless::spawn_stop_watcher;
+use crate::launch::{start, Globals, Resuming, RunConfig};
+use crate::plan::Plan;
+use crate::store::{RowsWrite, Store, WriteOp};
+
+/// What an eval run starts from.
+pub struct Launch {
+    /// The eval's row (its run is set here).
+    pub row: EvalRow,
+    /// Its samples.
+    pub samples: Vec<SampleRow>,
+    /// Whether the eval is new (its rows are stored as the run starts).
+    pub new_eval: bool,
+    /// Print the report as JSON.
+    pub json: bool,
+}
+
+/// The exit code of a missed gate.
+pub const GATE_MISSED: u8 = 8;
+
+/// Runs (or resumes) the eval's run and scores it; returns the exit code.
+pub async fn run_eval(
+    g: &Globals,
+    launch: Launch,
+    plan: Plan,
+    config: RunConfig,
+    resume: Option<Resuming>,
+) -> Result<ExitCode> {
+    let resuming = resume.is_some();
+    let mut started = start(g, plan, config, resume, false)?;
+    let run_id = started.run_id.clone();
+    let mut row = launch.row;
+    row.run_id = Some(run_id.clone());
+    row.status = "running".into();
+    {
+        let (r, samples, new) = (row.clone(), launch.samples.clone(), launch.new_eval);
+        started
+            .writer
+            .send(WriteOp::Rows(RowsWrite(Box::new(move |tx| {
+                if new {
+                    record::insert_eval(tx, &r, &samples)
+                } else {
+                    record::set_run(tx, &r.eval_id, r.run_id.as_deref().unwrap_or_default())?;
+                    record::set_status(tx, &r.eval_id, "running", None)
+                }
+            }))))?;
+        started.writer.flush()?;
+    }
+    let out = PathBuf::from(row.out_dir.clone().unwrap_or_else(|| "evals".into()));
+    let it = tree::iteration_dir(&out, row.iteration);
+    crate::errln!(
+        "eval {}: {} samples × {} epoch(s) in run {run_id}; database {}; tree {}",
+        row.eval_id,
+        launch.samples.len(),
+        read::scoring_of(&row)?.epochs,
+        g.db.display(),
+        it.display()
+    );
+    let failed = if resuming {
+        failed_entries(&g.db, &row)?
+    } else {
+        BTreeMap::new()
+    };
+    let tree = TreeWriter::start(row.clone(), it, launch.samples.len() as u64, failed);
+    for s in launch.samples.iter().filter(|s| s.status == "pending") {
+        tree.send(TreeJob::Sample(s.clone()));
+    }
+    let scorer = Scorer::new(
+        g.db.clone(),
+        row.clone(),
+        launch.samples,
+        run_id.clone(),
+        true,
+    )?;
+    let (tx, rx) = channel::<Msg>();
+    let scorer_thread = std::thread::Builder::new()
+        .name("plexus-eval-scorer".into())
+        .spawn(move || scorer.run(rx, resuming, tree))
+        .map_err(|e| eyre!("cannot start the scorer: {e}"))?;
+    let mut events = std::mem::replace(
+        &mut started.events,
+        tokio::sync::mpsc::unbounded_channel().1,
+    );
+    let watcher = spawn_stop_watcher(started.handle.control.clone(), run_id.clone());
+    let fwd = tx.clone();
+    let forward = tokio::spawn(async move {
+        while let Some(batch) = events.recv().await {
+            if fwd.send(Msg::Events(batch)).is_err() {
+                break;
+            }
+        }
+    });
+    let status = started.finish().await;
+    watcher.abort();
+    let _ = forward.await;
+    let _ = tx.send(Msg::End(
+        *status.as_ref().unwrap_or(&RunStatus::Interrupted),
+    ));
+    drop(tx);
+    let scored = tokio::task::spawn_blocking(move || scorer_thread.join())
+        .await
+        .map_err(|e| eyre!("the scorer stopped: {e}"))?
+        .map_err(|_| eyre!("the scorer crashed"))??;
+    let run_status = status?;
+    let complete = scored.left == 0;
+    let at = crate::clock::now_rfc3339();
+    let (eval_status, finished_at) = if complete {
+        ("finished", Some(at.clone()))
+    } else {
+        ("interrupted", None)
+    };
+    {
+        let conn = crate::store::open_connection(&g.db)?;
+        let tx = conn.unchecked_transaction()?;
+        record::set_status(&tx, &row.eval_id, eval_status, finished_at.as_deref())?;
+        tx.commit()?;
+    }
+    let store = Store::open(&g.db)?;
+    let row = read::find_eval(store.conn(), &row.eval_id)?;
+    // A rerun's inherited samples were never written by its scorer: its tree is
+    // written whole from the database.
+    let whole = (row.kind == "rerun").then_some(&store);
+    let results = write_end(
+        store.conn(),
+        whole,
+        &row,
+        &out,
+        row.finished_at.as_deref().unwrap_or(&at),
+        !complete,
+    )?;
+    print_results(&row, &results, launch.json)?;
+    if !complete {
+        crate::errln!(
+            "the eval stopped before its end (run {}: {}); resume with: {}",
+            run_id,
+            run_status.as_str(),
+            crate::launch::plexus_command(&g.db, &format!("eval resume {}", row.eval_id))
+        );
+        return Ok(ExitCode::from(crate::exit::RUN_FAILED));
+    }
+    if !results.gates_missed.is_empty() {
+        return Ok(ExitCode::from(GATE_MISSED));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The summary entries of the samples of eval `row` that failed before this process.
+fn failed_entries(
+    db: &std::path::Path,
+    row: &EvalRow,
+) -> Result<BTreeMap<u64, crate::protocol::handoff::FailureSampleIndexEntry>> {
+    let store = Store::open(db)?;
+    let scoring = read::scoring_of(row)?;
+    let mut checks: std::collections::HashMap<String, Vec<read::StoredCheck>> = Default::default();
+    for c in read::check_results(store.conn(), &row.eval_id)? {
+        checks.entry(c.sample_id.clone()).or_default().push(c);
+    }
+    let mut attempts: std::collections::HashMap<String, Vec<read::StoredAttempt>> =
+        Default::default();
+    for a in read::attempts(store.conn(), &row.eval_id, None)? {
+        attempts.entry(a.sample_id.clone()).or_default().push(a);
+    }
+    let mut out = BTreeMap::new();
+    for s in read::samples(store.conn(), &row.eval_id)? {
+        if !matches!(s.status.as_str(), "failed" | "error") {
+            continue;
+        }
+        let a = attempts.get(&s.sample_id).map_or(&[][..], Vec::as_slice);
+        let c = checks.get(&s.sample_id).map_or(&[][..], Vec::as_slice);
+        let docs = tree::documents(
+            row,
+            &scoring,
+            &s,
+            &epoch_docs(None, &Default::default(), &scoring, &s, a, c)?,
+        );
+        if let Some(e) = docs.entry {
+            out.insert(s.ord, e);
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,433 @@
+//! `plexus eval`: running a spec over a dataset ([`live`], [`scorer`], [`tree_writer`]),
+//! and the commands on evals already made: resume, rerun, rescore ([`rescore`]),
+//! compare, show, list and export-tree.
+
+pub mod live;
+pub mod prepare;
+pub mod report;
+pub mod rescore;
+pub mod scorer;
+pub mod tree_writer;
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use color_eyre::eyre::{eyre, Result};
+use serde_json::Value;
+
+use crate::cli::{EvalArgs, EvalCommand, EvalRunArgs};
+use crate::engine::EngineConfig;
+use crate::eval::compare::{compare, SampleResult};
+use crate::eval::finish::{copy_prefix, results, write_end};
+use crate::eval::read::{self, find_eval};
+use crate::eval::record::{new_eval_id, EvalRow, SampleRow};
+use crate::exit::InvalidOptions;
+use crate::launch::config::{engine_config, run_config, sim_config};
+use crate::launch::{prepare_resume, Globals};
+use crate::store::Store;
+
+use self::live::{run_eval, Launch, GATE_MISSED};
+use self::prepare::{copies_plan, next_iteration, prepare};
+
+/// Runs `plexus eval …`.
+pub async fn eval(g: &Globals, args: EvalArgs) -> Result<ExitCode> {
+    match args.command {
+        None => run_spec(g, args.run).await,
+        Some(EvalCommand::Resume { eval, json, .. }) => {
+            let row = find_eval(Store::open(&g.db)?.conn(), &eval)?;
+            resume(g, row, json).await
+        }
+        Some(EvalCommand::Rerun {
+            eval,
+            failing,
+            errors,
+            check,
+            json,
+            ..
+        }) => rerun(g, &eval, failing, errors, &check, json).await,
+        Some(EvalCommand::Rescore {
+            eval,
+            checks,
+            out,
+            json,
+        }) => rescore::rescore(&g.db, &eval, &checks, out.as_deref(), json),
+        Some(EvalCommand::Compare {
+            a,
+            b,
+            by,
+            gate,
+            json,
+        }) => compare_evals(&g.db, &a, &b, by.as_deref(), &gate, json),
+        Some(EvalCommand::Show { eval, sample, json }) => {
+            show(&g.db, &eval, sample.as_deref(), json)
+        }
+        Some(EvalCommand::List { json }) => list(&g.db, json),
+        Some(EvalCommand::ExportTree { eval, dir }) => export_tree(&g.db, &eval, &dir),
+    }
+}
+
+/// `plexus eval SPEC`: a new eval, or the unfinished one the same command made.
+async fn run_spec(g: &Globals, args: EvalRunArgs) -> Result<ExitCode> {
+    let provider = g
+        .provider
+        .clone()
+        .unwrap_or_else(|| "simulated".to_string());
+    let p = prepare(&args, &provider)?;
+    if g.db.is_file() {
+        drop(crate::store::open_connection(&g.db)?);
+        let store = Store::open(&g.db)?;
+        if let Some(prev) = read::unfinished_with_key(store.conn(), &p.row.eval_key)? {
+            crate::errln!(
+                "eval {}: the same command made it and it did not finish; continuing it",
+                prev.eval_id
+            );
+            return resume(g, prev, args.json).await;
+        }
+    }
+    let refs: Vec<&crate::eval::dataset::Sample> = p.samples.iter().collect();
+    let plan = copies_plan(
+        &p.plan,
+        &refs,
+        p.spec.epochs,
+        &format!("{} (eval {})", p.spec.plan.display(), p.spec.name),
+    )?;
+    let mut engine = engine_config(g, EngineConfig::default());
+    engine.skills_dir = crate::engine::config::skills_dir_for(&p.spec.plan, &engine.workspace);
+    let simulated = sim_config(engine.seed, &args.sim, args.faults);
+    let config = run_config(g, engine, simulated);
+    run_eval(
+        g,
+        Launch {
+            row: p.row,
+            samples: p.sample_rows,
+            new_eval: true,
+            json: args.json,
+        },
+        plan,
+        config,
+        None,
+    )
+    .await
+}
+
+/// Continues eval `row` on its run.
+async fn resume(g: &Globals, row: EvalRow, json: bool) -> Result<ExitCode> {
+    if row.status == "finished" {
+        return Err(InvalidOptions(format!(
+            "eval {} has finished; `plexus eval show {}` shows it, `plexus eval rerun {} --errors` runs its errors again",
+            row.eval_id, row.eval_id, row.eval_id
+        ))
+        .into());
+    }
+    let Some(run) = row.run_id.clone() else {
+        return Err(eyre!(
+            "eval {} has no run yet (it stopped before its run began); run its command again",
+            row.eval_id
+        ));
+    };
+    let samples = read::samples(Store::open(&g.db)?.conn(), &row.eval_id)?;
+    let (plan, mut config, resuming) = prepare_resume(&g.db, &run)?;
+    config.engine = engine_config(g, config.engine);
+    if let Some(p) = &g.provider {
+        config.provider = p.clone();
+    }
+    run_eval(
+        g,
+        Launch {
+            row,
+            samples,
+            new_eval: false,
+            json,
+        },
+        plan,
+        config,
+        Some(resuming),
+    )
+    .await
+}
+
+/// `plexus eval rerun`: a child eval of the chosen samples, inheriting the others.
+async fn rerun(
+    g: &Globals,
+    eval: &str,
+    failing: bool,
+    errors: bool,
+    checks: &[String],
+    json: bool,
+) -> Result<ExitCode> {
+    if !failing && !errors && checks.is_empty() {
+        return Err(InvalidOptions(
+            "say which samples to run again: --failing, --errors or --check NAME".into(),
+        )
+        .into());
+    }
+    let store = Store::open(&g.db)?;
+    let parent = find_eval(store.conn(), eval)?;
+    let scoring = read::scoring_of(&parent)?;
+    for c in checks {
+        if !scoring.checks.iter().any(|k| &k.name == c) {
+            return Err(InvalidOptions(format!(
+                "--check {c}: eval {} has no such check",
+                parent.eval_id
+            ))
+            .into());
+        }
+    }
+    let failed_check: std::collections::HashSet<String> =
+        read::check_results(store.conn(), &parent.eval_id)?
+            .into_iter()
+            .filter(|c| c.passed == Some(false) && checks.contains(&c.check))
+            .map(|c| c.sample_id)
+            .collect();
+    let parent_samples = read::samples(store.conn(), &parent.eval_id)?;
+    let chosen = |s: &SampleRow| {
+        (failing && s.status == "failed")
+            || (errors && s.status == "error")
+            || failed_check.contains(&s.sample_id)
+    };
+    let n = parent_samples.iter().filter(|s| chosen(s)).count();
+    if n == 0 {
+        crate::outln!("eval {}: no sample to run again", parent.eval_id);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let run = parent
+        .run_id
+        .clone()
+        .ok_or_else(|| eyre!("eval {} has no run", parent.eval_id))?;
+    let (plan_json, mut config, _) = crate::launch::resume::load_resume(&store, &run)?;
+    // The child's plan: the parent's copies of the chosen samples.
+    let prefixes: std::collections::HashSet<String> = parent_samples
+        .iter()
+        .filter(|s| chosen(s))
+        .flat_map(|s| (1..=scoring.epochs).map(|e| copy_prefix(&s.sample_id, e, scoring.epochs)))
+        .collect();
+    let mut plan_value: Value = serde_json::from_str(&plan_json.json)
+        .map_err(|e| eyre!("the parent run's plan does not read: {e}"))?;
+    if let Some(Value::Array(tasks)) = plan_value.get_mut("tasks") {
+        tasks.retain(|t| {
+            t["task_id"]
+                .as_str()
+                .and_then(|id| id.rsplit_once('/'))
+                .is_some_and(|(prefix, _)| prefixes.contains(prefix))
+        });
+    }
+    let plan = crate::plan::parse_plan(
+        &serde_json::to_string(&plan_value)?,
+        &format!("rerun of eval {}", parent.eval_id),
+    )?;
+    config.engine = engine_config(g, config.engine);
+    if let Some(p) = &g.provider {
+        config.provider = p.clone();
+    }
+    let samples: Vec<SampleRow> = parent_samples
+        .into_iter()
+        .map(|s| {
+            if chosen(&s) {
+                SampleRow {
+                    status: "pending".into(),
+                    score: None,
+                    inherited_from: None,
+                    ..s
+                }
+            } else {
+                SampleRow {
+                    inherited_from: Some(
+                        s.inherited_from.clone().unwrap_or(parent.eval_id.clone()),
+                    ),
+                    ..s
+                }
+            }
+        })
+        .collect();
+    let out = parent.out_dir.clone().unwrap_or_else(|| "evals".into());
+    let row = EvalRow {
+        eval_id: new_eval_id(),
+        kind: "rerun".into(),
+        eval_key: format!("rerun:{}:{}", parent.eval_id, n),
+        run_id: None,
+        parent_id: Some(parent.eval_id.clone()),
+        iteration: next_iteration(Path::new(&out)).max(parent.iteration + 1),
+        status: "running".into(),
+        created_at: crate::clock::now_rfc3339(),
+        finished_at: None,
+        ..parent.clone()
+    };
+    rescore::copy_inherited(&g.db, &parent.eval_id, &row, &samples)?;
+    crate::errln!(
+        "eval {}: running {n} sample(s) of eval {} again; the others are inherited",
+        row.eval_id,
+        parent.eval_id
+    );
+    run_eval(
+        g,
+        Launch {
+            row,
+            samples,
+            new_eval: false,
+            json,
+        },
+        plan,
+        config,
+        None,
+    )
+    .await
+}
+
+/// `plexus eval compare A B`.
+fn compare_evals(
+    db: &Path,
+    a: &str,
+    b: &str,
+    by: Option<&str>,
+    gates: &[String],
+    json_out: bool,
+) -> Result<ExitCode> {
+    let store = Store::open(db)?;
+    let (ra, rb) = (find_eval(store.conn(), a)?, find_eval(store.conn(), b)?);
+    let (sa, sb) = (
+        read::sample_results(store.conn(), &ra)?,
+        read::sample_results(store.conn(), &rb)?,
+    );
+    for g in gates {
+        if !sa.iter().chain(&sb).any(|s| s.checks.contains_key(g)) {
+            return Err(InvalidOptions(format!("--gate {g}: neither eval has this check")).into());
+        }
+    }
+    let whole = compare(&sa, &sb);
+    let mut groups = Vec::new();
+    if let Some(by) = by {
+        let key = by
+            .strip_prefix("meta.")
+            .or_else(|| by.strip_prefix("metadata."))
+            .ok_or_else(|| InvalidOptions(format!("--by {by}: expected meta.K")))?;
+        let meta = |row: &EvalRow| -> Result<std::collections::HashMap<String, String>> {
+            Ok(read::samples(store.conn(), &row.eval_id)?
+                .into_iter()
+                .map(|s| {
+                    let v: Value = serde_json::from_str(&s.content).unwrap_or(Value::Null);
+                    let m = match &v["metadata"][key] {
+                        Value::Null => "(none)".to_string(),
+                        Value::String(x) => x.clone(),
+                        other => other.to_string(),
+                    };
+                    (s.sample_id, m)
+                })
+                .collect())
+        };
+        let (ma, mb) = (meta(&ra)?, meta(&rb)?);
+        let mut values: Vec<String> = ma.values().chain(mb.values()).cloned().collect();
+        values.sort();
+        values.dedup();
+        for v in values {
+            let pick = |s: &[SampleResult], m: &std::collections::HashMap<String, String>| {
+                s.iter()
+                    .filter(|r| m.get(&r.id) == Some(&v))
+                    .cloned()
+                    .collect::<Vec<_>>()
+            };
+            groups.push((
+                format!("{by}={v}"),
+                compare(&pick(&sa, &ma), &pick(&sb, &mb)),
+            ));
+        }
+    }
+    let regressed: Vec<&str> = whole
+        .checks
+        .iter()
+        .filter(|k| gates.contains(&k.check) && k.difference.hi < 0.0 && k.p_adjusted < 0.05)
+        .map(|k| k.check.as_str())
+        .collect();
+    if json_out {
+        crate::rawln!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({
+                "a": ra.eval_id, "b": rb.eval_id, "comparison": whole,
+                "groups": groups.iter().map(|(g, c)| serde_json::json!({"group": g, "comparison": c})).collect::<Vec<_>>(),
+                "gates_regressed": regressed,
+            }))?
+        );
+    } else {
+        report::print_comparison(&ra.eval_id, &rb.eval_id, &whole, None);
+        for (g, c) in &groups {
+            report::print_comparison(&ra.eval_id, &rb.eval_id, c, Some(g));
+        }
+        for r in &regressed {
+            crate::outln!("gate {r}: a significant regression (p < 0.05 after adjustment)");
+        }
+    }
+    Ok(if regressed.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(GATE_MISSED)
+    })
+}
+
+/// `plexus eval show`.
+fn show(db: &Path, eval: &str, sample: Option<&str>, json_out: bool) -> Result<ExitCode> {
+    let store = Store::open(db)?;
+    let row = find_eval(store.conn(), eval)?;
+    if let Some(id) = sample {
+        let s = read::samples(store.conn(), &row.eval_id)?
+            .into_iter()
+            .find(|s| s.sample_id == id)
+            .ok_or_else(|| InvalidOptions(format!("eval {} has no sample `{id}`", row.eval_id)))?;
+        let attempts = read::attempts(store.conn(), &row.eval_id, Some(id))?;
+        let checks: Vec<_> = read::check_results(store.conn(), &row.eval_id)?
+            .into_iter()
+            .filter(|c| c.sample_id == id)
+            .collect();
+        report::print_sample(&s, &attempts, &checks, json_out)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    report::print_results(&row, &results(store.conn(), &row)?, json_out)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `plexus eval list`.
+fn list(db: &Path, json_out: bool) -> Result<ExitCode> {
+    if !db.is_file() {
+        report::print_list(&[], json_out)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let store = Store::open(db)?;
+    let mut rows = Vec::new();
+    for r in read::list_evals(store.conn())? {
+        let c = read::counts(store.conn(), &r.eval_id)?;
+        rows.push((r, c));
+    }
+    report::print_list(&rows, json_out)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `plexus eval export-tree EVAL DIR`.
+fn export_tree(db: &Path, eval: &str, dir: &Path) -> Result<ExitCode> {
+    let store = Store::open(db)?;
+    let row = find_eval(store.conn(), eval)?;
+    let it = crate::eval::tree::iteration_dir(dir, row.iteration);
+    if std::fs::read_dir(&it).is_ok_and(|mut d| d.next().is_some()) {
+        return Err(InvalidOptions(format!(
+            "{} already exists and is not empty; choose another directory",
+            it.display()
+        ))
+        .into());
+    }
+    let at = row
+        .finished_at
+        .clone()
+        .unwrap_or_else(|| row.created_at.clone());
+    let r = write_end(
+        store.conn(),
+        Some(&store),
+        &row,
+        dir,
+        &at,
+        row.status != "finished",
+    )?;
+    crate::outln!(
+        "eval {}: {} samples written to {}",
+        row.eval_id,
+        r.counts.total(),
+        it.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,131 @@
+//! The failure tree of a running eval, written on a thread of its own so that scoring
+//! never waits for the disk: each sample's document when it is dispatched, its other
+//! documents when it is scored, and `failure_summary.json` refreshed at most once a
+//! second while samples fail. A write that fails is reported once and the eval goes on:
+//! the database is the record, and `plexus eval export-tree` writes the tree again.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use crate::eval::record::{EvalRow, SampleRow};
+use crate::eval::tree::{self, SampleDocs};
+use crate::protocol::handoff::FailureSampleIndexEntry;
+
+/// How often the summary is written again while samples keep failing.
+const SUMMARY_EVERY: Duration = Duration::from_secs(1);
+
+/// Work for the tree thread.
+pub enum TreeJob {
+    /// A sample was dispatched: write `samples/ID.json` (when it is not there yet).
+    Sample(SampleRow),
+    /// A sample was scored: write its documents.
+    Docs(Box<(SampleRow, SampleDocs)>),
+}
+
+/// The sending side of the tree thread.
+pub struct TreeWriter {
+    tx: Option<Sender<TreeJob>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl TreeWriter {
+    /// Starts the thread writing eval `row`'s tree of `total` samples under
+    /// `iteration_dir`; `failed` are the index entries of samples that failed before
+    /// (a resumed eval), by dataset order.
+    pub fn start(
+        row: EvalRow,
+        iteration_dir: PathBuf,
+        total: u64,
+        failed: BTreeMap<u64, FailureSampleIndexEntry>,
+    ) -> TreeWriter {
+        let (tx, rx) = channel();
+        let thread = std::thread::Builder::new()
+            .name("plexus-eval-tree".into())
+            .spawn(move || write_loop(row, iteration_dir, total, failed, rx))
+            .ok();
+        TreeWriter {
+            tx: Some(tx),
+            thread,
+        }
+    }
+
+    /// Queues a job.
+    pub fn send(&self, job: TreeJob) {
+        if let Some(tx) = &self.tx {
+            let _ = tx.send(job);
+        }
+    }
+
+    /// Waits for every queued job to be written.
+    pub fn finish(mut self) {
+        drop(self.tx.take());
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+fn write_loop(
+    row: EvalRow,
+    it: PathBuf,
+    total: u64,
+    mut failed: BTreeMap<u64, FailureSampleIndexEntry>,
+    rx: Receiver<TreeJob>,
+) {
+    let mut warned = false;
+    let mut report = |what: &str, e: &dyn std::fmt::Display| {
+        if !warned {
+            crate::errln!(
+                "eval {}: the failure tree could not be written ({what}: {e}); the results are in the database, and `plexus eval export-tree {}` writes the tree again",
+                row.eval_id,
+                row.eval_id
+            );
+            warned = true;
+        }
+    };
+    if let Err(e) = tree::prepare(&it) {
+        report("its folders", &e);
+    }
+    let mut dirty = false;
+    let mut last = Instant::now();
+    loop {
+        let job = match rx.recv_timeout(SUMMARY_EVERY) {
+            Ok(job) => Some(job),
+            Err(RecvTimeoutError::Timeout) => None,
+            Err(RecvTimeoutError::Disconnected) => break,
+        };
+        match job {
+            Some(TreeJob::Sample(s)) => {
+                let path = it.join(crate::failures::layout::sample_path(&s.file_id));
+                if !path.exists() {
+                    if let Err(e) = tree::write_sample(&it, &row, &s) {
+                        report("a sample", &e);
+                    }
+                }
+            }
+            Some(TreeJob::Docs(b)) => {
+                let (s, docs) = *b;
+                if let Err(e) = tree::write_docs(&it, &s, &docs) {
+                    report("a sample's documents", &e);
+                }
+                if let Some(entry) = docs.entry {
+                    failed.insert(s.ord, entry);
+                    dirty = true;
+                }
+            }
+            None => {}
+        }
+        if dirty && last.elapsed() >= SUMMARY_EVERY {
+            let entries = failed.values().cloned().collect();
+            let summary = tree::summary(row.iteration, crate::clock::now_rfc3339(), total, entries);
+            if let Err(e) = tree::write_summary(&it, &summary) {
+                report("the summary", &e);
+            }
+            dirty = false;
+            last = Instant::now();
+        }
+    }
+}

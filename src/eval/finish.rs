@@ -1,0 +1,292 @@
+//! An eval's results as a whole, from the database: the pass rate of each check (errors
+//! in every denominator), the gates missed, and the end of its failure tree (summary,
+//! problems report, handoff). The same reading writes the tree live and again with
+//! `eval export-tree`.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use rusqlite::Connection;
+use serde::Serialize;
+
+use super::observe::{observe, tool_calls, CopyTasks};
+use super::problems::{self, Failed};
+use super::read::{self, Counts, ReadError, StoredAttempt, StoredCheck};
+use super::record::{EvalRow, SampleRow};
+use super::spec::Scoring;
+use super::tree::{self, EpochDoc};
+use crate::eval::expand::copy_id;
+use crate::failures::layout;
+use crate::failures::write::{write_json_atomic, WriteError};
+use crate::store::{Store, StoreError};
+
+/// Why an eval's results could not be read or written.
+#[derive(Debug, thiserror::Error)]
+pub enum FinishError {
+    /// Reading the eval failed.
+    #[error(transparent)]
+    Read(#[from] ReadError),
+    /// Reading the run failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// Writing the tree failed.
+    #[error(transparent)]
+    Write(#[from] WriteError),
+}
+
+/// One check's pass rate.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CheckRate {
+    /// The check.
+    pub check: String,
+    /// Samples that passed it.
+    pub passed: u64,
+    /// Samples scored (errors included: a sample that could not be scored did not pass).
+    pub of: u64,
+    /// Samples that could not be scored.
+    pub errors: u64,
+    /// `passed / of`.
+    pub rate: f64,
+    /// Its gate, when it has one.
+    pub gate: Option<f64>,
+}
+
+/// An eval's results.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Results {
+    /// The samples by status.
+    pub counts: Counts,
+    /// Each check's pass rate, in the spec's order.
+    pub checks: Vec<CheckRate>,
+    /// The gates missed: `(check, rate, gate)`.
+    pub gates_missed: Vec<(String, f64, f64)>,
+    /// Tokens of every attempt.
+    pub tokens: u64,
+    /// Cost of every attempt, when every one is known.
+    pub cost_usd: Option<f64>,
+}
+
+/// The prefix of the task ids of epoch `epoch` of sample `id`.
+pub fn copy_prefix(id: &str, epoch: u32, epochs: u32) -> String {
+    if epochs <= 1 {
+        id.to_string()
+    } else {
+        format!("{id}#{epoch}")
+    }
+}
+
+/// The tasks of epoch `epoch` of sample `id`, by the scoring's plan tasks.
+pub fn copy_tasks(scoring: &Scoring, id: &str, epoch: u32) -> CopyTasks {
+    let prefix = copy_prefix(id, epoch, scoring.epochs);
+    CopyTasks {
+        tasks: scoring
+            .plan_tasks
+            .iter()
+            .map(|t| copy_id(&prefix, t))
+            .collect(),
+        output_task: copy_id(&prefix, &scoring.output_task),
+    }
+}
+
+/// The results of eval `row`.
+pub fn results(conn: &Connection, row: &EvalRow) -> Result<Results, ReadError> {
+    let scoring = read::scoring_of(row)?;
+    let counts = read::counts(conn, &row.eval_id)?;
+    let per_sample = read::sample_results(conn, row)?;
+    let mut checks = Vec::new();
+    for c in &scoring.checks {
+        let (mut passed, mut of, mut errors) = (0, 0, 0);
+        for s in &per_sample {
+            of += 1;
+            match s.checks.get(&c.name) {
+                Some(Some(true)) => passed += 1,
+                Some(None) | None => errors += 1,
+                _ => {}
+            }
+        }
+        checks.push(CheckRate {
+            check: c.name.clone(),
+            passed,
+            of,
+            errors,
+            rate: if of == 0 {
+                0.0
+            } else {
+                passed as f64 / of as f64
+            },
+            gate: scoring.fail_under.get(&c.name).copied(),
+        });
+    }
+    let gates_missed = checks
+        .iter()
+        .filter_map(|c| {
+            c.gate
+                .filter(|g| c.rate < *g)
+                .map(|g| (c.check.clone(), c.rate, g))
+        })
+        .collect();
+    let (tokens, cost): (i64, Option<f64>) = conn.query_row(
+        "SELECT COALESCE(SUM(tokens), 0), CASE WHEN COUNT(*) = COUNT(cost_usd) THEN SUM(cost_usd) END
+         FROM eval_attempts WHERE eval_id = ?1",
+        [&row.eval_id],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )?;
+    Ok(Results {
+        counts,
+        checks,
+        gates_missed,
+        tokens: tokens.max(0) as u64,
+        cost_usd: cost,
+    })
+}
+
+/// A sample's epochs as its documents show them, from the stored attempts and checks;
+/// with `store`, each epoch's output and trace are read from its run.
+pub fn epoch_docs(
+    store: Option<&Store>,
+    tools: &std::collections::HashMap<String, Vec<super::checks::ToolCall>>,
+    scoring: &Scoring,
+    s: &SampleRow,
+    attempts: &[StoredAttempt],
+    checks: &[StoredCheck],
+) -> Result<Vec<EpochDoc>, StoreError> {
+    let mut out = Vec::with_capacity(attempts.len());
+    for a in attempts {
+        let (output, trace) = match store {
+            Some(store) => {
+                let copy = copy_tasks(scoring, &s.sample_id, a.epoch);
+                let calls = copy
+                    .tasks
+                    .iter()
+                    .flat_map(|t| tools.get(t).cloned().unwrap_or_default())
+                    .collect();
+                let o = observe(store, &a.run_id, &copy, calls)?;
+                (o.seen.output, o.seen.trace)
+            }
+            None => (String::new(), serde_json::Value::Null),
+        };
+        let mut rows: Vec<&StoredCheck> = checks
+            .iter()
+            .filter(|c| c.sample_id == s.sample_id && c.epoch == a.epoch)
+            .collect();
+        let order = |name: &str| scoring.checks.iter().position(|c| c.name == name);
+        rows.sort_by_key(|c| order(&c.check));
+        out.push(EpochDoc {
+            epoch: a.epoch,
+            status: a.status.clone(),
+            score: a.score,
+            tokens: a.tokens,
+            latency_ms: a.latency_ms,
+            cost_usd: a.cost_usd,
+            error: a.error.clone(),
+            checks: rows
+                .into_iter()
+                .map(|c| super::record::CheckRow {
+                    name: c.check.clone(),
+                    passed: c.passed,
+                    score: c.score,
+                    result: c.result.clone(),
+                })
+                .collect(),
+            output,
+            trace,
+        });
+    }
+    Ok(out)
+}
+
+/// Groups `v` by sample id.
+fn by_sample<T: Clone>(v: Vec<T>, id: impl Fn(&T) -> &str) -> BTreeMap<String, Vec<T>> {
+    let mut m: BTreeMap<String, Vec<T>> = BTreeMap::new();
+    for x in v {
+        m.entry(id(&x).to_string()).or_default().push(x);
+    }
+    m
+}
+
+/// Writes the end of eval `row`'s tree into iteration directory `it`: the summary, the
+/// problems report and the handoff (beside `execution_outputs/`), dated `at`. With
+/// `store`, every scored sample's documents are written too (an export).
+pub fn write_end(
+    conn: &Connection,
+    store: Option<&Store>,
+    row: &EvalRow,
+    out: &Path,
+    at: &str,
+    incomplete: bool,
+) -> Result<Results, FinishError> {
+    let scoring = read::scoring_of(row)?;
+    let it = tree::iteration_dir(out, row.iteration);
+    tree::prepare(&it)?;
+    let samples = read::samples(conn, &row.eval_id)?;
+    let attempts = by_sample(read::attempts(conn, &row.eval_id, None)?, |a| &a.sample_id);
+    let checks = by_sample(read::check_results(conn, &row.eval_id)?, |c| &c.sample_id);
+    let mut tools = std::collections::HashMap::new();
+    if let Some(store) = store {
+        let runs: std::collections::BTreeSet<&str> = attempts
+            .values()
+            .flatten()
+            .map(|a| a.run_id.as_str())
+            .collect();
+        for r in runs {
+            tools.extend(tool_calls(store, r)?);
+        }
+    }
+    let mut entries = Vec::new();
+    let mut failed = Vec::new();
+    let none = Vec::new();
+    for s in &samples {
+        if store.is_some() {
+            tree::write_sample(&it, row, s)?;
+        }
+        if s.status == "pending" {
+            continue;
+        }
+        let a = attempts.get(&s.sample_id).unwrap_or(&none);
+        let c: &[StoredCheck] = checks.get(&s.sample_id).map_or(&[], Vec::as_slice);
+        let docs = tree::documents(
+            row,
+            &scoring,
+            s,
+            &epoch_docs(store, &tools, &scoring, s, a, c)?,
+        );
+        if store.is_some() {
+            tree::write_docs(&it, s, &docs)?;
+        }
+        if let (Some(entry), Some(attribution)) = (docs.entry, docs.attribution) {
+            entries.push(entry);
+            failed.push(Failed {
+                file_id: s.file_id.clone(),
+                status: s.status.clone(),
+                attribution,
+            });
+        }
+    }
+    let results = results(conn, row)?;
+    let total = results.counts.total();
+    let report = problems::report(&scoring, &failed, total, row.iteration, at);
+    tree::write_summary(
+        &it,
+        &tree::summary(row.iteration, at.to_string(), total, entries.clone()),
+    )?;
+    write_json_atomic(&it.join(layout::REPORT_FILE), &report)?;
+    let trigger = problems::trigger_reason(&report, &results.gates_missed);
+    let handoff = problems::handoff(
+        &report,
+        &entries,
+        format!(
+            "{}/{}{}",
+            layout::OUTPUTS_DIR,
+            layout::ITERATION_PREFIX,
+            row.iteration
+        ),
+        row.iteration,
+        results.counts.passed,
+        total,
+        trigger,
+        at,
+        incomplete,
+    );
+    write_json_atomic(&out.join(tree::HANDOFF_FILE), &handoff)?;
+    Ok(results)
+}

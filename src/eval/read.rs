@@ -1,0 +1,322 @@
+//! Reading evals back: one eval by id, prefix or `latest`; the list; its samples; its
+//! attempts and check results; each sample's result per check over its epochs (what
+//! `eval compare` aligns).
+
+use std::collections::BTreeMap;
+
+use rusqlite::{params, Connection, OptionalExtension};
+
+use super::compare::SampleResult;
+use super::epochs::Reducer;
+use super::record::{EvalRow, SampleRow};
+use super::score::check_over_epochs;
+use super::spec::Scoring;
+
+/// Why an eval could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    /// No eval has this id or prefix.
+    #[error("no eval `{0}` in the database (`plexus eval list` lists them)")]
+    NoSuchEval(String),
+    /// Several evals start with this prefix.
+    #[error("`{prefix}` names several evals: {}", .candidates.join(", "))]
+    Ambiguous {
+        /// The prefix.
+        prefix: String,
+        /// Some of them.
+        candidates: Vec<String>,
+    },
+    /// The stored scoring does not read.
+    #[error("eval {eval}: its stored scoring does not read: {message}")]
+    Scoring {
+        /// The eval.
+        eval: String,
+        /// Why.
+        message: String,
+    },
+    /// SQLite failed.
+    #[error(transparent)]
+    Sql(#[from] rusqlite::Error),
+}
+
+const EVAL_COLUMNS: &str = "eval_id, name, eval_key, kind, run_id, parent_id, iteration, spec_path,
+    spec_json, dataset_path, out_dir, status, created_at, finished_at, sample_count";
+
+fn eval_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<EvalRow> {
+    Ok(EvalRow {
+        eval_id: r.get(0)?,
+        name: r.get(1)?,
+        eval_key: r.get(2)?,
+        kind: r.get(3)?,
+        run_id: r.get(4)?,
+        parent_id: r.get(5)?,
+        iteration: r.get(6)?,
+        spec_path: r.get(7)?,
+        spec_json: r.get(8)?,
+        dataset_path: r.get(9)?,
+        out_dir: r.get(10)?,
+        status: r.get(11)?,
+        created_at: r.get(12)?,
+        finished_at: r.get(13)?,
+        sample_count: r.get::<_, i64>(14)?.max(0) as u64,
+    })
+}
+
+/// The eval named by `id`: a full id, a unique prefix, or `latest` (the newest).
+pub fn find_eval(conn: &Connection, id: &str) -> Result<EvalRow, ReadError> {
+    let newest = "ORDER BY created_at DESC, eval_id DESC";
+    if id == "latest" {
+        return conn
+            .query_row(
+                &format!("SELECT {EVAL_COLUMNS} FROM evals {newest} LIMIT 1"),
+                [],
+                eval_row,
+            )
+            .optional()?
+            .ok_or_else(|| ReadError::NoSuchEval(id.into()));
+    }
+    if let Some(row) = conn
+        .query_row(
+            &format!("SELECT {EVAL_COLUMNS} FROM evals WHERE eval_id = ?1"),
+            [id],
+            eval_row,
+        )
+        .optional()?
+    {
+        return Ok(row);
+    }
+    let mut st = conn.prepare(&format!(
+        "SELECT {EVAL_COLUMNS} FROM evals WHERE substr(eval_id, 1, length(?1)) = ?1 {newest} LIMIT 6"
+    ))?;
+    let mut rows: Vec<EvalRow> = st.query_map([id], eval_row)?.collect::<Result<_, _>>()?;
+    match rows.len() {
+        0 => Err(ReadError::NoSuchEval(id.into())),
+        1 => Ok(rows.remove(0)),
+        _ => Err(ReadError::Ambiguous {
+            prefix: id.into(),
+            candidates: rows.into_iter().map(|r| r.eval_id).collect(),
+        }),
+    }
+}
+
+/// Every eval, newest first.
+pub fn list_evals(conn: &Connection) -> Result<Vec<EvalRow>, ReadError> {
+    let mut st = conn.prepare(&format!(
+        "SELECT {EVAL_COLUMNS} FROM evals ORDER BY created_at DESC, eval_id DESC"
+    ))?;
+    let rows = st.query_map([], eval_row)?.collect::<Result<_, _>>()?;
+    Ok(rows)
+}
+
+/// The newest eval made from the same command (`key`) that has not finished.
+pub fn unfinished_with_key(conn: &Connection, key: &str) -> Result<Option<EvalRow>, ReadError> {
+    Ok(conn
+        .query_row(
+            &format!(
+                "SELECT {EVAL_COLUMNS} FROM evals WHERE eval_key = ?1 AND status <> 'finished'
+                 ORDER BY created_at DESC LIMIT 1"
+            ),
+            [key],
+            eval_row,
+        )
+        .optional()?)
+}
+
+/// How many samples of an eval have each status.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Counts {
+    /// Not scored yet.
+    pub pending: u64,
+    /// Passed.
+    pub passed: u64,
+    /// Failed.
+    pub failed: u64,
+    /// Could not be scored (the model was not reached).
+    pub error: u64,
+}
+
+impl Counts {
+    /// Samples scored.
+    pub fn done(&self) -> u64 {
+        self.passed + self.failed + self.error
+    }
+
+    /// Every sample.
+    pub fn total(&self) -> u64 {
+        self.done() + self.pending
+    }
+}
+
+/// The counts of eval `eval_id`'s samples by status.
+pub fn counts(conn: &Connection, eval_id: &str) -> Result<Counts, ReadError> {
+    let mut c = Counts::default();
+    let mut st = conn.prepare_cached(
+        "SELECT status, COUNT(*) FROM eval_samples WHERE eval_id = ?1 GROUP BY status",
+    )?;
+    let mut rows = st.query([eval_id])?;
+    while let Some(r) = rows.next()? {
+        let n = r.get::<_, i64>(1)?.max(0) as u64;
+        match r.get::<_, String>(0)?.as_str() {
+            "passed" => c.passed += n,
+            "failed" => c.failed += n,
+            "error" => c.error += n,
+            _ => c.pending += n,
+        }
+    }
+    Ok(c)
+}
+
+/// The samples of an eval, in dataset order.
+pub fn samples(conn: &Connection, eval_id: &str) -> Result<Vec<SampleRow>, ReadError> {
+    let mut st = conn.prepare(
+        "SELECT sample_id, ord, file_id, hash, line, content, status, score, inherited_from
+         FROM eval_samples WHERE eval_id = ?1 ORDER BY ord",
+    )?;
+    let rows = st
+        .query_map([eval_id], |r| {
+            Ok(SampleRow {
+                sample_id: r.get(0)?,
+                ord: r.get::<_, i64>(1)?.max(0) as u64,
+                file_id: r.get(2)?,
+                hash: r.get(3)?,
+                line: r.get::<_, i64>(4)?.max(0) as u64,
+                content: r.get(5)?,
+                status: r.get(6)?,
+                score: r.get(7)?,
+                inherited_from: r.get(8)?,
+            })
+        })?
+        .collect::<Result<_, _>>()?;
+    Ok(rows)
+}
+
+/// One stored check result.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct StoredCheck {
+    /// The sample.
+    pub sample_id: String,
+    /// The epoch.
+    pub epoch: u32,
+    /// The check.
+    pub check: String,
+    /// Whether it passed (`None`: not scored).
+    pub passed: Option<bool>,
+    /// Its score.
+    pub score: Option<f64>,
+    /// Expected, found, where and why (JSON).
+    pub result: Option<String>,
+}
+
+/// Every check result of an eval, by sample, epoch and check.
+pub fn check_results(conn: &Connection, eval_id: &str) -> Result<Vec<StoredCheck>, ReadError> {
+    let mut st = conn.prepare(
+        "SELECT sample_id, epoch, check_name, passed, score, result FROM eval_checks
+         WHERE eval_id = ?1 ORDER BY sample_id, epoch, check_name",
+    )?;
+    let rows = st
+        .query_map([eval_id], |r| {
+            Ok(StoredCheck {
+                sample_id: r.get(0)?,
+                epoch: r.get(1)?,
+                check: r.get(2)?,
+                passed: r.get(3)?,
+                score: r.get(4)?,
+                result: r.get(5)?,
+            })
+        })?
+        .collect::<Result<_, _>>()?;
+    Ok(rows)
+}
+
+/// One stored attempt (without its checks).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct StoredAttempt {
+    /// The sample.
+    pub sample_id: String,
+    /// The epoch.
+    pub epoch: u32,
+    /// The run its copy ran in.
+    pub run_id: String,
+    /// `passed`, `failed` or `error`.
+    pub status: String,
+    /// Its score.
+    pub score: f64,
+    /// Tokens.
+    pub tokens: u64,
+    /// Wall time, ms.
+    pub latency_ms: u64,
+    /// Cost, when known.
+    pub cost_usd: Option<f64>,
+    /// Why it could not be scored.
+    pub error: Option<String>,
+}
+
+/// The attempts of one sample of an eval (all samples when `sample` is `None`), by
+/// sample and epoch.
+pub fn attempts(
+    conn: &Connection,
+    eval_id: &str,
+    sample: Option<&str>,
+) -> Result<Vec<StoredAttempt>, ReadError> {
+    let mut st = conn.prepare_cached(
+        "SELECT sample_id, epoch, run_id, status, score, tokens, latency_ms, cost_usd, error
+         FROM eval_attempts WHERE eval_id = ?1 AND (?2 IS NULL OR sample_id = ?2)
+         ORDER BY sample_id, epoch",
+    )?;
+    let rows = st
+        .query_map(params![eval_id, sample], |r| {
+            Ok(StoredAttempt {
+                sample_id: r.get(0)?,
+                epoch: r.get(1)?,
+                run_id: r.get(2)?,
+                status: r.get(3)?,
+                score: r.get(4)?,
+                tokens: r.get::<_, i64>(5)?.max(0) as u64,
+                latency_ms: r.get::<_, i64>(6)?.max(0) as u64,
+                cost_usd: r.get(7)?,
+                error: r.get(8)?,
+            })
+        })?
+        .collect::<Result<_, _>>()?;
+    Ok(rows)
+}
+
+/// The scoring an eval was run with.
+pub fn scoring_of(row: &EvalRow) -> Result<Scoring, ReadError> {
+    serde_json::from_str(&row.spec_json).map_err(|e| ReadError::Scoring {
+        eval: row.eval_id.clone(),
+        message: e.to_string(),
+    })
+}
+
+/// A check's result in one epoch: passed (`None`: not scored) and score.
+type EpochCheck = (Option<bool>, Option<f64>);
+
+/// Each scored sample's result per check over its epochs (with the eval's reducer), in
+/// dataset order; samples not scored yet are left out.
+pub fn sample_results(conn: &Connection, row: &EvalRow) -> Result<Vec<SampleResult>, ReadError> {
+    let reducer: Reducer = scoring_of(row)?.reducer();
+    let mut per: BTreeMap<(String, String), Vec<EpochCheck>> = BTreeMap::new();
+    for c in check_results(conn, &row.eval_id)? {
+        per.entry((c.sample_id, c.check))
+            .or_default()
+            .push((c.passed, c.score));
+    }
+    let mut out = Vec::new();
+    for s in samples(conn, &row.eval_id)? {
+        if s.status == "pending" {
+            continue;
+        }
+        let checks = per
+            .range((s.sample_id.clone(), String::new())..)
+            .take_while(|((id, _), _)| *id == s.sample_id)
+            .map(|((_, check), epochs)| (check.clone(), check_over_epochs(reducer, epochs)))
+            .collect();
+        out.push(SampleResult {
+            id: s.sample_id,
+            hash: s.hash,
+            checks,
+        });
+    }
+    Ok(out)
+}

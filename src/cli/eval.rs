@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 
-use super::options::{at_least_one, FaultMix, SessionOpts, SimOpts};
+use super::options::{at_least_one, FaultMix, SimOpts};
 
 /// `plexus eval SPEC [OPTIONS]` or `plexus eval COMMAND`.
 #[derive(Args, Debug)]
@@ -61,11 +61,31 @@ pub struct EvalRunArgs {
     /// Faults the simulated provider injects.
     #[arg(long, value_enum, default_value_t = FaultMix::None)]
     pub faults: FaultMix,
+    /// Multiplier on every timeout (1.0 = as the plan says).
+    #[arg(long, value_name = "X", default_value_t = 1.0)]
+    pub timeout_scale: f64,
+    /// Divide every retry delay by this (1 = the protocol's 5 s, 15 s, 30 s…).
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub retry_delay_div: u64,
     /// Seed of the simulated provider (same seed, same answers).
     #[arg(long, default_value_t = 7, help_heading = "Session options")]
     pub seed: u64,
-    #[command(flatten)]
-    pub session: SessionOpts,
+    /// Provider profile: `simulated` (built in, offline) or a `[providers.NAME]` of
+    /// plexus.toml (see `plexus providers`).
+    #[arg(
+        long,
+        env = "PLEXUS_PROVIDER",
+        value_name = "NAME",
+        help_heading = "Session options"
+    )]
+    pub provider: Option<String>,
+    /// Most model calls in flight [default: 8].
+    #[arg(long, value_name = "N", value_parser = at_least_one(), help_heading = "Session options")]
+    pub concurrency: Option<usize>,
+    /// Money budget in US dollars: once the calls cost this much, no new call starts and
+    /// the eval stops, resumable (needs the model's price in the config).
+    #[arg(long, value_name = "USD", value_parser = super::options::dollars, help_heading = "Session options")]
+    pub max_cost: Option<f64>,
     #[command(flatten)]
     pub sim: SimOpts,
 }

@@ -40,6 +40,8 @@ pub struct Side {
 pub struct CheckComparison {
     /// The check.
     pub check: String,
+    /// Whether both evals have it (a check only one has is listed, not compared).
+    pub compared: bool,
     /// The first evaluation's figures.
     pub first: Side,
     /// The second's.
@@ -92,9 +94,11 @@ pub fn compare(a: &[SampleResult], b: &[SampleResult]) -> Comparison {
     let mut names: Vec<&String> = a.iter().chain(b).flat_map(|s| s.checks.keys()).collect();
     names.sort();
     names.dedup();
+    let has = |side: &[SampleResult], name: &str| side.iter().any(|s| s.checks.contains_key(name));
     for name in names {
         let mut c = CheckComparison {
             check: name.clone(),
+            compared: has(a, name) && has(b, name),
             first: side(a, name),
             second: side(b, name),
             paired: Paired::default(),
@@ -129,9 +133,17 @@ pub fn compare(a: &[SampleResult], b: &[SampleResult]) -> Comparison {
         c.p = c.paired.mcnemar_p();
         out.checks.push(c);
     }
-    let adjusted = holm(&out.checks.iter().map(|c| c.p).collect::<Vec<_>>());
-    for (c, p) in out.checks.iter_mut().zip(adjusted) {
-        c.p_adjusted = p;
+    // Adjusted across the checks both sides have: a check only one side has is not
+    // compared, and does not make the others' p-values larger.
+    let compared: Vec<f64> = out
+        .checks
+        .iter()
+        .filter(|c| c.compared)
+        .map(|c| c.p)
+        .collect();
+    let mut adjusted = holm(&compared).into_iter();
+    for c in out.checks.iter_mut().filter(|c| c.compared) {
+        c.p_adjusted = adjusted.next().unwrap_or(1.0);
     }
     out
 }

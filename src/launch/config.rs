@@ -106,7 +106,16 @@ pub fn session_of(command: &Command) -> (SessionOpts, Option<u64>) {
             None,
         ),
         Command::Eval(a) => match &a.command {
-            None => (a.run.session.clone(), Some(a.run.seed)),
+            None => (
+                SessionOpts {
+                    provider: a.run.provider.clone(),
+                    concurrency: a.run.concurrency,
+                    max_cost: a.run.max_cost,
+                    headless: true,
+                    ..SessionOpts::default()
+                },
+                Some(a.run.seed),
+            ),
             Some(crate::cli::EvalCommand::Resume {
                 concurrency,
                 provider,

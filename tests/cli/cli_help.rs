@@ -149,7 +149,14 @@ fn each_command_lists_only_the_options_it_uses() {
                 || (path == ["debate"] && (s == "--provider" || s == "--headless"))
                 || (path == ["serve"] && s == "--provider")
                 || (path == ["bench", "engine"] && s == "--concurrency")
-                || (path == ["dev", "gen-failures"] && s == "--seed");
+                || (path == ["dev", "gen-failures"] && s == "--seed")
+                // An eval runs a plan (its resume and rerun keep the eval's seed); it has
+                // no screen yet, so no --headless.
+                || (path == ["eval"] && s != "--headless")
+                || (path.len() == 2
+                    && path[0] == "eval"
+                    && ["resume", "rerun"].contains(&path[1])
+                    && (s == "--concurrency" || s == "--provider"));
             assert_eq!(
                 opts.iter().any(|o| o == s),
                 allowed,

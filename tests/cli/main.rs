@@ -9,6 +9,7 @@ mod cli_providers;
 mod cost;
 mod diff;
 mod docs;
+mod eval;
 mod otlp;
 mod otlp_receiver;
 mod output_hygiene;

@@ -91,7 +91,17 @@ async fn run_spec(g: &Globals, args: EvalRunArgs) -> Result<ExitCode> {
         p.spec.epochs,
         &format!("{} (eval {})", p.spec.plan.display(), p.spec.name),
     )?;
-    let mut engine = engine_config(g, EngineConfig::default());
+    if !(args.timeout_scale > 0.0 && args.timeout_scale.is_finite()) {
+        return Err(InvalidOptions("--timeout-scale must be a positive number".into()).into());
+    }
+    let mut engine = engine_config(
+        g,
+        EngineConfig {
+            timeout_scale: args.timeout_scale,
+            retry: crate::engine::retry::RetryPolicy::default().scaled(args.retry_delay_div),
+            ..EngineConfig::default()
+        },
+    );
     engine.skills_dir = crate::engine::config::skills_dir_for(&p.spec.plan, &engine.workspace);
     let simulated = sim_config(engine.seed, &args.sim, args.faults);
     let config = run_config(g, engine, simulated);
@@ -194,14 +204,16 @@ async fn rerun(
         .run_id
         .clone()
         .ok_or_else(|| eyre!("eval {} has no run", parent.eval_id))?;
-    let (plan_json, mut config, _) = crate::launch::resume::load_resume(&store, &run)?;
+    let (_, plan_json, config_json) = store.run_plan(&run)?;
+    let mut config: crate::launch::RunConfig = serde_json::from_str(&config_json)
+        .map_err(|e| eyre!("run {run}: its stored config does not decode: {e}"))?;
     // The child's plan: the parent's copies of the chosen samples.
     let prefixes: std::collections::HashSet<String> = parent_samples
         .iter()
         .filter(|s| chosen(s))
         .flat_map(|s| (1..=scoring.epochs).map(|e| copy_prefix(&s.sample_id, e, scoring.epochs)))
         .collect();
-    let mut plan_value: Value = serde_json::from_str(&plan_json.json)
+    let mut plan_value: Value = serde_json::from_str(&plan_json)
         .map_err(|e| eyre!("the parent run's plan does not read: {e}"))?;
     if let Some(Value::Array(tasks)) = plan_value.get_mut("tasks") {
         tasks.retain(|t| {

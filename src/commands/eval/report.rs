@@ -235,7 +235,24 @@ pub fn print_comparison(a: &str, b: &str, c: &Comparison, group: Option<&str>) {
         Col::right("P (ADJ.)"),
         Col::right("FLIPS −/+"),
     ]);
-    for k in &c.checks {
+    for k in c.checks.iter().filter(|k| !k.compared) {
+        let rate = |s: &crate::eval::compare::Side| {
+            if s.n == 0 {
+                "—".to_string()
+            } else {
+                pct(s.rate.estimate)
+            }
+        };
+        t.row([
+            k.check.clone(),
+            rate(&k.first),
+            rate(&k.second),
+            "not in both".into(),
+            "—".into(),
+            "—".into(),
+        ]);
+    }
+    for k in c.checks.iter().filter(|k| k.compared) {
         t.row([
             k.check.clone(),
             pct(k.first.rate.estimate),

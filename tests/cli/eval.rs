@@ -1,0 +1,433 @@
+//! `plexus eval` end to end on the real binary: the fixture eval scored, its tree written
+//! while it runs and equal to `eval export-tree` after; a kill -9 and the same command
+//! again with no finished sample invoked twice; rerun, rescore and compare; a spec whose
+//! placeholders cannot be resolved refused before anything runs.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use rusqlite::Connection;
+use serde_json::Value;
+
+use crate::common::bin::{output, plexus, Running};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The fixture eval copied into `dir`.
+fn fixture(dir: &Path) -> PathBuf {
+    for f in ["arith.eval.json", "answer_plan.json", "arith.jsonl"] {
+        std::fs::copy(root().join("fixtures/eval").join(f), dir.join(f)).expect("copy fixture");
+    }
+    dir.join("arith.eval.json")
+}
+
+fn json_of(text: &str) -> Value {
+    serde_json::from_str(text).unwrap_or_else(|e| panic!("not JSON ({e}):\n{text}"))
+}
+
+fn db(dir: &Path) -> Connection {
+    Connection::open(dir.join("e.db")).expect("open the database")
+}
+
+fn count(dir: &Path, sql: &str) -> i64 {
+    db(dir).query_row(sql, [], |r| r.get(0)).unwrap_or(-1)
+}
+
+/// Every file under `dir`, by path relative to it, with its bytes.
+fn files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).expect("read dir").flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                let rel = p.strip_prefix(dir).expect("inside").display().to_string();
+                out.insert(rel, std::fs::read(&p).expect("read"));
+            }
+        }
+    }
+    out
+}
+
+fn eval_cmd(dir: &Path, pace: &[&str], extra: &[&str]) -> std::process::Command {
+    let mut c = plexus(dir);
+    c.args(["--db", "e.db", "eval", "arith.eval.json", "--out", "tree"])
+        .args(pace)
+        .args(extra);
+    c
+}
+
+const FAST: [&str; 4] = ["--chunk-ms", "0", "--first-chunk-ms", "0"];
+const SLOW: [&str; 6] = [
+    "--chunk-ms",
+    "30",
+    "--first-chunk-ms",
+    "150",
+    "--concurrency",
+    "2",
+];
+
+#[test]
+fn an_eval_writes_its_tree_as_samples_finish_and_export_tree_writes_the_same() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    fixture(dir.path());
+    let mut run = Running::spawn(
+        &mut eval_cmd(dir.path(), &SLOW, &["--json"]),
+        dir.path().join("eval.err"),
+    );
+    let it = dir.path().join("tree/execution_outputs/iteration_1");
+    // Mid-run: some samples are scored and their documents are on disk, others not yet.
+    let end = Instant::now() + Duration::from_secs(60);
+    let mid = loop {
+        let evals = std::fs::read_dir(it.join("evaluation_results"))
+            .map(|d| d.count())
+            .unwrap_or(0);
+        if (1..12).contains(&evals) {
+            break evals;
+        }
+        assert!(run.running(), "the eval ended before it was seen mid-way");
+        assert!(Instant::now() < end, "no sample scored: {}", run.stderr());
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(mid < 12);
+    assert_eq!(
+        std::fs::read_dir(it.join("samples"))
+            .map(|d| d.count())
+            .unwrap_or(0),
+        12,
+        "every sample's document is written when it is dispatched"
+    );
+    let one = std::fs::read_dir(it.join("evaluation_results"))
+        .expect("dir")
+        .flatten()
+        .next()
+        .expect("one evaluation");
+    let doc = json_of(&std::fs::read_to_string(one.path()).expect("read"));
+    assert!(doc["sample_id"].is_string() && doc["epochs"][0]["checker_results"].is_array());
+    let status = run.wait(Duration::from_secs(120));
+    assert_eq!(status.code(), Some(0), "{}", run.stderr());
+    let report = json_of(&run.stdout());
+    let counts = &report["counts"];
+    let failed = counts["failed"].as_u64().unwrap_or(99);
+    assert_eq!(
+        counts["passed"].as_u64().unwrap_or(0) + failed + counts["error"].as_u64().unwrap_or(0),
+        12
+    );
+    // The tree: every sample has its three documents, every failed one an attribution,
+    // and the summary lists exactly the failed ones.
+    let tree = files(&it);
+    for kind in ["samples", "execution_traces", "evaluation_results"] {
+        assert_eq!(
+            tree.keys().filter(|k| k.starts_with(kind)).count(),
+            12,
+            "{kind}"
+        );
+    }
+    let attributions = tree
+        .keys()
+        .filter(|k| k.starts_with("attribution_analysis"))
+        .count();
+    assert_eq!(attributions as u64, failed);
+    let summary = json_of(&String::from_utf8_lossy(&tree["failure_summary.json"]));
+    assert_eq!(summary["failed_samples"].as_u64(), Some(failed));
+    assert_eq!(
+        summary["failure_samples_index"].as_array().map(Vec::len),
+        Some(failed as usize)
+    );
+    let handoff = json_of(
+        &std::fs::read_to_string(dir.path().join("tree/execute_to_init_context.json"))
+            .expect("handoff"),
+    );
+    let quality = handoff["iteration_summary"]["final_quality"]
+        .as_f64()
+        .unwrap_or(-1.0);
+    assert!((quality - (12 - failed) as f64 / 12.0).abs() < 1e-9);
+    // The same tree, written again from the database.
+    let o =
+        output(plexus(dir.path()).args(["--db", "e.db", "eval", "export-tree", "latest", "again"]));
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    let whole = files(&dir.path().join("tree"));
+    let again = files(&dir.path().join("again"));
+    assert_eq!(
+        whole.keys().collect::<Vec<_>>(),
+        again.keys().collect::<Vec<_>>()
+    );
+    for (k, v) in &whole {
+        assert!(again[k] == *v, "{k} differs");
+    }
+    // `plexus failures DIR` opens it.
+    let o = output(plexus(dir.path()).args(["failures", "tree", "--json"]));
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    assert_eq!(
+        json_of(&o.stdout)["samples"].as_array().map(Vec::len),
+        Some(failed as usize)
+    );
+}
+
+#[test]
+fn kill_9_mid_eval_then_the_same_command_goes_on_without_invoking_a_finished_sample_again() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    fixture(dir.path());
+    let mut run = Running::spawn(
+        &mut eval_cmd(dir.path(), &SLOW, &[]),
+        dir.path().join("1.err"),
+    );
+    let end = Instant::now() + Duration::from_secs(60);
+    while count(dir.path(), "SELECT COUNT(*) FROM eval_attempts") < 3 {
+        assert!(run.running(), "ended early: {}", run.stderr());
+        assert!(Instant::now() < end, "nothing scored: {}", run.stderr());
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    nix::sys::signal::kill(run.pid(), nix::sys::signal::Signal::SIGKILL).expect("kill -9");
+    run.wait(Duration::from_secs(10));
+    let calls_of = |dir: &Path| -> BTreeMap<String, i64> {
+        let c = db(dir);
+        let mut st = c
+            .prepare(
+                "SELECT t.task_id, (SELECT COUNT(*) FROM invocations i WHERE i.run_id = t.run_id AND i.task_id = t.task_id)
+                 FROM tasks t WHERE t.status IN ('success', 'partial', 'failed', 'timeout', 'blocked')",
+            )
+            .expect("query");
+        st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .expect("rows")
+            .collect::<Result<_, _>>()
+            .expect("rows")
+    };
+    let before = calls_of(dir.path());
+    assert!(before.len() >= 3 && before.len() < 12, "{before:?}");
+    let o = output(&mut eval_cmd(dir.path(), &FAST, &["--json"]));
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    assert!(o.stderr.contains("continuing it"), "{}", o.stderr);
+    let after = calls_of(dir.path());
+    for (task, n) in &before {
+        assert_eq!(after.get(task), Some(n), "{task} was invoked again");
+    }
+    assert_eq!(count(dir.path(), "SELECT COUNT(*) FROM evals"), 1);
+    assert_eq!(
+        count(
+            dir.path(),
+            "SELECT COUNT(*) FROM eval_samples WHERE status = 'pending'"
+        ),
+        0
+    );
+    assert_eq!(count(dir.path(), "SELECT COUNT(*) FROM eval_attempts"), 12);
+    assert_eq!(json_of(&o.stdout)["counts"]["pending"], 0);
+}
+
+#[test]
+fn rerun_runs_only_the_failed_samples_rescore_calls_no_model_and_compare_counts_the_flips() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    fixture(dir.path());
+    let o = output(&mut eval_cmd(dir.path(), &FAST, &["--json"]));
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    let parent = json_of(&o.stdout);
+    let parent_id = parent["eval"]["eval_id"].as_str().unwrap_or("").to_string();
+    let failed = parent["counts"]["failed"].as_u64().unwrap_or(0);
+    assert!(failed > 0, "the fixture has failing samples");
+    // Rerun: a child whose run holds only the failed samples; the rest inherited.
+    let o = output(plexus(dir.path()).args([
+        "--db",
+        "e.db",
+        "eval",
+        "rerun",
+        &parent_id,
+        "--failing",
+        "--json",
+    ]));
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    let child = json_of(&o.stdout);
+    assert_eq!(child["eval"]["kind"], "rerun");
+    assert_eq!(child["counts"]["pending"], 0);
+    let child_run = child["eval"]["run_id"].as_str().unwrap_or("").to_string();
+    let tasks_in = count(
+        dir.path(),
+        &format!("SELECT COUNT(*) FROM tasks WHERE run_id = '{child_run}'"),
+    );
+    assert_eq!(tasks_in as u64, failed);
+    let inherited = count(
+        dir.path(),
+        &format!(
+            "SELECT COUNT(*) FROM eval_samples WHERE eval_id = '{}' AND inherited_from = '{parent_id}'",
+            child["eval"]["eval_id"].as_str().unwrap_or("")
+        ),
+    );
+    assert_eq!(inherited as u64, 12 - failed);
+    // Rescore with a looser tolerance: no call, and every sample passes it.
+    std::fs::write(
+        dir.path().join("loose.json"),
+        r#"[{"name": "confidence", "kind": "numeric", "path": "$.atoms[0].confidence", "value": 0.8, "abs_tol": 0.3}]"#,
+    )
+    .expect("write");
+    let calls = count(dir.path(), "SELECT COUNT(*) FROM invocations");
+    let o = output(plexus(dir.path()).args([
+        "--db",
+        "e.db",
+        "eval",
+        "rescore",
+        &parent_id,
+        "--checks",
+        "loose.json",
+        "--json",
+    ]));
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    assert_eq!(count(dir.path(), "SELECT COUNT(*) FROM invocations"), calls);
+    let rescored = json_of(&o.stdout);
+    assert_eq!(rescored["counts"]["passed"], 12);
+    let id = rescored["eval"]["eval_id"]
+        .as_str()
+        .unwrap_or("")
+        .to_string();
+    // Compare: every sample that failed `confidence` flipped to passing; the exact
+    // McNemar p is 2 × 0.5^n for n flips one way and none the other.
+    let o = output(
+        plexus(dir.path()).args(["--db", "e.db", "eval", "compare", &parent_id, &id, "--json"]),
+    );
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    let cmp = json_of(&o.stdout);
+    let checks = cmp["comparison"]["checks"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let conf = checks
+        .iter()
+        .find(|c| c["check"] == "confidence")
+        .expect("confidence compared");
+    let flips = conf["improved"].as_array().map(Vec::len).unwrap_or(0);
+    assert_eq!(flips as u64, failed);
+    assert_eq!(conf["regressed"].as_array().map(Vec::len), Some(0));
+    let p = conf["p"].as_f64().unwrap_or(-1.0);
+    assert!(
+        (p - (2.0 * 0.5f64.powi(flips as i32)).min(1.0)).abs() < 1e-12,
+        "{p}"
+    );
+    let grade = checks
+        .iter()
+        .find(|c| c["check"] == "grade")
+        .expect("grade listed");
+    assert_eq!(
+        grade["compared"], false,
+        "a check only one side has is not compared"
+    );
+    // A gate on a check that got better is not a regression.
+    let o = output(plexus(dir.path()).args([
+        "--db",
+        "e.db",
+        "eval",
+        "compare",
+        &parent_id,
+        &id,
+        "--gate",
+        "confidence",
+    ]));
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    // The other way round, it is.
+    let o = output(plexus(dir.path()).args([
+        "--db",
+        "e.db",
+        "eval",
+        "compare",
+        &id,
+        &parent_id,
+        "--gate",
+        "confidence",
+    ]));
+    let significant = p < 0.05;
+    assert_eq!(
+        o.code,
+        Some(if significant { 8 } else { 0 }),
+        "{}",
+        o.stdout
+    );
+}
+
+#[test]
+fn a_spec_whose_placeholders_cannot_be_resolved_is_refused_before_anything_runs() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    fixture(dir.path());
+    let plan = dir.path().join("answer_plan.json");
+    let text = std::fs::read_to_string(&plan).expect("plan");
+    std::fs::write(&plan, text.replace("{{metadata.level}}", "{{vars.unit}}")).expect("write");
+    let o = output(&mut eval_cmd(dir.path(), &FAST, &[]));
+    assert_eq!(o.code, Some(2), "{}", o.stderr);
+    assert!(
+        o.stderr.contains("q1") && o.stderr.contains("tasks[answer].context"),
+        "{}",
+        o.stderr
+    );
+    assert!(o.stderr.contains("vars.unit"), "{}", o.stderr);
+    assert!(
+        !dir.path().join("e.db").exists() || count(dir.path(), "SELECT COUNT(*) FROM runs") == 0
+    );
+    // The expected value never reaches an agent: a plan that asks for it is refused.
+    std::fs::write(&plan, text.replace("{{sample.input}}", "{{expected}}")).expect("write");
+    let o = output(&mut eval_cmd(dir.path(), &FAST, &[]));
+    assert_eq!(o.code, Some(2), "{}", o.stderr);
+    assert!(o.stderr.contains("expected"), "{}", o.stderr);
+    // Bad filters name themselves.
+    std::fs::write(&plan, &text).expect("write");
+    for (args, says) in [
+        (vec!["--limit", "5-2"], "--limit"),
+        (vec!["--sample-id", "nope"], "nope"),
+        (vec!["--where", "level=hard"], "meta."),
+        (vec!["--fail-under", "nope=0.5"], "no check"),
+        (vec!["--reducer", "at_least:3"], "never pass"),
+    ] {
+        let o = output(&mut eval_cmd(dir.path(), &FAST, &args));
+        assert_eq!(o.code, Some(2), "{args:?}: {}", o.stderr);
+        assert!(o.stderr.contains(says), "{args:?}: {}", o.stderr);
+    }
+}
+
+#[test]
+fn epochs_reduce_per_sample_and_a_missed_gate_has_its_own_exit_code() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    fixture(dir.path());
+    let o = output(&mut eval_cmd(
+        dir.path(),
+        &FAST,
+        &[
+            "--epochs",
+            "3",
+            "--reducer",
+            "all",
+            "--where",
+            "meta.level=hard",
+            "--fail-under",
+            "confidence=1",
+            "--json",
+        ],
+    ));
+    assert_eq!(o.code, Some(8), "{}", o.stderr);
+    let r = json_of(&o.stdout);
+    assert_eq!(
+        r["counts"]["passed"].as_u64().unwrap_or(0) + r["counts"]["failed"].as_u64().unwrap_or(0),
+        4
+    );
+    assert_eq!(count(dir.path(), "SELECT COUNT(*) FROM eval_attempts"), 12);
+    // With `all`, a sample passes only when each of its three epochs passed.
+    let c = db(dir.path());
+    let mut st = c
+        .prepare(
+            "SELECT s.status, (SELECT COUNT(*) FROM eval_attempts a WHERE a.eval_id = s.eval_id AND a.sample_id = s.sample_id AND a.status = 'passed')
+             FROM eval_samples s",
+        )
+        .expect("query");
+    let rows: Vec<(String, i64)> = st
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .expect("rows")
+        .collect::<Result<_, _>>()
+        .expect("rows");
+    for (status, passed) in rows {
+        assert_eq!(
+            status == "passed",
+            passed == 3,
+            "{status} with {passed} passing epochs"
+        );
+    }
+    assert!(!r["gates_missed"].as_array().map_or(true, Vec::is_empty));
+}

@@ -429,5 +429,5 @@ fn epochs_reduce_per_sample_and_a_missed_gate_has_its_own_exit_code() {
             "{status} with {passed} passing epochs"
         );
     }
-    assert!(!r["gates_missed"].as_array().map_or(true, Vec::is_empty));
+    assert!(r["gates_missed"].as_array().is_some_and(|g| !g.is_empty()));
 }

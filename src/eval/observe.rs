@@ -32,8 +32,10 @@ pub struct Observation {
 
 /// Task statuses that say the model was not reached (or not to the end).
 const UNREACHED: [&str; 3] = ["timeout", "cancelled", "lost"];
-/// Error codes that say the same: a timeout, a system error.
-const UNREACHED_CODES: [&str; 2] = ["E004", "E008"];
+/// Error codes that say the same when a call ended with them: the source (the model's
+/// server) could not be reached, a timeout, a system error. (E001 before any call is a
+/// data reference that could not be read: the plan's fault, not the model's.)
+const UNREACHED_CODES: [&str; 3] = ["E001", "E004", "E008"];
 
 /// Reads copy `copy` of run `run_id`; `tools` are its tool calls in order (taken from the
 /// log by the caller, who reads it once for every copy).
@@ -66,19 +68,6 @@ pub fn observe(
             error.get_or_insert_with(|| format!("task {task} is not in the run"));
             continue;
         };
-        if error.is_none()
-            && (UNREACHED.contains(&status.as_str())
-                || code
-                    .as_deref()
-                    .is_some_and(|c| UNREACHED_CODES.contains(&c)))
-        {
-            error = Some(format!(
-                "task {task} ended {status}{}: the model was not reached",
-                code.as_deref()
-                    .map(|c| format!(" ({c})"))
-                    .unwrap_or_default()
-            ));
-        }
         let mut calls = Vec::new();
         let mut st = conn.prepare_cached(
             "SELECT invocation_id, attempt, status, started_at, execution_time_ms, prompt_tokens,
@@ -114,6 +103,22 @@ pub fn observe(
                 "error_codes": r.get::<_, Option<String>>(7)?,
                 "cost_usd": c,
             }));
+        }
+        let call_unreached = code.as_deref().is_some_and(|c| {
+            UNREACHED_CODES.contains(&c)
+                && calls.iter().any(|call| {
+                    call["error_codes"]
+                        .as_str()
+                        .is_some_and(|codes| codes.split(',').any(|x| x.trim() == c))
+                })
+        });
+        if error.is_none() && (UNREACHED.contains(&status.as_str()) || call_unreached) {
+            error = Some(format!(
+                "task {task} ended {status}{}: the model was not reached",
+                code.as_deref()
+                    .map(|c| format!(" ({c})"))
+                    .unwrap_or_default()
+            ));
         }
         let mut gst = conn.prepare_cached(
             "SELECT grade FROM knowledge_atoms WHERE run_id = ?1 AND task_id = ?2 AND grade IS NOT NULL",

@@ -7,7 +7,7 @@ use clap::{Args, Subcommand};
 
 use super::options::{at_least_one, FaultMix, SimOpts};
 
-/// `plexus eval SPEC [OPTIONS]` or `plexus eval COMMAND`.
+/// `plexus eval FILE [OPTIONS]` or `plexus eval COMMAND`.
 #[derive(Args, Debug)]
 #[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
 pub struct EvalArgs {
@@ -23,7 +23,7 @@ pub struct EvalArgs {
 #[derive(Args, Debug, Clone)]
 pub struct EvalRunArgs {
     /// The eval spec (JSON: name, plan, dataset, checks; see docs/eval.md).
-    #[arg(value_name = "SPEC", required = true)]
+    #[arg(value_name = "FILE", required = true)]
     pub spec: Option<PathBuf>,
     /// Read the samples from this file instead of the spec's dataset.
     #[arg(long, value_name = "FILE")]
@@ -96,7 +96,7 @@ pub enum EvalCommand {
     /// Continue an interrupted or killed eval
     ///
     /// No sample and epoch that finished is run again; those in flight start over.
-    /// Re-issuing the `plexus eval SPEC` command that made it does the same.
+    /// Re-issuing the `plexus eval FILE` command that made it does the same.
     #[command(after_long_help = super::help::EVAL_RESUME)]
     Resume {
         /// Eval id (or `latest`, or a unique prefix).

@@ -66,7 +66,7 @@ pub async fn eval(g: &Globals, args: EvalArgs) -> Result<ExitCode> {
     }
 }
 
-/// `plexus eval SPEC`: a new eval, or the unfinished one the same command made.
+/// `plexus eval FILE`: a new eval, or the unfinished one the same command made.
 async fn run_spec(g: &Globals, args: EvalRunArgs) -> Result<ExitCode> {
     let provider = g
         .provider

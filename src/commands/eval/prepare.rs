@@ -1,4 +1,4 @@
-//! Everything `plexus eval SPEC` checks before anything runs: the spec, the dataset and
+//! Everything `plexus eval FILE` checks before anything runs: the spec, the dataset and
 //! the filters, the plan and its output task, every placeholder of every sample; then the
 //! eval's rows and the plan of its copies.
 
@@ -174,7 +174,7 @@ pub fn prepare(args: &EvalRunArgs, provider: &str) -> Result<Prepared> {
     let spec_path: PathBuf = args
         .spec
         .clone()
-        .ok_or_else(|| invalid("an eval spec file is needed: plexus eval SPEC".into()))?;
+        .ok_or_else(|| invalid("an eval spec file is needed: plexus eval FILE".into()))?;
     let spec_text = std::fs::read_to_string(&spec_path)
         .map_err(|e| invalid(format!("{}: cannot read: {e}", spec_path.display())))?;
     let mut spec = load_spec(&spec_path).map_err(|e| invalid(e.to_string()))?;

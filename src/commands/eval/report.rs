@@ -116,7 +116,7 @@ pub fn print_list(rows: &[(EvalRow, Counts)], json_out: bool) -> Result<()> {
         return Ok(());
     }
     if rows.is_empty() {
-        crate::outln!("no evals yet: `plexus eval SPEC` runs one");
+        crate::outln!("no evals yet: `plexus eval FILE` runs one");
         return Ok(());
     }
     let mut t = TextTable::new(&[

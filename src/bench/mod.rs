@@ -3,6 +3,7 @@
 
 pub mod debate;
 pub mod engine;
+pub mod eval;
 pub mod failures;
 pub mod failures_db;
 pub mod http;
@@ -218,5 +219,23 @@ pub async fn run(cmd: BenchCommand) -> Result<ExitCode> {
             },
             measure.as_deref(),
         ),
+        BenchCommand::Eval {
+            samples,
+            runs,
+            concurrency,
+            dir,
+            json,
+        } => {
+            let opts = eval::Options {
+                samples,
+                runs,
+                concurrency,
+                dir,
+            };
+            let r = tokio::task::spawn_blocking(move || eval::run_bench(&opts))
+                .await
+                .map_err(|e| color_eyre::eyre::eyre!("bench eval: {e}"))??;
+            report(&r, json, eval::print_report)
+        }
     }
 }

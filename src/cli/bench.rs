@@ -255,4 +255,30 @@ pub enum BenchCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Evals: a generated dataset through `plexus eval`, beside the bare run of its copies
+    ///
+    /// An eval of a one-task plan with five checks over SAMPLES generated samples on the
+    /// simulated provider at zero latency, run by this binary as a child process and
+    /// alternated with the bare run of the very same copies of the plan: wall and CPU
+    /// time per sample and the overhead of scoring and the tree, peak memory, database
+    /// bytes per sample; then `eval compare` of two evals of as many samples with ten
+    /// checks.
+    #[command(after_long_help = help::BENCH_EVAL)]
+    Eval {
+        /// Samples of the dataset.
+        #[arg(long, default_value_t = 100_000, value_parser = at_least_one())]
+        samples: usize,
+        /// Alternated pairs of eval and bare run (medians are reported).
+        #[arg(long, default_value_t = 1, value_parser = at_least_one())]
+        runs: usize,
+        /// Model calls in flight.
+        #[arg(long, default_value_t = 64, value_parser = at_least_one())]
+        concurrency: usize,
+        /// Scratch directory.
+        #[arg(long, value_name = "DIR", default_value = "bench-out")]
+        dir: PathBuf,
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+    },
 }

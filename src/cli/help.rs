@@ -328,3 +328,9 @@ Examples:
 pub const EVAL_EXPORT_TREE: &str = "\
 Example:
   plexus eval export-tree latest ./tree-again";
+
+/// Examples of `plexus bench eval --help`.
+pub const BENCH_EVAL: &str = "\
+Examples:
+  plexus bench eval --samples 10000
+  plexus bench eval --runs 3 --json";

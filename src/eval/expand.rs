@@ -62,6 +62,42 @@ pub fn expand(plan: &Value, samples: &[Sample]) -> Result<Value, ExpandError> {
 
 /// [`expand`] with one copy per entry of `copies` (a sample may have several).
 pub fn expand_copies(plan: &Value, copies: &[PlanCopy<'_>]) -> Result<Value, ExpandError> {
+    let text = expand_copies_text(plan, copies)?;
+    // The text was written from JSON values just now: it reads back.
+    Ok(serde_json::from_str(&text).unwrap_or(Value::Null))
+}
+
+/// [`expand_copies`] as JSON text, written copy by copy: a plan of 100,000 copies is
+/// never held as a tree of JSON values, only as its text.
+pub fn expand_copies_text(plan: &Value, copies: &[PlanCopy<'_>]) -> Result<String, ExpandError> {
+    let (tasks, ids) = plan_tasks(plan)?;
+    check_copies(tasks, &ids, copies)?;
+    let mut out: Map<String, Value> = plan.as_object().cloned().unwrap_or_default();
+    out.insert("tasks".into(), Value::Array(Vec::new()));
+    let shell = Value::Object(out).to_string();
+    // `"tasks":[]` is in the shell once; the copies go between its brackets.
+    let at = shell
+        .find("\"tasks\":[]")
+        .map(|i| i + "\"tasks\":[".len())
+        .unwrap_or(shell.len());
+    let mut text = String::with_capacity(shell.len() + copies.len() * tasks.len() * 512);
+    text.push_str(&shell[..at]);
+    let mut first = true;
+    for c in copies {
+        for (t, id) in tasks.iter().zip(&ids) {
+            if !first {
+                text.push(',');
+            }
+            first = false;
+            text.push_str(&copy_task(t, id, c, &ids).to_string());
+        }
+    }
+    text.push_str(&shell[at..]);
+    Ok(text)
+}
+
+/// The plan's tasks and their ids.
+fn plan_tasks(plan: &Value) -> Result<(&Vec<Value>, Vec<String>), ExpandError> {
     let tasks = plan
         .get("tasks")
         .and_then(Value::as_array)
@@ -75,14 +111,22 @@ pub fn expand_copies(plan: &Value, copies: &[PlanCopy<'_>]) -> Result<Value, Exp
                 .to_string(),
         );
     }
-    // Every placeholder of every sample first: nothing is made if one fails.
+    Ok((tasks, ids))
+}
+
+/// Every placeholder of every sample, before anything is made.
+fn check_copies(
+    tasks: &[Value],
+    ids: &[String],
+    copies: &[PlanCopy<'_>],
+) -> Result<(), ExpandError> {
     let mut unresolved = Vec::new();
     let mut checked = std::collections::HashSet::new();
     'samples: for s in copies.iter().map(|c| c.sample) {
         if !checked.insert(s.id.as_str()) {
             continue;
         }
-        for (t, id) in tasks.iter().zip(&ids) {
+        for (t, id) in tasks.iter().zip(ids) {
             for field in PLACED {
                 if let Some(v) = t.get(field) {
                     let mut path = format!("tasks[{id}].{field}");
@@ -95,18 +139,11 @@ pub fn expand_copies(plan: &Value, copies: &[PlanCopy<'_>]) -> Result<Value, Exp
             }
         }
     }
-    if !unresolved.is_empty() {
-        return Err(ExpandError::Unresolved(unresolved));
+    if unresolved.is_empty() {
+        Ok(())
+    } else {
+        Err(ExpandError::Unresolved(unresolved))
     }
-    let mut made = Vec::with_capacity(tasks.len() * copies.len());
-    for c in copies {
-        for (t, id) in tasks.iter().zip(&ids) {
-            made.push(copy_task(t, id, c, &ids));
-        }
-    }
-    let mut out: Map<String, Value> = plan.as_object().cloned().unwrap_or_default();
-    out.insert("tasks".into(), Value::Array(made));
-    Ok(Value::Object(out))
 }
 
 /// Copy `c`'s copy of task `t` (whose id is `id`; the plan's ids are `ids`).

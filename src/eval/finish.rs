@@ -3,7 +3,6 @@
 //! problems report, handoff). The same reading writes the tree live and again with
 //! `eval export-tree`.
 
-use std::collections::BTreeMap;
 use std::path::Path;
 
 use rusqlite::Connection;
@@ -92,18 +91,38 @@ pub fn copy_tasks(scoring: &Scoring, id: &str, epoch: u32) -> CopyTasks {
 pub fn results(conn: &Connection, row: &EvalRow) -> Result<Results, ReadError> {
     let scoring = read::scoring_of(row)?;
     let counts = read::counts(conn, &row.eval_id)?;
-    let per_sample = read::sample_results(conn, row)?;
-    let mut checks = Vec::new();
-    for c in &scoring.checks {
-        let (mut passed, mut of, mut errors) = (0, 0, 0);
-        for s in &per_sample {
-            of += 1;
-            match s.checks.get(&c.name) {
-                Some(Some(true)) => passed += 1,
-                Some(None) | None => errors += 1,
-                _ => {}
+    // (passed, of, errors) per check: summed in SQL when each sample has one epoch, else
+    // each sample's epochs reduced first.
+    let mut tally: std::collections::HashMap<String, (u64, u64, u64)> = Default::default();
+    if scoring.epochs <= 1 {
+        let mut st = conn.prepare_cached(
+            "SELECT check_name, SUM(passed = 1), COUNT(*), SUM(passed IS NULL) FROM eval_checks
+             WHERE eval_id = ?1 GROUP BY check_name",
+        )?;
+        let mut rows = st.query([&row.eval_id])?;
+        while let Some(r) = rows.next()? {
+            let n = |i: usize| {
+                r.get::<_, Option<i64>>(i)
+                    .map(|x| x.unwrap_or(0).max(0) as u64)
+            };
+            tally.insert(r.get(0)?, (n(1)?, n(2)?, n(3)?));
+        }
+    } else {
+        for s in read::sample_results(conn, row)? {
+            for c in &scoring.checks {
+                let t = tally.entry(c.name.clone()).or_default();
+                t.1 += 1;
+                match s.checks.get(&c.name) {
+                    Some(Some(true)) => t.0 += 1,
+                    Some(None) | None => t.2 += 1,
+                    _ => {}
+                }
             }
         }
+    }
+    let mut checks = Vec::new();
+    for c in &scoring.checks {
+        let (passed, of, errors) = tally.get(&c.name).copied().unwrap_or_default();
         checks.push(CheckRate {
             check: c.name.clone(),
             passed,
@@ -195,15 +214,6 @@ pub fn epoch_docs(
     Ok(out)
 }
 
-/// Groups `v` by sample id.
-fn by_sample<T: Clone>(v: Vec<T>, id: impl Fn(&T) -> &str) -> BTreeMap<String, Vec<T>> {
-    let mut m: BTreeMap<String, Vec<T>> = BTreeMap::new();
-    for x in v {
-        m.entry(id(&x).to_string()).or_default().push(x);
-    }
-    m
-}
-
 /// Writes the end of eval `row`'s tree into iteration directory `it`: the summary, the
 /// problems report and the handoff (beside `execution_outputs/`), dated `at`. With
 /// `store`, every scored sample's documents are written too (an export).
@@ -219,36 +229,36 @@ pub fn write_end(
     let it = tree::iteration_dir(out, row.iteration);
     tree::prepare(&it)?;
     let samples = read::samples(conn, &row.eval_id)?;
-    let attempts = by_sample(read::attempts(conn, &row.eval_id, None)?, |a| &a.sample_id);
-    let checks = by_sample(read::check_results(conn, &row.eval_id)?, |c| &c.sample_id);
     let mut tools = std::collections::HashMap::new();
     if let Some(store) = store {
-        let runs: std::collections::BTreeSet<&str> = attempts
-            .values()
-            .flatten()
-            .map(|a| a.run_id.as_str())
-            .collect();
+        let runs: Vec<String> = (|| {
+            conn.prepare("SELECT DISTINCT run_id FROM eval_attempts WHERE eval_id = ?1")?
+                .query_map([&row.eval_id], |r| r.get(0))?
+                .collect::<Result<_, _>>()
+        })()
+        .map_err(ReadError::from)?;
         for r in runs {
-            tools.extend(tool_calls(store, r)?);
+            tools.extend(tool_calls(store, &r)?);
         }
     }
     let mut entries = Vec::new();
     let mut failed = Vec::new();
-    let none = Vec::new();
     for s in &samples {
         if store.is_some() {
             tree::write_sample(&it, row, s)?;
         }
-        if s.status == "pending" {
+        // Without a store only the failed samples' entries are made (the documents of
+        // every sample were written as it was scored).
+        if s.status == "pending" || (store.is_none() && s.status == "passed") {
             continue;
         }
-        let a = attempts.get(&s.sample_id).unwrap_or(&none);
-        let c: &[StoredCheck] = checks.get(&s.sample_id).map_or(&[], Vec::as_slice);
+        let a = read::attempts(conn, &row.eval_id, Some(&s.sample_id))?;
+        let c = read::checks_of(conn, &row.eval_id, Some(&s.sample_id))?;
         let docs = tree::documents(
             row,
             &scoring,
             s,
-            &epoch_docs(store, &tools, &scoring, s, a, c)?,
+            &epoch_docs(store, &tools, &scoring, s, &a, &c)?,
         );
         if store.is_some() {
             tree::write_docs(&it, s, &docs)?;

@@ -209,12 +209,22 @@ pub struct StoredCheck {
 
 /// Every check result of an eval, by sample, epoch and check.
 pub fn check_results(conn: &Connection, eval_id: &str) -> Result<Vec<StoredCheck>, ReadError> {
-    let mut st = conn.prepare(
+    checks_of(conn, eval_id, None)
+}
+
+/// The check results of one sample of an eval (all samples when `sample` is `None`), by
+/// sample, epoch and check.
+pub fn checks_of(
+    conn: &Connection,
+    eval_id: &str,
+    sample: Option<&str>,
+) -> Result<Vec<StoredCheck>, ReadError> {
+    let mut st = conn.prepare_cached(
         "SELECT sample_id, epoch, check_name, passed, score, result FROM eval_checks
-         WHERE eval_id = ?1 ORDER BY sample_id, epoch, check_name",
+         WHERE eval_id = ?1 AND (?2 IS NULL OR sample_id = ?2) ORDER BY sample_id, epoch, check_name",
     )?;
     let rows = st
-        .query_map([eval_id], |r| {
+        .query_map(params![eval_id, sample], |r| {
             Ok(StoredCheck {
                 sample_id: r.get(0)?,
                 epoch: r.get(1)?,
@@ -293,30 +303,63 @@ pub fn scoring_of(row: &EvalRow) -> Result<Scoring, ReadError> {
 type EpochCheck = (Option<bool>, Option<f64>);
 
 /// Each scored sample's result per check over its epochs (with the eval's reducer), in
-/// dataset order; samples not scored yet are left out.
+/// the order of the sample ids; samples not scored yet are left out. One pass over the
+/// check rows in their key's order (no sort), reading only what the comparison needs.
 pub fn sample_results(conn: &Connection, row: &EvalRow) -> Result<Vec<SampleResult>, ReadError> {
     let reducer: Reducer = scoring_of(row)?.reducer();
-    let mut per: BTreeMap<(String, String), Vec<EpochCheck>> = BTreeMap::new();
-    for c in check_results(conn, &row.eval_id)? {
-        per.entry((c.sample_id, c.check))
-            .or_default()
-            .push((c.passed, c.score));
+    // The hash of every scored sample, then the check rows alone in key order.
+    let mut hashes: std::collections::HashMap<String, String> = std::collections::HashMap::new();
+    {
+        let mut st = conn.prepare(
+            "SELECT sample_id, hash FROM eval_samples WHERE eval_id = ?1 AND status <> 'pending'",
+        )?;
+        let mut rows = st.query([&row.eval_id])?;
+        while let Some(r) = rows.next()? {
+            hashes.insert(r.get(0)?, r.get(1)?);
+        }
     }
-    let mut out = Vec::new();
-    for s in samples(conn, &row.eval_id)? {
-        if s.status == "pending" {
+    let mut st = conn.prepare(
+        "SELECT sample_id, check_name, passed, score FROM eval_checks
+         WHERE eval_id = ?1 ORDER BY sample_id, epoch, check_name",
+    )?;
+    let mut rows = st.query([&row.eval_id])?;
+    let mut out: Vec<SampleResult> = Vec::new();
+    let mut per: BTreeMap<String, Vec<EpochCheck>> = BTreeMap::new();
+    let reduce = |out: &mut Vec<SampleResult>, per: &mut BTreeMap<String, Vec<EpochCheck>>| {
+        if let Some(last) = out.last_mut() {
+            last.checks = std::mem::take(per)
+                .into_iter()
+                .map(|(check, epochs)| (check, check_over_epochs(reducer, &epochs)))
+                .collect();
+        }
+    };
+    let mut skipping: Option<String> = None;
+    while let Some(r) = rows.next()? {
+        let sample = r.get_ref(0)?.as_str().map_err(rusqlite::Error::from)?;
+        if skipping.as_deref() == Some(sample) {
             continue;
         }
-        let checks = per
-            .range((s.sample_id.clone(), String::new())..)
-            .take_while(|((id, _), _)| *id == s.sample_id)
-            .map(|((_, check), epochs)| (check.clone(), check_over_epochs(reducer, epochs)))
-            .collect();
-        out.push(SampleResult {
-            id: s.sample_id,
-            hash: s.hash,
-            checks,
-        });
+        if out.last().is_none_or(|l| l.id != sample) {
+            let Some(hash) = hashes.remove(sample) else {
+                // Not scored yet (a pending sample's earlier epochs).
+                skipping = Some(sample.to_string());
+                continue;
+            };
+            reduce(&mut out, &mut per);
+            out.push(SampleResult {
+                id: sample.to_string(),
+                hash,
+                checks: BTreeMap::new(),
+            });
+        }
+        let check = r.get_ref(1)?.as_str().map_err(rusqlite::Error::from)?;
+        match per.get_mut(check) {
+            Some(v) => v.push((r.get(2)?, r.get(3)?)),
+            None => {
+                per.insert(check.to_string(), vec![(r.get(2)?, r.get(3)?)]);
+            }
+        }
     }
+    reduce(&mut out, &mut per);
     Ok(out)
 }

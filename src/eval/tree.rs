@@ -18,7 +18,7 @@ use super::record::{CheckRow, EvalRow, SampleRow};
 use super::spec::Scoring;
 use crate::failures::layout;
 use crate::failures::summary::FailureSummary;
-use crate::failures::write::{write_json_atomic, WriteError};
+use crate::failures::write::{write_json_atomic, write_json_swap, WriteError};
 use crate::protocol::handoff::{FailurePriority, FailureSampleIndexEntry};
 
 /// The handoff file, beside `execution_outputs/`.
@@ -214,15 +214,16 @@ pub fn documents(
 }
 
 /// Writes a sample's documents (the three of a scored sample, the attribution when it
-/// has one) into the iteration directory `it`, each atomically.
+/// has one) into the iteration directory `it`, each atomically (not waiting for the
+/// disk: the database is the record, and `eval export-tree` writes them again).
 pub fn write_docs(it: &Path, s: &SampleRow, docs: &SampleDocs) -> Result<(), WriteError> {
-    write_json_atomic(&it.join(layout::trace_path(&s.file_id)), &docs.trace)?;
-    write_json_atomic(
+    write_json_swap(&it.join(layout::trace_path(&s.file_id)), &docs.trace)?;
+    write_json_swap(
         &it.join(layout::evaluation_path(&s.file_id)),
         &docs.evaluation,
     )?;
     if let Some(a) = &docs.attribution {
-        write_json_atomic(&it.join(layout::attribution_path(&s.file_id)), a)?;
+        write_json_swap(&it.join(layout::attribution_path(&s.file_id)), a)?;
     }
     Ok(())
 }
@@ -243,7 +244,7 @@ pub fn prepare(it: &Path) -> Result<(), WriteError> {
 
 /// Writes `samples/ID.json` of sample `s`.
 pub fn write_sample(it: &Path, eval: &EvalRow, s: &SampleRow) -> Result<(), WriteError> {
-    write_json_atomic(
+    write_json_swap(
         &it.join(layout::sample_path(&s.file_id)),
         &sample_doc(eval, s),
     )

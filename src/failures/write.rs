@@ -64,8 +64,24 @@ pub fn write_json_atomic<T: Serialize + ?Sized>(path: &Path, value: &T) -> Resul
     write_bytes_atomic(path, &bytes)
 }
 
+/// Writes `value` as pretty JSON to `path` through a temporary file and a rename, without
+/// waiting for the disk: a reader never sees half a file, but a crash may lose the
+/// newest ones. For files written by the thousand from a record kept elsewhere (an
+/// eval's sample documents, which the database holds).
+pub fn write_json_swap<T: Serialize + ?Sized>(path: &Path, value: &T) -> Result<(), WriteError> {
+    let bytes = serde_json::to_vec_pretty(value).map_err(|source| WriteError::Json {
+        what: path.display().to_string(),
+        source,
+    })?;
+    write_bytes(path, &bytes, false)
+}
+
 /// Writes `bytes` to `path` through a temporary file, flushed to disk, and a rename.
 pub fn write_bytes_atomic(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
+    write_bytes(path, bytes, true)
+}
+
+fn write_bytes(path: &Path, bytes: &[u8], sync: bool) -> Result<(), WriteError> {
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent).map_err(io(parent))?;
     }
@@ -73,7 +89,9 @@ pub fn write_bytes_atomic(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
     let result = (|| {
         let mut f = std::fs::File::create(&tmp)?;
         f.write_all(bytes)?;
-        f.sync_all()?;
+        if sync {
+            f.sync_all()?;
+        }
         std::fs::rename(&tmp, path)
     })();
     if result.is_err() {

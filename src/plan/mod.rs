@@ -16,7 +16,7 @@ use crate::protocol::context::TransferConfig;
 use crate::protocol::{DataReference, FallbackConfig, OutputRequirements, RequestContext};
 
 pub use error::{PlanError, PlanErrorKind, PlanErrors};
-pub use validate::{load_plan_file, parse_plan, plan_schema};
+pub use validate::{load_plan_file, parse_plan, parse_plan_owned, plan_schema};
 
 /// Execution mode of a plan (seed 001 §5.2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

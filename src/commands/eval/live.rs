@@ -11,8 +11,8 @@ use std::sync::mpsc::channel;
 use color_eyre::eyre::{eyre, Result};
 
 use super::report::print_results;
-use super::scorer::{Msg, Scorer};
-use super::tree_writer::{TreeJob, TreeWriter};
+use super::scorer::{Msg, Scorer, TaskFact};
+use super::tree_writer::TreeWriter;
 use crate::eval::finish::{epoch_docs, write_end};
 use crate::eval::read;
 use crate::eval::record::{self, EvalRow, SampleRow};
@@ -47,22 +47,26 @@ pub async fn run_eval(
     resume: Option<Resuming>,
 ) -> Result<ExitCode> {
     let resuming = resume.is_some();
+    if launch.new_eval {
+        // The eval is stored before its run starts: a crash from here on leaves it for
+        // the same command (or `eval resume`) to find.
+        let conn = crate::store::open_connection(&g.db)?;
+        let tx = conn.unchecked_transaction()?;
+        record::insert_eval(&tx, &launch.row, &launch.samples)?;
+        tx.commit()?;
+    }
     let mut started = start(g, plan, config, resume, false)?;
     let run_id = started.run_id.clone();
     let mut row = launch.row;
     row.run_id = Some(run_id.clone());
     row.status = "running".into();
     {
-        let (r, samples, new) = (row.clone(), launch.samples.clone(), launch.new_eval);
+        let r = row.clone();
         started
             .writer
             .send(WriteOp::Rows(RowsWrite(Box::new(move |tx| {
-                if new {
-                    record::insert_eval(tx, &r, &samples)
-                } else {
-                    record::set_run(tx, &r.eval_id, r.run_id.as_deref().unwrap_or_default())?;
-                    record::set_status(tx, &r.eval_id, "running", None)
-                }
+                record::set_run(tx, &r.eval_id, r.run_id.as_deref().unwrap_or_default())?;
+                record::set_status(tx, &r.eval_id, "running", None)
             }))))?;
         started.writer.flush()?;
     }
@@ -81,10 +85,19 @@ pub async fn run_eval(
     } else {
         BTreeMap::new()
     };
-    let tree = TreeWriter::start(row.clone(), it, launch.samples.len() as u64, failed);
-    for s in launch.samples.iter().filter(|s| s.status == "pending") {
-        tree.send(TreeJob::Sample(s.clone()));
-    }
+    let dispatched: Vec<SampleRow> = launch
+        .samples
+        .iter()
+        .filter(|s| s.status == "pending")
+        .cloned()
+        .collect();
+    let tree = TreeWriter::start(
+        row.clone(),
+        it,
+        launch.samples.len() as u64,
+        dispatched,
+        failed,
+    );
     let scorer = Scorer::new(
         g.db.clone(),
         row.clone(),
@@ -105,7 +118,8 @@ pub async fn run_eval(
     let fwd = tx.clone();
     let forward = tokio::spawn(async move {
         while let Some(batch) = events.recv().await {
-            if fwd.send(Msg::Events(batch)).is_err() {
+            let facts: Vec<TaskFact> = batch.iter().filter_map(|e| TaskFact::of(e)).collect();
+            if !facts.is_empty() && fwd.send(Msg::Facts(facts)).is_err() {
                 break;
             }
         }

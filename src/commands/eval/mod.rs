@@ -72,6 +72,9 @@ async fn run_spec(g: &Globals, args: EvalRunArgs) -> Result<ExitCode> {
         .provider
         .clone()
         .unwrap_or_else(|| "simulated".to_string());
+    // Until the run has opened, memory freed is given back at once (the dataset, the
+    // plan of the copies and its text are made and dropped here).
+    crate::allocator::opening();
     let p = prepare(&args, &provider)?;
     if g.db.is_file() {
         drop(crate::store::open_connection(&g.db)?);
@@ -81,9 +84,25 @@ async fn run_spec(g: &Globals, args: EvalRunArgs) -> Result<ExitCode> {
                 "eval {}: the same command made it and it did not finish; continuing it",
                 prev.eval_id
             );
-            return resume(g, prev, args.json).await;
+            if prev.run_id.is_some() {
+                return resume(g, prev, args.json).await;
+            }
+            // Stopped before its run began: its run starts now.
+            let samples = read::samples(store.conn(), &prev.eval_id)?;
+            return start_spec(g, &args, p, Some((prev, samples))).await;
         }
     }
+    start_spec(g, &args, p, None).await
+}
+
+/// Starts the run of a prepared spec: a new eval, or `existing` (an eval stored before
+/// its run began) with its samples.
+async fn start_spec(
+    g: &Globals,
+    args: &EvalRunArgs,
+    p: prepare::Prepared,
+    existing: Option<(EvalRow, Vec<SampleRow>)>,
+) -> Result<ExitCode> {
     let refs: Vec<&crate::eval::dataset::Sample> = p.samples.iter().collect();
     let plan = copies_plan(
         &p.plan,
@@ -91,6 +110,11 @@ async fn run_spec(g: &Globals, args: EvalRunArgs) -> Result<ExitCode> {
         p.spec.epochs,
         &format!("{} (eval {})", p.spec.plan.display(), p.spec.name),
     )?;
+    drop(refs);
+    let (spec, sample_rows, row) = (p.spec, p.sample_rows, p.row);
+    drop((p.samples, p.plan));
+    let new_eval = existing.is_none();
+    let (row, sample_rows) = existing.unwrap_or((row, sample_rows));
     if !(args.timeout_scale > 0.0 && args.timeout_scale.is_finite()) {
         return Err(InvalidOptions("--timeout-scale must be a positive number".into()).into());
     }
@@ -102,15 +126,15 @@ async fn run_spec(g: &Globals, args: EvalRunArgs) -> Result<ExitCode> {
             ..EngineConfig::default()
         },
     );
-    engine.skills_dir = crate::engine::config::skills_dir_for(&p.spec.plan, &engine.workspace);
+    engine.skills_dir = crate::engine::config::skills_dir_for(&spec.plan, &engine.workspace);
     let simulated = sim_config(engine.seed, &args.sim, args.faults);
     let config = run_config(g, engine, simulated);
     run_eval(
         g,
         Launch {
-            row: p.row,
-            samples: p.sample_rows,
-            new_eval: true,
+            row,
+            samples: sample_rows,
+            new_eval,
             json: args.json,
         },
         plan,

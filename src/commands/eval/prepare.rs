@@ -12,7 +12,7 @@ use sha2::{Digest, Sha256};
 use crate::cli::EvalRunArgs;
 use crate::eval::dataset::{self, Sample};
 use crate::eval::epochs::Reducer;
-use crate::eval::expand::{expand_copies, ExpandError, PlanCopy};
+use crate::eval::expand::{expand_copies_text, ExpandError, PlanCopy};
 use crate::eval::finish::copy_prefix;
 use crate::eval::record::{file_ids, new_eval_id, EvalRow, SampleRow};
 use crate::eval::spec::{load_spec, EvalSpec, Scoring};
@@ -309,7 +309,7 @@ pub fn copies_plan(
             sample: s,
         })
         .collect();
-    let made = expand_copies(plan, &copies).map_err(|e| match e {
+    let text = expand_copies_text(plan, &copies).map_err(|e| match e {
         ExpandError::Unresolved(list) => {
             let lines: Vec<String> = list.iter().map(|u| format!("  {u}")).collect();
             invalid(format!(
@@ -320,6 +320,7 @@ pub fn copies_plan(
         }
         other => invalid(other.to_string()),
     })?;
-    let text = serde_json::to_string(&made)?;
-    Ok(crate::plan::parse_plan(&text, source)?)
+    drop(copies);
+    drop(prefixes);
+    Ok(crate::plan::parse_plan_owned(text, source)?)
 }

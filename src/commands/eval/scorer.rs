@@ -9,7 +9,6 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::mpsc::Receiver;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use color_eyre::eyre::{eyre, Result};
@@ -29,10 +28,42 @@ use crate::store::{RowsWrite, Store, WriteOp, Writer};
 
 /// What the scorer is told.
 pub enum Msg {
-    /// Committed events of the run.
-    Events(Vec<Arc<Envelope>>),
+    /// What committed events of the run say about tasks.
+    Facts(Vec<TaskFact>),
     /// The run ended with this status (the events are all sent).
     End(RunStatus),
+}
+
+/// What the scorer needs of an event (the rest, a stream's text above all, is dropped
+/// before it reaches the scorer's queue, which stays small when scoring lags).
+pub enum TaskFact {
+    /// A task finished (not cancelled).
+    Finished(String),
+    /// A task in flight was reset by a resume.
+    Reset(String),
+    /// A task called a tool.
+    Tool(String, ToolCall),
+}
+
+impl TaskFact {
+    /// The fact an event tells, if the scorer needs it.
+    pub fn of(env: &Envelope) -> Option<TaskFact> {
+        let task = env.task_id.as_deref()?.to_string();
+        match &env.event {
+            EngineEvent::TaskFinished(f) if f.status != TaskStatus::Cancelled => {
+                Some(TaskFact::Finished(task))
+            }
+            EngineEvent::TaskReset(_) => Some(TaskFact::Reset(task)),
+            EngineEvent::ToolCalled(t) => Some(TaskFact::Tool(
+                task,
+                ToolCall {
+                    name: t.tool.clone(),
+                    args: t.input.clone(),
+                },
+            )),
+            _ => None,
+        }
+    }
 }
 
 /// How the scoring ended.
@@ -101,9 +132,12 @@ impl Scorer {
             row,
         };
         let epochs = s.scoring.epochs.max(1);
-        for (i, sr) in samples.into_iter().enumerate() {
+        for (i, mut sr) in samples.into_iter().enumerate() {
             let content: Value = serde_json::from_str(&sr.content).unwrap_or(Value::Null);
             let expected = content.get("expected").cloned().filter(|v| !v.is_null());
+            // The tree writer has the sample's content for its document; the scorer
+            // needs only the expected value.
+            sr.content = String::new();
             let runs_here = sr.status == "pending" && sr.inherited_from.is_none();
             if runs_here {
                 for epoch in 1..=epochs {
@@ -148,10 +182,10 @@ impl Scorer {
         let mut end = None;
         while let Ok(msg) = rx.recv() {
             match msg {
-                Msg::Events(batch) => {
+                Msg::Facts(batch) => {
                     let mut ready = Vec::new();
-                    for env in &batch {
-                        self.fold(env, &mut ready);
+                    for fact in batch {
+                        self.fold(fact, &mut ready);
                     }
                     for c in ready {
                         self.score(c, &store, &writer, &tree)?;
@@ -265,35 +299,23 @@ impl Scorer {
         !copy.scored && copy.finished.iter().all(|f| *f)
     }
 
-    /// Folds one event; copies that became complete are pushed on `ready`.
-    fn fold(&mut self, env: &Envelope, ready: &mut Vec<usize>) {
-        let Some(task) = env.task_id.as_deref() else {
-            return;
-        };
-        match &env.event {
-            EngineEvent::TaskFinished(f) if f.status != TaskStatus::Cancelled => {
-                if let Some(&(c, k)) = self.by_task.get(task) {
+    /// Folds one fact; copies that became complete are pushed on `ready`.
+    fn fold(&mut self, fact: TaskFact, ready: &mut Vec<usize>) {
+        match fact {
+            TaskFact::Finished(task) => {
+                if let Some(&(c, k)) = self.by_task.get(&task) {
                     self.copies[c].finished[k] = true;
                     if self.complete(c) && !ready.contains(&c) {
                         ready.push(c);
                     }
                 }
             }
-            EngineEvent::TaskReset(_) => {
-                if let Some(&(c, k)) = self.by_task.get(task) {
+            TaskFact::Reset(task) => {
+                if let Some(&(c, k)) = self.by_task.get(&task) {
                     self.copies[c].finished[k] = false;
                 }
             }
-            EngineEvent::ToolCalled(t) => {
-                self.tools
-                    .entry(task.to_string())
-                    .or_default()
-                    .push(ToolCall {
-                        name: t.tool.clone(),
-                        args: t.input.clone(),
-                    });
-            }
-            _ => {}
+            TaskFact::Tool(task, call) => self.tools.entry(task).or_default().push(call),
         }
     }
 

@@ -6,13 +6,16 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
+use std::sync::mpsc::{sync_channel, Receiver, RecvTimeoutError, SyncSender};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crate::eval::record::{EvalRow, SampleRow};
 use crate::eval::tree::{self, SampleDocs};
 use crate::protocol::handoff::FailureSampleIndexEntry;
+
+/// Jobs queued for the tree thread at most.
+const QUEUE: usize = 256;
 
 /// How often the summary is written again while samples keep failing.
 const SUMMARY_EVERY: Duration = Duration::from_secs(1);
@@ -27,24 +30,28 @@ pub enum TreeJob {
 
 /// The sending side of the tree thread.
 pub struct TreeWriter {
-    tx: Option<Sender<TreeJob>>,
+    tx: Option<SyncSender<TreeJob>>,
     thread: Option<JoinHandle<()>>,
 }
 
 impl TreeWriter {
     /// Starts the thread writing eval `row`'s tree of `total` samples under
-    /// `iteration_dir`; `failed` are the index entries of samples that failed before
-    /// (a resumed eval), by dataset order.
+    /// `iteration_dir`; `dispatched` are the samples whose `samples/ID.json` it writes
+    /// (between the other jobs, so neither waits for the other); `failed` are the index
+    /// entries of samples that failed before (a resumed eval), by dataset order.
     pub fn start(
         row: EvalRow,
         iteration_dir: PathBuf,
         total: u64,
+        dispatched: Vec<SampleRow>,
         failed: BTreeMap<u64, FailureSampleIndexEntry>,
     ) -> TreeWriter {
-        let (tx, rx) = channel();
+        // Bounded: when the disk is slower than scoring, the scorer waits rather than
+        // documents piling up in memory.
+        let (tx, rx) = sync_channel(QUEUE);
         let thread = std::thread::Builder::new()
             .name("plexus-eval-tree".into())
-            .spawn(move || write_loop(row, iteration_dir, total, failed, rx))
+            .spawn(move || write_loop(row, iteration_dir, total, dispatched, failed, rx))
             .ok();
         TreeWriter {
             tx: Some(tx),
@@ -72,9 +79,12 @@ fn write_loop(
     row: EvalRow,
     it: PathBuf,
     total: u64,
+    dispatched: Vec<SampleRow>,
     mut failed: BTreeMap<u64, FailureSampleIndexEntry>,
     rx: Receiver<TreeJob>,
 ) {
+    let mut dispatched = dispatched.into_iter();
+    let mut dispatching = true;
     let mut warned = false;
     let mut report = |what: &str, e: &dyn std::fmt::Display| {
         if !warned {
@@ -92,10 +102,31 @@ fn write_loop(
     let mut dirty = false;
     let mut last = Instant::now();
     loop {
-        let job = match rx.recv_timeout(SUMMARY_EVERY) {
-            Ok(job) => Some(job),
-            Err(RecvTimeoutError::Timeout) => None,
-            Err(RecvTimeoutError::Disconnected) => break,
+        // While samples wait for their dispatch document, one is written whenever no
+        // job is waiting.
+        let job = if dispatching {
+            match rx.try_recv() {
+                Ok(job) => Some(job),
+                Err(std::sync::mpsc::TryRecvError::Empty) => match dispatched.next() {
+                    Some(s) => Some(TreeJob::Sample(s)),
+                    None => {
+                        dispatching = false;
+                        None
+                    }
+                },
+                Err(std::sync::mpsc::TryRecvError::Disconnected) => {
+                    dispatched.next().map(TreeJob::Sample).or_else(|| {
+                        dispatching = false;
+                        None
+                    })
+                }
+            }
+        } else {
+            match rx.recv_timeout(SUMMARY_EVERY) {
+                Ok(job) => Some(job),
+                Err(RecvTimeoutError::Timeout) => None,
+                Err(RecvTimeoutError::Disconnected) => break,
+            }
         };
         match job {
             Some(TreeJob::Sample(s)) => {

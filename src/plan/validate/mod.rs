@@ -100,7 +100,7 @@ pub fn parse_plan(text: &str, file: &str) -> Result<Plan, PlanErrors> {
 }
 
 /// [`parse_plan`] of text the plan keeps as its snapshot without a copy.
-fn parse_plan_owned(mut text: String, file: &str) -> Result<Plan, PlanErrors> {
+pub fn parse_plan_owned(mut text: String, file: &str) -> Result<Plan, PlanErrors> {
     if text.starts_with(BOM) {
         text.replace_range(..BOM.len_utf8(), "");
     }

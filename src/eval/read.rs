@@ -219,10 +219,15 @@ pub fn checks_of(
     eval_id: &str,
     sample: Option<&str>,
 ) -> Result<Vec<StoredCheck>, ReadError> {
-    let mut st = conn.prepare_cached(
+    // Two statements: with `?2 IS NULL OR …` SQLite could not use the key for one
+    // sample and read every row of the eval.
+    let mut st = conn.prepare_cached(if sample.is_some() {
         "SELECT sample_id, epoch, check_name, passed, score, result FROM eval_checks
-         WHERE eval_id = ?1 AND (?2 IS NULL OR sample_id = ?2) ORDER BY sample_id, epoch, check_name",
-    )?;
+         WHERE eval_id = ?1 AND sample_id = ?2 ORDER BY epoch, check_name"
+    } else {
+        "SELECT sample_id, epoch, check_name, passed, score, result FROM eval_checks
+         WHERE eval_id = ?1 AND ?2 IS NULL ORDER BY sample_id, epoch, check_name"
+    })?;
     let rows = st
         .query_map(params![eval_id, sample], |r| {
             Ok(StoredCheck {
@@ -268,11 +273,13 @@ pub fn attempts(
     eval_id: &str,
     sample: Option<&str>,
 ) -> Result<Vec<StoredAttempt>, ReadError> {
-    let mut st = conn.prepare_cached(
+    let mut st = conn.prepare_cached(if sample.is_some() {
         "SELECT sample_id, epoch, run_id, status, score, tokens, latency_ms, cost_usd, error
-         FROM eval_attempts WHERE eval_id = ?1 AND (?2 IS NULL OR sample_id = ?2)
-         ORDER BY sample_id, epoch",
-    )?;
+         FROM eval_attempts WHERE eval_id = ?1 AND sample_id = ?2 ORDER BY epoch"
+    } else {
+        "SELECT sample_id, epoch, run_id, status, score, tokens, latency_ms, cost_usd, error
+         FROM eval_attempts WHERE eval_id = ?1 AND ?2 IS NULL ORDER BY sample_id, epoch"
+    })?;
     let rows = st
         .query_map(params![eval_id, sample], |r| {
             Ok(StoredAttempt {

@@ -27,7 +27,7 @@ pub async fn run_headless(
         tokio::sync::mpsc::unbounded_channel().1,
     );
     let printer = tokio::spawn(print_progress(events));
-    let ctrl_c = spawn_stop_watcher(started.handle.control.clone(), run_id.clone());
+    let ctrl_c = spawn_stop_watcher(started.handle.control.clone(), run_id.clone(), None);
     let status = started.finish().await.wrap_err_with(|| {
         format!("run {run_id} stopped before its end; once the cause is fixed it resumes with: plexus resume {run_id}")
     })?;
@@ -43,10 +43,12 @@ pub async fn run_headless(
 }
 
 /// Watches for stop signals while run `run_id` executes: the first asks the engine to
-/// stop (the run stays resumable), another within 2 s exits at once.
+/// stop (the run stays resumable) and raises `stopped` when given (for work that goes on
+/// after the engine, such as an eval's scoring), another within 2 s exits at once.
 pub fn spawn_stop_watcher(
     control: tokio::sync::mpsc::UnboundedSender<Control>,
     run_id: String,
+    stopped: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 ) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         let mut signals = crate::signals::stop_signals();
@@ -58,6 +60,9 @@ pub fn spawn_stop_watcher(
                         "{name}: stopping; the run stays resumable (another signal within 2 s exits at once)"
                     );
                     let _ = control.send(Control::Interrupt);
+                    if let Some(s) = &stopped {
+                        s.store(true, std::sync::atomic::Ordering::SeqCst);
+                    }
                 }
                 crate::signals::Verdict::ExitNow => {
                     crate::signals::exit_now(name, &run_id, crate::exit::RUN_FAILED)

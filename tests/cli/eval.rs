@@ -593,3 +593,42 @@ fn a_model_that_answers_otherwise_is_scored_and_one_that_cannot_be_reached_is_an
         );
     assert_eq!(attribution["failure_type"], "model_not_reached");
 }
+
+#[test]
+fn ctrl_c_stops_an_eval_resumable_and_eval_resume_finishes_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    fixture(dir.path());
+    let mut run = Running::spawn(
+        &mut eval_cmd(dir.path(), &SLOW, &[]),
+        dir.path().join("1.err"),
+    );
+    let end = Instant::now() + Duration::from_secs(60);
+    while count(dir.path(), "SELECT COUNT(*) FROM eval_attempts") < 2 {
+        assert!(run.running(), "ended early: {}", run.stderr());
+        assert!(Instant::now() < end, "nothing scored: {}", run.stderr());
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    nix::sys::signal::kill(run.pid(), nix::sys::signal::Signal::SIGINT).expect("SIGINT");
+    let status = run.wait(Duration::from_secs(60));
+    assert_eq!(status.code(), Some(3), "{}", run.stderr());
+    assert!(run.stderr().contains("eval resume"), "{}", run.stderr());
+    let (status, pending): (String, i64) = db(dir.path())
+        .query_row(
+            "SELECT status, (SELECT COUNT(*) FROM eval_samples WHERE status = 'pending') FROM evals",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .expect("the eval");
+    assert_eq!(status, "interrupted");
+    assert!(pending > 0);
+    // The handoff of a stopped eval says it is incomplete.
+    let handoff = json_of(
+        &std::fs::read_to_string(dir.path().join("tree/execute_to_init_context.json"))
+            .expect("handoff"),
+    );
+    assert_eq!(handoff["metadata"]["incomplete"], true);
+    let o = output(plexus(dir.path()).args(["--db", "e.db", "eval", "resume", "latest", "--json"]));
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    assert_eq!(json_of(&o.stdout)["counts"]["pending"], 0);
+    assert_eq!(json_of(&o.stdout)["eval"]["status"], "finished");
+}

@@ -6,7 +6,9 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::atomic::AtomicBool;
 use std::sync::mpsc::channel;
+use std::sync::Arc;
 
 use color_eyre::eyre::{eyre, Result};
 
@@ -98,12 +100,15 @@ pub async fn run_eval(
         dispatched,
         failed,
     );
+    // A stop signal also stops the scoring that goes on after the run has ended.
+    let stopped = Arc::new(AtomicBool::new(false));
     let scorer = Scorer::new(
         g.db.clone(),
         row.clone(),
         launch.samples,
         run_id.clone(),
         true,
+        stopped.clone(),
     )?;
     let (tx, rx) = channel::<Msg>();
     let scorer_thread = std::thread::Builder::new()
@@ -114,7 +119,11 @@ pub async fn run_eval(
         &mut started.events,
         tokio::sync::mpsc::unbounded_channel().1,
     );
-    let watcher = spawn_stop_watcher(started.handle.control.clone(), run_id.clone());
+    let watcher = spawn_stop_watcher(
+        started.handle.control.clone(),
+        run_id.clone(),
+        Some(stopped.clone()),
+    );
     let fwd = tx.clone();
     let forward = tokio::spawn(async move {
         while let Some(batch) = events.recv().await {
@@ -125,7 +134,6 @@ pub async fn run_eval(
         }
     });
     let status = started.finish().await;
-    watcher.abort();
     let _ = forward.await;
     let _ = tx.send(Msg::End(
         *status.as_ref().unwrap_or(&RunStatus::Interrupted),
@@ -135,6 +143,7 @@ pub async fn run_eval(
         .await
         .map_err(|e| eyre!("the scorer stopped: {e}"))?
         .map_err(|_| eyre!("the scorer crashed"))??;
+    watcher.abort();
     let run_status = status?;
     let complete = scored.left == 0;
     let at = crate::clock::now_rfc3339();

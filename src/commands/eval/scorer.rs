@@ -8,7 +8,9 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Receiver;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use color_eyre::eyre::{eyre, Result};
@@ -104,6 +106,7 @@ pub struct Scorer {
     last_progress: Instant,
     done_before: u64,
     progress: bool,
+    stopped: Arc<AtomicBool>,
 }
 
 impl Scorer {
@@ -114,6 +117,7 @@ impl Scorer {
         samples: Vec<SampleRow>,
         run_id: String,
         progress: bool,
+        stopped: Arc<AtomicBool>,
     ) -> Result<Scorer> {
         let scoring = read::scoring_of(&row)?;
         let mut s = Scorer {
@@ -129,6 +133,7 @@ impl Scorer {
             last_progress: Instant::now(),
             done_before: 0,
             progress,
+            stopped,
             row,
         };
         let epochs = s.scoring.epochs.max(1);
@@ -188,6 +193,9 @@ impl Scorer {
                         self.fold(fact, &mut ready);
                     }
                     for c in ready {
+                        if self.stopped.load(Ordering::SeqCst) {
+                            break;
+                        }
                         self.score(c, &store, &writer, &tree)?;
                     }
                     self.show_progress(false);
@@ -200,7 +208,7 @@ impl Scorer {
         }
         // A run that ended (not stopped) leaves no task to wait for: what has not
         // finished is scored as it is.
-        if let Some(status) = end {
+        if let Some(status) = end.filter(|_| !self.stopped.load(Ordering::SeqCst)) {
             if !matches!(
                 status,
                 RunStatus::Interrupted | RunStatus::BudgetReached | RunStatus::Running
@@ -209,6 +217,9 @@ impl Scorer {
                     .filter(|&c| !self.copies[c].scored)
                     .collect();
                 for c in left {
+                    if self.stopped.load(Ordering::SeqCst) {
+                        break;
+                    }
                     self.score(c, &store, &writer, &tree)?;
                 }
             }

@@ -90,6 +90,17 @@ pub struct EvalRunArgs {
     pub sim: SimOpts,
 }
 
+/// How a resumed or rerun eval runs, when not as it did.
+#[derive(Args, Debug, Clone, Default)]
+pub struct EvalSession {
+    /// Most model calls in flight [default: the eval's own].
+    #[arg(long, value_name = "N", value_parser = at_least_one())]
+    pub concurrency: Option<usize>,
+    /// Provider profile [default: the eval's own].
+    #[arg(long, value_name = "NAME")]
+    pub provider: Option<String>,
+}
+
 /// Commands on evals already made.
 #[derive(Subcommand, Debug, Clone)]
 pub enum EvalCommand {
@@ -104,12 +115,8 @@ pub enum EvalCommand {
         /// Print the report as JSON on stdout.
         #[arg(long)]
         json: bool,
-        /// Most model calls in flight [default: the eval's own].
-        #[arg(long, value_name = "N", value_parser = at_least_one())]
-        concurrency: Option<usize>,
-        /// Provider profile [default: the eval's own].
-        #[arg(long, value_name = "NAME")]
-        provider: Option<String>,
+        #[command(flatten)]
+        session: EvalSession,
     },
     /// Run again the samples that failed or errored, as a child eval
     ///
@@ -130,12 +137,8 @@ pub enum EvalCommand {
         /// Print the report as JSON on stdout.
         #[arg(long)]
         json: bool,
-        /// Most model calls in flight [default: the parent's].
-        #[arg(long, value_name = "N", value_parser = at_least_one())]
-        concurrency: Option<usize>,
-        /// Provider profile [default: the parent's].
-        #[arg(long, value_name = "NAME")]
-        provider: Option<String>,
+        #[command(flatten)]
+        session: EvalSession,
     },
     /// Score an eval's recorded outputs again with other checks (no model call)
     ///

@@ -17,7 +17,7 @@ use clap::{Parser, Subcommand};
 pub use bench::BenchCommand;
 pub use debate::{DebateArgs, DebateOpts, EventsFormat, ServeArgs};
 pub use dev::DevCommand;
-pub use eval::{EvalArgs, EvalCommand, EvalRunArgs};
+pub use eval::{EvalArgs, EvalCommand, EvalRunArgs, EvalSession};
 pub use handoff::InitContextArgs;
 pub use help::{command, help_width, parse};
 pub use options::{

@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use super::observe::{observe, tool_calls, CopyTasks};
 use super::problems::{self, Failed};
-use super::read::{self, Counts, ReadError, StoredAttempt, StoredCheck};
+use super::read::{self, Counts, ReadError, StoredCheck};
 use super::record::{EvalRow, SampleRow};
 use super::spec::Scoring;
 use super::tree::{self, EpochDoc};
@@ -166,7 +166,7 @@ pub fn epoch_docs(
     tools: &std::collections::HashMap<String, Vec<super::checks::ToolCall>>,
     scoring: &Scoring,
     s: &SampleRow,
-    attempts: &[StoredAttempt],
+    attempts: &[super::record::AttemptRow],
     checks: &[StoredCheck],
 ) -> Result<Vec<EpochDoc>, StoreError> {
     let mut out = Vec::with_capacity(attempts.len());
@@ -174,11 +174,7 @@ pub fn epoch_docs(
         let (output, trace) = match store {
             Some(store) => {
                 let copy = copy_tasks(scoring, &s.sample_id, a.epoch);
-                let calls = copy
-                    .tasks
-                    .iter()
-                    .flat_map(|t| tools.get(t).cloned().unwrap_or_default())
-                    .collect();
+                let calls = copy.calls_from(tools);
                 let o = observe(store, &a.run_id, &copy, calls)?;
                 (o.seen.output, o.seen.trace)
             }
@@ -191,22 +187,18 @@ pub fn epoch_docs(
         let order = |name: &str| scoring.checks.iter().position(|c| c.name == name);
         rows.sort_by_key(|c| order(&c.check));
         out.push(EpochDoc {
-            epoch: a.epoch,
-            status: a.status.clone(),
-            score: a.score,
-            tokens: a.tokens,
-            latency_ms: a.latency_ms,
-            cost_usd: a.cost_usd,
-            error: a.error.clone(),
-            checks: rows
-                .into_iter()
-                .map(|c| super::record::CheckRow {
-                    name: c.check.clone(),
-                    passed: c.passed,
-                    score: c.score,
-                    result: c.result.clone(),
-                })
-                .collect(),
+            attempt: super::record::AttemptRow {
+                checks: rows
+                    .into_iter()
+                    .map(|c| super::record::CheckRow {
+                        name: c.check.clone(),
+                        passed: c.passed,
+                        score: c.score,
+                        result: c.result.clone(),
+                    })
+                    .collect(),
+                ..a.clone()
+            },
             output,
             trace,
         });

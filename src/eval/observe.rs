@@ -19,6 +19,19 @@ pub struct CopyTasks {
     pub output_task: String,
 }
 
+impl CopyTasks {
+    /// The tool calls of the copy's tasks in `tools` (by task), in the tasks' order.
+    pub fn calls_from(
+        &self,
+        tools: &std::collections::HashMap<String, Vec<ToolCall>>,
+    ) -> Vec<ToolCall> {
+        self.tasks
+            .iter()
+            .flat_map(|t| tools.get(t).cloned().unwrap_or_default())
+            .collect()
+    }
+}
+
 /// A copy's outcome: what it produced, and why it cannot be scored when the model could
 /// not be reached.
 #[derive(Debug, Clone, PartialEq)]

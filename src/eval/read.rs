@@ -8,7 +8,7 @@ use rusqlite::{params, Connection, OptionalExtension};
 
 use super::compare::SampleResult;
 use super::epochs::Reducer;
-use super::record::{EvalRow, SampleRow};
+use super::record::{AttemptRow, EvalRow, SampleRow};
 use super::score::check_over_epochs;
 use super::spec::Scoring;
 
@@ -243,36 +243,13 @@ pub fn checks_of(
     Ok(rows)
 }
 
-/// One stored attempt (without its checks).
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct StoredAttempt {
-    /// The sample.
-    pub sample_id: String,
-    /// The epoch.
-    pub epoch: u32,
-    /// The run its copy ran in.
-    pub run_id: String,
-    /// `passed`, `failed` or `error`.
-    pub status: String,
-    /// Its score.
-    pub score: f64,
-    /// Tokens.
-    pub tokens: u64,
-    /// Wall time, ms.
-    pub latency_ms: u64,
-    /// Cost, when known.
-    pub cost_usd: Option<f64>,
-    /// Why it could not be scored.
-    pub error: Option<String>,
-}
-
 /// The attempts of one sample of an eval (all samples when `sample` is `None`), by
-/// sample and epoch.
+/// sample and epoch, without their checks.
 pub fn attempts(
     conn: &Connection,
     eval_id: &str,
     sample: Option<&str>,
-) -> Result<Vec<StoredAttempt>, ReadError> {
+) -> Result<Vec<AttemptRow>, ReadError> {
     let mut st = conn.prepare_cached(if sample.is_some() {
         "SELECT sample_id, epoch, run_id, status, score, tokens, latency_ms, cost_usd, error
          FROM eval_attempts WHERE eval_id = ?1 AND sample_id = ?2 ORDER BY epoch"
@@ -282,7 +259,7 @@ pub fn attempts(
     })?;
     let rows = st
         .query_map(params![eval_id, sample], |r| {
-            Ok(StoredAttempt {
+            Ok(AttemptRow {
                 sample_id: r.get(0)?,
                 epoch: r.get(1)?,
                 run_id: r.get(2)?,
@@ -292,6 +269,7 @@ pub fn attempts(
                 latency_ms: r.get::<_, i64>(6)?.max(0) as u64,
                 cost_usd: r.get(7)?,
                 error: r.get(8)?,
+                checks: Vec::new(),
             })
         })?
         .collect::<Result<_, _>>()?;

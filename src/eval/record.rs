@@ -244,17 +244,7 @@ pub fn new_eval_id() -> String {
 pub fn file_ids<'a>(ids: impl Iterator<Item = &'a str>) -> Vec<String> {
     let mut seen = std::collections::HashSet::new();
     ids.map(|id| {
-        let clean: String = id
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .collect();
-        let mut base = clean.trim_start_matches('.').to_string();
+        let mut base = crate::failures::layout::file_name_of(id);
         if base.is_empty() {
             base = "sample".into();
         }

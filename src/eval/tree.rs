@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{json, Map, Value};
 
 use super::checks::Severity;
-use super::record::{CheckRow, EvalRow, SampleRow};
+use super::record::{AttemptRow, EvalRow, SampleRow};
 use super::spec::Scoring;
 use crate::failures::layout;
 use crate::failures::summary::FailureSummary;
@@ -24,25 +24,12 @@ use crate::protocol::handoff::{FailurePriority, FailureSampleIndexEntry};
 /// The handoff file, beside `execution_outputs/`.
 pub const HANDOFF_FILE: &str = "execute_to_init_context.json";
 
-/// One epoch of a sample as its documents show it.
+/// One epoch of a sample as its documents show it: its scored attempt (with one row per
+/// check, in the spec's order), the output task's answer and the trace.
 #[derive(Debug, Clone, PartialEq)]
 pub struct EpochDoc {
-    /// The epoch, from 1.
-    pub epoch: u32,
-    /// `passed`, `failed` or `error`.
-    pub status: String,
-    /// Its score.
-    pub score: f64,
-    /// Tokens.
-    pub tokens: u64,
-    /// Wall time, ms.
-    pub latency_ms: u64,
-    /// Cost, when known.
-    pub cost_usd: Option<f64>,
-    /// Why it could not be scored.
-    pub error: Option<String>,
-    /// One row per check, in the spec's order.
-    pub checks: Vec<CheckRow>,
+    /// The attempt and its checks.
+    pub attempt: AttemptRow,
     /// The output task's answer.
     pub output: String,
     /// The trace of its tasks and calls.
@@ -102,7 +89,7 @@ pub fn documents(
         "sample_id": s.sample_id,
         "run_id": eval.run_id,
         "epochs": epochs.iter().map(|e| json!({
-            "epoch": e.epoch,
+            "epoch": e.attempt.epoch,
             "output": e.output,
             "trace": e.trace,
         })).collect::<Vec<_>>(),
@@ -112,7 +99,8 @@ pub fn documents(
     let mut evidence = Vec::new();
     let epoch_docs: Vec<Value> = epochs
         .iter()
-        .map(|e| {
+        .map(|doc| {
+            let e = &doc.attempt;
             let checks: Vec<Value> = e
                 .checks
                 .iter()
@@ -163,7 +151,7 @@ pub fn documents(
     });
     let (attribution, entry) = match s.status.as_str() {
         "failed" | "error" => {
-            let error = epochs.iter().find_map(|e| e.error.clone());
+            let error = epochs.iter().find_map(|e| e.attempt.error.clone());
             let failure_type = if s.status == "error" {
                 "model_not_reached".to_string()
             } else {

@@ -224,18 +224,7 @@ fn sample_ids(rows: &[FailedInvocation]) -> Vec<String> {
     let mut seen: HashSet<String> = HashSet::new();
     rows.iter()
         .map(|r| {
-            let task: String = r
-                .task_id
-                .chars()
-                .map(|c| {
-                    if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
-                        c
-                    } else {
-                        '_'
-                    }
-                })
-                .collect();
-            let base = format!("{}_attempt{}", task.trim_start_matches('.'), r.attempt);
+            let base = format!("{}_attempt{}", layout::file_name_of(&r.task_id), r.attempt);
             let mut id = base.clone();
             let mut k = 2;
             while !seen.insert(id.clone()) {

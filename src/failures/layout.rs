@@ -21,6 +21,23 @@ pub const OUTPUTS_DIR: &str = "execution_outputs";
 /// Prefix of an iteration directory's name.
 pub const ITERATION_PREFIX: &str = "iteration_";
 
+/// `text` as a file name: characters other than ASCII letters, digits, `-`, `_` and `.`
+/// become `_`, and leading dots are dropped (ids are untrusted: none may name a path
+/// outside the tree, or a hidden file).
+pub fn file_name_of(text: &str) -> String {
+    let clean: String = text
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    clean.trim_start_matches('.').to_string()
+}
+
 /// `samples/<id>.json`.
 pub fn sample_path(id: &str) -> String {
     format!("{SAMPLES_DIR}/{id}.json")

@@ -116,19 +116,11 @@ pub fn session_of(command: &Command) -> (SessionOpts, Option<u64>) {
                 },
                 Some(a.run.seed),
             ),
-            Some(crate::cli::EvalCommand::Resume {
-                concurrency,
-                provider,
-                ..
-            })
-            | Some(crate::cli::EvalCommand::Rerun {
-                concurrency,
-                provider,
-                ..
-            }) => (
+            Some(crate::cli::EvalCommand::Resume { session, .. })
+            | Some(crate::cli::EvalCommand::Rerun { session, .. }) => (
                 SessionOpts {
-                    provider: provider.clone(),
-                    concurrency: *concurrency,
+                    provider: session.provider.clone(),
+                    concurrency: session.concurrency,
                     headless: true,
                     ..SessionOpts::default()
                 },

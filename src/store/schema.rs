@@ -256,8 +256,9 @@ CREATE INDEX invocations_cost ON invocations(run_id, agent, cost_usd);
     r#"
 -- Evaluations over a dataset (see eval/record.rs): an eval is one run of the plan's
 -- copies, one per sample and epoch; these tables keep its samples, each sample's
--- attempts (one per epoch) and one row per check result.
-CREATE TABLE evals (
+-- attempts (one per epoch) and one row per check result. (`IF NOT EXISTS`: a file
+-- whose version number was set back keeps the tables it has.)
+CREATE TABLE IF NOT EXISTS evals (
     eval_id      TEXT PRIMARY KEY,
     name         TEXT NOT NULL,
     eval_key     TEXT NOT NULL,          -- hash of what makes re-issuing the command the same eval
@@ -274,8 +275,8 @@ CREATE TABLE evals (
     finished_at  TEXT,
     sample_count INTEGER NOT NULL
 );
-CREATE INDEX evals_by_key ON evals(eval_key);
-CREATE TABLE eval_samples (
+CREATE INDEX IF NOT EXISTS evals_by_key ON evals(eval_key);
+CREATE TABLE IF NOT EXISTS eval_samples (
     eval_id        TEXT NOT NULL,
     sample_id      TEXT NOT NULL,
     ord            INTEGER NOT NULL,     -- position in the dataset
@@ -288,7 +289,7 @@ CREATE TABLE eval_samples (
     inherited_from TEXT,                 -- the eval whose attempts this sample's result is
     PRIMARY KEY (eval_id, sample_id)
 ) WITHOUT ROWID;
-CREATE TABLE eval_attempts (
+CREATE TABLE IF NOT EXISTS eval_attempts (
     eval_id    TEXT NOT NULL,
     sample_id  TEXT NOT NULL,
     epoch      INTEGER NOT NULL,
@@ -301,7 +302,7 @@ CREATE TABLE eval_attempts (
     error      TEXT,                     -- why it could not be scored
     PRIMARY KEY (eval_id, sample_id, epoch)
 ) WITHOUT ROWID;
-CREATE TABLE eval_checks (
+CREATE TABLE IF NOT EXISTS eval_checks (
     eval_id    TEXT NOT NULL,
     sample_id  TEXT NOT NULL,
     epoch      INTEGER NOT NULL,

@@ -143,12 +143,14 @@ fn each_command_lists_only_the_options_it_uses() {
         for s in session {
             let allowed = path.len() == 1 && runs_a_session.contains(&path[0]);
             let allowed = allowed && !(path[0] == "rerun" && s == "--provider");
-            // `bench engine` has a --concurrency, the generator a --seed of its own.
+            // `bench engine` and `bench eval` have a --concurrency, the generator a --seed
+            // of its own.
             // A debate runs on a provider, with or without the UI; serve only on one.
             let allowed = allowed
                 || (path == ["debate"] && (s == "--provider" || s == "--headless"))
                 || (path == ["serve"] && s == "--provider")
-                || (path == ["bench", "engine"] && s == "--concurrency")
+                || ((path == ["bench", "engine"] || path == ["bench", "eval"])
+                    && s == "--concurrency")
                 || (path == ["dev", "gen-failures"] && s == "--seed")
                 // An eval runs a plan (its resume and rerun keep the eval's seed); it has
                 // no screen yet, so no --headless.

@@ -132,10 +132,10 @@ fn dump(db: &Path) -> Vec<(String, Vec<Vec<Value>>)> {
         .into_iter()
         .map(|t| {
             let mut st = conn
-                .prepare(&format!("SELECT * FROM \"{t}\" ORDER BY rowid"))
+                .prepare(&format!("SELECT * FROM \"{t}\""))
                 .expect("select");
             let n = st.column_count();
-            let rows = st
+            let mut rows: Vec<Vec<Value>> = st
                 .query_map([], |r| {
                     (0..n)
                         .map(|i| r.get::<_, Value>(i))
@@ -144,6 +144,8 @@ fn dump(db: &Path) -> Vec<(String, Vec<Vec<Value>>)> {
                 .expect("rows")
                 .collect::<Result<_, _>>()
                 .expect("rows");
+            // A table without rowids (an eval's) has no insertion order to keep.
+            rows.sort_by(|a, b| format!("{a:?}").cmp(&format!("{b:?}")));
             (t, rows)
         })
         .collect()

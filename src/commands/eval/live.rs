@@ -198,7 +198,7 @@ fn failed_entries(
     for c in read::check_results(store.conn(), &row.eval_id)? {
         checks.entry(c.sample_id.clone()).or_default().push(c);
     }
-    let mut attempts: std::collections::HashMap<String, Vec<read::StoredAttempt>> =
+    let mut attempts: std::collections::HashMap<String, Vec<record::AttemptRow>> =
         Default::default();
     for a in read::attempts(store.conn(), &row.eval_id, None)? {
         attempts.entry(a.sample_id.clone()).or_default().push(a);

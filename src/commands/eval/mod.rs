@@ -161,10 +161,7 @@ async fn resume(g: &Globals, row: EvalRow, json: bool) -> Result<ExitCode> {
     };
     let samples = read::samples(Store::open(&g.db)?.conn(), &row.eval_id)?;
     let (plan, mut config, resuming) = prepare_resume(&g.db, &run)?;
-    config.engine = engine_config(g, config.engine);
-    if let Some(p) = &g.provider {
-        config.provider = p.clone();
-    }
+    with_globals(g, &mut config);
     run_eval(
         g,
         Launch {
@@ -178,6 +175,14 @@ async fn resume(g: &Globals, row: EvalRow, json: bool) -> Result<ExitCode> {
         Some(resuming),
     )
     .await
+}
+
+/// A stored run config with the command line's concurrency and provider.
+fn with_globals(g: &Globals, config: &mut crate::launch::RunConfig) {
+    config.engine = engine_config(g, config.engine.clone());
+    if let Some(p) = &g.provider {
+        config.provider = p.clone();
+    }
 }
 
 /// `plexus eval rerun`: a child eval of the chosen samples, inheriting the others.
@@ -251,10 +256,7 @@ async fn rerun(
         &serde_json::to_string(&plan_value)?,
         &format!("rerun of eval {}", parent.eval_id),
     )?;
-    config.engine = engine_config(g, config.engine);
-    if let Some(p) = &g.provider {
-        config.provider = p.clone();
-    }
+    with_globals(g, &mut config);
     let samples: Vec<SampleRow> = parent_samples
         .into_iter()
         .map(|s| {

@@ -6,7 +6,7 @@ use serde_json::json;
 
 use crate::eval::compare::Comparison;
 use crate::eval::finish::Results;
-use crate::eval::read::{Counts, StoredAttempt, StoredCheck};
+use crate::eval::read::{Counts, StoredCheck};
 use crate::eval::record::{EvalRow, SampleRow};
 use crate::eval::stats::{wilson, Interval, Z95};
 use crate::table::{Col, TextTable};
@@ -148,7 +148,7 @@ pub fn print_list(rows: &[(EvalRow, Counts)], json_out: bool) -> Result<()> {
 /// Prints one sample's results, check by check.
 pub fn print_sample(
     s: &SampleRow,
-    attempts: &[StoredAttempt],
+    attempts: &[crate::eval::record::AttemptRow],
     checks: &[StoredCheck],
     json_out: bool,
 ) -> Result<()> {

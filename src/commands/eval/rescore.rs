@@ -141,11 +141,7 @@ pub fn rescore(
     for a in &attempts {
         let expected = expected_of.get(a.sample_id.as_str());
         let copy = copy_tasks(&scoring, &a.sample_id, a.epoch);
-        let calls = copy
-            .tasks
-            .iter()
-            .flat_map(|t| tools.get(t).cloned().unwrap_or_default())
-            .collect();
+        let calls = copy.calls_from(&tools);
         let obs = observe(&store, &a.run_id, &copy, calls)?;
         let new = score_attempt(&scoring, &a.sample_id, a.epoch, &a.run_id, &obs, expected);
         per_sample

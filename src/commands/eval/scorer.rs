@@ -21,7 +21,7 @@ use crate::eval::checks::ToolCall;
 use crate::eval::finish::{copy_tasks, epoch_docs};
 use crate::eval::observe::{observe, tool_calls, CopyTasks};
 use crate::eval::read;
-use crate::eval::record::{self, AttemptRow, EvalRow, SampleRow};
+use crate::eval::record::{self, EvalRow, SampleRow};
 use crate::eval::score::{sample_verdict, score_attempt};
 use crate::eval::spec::Scoring;
 use crate::eval::tree::{documents, EpochDoc};
@@ -88,7 +88,7 @@ struct CopyState {
 struct SampleState {
     row: SampleRow,
     expected: Option<Value>,
-    epochs: Vec<Option<(AttemptRow, EpochDoc)>>,
+    epochs: Vec<Option<EpochDoc>>,
 }
 
 /// A scorer for eval `row` (whose samples are `samples`) on run `run_id`.
@@ -260,6 +260,12 @@ impl Scorer {
             .enumerate()
             .map(|(i, s)| (s.row.sample_id.clone(), i))
             .collect();
+        let copy_of: HashMap<(usize, u32), usize> = self
+            .copies
+            .iter()
+            .enumerate()
+            .map(|(c, copy)| ((copy.sample, copy.epoch), c))
+            .collect();
         for a in &attempts {
             let Some(&i) = index
                 .get(&a.sample_id)
@@ -267,12 +273,8 @@ impl Scorer {
             else {
                 continue;
             };
-            if let Some(c) = self
-                .copies
-                .iter_mut()
-                .find(|c| c.sample == i && c.epoch == a.epoch)
-            {
-                c.scored = true;
+            if let Some(&c) = copy_of.get(&(i, a.epoch)) {
+                self.copies[c].scored = true;
             }
             let sample = &self.samples[i];
             let docs = epoch_docs(
@@ -283,23 +285,11 @@ impl Scorer {
                 std::slice::from_ref(a),
                 checks.get(&a.sample_id).map_or(&[], Vec::as_slice),
             )?;
-            let attempt = AttemptRow {
-                sample_id: a.sample_id.clone(),
-                epoch: a.epoch,
-                run_id: a.run_id.clone(),
-                status: a.status.clone(),
-                score: a.score,
-                tokens: a.tokens,
-                latency_ms: a.latency_ms,
-                cost_usd: a.cost_usd,
-                error: a.error.clone(),
-                checks: Vec::new(),
-            };
             if let (Some(doc), Some(slot)) = (
                 docs.into_iter().next(),
                 self.samples[i].epochs.get_mut(a.epoch as usize - 1),
             ) {
-                *slot = Some((attempt, doc));
+                *slot = Some(doc);
             }
         }
         Ok(())
@@ -352,14 +342,7 @@ impl Scorer {
             sample.expected.as_ref(),
         );
         let doc = EpochDoc {
-            epoch,
-            status: attempt.status.clone(),
-            score: attempt.score,
-            tokens: attempt.tokens,
-            latency_ms: attempt.latency_ms,
-            cost_usd: attempt.cost_usd,
-            error: attempt.error.clone(),
-            checks: attempt.checks.clone(),
+            attempt: attempt.clone(),
             output: obs.seen.output,
             trace: obs.seen.trace,
         };
@@ -369,14 +352,14 @@ impl Scorer {
             .epochs
             .get_mut(epoch as usize - 1)
             .ok_or_else(|| eyre!("epoch {epoch} out of range"))?;
-        *slot = Some((attempt.clone(), doc));
+        *slot = Some(doc);
         let whole = self.samples[i].epochs.iter().all(Option::is_some);
         let verdict = whole.then(|| {
             let per: Vec<(String, f64)> = self.samples[i]
                 .epochs
                 .iter()
                 .flatten()
-                .map(|(a, _)| (a.status.clone(), a.score))
+                .map(|d| (d.attempt.status.clone(), d.attempt.score))
                 .collect();
             sample_verdict(self.scoring.reducer(), &per)
         });
@@ -393,11 +376,10 @@ impl Scorer {
             let s = &mut self.samples[i];
             s.row.status = status.to_string();
             s.row.score = Some(score);
-            let epochs: Vec<EpochDoc> = s.epochs.iter().flatten().map(|(_, d)| d.clone()).collect();
+            let epochs: Vec<EpochDoc> = s.epochs.iter_mut().filter_map(Option::take).collect();
             let docs = documents(&self.row, &self.scoring, &s.row, &epochs);
             tree.send(TreeJob::Docs(Box::new((s.row.clone(), docs))));
-            // The documents are written; the sample's memory is not needed again.
-            s.epochs.iter_mut().for_each(|e| *e = None);
+            // The epochs were taken: the sample's memory is not needed again.
         }
         Ok(())
     }

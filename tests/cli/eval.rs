@@ -62,6 +62,18 @@ fn eval_cmd(dir: &Path, pace: &[&str], extra: &[&str]) -> std::process::Command 
     c
 }
 
+/// The fixture eval started at a slow pace, once `n` attempts are stored.
+fn slow_eval_scored(dir: &Path, n: i64) -> Running {
+    let mut run = Running::spawn(&mut eval_cmd(dir, &SLOW, &[]), dir.join("1.err"));
+    let end = Instant::now() + Duration::from_secs(60);
+    while count(dir, "SELECT COUNT(*) FROM eval_attempts") < n {
+        assert!(run.running(), "ended early: {}", run.stderr());
+        assert!(Instant::now() < end, "nothing scored: {}", run.stderr());
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    run
+}
+
 const FAST: [&str; 4] = ["--chunk-ms", "0", "--first-chunk-ms", "0"];
 const SLOW: [&str; 6] = [
     "--chunk-ms",
@@ -173,16 +185,7 @@ fn an_eval_writes_its_tree_as_samples_finish_and_export_tree_writes_the_same() {
 fn kill_9_mid_eval_then_the_same_command_goes_on_without_invoking_a_finished_sample_again() {
     let dir = tempfile::tempdir().expect("tempdir");
     fixture(dir.path());
-    let mut run = Running::spawn(
-        &mut eval_cmd(dir.path(), &SLOW, &[]),
-        dir.path().join("1.err"),
-    );
-    let end = Instant::now() + Duration::from_secs(60);
-    while count(dir.path(), "SELECT COUNT(*) FROM eval_attempts") < 3 {
-        assert!(run.running(), "ended early: {}", run.stderr());
-        assert!(Instant::now() < end, "nothing scored: {}", run.stderr());
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    let mut run = slow_eval_scored(dir.path(), 3);
     nix::sys::signal::kill(run.pid(), nix::sys::signal::Signal::SIGKILL).expect("kill -9");
     run.wait(Duration::from_secs(10));
     let calls_of = |dir: &Path| -> BTreeMap<String, i64> {
@@ -598,16 +601,7 @@ fn a_model_that_answers_otherwise_is_scored_and_one_that_cannot_be_reached_is_an
 fn ctrl_c_stops_an_eval_resumable_and_eval_resume_finishes_it() {
     let dir = tempfile::tempdir().expect("tempdir");
     fixture(dir.path());
-    let mut run = Running::spawn(
-        &mut eval_cmd(dir.path(), &SLOW, &[]),
-        dir.path().join("1.err"),
-    );
-    let end = Instant::now() + Duration::from_secs(60);
-    while count(dir.path(), "SELECT COUNT(*) FROM eval_attempts") < 2 {
-        assert!(run.running(), "ended early: {}", run.stderr());
-        assert!(Instant::now() < end, "nothing scored: {}", run.stderr());
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    let mut run = slow_eval_scored(dir.path(), 2);
     nix::sys::signal::kill(run.pid(), nix::sys::signal::Signal::SIGINT).expect("SIGINT");
     let status = run.wait(Duration::from_secs(60));
     assert_eq!(status.code(), Some(3), "{}", run.stderr());

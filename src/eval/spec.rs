@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::checks::Check;
+use super::checks::{Check, CheckKind};
 use super::epochs::Reducer;
 
 /// A checked eval spec.
@@ -102,6 +102,27 @@ fn one() -> u32 {
     1
 }
 
+/// Whether the schema of every `json_schema` check (nested ones too) compiles: the
+/// first that does not, by the index of its check, with why.
+pub fn schemas_compile(checks: &[Check]) -> Result<(), (usize, String)> {
+    fn walk(kind: &CheckKind) -> Result<(), String> {
+        match kind {
+            CheckKind::JsonSchema { schema, .. } => jsonschema::validator_for(schema)
+                .map(|_| ())
+                .map_err(|e| format!("the schema does not compile: {e}")),
+            CheckKind::All { checks }
+            | CheckKind::Any { checks }
+            | CheckKind::AtLeastK { checks, .. } => checks.iter().try_for_each(walk),
+            CheckKind::Not { check } => walk(check),
+            _ => Ok(()),
+        }
+    }
+    for (i, c) in checks.iter().enumerate() {
+        walk(&c.kind).map_err(|why| (i, why))?;
+    }
+    Ok(())
+}
+
 /// A spec that could not be used: the file, the field at fault (empty for the whole
 /// file) and what is wrong.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -157,6 +178,9 @@ pub fn load_spec(path: &Path) -> Result<EvalSpec, SpecError> {
                 "must be a number from 0".into(),
             ));
         }
+    }
+    if let Err((i, why)) = schemas_compile(&w.checks) {
+        return Err(err(&format!("checks[{i}].schema"), why));
     }
     if w.epochs == 0 {
         return Err(err("epochs", "must be at least 1".into()));
@@ -284,6 +308,14 @@ mod tests {
                 "from 0 to 1",
             ),
             (Box::new(|v| v["name"] = json!(" ")), "name", "empty"),
+            (
+                Box::new(|v| {
+                    v["checks"][1] = json!({"name": "shape", "kind": "any", "checks": [
+                        {"kind": "json_schema", "schema": {"type": "no such type"}}]})
+                }),
+                "checks[1].schema",
+                "does not compile",
+            ),
             (
                 Box::new(|v| v["datasets"] = json!("x")),
                 "",

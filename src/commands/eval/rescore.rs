@@ -83,6 +83,11 @@ fn read_checks(file: &Path) -> Result<(Vec<Check>, Option<Gates>)> {
     if checks.is_empty() {
         return Err(InvalidOptions(format!("{}: no check", file.display())).into());
     }
+    if let Err((i, why)) = crate::eval::spec::schemas_compile(&checks) {
+        return Err(
+            InvalidOptions(format!("{}: checks[{i}].schema: {why}", file.display())).into(),
+        );
+    }
     Ok((checks, None))
 }
 

@@ -101,6 +101,53 @@ pub fn evaluate_kind(kind: &CheckKind, seen: &Observed, expected: Option<&Value>
                 },
             }
         }
+        CheckKind::JsonSchema { schema, path } => {
+            let want = json!("matches the schema");
+            let (found, at) = match path {
+                Some(p) => match at_path(p, &seen.output) {
+                    Ok(v) => (v, p.clone()),
+                    Err(why) => return out(false, want, Value::Null, p, why),
+                },
+                None => match serde_json::from_str::<Value>(&seen.output) {
+                    Ok(v) => (v, "output".to_string()),
+                    Err(e) => {
+                        return out(
+                            false,
+                            want,
+                            json!(excerpt(&seen.output)),
+                            "output",
+                            format!("not valid JSON: {e}"),
+                        )
+                    }
+                },
+            };
+            let validator = match jsonschema::validator_for(schema) {
+                Ok(v) => v,
+                Err(e) => {
+                    return out(
+                        false,
+                        want,
+                        Value::Null,
+                        &at,
+                        format!("the schema does not compile: {e}"),
+                    )
+                }
+            };
+            let errors: Vec<String> = validator
+                .iter_errors(&found)
+                .take(5)
+                .map(|e| {
+                    let at = e.instance_path().to_string();
+                    format!("{}: {e}", if at.is_empty() { "/" } else { &at })
+                })
+                .collect();
+            if errors.is_empty() {
+                out(true, want, Value::Null, &at, "matches the schema".into())
+            } else {
+                let why = format!("does not match the schema: {}", errors[0]);
+                out(false, want, json!(errors), &at, why)
+            }
+        }
         CheckKind::JsonValid => match serde_json::from_str::<Value>(&seen.output) {
             Ok(_) => out(
                 true,

@@ -64,6 +64,15 @@ pub enum CheckKind {
     },
     /// The output is valid JSON.
     JsonValid,
+    /// The output (or the value at `path`) matches a JSON Schema (draft 2020-12 unless
+    /// the schema says otherwise; references to other documents are not fetched).
+    JsonSchema {
+        /// The schema.
+        schema: Value,
+        /// A JSONPath into the output parsed as JSON.
+        #[serde(default)]
+        path: Option<String>,
+    },
     /// A JSONPath finds something (equal to `equals`, when given).
     Jsonpath {
         /// The path.

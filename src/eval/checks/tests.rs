@@ -93,6 +93,32 @@ fn every_kind_passes_and_fails_on_the_samples_it_should() {
             false,
         ),
         (json!({"kind": "json_valid"}), &json_out, None, true),
+        (
+            json!({"kind": "json_schema", "schema": {"type": "object", "required": ["total", "items"],
+                   "properties": {"items": {"type": "array", "items": {"type": "integer"}}}}}),
+            &json_out,
+            None,
+            true,
+        ),
+        (
+            // `total` is a string in the output: a schema that wants a number fails.
+            json!({"kind": "json_schema", "schema": {"type": "object", "properties": {"total": {"type": "number"}}}}),
+            &json_out,
+            None,
+            false,
+        ),
+        (
+            json!({"kind": "json_schema", "path": "$.items", "schema": {"type": "array", "maxItems": 1}}),
+            &json_out,
+            None,
+            false,
+        ),
+        (
+            json!({"kind": "json_schema", "schema": {"type": "object"}}),
+            &s,
+            None,
+            false,
+        ),
         (json!({"kind": "json_valid"}), &s, None, false),
         (
             json!({"kind": "jsonpath", "path": "$.items[0]", "equals": 1}),

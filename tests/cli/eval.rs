@@ -626,3 +626,34 @@ fn ctrl_c_stops_an_eval_resumable_and_eval_resume_finishes_it() {
     assert_eq!(json_of(&o.stdout)["counts"]["pending"], 0);
     assert_eq!(json_of(&o.stdout)["eval"]["status"], "finished");
 }
+
+#[test]
+fn an_eval_whose_run_ended_before_its_scoring_is_scored_on_resume_without_a_call() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    fixture(dir.path());
+    let o = output(&mut eval_cmd(dir.path(), &FAST, &["--json"]));
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    let before = json_of(&o.stdout);
+    // What a crash while the scorer was behind its finished run leaves: the run ended,
+    // five samples not scored, the eval not finished.
+    let c = db(dir.path());
+    c.execute_batch(
+        "DELETE FROM eval_checks WHERE sample_id IN ('q1', 'q2', 'q3', 'q4', 'q5');
+         DELETE FROM eval_attempts WHERE sample_id IN ('q1', 'q2', 'q3', 'q4', 'q5');
+         UPDATE eval_samples SET status = 'pending', score = NULL WHERE sample_id IN ('q1', 'q2', 'q3', 'q4', 'q5');
+         UPDATE evals SET status = 'interrupted', finished_at = NULL;",
+    )
+    .expect("set back");
+    drop(c);
+    let calls = count(dir.path(), "SELECT COUNT(*) FROM invocations");
+    let o = output(plexus(dir.path()).args(["--db", "e.db", "eval", "resume", "latest", "--json"]));
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    assert!(o.stderr.contains("without a model call"), "{}", o.stderr);
+    assert_eq!(count(dir.path(), "SELECT COUNT(*) FROM invocations"), calls);
+    let after = json_of(&o.stdout);
+    assert_eq!(
+        after["counts"], before["counts"],
+        "the same results as before"
+    );
+    assert_eq!(after["eval"]["status"], "finished");
+}

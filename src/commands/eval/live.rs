@@ -145,6 +145,67 @@ pub async fn run_eval(
         .map_err(|_| eyre!("the scorer crashed"))??;
     watcher.abort();
     let run_status = status?;
+    conclude(g, &row, &out, &run_id, run_status, scored, launch.json)
+}
+
+/// Scores what is left of eval `launch.row` whose run ended (`run_status`) before its
+/// scoring did (a crash or a stop while the scorer was behind): no engine, no call.
+pub async fn score_only(g: &Globals, launch: Launch, run_status: RunStatus) -> Result<ExitCode> {
+    let row = launch.row;
+    let run_id = row
+        .run_id
+        .clone()
+        .ok_or_else(|| eyre!("eval {} has no run", row.eval_id))?;
+    let out = PathBuf::from(row.out_dir.clone().unwrap_or_else(|| "evals".into()));
+    crate::errln!(
+        "eval {}: its run {run_id} has ended ({}); scoring what is left, without a model call",
+        row.eval_id,
+        run_status.as_str()
+    );
+    let dispatched: Vec<SampleRow> = launch
+        .samples
+        .iter()
+        .filter(|s| s.status == "pending")
+        .cloned()
+        .collect();
+    let tree = TreeWriter::start(
+        row.clone(),
+        tree::iteration_dir(&out, row.iteration),
+        launch.samples.len() as u64,
+        dispatched,
+        failed_entries(&g.db, &row)?,
+    );
+    let stopped = Arc::new(AtomicBool::new(false));
+    let (control, _engine) = tokio::sync::mpsc::unbounded_channel();
+    let watcher = spawn_stop_watcher(control, run_id.clone(), Some(stopped.clone()));
+    let scorer = Scorer::new(
+        g.db.clone(),
+        row.clone(),
+        launch.samples,
+        run_id.clone(),
+        true,
+        stopped,
+    )?;
+    let (tx, rx) = channel::<Msg>();
+    let _ = tx.send(Msg::End(run_status));
+    drop(tx);
+    let scored = tokio::task::spawn_blocking(move || scorer.run(rx, true, tree))
+        .await
+        .map_err(|e| eyre!("the scorer stopped: {e}"))??;
+    watcher.abort();
+    conclude(g, &row, &out, &run_id, run_status, scored, launch.json)
+}
+
+/// The end of an eval: its status, the end of its tree, the report, the exit code.
+fn conclude(
+    g: &Globals,
+    row: &EvalRow,
+    out: &std::path::Path,
+    run_id: &str,
+    run_status: RunStatus,
+    scored: super::scorer::Scored,
+    json: bool,
+) -> Result<ExitCode> {
     let complete = scored.left == 0;
     let at = crate::clock::now_rfc3339();
     let (eval_status, finished_at) = if complete {
@@ -167,11 +228,11 @@ pub async fn run_eval(
         store.conn(),
         whole,
         &row,
-        &out,
+        out,
         row.finished_at.as_deref().unwrap_or(&at),
         !complete,
     )?;
-    print_results(&row, &results, launch.json)?;
+    print_results(&row, &results, json)?;
     if !complete {
         crate::errln!(
             "the eval stopped before its end (run {}: {}); resume with: {}",

@@ -159,8 +159,27 @@ async fn resume(g: &Globals, row: EvalRow, json: bool) -> Result<ExitCode> {
             row.eval_id
         ));
     };
-    let samples = read::samples(Store::open(&g.db)?.conn(), &row.eval_id)?;
-    let (plan, mut config, resuming) = prepare_resume(&g.db, &run)?;
+    let store = Store::open(&g.db)?;
+    let samples = read::samples(store.conn(), &row.eval_id)?;
+    // A run that ended while its scoring had not: what is left is scored without it.
+    let run_status = crate::event::RunStatus::parse(&store.run_status(&run)?);
+    drop(store);
+    use crate::event::RunStatus as S;
+    let prepared = match run_status {
+        Some(S::Succeeded | S::Partial | S::Cancelled) => None,
+        // A failed run resumes only when a review freed some of its tasks.
+        Some(S::Failed | S::AwaitingReview) => prepare_resume(&g.db, &run).ok(),
+        _ => Some(prepare_resume(&g.db, &run)?),
+    };
+    let Some((plan, mut config, resuming)) = prepared else {
+        let launch = Launch {
+            row,
+            samples,
+            new_eval: false,
+            json,
+        };
+        return live::score_only(g, launch, run_status.unwrap_or(S::Succeeded)).await;
+    };
     with_globals(g, &mut config);
     run_eval(
         g,

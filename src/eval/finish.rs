@@ -159,11 +159,14 @@ pub fn results(conn: &Connection, row: &EvalRow) -> Result<Results, ReadError> {
     })
 }
 
+/// Tool calls by run, then by task (a rerun's run and its parent's share task ids).
+pub type ToolsByRun = std::collections::HashMap<String, super::observe::ToolsByTask>;
+
 /// A sample's epochs as its documents show them, from the stored attempts and checks;
 /// with `store`, each epoch's output and trace are read from its run.
 pub fn epoch_docs(
     store: Option<&Store>,
-    tools: &std::collections::HashMap<String, Vec<super::checks::ToolCall>>,
+    tools: &ToolsByRun,
     scoring: &Scoring,
     s: &SampleRow,
     attempts: &[super::record::AttemptRow],
@@ -174,7 +177,10 @@ pub fn epoch_docs(
         let (output, trace) = match store {
             Some(store) => {
                 let copy = copy_tasks(scoring, &s.sample_id, a.epoch);
-                let calls = copy.calls_from(tools);
+                let calls = tools
+                    .get(&a.run_id)
+                    .map(|t| copy.calls_from(t))
+                    .unwrap_or_default();
                 let o = observe(store, &a.run_id, &copy, calls)?;
                 (o.seen.output, o.seen.trace)
             }
@@ -221,7 +227,7 @@ pub fn write_end(
     let it = tree::iteration_dir(out, row.iteration);
     tree::prepare(&it)?;
     let samples = read::samples(conn, &row.eval_id)?;
-    let mut tools = std::collections::HashMap::new();
+    let mut tools = ToolsByRun::new();
     if let Some(store) = store {
         let runs: Vec<String> = (|| {
             conn.prepare("SELECT DISTINCT run_id FROM eval_attempts WHERE eval_id = ?1")?
@@ -230,7 +236,8 @@ pub fn write_end(
         })()
         .map_err(ReadError::from)?;
         for r in runs {
-            tools.extend(tool_calls(store, &r)?);
+            let (calls, _) = tool_calls(store, &r)?;
+            tools.insert(r, calls);
         }
     }
     let mut entries = Vec::new();

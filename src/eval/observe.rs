@@ -21,10 +21,7 @@ pub struct CopyTasks {
 
 impl CopyTasks {
     /// The tool calls of the copy's tasks in `tools` (by task), in the tasks' order.
-    pub fn calls_from(
-        &self,
-        tools: &std::collections::HashMap<String, Vec<ToolCall>>,
-    ) -> Vec<ToolCall> {
+    pub fn calls_from(&self, tools: &ToolsByTask) -> Vec<ToolCall> {
         self.tasks
             .iter()
             .flat_map(|t| tools.get(t).cloned().unwrap_or_default())
@@ -190,12 +187,13 @@ pub fn observe(
     Ok(Observation { seen, error })
 }
 
-/// Every tool call of run `run_id`, per task, in the order made (one read of the log).
-pub fn tool_calls(
-    store: &Store,
-    run_id: &str,
-) -> Result<std::collections::HashMap<String, Vec<ToolCall>>, StoreError> {
-    let mut out: std::collections::HashMap<String, Vec<ToolCall>> = Default::default();
+/// Tool calls by task.
+pub type ToolsByTask = std::collections::HashMap<String, Vec<ToolCall>>;
+
+/// Every tool call of run `run_id`, per task, in the order made (one read of the log),
+/// and the last event read (a follower of the log takes the calls after it).
+pub fn tool_calls(store: &Store, run_id: &str) -> Result<(ToolsByTask, u64), StoreError> {
+    let mut out = ToolsByTask::default();
     let (last, _) = store.last_event(run_id)?;
     let mut from = 1;
     while from <= last {
@@ -211,5 +209,5 @@ pub fn tool_calls(
         }
         from = to + 1;
     }
-    Ok(out)
+    Ok((out, last))
 }

@@ -243,17 +243,21 @@ pub fn new_eval_id() -> String {
 /// make the same name (ids are untrusted: none may name a path outside the tree).
 pub fn file_ids<'a>(ids: impl Iterator<Item = &'a str>) -> Vec<String> {
     let mut seen = std::collections::HashSet::new();
+    let mut next: std::collections::HashMap<String, u64> = std::collections::HashMap::new();
     ids.map(|id| {
         let mut base = crate::failures::layout::file_name_of(id);
         if base.is_empty() {
             base = "sample".into();
         }
         base.truncate(120);
+        // Each base goes on from its last suffix: ids that all clean to the same name
+        // (100,000 ids in Chinese become `___`) cost one step each, not a search.
+        let lower = base.to_ascii_lowercase();
+        let k = next.entry(lower.clone()).or_insert(2);
         let mut name = base.clone();
-        let mut k = 2;
         while !seen.insert(name.to_ascii_lowercase()) {
-            name = format!("{base}_{k}");
-            k += 1;
+            name = format!("{base}_{}", *k);
+            *k += 1;
         }
         name
     })
@@ -275,5 +279,18 @@ mod tests {
         for n in &names {
             assert!(!n.contains('/') && !n.starts_with('.'), "{n}");
         }
+    }
+
+    #[test]
+    fn ids_that_all_clean_to_one_name_are_numbered_in_one_step_each() {
+        // 20,000 one-character Chinese ids: each becomes `_`.
+        let ids: Vec<String> = (0..20_000u32)
+            .filter_map(|i| char::from_u32(0x4e00 + i).map(String::from))
+            .collect();
+        let names = file_ids(ids.iter().map(String::as_str));
+        let unique: std::collections::HashSet<&String> = names.iter().collect();
+        assert_eq!(unique.len(), ids.len());
+        assert_eq!(names[0], "_");
+        assert_eq!(names[ids.len() - 1], format!("__{}", ids.len()));
     }
 }

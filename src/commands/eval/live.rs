@@ -186,8 +186,10 @@ pub async fn score_only(g: &Globals, launch: Launch, run_status: RunStatus) -> R
         true,
         stopped,
     )?;
+    // The run cannot go on (a task waiting for review included: a decision and its
+    // resume would have gone through the engine): what is left is scored as it stands.
     let (tx, rx) = channel::<Msg>();
-    let _ = tx.send(Msg::End(run_status));
+    let _ = tx.send(Msg::End(RunStatus::Failed));
     drop(tx);
     let scored = tokio::task::spawn_blocking(move || scorer.run(rx, true, tree))
         .await

@@ -18,7 +18,7 @@ use serde_json::Value;
 use crate::cli::{EvalArgs, EvalCommand, EvalRunArgs};
 use crate::engine::EngineConfig;
 use crate::eval::compare::{compare, SampleResult};
-use crate::eval::finish::{copy_prefix, results, write_end};
+use crate::eval::finish::{results, write_end};
 use crate::eval::read::{self, find_eval};
 use crate::eval::record::{new_eval_id, EvalRow, SampleRow};
 use crate::exit::InvalidOptions;
@@ -221,6 +221,13 @@ async fn rerun(
     }
     let store = Store::open(&g.db)?;
     let parent = find_eval(store.conn(), eval)?;
+    if parent.status != "finished" {
+        return Err(InvalidOptions(format!(
+            "eval {} has not finished: resume it first (`plexus eval resume {}`)",
+            parent.eval_id, parent.eval_id
+        ))
+        .into());
+    }
     let scoring = read::scoring_of(&parent)?;
     for c in checks {
         if !scoring.checks.iter().any(|k| &k.name == c) {
@@ -256,20 +263,18 @@ async fn rerun(
     let mut config: crate::launch::RunConfig = serde_json::from_str(&config_json)
         .map_err(|e| eyre!("run {run}: its stored config does not decode: {e}"))?;
     // The child's plan: the parent's copies of the chosen samples.
-    let prefixes: std::collections::HashSet<String> = parent_samples
+    let wanted: std::collections::HashSet<String> = parent_samples
         .iter()
         .filter(|s| chosen(s))
-        .flat_map(|s| (1..=scoring.epochs).map(|e| copy_prefix(&s.sample_id, e, scoring.epochs)))
+        .flat_map(|s| {
+            (1..=scoring.epochs)
+                .flat_map(|e| crate::eval::finish::copy_tasks(&scoring, &s.sample_id, e).tasks)
+        })
         .collect();
     let mut plan_value: Value = serde_json::from_str(&plan_json)
         .map_err(|e| eyre!("the parent run's plan does not read: {e}"))?;
     if let Some(Value::Array(tasks)) = plan_value.get_mut("tasks") {
-        tasks.retain(|t| {
-            t["task_id"]
-                .as_str()
-                .and_then(|id| id.rsplit_once('/'))
-                .is_some_and(|(prefix, _)| prefixes.contains(prefix))
-        });
+        tasks.retain(|t| t["task_id"].as_str().is_some_and(|id| wanted.contains(id)));
     }
     let plan = crate::plan::parse_plan(
         &serde_json::to_string(&plan_value)?,
@@ -372,20 +377,21 @@ fn compare_evals(
                 .collect())
         };
         let (ma, mb) = (meta(&ra)?, meta(&rb)?);
-        let mut values: Vec<String> = ma.values().chain(mb.values()).cloned().collect();
-        values.sort();
-        values.dedup();
-        for v in values {
-            let pick = |s: &[SampleResult], m: &std::collections::HashMap<String, String>| {
-                s.iter()
-                    .filter(|r| m.get(&r.id) == Some(&v))
-                    .cloned()
-                    .collect::<Vec<_>>()
-            };
-            groups.push((
-                format!("{by}={v}"),
-                compare(&pick(&sa, &ma), &pick(&sb, &mb)),
-            ));
+        // Each side split by the field's value in one pass.
+        type Split = std::collections::BTreeMap<String, (Vec<SampleResult>, Vec<SampleResult>)>;
+        let mut split: Split = Default::default();
+        for r in &sa {
+            if let Some(v) = ma.get(&r.id) {
+                split.entry(v.clone()).or_default().0.push(r.clone());
+            }
+        }
+        for r in &sb {
+            if let Some(v) = mb.get(&r.id) {
+                split.entry(v.clone()).or_default().1.push(r.clone());
+            }
+        }
+        for (v, (a, b)) in split {
+            groups.push((format!("{by}={v}"), compare(&a, &b)));
         }
     }
     let regressed: Vec<&str> = whole
@@ -429,10 +435,18 @@ fn show(db: &Path, eval: &str, sample: Option<&str>, json_out: bool) -> Result<E
             .find(|s| s.sample_id == id)
             .ok_or_else(|| InvalidOptions(format!("eval {} has no sample `{id}`", row.eval_id)))?;
         let attempts = read::attempts(store.conn(), &row.eval_id, Some(id))?;
-        let checks: Vec<_> = read::check_results(store.conn(), &row.eval_id)?
-            .into_iter()
-            .filter(|c| c.sample_id == id)
-            .collect();
+        // In the spec's order, as the checks were run.
+        let order = read::scoring_of(&row)?.checks;
+        let mut checks = read::checks_of(store.conn(), &row.eval_id, Some(id))?;
+        checks.sort_by_key(|c| {
+            (
+                c.epoch,
+                order
+                    .iter()
+                    .position(|k| k.name == c.check)
+                    .unwrap_or(usize::MAX),
+            )
+        });
         report::print_sample(&s, &attempts, &checks, json_out)?;
         return Ok(ExitCode::SUCCESS);
     }

@@ -128,10 +128,10 @@ pub fn rescore(
     };
     let attempts = read::attempts(store.conn(), &parent.eval_id, None)?;
     let mut samples = read::samples(store.conn(), &parent.eval_id)?;
-    let mut tools = HashMap::new();
+    let mut tools = crate::eval::finish::ToolsByRun::new();
     let runs: HashSet<&str> = attempts.iter().map(|a| a.run_id.as_str()).collect();
     for r in runs {
-        tools.extend(tool_calls(&store, r)?);
+        tools.insert(r.to_string(), tool_calls(&store, r)?.0);
     }
     let mut per_sample: HashMap<String, Vec<(String, f64)>> = HashMap::new();
     let mut rows = Vec::with_capacity(attempts.len());
@@ -146,7 +146,10 @@ pub fn rescore(
     for a in &attempts {
         let expected = expected_of.get(a.sample_id.as_str());
         let copy = copy_tasks(&scoring, &a.sample_id, a.epoch);
-        let calls = copy.calls_from(&tools);
+        let calls = tools
+            .get(&a.run_id)
+            .map(|t| copy.calls_from(t))
+            .unwrap_or_default();
         let obs = observe(&store, &a.run_id, &copy, calls)?;
         let new = score_attempt(&scoring, &a.sample_id, a.epoch, &a.run_id, &obs, expected);
         per_sample

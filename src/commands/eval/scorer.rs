@@ -43,8 +43,8 @@ pub enum TaskFact {
     Finished(String),
     /// A task in flight was reset by a resume.
     Reset(String),
-    /// A task called a tool.
-    Tool(String, ToolCall),
+    /// A task called a tool (in the event numbered `.2`).
+    Tool(String, ToolCall, u64),
 }
 
 impl TaskFact {
@@ -52,7 +52,12 @@ impl TaskFact {
     pub fn of(env: &Envelope) -> Option<TaskFact> {
         let task = env.task_id.as_deref()?.to_string();
         match &env.event {
-            EngineEvent::TaskFinished(f) if f.status != TaskStatus::Cancelled => {
+            // A task stopped for a person's review (E007) is not done: a decision and a
+            // resume go on with it.
+            EngineEvent::TaskFinished(f)
+                if f.status != TaskStatus::Cancelled
+                    && f.error_code != Some(crate::protocol::ErrorCode::E007) =>
+            {
                 Some(TaskFact::Finished(task))
             }
             EngineEvent::TaskReset(_) => Some(TaskFact::Reset(task)),
@@ -62,6 +67,7 @@ impl TaskFact {
                     name: t.tool.clone(),
                     args: t.input.clone(),
                 },
+                env.seq,
             )),
             _ => None,
         }
@@ -101,6 +107,7 @@ pub struct Scorer {
     copies: Vec<CopyState>,
     by_task: HashMap<String, (usize, usize)>,
     tools: HashMap<String, Vec<ToolCall>>,
+    tools_read_to: u64,
     scored_now: u64,
     started: Instant,
     last_progress: Instant,
@@ -128,6 +135,7 @@ impl Scorer {
             copies: Vec::new(),
             by_task: HashMap::new(),
             tools: HashMap::new(),
+            tools_read_to: 0,
             scored_now: 0,
             started: Instant::now(),
             last_progress: Instant::now(),
@@ -211,7 +219,11 @@ impl Scorer {
         if let Some(status) = end.filter(|_| !self.stopped.load(Ordering::SeqCst)) {
             if !matches!(
                 status,
-                RunStatus::Interrupted | RunStatus::BudgetReached | RunStatus::Running
+                RunStatus::Interrupted
+                    | RunStatus::BudgetReached
+                    | RunStatus::Running
+                    | RunStatus::Paused
+                    | RunStatus::AwaitingReview
             ) {
                 let left: Vec<usize> = (0..self.copies.len())
                     .filter(|&c| !self.copies[c].scored)
@@ -243,12 +255,16 @@ impl Scorer {
             let finished = matches!(
                 t.status.as_str(),
                 "success" | "partial" | "failed" | "timeout" | "blocked"
-            );
+            ) && t.error_code.as_deref() != Some("E007");
             if let (true, Some(&(c, k))) = (finished, self.by_task.get(&t.task_id)) {
                 self.copies[c].finished[k] = true;
             }
         }
-        self.tools = tool_calls(store, &self.run_id)?;
+        let (read_tools, read_to) = tool_calls(store, &self.run_id)?;
+        self.tools_read_to = read_to;
+        // The calls by run, as the documents read them; handed back after.
+        let mut by_run = crate::eval::finish::ToolsByRun::new();
+        by_run.insert(self.run_id.clone(), read_tools);
         let attempts = read::attempts(store.conn(), &self.row.eval_id, None)?;
         let mut checks: HashMap<String, Vec<read::StoredCheck>> = HashMap::new();
         for c in read::check_results(store.conn(), &self.row.eval_id)? {
@@ -279,7 +295,7 @@ impl Scorer {
             let sample = &self.samples[i];
             let docs = epoch_docs(
                 Some(store),
-                &self.tools,
+                &by_run,
                 &self.scoring,
                 &sample.row,
                 std::slice::from_ref(a),
@@ -292,6 +308,7 @@ impl Scorer {
                 *slot = Some(doc);
             }
         }
+        self.tools = by_run.remove(&self.run_id).unwrap_or_default();
         Ok(())
     }
 
@@ -316,7 +333,11 @@ impl Scorer {
                     self.copies[c].finished[k] = false;
                 }
             }
-            TaskFact::Tool(task, call) => self.tools.entry(task).or_default().push(call),
+            // Calls the resume's reading of the log already has are not added twice.
+            TaskFact::Tool(task, call, seq) if seq > self.tools_read_to => {
+                self.tools.entry(task).or_default().push(call)
+            }
+            TaskFact::Tool(..) => {}
         }
     }
 

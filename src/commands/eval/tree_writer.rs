@@ -149,7 +149,10 @@ fn write_loop(
             }
             None => {}
         }
-        if dirty && last.elapsed() >= SUMMARY_EVERY {
+        // Written again at most once a second, less often as it grows (it is whole
+        // at the end): 50,000 failures are not rewritten every second.
+        let every = SUMMARY_EVERY * (1 + (failed.len() / 5_000) as u32);
+        if dirty && last.elapsed() >= every {
             let entries = failed.values().cloned().collect();
             let summary = tree::summary(row.iteration, crate::clock::now_rfc3339(), total, entries);
             if let Err(e) = tree::write_summary(&it, &summary) {

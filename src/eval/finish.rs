@@ -17,6 +17,7 @@ use super::tree::{self, EpochDoc};
 use crate::eval::expand::copy_id;
 use crate::failures::layout;
 use crate::failures::write::{write_json_atomic, WriteError};
+use crate::protocol::handoff::FailureSampleIndexEntry;
 use crate::store::{Store, StoreError};
 
 /// Why an eval's results could not be read or written.
@@ -212,6 +213,45 @@ pub fn epoch_docs(
     Ok(out)
 }
 
+/// The documents of scored sample `s` of eval `row`, from its stored attempts and
+/// checks (with `store`, each epoch's output and trace read from its run).
+pub fn sample_docs(
+    conn: &Connection,
+    store: Option<&Store>,
+    tools: &ToolsByRun,
+    scoring: &Scoring,
+    row: &EvalRow,
+    s: &SampleRow,
+) -> Result<tree::SampleDocs, FinishError> {
+    let a = read::attempts(conn, &row.eval_id, Some(&s.sample_id))?;
+    let c = read::checks_of(conn, &row.eval_id, Some(&s.sample_id))?;
+    Ok(tree::documents(
+        row,
+        scoring,
+        s,
+        &epoch_docs(store, tools, scoring, s, &a, &c)?,
+    ))
+}
+
+/// The summary's entries of eval `row`'s samples that failed or errored so far, by
+/// dataset order (what a resumed eval's tree writer starts from).
+pub fn failed_entries(
+    conn: &Connection,
+    row: &EvalRow,
+) -> Result<std::collections::BTreeMap<u64, FailureSampleIndexEntry>, FinishError> {
+    let scoring = read::scoring_of(row)?;
+    let mut out = std::collections::BTreeMap::new();
+    for s in read::samples(conn, &row.eval_id)? {
+        if matches!(s.status.as_str(), "failed" | "error") {
+            let docs = sample_docs(conn, None, &ToolsByRun::new(), &scoring, row, &s)?;
+            if let Some(e) = docs.entry {
+                out.insert(s.ord, e);
+            }
+        }
+    }
+    Ok(out)
+}
+
 /// Writes the end of eval `row`'s tree into iteration directory `it`: the summary, the
 /// problems report and the handoff (beside `execution_outputs/`), dated `at`. With
 /// `store`, every scored sample's documents are written too (an export).
@@ -251,14 +291,7 @@ pub fn write_end(
         if s.status == "pending" || (store.is_none() && s.status == "passed") {
             continue;
         }
-        let a = read::attempts(conn, &row.eval_id, Some(&s.sample_id))?;
-        let c = read::checks_of(conn, &row.eval_id, Some(&s.sample_id))?;
-        let docs = tree::documents(
-            row,
-            &scoring,
-            s,
-            &epoch_docs(store, &tools, &scoring, s, &a, &c)?,
-        );
+        let docs = sample_docs(conn, store, &tools, &scoring, row, s)?;
         if store.is_some() {
             tree::write_docs(&it, s, &docs)?;
         }

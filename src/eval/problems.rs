@@ -215,11 +215,7 @@ pub fn report(
         iteration,
         total_samples: total32,
         failed_samples: failed_n,
-        failure_rate: if total32 == 0 {
-            0.0
-        } else {
-            ((failed_n as f64 / total32 as f64) * 100.0).round() / 100.0
-        },
+        failure_rate: crate::failures::summary::rounded_failure_rate(failed_n, total32),
         layer1_problems: problems,
         modification_priority: priority,
         extra: Default::default(),

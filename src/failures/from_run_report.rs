@@ -147,11 +147,7 @@ pub(crate) fn problems_report(
         iteration,
         total_samples: total.max(failed),
         failed_samples: failed,
-        failure_rate: if total == 0 {
-            0.0
-        } else {
-            ((failed as f64 / total as f64) * 100.0).round() / 100.0
-        },
+        failure_rate: super::summary::rounded_failure_rate(failed, total),
         layer1_problems: problems,
         modification_priority: priority,
         extra: Default::default(),

@@ -9,6 +9,16 @@ use serde::{Deserialize, Serialize};
 
 use crate::protocol::handoff::FailureSampleIndexEntry;
 
+/// `failed / total` rounded to two decimals, as the problems report writes it (0 with no
+/// samples).
+pub fn rounded_failure_rate(failed: u32, total: u32) -> f64 {
+    if total == 0 {
+        0.0
+    } else {
+        ((failed as f64 / total as f64) * 100.0).round() / 100.0
+    }
+}
+
 /// The summary file's contents.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FailureSummary {

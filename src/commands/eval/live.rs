@@ -15,7 +15,7 @@ use color_eyre::eyre::{eyre, Result};
 use super::report::print_results;
 use super::scorer::{Msg, Scorer, TaskFact};
 use super::tree_writer::TreeWriter;
-use crate::eval::finish::{epoch_docs, write_end};
+use crate::eval::finish::write_end;
 use crate::eval::read;
 use crate::eval::record::{self, EvalRow, SampleRow};
 use crate::eval::tree;
@@ -82,24 +82,7 @@ pub async fn run_eval(
         g.db.display(),
         it.display()
     );
-    let failed = if resuming {
-        failed_entries(&g.db, &row)?
-    } else {
-        BTreeMap::new()
-    };
-    let dispatched: Vec<SampleRow> = launch
-        .samples
-        .iter()
-        .filter(|s| s.status == "pending")
-        .cloned()
-        .collect();
-    let tree = TreeWriter::start(
-        row.clone(),
-        it,
-        launch.samples.len() as u64,
-        dispatched,
-        failed,
-    );
+    let tree = start_tree(&g.db, &row, it, &launch.samples, resuming)?;
     // A stop signal also stops the scoring that goes on after the run has ended.
     let stopped = Arc::new(AtomicBool::new(false));
     let scorer = Scorer::new(
@@ -162,19 +145,8 @@ pub async fn score_only(g: &Globals, launch: Launch, run_status: RunStatus) -> R
         row.eval_id,
         run_status.as_str()
     );
-    let dispatched: Vec<SampleRow> = launch
-        .samples
-        .iter()
-        .filter(|s| s.status == "pending")
-        .cloned()
-        .collect();
-    let tree = TreeWriter::start(
-        row.clone(),
-        tree::iteration_dir(&out, row.iteration),
-        launch.samples.len() as u64,
-        dispatched,
-        failed_entries(&g.db, &row)?,
-    );
+    let it = tree::iteration_dir(&out, row.iteration);
+    let tree = start_tree(&g.db, &row, it, &launch.samples, true)?;
     let stopped = Arc::new(AtomicBool::new(false));
     let (control, _engine) = tokio::sync::mpsc::unbounded_channel();
     let watcher = spawn_stop_watcher(control, run_id.clone(), Some(stopped.clone()));
@@ -250,38 +222,30 @@ fn conclude(
     Ok(ExitCode::SUCCESS)
 }
 
-/// The summary entries of the samples of eval `row` that failed before this process.
-fn failed_entries(
+/// The tree writer of eval `row` (of `samples`) in iteration directory `it`: the pending
+/// samples to dispatch and, for a resumed eval, the entries of those that failed before.
+fn start_tree(
     db: &std::path::Path,
     row: &EvalRow,
-) -> Result<BTreeMap<u64, crate::protocol::handoff::FailureSampleIndexEntry>> {
-    let store = Store::open(db)?;
-    let scoring = read::scoring_of(row)?;
-    let mut checks: std::collections::HashMap<String, Vec<read::StoredCheck>> = Default::default();
-    for c in read::check_results(store.conn(), &row.eval_id)? {
-        checks.entry(c.sample_id.clone()).or_default().push(c);
-    }
-    let mut attempts: std::collections::HashMap<String, Vec<record::AttemptRow>> =
-        Default::default();
-    for a in read::attempts(store.conn(), &row.eval_id, None)? {
-        attempts.entry(a.sample_id.clone()).or_default().push(a);
-    }
-    let mut out = BTreeMap::new();
-    for s in read::samples(store.conn(), &row.eval_id)? {
-        if !matches!(s.status.as_str(), "failed" | "error") {
-            continue;
-        }
-        let a = attempts.get(&s.sample_id).map_or(&[][..], Vec::as_slice);
-        let c = checks.get(&s.sample_id).map_or(&[][..], Vec::as_slice);
-        let docs = tree::documents(
-            row,
-            &scoring,
-            &s,
-            &epoch_docs(None, &Default::default(), &scoring, &s, a, c)?,
-        );
-        if let Some(e) = docs.entry {
-            out.insert(s.ord, e);
-        }
-    }
-    Ok(out)
+    it: PathBuf,
+    samples: &[SampleRow],
+    resuming: bool,
+) -> Result<TreeWriter> {
+    let failed = if resuming {
+        crate::eval::finish::failed_entries(Store::open(db)?.conn(), row)?
+    } else {
+        BTreeMap::new()
+    };
+    let dispatched: Vec<SampleRow> = samples
+        .iter()
+        .filter(|s| s.status == "pending")
+        .cloned()
+        .collect();
+    Ok(TreeWriter::start(
+        row.clone(),
+        it,
+        samples.len() as u64,
+        dispatched,
+        failed,
+    ))
 }

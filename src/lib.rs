@@ -18,6 +18,7 @@ pub mod debate;
 pub mod diff;
 pub mod engine;
 pub mod eval;
+pub mod eval_ui;
 pub mod event;
 pub mod exit;
 pub mod failures;

@@ -47,7 +47,13 @@ fn eval_writes(a: &plexus::cli::EvalArgs) -> bool {
     use plexus::cli::EvalCommand as E;
     !matches!(
         a.command,
-        Some(E::Compare { .. } | E::Show { .. } | E::List { .. } | E::ExportTree { .. })
+        Some(
+            E::Compare { .. }
+                | E::Show { .. }
+                | E::List { .. }
+                | E::ExportTree { .. }
+                | E::Open { .. }
+        )
     )
 }
 
@@ -161,7 +167,7 @@ fn reads_config(command: &Command) -> bool {
             | Command::Providers { .. }
             | Command::Ping { .. }
             | Command::Review { .. }
-    ) || matches!(command, Command::Eval(a) if eval_runs(a))
+    ) || matches!(command, Command::Eval(a) if eval_runs(a) || eval_opens(a))
 }
 
 /// Whether `command` opens the terminal UI when it has a terminal.
@@ -176,7 +182,12 @@ fn has_tui(command: &Command) -> bool {
             | Command::Browse { .. }
             | Command::Replay { .. }
             | Command::Failures { json: false, .. }
-    )
+    ) || matches!(command, Command::Eval(a) if eval_opens(a))
+}
+
+/// Whether an eval command opens the Eval screen.
+fn eval_opens(a: &plexus::cli::EvalArgs) -> bool {
+    matches!(a.command, Some(plexus::cli::EvalCommand::Open { .. }))
 }
 
 /// Runs with the TUI when `tui` is set, else headless.
@@ -501,7 +512,7 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
             plexus::commands::docs_gen::man()?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::Eval(args) => plexus::commands::eval::eval(&g, *args).await,
+        Command::Eval(args) => plexus::commands::eval::eval(&g, *args, tui).await,
         Command::Bench(cmd) => plexus::bench::run(cmd).await,
         Command::Dev(cmd) => plexus::commands::dev::run(cmd),
     }

@@ -17,6 +17,7 @@ use serde_json::json;
 use crate::eval::compare::compare;
 use crate::eval::read::{find_eval, sample_results};
 use crate::eval::record::{self, AttemptRow, CheckRow, EvalRow, SampleRow};
+use crate::eval::score::{check_marks, sample_verdict};
 
 /// What to measure.
 #[derive(Debug, Clone)]
@@ -228,6 +229,7 @@ fn write_compare_db(db: &Path, n: usize) -> Result<(String, String)> {
         .collect();
     let scoring = json!({"checks": checks, "epochs": 1, "reducer": "mean",
                          "plan_tasks": ["answer"], "output_task": "answer"});
+    let scoring_of: crate::eval::spec::Scoring = serde_json::from_value(scoring.clone())?;
     let mut ids = Vec::new();
     for (e, seed) in [(0u64, 7u64), (1, 11)] {
         let tx = conn.unchecked_transaction()?;
@@ -257,9 +259,10 @@ fn write_compare_db(db: &Path, n: usize) -> Result<(String, String)> {
                 hash: format!("{:064x}", i),
                 line: i as u64 + 1,
                 content: "{}".into(),
-                status: "failed".into(),
-                score: Some(0.5),
+                status: "pending".into(),
+                score: None,
                 inherited_from: None,
+                marks: None,
             })
             .collect();
         record::insert_eval(&tx, &row, &samples)?;
@@ -291,6 +294,9 @@ fn write_compare_db(db: &Path, n: usize) -> Result<(String, String)> {
                     .collect(),
             };
             record::put_attempt(&tx, &id, &attempt)?;
+            let marks = check_marks(&scoring_of, &[&attempt]);
+            let verdict = sample_verdict(scoring_of.reducer(), &[("failed".into(), 0.5)]);
+            record::put_verdict(&tx, &id, &attempt.sample_id, verdict, &marks)?;
         }
         tx.commit()?;
         ids.push(id);

@@ -134,6 +134,9 @@ pub enum EvalCommand {
         /// The samples that failed this check (repeat).
         #[arg(long, value_name = "NAME")]
         check: Vec<String>,
+        /// The samples listed in FILE, one id a line (the Eval screen's `r` marks).
+        #[arg(long, value_name = "FILE")]
+        samples: Option<PathBuf>,
         /// Print the report as JSON on stdout.
         #[arg(long)]
         json: bool,
@@ -190,6 +193,17 @@ pub enum EvalCommand {
         /// JSON output.
         #[arg(long)]
         json: bool,
+    },
+    /// Open the Eval screen on an eval (it follows one that is running)
+    ///
+    /// Progress, rate, time left and spend; each check's pass rate with its 95%
+    /// interval and its difference to the parent iteration; the samples, filtered by
+    /// status, check, flips or metadata; a sample's expected and found side by side.
+    #[command(after_long_help = super::help::EVAL_OPEN)]
+    Open {
+        /// Eval id (or `latest`, or a unique prefix).
+        #[arg(default_value = "latest")]
+        eval: String,
     },
     /// List the evals in the database
     #[command(after_long_help = super::help::EVAL_LIST)]

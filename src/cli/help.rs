@@ -299,7 +299,8 @@ Example:
 pub const EVAL_RERUN: &str = "\
 Examples:
   plexus eval rerun latest --errors
-  plexus eval rerun latest --failing --check answer";
+  plexus eval rerun latest --failing --check answer
+  plexus eval rerun latest --samples evals/rerun_E20261128-120000-1a2b.txt";
 
 /// Examples of `plexus eval rescore --help`.
 pub const EVAL_RESCORE: &str = "\
@@ -317,6 +318,20 @@ pub const EVAL_SHOW: &str = "\
 Examples:
   plexus eval show latest
   plexus eval show latest --sample q7 --json";
+
+/// Examples and keys of `plexus eval open --help`.
+pub const EVAL_OPEN: &str = "\
+Keys: tab moves between the check table and the sample list; enter opens a sample
+(its checks' expected and found side by side, then its four documents on 1-4);
+f cycles the status shown, t the check whose misses are listed, d shows the samples
+that flipped against the parent iteration, / searches ids (meta.K=V filters on a
+metadata field), x clears; r marks a sample for rerun (the ids are written beside
+the failure tree, for `eval rerun --samples`); E or h writes the handoff; ? lists
+the keys; q quits.
+
+Examples:
+  plexus eval open
+  plexus eval open E20261128-120000-1a2b";
 
 /// Examples of `plexus eval list --help`.
 pub const EVAL_LIST: &str = "\

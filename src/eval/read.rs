@@ -166,28 +166,50 @@ pub fn counts(conn: &Connection, eval_id: &str) -> Result<Counts, ReadError> {
     Ok(c)
 }
 
+const SAMPLE_COLUMNS: &str =
+    "sample_id, ord, file_id, hash, line, content, status, score, inherited_from, marks";
+
+fn sample_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<SampleRow> {
+    Ok(SampleRow {
+        sample_id: r.get(0)?,
+        ord: r.get::<_, i64>(1)?.max(0) as u64,
+        file_id: r.get(2)?,
+        hash: r.get(3)?,
+        line: r.get::<_, i64>(4)?.max(0) as u64,
+        content: r.get(5)?,
+        status: r.get(6)?,
+        score: r.get(7)?,
+        inherited_from: r.get(8)?,
+        marks: r.get(9)?,
+    })
+}
+
 /// The samples of an eval, in dataset order.
 pub fn samples(conn: &Connection, eval_id: &str) -> Result<Vec<SampleRow>, ReadError> {
-    let mut st = conn.prepare(
-        "SELECT sample_id, ord, file_id, hash, line, content, status, score, inherited_from
-         FROM eval_samples WHERE eval_id = ?1 ORDER BY ord",
-    )?;
+    let mut st = conn.prepare(&format!(
+        "SELECT {SAMPLE_COLUMNS} FROM eval_samples WHERE eval_id = ?1 ORDER BY ord"
+    ))?;
     let rows = st
-        .query_map([eval_id], |r| {
-            Ok(SampleRow {
-                sample_id: r.get(0)?,
-                ord: r.get::<_, i64>(1)?.max(0) as u64,
-                file_id: r.get(2)?,
-                hash: r.get(3)?,
-                line: r.get::<_, i64>(4)?.max(0) as u64,
-                content: r.get(5)?,
-                status: r.get(6)?,
-                score: r.get(7)?,
-                inherited_from: r.get(8)?,
-            })
-        })?
+        .query_map([eval_id], sample_row)?
         .collect::<Result<_, _>>()?;
     Ok(rows)
+}
+
+/// One sample of an eval.
+pub fn sample(
+    conn: &Connection,
+    eval_id: &str,
+    sample_id: &str,
+) -> Result<Option<SampleRow>, ReadError> {
+    Ok(conn
+        .query_row(
+            &format!(
+                "SELECT {SAMPLE_COLUMNS} FROM eval_samples WHERE eval_id = ?1 AND sample_id = ?2"
+            ),
+            [eval_id, sample_id],
+            sample_row,
+        )
+        .optional()?)
 }
 
 /// One stored check result.
@@ -288,9 +310,54 @@ pub fn scoring_of(row: &EvalRow) -> Result<Scoring, ReadError> {
 type EpochCheck = (Option<bool>, Option<f64>);
 
 /// Each scored sample's result per check over its epochs (with the eval's reducer), in
-/// the order of the sample ids; samples not scored yet are left out. One pass over the
-/// check rows in their key's order (no sort), reading only what the comparison needs.
+/// the order of the sample ids; samples not scored yet are left out. Read from each
+/// sample's marks (one row per sample); a file written before marks were kept is read
+/// from its check rows instead.
 pub fn sample_results(conn: &Connection, row: &EvalRow) -> Result<Vec<SampleResult>, ReadError> {
+    let names: Vec<String> = scoring_of(row)?
+        .checks
+        .into_iter()
+        .map(|c| c.name)
+        .collect();
+    let mut st = conn.prepare(
+        "SELECT sample_id, hash, marks FROM eval_samples
+         WHERE eval_id = ?1 AND status <> 'pending' ORDER BY sample_id",
+    )?;
+    let mut rows = st.query([&row.eval_id])?;
+    let mut out = Vec::new();
+    while let Some(r) = rows.next()? {
+        let Some(marks) = r
+            .get_ref(2)?
+            .as_str_or_null()
+            .map_err(rusqlite::Error::from)?
+        else {
+            return results_from_checks(conn, row);
+        };
+        out.push(SampleResult {
+            id: r.get(0)?,
+            hash: r.get(1)?,
+            checks: names
+                .iter()
+                .zip(marks.bytes())
+                .map(|(name, m)| (name.clone(), mark_result(m)))
+                .collect(),
+        });
+    }
+    Ok(out)
+}
+
+/// A check's result from its letter in a sample's marks.
+pub fn mark_result(mark: u8) -> Option<bool> {
+    match mark {
+        super::score::MARK_PASSED => Some(true),
+        super::score::MARK_FAILED => Some(false),
+        _ => None,
+    }
+}
+
+/// [`sample_results`] from the check rows: one pass over them in their key's order (no
+/// sort), for a file whose samples have no marks.
+fn results_from_checks(conn: &Connection, row: &EvalRow) -> Result<Vec<SampleResult>, ReadError> {
     let reducer: Reducer = scoring_of(row)?.reducer();
     // The hash of every scored sample, then the check rows alone in key order.
     let mut hashes: std::collections::HashMap<String, String> = std::collections::HashMap::new();
@@ -347,4 +414,135 @@ pub fn sample_results(conn: &Connection, row: &EvalRow) -> Result<Vec<SampleResu
     }
     reduce(&mut out, &mut per);
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::eval::record::{insert_eval, put_attempt, put_verdict, AttemptRow, CheckRow};
+    use crate::eval::score::{check_marks, sample_verdict};
+
+    fn attempt(sample: &str, epoch: u32, checks: &[(&str, Option<bool>)]) -> AttemptRow {
+        AttemptRow {
+            sample_id: sample.into(),
+            epoch,
+            run_id: "R".into(),
+            status: if checks.iter().any(|c| c.1.is_none()) {
+                "error"
+            } else if checks.iter().all(|c| c.1 == Some(true)) {
+                "passed"
+            } else {
+                "failed"
+            }
+            .into(),
+            score: 0.0,
+            tokens: 1,
+            latency_ms: 1,
+            cost_usd: None,
+            error: None,
+            checks: checks
+                .iter()
+                .map(|(n, p)| CheckRow {
+                    name: (*n).into(),
+                    passed: *p,
+                    score: p.map(|p| if p { 1.0 } else { 0.0 }),
+                    result: None,
+                })
+                .collect(),
+        }
+    }
+
+    /// The marks kept with each verdict say what the check rows say, over several epochs
+    /// with a reducer, an error, and checks stored in another order than the spec's.
+    #[test]
+    fn marks_read_the_same_results_as_the_check_rows() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let conn = crate::store::open_connection(&dir.path().join("e.db")).expect("db");
+        let scoring: Scoring = serde_json::from_value(serde_json::json!({
+            "checks": [{"name": "z_last", "kind": "json_valid"}, {"name": "a_first", "kind": "json_valid"}],
+            "epochs": 2, "reducer": "all", "plan_tasks": ["t"], "output_task": "t"}))
+        .expect("scoring");
+        let row = EvalRow {
+            eval_id: "E1".into(),
+            name: "n".into(),
+            eval_key: "k".into(),
+            kind: "run".into(),
+            run_id: Some("R".into()),
+            parent_id: None,
+            iteration: 1,
+            spec_path: "s".into(),
+            spec_json: serde_json::to_string(&scoring).expect("json"),
+            dataset_path: "d".into(),
+            out_dir: None,
+            status: "finished".into(),
+            created_at: "t".into(),
+            finished_at: None,
+            sample_count: 3,
+        };
+        let sample = |id: &str| SampleRow {
+            sample_id: id.into(),
+            ord: 0,
+            file_id: id.into(),
+            hash: "h".into(),
+            line: 1,
+            content: "{}".into(),
+            status: "pending".into(),
+            score: None,
+            inherited_from: None,
+            marks: None,
+        };
+        let tx = conn.unchecked_transaction().expect("tx");
+        insert_eval(&tx, &row, &[sample("a"), sample("b"), sample("c")]).expect("insert");
+        let by_sample = [
+            (
+                "a",
+                vec![
+                    attempt("a", 1, &[("a_first", Some(true)), ("z_last", Some(true))]),
+                    attempt("a", 2, &[("a_first", Some(false)), ("z_last", Some(true))]),
+                ],
+            ),
+            (
+                "b",
+                vec![
+                    attempt("b", 1, &[("a_first", Some(true)), ("z_last", Some(true))]),
+                    attempt("b", 2, &[("a_first", Some(true)), ("z_last", Some(true))]),
+                ],
+            ),
+            (
+                "c",
+                vec![
+                    attempt("c", 1, &[("a_first", None), ("z_last", None)]),
+                    attempt("c", 2, &[("a_first", Some(true)), ("z_last", Some(false))]),
+                ],
+            ),
+        ];
+        for (id, attempts) in &by_sample {
+            for a in attempts {
+                put_attempt(&tx, "E1", a).expect("attempt");
+            }
+            let refs: Vec<&AttemptRow> = attempts.iter().collect();
+            let per: Vec<(String, f64)> =
+                attempts.iter().map(|a| (a.status.clone(), 0.0)).collect();
+            let marks = check_marks(&scoring, &refs);
+            put_verdict(
+                &tx,
+                "E1",
+                id,
+                sample_verdict(scoring.reducer(), &per),
+                &marks,
+            )
+            .expect("verdict");
+        }
+        tx.commit().expect("commit");
+        let from_marks = sample_results(&conn, &row).expect("marks");
+        let from_rows = results_from_checks(&conn, &row).expect("rows");
+        assert_eq!(from_marks, from_rows);
+        let marks: Vec<String> = samples(&conn, "E1")
+            .expect("samples")
+            .into_iter()
+            .filter_map(|s| s.marks)
+            .collect();
+        // In the spec's order (z_last, a_first): `all` fails a's a_first; c's error.
+        assert_eq!(marks, ["pf", "pp", "ee"]);
+    }
 }

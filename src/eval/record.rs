@@ -62,6 +62,10 @@ pub struct SampleRow {
     pub score: Option<f64>,
     /// The eval whose attempts make its result (a rerun's inherited pass).
     pub inherited_from: Option<String>,
+    /// Its result per check once scored, one letter per check of the eval's scoring in
+    /// its order (see `score::check_marks`); `None` before, or in a file written before
+    /// marks were kept.
+    pub marks: Option<String>,
 }
 
 /// One check's result in an attempt.
@@ -136,8 +140,8 @@ pub fn insert_eval(
     )?;
     let mut st = tx.prepare_cached(
         "INSERT INTO eval_samples (eval_id, sample_id, ord, file_id, hash, line, content, status,
-             score, inherited_from)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+             score, inherited_from, marks)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
     )?;
     for s in samples {
         st.execute(params![
@@ -151,6 +155,7 @@ pub fn insert_eval(
             s.status,
             s.score,
             s.inherited_from,
+            s.marks,
         ])?;
     }
     Ok(())
@@ -203,18 +208,20 @@ pub fn put_attempt(tx: &Transaction<'_>, eval_id: &str, a: &AttemptRow) -> rusql
     Ok(())
 }
 
-/// Sets a sample's verdict once all its epochs are scored.
+/// Sets a sample's verdict once all its epochs are scored: its status, score and marks
+/// (its result per check).
 pub fn put_verdict(
     tx: &Transaction<'_>,
     eval_id: &str,
     sample_id: &str,
-    status: &str,
-    score: f64,
+    verdict: (&str, f64),
+    marks: &str,
 ) -> rusqlite::Result<()> {
     tx.prepare_cached(
-        "UPDATE eval_samples SET status = ?3, score = ?4 WHERE eval_id = ?1 AND sample_id = ?2",
+        "UPDATE eval_samples SET status = ?3, score = ?4, marks = ?5
+         WHERE eval_id = ?1 AND sample_id = ?2",
     )?
-    .execute(params![eval_id, sample_id, status, score])?;
+    .execute(params![eval_id, sample_id, verdict.0, verdict.1, marks])?;
     Ok(())
 }
 

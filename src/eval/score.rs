@@ -115,6 +115,41 @@ pub fn check_over_epochs(reducer: Reducer, epochs: &[(Option<bool>, Option<f64>)
     (!results.is_empty()).then(|| reducer.reduce(&results).passed)
 }
 
+/// The letter of a check's result in a sample's marks: passed.
+pub const MARK_PASSED: u8 = b'p';
+/// Failed.
+pub const MARK_FAILED: u8 = b'f';
+/// Not scored (an error: the model could not be reached).
+pub const MARK_ERROR: u8 = b'e';
+
+/// A sample's result per check over its epochs (`attempts`), one letter per check of
+/// `scoring` in its order: [`MARK_PASSED`], [`MARK_FAILED`] or [`MARK_ERROR`]. Stored
+/// with the sample's verdict, so the Eval screen and `eval compare` read one row per
+/// sample instead of one per check and epoch.
+pub fn check_marks(scoring: &Scoring, attempts: &[&AttemptRow]) -> String {
+    let reducer = scoring.reducer();
+    scoring
+        .checks
+        .iter()
+        .map(|c| {
+            let epochs: Vec<(Option<bool>, Option<f64>)> = attempts
+                .iter()
+                .map(|a| {
+                    a.checks
+                        .iter()
+                        .find(|r| r.name == c.name)
+                        .map_or((None, None), |r| (r.passed, r.score))
+                })
+                .collect();
+            char::from(match check_over_epochs(reducer, &epochs) {
+                Some(true) => MARK_PASSED,
+                Some(false) => MARK_FAILED,
+                None => MARK_ERROR,
+            })
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -6,7 +6,7 @@ use rusqlite::Connection;
 use super::StoreError;
 
 /// Current schema version (stored in `PRAGMA user_version`).
-pub const SCHEMA_VERSION: i64 = 10;
+pub const SCHEMA_VERSION: i64 = 11;
 
 /// Migrations, in order: `MIGRATIONS[i]` takes the schema from version `i` to `i + 1`.
 const MIGRATIONS: &[&str] = &[
@@ -312,6 +312,12 @@ CREATE TABLE IF NOT EXISTS eval_checks (
     result     TEXT,                     -- JSON: expected, found, at, why
     PRIMARY KEY (eval_id, sample_id, epoch, check_name)
 ) WITHOUT ROWID;
+"#,
+    r#"
+-- Each scored sample's result per check over its epochs, one letter per check of the
+-- eval's scoring in its order (p passed, f failed, e not scored): what the Eval screen
+-- and `eval compare` read, one row per sample instead of one per check and epoch.
+ALTER TABLE eval_samples ADD COLUMN marks TEXT;
 "#,
 ];
 

@@ -1,8 +1,9 @@
 //! `plexus eval`: running a spec over a dataset ([`live`], [`scorer`], [`tree_writer`]),
 //! and the commands on evals already made: resume, rerun, rescore ([`rescore`]),
-//! compare, show, list and export-tree.
+//! compare, show, list, export-tree, and the Eval screen ([`open`]).
 
 pub mod live;
+pub mod open;
 pub mod prepare;
 pub mod report;
 pub mod rescore;
@@ -30,7 +31,11 @@ use self::live::{run_eval, Launch, GATE_MISSED};
 use self::prepare::{copies_plan, next_iteration, prepare};
 
 /// Runs `plexus eval …`.
-pub async fn eval(g: &Globals, args: EvalArgs) -> Result<ExitCode> {
+pub async fn eval(
+    g: &Globals,
+    args: EvalArgs,
+    tui: Option<crate::tui::open::UiSetup>,
+) -> Result<ExitCode> {
     match args.command {
         None => run_spec(g, args.run).await,
         Some(EvalCommand::Resume { eval, json, .. }) => {
@@ -42,9 +47,19 @@ pub async fn eval(g: &Globals, args: EvalArgs) -> Result<ExitCode> {
             failing,
             errors,
             check,
+            samples,
             json,
             ..
-        }) => rerun(g, &eval, failing, errors, &check, json).await,
+        }) => {
+            let choice = RerunChoice {
+                failing,
+                errors,
+                checks: check,
+                samples,
+            };
+            rerun(g, &eval, choice, json).await
+        }
+        Some(EvalCommand::Open { eval }) => open::open(&g.db, &eval, tui),
         Some(EvalCommand::Rescore {
             eval,
             checks,
@@ -204,18 +219,53 @@ fn with_globals(g: &Globals, config: &mut crate::launch::RunConfig) {
     }
 }
 
-/// `plexus eval rerun`: a child eval of the chosen samples, inheriting the others.
-async fn rerun(
-    g: &Globals,
-    eval: &str,
+/// Which samples `plexus eval rerun` runs again.
+struct RerunChoice {
     failing: bool,
     errors: bool,
-    checks: &[String],
-    json: bool,
-) -> Result<ExitCode> {
-    if !failing && !errors && checks.is_empty() {
+    checks: Vec<String>,
+    samples: Option<std::path::PathBuf>,
+}
+
+/// The ids listed in `file`, one a line (blank lines and `#` comments skipped), each
+/// checked against the parent's samples.
+fn listed_ids(file: &Path, parent: &[SampleRow]) -> Result<std::collections::HashSet<String>> {
+    let text = std::fs::read_to_string(file)
+        .map_err(|e| InvalidOptions(format!("--samples {}: cannot read: {e}", file.display())))?;
+    let known: std::collections::HashSet<&str> =
+        parent.iter().map(|s| s.sample_id.as_str()).collect();
+    let mut out = std::collections::HashSet::new();
+    for (n, line) in text.lines().enumerate() {
+        let id = line.trim();
+        if id.is_empty() || id.starts_with('#') {
+            continue;
+        }
+        if !known.contains(id) {
+            return Err(InvalidOptions(format!(
+                "--samples {}:{}: the eval has no sample `{id}`",
+                file.display(),
+                n + 1
+            ))
+            .into());
+        }
+        out.insert(id.to_string());
+    }
+    Ok(out)
+}
+
+/// `plexus eval rerun`: a child eval of the chosen samples, inheriting the others.
+async fn rerun(g: &Globals, eval: &str, choice: RerunChoice, json: bool) -> Result<ExitCode> {
+    let RerunChoice {
+        failing,
+        errors,
+        checks,
+        samples: listed,
+    } = choice;
+    let checks = checks.as_slice();
+    if !failing && !errors && checks.is_empty() && listed.is_none() {
         return Err(InvalidOptions(
-            "say which samples to run again: --failing, --errors or --check NAME".into(),
+            "say which samples to run again: --failing, --errors, --check NAME or --samples FILE"
+                .into(),
         )
         .into());
     }
@@ -245,10 +295,15 @@ async fn rerun(
             .map(|c| c.sample_id)
             .collect();
     let parent_samples = read::samples(store.conn(), &parent.eval_id)?;
+    let listed = match &listed {
+        Some(file) => listed_ids(file, &parent_samples)?,
+        None => Default::default(),
+    };
     let chosen = |s: &SampleRow| {
         (failing && s.status == "failed")
             || (errors && s.status == "error")
             || failed_check.contains(&s.sample_id)
+            || listed.contains(&s.sample_id)
     };
     let n = parent_samples.iter().filter(|s| chosen(s)).count();
     if n == 0 {
@@ -289,6 +344,7 @@ async fn rerun(
                     status: "pending".into(),
                     score: None,
                     inherited_from: None,
+                    marks: None,
                     ..s
                 }
             } else {

@@ -256,6 +256,7 @@ pub fn prepare(args: &EvalRunArgs, provider: &str) -> Result<Prepared> {
             status: "pending".into(),
             score: None,
             inherited_from: None,
+            marks: None,
         })
         .collect();
     let row = EvalRow {

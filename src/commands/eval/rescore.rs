@@ -14,8 +14,8 @@ use crate::eval::checks::Check;
 use crate::eval::finish::{copy_tasks, write_end};
 use crate::eval::observe::{observe, tool_calls};
 use crate::eval::read::{self, find_eval};
-use crate::eval::record::{self, new_eval_id, EvalRow, SampleRow};
-use crate::eval::score::{sample_verdict, score_attempt};
+use crate::eval::record::{self, new_eval_id, AttemptRow, EvalRow, SampleRow};
+use crate::eval::score::{check_marks, sample_verdict, score_attempt};
 use crate::eval::spec::Scoring;
 use crate::exit::InvalidOptions;
 use crate::store::Store;
@@ -133,7 +133,7 @@ pub fn rescore(
     for r in runs {
         tools.insert(r.to_string(), tool_calls(&store, r)?.0);
     }
-    let mut per_sample: HashMap<String, Vec<(String, f64)>> = HashMap::new();
+    let mut per_sample: HashMap<String, Vec<usize>> = HashMap::new();
     let mut rows = Vec::with_capacity(attempts.len());
     let expected_of: HashMap<&str, Value> = samples
         .iter()
@@ -155,7 +155,7 @@ pub fn rescore(
         per_sample
             .entry(a.sample_id.clone())
             .or_default()
-            .push((new.status.clone(), new.score));
+            .push(rows.len());
         rows.push(new);
     }
     drop(expected_of);
@@ -163,13 +163,18 @@ pub fn rescore(
         s.inherited_from = None;
         match per_sample.get(&s.sample_id) {
             Some(per) if per.len() as u32 >= scoring.epochs => {
-                let (status, score) = sample_verdict(scoring.reducer(), per);
+                let done: Vec<&AttemptRow> = per.iter().map(|&k| &rows[k]).collect();
+                let epochs: Vec<(String, f64)> =
+                    done.iter().map(|a| (a.status.clone(), a.score)).collect();
+                let (status, score) = sample_verdict(scoring.reducer(), &epochs);
                 s.status = status.into();
                 s.score = Some(score);
+                s.marks = Some(check_marks(&scoring, &done));
             }
             _ => {
                 s.status = "pending".into();
                 s.score = None;
+                s.marks = None;
             }
         }
     }

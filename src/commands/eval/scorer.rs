@@ -21,8 +21,8 @@ use crate::eval::checks::ToolCall;
 use crate::eval::finish::{copy_tasks, epoch_docs};
 use crate::eval::observe::{observe, tool_calls, CopyTasks};
 use crate::eval::read;
-use crate::eval::record::{self, EvalRow, SampleRow};
-use crate::eval::score::{sample_verdict, score_attempt};
+use crate::eval::record::{self, AttemptRow, EvalRow, SampleRow};
+use crate::eval::score::{check_marks, sample_verdict, score_attempt};
 use crate::eval::spec::Scoring;
 use crate::eval::tree::{documents, EpochDoc};
 use crate::event::{EngineEvent, Envelope, RunStatus, TaskStatus};
@@ -376,27 +376,32 @@ impl Scorer {
         *slot = Some(doc);
         let whole = self.samples[i].epochs.iter().all(Option::is_some);
         let verdict = whole.then(|| {
-            let per: Vec<(String, f64)> = self.samples[i]
+            let done: Vec<&AttemptRow> = self.samples[i]
                 .epochs
                 .iter()
                 .flatten()
-                .map(|d| (d.attempt.status.clone(), d.attempt.score))
+                .map(|d| &d.attempt)
                 .collect();
-            sample_verdict(self.scoring.reducer(), &per)
+            let per: Vec<(String, f64)> =
+                done.iter().map(|a| (a.status.clone(), a.score)).collect();
+            let (status, score) = sample_verdict(self.scoring.reducer(), &per);
+            (status, score, check_marks(&self.scoring, &done))
         });
         let eval_id = self.row.eval_id.clone();
         let sample_id = self.samples[i].row.sample_id.clone();
+        let stored = verdict.clone();
         writer.send(WriteOp::Rows(RowsWrite(Box::new(move |tx| {
             record::put_attempt(tx, &eval_id, &attempt)?;
-            if let Some((status, score)) = verdict {
-                record::put_verdict(tx, &eval_id, &sample_id, status, score)?;
+            if let Some((status, score, marks)) = &stored {
+                record::put_verdict(tx, &eval_id, &sample_id, (status, *score), marks)?;
             }
             Ok(())
         }))))?;
-        if let Some((status, score)) = verdict {
+        if let Some((status, score, marks)) = verdict {
             let s = &mut self.samples[i];
             s.row.status = status.to_string();
             s.row.score = Some(score);
+            s.row.marks = Some(marks);
             let epochs: Vec<EpochDoc> = s.epochs.iter_mut().filter_map(Option::take).collect();
             let docs = documents(&self.row, &self.scoring, &s.row, &epochs);
             tree.send(TreeJob::Docs(Box::new((s.row.clone(), docs))));

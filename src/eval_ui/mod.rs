@@ -1,0 +1,21 @@
+//! The Eval screen (`plexus eval open`): an eval's progress, rate, time left and
+//! spend; a table per check (pass bar, 95% interval, difference to the parent
+//! iteration with its interval, flips); the sample list, filtered by status, by a
+//! check missed, by flips or by metadata; a sample opened with expected and found side
+//! by side; marks for a rerun and the handoff. It reads the database only, so it
+//! follows an eval another process is running.
+//!
+//! - [`model`]: what is shown, read from the database (one row per sample).
+//! - [`state`]: the filters, the focus, the marks, and how keys change them.
+//! - [`detail`]: one sample opened.
+//! - [`draw`]: the screen drawn into a ratatui buffer.
+//! - [`run`]: the terminal loop.
+
+pub mod detail;
+pub mod draw;
+pub mod model;
+pub mod run;
+pub mod state;
+
+pub use model::EvalModel;
+pub use state::EvalScreen;

@@ -1,0 +1,418 @@
+//! What the Eval screen shows, read from the database: the eval, its samples (one row
+//! each, from their marks: no check row is read), each check's pass rate with its
+//! interval and its difference to the parent iteration, the progress and the spend.
+//! Read again while the eval runs.
+
+use std::collections::HashMap;
+
+use rusqlite::Connection;
+
+use crate::eval::read::{self, mark_result, ReadError};
+use crate::eval::record::EvalRow;
+use crate::eval::spec::Scoring;
+use crate::eval::stats::{wilson, Interval, Paired, Z95};
+
+/// A sample's status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    /// Not scored yet.
+    Pending,
+    /// Passed.
+    Passed,
+    /// Failed.
+    Failed,
+    /// Could not be scored (the model was not reached).
+    Error,
+}
+
+impl Status {
+    fn parse(s: &str) -> Status {
+        match s {
+            "passed" => Status::Passed,
+            "failed" => Status::Failed,
+            "error" => Status::Error,
+            _ => Status::Pending,
+        }
+    }
+
+    /// Its name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Status::Pending => "pending",
+            Status::Passed => "passed",
+            Status::Failed => "failed",
+            Status::Error => "error",
+        }
+    }
+}
+
+/// How a sample's verdict changed from the parent iteration's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flip {
+    /// Not compared, or the same.
+    None,
+    /// Failed there, passes here.
+    Improved,
+    /// Passed there, fails here.
+    Regressed,
+}
+
+/// One sample as the list shows it.
+#[derive(Debug, Clone)]
+pub struct SampleLine {
+    /// Its id.
+    pub id: String,
+    /// Its position in the dataset.
+    pub ord: u64,
+    /// Its status.
+    pub status: Status,
+    /// Its score once scored.
+    pub score: Option<f64>,
+    /// Its result per check, one letter per check of the eval (empty before scored).
+    pub marks: Box<[u8]>,
+    /// Its result is inherited from the parent (a rerun).
+    pub inherited: bool,
+    /// Its verdict against the parent's.
+    pub flip: Flip,
+    /// Some check passed on one side and failed on the other.
+    pub check_flipped: bool,
+}
+
+impl SampleLine {
+    /// Whether check `k` did not pass (failed, or could not be scored).
+    pub fn misses(&self, k: usize) -> bool {
+        self.marks
+            .get(k)
+            .is_some_and(|m| mark_result(*m) != Some(true))
+    }
+}
+
+/// A check's difference to the parent iteration.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ParentDiff {
+    /// The parent's pass rate of this check.
+    pub parent_rate: f64,
+    /// This eval's rate minus the parent's over the samples both scored, with its
+    /// 95% interval.
+    pub difference: Interval,
+    /// Samples that passed there and fail here.
+    pub regressed: u64,
+    /// Samples that failed there and pass here.
+    pub improved: u64,
+}
+
+/// One check's line of the table.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CheckLine {
+    /// The check.
+    pub name: String,
+    /// Samples that passed it.
+    pub passed: u64,
+    /// Samples scored (errors included).
+    pub of: u64,
+    /// Samples that could not be scored.
+    pub errors: u64,
+    /// The pass rate with its 95% Wilson interval.
+    pub rate: Interval,
+    /// Its gate, when it has one.
+    pub gate: Option<f64>,
+    /// Against the parent iteration, when there is one with this check.
+    pub parent: Option<ParentDiff>,
+}
+
+/// The eval as the screen shows it.
+#[derive(Debug, Clone)]
+pub struct EvalModel {
+    /// The eval.
+    pub row: EvalRow,
+    /// Its scoring.
+    pub scoring: Scoring,
+    /// The eval it is compared with: its parent, or the previous iteration of the
+    /// same eval on the same dataset.
+    pub parent: Option<EvalRow>,
+    /// The samples, in dataset order.
+    pub samples: Vec<SampleLine>,
+    /// One line per check, in the spec's order.
+    pub checks: Vec<CheckLine>,
+    /// Samples by status: pending, passed, failed, error.
+    pub counts: [u64; 4],
+    /// Tokens of every attempt.
+    pub tokens: u64,
+    /// Cost of every attempt (of those whose cost is known).
+    pub cost_usd: f64,
+}
+
+/// A sample's stored row, as the screen reads it.
+struct Stored {
+    id: String,
+    ord: u64,
+    hash: String,
+    status: Status,
+    score: Option<f64>,
+    marks: Option<String>,
+    inherited: bool,
+}
+
+fn stored(conn: &Connection, eval_id: &str) -> Result<Vec<Stored>, ReadError> {
+    let mut st = conn.prepare_cached(
+        "SELECT sample_id, ord, hash, status, score, marks, inherited_from IS NOT NULL
+         FROM eval_samples WHERE eval_id = ?1",
+    )?;
+    let mut rows = st.query([eval_id])?;
+    let mut out = Vec::new();
+    while let Some(r) = rows.next()? {
+        out.push(Stored {
+            id: r.get(0)?,
+            ord: r.get::<_, i64>(1)?.max(0) as u64,
+            hash: r.get(2)?,
+            status: Status::parse(r.get_ref(3)?.as_str().map_err(rusqlite::Error::from)?),
+            score: r.get(4)?,
+            marks: r.get(5)?,
+            inherited: r.get(6)?,
+        });
+    }
+    // A file written before marks were kept: each scored sample's marks from its
+    // check rows.
+    if out
+        .iter()
+        .any(|s| s.status != Status::Pending && s.marks.is_none())
+    {
+        let row = read::find_eval(conn, eval_id)?;
+        let names: Vec<String> = read::scoring_of(&row)?
+            .checks
+            .into_iter()
+            .map(|c| c.name)
+            .collect();
+        let results: HashMap<String, String> = read::sample_results(conn, &row)?
+            .into_iter()
+            .map(|r| {
+                let marks = names
+                    .iter()
+                    .map(|n| match r.checks.get(n) {
+                        Some(Some(true)) => 'p',
+                        Some(Some(false)) => 'f',
+                        _ => 'e',
+                    })
+                    .collect();
+                (r.id, marks)
+            })
+            .collect();
+        for s in &mut out {
+            if s.marks.is_none() {
+                s.marks = results.get(&s.id).cloned();
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The eval `row` is compared with: its parent, else the newest finished eval of the
+/// same name on the same dataset made before it.
+pub fn parent_of(conn: &Connection, row: &EvalRow) -> Result<Option<EvalRow>, ReadError> {
+    if let Some(p) = &row.parent_id {
+        return match read::find_eval(conn, p) {
+            Ok(r) => Ok(Some(r)),
+            Err(ReadError::NoSuchEval(_)) => Ok(None),
+            Err(e) => Err(e),
+        };
+    }
+    let id: Option<String> = rusqlite::OptionalExtension::optional(conn.query_row(
+        "SELECT eval_id FROM evals WHERE name = ?1 AND dataset_path = ?2 AND status = 'finished'
+           AND eval_id <> ?3 AND (created_at, eval_id) < (?4, ?3)
+         ORDER BY created_at DESC, eval_id DESC LIMIT 1",
+        rusqlite::params![row.name, row.dataset_path, row.eval_id, row.created_at],
+        |r| r.get(0),
+    ))?;
+    id.map(|id| read::find_eval(conn, &id)).transpose()
+}
+
+impl EvalModel {
+    /// Reads eval `row` (and its parent) from `conn`.
+    pub fn load(conn: &Connection, row: EvalRow) -> Result<EvalModel, ReadError> {
+        let scoring = read::scoring_of(&row)?;
+        let parent = parent_of(conn, &row)?;
+        let mut here = stored(conn, &row.eval_id)?;
+        here.sort_unstable_by_key(|s| s.ord);
+        let names: Vec<&str> = scoring.checks.iter().map(|c| c.name.as_str()).collect();
+        // The parent's samples by id: content hash, status and each of our checks' mark.
+        let mut there: HashMap<String, (String, Status, Vec<Option<bool>>)> = HashMap::new();
+        let mut parent_has = vec![false; names.len()];
+        if let Some(p) = &parent {
+            let theirs: Vec<String> = read::scoring_of(p)?
+                .checks
+                .into_iter()
+                .map(|c| c.name)
+                .collect();
+            let at: Vec<Option<usize>> = names
+                .iter()
+                .map(|n| theirs.iter().position(|t| t == n))
+                .collect();
+            for (k, a) in at.iter().enumerate() {
+                parent_has[k] = a.is_some();
+            }
+            for s in stored(conn, &p.eval_id)? {
+                let marks = s.marks.unwrap_or_default().into_bytes();
+                let per = at
+                    .iter()
+                    .map(|a| a.and_then(|i| marks.get(i).copied().and_then(mark_result)))
+                    .collect();
+                there.insert(s.id, (s.hash, s.status, per));
+            }
+        }
+        let n = names.len();
+        let mut tally = vec![(0u64, 0u64, 0u64); n];
+        let mut paired = vec![Paired::default(); n];
+        let mut counts = [0u64; 4];
+        let mut samples = Vec::with_capacity(here.len());
+        for s in here {
+            counts[s.status as usize] += 1;
+            let marks: Box<[u8]> = s.marks.map(String::into_bytes).unwrap_or_default().into();
+            if s.status != Status::Pending {
+                for (k, t) in tally.iter_mut().enumerate() {
+                    t.1 += 1;
+                    match marks.get(k).copied().and_then(mark_result) {
+                        Some(true) => t.0 += 1,
+                        Some(false) => {}
+                        None => t.2 += 1,
+                    }
+                }
+            }
+            let mut flip = Flip::None;
+            let mut check_flipped = false;
+            if let Some((hash, status, per)) = there.get(&s.id) {
+                if *hash == s.hash && s.status != Status::Pending {
+                    flip = match (status, s.status) {
+                        (Status::Passed, Status::Failed) => Flip::Regressed,
+                        (Status::Failed, Status::Passed) => Flip::Improved,
+                        _ => Flip::None,
+                    };
+                    for (k, p) in paired.iter_mut().enumerate() {
+                        let mine = marks.get(k).copied().and_then(mark_result);
+                        match (per.get(k).copied().flatten(), mine) {
+                            (Some(true), Some(true)) => p.both += 1,
+                            (Some(true), Some(false)) => {
+                                p.first_only += 1;
+                                check_flipped = true;
+                            }
+                            (Some(false), Some(true)) => {
+                                p.second_only += 1;
+                                check_flipped = true;
+                            }
+                            (Some(false), Some(false)) => p.neither += 1,
+                            _ => {}
+                        }
+                    }
+                }
+            }
+            samples.push(SampleLine {
+                id: s.id,
+                ord: s.ord,
+                status: s.status,
+                score: s.score,
+                marks,
+                inherited: s.inherited,
+                flip,
+                check_flipped,
+            });
+        }
+        // Each check's rate in the parent, over its scored samples.
+        let parent_rates: Vec<f64> = (0..n)
+            .map(|k| {
+                let (mut passed, mut of) = (0u64, 0u64);
+                for (_, status, per) in there.values() {
+                    if *status != Status::Pending {
+                        of += 1;
+                        passed += u64::from(per.get(k).copied().flatten() == Some(true));
+                    }
+                }
+                if of == 0 {
+                    0.0
+                } else {
+                    passed as f64 / of as f64
+                }
+            })
+            .collect();
+        let checks = scoring
+            .checks
+            .iter()
+            .enumerate()
+            .map(|(k, c)| {
+                let (passed, of, errors) = tally[k];
+                CheckLine {
+                    name: c.name.clone(),
+                    passed,
+                    of,
+                    errors,
+                    rate: wilson(passed, of, Z95),
+                    gate: scoring.fail_under.get(&c.name).copied(),
+                    parent: (parent.is_some() && parent_has[k]).then(|| ParentDiff {
+                        parent_rate: parent_rates[k],
+                        difference: paired[k].difference(Z95),
+                        regressed: paired[k].first_only,
+                        improved: paired[k].second_only,
+                    }),
+                }
+            })
+            .collect();
+        let (tokens, cost): (i64, Option<f64>) = conn.query_row(
+            "SELECT COALESCE(SUM(tokens), 0), SUM(cost_usd) FROM eval_attempts WHERE eval_id = ?1",
+            [&row.eval_id],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )?;
+        Ok(EvalModel {
+            row,
+            scoring,
+            parent,
+            samples,
+            checks,
+            counts,
+            tokens: tokens.max(0) as u64,
+            cost_usd: cost.unwrap_or(0.0),
+        })
+    }
+
+    /// Samples scored.
+    pub fn done(&self) -> u64 {
+        self.counts[1] + self.counts[2] + self.counts[3]
+    }
+
+    /// Every sample.
+    pub fn total(&self) -> u64 {
+        self.done() + self.counts[0]
+    }
+
+    /// The eval is still going (its status says so).
+    pub fn running(&self) -> bool {
+        self.row.status == "running"
+    }
+
+    /// Each sample's value of metadata field `key` (as `--where` reads it: a string's
+    /// text, or another value's JSON), in the order of [`EvalModel::samples`].
+    pub fn metadata_values(
+        &self,
+        conn: &Connection,
+        key: &str,
+    ) -> Result<Vec<Option<String>>, ReadError> {
+        let mut st = conn.prepare(
+            "SELECT sample_id, content -> '$.metadata' FROM eval_samples WHERE eval_id = ?1",
+        )?;
+        let mut rows = st.query([&self.row.eval_id])?;
+        let mut by_id: HashMap<String, String> = HashMap::new();
+        while let Some(r) = rows.next()? {
+            let Some(meta) = r.get::<_, Option<String>>(1)? else {
+                continue;
+            };
+            let Ok(serde_json::Value::Object(mut m)) = serde_json::from_str(&meta) else {
+                continue;
+            };
+            if let Some(v) = m.remove(key) {
+                let text = match v {
+                    serde_json::Value::String(s) => s,
+                    other => other.to_string(),
+                };
+                by_id.insert(r.get(0)?, text);
+            }
+        }
+        Ok(self.samples.iter().map(|s| by_id.remove(&s.id)).collect())
+    }
+}

@@ -1,0 +1,194 @@
+//! The Eval screen's terminal loop: draw, wait for a key, apply it, and do what it asks
+//! that needs the database (open a sample, read a metadata field, write the handoff or
+//! the marks). A running eval is read again every second, so the screen follows an
+//! eval that another plexus process is running on the same database.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers, MouseEventKind};
+
+use super::detail;
+use super::model::EvalModel;
+use super::state::{EvalScreen, Request};
+use crate::app::input::InputKey;
+use crate::app::keymap::Keymap;
+use crate::app::Action;
+use crate::eval::finish::{write_end, ToolsByRun};
+use crate::eval::read::find_eval;
+use crate::store::Store;
+use crate::tui::terminal::TerminalGuard;
+use crate::ui::theme::Theme;
+
+/// How often a running eval is read again.
+const REREAD: Duration = Duration::from_secs(1);
+
+/// The file the marks for a rerun are written to: beside the eval's failure tree.
+pub fn marks_file(model: &EvalModel) -> PathBuf {
+    PathBuf::from(model.row.out_dir.as_deref().unwrap_or("."))
+        .join(format!("rerun_{}.txt", model.row.eval_id))
+}
+
+/// Does what the last key asked that needs the database.
+pub fn serve(s: &mut EvalScreen, store: &Store, tools: &mut ToolsByRun) {
+    let Some(req) = s.request.take() else {
+        return;
+    };
+    match req {
+        Request::Open(i) => {
+            let id = s.model.samples[i].id.clone();
+            match detail::load(store, tools, &s.model.row, &s.model.scoring, &id) {
+                Ok(d) => {
+                    let tab = s.detail.as_ref().map_or(0, |o| o.tab);
+                    s.detail = Some(detail::Detail { tab, ..d });
+                }
+                Err(e) => s.say(format!("cannot open {id}: {e}"), true),
+            }
+        }
+        Request::Meta(k, v) => match s.model.metadata_values(store.conn(), &k) {
+            Ok(values) => {
+                let found = values
+                    .iter()
+                    .filter(|x| x.as_deref() == Some(v.as_str()))
+                    .count();
+                s.meta_values = Some((k.clone(), values));
+                s.refresh();
+                if found == 0 {
+                    s.say(format!("no sample has meta.{k}={v}"), true);
+                }
+            }
+            Err(e) => s.say(format!("cannot read the metadata: {e}"), true),
+        },
+        Request::Handoff => {
+            let Some(out) = s.model.row.out_dir.clone() else {
+                s.say(
+                    "this eval has no failure tree to write the handoff into",
+                    true,
+                );
+                return;
+            };
+            let at = crate::clock::now_rfc3339();
+            let incomplete = s.model.row.status != "finished";
+            match write_end(
+                store.conn(),
+                None,
+                &s.model.row,
+                out.as_ref(),
+                &at,
+                incomplete,
+            ) {
+                Ok(_) => s.say(
+                    format!(
+                        "handoff written: {}{}",
+                        PathBuf::from(&out)
+                            .join(crate::eval::tree::HANDOFF_FILE)
+                            .display(),
+                        if incomplete {
+                            " (incomplete: the eval has not finished)"
+                        } else {
+                            ""
+                        }
+                    ),
+                    false,
+                ),
+                Err(e) => s.say(format!("cannot write the handoff: {e}"), true),
+            }
+        }
+        Request::SaveMarks => {
+            let path = marks_file(&s.model);
+            let text: String = s.marked.iter().map(|id| format!("{id}\n")).collect();
+            match crate::failures::write::write_bytes_atomic(&path, text.as_bytes()) {
+                Ok(()) => s.say(
+                    format!(
+                        "{} marked · plexus eval rerun {} --samples {}",
+                        s.marked.len(),
+                        s.model.row.eval_id,
+                        path.display()
+                    ),
+                    false,
+                ),
+                Err(e) => s.say(format!("cannot write {}: {e}", path.display()), true),
+            }
+        }
+    }
+}
+
+/// Runs the screen until the person quits or the terminal goes away.
+pub fn run(
+    s: &mut EvalScreen,
+    store: &Store,
+    theme: &Theme,
+    keys: &Keymap,
+) -> color_eyre::Result<()> {
+    let mut guard = TerminalGuard::enter()?;
+    let mut tools = ToolsByRun::new();
+    let mut read_at = Instant::now();
+    let mut dirty = true;
+    while !s.quitting {
+        if dirty {
+            guard
+                .terminal
+                .draw(|f| {
+                    let area = f.area();
+                    super::draw::draw(f.buffer_mut(), area, s, theme);
+                })
+                .map(|_| ())?;
+            dirty = false;
+        }
+        if s.model.running() && read_at.elapsed() >= REREAD {
+            let seconds = read_at.elapsed().as_secs_f64();
+            read_at = Instant::now();
+            let fresh = find_eval(store.conn(), &s.model.row.eval_id)
+                .and_then(|row| EvalModel::load(store.conn(), row));
+            match fresh {
+                Ok(m) => s.replace(m, seconds),
+                Err(e) => s.say(format!("cannot read the eval again: {e}"), true),
+            }
+            serve(s, store, &mut tools);
+            dirty = true;
+        }
+        if !event::poll(Duration::from_millis(200))? {
+            if crate::tui::terminal::terminal_gone() {
+                break;
+            }
+            continue;
+        }
+        dirty = true;
+        match event::read()? {
+            Event::Key(k) if k.kind != KeyEventKind::Release => {
+                if s.input.is_some() {
+                    let key = match k.code {
+                        KeyCode::Char(c) => InputKey::Char(c),
+                        KeyCode::Backspace => InputKey::Backspace,
+                        KeyCode::Enter => InputKey::Enter,
+                        KeyCode::Esc => InputKey::Esc,
+                        _ => continue,
+                    };
+                    s.input_key(key);
+                } else {
+                    s.flash = None;
+                    // `h` writes the handoff from the lists (in a sample it is a tab).
+                    let handoff = k.code == KeyCode::Char('h')
+                        && k.modifiers == KeyModifiers::NONE
+                        && s.detail.is_none()
+                        && !s.help;
+                    if handoff {
+                        s.act(Action::ExportHandoff);
+                    } else if let Some(a) = keys.lookup(&k) {
+                        s.act(a);
+                    }
+                }
+                serve(s, store, &mut tools);
+            }
+            Event::Mouse(m) => match m.kind {
+                MouseEventKind::ScrollUp => (0..3).for_each(|_| s.act(Action::Up)),
+                MouseEventKind::ScrollDown => (0..3).for_each(|_| s.act(Action::Down)),
+                _ => dirty = false,
+            },
+            Event::Resize(..) => {}
+            _ => dirty = false,
+        }
+    }
+    drop(guard);
+    Ok(())
+}

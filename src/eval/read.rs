@@ -62,9 +62,10 @@ fn eval_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<EvalRow> {
     })
 }
 
-/// The eval named by `id`: a full id, a unique prefix, or `latest` (the newest).
+/// The eval named by `id`: a full id, a unique prefix, or `latest` (the newest: the
+/// last one stored, as two made in the same second have the same time).
 pub fn find_eval(conn: &Connection, id: &str) -> Result<EvalRow, ReadError> {
-    let newest = "ORDER BY created_at DESC, eval_id DESC";
+    let newest = "ORDER BY created_at DESC, rowid DESC";
     if id == "latest" {
         return conn
             .query_row(
@@ -102,7 +103,7 @@ pub fn find_eval(conn: &Connection, id: &str) -> Result<EvalRow, ReadError> {
 /// Every eval, newest first.
 pub fn list_evals(conn: &Connection) -> Result<Vec<EvalRow>, ReadError> {
     let mut st = conn.prepare(&format!(
-        "SELECT {EVAL_COLUMNS} FROM evals ORDER BY created_at DESC, eval_id DESC"
+        "SELECT {EVAL_COLUMNS} FROM evals ORDER BY created_at DESC, rowid DESC"
     ))?;
     let rows = st.query_map([], eval_row)?.collect::<Result<_, _>>()?;
     Ok(rows)
@@ -114,7 +115,7 @@ pub fn unfinished_with_key(conn: &Connection, key: &str) -> Result<Option<EvalRo
         .query_row(
             &format!(
                 "SELECT {EVAL_COLUMNS} FROM evals WHERE eval_key = ?1 AND status <> 'finished'
-                 ORDER BY created_at DESC LIMIT 1"
+                 ORDER BY created_at DESC, rowid DESC LIMIT 1"
             ),
             [key],
             eval_row,

@@ -42,9 +42,9 @@ pub fn draw(buf: &mut Buffer, area: Rect, s: &mut EvalScreen, theme: &Theme) {
     if s.detail.is_some() {
         draw_detail(buf, body, s, theme);
     } else {
-        // The check table takes what its lines need, up to a third of the body.
+        // The check table takes what its lines need, up to half the body.
         let want = s.model.checks.len() as u16 + 3;
-        let h = want.min((body.height / 3).max(5)).min(body.height - 5);
+        let h = want.min((body.height / 2).max(5)).min(body.height - 5);
         draw_checks(buf, Rect { height: h, ..body }, s, theme);
         let rest = Rect {
             y: body.y + h,
@@ -141,10 +141,12 @@ fn draw_head(buf: &mut Buffer, r: Rect, s: &EvalScreen, theme: &Theme) {
         _ if pending > 0 => format!("stopped with {pending} pending (plexus eval resume)"),
         _ => "done".into(),
     };
+    let cost = m
+        .cost_usd
+        .map_or("no cost recorded".to_string(), |c| format!("${c:.4}"));
     let spend = format!(
-        " {pace} · {} tokens · ${:.4} · {} marked",
+        " {pace} · {} tokens · {cost} · {} marked",
         compact(m.tokens),
-        m.cost_usd,
         s.marked.len()
     );
     put(buf, r.x, r.y + 2, r.width, &spend, theme.muted());
@@ -531,7 +533,8 @@ fn side_by_side(d: &Detail, width: u16, theme: &Theme) -> Vec<(String, ratatui::
             format!("{sign} {} · epoch {}{at} — {}", c.check, c.epoch, c.why),
             style.add_modifier(Modifier::BOLD),
         ));
-        if c.passed == Some(true) && c.expected == c.found {
+        // Side by side for what did not pass; a pass is its line.
+        if c.passed == Some(true) {
             continue;
         }
         out.push((
@@ -576,11 +579,11 @@ fn draw_status(buf: &mut Buffer, r: Rect, s: &EvalScreen, theme: &Theme) {
         return;
     }
     let hints = if s.detail.is_some() {
-        "esc back · ←→ tab · 1-4 documents · j/k scroll · n/N next/prev sample · r mark · ? help"
+        "esc back · ←→ 1-4 documents · j k scroll · n N next/prev sample · r mark · ? help"
     } else if s.focus == Focus::Checks {
-        "enter its misses · j/k move · tab samples · f t d / x filter · E handoff · ? help · q quit"
+        "enter its misses · j k move · tab samples · f t d / x filter · ? help · q quit"
     } else {
-        "enter open · r mark for rerun · E/h handoff · tab checks · f t d / x filter · ? help · q quit"
+        "enter open · r mark · h handoff · tab checks · f t d / x filter · ? · q quit"
     };
     put(buf, r.x, r.y, r.width, hints, theme.muted());
 }

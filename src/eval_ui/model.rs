@@ -138,8 +138,8 @@ pub struct EvalModel {
     pub counts: [u64; 4],
     /// Tokens of every attempt.
     pub tokens: u64,
-    /// Cost of every attempt (of those whose cost is known).
-    pub cost_usd: f64,
+    /// Cost of the attempts whose cost is known (`None`: none is).
+    pub cost_usd: Option<f64>,
 }
 
 /// A sample's stored row, as the screen reads it.
@@ -206,8 +206,8 @@ fn stored(conn: &Connection, eval_id: &str) -> Result<Vec<Stored>, ReadError> {
     Ok(out)
 }
 
-/// The eval `row` is compared with: its parent, else the newest finished eval of the
-/// same name on the same dataset made before it.
+/// The eval `row` is compared with: its parent, else the last finished eval of the
+/// same name on the same dataset stored before it.
 pub fn parent_of(conn: &Connection, row: &EvalRow) -> Result<Option<EvalRow>, ReadError> {
     if let Some(p) = &row.parent_id {
         return match read::find_eval(conn, p) {
@@ -218,9 +218,9 @@ pub fn parent_of(conn: &Connection, row: &EvalRow) -> Result<Option<EvalRow>, Re
     }
     let id: Option<String> = rusqlite::OptionalExtension::optional(conn.query_row(
         "SELECT eval_id FROM evals WHERE name = ?1 AND dataset_path = ?2 AND status = 'finished'
-           AND eval_id <> ?3 AND (created_at, eval_id) < (?4, ?3)
-         ORDER BY created_at DESC, eval_id DESC LIMIT 1",
-        rusqlite::params![row.name, row.dataset_path, row.eval_id, row.created_at],
+           AND rowid < (SELECT rowid FROM evals WHERE eval_id = ?3)
+         ORDER BY rowid DESC LIMIT 1",
+        rusqlite::params![row.name, row.dataset_path, row.eval_id],
         |r| r.get(0),
     ))?;
     id.map(|id| read::find_eval(conn, &id)).transpose()
@@ -367,7 +367,7 @@ impl EvalModel {
             checks,
             counts,
             tokens: tokens.max(0) as u64,
-            cost_usd: cost.unwrap_or(0.0),
+            cost_usd: cost,
         })
     }
 

@@ -1,0 +1,184 @@
+//! The Eval screen end to end through a pseudo-terminal: the fixture eval opened at
+//! 80x24 (progress, the check table, failures filtered, a sample's expected and found
+//! side by side, its trace, two samples marked for rerun and the handoff written), the
+//! marks run again by `eval rerun --samples`; and at 200x60 an eval compared with its
+//! parent (the difference per check, the flips, a metadata filter).
+
+#![cfg(unix)]
+
+use std::path::{Path, PathBuf};
+
+use crate::common;
+
+use common::bin::{output, plexus};
+use common::pty::Session;
+
+fn fixture(dir: &Path) {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/eval");
+    for f in ["arith.eval.json", "answer_plan.json", "arith.jsonl"] {
+        std::fs::copy(root.join(f), dir.join(f)).expect("copy fixture");
+    }
+}
+
+/// Runs the fixture eval to its end; returns its id.
+fn fixture_eval(dir: &Path) -> String {
+    fixture(dir);
+    let o = output(plexus(dir).args([
+        "--db",
+        "e.db",
+        "eval",
+        "arith.eval.json",
+        "--out",
+        "tree",
+        "--chunk-ms",
+        "0",
+        "--first-chunk-ms",
+        "0",
+        "--json",
+    ]));
+    // Six samples miss the `confidence` check: the eval's report exits 0 (its gate is
+    // on `format`, which every sample passes).
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    let v: serde_json::Value = serde_json::from_str(&o.stdout).expect("json");
+    v["eval"]["eval_id"].as_str().expect("id").to_string()
+}
+
+/// Every line of the screen fits 80 columns and none is cut mid-word at the edge for
+/// the lines that matter: the keys of the next step are on the last line.
+#[test]
+fn the_eval_screen_at_80x24_filters_opens_marks_and_hands_off() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let id = fixture_eval(dir.path());
+    let mut s = Session::start_sized(&["--db", "e.db", "eval", "open", &id], dir.path(), 80, 24);
+    let first = s.wait_for("Samples · 12", 20);
+    assert!(first.contains("12/12 (100%)"), "{first}");
+    assert!(first.contains("passed 6 · failed 6 · errors 0"), "{first}");
+    assert!(first.contains("confidence"), "{first}");
+    assert!(
+        first.contains("enter open"),
+        "the next keys are on the status line:\n{first}"
+    );
+    // The check table: `format` passes 12 of 12 (interval up to 100), `confidence` 6 of 12.
+    let conf = first
+        .lines()
+        .find(|l| l.contains("confidence"))
+        .expect("confidence row");
+    assert!(conf.contains("50.0%"), "{conf}");
+    // f: failed only — six rows, each missing `confidence`.
+    s.send("f");
+    let failed = s.wait_for("Samples · 6 of 12", 5);
+    let rows: Vec<&str> = failed.lines().filter(|l| l.starts_with("│  q")).collect();
+    assert_eq!(rows.len(), 6, "{failed}");
+    assert!(rows.iter().all(|l| l.contains("confidence")), "{failed}");
+    // Enter: the failing check's expected and found side by side, at its path.
+    s.send("\r");
+    let detail = s.wait_for("│ found", 10);
+    assert!(detail.contains("expected"), "{detail}");
+    assert!(detail.contains("✗ confidence"), "{detail}");
+    assert!(detail.contains("$.atoms[0].confidence"), "{detail}");
+    s.send("2");
+    s.wait_for("\"epochs\"", 5);
+    s.send("\x1b");
+    s.wait_for("Samples · 6 of 12", 5);
+    // r marks the selected sample and moves down; twice.
+    s.send("r");
+    s.send("r");
+    let marked = s.wait_for("2 marked", 5);
+    assert_eq!(marked.matches('◆').count(), 2, "{marked}");
+    // h writes the handoff beside the tree.
+    s.send("h");
+    s.wait_for("handoff written", 10);
+    assert!(dir
+        .path()
+        .join("tree/execute_to_init_context.json")
+        .is_file());
+    let st = s.quit();
+    assert!(st.success(), "{st:?}");
+    s.assert_restored();
+    let marks = dir.path().join(format!("tree/rerun_{id}.txt"));
+    let ids = std::fs::read_to_string(&marks).expect("the marks file");
+    assert_eq!(ids.lines().count(), 2, "{ids}");
+    // The marks run again, and only they.
+    let o = output(plexus(dir.path()).args([
+        "--db",
+        "e.db",
+        "eval",
+        "rerun",
+        &id,
+        "--samples",
+        &marks.to_string_lossy(),
+        "--json",
+    ]));
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    let child: serde_json::Value = serde_json::from_str(&o.stdout).expect("json");
+    let run = child["eval"]["run_id"].as_str().expect("run").to_string();
+    let conn = rusqlite::Connection::open(dir.path().join("e.db")).expect("db");
+    let tasks: Vec<String> = conn
+        .prepare("SELECT task_id FROM tasks WHERE run_id = ?1 ORDER BY task_id")
+        .expect("prepare")
+        .query_map([&run], |r| r.get(0))
+        .expect("query")
+        .collect::<Result<_, _>>()
+        .expect("rows");
+    let want: Vec<String> = ids.lines().map(|i| format!("{i}/answer")).collect();
+    assert_eq!(tasks, want);
+}
+
+#[test]
+fn the_eval_screen_at_200x60_compares_with_the_parent_and_filters_metadata() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let parent = fixture_eval(dir.path());
+    // A rescore with a looser `confidence`: every sample passes it now.
+    std::fs::write(
+        dir.path().join("loose.eval.json"),
+        std::fs::read_to_string(dir.path().join("arith.eval.json"))
+            .expect("spec")
+            .replace("\"abs_tol\": 0.1", "\"abs_tol\": 0.3"),
+    )
+    .expect("write");
+    let o = output(plexus(dir.path()).args([
+        "--db",
+        "e.db",
+        "eval",
+        "rescore",
+        &parent,
+        "--checks",
+        "loose.eval.json",
+        "--json",
+    ]));
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    // `latest`: the rescore, stored after its parent (both may carry the same second).
+    let mut s = Session::start_sized(&["--db", "e.db", "eval", "open"], dir.path(), 200, 60);
+    let screen = s.wait_for("Samples · 12", 20);
+    assert!(screen.contains(&format!("vs {parent}")), "{screen}");
+    assert!(screen.contains("Δ parent"), "{screen}");
+    // `confidence` went from 6 of 12 to 12 of 12 on the same samples: +50 points, six
+    // flips up, none down.
+    let conf = screen
+        .lines()
+        .find(|l| l.contains("confidence"))
+        .expect("confidence row");
+    assert!(conf.contains("100.0%") && conf.contains("+50.0"), "{conf}");
+    let cols: Vec<&str> = conf.split_whitespace().collect();
+    assert!(
+        cols.windows(2).any(|w| w == ["0", "6"]),
+        "flips ↓0 ↑6: {conf}"
+    );
+    // d: the samples that flipped.
+    s.send("d");
+    let flips = s.wait_for("Samples · 6 of 12", 5);
+    assert!(flips.contains("flipped"), "{flips}");
+    s.send("x");
+    // A metadata filter.
+    s.send("/meta.level=hard\r");
+    let hard = s.wait_for("meta.level=hard", 5);
+    let n: usize = std::fs::read_to_string(dir.path().join("arith.jsonl"))
+        .expect("dataset")
+        .lines()
+        .filter(|l| l.contains("\"hard\""))
+        .count();
+    assert!(hard.contains(&format!("Samples · {n} of 12")), "{hard}");
+    let st = s.quit();
+    assert!(st.success(), "{st:?}");
+    s.assert_restored();
+}

@@ -73,12 +73,24 @@ fn draw_head(buf: &mut Buffer, r: Rect, s: &EvalScreen, theme: &Theme) {
     let parent = m
         .parent
         .as_ref()
-        .map(|p| format!(" · vs {} (it. {})", p.eval_id, p.iteration))
+        .map(|p| format!(" vs {} ({})", p.iteration, p.eval_id))
         .unwrap_or_default();
-    let head = format!(
-        " plexus eval · {} · {} · iteration {} · {}{parent}",
-        row.name, row.eval_id, row.iteration, row.status
+    let mut head = format!(
+        " plexus eval · {} · {} · iteration {}{parent} · {}",
+        row.name, row.status, row.iteration, row.eval_id
     );
+    if crate::text::sanitize::display_width(&head) > usize::from(r.width) {
+        // Narrow: the parent by its iteration alone, this eval's id kept.
+        let vs = m
+            .parent
+            .as_ref()
+            .map(|p| format!(" vs {}", p.iteration))
+            .unwrap_or_default();
+        head = format!(
+            " eval {} · {} · iteration {}{vs} · {}",
+            row.name, row.status, row.iteration, row.eval_id
+        );
+    }
     fill(buf, r.x, r.y, r.width, theme.style_base());
     put(
         buf,
@@ -162,7 +174,7 @@ fn draw_checks(buf: &mut Buffer, r: Rect, s: &mut EvalScreen, theme: &Theme) {
     let w = usize::from(inner.width);
     let parent = s.model.parent.is_some();
     // name, bar, rate, interval, [difference, flips]
-    let fixed = 7 + 15 + if parent { 20 + 14 } else { 0 };
+    let fixed = 7 + 15 + if parent { 20 + 8 } else { 0 };
     let barw = (w.saturating_sub(fixed) / 3).clamp(6, 30);
     let namew = w.saturating_sub(fixed + barw + 1).clamp(8, 40);
     let mut head = format!(
@@ -173,7 +185,7 @@ fn draw_checks(buf: &mut Buffer, r: Rect, s: &mut EvalScreen, theme: &Theme) {
         "95% interval"
     );
     if parent {
-        head.push_str(&format!("{:<20}{}", "Δ parent [95%]", "flips ↓ ↑"));
+        head.push_str(&format!("{:<20}{}", "Δ parent [95%]", " ↓   ↑"));
     }
     put(
         buf,
@@ -261,7 +273,7 @@ fn draw_checks(buf: &mut Buffer, r: Rect, s: &mut EvalScreen, theme: &Theme) {
                         signed(d.difference.hi)
                     );
                     text.push_str(&format!(
-                        " {:<19} {:>5} {:>5}",
+                        " {:<19} {:>3} {:>3}",
                         diff, d.regressed, d.improved
                     ));
                 }
@@ -269,7 +281,7 @@ fn draw_checks(buf: &mut Buffer, r: Rect, s: &mut EvalScreen, theme: &Theme) {
             }
         }
         if c.errors > 0 {
-            text.push_str(&format!(" · {} errors", c.errors));
+            text.push_str(&format!(" · {} err", c.errors));
         }
         if let Some(g) = c.gate {
             text.push_str(&format!(" · gate {}", pct(g)));
@@ -579,7 +591,7 @@ fn draw_status(buf: &mut Buffer, r: Rect, s: &EvalScreen, theme: &Theme) {
         return;
     }
     let hints = if s.detail.is_some() {
-        "esc back · ←→ 1-4 documents · j k scroll · n N next/prev sample · r mark · ? help"
+        "esc back · ←→ 1-4 documents · j k scroll · n N next/prev · r mark · ? help"
     } else if s.focus == Focus::Checks {
         "enter its misses · j k move · tab samples · f t d / x filter · ? help · q quit"
     } else {
@@ -614,6 +626,10 @@ const HELP: &[(&str, &str)] = &[
     (
         "1-4 ←→",
         "in a sample: its documents; n N the next and previous",
+    ),
+    (
+        "↓ ↑ ~ ◆ *",
+        "regressed, improved, a check flipped; marked; inherited",
     ),
     ("q", "quit (the eval itself goes on if it runs elsewhere)"),
 ];

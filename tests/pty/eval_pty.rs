@@ -150,7 +150,10 @@ fn the_eval_screen_at_200x60_compares_with_the_parent_and_filters_metadata() {
     // `latest`: the rescore, stored after its parent (both may carry the same second).
     let mut s = Session::start_sized(&["--db", "e.db", "eval", "open"], dir.path(), 200, 60);
     let screen = s.wait_for("Samples · 12", 20);
-    assert!(screen.contains(&format!("vs {parent}")), "{screen}");
+    assert!(
+        screen.contains(&format!("iteration 2 vs 1 ({parent})")),
+        "{screen}"
+    );
     assert!(screen.contains("Δ parent"), "{screen}");
     // `confidence` went from 6 of 12 to 12 of 12 on the same samples: +50 points, six
     // flips up, none down.

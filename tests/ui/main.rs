@@ -6,6 +6,7 @@ mod common;
 mod app_update;
 mod config_theme;
 mod debate_screen;
+mod eval_screen;
 mod failures_screen;
 mod keys;
 mod loop_screen;

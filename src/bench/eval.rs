@@ -69,6 +69,83 @@ pub struct Report {
     /// Median time of `eval compare` of two evals of `samples` samples with ten checks
     /// (reading both, aligning, the statistics), ms.
     pub compare_ms: f64,
+    /// The Eval screen on the second of those evals (its parent the first).
+    pub screen: ScreenTimes,
+    /// The Eval screen on the last eval run (five checks, no parent), when one ran.
+    pub screen_of_run: Option<ScreenTimes>,
+}
+
+/// The Eval screen's figures, medians of five readings, ms.
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub struct ScreenTimes {
+    /// Opening: the eval, its parent, every sample's row and the check table.
+    pub open_ms: f64,
+    /// A filter by status (failed).
+    pub filter_status_ms: f64,
+    /// A filter by a check missed.
+    pub filter_check_ms: f64,
+    /// The samples that flipped against the parent.
+    pub filter_flips_ms: f64,
+    /// A search in the ids.
+    pub filter_search_ms: f64,
+    /// The first filter on a metadata field (its values read once).
+    pub meta_first_ms: f64,
+    /// A filter on a metadata field already read.
+    pub meta_again_ms: f64,
+}
+
+/// The Eval screen's figures on eval `id` of `db` (five readings each; medians).
+fn screen_times(db: &Path, id: &str) -> Result<ScreenTimes> {
+    use crate::app::Action;
+    use crate::eval_ui::{EvalModel, EvalScreen};
+    let store = crate::store::Store::open(db)?;
+    let conn = store.conn();
+    let ms = |t: Instant| t.elapsed().as_secs_f64() * 1000.0;
+    let mut all: Vec<[f64; 7]> = Vec::new();
+    for _ in 0..5 {
+        let mut f = [0.0; 7];
+        let t = Instant::now();
+        let row = find_eval(conn, id)?;
+        let mut s = EvalScreen::new(EvalModel::load(conn, row)?);
+        f[0] = ms(t);
+        let mut time = |s: &mut EvalScreen, k: usize, a: Action| {
+            let t = Instant::now();
+            s.act(a);
+            f[k] = ms(t);
+            s.act(Action::ClearFilters);
+        };
+        time(&mut s, 1, Action::FilterGrade);
+        time(&mut s, 2, Action::FilterType);
+        time(&mut s, 3, Action::Compare);
+        s.filter.search = "s99".into();
+        let t = Instant::now();
+        s.refresh();
+        f[4] = ms(t);
+        s.act(Action::ClearFilters);
+        let t = Instant::now();
+        let values = s.model.metadata_values(conn, "level")?;
+        s.meta_values = Some(("level".into(), values));
+        s.filter.meta = Some(("level".into(), "hard".into()));
+        s.refresh();
+        f[5] = ms(t);
+        s.act(Action::ClearFilters);
+        s.filter.meta = Some(("level".into(), "easy".into()));
+        let t = Instant::now();
+        s.refresh();
+        f[6] = ms(t);
+        std::hint::black_box(&s.rows);
+        all.push(f);
+    }
+    let m = |k: usize| median(all.iter().map(|f| f[k]).collect());
+    Ok(ScreenTimes {
+        open_ms: m(0),
+        filter_status_ms: m(1),
+        filter_check_ms: m(2),
+        filter_flips_ms: m(3),
+        filter_search_ms: m(4),
+        meta_first_ms: m(5),
+        meta_again_ms: m(6),
+    })
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -85,7 +162,7 @@ fn write_inputs(dir: &Path, samples: usize) -> Result<PathBuf> {
     use std::io::Write;
     let mut data = std::io::BufWriter::new(std::fs::File::create(dir.join("data.jsonl"))?);
     for i in 0..samples {
-        let level = ["easy", "medium", "hard"][i % 3];
+        let level = LEVELS[i % 3];
         writeln!(
             data,
             "{}",
@@ -218,6 +295,9 @@ fn count_files(dir: &Path) -> usize {
         .sum()
 }
 
+/// The metadata `level` of the generated samples, by position modulo 3.
+const LEVELS: [&str; 3] = ["easy", "medium", "hard"];
+
 /// Two evals of `n` samples with ten checks each, written straight into `db`.
 fn write_compare_db(db: &Path, n: usize) -> Result<(String, String)> {
     for suffix in ["", "-wal", "-shm"] {
@@ -258,7 +338,9 @@ fn write_compare_db(db: &Path, n: usize) -> Result<(String, String)> {
                 file_id: format!("s{i}"),
                 hash: format!("{:064x}", i),
                 line: i as u64 + 1,
-                content: "{}".into(),
+                content: json!({"input": format!("q{i}"),
+                                "metadata": {"level": LEVELS[i % 3]}})
+                .to_string(),
                 status: "pending".into(),
                 score: None,
                 inherited_from: None,
@@ -356,6 +438,13 @@ pub fn run_bench(o: &Options) -> Result<Report> {
         std::hint::black_box(&c);
         times.push(t.elapsed().as_secs_f64() * 1000.0);
     }
+    crate::errln!("bench eval: the Eval screen …");
+    let screen = screen_times(&cdb, &b)?;
+    let screen_of_run = if o.runs > 0 {
+        Some(screen_times(&dir.join("eval.db"), "latest")?)
+    } else {
+        None
+    };
     Ok(Report {
         samples: o.samples,
         eval_ms_per_sample: per(&|p| p.0.wall_s * 1000.0 / n),
@@ -369,12 +458,49 @@ pub fn run_bench(o: &Options) -> Result<Report> {
         ),
         tree_files,
         compare_ms: median(times),
+        screen,
+        screen_of_run,
         pairs,
     })
 }
 
 /// Prints the report for a person.
 pub fn print_report(r: &Report) {
+    if r.pairs.is_empty() {
+        crate::outln!(
+            "readings of two evals of {} samples (no eval run)",
+            r.samples
+        );
+    } else {
+        print_runs(r);
+    }
+    crate::outln!(
+        "compare of two evals of {} samples with 10 checks: {:.0} ms",
+        r.samples,
+        r.compare_ms
+    );
+    let show = |what: &str, t: &ScreenTimes| {
+        crate::outln!(
+            "Eval screen on {what}: open {:.0} ms · filter: status {:.1} ms, check {:.1} ms, flips {:.1} ms, id search {:.1} ms, metadata {:.0} ms the first time then {:.1} ms",
+            t.open_ms,
+            t.filter_status_ms,
+            t.filter_check_ms,
+            t.filter_flips_ms,
+            t.filter_search_ms,
+            t.meta_first_ms,
+            t.meta_again_ms
+        );
+    };
+    show(
+        "the second of those evals (10 checks, its parent the first)",
+        &r.screen,
+    );
+    if let Some(t) = &r.screen_of_run {
+        show("the eval run (5 checks, no parent)", t);
+    }
+}
+
+fn print_runs(r: &Report) {
     crate::outln!(
         "eval of {} samples, one task and five checks each (medians of {} pairs)",
         r.samples,
@@ -410,9 +536,4 @@ pub fn print_report(r: &Report) {
         r.db_bytes_per_sample.1
     );
     crate::outln!("tree: {} files", r.tree_files);
-    crate::outln!(
-        "compare of two evals of {} samples with 10 checks: {:.0} ms",
-        r.samples,
-        r.compare_ms
-    );
 }

@@ -224,11 +224,12 @@ pub async fn run(cmd: BenchCommand) -> Result<ExitCode> {
             runs,
             concurrency,
             dir,
+            reads_only,
             json,
         } => {
             let opts = eval::Options {
                 samples,
-                runs,
+                runs: if reads_only { 0 } else { runs },
                 concurrency,
                 dir,
             };

@@ -277,6 +277,10 @@ pub enum BenchCommand {
         /// Scratch directory.
         #[arg(long, value_name = "DIR", default_value = "bench-out")]
         dir: PathBuf,
+        /// Only the readings (compare, the Eval screen's opening and filters) of two
+        /// evals written straight into a database: no eval is run.
+        #[arg(long)]
+        reads_only: bool,
         /// Print the report as JSON.
         #[arg(long)]
         json: bool,

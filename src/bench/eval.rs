@@ -360,6 +360,8 @@ fn write_compare_db(db: &Path, n: usize) -> Result<(String, String)> {
                 latency_ms: 1,
                 cost_usd: None,
                 error: None,
+                judge_tokens: 0,
+                judge_cost_usd: None,
                 checks: (0..10)
                     .map(|k| {
                         let passed = rng.f64() < 0.8;

@@ -64,6 +64,10 @@ pub struct Results {
     pub tokens: u64,
     /// Cost of every attempt, when every one is known.
     pub cost_usd: Option<f64>,
+    /// Tokens the LLM judges used (apart from `tokens`).
+    pub judge_tokens: u64,
+    /// Their cost, when every judged attempt's is known.
+    pub judge_cost_usd: Option<f64>,
 }
 
 /// The prefix of the task ids of epoch `epoch` of sample `id`.
@@ -145,18 +149,26 @@ pub fn results(conn: &Connection, row: &EvalRow) -> Result<Results, ReadError> {
                 .map(|g| (c.check.clone(), c.rate, g))
         })
         .collect();
-    let (tokens, cost): (i64, Option<f64>) = conn.query_row(
-        "SELECT COALESCE(SUM(tokens), 0), CASE WHEN COUNT(*) = COUNT(cost_usd) THEN SUM(cost_usd) END
-         FROM eval_attempts WHERE eval_id = ?1",
-        [&row.eval_id],
-        |r| Ok((r.get(0)?, r.get(1)?)),
-    )?;
+    let (tokens, cost, judge_tokens, judge_cost): (i64, Option<f64>, i64, Option<f64>) = conn
+        .query_row(
+            "SELECT COALESCE(SUM(tokens), 0),
+                    CASE WHEN COUNT(*) = COUNT(cost_usd) THEN SUM(cost_usd) END,
+                    COALESCE(SUM(judge_tokens), 0),
+                    CASE WHEN COUNT(*) FILTER (WHERE judge_tokens > 0)
+                              = COUNT(judge_cost_usd) FILTER (WHERE judge_tokens > 0)
+                         THEN SUM(judge_cost_usd) END
+             FROM eval_attempts WHERE eval_id = ?1",
+            [&row.eval_id],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+        )?;
     Ok(Results {
         counts,
         checks,
         gates_missed,
         tokens: tokens.max(0) as u64,
         cost_usd: cost,
+        judge_tokens: judge_tokens.max(0) as u64,
+        judge_cost_usd: judge_cost,
     })
 }
 

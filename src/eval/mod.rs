@@ -4,6 +4,7 @@
 //!
 //! - [`dataset`], [`placeholders`], [`expand`]: the samples and the plan made from them.
 //! - [`checks`], [`verdict`], [`epochs`], [`score`]: scoring a copy and a sample.
+//! - [`judge`]: the LLM judge of `judge` checks.
 //! - [`observe`]: what a copy produced, read back from the run's record.
 //! - [`record`], [`read`]: the eval's rows in the database.
 //! - [`tree`], [`problems`]: the failure tree, the problems report and the handoff.
@@ -16,6 +17,7 @@ pub mod dataset;
 pub mod epochs;
 pub mod expand;
 pub mod finish;
+pub mod judge;
 pub mod observe;
 pub mod placeholders;
 pub mod problems;

@@ -183,6 +183,7 @@ pub fn observe(
             _ => 0,
         },
         cost_usd: (priced && any_call).then_some(cost),
+        judgments: Default::default(),
     };
     Ok(Observation { seen, error })
 }

@@ -70,6 +70,59 @@ struct Group {
     fix: SuggestedFix,
 }
 
+/// The failed samples on which the checks and an LLM judge disagree (the judge failed
+/// them and every check passed, or the other way round): one of the two is wrong,
+/// which is a problem of the checks' design.
+fn disagreements(scoring: &Scoring, failed: &[Failed]) -> Option<Group> {
+    let judges: Vec<&str> = scoring
+        .checks
+        .iter()
+        .filter(|c| matches!(c.kind, CheckKind::Judge { .. }))
+        .map(|c| c.name.as_str())
+        .collect();
+    if judges.is_empty() {
+        return None;
+    }
+    let (mut judge_only, mut checks_only) = (Vec::new(), Vec::new());
+    for f in failed.iter().filter(|f| f.status == "failed") {
+        let failing: Vec<&str> = f.attribution["failing_checks"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect();
+        let by_judge = failing.iter().any(|c| judges.contains(c));
+        let by_check = failing.iter().any(|c| !judges.contains(c));
+        match (by_judge, by_check) {
+            (true, false) => judge_only.push(f.file_id.clone()),
+            (false, true) => checks_only.push(f.file_id.clone()),
+            _ => {}
+        }
+    }
+    if judge_only.is_empty() && checks_only.is_empty() {
+        return None;
+    }
+    let n = judge_only.len() + checks_only.len();
+    Some(Group {
+        problem_type: "Checker_Design".into(),
+        title: "the checks and the judge disagree".into(),
+        description: format!(
+            "{n} sample(s): {} failed by the judge though every check passed, {} failed by a check though the judge passed them; one of the two is wrong",
+            judge_only.len(),
+            checks_only.len()
+        ),
+        evidence: format!("judge: {}", judges.join(", ")),
+        samples: [judge_only, checks_only].concat(),
+        fix: SuggestedFix {
+            target: "the eval spec".into(),
+            section: "checks and the judge's rubric".into(),
+            modification: "read the typical cases: loosen the check or make the rubric's criteria say what the check checks".into(),
+            rationale: "a check and a judge that disagree measure different things".into(),
+            extra: Default::default(),
+        },
+    })
+}
+
 /// The problems report of an iteration: `failed` out of `total` samples.
 pub fn report(
     scoring: &Scoring,
@@ -156,6 +209,9 @@ pub fn report(
                 extra: Default::default(),
             },
         });
+    }
+    if let Some(g) = disagreements(scoring, failed) {
+        groups.push(g);
     }
     if !unreached.is_empty() {
         groups.push(Group {

@@ -274,10 +274,12 @@ pub fn attempts(
     sample: Option<&str>,
 ) -> Result<Vec<AttemptRow>, ReadError> {
     let mut st = conn.prepare_cached(if sample.is_some() {
-        "SELECT sample_id, epoch, run_id, status, score, tokens, latency_ms, cost_usd, error
+        "SELECT sample_id, epoch, run_id, status, score, tokens, latency_ms, cost_usd, error,
+             judge_tokens, judge_cost_usd
          FROM eval_attempts WHERE eval_id = ?1 AND sample_id = ?2 ORDER BY epoch"
     } else {
-        "SELECT sample_id, epoch, run_id, status, score, tokens, latency_ms, cost_usd, error
+        "SELECT sample_id, epoch, run_id, status, score, tokens, latency_ms, cost_usd, error,
+             judge_tokens, judge_cost_usd
          FROM eval_attempts WHERE eval_id = ?1 AND ?2 IS NULL ORDER BY sample_id, epoch"
     })?;
     let rows = st
@@ -293,6 +295,8 @@ pub fn attempts(
                 cost_usd: r.get(7)?,
                 error: r.get(8)?,
                 checks: Vec::new(),
+                judge_tokens: r.get::<_, i64>(9)?.max(0) as u64,
+                judge_cost_usd: r.get(10)?,
             })
         })?
         .collect::<Result<_, _>>()?;
@@ -441,6 +445,8 @@ mod tests {
             latency_ms: 1,
             cost_usd: None,
             error: None,
+            judge_tokens: 0,
+            judge_cost_usd: None,
             checks: checks
                 .iter()
                 .map(|(n, p)| CheckRow {

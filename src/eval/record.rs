@@ -104,6 +104,10 @@ pub struct AttemptRow {
     pub error: Option<String>,
     /// One row per check, in the spec's order.
     pub checks: Vec<CheckRow>,
+    /// Tokens its LLM judges used (apart from `tokens`).
+    pub judge_tokens: u64,
+    /// Their cost, when known (apart from `cost_usd`).
+    pub judge_cost_usd: Option<f64>,
 }
 
 fn int(n: u64) -> i64 {
@@ -175,8 +179,8 @@ pub fn set_run(tx: &Transaction<'_>, eval_id: &str, run_id: &str) -> rusqlite::R
 pub fn put_attempt(tx: &Transaction<'_>, eval_id: &str, a: &AttemptRow) -> rusqlite::Result<()> {
     tx.prepare_cached(
         "INSERT OR REPLACE INTO eval_attempts (eval_id, sample_id, epoch, run_id, status, score,
-             tokens, latency_ms, cost_usd, error)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+             tokens, latency_ms, cost_usd, error, judge_tokens, judge_cost_usd)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
     )?
     .execute(params![
         eval_id,
@@ -189,6 +193,8 @@ pub fn put_attempt(tx: &Transaction<'_>, eval_id: &str, a: &AttemptRow) -> rusql
         int(a.latency_ms),
         a.cost_usd,
         a.error,
+        int(a.judge_tokens),
+        a.judge_cost_usd,
     ])?;
     let mut st = tx.prepare_cached(
         "INSERT OR REPLACE INTO eval_checks (eval_id, sample_id, epoch, check_name, passed, score, result)

@@ -32,6 +32,15 @@ pub fn score_attempt(
         cost_usd: seen.cost_usd,
         error: obs.error.clone(),
         checks: Vec::new(),
+        judge_tokens: seen.judgments.values().map(|j| j.tokens).sum(),
+        judge_cost_usd: if seen.judgments.is_empty() {
+            None
+        } else {
+            seen.judgments
+                .values()
+                .map(|j| j.cost_usd)
+                .sum::<Option<f64>>()
+        },
     };
     if let Some(why) = &obs.error {
         let checks = scoring
@@ -50,34 +59,64 @@ pub fn score_attempt(
             ..base
         };
     }
-    let results: Vec<Option<CheckResult>> = scoring
+    let evaluated: Vec<Result<CheckResult, String>> = scoring
         .checks
         .iter()
-        .map(|c| Some(evaluate(c, seen, expected)))
+        .map(|c| evaluate(c, seen, expected))
         .collect();
+    let results: Vec<Option<CheckResult>> =
+        evaluated.iter().map(|r| r.as_ref().ok().cloned()).collect();
+    // A check that could not be scored (a judge that could not judge) makes the
+    // attempt an error: why, named by its check.
+    let unscored = scoring
+        .checks
+        .iter()
+        .zip(&evaluated)
+        .find_map(|(c, r)| r.as_ref().err().map(|why| format!("{}: {why}", c.name)));
     let v = verdict(&scoring.checks, &results);
-    let checks = results
-        .into_iter()
-        .flatten()
-        .map(|r| CheckRow {
-            name: r.check,
-            passed: Some(r.outcome.passed),
-            score: Some(r.outcome.score),
-            result: Some(
-                json!({
-                    "expected": r.outcome.expected,
-                    "found": r.outcome.found,
-                    "at": r.outcome.at,
-                    "why": r.outcome.why,
-                })
-                .to_string(),
-            ),
+    let checks = scoring
+        .checks
+        .iter()
+        .zip(evaluated)
+        .map(|(c, r)| match r {
+            Ok(r) => CheckRow {
+                name: r.check,
+                passed: Some(r.outcome.passed),
+                score: Some(r.outcome.score),
+                result: Some(
+                    json!({
+                        "expected": r.outcome.expected,
+                        "found": r.outcome.found,
+                        "at": r.outcome.at,
+                        "why": r.outcome.why,
+                    })
+                    .to_string(),
+                ),
+            },
+            // Not scored (a judge that could not judge): the judgment says why.
+            Err(why) => CheckRow {
+                name: c.name.clone(),
+                passed: None,
+                score: None,
+                result: Some(
+                    json!({"why": why, "at": "judge", "found": seen.judgments.get(&c.name)})
+                        .to_string(),
+                ),
+            },
         })
         .collect();
     AttemptRow {
-        status: if v.passed { "passed" } else { "failed" }.into(),
+        status: if v.errored {
+            "error"
+        } else if v.passed {
+            "passed"
+        } else {
+            "failed"
+        }
+        .into(),
         score: v.score,
         checks,
+        error: unscored,
         ..base
     }
 }

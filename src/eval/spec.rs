@@ -123,6 +123,54 @@ pub fn schemas_compile(checks: &[Check]) -> Result<(), (usize, String)> {
     Ok(())
 }
 
+/// Checks every `judge` check: its rubric read (a path replaced by the rubric itself, so
+/// the spec as stored carries it), at least one vote, none nested in another check.
+/// The first at fault: (its field, why).
+pub fn resolve_judges(checks: &mut [Check], dir: &Path) -> Result<(), (String, String)> {
+    fn nested(kind: &CheckKind) -> bool {
+        match kind {
+            CheckKind::Judge { .. } => true,
+            CheckKind::All { checks }
+            | CheckKind::Any { checks }
+            | CheckKind::AtLeastK { checks, .. } => checks.iter().any(nested),
+            CheckKind::Not { check } => nested(check),
+            _ => false,
+        }
+    }
+    for (i, c) in checks.iter_mut().enumerate() {
+        match &mut c.kind {
+            CheckKind::Judge { rubric, votes, .. } => {
+                let r = super::judge::Rubric::load(rubric, dir)
+                    .map_err(|why| (format!("checks[{i}].rubric"), why))?;
+                *rubric = serde_json::to_value(&r).unwrap_or_default();
+                if *votes == 0 {
+                    return Err((format!("checks[{i}].votes"), "must be at least 1".into()));
+                }
+            }
+            CheckKind::All { checks }
+            | CheckKind::Any { checks }
+            | CheckKind::AtLeastK { checks, .. }
+                if checks.iter().any(nested) =>
+            {
+                return Err((
+                    format!("checks[{i}]"),
+                    "a judge check stands alone: it cannot be inside all, any, at_least_k or not"
+                        .into(),
+                ))
+            }
+            CheckKind::Not { check } if nested(check) => {
+                return Err((
+                    format!("checks[{i}]"),
+                    "a judge check stands alone: it cannot be inside all, any, at_least_k or not"
+                        .into(),
+                ))
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
 /// A spec that could not be used: the file, the field at fault (empty for the whole
 /// file) and what is wrong.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -182,6 +230,7 @@ pub fn load_spec(path: &Path) -> Result<EvalSpec, SpecError> {
     if let Err((i, why)) = schemas_compile(&w.checks) {
         return Err(err(&format!("checks[{i}].schema"), why));
     }
+
     if w.epochs == 0 {
         return Err(err("epochs", "must be at least 1".into()));
     }
@@ -211,12 +260,17 @@ pub fn load_spec(path: &Path) -> Result<EvalSpec, SpecError> {
             ));
         }
     }
+    drop(names);
+    let mut checks = w.checks;
+    if let Err((field, why)) = resolve_judges(&mut checks, dir) {
+        return Err(err(&field, why));
+    }
     Ok(EvalSpec {
         name: w.name,
         plan: dir.join(&w.plan),
         dataset: dir.join(&w.dataset),
         id_key: w.id_key,
-        checks: w.checks,
+        checks,
         epochs: w.epochs,
         reducer,
         fail_under: w.fail_under,
@@ -336,5 +390,46 @@ mod tests {
         }
         let e = load_spec(&dir.path().join("missing.json")).expect_err("missing");
         assert!(e.message.contains("cannot read"), "{e}");
+    }
+
+    #[test]
+    fn a_judge_check_carries_its_rubric_and_is_refused_nested_or_without_votes() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::write(
+            dir.path().join("r.json"),
+            r#"{"criteria": [{"name": "ok", "question": "Is it right?"}], "pass_at": 0.5}"#,
+        )
+        .expect("rubric");
+        let mut v = good();
+        v["fail_under"] = json!({});
+        v["checks"] = json!([{"name": "j", "kind": "judge", "rubric": "r.json", "votes": 3}]);
+        let spec = load_spec(&write(dir.path(), &v)).expect("spec");
+        let CheckKind::Judge { rubric, votes, .. } = &spec.checks[0].kind else {
+            panic!("not a judge: {:?}", spec.checks[0]);
+        };
+        assert_eq!(*votes, 3);
+        assert_eq!(
+            rubric["criteria"][0]["name"], "ok",
+            "the rubric itself, not its path"
+        );
+        assert_eq!(rubric["pass_at"], 0.5);
+        for (check, field) in [
+            (
+                json!({"name": "j", "kind": "judge", "rubric": "r.json", "votes": 0}),
+                "checks[0].votes",
+            ),
+            (
+                json!({"name": "j", "kind": "judge", "rubric": {"criteria": []}}),
+                "checks[0].rubric",
+            ),
+            (
+                json!({"name": "j", "kind": "any", "checks": [{"kind": "judge", "rubric": "r.json"}]}),
+                "checks[0]",
+            ),
+        ] {
+            v["checks"] = json!([check]);
+            let e = load_spec(&write(dir.path(), &v)).expect_err("refused");
+            assert_eq!(e.field, field, "{e}");
+        }
     }
 }

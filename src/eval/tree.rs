@@ -78,6 +78,38 @@ fn parsed(result: &Option<String>) -> Value {
         .unwrap_or(Value::Null)
 }
 
+/// The judgments of the sample's `judge` checks, by check, each epoch's in order
+/// (`null` when the eval has no judge).
+fn llm_judgment(scoring: &Scoring, epochs: &[EpochDoc]) -> Value {
+    let judges: Vec<&str> = scoring
+        .checks
+        .iter()
+        .filter(|c| matches!(c.kind, super::checks::CheckKind::Judge { .. }))
+        .map(|c| c.name.as_str())
+        .collect();
+    if judges.is_empty() {
+        return Value::Null;
+    }
+    let mut out = Map::new();
+    for name in judges {
+        let per: Vec<Value> = epochs
+            .iter()
+            .map(|e| {
+                let row = e.attempt.checks.iter().find(|c| c.name == name);
+                let r = row.map(|r| parsed(&r.result)).unwrap_or(Value::Null);
+                json!({
+                    "epoch": e.attempt.epoch,
+                    "passed": row.and_then(|r| r.passed),
+                    "why": r.get("why"),
+                    "judgment": r.get("found"),
+                })
+            })
+            .collect();
+        out.insert(name.to_string(), Value::Array(per));
+    }
+    Value::Object(out)
+}
+
 /// The documents of a scored sample.
 pub fn documents(
     eval: &EvalRow,
@@ -136,6 +168,7 @@ pub fn documents(
             json!({
                 "epoch": e.epoch, "status": e.status, "score": e.score,
                 "tokens": e.tokens, "latency_ms": e.latency_ms, "cost_usd": e.cost_usd,
+                "judge_tokens": e.judge_tokens, "judge_cost_usd": e.judge_cost_usd,
                 "error": e.error, "checker_results": checks,
             })
         })
@@ -147,7 +180,7 @@ pub fn documents(
         "score": s.score,
         "reducer": scoring.reducer,
         "epochs": epoch_docs,
-        "llm_judgment": Value::Null,
+        "llm_judgment": llm_judgment(scoring, epochs),
     });
     let (attribution, entry) = match s.status.as_str() {
         "failed" | "error" => {

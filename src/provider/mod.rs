@@ -9,6 +9,7 @@ pub mod replay;
 mod sim_answer;
 pub mod sim_debate;
 pub mod sim_debate_topic;
+pub mod sim_judge;
 pub mod sim_react;
 pub mod simulated;
 

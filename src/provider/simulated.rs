@@ -502,9 +502,14 @@ impl Provider for SimulatedProvider {
                     ..ProviderOutput::default()
                 });
             }
-            // A debate turn: its answer streamed, no faults.
-            if let Some(turn) = crate::protocol::debate_turn::DebateTurn::of(&request) {
-                let text = super::sim_debate::answer(&turn);
+            // A debate turn or an eval's judge: its answer streamed, no faults.
+            let special = if super::sim_judge::is_judge_request(&request) {
+                Some(super::sim_judge::simulated_answer(&request))
+            } else {
+                crate::protocol::debate_turn::DebateTurn::of(&request)
+                    .map(|turn| super::sim_debate::answer(&turn))
+            };
+            if let Some(text) = special {
                 if self.config.first_chunk_ms > 0 {
                     tokio::time::sleep(Duration::from_millis(self.config.first_chunk_ms)).await;
                 }

@@ -318,6 +318,18 @@ CREATE TABLE IF NOT EXISTS eval_checks (
 -- eval's scoring in its order (p passed, f failed, e not scored): what the Eval screen
 -- and `eval compare` read, one row per sample instead of one per check and epoch.
 ALTER TABLE eval_samples ADD COLUMN marks TEXT;
+-- What the LLM judges of an attempt's `judge` checks spent, kept apart from the
+-- sample's own tokens and cost.
+ALTER TABLE eval_attempts ADD COLUMN judge_tokens INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE eval_attempts ADD COLUMN judge_cost_usd REAL;
+-- Judges' answers by what was asked (rubric, judge model, vote, input, expected and
+-- output, hashed): the same question is not asked again.
+CREATE TABLE IF NOT EXISTS judge_cache (
+    key        TEXT PRIMARY KEY,
+    judge      TEXT NOT NULL,
+    answer     TEXT NOT NULL,
+    created_at TEXT NOT NULL
+) WITHOUT ROWID;
 "#,
 ];
 

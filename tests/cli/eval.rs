@@ -648,7 +648,11 @@ fn an_eval_whose_run_ended_before_its_scoring_is_scored_on_resume_without_a_call
     let calls = count(dir.path(), "SELECT COUNT(*) FROM invocations");
     let o = output(plexus(dir.path()).args(["--db", "e.db", "eval", "resume", "latest", "--json"]));
     assert_eq!(o.code, Some(0), "{}", o.stderr);
-    assert!(o.stderr.contains("without a model call"), "{}", o.stderr);
+    assert!(
+        o.stderr.contains("without running the plan again"),
+        "{}",
+        o.stderr
+    );
     assert_eq!(count(dir.path(), "SELECT COUNT(*) FROM invocations"), calls);
     let after = json_of(&o.stdout);
     assert_eq!(

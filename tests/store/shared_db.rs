@@ -472,7 +472,7 @@ fn check_upgrade_brings_an_old_file_to_this_schema_and_plain_check_does_not() {
 
 /// What schema versions 8 to 11 added, taken away (the plan's text back in the run's row;
 /// no cost columns; no eval tables): a file as version 7 left it.
-const UNDO_8_AND_9: &str = "DROP TABLE eval_checks; DROP TABLE eval_attempts;
+const UNDO_8_AND_9: &str = "DROP TABLE judge_cache; DROP TABLE eval_checks; DROP TABLE eval_attempts;
      DROP TABLE eval_samples; DROP TABLE evals;
      UPDATE runs SET plan_json = (SELECT CAST(p.plan_json AS TEXT) FROM run_plans p WHERE p.run_id = runs.run_id);
      DROP TABLE run_plans;

@@ -12,6 +12,7 @@ use std::sync::Arc;
 
 use color_eyre::eyre::{eyre, Result};
 
+use super::judging::JudgeSet;
 use super::report::print_results;
 use super::scorer::{Msg, Scorer, TaskFact};
 use super::tree_writer::TreeWriter;
@@ -49,6 +50,9 @@ pub async fn run_eval(
     resume: Option<Resuming>,
 ) -> Result<ExitCode> {
     let resuming = resume.is_some();
+    // The judges first: a profile that does not exist stops the eval before anything.
+    let judges =
+        JudgeSet::for_scoring(g, &read::scoring_of(&launch.row)?, &config.provider, false)?;
     if launch.new_eval {
         // The eval is stored before its run starts: a crash from here on leaves it for
         // the same command (or `eval resume`) to find.
@@ -92,6 +96,7 @@ pub async fn run_eval(
         run_id.clone(),
         true,
         stopped.clone(),
+        judges,
     )?;
     let (tx, rx) = channel::<Msg>();
     let scorer_thread = std::thread::Builder::new()
@@ -141,7 +146,7 @@ pub async fn score_only(g: &Globals, launch: Launch, run_status: RunStatus) -> R
         .ok_or_else(|| eyre!("eval {} has no run", row.eval_id))?;
     let out = PathBuf::from(row.out_dir.clone().unwrap_or_else(|| "evals".into()));
     crate::errln!(
-        "eval {}: its run {run_id} has ended ({}); scoring what is left, without a model call",
+        "eval {}: its run {run_id} has ended ({}); scoring what is left without running the plan again",
         row.eval_id,
         run_status.as_str()
     );
@@ -150,6 +155,15 @@ pub async fn score_only(g: &Globals, launch: Launch, run_status: RunStatus) -> R
     let stopped = Arc::new(AtomicBool::new(false));
     let (control, _engine) = tokio::sync::mpsc::unbounded_channel();
     let watcher = spawn_stop_watcher(control, run_id.clone(), Some(stopped.clone()));
+    // The judges of the run's provider (the plan is not run again; a judge may be asked).
+    let provider = {
+        let store = crate::store::Store::open(&g.db)?;
+        let (_, _, config_json) = store.run_plan(&run_id)?;
+        serde_json::from_str::<crate::launch::RunConfig>(&config_json)
+            .map(|c| c.provider)
+            .unwrap_or_else(|_| "simulated".into())
+    };
+    let judges = JudgeSet::for_scoring(g, &read::scoring_of(&row)?, &provider, false)?;
     let scorer = Scorer::new(
         g.db.clone(),
         row.clone(),
@@ -157,6 +171,7 @@ pub async fn score_only(g: &Globals, launch: Launch, run_status: RunStatus) -> R
         run_id.clone(),
         true,
         stopped,
+        judges,
     )?;
     // The run cannot go on (a task waiting for review included: a decision and its
     // resume would have gone through the engine): what is left is scored as it stands.

@@ -2,6 +2,7 @@
 //! and the commands on evals already made: resume, rerun, rescore ([`rescore`]),
 //! compare, show, list, export-tree, and the Eval screen ([`open`]).
 
+pub mod judging;
 pub mod live;
 pub mod open;
 pub mod prepare;
@@ -65,7 +66,9 @@ pub async fn eval(
             checks,
             out,
             json,
-        }) => rescore::rescore(&g.db, &eval, &checks, out.as_deref(), json),
+        }) => tokio::task::block_in_place(|| {
+            rescore::rescore(g, &eval, &checks, out.as_deref(), json)
+        }),
         Some(EvalCommand::Compare {
             a,
             b,

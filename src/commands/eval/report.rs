@@ -56,6 +56,8 @@ pub fn print_results(row: &EvalRow, r: &Results, json_out: bool) -> Result<()> {
                 "gates_missed": r.gates_missed.iter().map(|(c, rate, g)| json!({"check": c, "rate": rate, "gate": g})).collect::<Vec<_>>(),
                 "tokens": r.tokens,
                 "cost_usd": r.cost_usd,
+                "judge_tokens": r.judge_tokens,
+                "judge_cost_usd": r.judge_cost_usd,
             }))?
         );
         return Ok(());
@@ -96,6 +98,15 @@ pub fn print_results(row: &EvalRow, r: &Results, json_out: bool) -> Result<()> {
             .map(crate::cost::usd)
             .unwrap_or_else(|| "— (no price)".into())
     );
+    if r.judge_tokens > 0 {
+        crate::outln!(
+            "judges (apart): tokens {} · cost {}",
+            r.judge_tokens,
+            r.judge_cost_usd
+                .map(crate::cost::usd)
+                .unwrap_or_else(|| "— (no price)".into())
+        );
+    }
     if let Some(out) = &row.out_dir {
         crate::outln!(
             "tree: {}",

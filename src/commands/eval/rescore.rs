@@ -18,8 +18,10 @@ use crate::eval::record::{self, new_eval_id, AttemptRow, EvalRow, SampleRow};
 use crate::eval::score::{check_marks, sample_verdict, score_attempt};
 use crate::eval::spec::Scoring;
 use crate::exit::InvalidOptions;
+use crate::launch::Globals;
 use crate::store::Store;
 
+use super::judging::JudgeSet;
 use super::live::GATE_MISSED;
 use super::prepare::next_iteration;
 use super::report::print_results;
@@ -33,7 +35,8 @@ pub fn copy_inherited(db: &Path, parent: &str, row: &EvalRow, samples: &[SampleR
     for (table, cols) in [
         (
             "eval_attempts",
-            "sample_id, epoch, run_id, status, score, tokens, latency_ms, cost_usd, error",
+            "sample_id, epoch, run_id, status, score, tokens, latency_ms, cost_usd, error,
+             judge_tokens, judge_cost_usd",
         ),
         (
             "eval_checks",
@@ -88,17 +91,25 @@ fn read_checks(file: &Path) -> Result<(Vec<Check>, Option<Gates>)> {
             InvalidOptions(format!("{}: checks[{i}].schema: {why}", file.display())).into(),
         );
     }
+    let mut checks = checks;
+    let dir = file.parent().unwrap_or(Path::new(""));
+    if let Err((field, why)) = crate::eval::spec::resolve_judges(&mut checks, dir) {
+        return Err(InvalidOptions(format!("{}: {field}: {why}", file.display())).into());
+    }
     Ok((checks, None))
 }
 
-/// Scores eval `eval`'s recorded outputs again with the checks of `checks_file`.
+/// Scores eval `eval`'s recorded outputs again with the checks of `checks_file`. Its
+/// `judge` checks answer from the judges' cache alone (an answer not there leaves the
+/// check unscored): no model is called.
 pub fn rescore(
-    db: &Path,
+    g: &Globals,
     eval: &str,
     checks_file: &Path,
     out: Option<&Path>,
     json: bool,
 ) -> Result<ExitCode> {
+    let db = g.db.as_path();
     let store = Store::open(db)?;
     let parent = find_eval(store.conn(), eval)?;
     let old = read::scoring_of(&parent)?;
@@ -135,22 +146,40 @@ pub fn rescore(
     }
     let mut per_sample: HashMap<String, Vec<usize>> = HashMap::new();
     let mut rows = Vec::with_capacity(attempts.len());
-    let expected_of: HashMap<&str, Value> = samples
+    let provider = parent
+        .run_id
+        .as_deref()
+        .and_then(|r| store.run_plan(r).ok())
+        .and_then(|(_, _, c)| serde_json::from_str::<crate::launch::RunConfig>(&c).ok())
+        .map_or_else(|| "simulated".to_string(), |c| c.provider);
+    let judges = JudgeSet::for_scoring(g, &scoring, &provider, true)?;
+    // Each sample's expected value, and its input when a judge reads it.
+    let content_of: HashMap<&str, (Option<Value>, Value)> = samples
         .iter()
         .filter_map(|s| {
-            let c: Value = serde_json::from_str(&s.content).ok()?;
-            let e = c.get("expected").cloned().filter(|v| !v.is_null())?;
-            Some((s.sample_id.as_str(), e))
+            let mut c: Value = serde_json::from_str(&s.content).ok()?;
+            let e = c.get("expected").cloned().filter(|v| !v.is_null());
+            let input = match judges {
+                Some(_) => c.get_mut("input").map(Value::take).unwrap_or(Value::Null),
+                None => Value::Null,
+            };
+            Some((s.sample_id.as_str(), (e, input)))
         })
         .collect();
     for a in &attempts {
-        let expected = expected_of.get(a.sample_id.as_str());
+        let (expected, input) = match content_of.get(a.sample_id.as_str()) {
+            Some((e, i)) => (e.as_ref(), i),
+            None => (None, &Value::Null),
+        };
         let copy = copy_tasks(&scoring, &a.sample_id, a.epoch);
         let calls = tools
             .get(&a.run_id)
             .map(|t| copy.calls_from(t))
             .unwrap_or_default();
-        let obs = observe(&store, &a.run_id, &copy, calls)?;
+        let mut obs = observe(&store, &a.run_id, &copy, calls)?;
+        if let (Some(j), None) = (&judges, &obs.error) {
+            obs.seen.judgments = j.judge(&a.sample_id, input, expected, &obs.seen.output);
+        }
         let new = score_attempt(&scoring, &a.sample_id, a.epoch, &a.run_id, &obs, expected);
         per_sample
             .entry(a.sample_id.clone())
@@ -158,7 +187,7 @@ pub fn rescore(
             .push(rows.len());
         rows.push(new);
     }
-    drop(expected_of);
+    drop(content_of);
     for s in &mut samples {
         s.inherited_from = None;
         match per_sample.get(&s.sample_id) {

@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 use color_eyre::eyre::{eyre, Result};
 use serde_json::Value;
 
+use super::judging::JudgeSet;
 use super::tree_writer::{TreeJob, TreeWriter};
 use crate::eval::checks::ToolCall;
 use crate::eval::finish::{copy_tasks, epoch_docs};
@@ -94,6 +95,8 @@ struct CopyState {
 struct SampleState {
     row: SampleRow,
     expected: Option<Value>,
+    /// The input, kept only when a judge reads it.
+    input: Value,
     epochs: Vec<Option<EpochDoc>>,
 }
 
@@ -114,10 +117,12 @@ pub struct Scorer {
     done_before: u64,
     progress: bool,
     stopped: Arc<AtomicBool>,
+    judges: Option<Arc<JudgeSet>>,
 }
 
 impl Scorer {
-    /// A scorer; `progress` prints a line on stderr every second.
+    /// A scorer; `progress` prints a line on stderr every second; `judges` judge the
+    /// eval's `judge` checks.
     pub fn new(
         db: PathBuf,
         row: EvalRow,
@@ -125,6 +130,7 @@ impl Scorer {
         run_id: String,
         progress: bool,
         stopped: Arc<AtomicBool>,
+        judges: Option<Arc<JudgeSet>>,
     ) -> Result<Scorer> {
         let scoring = read::scoring_of(&row)?;
         let mut s = Scorer {
@@ -142,12 +148,17 @@ impl Scorer {
             done_before: 0,
             progress,
             stopped,
+            judges,
             row,
         };
         let epochs = s.scoring.epochs.max(1);
         for (i, mut sr) in samples.into_iter().enumerate() {
             let content: Value = serde_json::from_str(&sr.content).unwrap_or(Value::Null);
             let expected = content.get("expected").cloned().filter(|v| !v.is_null());
+            let input = match (&s.judges, content.get("input")) {
+                (Some(_), Some(v)) => v.clone(),
+                _ => Value::Null,
+            };
             // The tree writer has the sample's content for its document; the scorer
             // needs only the expected value.
             sr.content = String::new();
@@ -173,6 +184,7 @@ impl Scorer {
             s.samples.push(SampleState {
                 row: sr,
                 expected,
+                input,
                 epochs: vec![None; epochs as usize],
             });
         }
@@ -352,8 +364,16 @@ impl Scorer {
             .iter()
             .flat_map(|t| self.tools.remove(t).unwrap_or_default())
             .collect();
-        let obs = observe(store, &self.run_id, &copy.tasks, calls)?;
+        let mut obs = observe(store, &self.run_id, &copy.tasks, calls)?;
         let sample = &self.samples[i];
+        if let (Some(j), None) = (&self.judges, &obs.error) {
+            obs.seen.judgments = j.judge(
+                &sample.row.sample_id,
+                &sample.input,
+                sample.expected.as_ref(),
+                &obs.seen.output,
+            );
+        }
         let attempt = score_attempt(
             &self.scoring,
             &sample.row.sample_id,

@@ -386,6 +386,14 @@ pub fn evaluate_kind(kind: &CheckKind, seen: &Observed, expected: Option<&Value>
             args,
             timeout_s,
         } => super::command::run(program, args, *timeout_s, seen, expected),
+        // Refused by the spec's checks: a judge is scored by `evaluate` at the top.
+        CheckKind::Judge { .. } => out(
+            false,
+            Value::Null,
+            Value::Null,
+            "judge",
+            "a judge cannot be nested in another check".into(),
+        ),
         CheckKind::Not { check } => {
             let inner = evaluate_kind(check, seen, expected);
             Outcome {

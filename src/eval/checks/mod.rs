@@ -77,6 +77,8 @@ pub struct Observed {
     pub latency_ms: u64,
     /// Its cost, US dollars, when its model has a price.
     pub cost_usd: Option<f64>,
+    /// The judgments of its `judge` checks, by check name.
+    pub judgments: std::collections::BTreeMap<String, crate::eval::judge::Judgment>,
 }
 
 /// The result of one check on one sample: the check's name and its kind's outcome.
@@ -90,11 +92,71 @@ pub struct CheckResult {
 }
 
 /// Scores `check` on one sample's outcome; `expected` is the sample's expected value.
-pub fn evaluate(check: &Check, seen: &Observed, expected: Option<&Value>) -> CheckResult {
-    CheckResult {
+/// A `judge` check whose judgment could not be made is not scored: `Err` says why.
+pub fn evaluate(
+    check: &Check,
+    seen: &Observed,
+    expected: Option<&Value>,
+) -> Result<CheckResult, String> {
+    let outcome = match &check.kind {
+        CheckKind::Judge { rubric, .. } => judged(check, rubric, seen)?,
+        kind => evaluate_kind(kind, seen, expected),
+    };
+    Ok(CheckResult {
         check: check.name.clone(),
-        outcome: evaluate_kind(&check.kind, seen, expected),
+        outcome,
+    })
+}
+
+/// A judge check's outcome from its judgment.
+fn judged(check: &Check, rubric: &Value, seen: &Observed) -> Result<Outcome, String> {
+    let Some(j) = seen.judgments.get(&check.name) else {
+        return Err("not judged: no judge was asked".into());
+    };
+    let pass_at = rubric.get("pass_at").and_then(Value::as_f64).unwrap_or(1.0);
+    let Some(passed) = j.passed else {
+        let unjudged: Vec<&str> = j
+            .criteria
+            .iter()
+            .filter(|c| c.met.is_none())
+            .map(|c| c.name.as_str())
+            .collect();
+        return Err(format!(
+            "not judged: no answer judged {}{}",
+            unjudged.join(", "),
+            j.errors
+                .first()
+                .map(|e| format!(" ({e})"))
+                .unwrap_or_default()
+        ));
+    };
+    let unmet: Vec<String> = j
+        .criteria
+        .iter()
+        .filter(|c| c.met == Some(false))
+        .map(|c| match c.evidence.first() {
+            Some(e) => format!("{}: {e}", c.name),
+            None => c.name.clone(),
+        })
+        .collect();
+    let met = j.criteria.iter().filter(|c| c.met == Some(true)).count();
+    let mut why = format!(
+        "{met} of {} criteria met (share {:.2}, {:.2} needed)",
+        j.criteria.len(),
+        j.share,
+        pass_at
+    );
+    if !unmet.is_empty() {
+        why.push_str(&format!("; not met: {}", unmet.join("; ")));
     }
+    Ok(Outcome {
+        passed,
+        score: j.share,
+        expected: serde_json::json!({"rubric": rubric.get("name"), "pass_at": pass_at}),
+        found: serde_json::to_value(j).unwrap_or(Value::Null),
+        at: "judge".into(),
+        why,
+    })
 }
 
 /// The outcome of a kind, before it is named.

@@ -176,6 +176,23 @@ pub enum CheckKind {
         /// The check.
         check: Box<CheckKind>,
     },
+    /// An LLM judge decides by a rubric, criterion by criterion (see `eval::judge`).
+    /// Only at the top of a check, not inside `all`, `any`, `at_least_k` or `not`.
+    Judge {
+        /// The rubric: a file's path relative to the spec, or the rubric itself (the
+        /// spec as stored carries the rubric itself).
+        rubric: Value,
+        /// The judges: provider profiles (the eval's provider when empty).
+        #[serde(default)]
+        judges: Vec<String>,
+        /// Answers asked of each judge; a criterion is met when most say so.
+        #[serde(default = "one_vote")]
+        votes: u32,
+    },
+}
+
+fn one_vote() -> u32 {
+    1
 }
 
 fn ten_seconds() -> f64 {

@@ -25,6 +25,7 @@ fn seen() -> Observed {
         tokens: 1200,
         latency_ms: 850,
         cost_usd: Some(0.004),
+        judgments: Default::default(),
     }
 }
 
@@ -331,7 +332,7 @@ fn a_result_keeps_what_was_expected_what_was_found_where_and_why() {
     .expect("check");
     assert_eq!(check.severity, Severity::Warning);
     assert_eq!(check.weight, 2.0);
-    let r = evaluate(&check, &s, Some(&json!(30)));
+    let r = evaluate(&check, &s, Some(&json!(30))).expect("scored");
     assert!(!r.outcome.passed);
     assert_eq!(r.check, "balance");
     assert_eq!(r.outcome.expected, json!(30.0));

@@ -37,6 +37,10 @@ pub fn body(request: &AgentRequest, user_text: &str, profile: &ProviderProfile) 
     if let Some(react) = request.react() {
         add_react(&mut body, &react);
     }
+    // Forced JSON (an eval's judge): the server's JSON mode.
+    if request.extra.get("force_json") == Some(&json!(true)) {
+        body["response_format"] = json!({"type": "json_object"});
+    }
     body
 }
 

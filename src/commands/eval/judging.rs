@@ -1,0 +1,156 @@
+//! The judges of an eval's `judge` checks, made from their provider profiles (the
+//! eval's provider when a check names none), with the database's answer cache; asked
+//! from the scorer's thread, which waits for them (the votes and judges of one output
+//! are asked together).
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+use color_eyre::eyre::{eyre, Result};
+use serde_json::Value;
+
+use crate::eval::checks::CheckKind;
+use crate::eval::judge::call::{judge, AnswerCache, Judge, StoredCache};
+use crate::eval::judge::request::Judged;
+use crate::eval::judge::{Judgment, Rubric};
+use crate::eval::spec::Scoring;
+use crate::launch::profile::{price_of, profile_named};
+use crate::launch::Globals;
+use crate::provider::{Provider, ProviderError, ProviderFuture, SimConfig};
+
+/// One judge check: its rubric, judges and votes.
+struct JudgeCheck {
+    rubric: Rubric,
+    judges: Vec<Judge>,
+    votes: u32,
+}
+
+/// Every judge check of an eval.
+pub struct JudgeSet {
+    checks: BTreeMap<String, JudgeCheck>,
+    cache: Arc<dyn AnswerCache>,
+    rt: tokio::runtime::Handle,
+}
+
+/// A judge that only answers from the cache (a rescore makes no model call).
+struct CacheOnly(String);
+
+impl Provider for CacheOnly {
+    fn name(&self) -> String {
+        self.0.clone()
+    }
+
+    fn invoke<'a>(
+        &'a self,
+        _request: Arc<crate::protocol::AgentRequest>,
+        _attempt: u32,
+        _sink: &'a mut dyn crate::provider::ChunkSink,
+    ) -> ProviderFuture<'a> {
+        Box::pin(async {
+            Err(ProviderError::Permanent(
+                "not in the judges' cache, and a rescore makes no model call".into(),
+            ))
+        })
+    }
+}
+
+impl JudgeSet {
+    /// The judges of `scoring`'s judge checks (`None` when it has none); a check that
+    /// names no judge is judged by profile `default_provider`. With `cache_only`, the
+    /// judges answer from the cache alone, under the names their profiles give.
+    pub fn for_scoring(
+        g: &Globals,
+        scoring: &Scoring,
+        default_provider: &str,
+        cache_only: bool,
+    ) -> Result<Option<Arc<JudgeSet>>> {
+        let mut checks = BTreeMap::new();
+        let mut made: HashMap<String, Judge> = HashMap::new();
+        for c in &scoring.checks {
+            let CheckKind::Judge {
+                rubric,
+                judges,
+                votes,
+            } = &c.kind
+            else {
+                continue;
+            };
+            let rubric: Rubric = serde_json::from_value(rubric.clone())
+                .map_err(|e| eyre!("check {}: its stored rubric does not read: {e}", c.name))?;
+            let names: Vec<String> = if judges.is_empty() {
+                vec![default_provider.to_string()]
+            } else {
+                judges.clone()
+            };
+            let mut list = Vec::new();
+            for n in names {
+                if let Some(j) = made.get(&n) {
+                    list.push(j.clone());
+                    continue;
+                }
+                let profile = profile_named(g, &n)
+                    .map_err(|e| eyre!("check {}: judge `{n}`: {e}", c.name))?;
+                let sim = SimConfig {
+                    chunk_ms: 0,
+                    first_chunk_ms: 0,
+                    ..SimConfig::default()
+                };
+                let real = crate::provider::build(&profile, &sim).map_err(|e| eyre!("{e}"))?;
+                let provider: Arc<dyn Provider> = if cache_only {
+                    Arc::new(CacheOnly(real.name()))
+                } else {
+                    real
+                };
+                let j = Judge {
+                    name: provider.name(),
+                    provider,
+                    price: price_of(g, &profile)?,
+                };
+                made.insert(n, j.clone());
+                list.push(j);
+            }
+            checks.insert(
+                c.name.clone(),
+                JudgeCheck {
+                    rubric,
+                    judges: list,
+                    votes: *votes,
+                },
+            );
+        }
+        if checks.is_empty() {
+            return Ok(None);
+        }
+        Ok(Some(Arc::new(JudgeSet {
+            checks,
+            cache: Arc::new(StoredCache::open(&g.db)?),
+            rt: tokio::runtime::Handle::current(),
+        })))
+    }
+
+    /// The judgment of every judge check on `output` of sample `sample_id`. Called
+    /// from a thread outside the runtime (it waits for the answers).
+    pub fn judge(
+        &self,
+        sample_id: &str,
+        input: &Value,
+        expected: Option<&Value>,
+        output: &str,
+    ) -> BTreeMap<String, Judgment> {
+        let what = Judged {
+            sample_id: sample_id.to_string(),
+            input: input.clone(),
+            expected: expected.cloned().unwrap_or(Value::Null),
+            output: output.to_string(),
+        };
+        let cache = self.cache.as_ref();
+        self.rt.block_on(async {
+            let mut out = BTreeMap::new();
+            for (name, c) in &self.checks {
+                let j = judge(&c.judges, &c.rubric, c.votes, name, &what, cache).await;
+                out.insert(name.clone(), j);
+            }
+            out
+        })
+    }
+}

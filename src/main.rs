@@ -185,9 +185,14 @@ fn has_tui(command: &Command) -> bool {
     ) || matches!(command, Command::Eval(a) if eval_opens(a))
 }
 
-/// Whether an eval command opens the Eval screen.
+/// Whether an eval command opens the Eval screen: `eval open`, and an eval run on a
+/// terminal unless asked not to.
 fn eval_opens(a: &plexus::cli::EvalArgs) -> bool {
-    matches!(a.command, Some(plexus::cli::EvalCommand::Open { .. }))
+    match &a.command {
+        Some(plexus::cli::EvalCommand::Open { .. }) => true,
+        None => !a.run.headless && !a.run.json && !a.run.estimate,
+        Some(_) => false,
+    }
 }
 
 /// Runs with the TUI when `tui` is set, else headless.

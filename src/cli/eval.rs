@@ -58,6 +58,13 @@ pub struct EvalRunArgs {
     /// Print the report as JSON on stdout.
     #[arg(long)]
     pub json: bool,
+    /// No Eval screen: progress on standard error (the default without a terminal).
+    #[arg(long)]
+    pub headless: bool,
+    /// Print the tokens and cost the eval would use, counted from every prompt, and
+    /// stop before anything runs.
+    #[arg(long)]
+    pub estimate: bool,
     /// Faults the simulated provider injects.
     #[arg(long, value_enum, default_value_t = FaultMix::None)]
     pub faults: FaultMix,

@@ -141,7 +141,7 @@ fn draw_head(buf: &mut Buffer, r: Rect, s: &EvalScreen, theme: &Theme) {
         theme.style_base(),
     );
     let pending = m.counts[0];
-    let pace = match (s.rate, m.running()) {
+    let pace = match (s.rate, m.running() || s.followed()) {
         (Some(rate), true) if rate > 0.0 => {
             let left = pending as f64 / rate;
             format!(

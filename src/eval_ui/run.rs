@@ -113,16 +113,19 @@ pub fn serve(s: &mut EvalScreen, store: &Store, tools: &mut ToolsByRun) {
     }
 }
 
-/// Runs the screen until the person quits or the terminal goes away.
+/// Runs the screen until the person quits (and `may_quit` lets them: it may ask first)
+/// or the terminal goes away.
 pub fn run(
     s: &mut EvalScreen,
     store: &Store,
     theme: &Theme,
     keys: &Keymap,
+    may_quit: &mut dyn FnMut(&mut EvalScreen) -> bool,
 ) -> color_eyre::Result<()> {
     let mut guard = TerminalGuard::enter()?;
     let mut tools = ToolsByRun::new();
     let mut read_at = Instant::now();
+    let mut was_followed = false;
     let mut dirty = true;
     while !s.quitting {
         if dirty {
@@ -135,7 +138,11 @@ pub fn run(
                 .map(|_| ())?;
             dirty = false;
         }
-        if s.model.running() && read_at.elapsed() >= REREAD {
+        // Read again while the eval runs, and once after the process that ran it ended.
+        let followed = s.followed();
+        let going = s.model.running() || followed || was_followed;
+        if going && read_at.elapsed() >= REREAD {
+            was_followed = followed;
             let seconds = read_at.elapsed().as_secs_f64();
             read_at = Instant::now();
             let fresh = find_eval(store.conn(), &s.model.row.eval_id)
@@ -179,6 +186,9 @@ pub fn run(
                     }
                 }
                 serve(s, store, &mut tools);
+                if s.quitting && !may_quit(s) {
+                    s.quitting = false;
+                }
             }
             Event::Mouse(m) => match m.kind {
                 MouseEventKind::ScrollUp => (0..3).for_each(|_| s.act(Action::Up)),

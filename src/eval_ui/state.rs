@@ -125,6 +125,10 @@ pub struct EvalScreen {
     pub meta_values: Option<(String, Vec<Option<String>>)>,
     /// What the terminal loop is asked to do.
     pub request: Option<Request>,
+    /// Set while a process running this eval is alive (the screen reads the eval again
+    /// while it is, whatever its stored status says: a resumed eval is `interrupted`
+    /// until its run starts).
+    pub follow: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
 
 impl EvalScreen {
@@ -149,6 +153,7 @@ impl EvalScreen {
             rate: None,
             meta_values: None,
             request: None,
+            follow: None,
         };
         s.refresh();
         s
@@ -158,7 +163,7 @@ impl EvalScreen {
     /// filters; `seconds` since the last reading gives the rate.
     pub fn replace(&mut self, model: EvalModel, seconds: f64) {
         let done = model.done().saturating_sub(self.model.done());
-        if seconds > 0.0 && self.model.running() {
+        if seconds > 0.0 && (self.model.running() || self.followed()) {
             self.rate = Some(done as f64 / seconds);
         }
         let keep = self
@@ -185,6 +190,13 @@ impl EvalScreen {
                 self.selected = p;
             }
         }
+    }
+
+    /// Whether a process running this eval is alive.
+    pub fn followed(&self) -> bool {
+        self.follow
+            .as_ref()
+            .is_some_and(|f| f.load(std::sync::atomic::Ordering::SeqCst))
     }
 
     /// The index in `model.samples` of the selected row.

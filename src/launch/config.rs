@@ -111,7 +111,8 @@ pub fn session_of(command: &Command) -> (SessionOpts, Option<u64>) {
                     provider: a.run.provider.clone(),
                     concurrency: a.run.concurrency,
                     max_cost: a.run.max_cost,
-                    headless: true,
+                    // On a terminal the eval runs under the Eval screen unless asked not to.
+                    headless: a.run.headless || a.run.json || a.run.estimate,
                     ..SessionOpts::default()
                 },
                 Some(a.run.seed),

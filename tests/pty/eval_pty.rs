@@ -185,3 +185,64 @@ fn the_eval_screen_at_200x60_compares_with_the_parent_and_filters_metadata() {
     assert!(st.success(), "{st:?}");
     s.assert_restored();
 }
+
+/// `plexus eval FILE` on a terminal: the Eval screen follows the eval as it runs; `q`
+/// asks, a second `q` stops it (exit 3, resumable); the same command then finishes it
+/// on the screen, and the report is printed once the screen closes.
+#[test]
+fn an_eval_on_a_terminal_runs_under_the_eval_screen_and_q_stops_it_resumable() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    fixture(dir.path());
+    let slow = [
+        "--db",
+        "e.db",
+        "eval",
+        "arith.eval.json",
+        "--out",
+        "tree",
+        "--chunk-ms",
+        "40",
+        "--first-chunk-ms",
+        "300",
+        "--concurrency",
+        "2",
+    ];
+    let mut s = Session::start_sized(&slow, dir.path(), 80, 24);
+    let running = s.wait_for("· running ·", 30);
+    assert!(running.contains("Samples · 12"), "{running}");
+    s.send("q");
+    s.wait_for("q again stops it", 5);
+    let st = s.quit();
+    assert_eq!(st.exit_code(), 3, "stopped, resumable:\n{}", s.screen());
+    s.assert_restored();
+    let conn = rusqlite::Connection::open(dir.path().join("e.db")).expect("db");
+    let status: String = conn
+        .query_row("SELECT status FROM evals", [], |r| r.get(0))
+        .expect("status");
+    assert_eq!(status, "interrupted");
+    // The same command again: it goes on, the screen shows it to its end.
+    let fast = [
+        "--db",
+        "e.db",
+        "eval",
+        "arith.eval.json",
+        "--out",
+        "tree",
+        "--chunk-ms",
+        "0",
+        "--first-chunk-ms",
+        "0",
+    ];
+    let mut s = Session::start_sized(&fast, dir.path(), 80, 24);
+    let done = s.wait_for("· finished ·", 60);
+    assert!(done.contains("12/12 (100%)"), "{done}");
+    let st = s.quit();
+    assert!(st.success(), "{st:?}:\n{}", s.screen());
+    s.assert_restored();
+    // After the screen: the report on the terminal.
+    s.wait_for("confidence", 5);
+    let evals: i64 = conn
+        .query_row("SELECT COUNT(*) FROM evals", [], |r| r.get(0))
+        .expect("count");
+    assert_eq!(evals, 1, "the same eval, continued");
+}

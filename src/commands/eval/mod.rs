@@ -9,6 +9,7 @@ pub mod prepare;
 pub mod report;
 pub mod rescore;
 pub mod scorer;
+pub mod screen;
 pub mod tree_writer;
 
 use std::path::Path;
@@ -38,7 +39,11 @@ pub async fn eval(
     tui: Option<crate::tui::open::UiSetup>,
 ) -> Result<ExitCode> {
     match args.command {
-        None => run_spec(g, args.run).await,
+        None => match tui {
+            // On a terminal: the eval in a child process, the Eval screen on it.
+            Some(setup) => tokio::task::block_in_place(|| screen::run_with_screen(g, setup)),
+            None => run_spec(g, args.run).await,
+        },
         Some(EvalCommand::Resume { eval, json, .. }) => {
             let row = find_eval(Store::open(&g.db)?.conn(), &eval)?;
             resume(g, row, json).await

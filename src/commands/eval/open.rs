@@ -27,7 +27,10 @@ pub fn open(db: &Path, eval: &str, tui: Option<UiSetup>) -> Result<ExitCode> {
     if let Some(w) = setup.warning {
         screen.flash = Some((w, true));
     }
-    run(&mut screen, &store, &setup.theme, &setup.keys).wrap_err("the terminal UI failed")?;
+    run(&mut screen, &store, &setup.theme, &setup.keys, &mut |_| {
+        true
+    })
+    .wrap_err("the terminal UI failed")?;
     if !screen.marked.is_empty() {
         crate::outln!(
             "{} sample(s) marked for rerun: plexus eval rerun {} --samples {}",

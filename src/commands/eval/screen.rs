@@ -1,0 +1,190 @@
+//! `plexus eval FILE` on a terminal: the eval runs in a child process of this binary
+//! (the same command, headless, its output kept in files), and the Eval screen follows
+//! it from the database. `q` asks first, then stops the eval (it stays resumable, as
+//! with Ctrl-C headless); once it has ended, `q` closes the screen. The eval's report
+//! is printed after the screen closes, and its exit code is this command's.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitCode, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use color_eyre::eyre::{eyre, Result, WrapErr};
+
+use crate::eval::read::find_eval;
+use crate::eval_ui::run::{marks_file, run};
+use crate::eval_ui::{EvalModel, EvalScreen};
+use crate::launch::Globals;
+use crate::store::Store;
+use crate::tui::open::UiSetup;
+
+/// The eval id the headless eval names first on standard error, once it is stored.
+fn eval_id_in(text: &str) -> Option<String> {
+    text.lines().find_map(|l| {
+        let rest = l.strip_prefix("eval E")?;
+        let id: String = rest.chars().take_while(|c| *c != ':').collect();
+        (id.len() >= 20 && id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-'))
+            .then(|| format!("E{id}"))
+    })
+}
+
+fn exit_of(child: &mut Child) -> Option<ExitCode> {
+    child
+        .try_wait()
+        .ok()
+        .flatten()
+        .map(|st| ExitCode::from(st.code().unwrap_or(1).clamp(0, 255) as u8))
+}
+
+/// The files the child's output goes to, beside the database.
+fn logs(db: &Path) -> (PathBuf, PathBuf) {
+    let dir = db
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("."));
+    let stem = format!(".plexus-eval-{}", std::process::id());
+    (
+        dir.join(format!("{stem}.out")),
+        dir.join(format!("{stem}.err")),
+    )
+}
+
+/// Runs this command again headless as a child and shows the Eval screen on it.
+pub fn run_with_screen(g: &Globals, setup: UiSetup) -> Result<ExitCode> {
+    let (out_path, err_path) = logs(&g.db);
+    let mut args: Vec<OsString> = std::env::args_os().skip(1).collect();
+    args.push("--headless".into());
+    let mut child = Command::new(std::env::current_exe()?)
+        .args(&args)
+        .stdin(Stdio::null())
+        .stdout(std::fs::File::create(&out_path)?)
+        .stderr(std::fs::File::create(&err_path)?)
+        .spawn()
+        .wrap_err("cannot start the eval")?;
+    let finish = |code: Option<ExitCode>| -> ExitCode {
+        // The eval's report, then where its output was.
+        let out = std::fs::read_to_string(&out_path).unwrap_or_default();
+        let err = std::fs::read_to_string(&err_path).unwrap_or_default();
+        crate::out::stdout_text(&out);
+        let tail: Vec<&str> = err.lines().rev().take(3).collect();
+        for l in tail.into_iter().rev() {
+            crate::errln!("{l}");
+        }
+        let _ = std::fs::remove_file(&out_path);
+        let _ = std::fs::remove_file(&err_path);
+        code.unwrap_or(ExitCode::FAILURE)
+    };
+    // The eval's id, once it is stored (or the child's end: a refused spec).
+    let id = loop {
+        let err = std::fs::read_to_string(&err_path).unwrap_or_default();
+        if let Some(id) = eval_id_in(&err) {
+            break id;
+        }
+        if let Some(code) = exit_of(&mut child) {
+            let out = std::fs::read_to_string(&out_path).unwrap_or_default();
+            crate::out::stdout_text(&out);
+            eprint!("{err}");
+            let _ = std::fs::remove_file(&out_path);
+            let _ = std::fs::remove_file(&err_path);
+            return Ok(code);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let store = Store::open(&g.db)?;
+    let row = find_eval(store.conn(), &id)?;
+    let mut screen = EvalScreen::new(EvalModel::load(store.conn(), row)?);
+    if let Some(w) = setup.warning {
+        screen.flash = Some((w, true));
+    }
+    // Whether the child is alive, for the screen's readings (watched from a thread).
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    let alive = Arc::new(AtomicBool::new(true));
+    screen.follow = Some(alive.clone());
+    let child = Arc::new(Mutex::new(child));
+    let watch = {
+        let (alive, child) = (alive.clone(), child.clone());
+        std::thread::spawn(move || loop {
+            let done = child
+                .lock()
+                .map(|mut c| c.try_wait().ok().flatten().is_some())
+                .unwrap_or(true);
+            if done {
+                alive.store(false, Ordering::SeqCst);
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        })
+    };
+    let mut asked = false;
+    let mut may_quit = |s: &mut EvalScreen| -> bool {
+        if !alive.load(Ordering::SeqCst) {
+            return true;
+        }
+        if !asked {
+            asked = true;
+            s.say(
+                "the eval is running: q again stops it (it stays resumable: plexus eval resume)",
+                true,
+            );
+            return false;
+        }
+        let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT);
+        true
+    };
+    let shown = run(
+        &mut screen,
+        &store,
+        &setup.theme,
+        &setup.keys,
+        &mut may_quit,
+    )
+    .wrap_err("the terminal UI failed");
+    // The eval ends (a stop takes a moment; a terminal gone stops it too).
+    let started = Instant::now();
+    if shown.is_err() {
+        let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT);
+    }
+    let _ = watch.join();
+    let code = loop {
+        let mut c = child
+            .lock()
+            .map_err(|_| eyre!("the eval's process is lost"))?;
+        if let Some(code) = exit_of(&mut c) {
+            break Some(code);
+        }
+        if started.elapsed() > Duration::from_secs(120) {
+            let _ = c.kill();
+            return Err(eyre!(
+                "the eval did not stop within 2 minutes; it was killed"
+            ));
+        }
+        drop(c);
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    shown?;
+    if !screen.marked.is_empty() {
+        crate::outln!(
+            "{} sample(s) marked for rerun: plexus eval rerun {} --samples {}",
+            screen.marked.len(),
+            screen.model.row.eval_id,
+            marks_file(&screen.model).display()
+        );
+    }
+    Ok(finish(code))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_eval_id_is_read_from_the_first_line_that_names_it() {
+        let text = "warning: x\neval E20261128-150036-9960: 12 samples × 1 epoch(s) in run R1\n";
+        assert_eq!(eval_id_in(text).as_deref(), Some("E20261128-150036-9960"));
+        assert_eq!(eval_id_in("eval Ebad: no"), None);
+        assert_eq!(eval_id_in("error: spec.json: checks"), None);
+    }
+}

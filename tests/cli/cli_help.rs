@@ -152,9 +152,9 @@ fn each_command_lists_only_the_options_it_uses() {
                 || ((path == ["bench", "engine"] || path == ["bench", "eval"])
                     && s == "--concurrency")
                 || (path == ["dev", "gen-failures"] && s == "--seed")
-                // An eval runs a plan (its resume and rerun keep the eval's seed); it has
-                // no screen yet, so no --headless.
-                || (path == ["eval"] && s != "--headless")
+                // An eval runs a plan under the Eval screen (--headless without it); its
+                // resume and rerun keep the eval's seed.
+                || path == ["eval"]
                 || (path.len() == 2
                     && path[0] == "eval"
                     && ["resume", "rerun"].contains(&path[1])

@@ -661,3 +661,48 @@ fn an_eval_whose_run_ended_before_its_scoring_is_scored_on_resume_without_a_call
     );
     assert_eq!(after["eval"]["status"], "finished");
 }
+
+#[test]
+fn estimate_counts_every_prompt_as_the_run_then_sends_it_and_writes_nothing() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    fixture(dir.path());
+    std::fs::write(
+        dir.path().join("prices.toml"),
+        "[prices.\"simulated\"]\ninput = 2.0\noutput = 8.0\n",
+    )
+    .expect("prices");
+    let o = output(
+        eval_cmd(dir.path(), &FAST, &["--estimate", "--json"])
+            .env("PLEXUS_CONFIG", dir.path().join("prices.toml")),
+    );
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    assert!(
+        !dir.path().join("e.db").exists(),
+        "an estimate writes nothing"
+    );
+    assert!(
+        !dir.path().join("tree").exists(),
+        "an estimate writes nothing"
+    );
+    let e = json_of(&o.stdout);
+    assert_eq!(e["plan"]["calls"], 12);
+    let prompts = e["plan"]["prompt_tokens"].as_u64().expect("prompt tokens");
+    let max_out = e["plan"]["max_output_tokens"].as_u64().expect("max output");
+    // The cost range: prompts alone at $2 per million, up to every answer at its max.
+    let cost = &e["plan_cost_usd"];
+    let lo = prompts as f64 * 2.0 / 1e6;
+    let hi = lo + max_out as f64 * 8.0 / 1e6;
+    assert!(
+        (cost["prompts_only"].as_f64().unwrap_or(0.0) - lo).abs() < 1e-9,
+        "{cost}"
+    );
+    assert!(
+        (cost["at_most"].as_f64().unwrap_or(0.0) - hi).abs() < 1e-9,
+        "{cost}"
+    );
+    // The run sends exactly the prompts counted.
+    let o = output(&mut eval_cmd(dir.path(), &FAST, &[]));
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    let sent = count(dir.path(), "SELECT SUM(prompt_tokens) FROM invocations");
+    assert_eq!(sent as u64, prompts);
+}

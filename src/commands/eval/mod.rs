@@ -2,6 +2,7 @@
 //! and the commands on evals already made: resume, rerun, rescore ([`rescore`]),
 //! compare, show, list, export-tree, and the Eval screen ([`open`]).
 
+pub mod estimate;
 pub mod judging;
 pub mod live;
 pub mod open;
@@ -99,6 +100,9 @@ async fn run_spec(g: &Globals, args: EvalRunArgs) -> Result<ExitCode> {
     // plan of the copies and its text are made and dropped here).
     crate::allocator::opening();
     let p = prepare(&args, &provider)?;
+    if args.estimate {
+        return estimate::print_estimate(g, &p, &provider, args.json);
+    }
     if g.db.is_file() {
         drop(crate::store::open_connection(&g.db)?);
         let store = Store::open(&g.db)?;

@@ -10,13 +10,11 @@
 //! - [`tree`], [`problems`]: the failure tree, the problems report and the handoff.
 //! - [`stats`], [`compare`]: comparing two evals.
 //! - [`spec`]: the eval spec file.
-//! - [`estimate`]: the tokens and cost of an eval before it runs.
 
 pub mod checks;
 pub mod compare;
 pub mod dataset;
 pub mod epochs;
-pub mod estimate;
 pub mod expand;
 pub mod finish;
 pub mod judge;

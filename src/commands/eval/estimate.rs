@@ -6,10 +6,10 @@ use std::process::ExitCode;
 use color_eyre::eyre::Result;
 use serde_json::json;
 
+use super::estimate_count::{estimate, Calls};
 use super::prepare::{copies_plan, Prepared};
 use crate::cost::{CallTokens, Price};
 use crate::eval::checks::CheckKind;
-use crate::eval::estimate::{estimate, Calls};
 use crate::eval::read::scoring_of;
 use crate::launch::profile::{price_of, priced_model, profile_named};
 use crate::launch::Globals;

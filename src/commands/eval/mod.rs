@@ -3,6 +3,7 @@
 //! compare, show, list, export-tree, and the Eval screen ([`open`]).
 
 pub mod estimate;
+pub mod estimate_count;
 pub mod judging;
 pub mod live;
 pub mod open;

@@ -1,4 +1,4 @@
-//! `plexus eval --estimate`: what an eval would cost before anything runs. Every
+//! What an eval would use before anything runs (`plexus eval --estimate`). Every
 //! copy's prompt is built as the engine builds its first attempt's (the agent's system
 //! prompt, the instruction with the sample placed, the context) and counted with the
 //! model's tokenizer; each answer is bounded by its task's `max_tokens`. What cannot
@@ -9,11 +9,11 @@
 
 use serde::Serialize;
 
-use super::checks::CheckKind;
-use super::judge::request::{judge_request, Judged};
-use super::judge::Rubric;
-use super::spec::Scoring;
 use crate::engine::request::{constraints_for, threshold_for, user_prompt_for, ContextParts};
+use crate::eval::checks::CheckKind;
+use crate::eval::judge::request::{judge_request, Judged};
+use crate::eval::judge::Rubric;
+use crate::eval::spec::Scoring;
 use crate::plan::Plan;
 use crate::protocol::invocation::render_user_prompt;
 use crate::tokens::TokenCounter;

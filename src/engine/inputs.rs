@@ -48,6 +48,7 @@ fn ref_name(r: &DataReference) -> String {
         DataReference::TaskOutput(t) => format!("task_output:{}", t.task_id),
         DataReference::File(f) => format!("file:{}", f.path),
         DataReference::DbQuery(q) => format!("db_query:{}", q.table),
+        DataReference::Sample(r) => format!("sample:{}", r.path),
     }
 }
 
@@ -59,6 +60,8 @@ fn data_type_of(r: &DataReference, data: &Value) -> DataType {
             _ if f.path.ends_with(".json") => DataType::Metadata,
             _ => DataType::Text,
         },
+        DataReference::Sample(_) if data.is_string() => DataType::Text,
+        DataReference::Sample(_) => DataType::Metadata,
         DataReference::DbQuery(q) => match q.table.as_str() {
             "relations" => DataType::Relations,
             "knowledge_atoms" => DataType::Atoms,
@@ -151,6 +154,13 @@ async fn resolve_once(
                     })
                 })
         }
+        DataReference::Sample(r) => r.data.clone().ok_or_else(|| RefFailure {
+            code: RefErrorCode::RefNotFound,
+            message: format!(
+                "the `sample` reference {} has no data: only `plexus eval` fills it",
+                r.path
+            ),
+        }),
         DataReference::DbQuery(q) => {
             let Some(db) = ctx.db.clone() else {
                 return Err(RefFailure {

@@ -5,8 +5,11 @@
 //! A copy's task id is `SAMPLE/TASK`, and its dependencies and `task_output`
 //! references point at the same sample's copies. Placeholders are placed in a task's
 //! `instruction`, `focus`, `context` and `data_references` (every string inside them).
-//! Every placeholder of every sample is resolved before the plan is made: if any cannot
-//! be, the plan is not made and each is named.
+//! A data reference of kind `sample` gets the value its JSONPath finds in the sample
+//! (`{id, input, vars, metadata}`), so a large input reaches the agent as an input,
+//! through the transfer modes and trimming, rather than inside the instruction.
+//! Every placeholder and sample reference of every sample is resolved before the plan
+//! is made: if any cannot be, the plan is not made and each is named.
 
 use serde_json::{Map, Value};
 
@@ -127,6 +130,7 @@ fn check_copies(
             continue;
         }
         for (t, id) in tasks.iter().zip(ids) {
+            check_sample_refs(t, id, s, &mut unresolved);
             for field in PLACED {
                 if let Some(v) = t.get(field) {
                     let mut path = format!("tasks[{id}].{field}");
@@ -143,6 +147,53 @@ fn check_copies(
         Ok(())
     } else {
         Err(ExpandError::Unresolved(unresolved))
+    }
+}
+
+/// What a `sample` reference reads: the sample without its expected value.
+fn sample_view(s: &Sample) -> Value {
+    serde_json::json!({"id": s.id, "input": s.input, "vars": s.vars, "metadata": s.metadata})
+}
+
+/// The value `sample` reference `r` (a task's data reference, as JSON) finds in `s`, or
+/// why it finds nothing. A path into the expected value is refused: it never reaches an
+/// agent.
+fn sample_value(r: &Value, s: &Sample) -> Result<Value, (String, String)> {
+    let path = r.get("path").and_then(Value::as_str).unwrap_or("$.input");
+    let head = path
+        .trim_start_matches('$')
+        .trim_start_matches('.')
+        .trim_start_matches("['")
+        .split(['.', '[', '\''])
+        .next()
+        .unwrap_or("");
+    if matches!(head, "expected" | "target") {
+        return Err((
+            path.to_string(),
+            "the expected value never reaches an agent".into(),
+        ));
+    }
+    let p = crate::jsonpath::JsonPath::parse(path)
+        .map_err(|e| (path.to_string(), format!("the JSONPath does not parse {e}")))?;
+    p.select_value(&sample_view(s))
+        .ok_or_else(|| (path.to_string(), "the sample has nothing there".into()))
+}
+
+/// Records each `sample` reference of task `t` (id `id`) that `s` cannot fill.
+fn check_sample_refs(t: &Value, id: &str, s: &Sample, found: &mut Vec<Unresolved>) {
+    let refs = t.get("data_references").and_then(Value::as_array);
+    for (i, r) in refs.into_iter().flatten().enumerate() {
+        if r.get("ref_type").and_then(Value::as_str) != Some("sample") {
+            continue;
+        }
+        if let Err((placeholder, why)) = sample_value(r, s) {
+            found.push(Unresolved {
+                sample: s.id.clone(),
+                field: format!("tasks[{id}].data_references[{i}].path"),
+                placeholder,
+                why,
+            });
+        }
     }
 }
 
@@ -169,6 +220,13 @@ fn copy_task(t: &Value, id: &str, copy: &PlanCopy<'_>, ids: &[String]) -> Value 
     }
     if let Some(Value::Array(refs)) = obj.get_mut("data_references") {
         for r in refs {
+            if r.get("ref_type").and_then(Value::as_str) == Some("sample") {
+                // Checked beforehand: the value is there.
+                if let Ok(v) = sample_value(r, s) {
+                    r["data"] = v;
+                }
+                continue;
+            }
             if r.get("ref_type").and_then(Value::as_str) != Some("task_output") {
                 continue;
             }
@@ -345,5 +403,36 @@ mod tests {
         assert!(parsed
             .task_index(&copy_id("b", first.as_str().unwrap_or_default()))
             .is_some());
+    }
+
+    #[test]
+    fn a_sample_reference_carries_the_value_its_path_finds_and_never_the_expected_one() {
+        let mut s = sample("q1", "");
+        s.input = json!({"document": "a long text", "lang": "fr"});
+        let p = json!({"plan_id": "P", "tasks": [
+            {"task_id": "read", "agent": "Scholar_Internalizer", "instruction": "Read it",
+             "data_references": [
+                {"ref_type": "sample", "path": "$.input.document"},
+                {"ref_type": "sample"}]}]});
+        let out = expand(&p, std::slice::from_ref(&s)).expect("expanded");
+        let refs = &out["tasks"][0]["data_references"];
+        assert_eq!(refs[0]["data"], "a long text");
+        assert_eq!(
+            refs[1]["data"],
+            json!({"document": "a long text", "lang": "fr"})
+        );
+        for (path, why) in [
+            ("$.expected", "never reaches"),
+            ("$.input.missing", "nothing there"),
+        ] {
+            let bad = json!({"plan_id": "P", "tasks": [
+                {"task_id": "read", "agent": "Scholar_Internalizer", "instruction": "Read it",
+                 "data_references": [{"ref_type": "sample", "path": path}]}]});
+            let Err(ExpandError::Unresolved(u)) = expand(&bad, std::slice::from_ref(&s)) else {
+                panic!("{path} was accepted");
+            };
+            assert_eq!(u[0].field, "tasks[read].data_references[0].path");
+            assert!(u[0].why.contains(why), "{path}: {}", u[0].why);
+        }
     }
 }

@@ -15,6 +15,28 @@ pub enum DataReference {
     File(FileRef),
     /// A query over a whitelisted table.
     DbQuery(DbQueryRef),
+    /// A field of an eval's sample: `plexus eval` puts the value found at `path` in
+    /// each copy of the plan (`data`); outside an eval it has nothing to read.
+    Sample(SampleRef),
+}
+
+/// `sample` reference: a JSONPath into an eval's sample (`{id, input, vars, metadata}`;
+/// never its expected value).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SampleRef {
+    /// JSONPath into the sample, such as `$.input.document` (`$.input` by default).
+    #[serde(default = "sample_input")]
+    pub path: String,
+    /// The value found, put there by `plexus eval` in each copy of the plan.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<Value>,
+    /// Fields not modelled here.
+    #[serde(flatten, skip_serializing_if = "is_empty_map")]
+    pub extra: Extra,
+}
+
+fn sample_input() -> String {
+    "$.input".into()
 }
 
 impl DataReference {
@@ -24,6 +46,7 @@ impl DataReference {
             DataReference::TaskOutput(_) => "task_output",
             DataReference::File(_) => "file",
             DataReference::DbQuery(_) => "db_query",
+            DataReference::Sample(_) => "sample",
         }
     }
 }

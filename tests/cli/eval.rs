@@ -706,3 +706,45 @@ fn estimate_counts_every_prompt_as_the_run_then_sends_it_and_writes_nothing() {
     let sent = count(dir.path(), "SELECT SUM(prompt_tokens) FROM invocations");
     assert_eq!(sent as u64, prompts);
 }
+
+#[test]
+fn a_sample_reference_reaches_the_agent_as_an_input_not_in_the_instruction() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    fixture(dir.path());
+    std::fs::write(
+        dir.path().join("answer_plan.json"),
+        r#"{"plan_id": "EVAL_REF", "tasks": [{"task_id": "answer", "agent": "Scholar_Internalizer",
+            "instruction": "Answer the question in your inputs",
+            "data_references": [{"ref_type": "sample", "path": "$.input"}],
+            "output_requirements": {"atom_type": "knowledge_atoms", "quality_threshold": "C", "max_atoms": 2}}]}"#,
+    )
+    .expect("plan");
+    let o = output(&mut eval_cmd(
+        dir.path(),
+        &FAST,
+        &["--limit", "2", "--json"],
+    ));
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    let request: String = db(dir.path())
+        .query_row(
+            "SELECT request_json FROM invocations WHERE task_id = 'q1/answer'",
+            [],
+            |r| r.get(0),
+        )
+        .expect("q1's request");
+    let req = json_of(&request);
+    let inputs = req["user_prompt"]["context"]["inputs"].to_string();
+    assert!(inputs.contains("What is 2 + 2?"), "{request}");
+    assert!(
+        !req["user_prompt"]["instruction"]
+            .as_str()
+            .unwrap_or("")
+            .contains("2 + 2"),
+        "{request}"
+    );
+    // A plain run of a plan with a sample reference is refused: only an eval fills it.
+    let o =
+        output(plexus(dir.path()).args(["--db", "r.db", "run", "answer_plan.json", "--headless"]));
+    assert_eq!(o.code, Some(2), "{}", o.stderr);
+    assert!(o.stderr.contains("plexus eval"), "{}", o.stderr);
+}

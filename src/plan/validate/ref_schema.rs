@@ -104,6 +104,26 @@ pub(super) const REFERENCE: Tagged = Tagged {
             },
         ),
         (
+            "sample",
+            Obj {
+                fields: &[
+                    field(
+                        "ref_type",
+                        Want::Str,
+                        "A field of an eval's sample (plexus eval fills it in each copy).",
+                    ),
+                    field(
+                        "path",
+                        OPT_STR,
+                        "A JSONPath into {id, input, vars, metadata}, such as $.input.document ($.input by default).",
+                    ),
+                    field("data", Want::Any, "The value found, put there by plexus eval."),
+                ],
+                required: &[],
+                closed: false,
+            },
+        ),
+        (
             "db_query",
             Obj {
                 fields: &[

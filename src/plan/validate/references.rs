@@ -70,6 +70,24 @@ fn check_reference(c: &mut Collector<'_>, task_id: &str, field: &str, r: &DataRe
                 }
             }
         }
+        DataReference::Sample(r) => {
+            if let Err(e) = JsonPath::parse(&r.path) {
+                c.push(
+                    tid,
+                    format!("{field}.path"),
+                    K::BadJsonPath,
+                    format!("JSONPath `{}` does not parse {e}", r.path),
+                );
+            }
+            if r.data.is_none() {
+                c.push(
+                    tid,
+                    format!("{field}.data"),
+                    K::Shape,
+                    "a `sample` reference reads an eval's sample: run the plan with `plexus eval`",
+                );
+            }
+        }
         DataReference::File(f) => {
             if f.path.trim().is_empty() {
                 c.push(

@@ -42,9 +42,13 @@ fn writes_database(command: &Command) -> bool {
         || matches!(command, Command::Eval(a) if eval_writes(a))
 }
 
-/// Whether an eval command writes the database (all but compare, show and list).
+/// Whether an eval command writes the database (all but compare, show, list, open,
+/// export-tree and an estimate).
 fn eval_writes(a: &plexus::cli::EvalArgs) -> bool {
     use plexus::cli::EvalCommand as E;
+    if a.command.is_none() && a.run.estimate {
+        return false;
+    }
     !matches!(
         a.command,
         Some(

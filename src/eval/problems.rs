@@ -213,6 +213,32 @@ pub fn report(
     if let Some(g) = disagreements(scoring, failed) {
         groups.push(g);
     }
+    // Errors of a judge are apart from those of the plan's model.
+    let (unjudged, unreached): (Vec<&Failed>, Vec<&Failed>) = unreached
+        .into_iter()
+        .partition(|f| f.attribution["failure_type"] == "judge_unscored");
+    if !unjudged.is_empty() {
+        groups.push(Group {
+            problem_type: "Judge_Unscored".into(),
+            title: "a judge could not judge".into(),
+            description: format!(
+                "{} sample(s) were not scored: no answer of a judge judged every criterion (calls that failed, answers that did not read); they count as errors",
+                unjudged.len()
+            ),
+            samples: unjudged.iter().map(|f| f.file_id.clone()).collect(),
+            evidence: unjudged[0].attribution["error"]
+                .as_str()
+                .unwrap_or("")
+                .to_string(),
+            fix: SuggestedFix {
+                target: "the judges".into(),
+                section: "the judge check's rubric and judges".into(),
+                modification: "check the judges' profiles, or the rubric's criteria, then `plexus eval rerun EVAL --errors`".into(),
+                rationale: "an output no judge judged says nothing about the output".into(),
+                extra: Default::default(),
+            },
+        });
+    }
     if !unreached.is_empty() {
         groups.push(Group {
             problem_type: "Model_Unreachable".into(),

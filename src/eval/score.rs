@@ -68,11 +68,11 @@ pub fn score_attempt(
         evaluated.iter().map(|r| r.as_ref().ok().cloned()).collect();
     // A check that could not be scored (a judge that could not judge) makes the
     // attempt an error: why, named by its check.
-    let unscored = scoring
-        .checks
-        .iter()
-        .zip(&evaluated)
-        .find_map(|(c, r)| r.as_ref().err().map(|why| format!("{}: {why}", c.name)));
+    let unscored = scoring.checks.iter().zip(&evaluated).find_map(|(c, r)| {
+        r.as_ref()
+            .err()
+            .map(|why| format!("{JUDGE_UNSCORED}{}: {why}", c.name))
+    });
     let v = verdict(&scoring.checks, &results);
     let checks = scoring
         .checks
@@ -154,11 +154,15 @@ pub fn check_over_epochs(reducer: Reducer, epochs: &[(Option<bool>, Option<f64>)
     (!results.is_empty()).then(|| reducer.reduce(&results).passed)
 }
 
+/// How an attempt's error starts when a judge could not judge it (the model of the
+/// plan answered; the error is the judge's, not the model's).
+pub const JUDGE_UNSCORED: &str = "a judge could not judge: ";
+
 /// The letter of a check's result in a sample's marks: passed.
 pub const MARK_PASSED: u8 = b'p';
 /// Failed.
 pub const MARK_FAILED: u8 = b'f';
-/// Not scored (an error: the model could not be reached).
+/// Not scored (an error: the model could not be reached, or a judge could not judge).
 pub const MARK_ERROR: u8 = b'e';
 
 /// A sample's result per check over its epochs (`attempts`), one letter per check of

@@ -123,6 +123,9 @@ pub fn schemas_compile(checks: &[Check]) -> Result<(), (usize, String)> {
     Ok(())
 }
 
+/// Most answers a judge check asks of each judge.
+pub const MOST_VOTES: u32 = 25;
+
 /// Checks every `judge` check: its rubric read (a path replaced by the rubric itself, so
 /// the spec as stored carries it), at least one vote, none nested in another check.
 /// The first at fault: (its field, why).
@@ -143,8 +146,11 @@ pub fn resolve_judges(checks: &mut [Check], dir: &Path) -> Result<(), (String, S
                 let r = super::judge::Rubric::load(rubric, dir)
                     .map_err(|why| (format!("checks[{i}].rubric"), why))?;
                 *rubric = serde_json::to_value(&r).unwrap_or_default();
-                if *votes == 0 {
-                    return Err((format!("checks[{i}].votes"), "must be at least 1".into()));
+                if !(1..=MOST_VOTES).contains(votes) {
+                    return Err((
+                        format!("checks[{i}].votes"),
+                        format!("from 1 to {MOST_VOTES}"),
+                    ));
                 }
             }
             CheckKind::All { checks }

@@ -185,7 +185,12 @@ pub fn documents(
     let (attribution, entry) = match s.status.as_str() {
         "failed" | "error" => {
             let error = epochs.iter().find_map(|e| e.attempt.error.clone());
-            let failure_type = if s.status == "error" {
+            let by_judge = error
+                .as_deref()
+                .is_some_and(|e| e.starts_with(super::score::JUDGE_UNSCORED));
+            let failure_type = if s.status == "error" && by_judge {
+                "judge_unscored".to_string()
+            } else if s.status == "error" {
                 "model_not_reached".to_string()
             } else {
                 failing
@@ -197,7 +202,11 @@ pub fn documents(
             let attribution = json!({
                 "sample_id": s.sample_id,
                 "failure_type": failure_type,
-                "cause": if s.status == "error" { "the model was not reached" } else { "checks failed" },
+                "cause": match (s.status.as_str(), by_judge) {
+                    ("error", true) => "a judge could not judge the output",
+                    ("error", false) => "the model was not reached",
+                    _ => "checks failed",
+                },
                 "failing_checks": failing,
                 "evidence": evidence,
                 "error": error,

@@ -21,7 +21,7 @@ pub enum Status {
     Passed,
     /// Failed.
     Failed,
-    /// Could not be scored (the model was not reached).
+    /// Could not be scored (the model was not reached, or a judge could not judge).
     Error,
 }
 

@@ -29,6 +29,20 @@ pub fn marks_file(model: &EvalModel) -> PathBuf {
         .join(format!("rerun_{}.txt", model.row.eval_id))
 }
 
+/// An id as a line of the marks file: as it is, or as a JSON string when it would
+/// not read back so (a `#` or `"` first, spaces around it, a line break).
+pub fn marks_line(id: &str) -> String {
+    let plain = !id.is_empty()
+        && id.trim() == id
+        && !id.starts_with(['#', '"'])
+        && !id.contains(['\n', '\r']);
+    if plain {
+        format!("{id}\n")
+    } else {
+        format!("{}\n", serde_json::Value::String(id.to_string()))
+    }
+}
+
 /// Does what the last key asked that needs the database.
 pub fn serve(s: &mut EvalScreen, store: &Store, tools: &mut ToolsByRun) {
     let Some(req) = s.request.take() else {
@@ -37,6 +51,10 @@ pub fn serve(s: &mut EvalScreen, store: &Store, tools: &mut ToolsByRun) {
     match req {
         Request::Open(i) => {
             let id = s.model.samples[i].id.clone();
+            // A running eval's log grows: its tool calls are read again.
+            if s.model.running() || s.followed() {
+                tools.clear();
+            }
             match detail::load(store, tools, &s.model.row, &s.model.scoring, &id) {
                 Ok(d) => {
                     let tab = s.detail.as_ref().map_or(0, |o| o.tab);
@@ -60,6 +78,13 @@ pub fn serve(s: &mut EvalScreen, store: &Store, tools: &mut ToolsByRun) {
             Err(e) => s.say(format!("cannot read the metadata: {e}"), true),
         },
         Request::Handoff => {
+            if s.model.running() || s.followed() {
+                s.say(
+                    "the eval is running: it writes its handoff when it ends (or stops)",
+                    true,
+                );
+                return;
+            }
             let Some(out) = s.model.row.out_dir.clone() else {
                 s.say(
                     "this eval has no failure tree to write the handoff into",
@@ -69,6 +94,8 @@ pub fn serve(s: &mut EvalScreen, store: &Store, tools: &mut ToolsByRun) {
             };
             let at = crate::clock::now_rfc3339();
             let incomplete = s.model.row.status != "finished";
+            // `out_dir` is as the eval was given it: relative to where it ran, which is
+            // where this screen was opened in the common case.
             match write_end(
                 store.conn(),
                 None,
@@ -96,7 +123,7 @@ pub fn serve(s: &mut EvalScreen, store: &Store, tools: &mut ToolsByRun) {
         }
         Request::SaveMarks => {
             let path = marks_file(&s.model);
-            let text: String = s.marked.iter().map(|id| format!("{id}\n")).collect();
+            let text: String = s.marked.iter().map(|id| marks_line(id)).collect();
             match crate::failures::write::write_bytes_atomic(&path, text.as_bytes()) {
                 Ok(()) => s.say(
                     format!(
@@ -126,6 +153,7 @@ pub fn run(
     let mut tools = ToolsByRun::new();
     let mut read_at = Instant::now();
     let mut was_followed = false;
+    let mut reread = REREAD;
     let mut dirty = true;
     while !s.quitting {
         if dirty {
@@ -141,18 +169,25 @@ pub fn run(
         // Read again while the eval runs, and once after the process that ran it ended.
         let followed = s.followed();
         let going = s.model.running() || followed || was_followed;
-        if going && read_at.elapsed() >= REREAD {
+        if going && read_at.elapsed() >= reread {
             was_followed = followed;
             let seconds = read_at.elapsed().as_secs_f64();
             read_at = Instant::now();
+            let t = Instant::now();
             let fresh = find_eval(store.conn(), &s.model.row.eval_id)
                 .and_then(|row| EvalModel::load(store.conn(), row));
+            // A large eval is read less often: at most a fifth of the time reading.
+            reread = REREAD.max(t.elapsed() * 5);
             match fresh {
                 Ok(m) => s.replace(m, seconds),
                 Err(e) => s.say(format!("cannot read the eval again: {e}"), true),
             }
             serve(s, store, &mut tools);
             dirty = true;
+        }
+        // A stop signal (SIGTERM, SIGINT from outside) closes the screen.
+        if crate::signals::pending().is_some() {
+            break;
         }
         if !event::poll(Duration::from_millis(200))? {
             if crate::tui::terminal::terminal_gone() {

@@ -266,14 +266,37 @@ fn a_judge_that_answers_otherwise_is_read_voted_cached_and_kept_apart() {
         .cloned()
         .unwrap_or_else(|| panic!("no disagreement listed: {report}"));
     assert_eq!(disagree["problem_type"], "Checker_Design");
+    // q2 and q3 are the judge's errors, not the model's.
+    let unjudged = report["layer1_problems"]
+        .as_array()
+        .and_then(|p| p.iter().find(|p| p["problem_type"] == "Judge_Unscored"))
+        .cloned()
+        .unwrap_or_else(|| panic!("no Judge_Unscored problem: {report}"));
+    assert!(
+        unjudged["description"]
+            .as_str()
+            .unwrap_or("")
+            .starts_with("2 sample(s)"),
+        "{unjudged}"
+    );
+    let q2: Value =
+        serde_json::from_str(
+            &std::fs::read_to_string(dir.path().join(
+                "tree/execution_outputs/iteration_1/attribution_analysis/q2_attribution.json",
+            ))
+            .expect("q2's attribution"),
+        )
+        .expect("json");
+    assert_eq!(q2["failure_type"], "judge_unscored", "{q2}");
     let desc = disagree["description"].as_str().unwrap_or("");
     assert!(
         desc.starts_with("3 sample(s): 1 failed by the judge"),
         "{desc}"
     );
 
-    // The same eval again: what was read comes from the cache; only q2's unreadable
-    // answers and q3's failed calls are asked again.
+    // The same eval again: what was read whole comes from the cache; q1's third answer
+    // (it left a criterion out), q2's unreadable answers and q3's failed calls are
+    // asked again.
     let again = run(dir.path());
     let id2 = again["eval"]["eval_id"].as_str().expect("id").to_string();
     assert_ne!(id, id2);
@@ -281,15 +304,21 @@ fn a_judge_that_answers_otherwise_is_read_voted_cached_and_kept_apart() {
         .iter()
         .map(|(s, _)| s.clone())
         .collect();
-    assert_eq!(asked.len(), 6, "{asked:?}");
-    assert!(asked.iter().all(|s| s == "q2" || s == "q3"), "{asked:?}");
+    assert_eq!(asked.len(), 7, "{asked:?}");
+    assert_eq!(asked.iter().filter(|s| *s == "q1").count(), 1, "{asked:?}");
+    assert!(
+        asked
+            .iter()
+            .all(|s| ["q1", "q2", "q3"].contains(&s.as_str())),
+        "{asked:?}"
+    );
     let j2 = judged(dir.path(), &id2);
     assert_eq!(j2["q1"].0, Some(true));
-    assert_eq!(j2["q1"].1["found"]["cached"], 3);
+    assert_eq!(j2["q1"].1["found"]["cached"], 2);
     assert_eq!(
         again["judge_tokens"],
-        3 * 150,
-        "q2's three answers, asked again"
+        4 * 150,
+        "q1's third answer and q2's three, asked again"
     );
 
     // A rescore with the same checks calls no judge: q1 from the cache, q2 and q3 left
@@ -309,7 +338,7 @@ fn a_judge_that_answers_otherwise_is_read_voted_cached_and_kept_apart() {
             ]),
     );
     assert_eq!(o.code, Some(0), "{}", o.stderr);
-    assert_eq!(seen.lock().expect("seen").len(), 27, "no judge was called");
+    assert_eq!(seen.lock().expect("seen").len(), 28, "no judge was called");
     let r: Value = serde_json::from_str(&o.stdout).expect("json");
     let j3 = judged(dir.path(), r["eval"]["eval_id"].as_str().expect("id"));
     assert_eq!(j3["q1"].0, Some(true));

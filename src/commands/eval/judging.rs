@@ -54,6 +54,17 @@ impl Provider for CacheOnly {
     }
 }
 
+/// The provider profile run `run_id` ran on (a judge check that names no judge is
+/// judged by it); a stored config that does not read is an error, not a guess.
+pub fn run_provider(store: &crate::store::Store, run_id: &str) -> Result<String> {
+    let (_, _, config_json) = store.run_plan(run_id)?;
+    serde_json::from_str::<crate::launch::RunConfig>(&config_json)
+        .map(|c| c.provider)
+        .map_err(|e| {
+            eyre!("run {run_id}: its stored config does not read ({e}): its judges are not known")
+        })
+}
+
 impl JudgeSet {
     /// The judges of `scoring`'s judge checks (`None` when it has none); a check that
     /// names no judge is judged by profile `default_provider`. With `cache_only`, the
@@ -83,7 +94,15 @@ impl JudgeSet {
                 judges.clone()
             };
             let mut list = Vec::new();
+            let mut seen = std::collections::HashSet::new();
             for n in names {
+                if !seen.insert(n.clone()) {
+                    return Err(crate::exit::InvalidOptions(format!(
+                        "check {}: judge `{n}` is listed twice (ask it for more votes instead)",
+                        c.name
+                    ))
+                    .into());
+                }
                 if let Some(j) = made.get(&n) {
                     list.push(j.clone());
                     continue;
@@ -95,14 +114,20 @@ impl JudgeSet {
                     first_chunk_ms: 0,
                     ..SimConfig::default()
                 };
-                let real = crate::provider::build(&profile, &sim).map_err(|e| eyre!("{e}"))?;
+                // Cache only: nothing is built (a profile's key is not needed).
                 let provider: Arc<dyn Provider> = if cache_only {
-                    Arc::new(CacheOnly(real.name()))
+                    Arc::new(CacheOnly(profile.label()))
                 } else {
-                    real
+                    crate::provider::build(&profile, &sim).map_err(|e| eyre!("{e}"))?
+                };
+                let model = if profile.kind == crate::provider::ProviderKind::Simulated {
+                    "simulated".to_string()
+                } else {
+                    format!("{}:{}", profile.kind.as_str(), profile.model)
                 };
                 let j = Judge {
                     name: provider.name(),
+                    model,
                     provider,
                     price: price_of(g, &profile)?,
                 };

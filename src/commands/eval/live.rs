@@ -156,13 +156,7 @@ pub async fn score_only(g: &Globals, launch: Launch, run_status: RunStatus) -> R
     let (control, _engine) = tokio::sync::mpsc::unbounded_channel();
     let watcher = spawn_stop_watcher(control, run_id.clone(), Some(stopped.clone()));
     // The judges of the run's provider (the plan is not run again; a judge may be asked).
-    let provider = {
-        let store = crate::store::Store::open(&g.db)?;
-        let (_, _, config_json) = store.run_plan(&run_id)?;
-        serde_json::from_str::<crate::launch::RunConfig>(&config_json)
-            .map(|c| c.provider)
-            .unwrap_or_else(|_| "simulated".into())
-    };
+    let provider = super::judging::run_provider(&crate::store::Store::open(&g.db)?, &run_id)?;
     let judges = JudgeSet::for_scoring(g, &read::scoring_of(&row)?, &provider, false)?;
     let scorer = Scorer::new(
         g.db.clone(),

@@ -9,6 +9,7 @@ pub mod live;
 pub mod open;
 pub mod prepare;
 pub mod report;
+pub mod rerun;
 pub mod rescore;
 pub mod scorer;
 pub mod screen;
@@ -25,14 +26,15 @@ use crate::engine::EngineConfig;
 use crate::eval::compare::{compare, SampleResult};
 use crate::eval::finish::{results, write_end};
 use crate::eval::read::{self, find_eval};
-use crate::eval::record::{new_eval_id, EvalRow, SampleRow};
+use crate::eval::record::{EvalRow, SampleRow};
 use crate::exit::InvalidOptions;
 use crate::launch::config::{engine_config, run_config, sim_config};
 use crate::launch::{prepare_resume, Globals};
 use crate::store::Store;
 
 use self::live::{run_eval, Launch, GATE_MISSED};
-use self::prepare::{copies_plan, next_iteration, prepare};
+use self::prepare::{copies_plan, prepare};
+use self::rerun::{rerun, RerunChoice};
 
 /// Runs `plexus eval …`.
 pub async fn eval(
@@ -230,178 +232,6 @@ fn with_globals(g: &Globals, config: &mut crate::launch::RunConfig) {
     if let Some(p) = &g.provider {
         config.provider = p.clone();
     }
-}
-
-/// Which samples `plexus eval rerun` runs again.
-struct RerunChoice {
-    failing: bool,
-    errors: bool,
-    checks: Vec<String>,
-    samples: Option<std::path::PathBuf>,
-}
-
-/// The ids listed in `file`, one a line (blank lines and `#` comments skipped), each
-/// checked against the parent's samples.
-fn listed_ids(file: &Path, parent: &[SampleRow]) -> Result<std::collections::HashSet<String>> {
-    let text = std::fs::read_to_string(file)
-        .map_err(|e| InvalidOptions(format!("--samples {}: cannot read: {e}", file.display())))?;
-    let known: std::collections::HashSet<&str> =
-        parent.iter().map(|s| s.sample_id.as_str()).collect();
-    let mut out = std::collections::HashSet::new();
-    for (n, line) in text.lines().enumerate() {
-        let id = line.trim();
-        if id.is_empty() || id.starts_with('#') {
-            continue;
-        }
-        if !known.contains(id) {
-            return Err(InvalidOptions(format!(
-                "--samples {}:{}: the eval has no sample `{id}`",
-                file.display(),
-                n + 1
-            ))
-            .into());
-        }
-        out.insert(id.to_string());
-    }
-    Ok(out)
-}
-
-/// `plexus eval rerun`: a child eval of the chosen samples, inheriting the others.
-async fn rerun(g: &Globals, eval: &str, choice: RerunChoice, json: bool) -> Result<ExitCode> {
-    let RerunChoice {
-        failing,
-        errors,
-        checks,
-        samples: listed,
-    } = choice;
-    let checks = checks.as_slice();
-    if !failing && !errors && checks.is_empty() && listed.is_none() {
-        return Err(InvalidOptions(
-            "say which samples to run again: --failing, --errors, --check NAME or --samples FILE"
-                .into(),
-        )
-        .into());
-    }
-    let store = Store::open(&g.db)?;
-    let parent = find_eval(store.conn(), eval)?;
-    if parent.status != "finished" {
-        return Err(InvalidOptions(format!(
-            "eval {} has not finished: resume it first (`plexus eval resume {}`)",
-            parent.eval_id, parent.eval_id
-        ))
-        .into());
-    }
-    let scoring = read::scoring_of(&parent)?;
-    for c in checks {
-        if !scoring.checks.iter().any(|k| &k.name == c) {
-            return Err(InvalidOptions(format!(
-                "--check {c}: eval {} has no such check",
-                parent.eval_id
-            ))
-            .into());
-        }
-    }
-    let failed_check: std::collections::HashSet<String> =
-        read::check_results(store.conn(), &parent.eval_id)?
-            .into_iter()
-            .filter(|c| c.passed == Some(false) && checks.contains(&c.check))
-            .map(|c| c.sample_id)
-            .collect();
-    let parent_samples = read::samples(store.conn(), &parent.eval_id)?;
-    let listed = match &listed {
-        Some(file) => listed_ids(file, &parent_samples)?,
-        None => Default::default(),
-    };
-    let chosen = |s: &SampleRow| {
-        (failing && s.status == "failed")
-            || (errors && s.status == "error")
-            || failed_check.contains(&s.sample_id)
-            || listed.contains(&s.sample_id)
-    };
-    let n = parent_samples.iter().filter(|s| chosen(s)).count();
-    if n == 0 {
-        crate::outln!("eval {}: no sample to run again", parent.eval_id);
-        return Ok(ExitCode::SUCCESS);
-    }
-    let run = parent
-        .run_id
-        .clone()
-        .ok_or_else(|| eyre!("eval {} has no run", parent.eval_id))?;
-    let (_, plan_json, config_json) = store.run_plan(&run)?;
-    let mut config: crate::launch::RunConfig = serde_json::from_str(&config_json)
-        .map_err(|e| eyre!("run {run}: its stored config does not decode: {e}"))?;
-    // The child's plan: the parent's copies of the chosen samples.
-    let wanted: std::collections::HashSet<String> = parent_samples
-        .iter()
-        .filter(|s| chosen(s))
-        .flat_map(|s| {
-            (1..=scoring.epochs)
-                .flat_map(|e| crate::eval::finish::copy_tasks(&scoring, &s.sample_id, e).tasks)
-        })
-        .collect();
-    let mut plan_value: Value = serde_json::from_str(&plan_json)
-        .map_err(|e| eyre!("the parent run's plan does not read: {e}"))?;
-    if let Some(Value::Array(tasks)) = plan_value.get_mut("tasks") {
-        tasks.retain(|t| t["task_id"].as_str().is_some_and(|id| wanted.contains(id)));
-    }
-    let plan = crate::plan::parse_plan(
-        &serde_json::to_string(&plan_value)?,
-        &format!("rerun of eval {}", parent.eval_id),
-    )?;
-    with_globals(g, &mut config);
-    let samples: Vec<SampleRow> = parent_samples
-        .into_iter()
-        .map(|s| {
-            if chosen(&s) {
-                SampleRow {
-                    status: "pending".into(),
-                    score: None,
-                    inherited_from: None,
-                    marks: None,
-                    ..s
-                }
-            } else {
-                SampleRow {
-                    inherited_from: Some(
-                        s.inherited_from.clone().unwrap_or(parent.eval_id.clone()),
-                    ),
-                    ..s
-                }
-            }
-        })
-        .collect();
-    let out = parent.out_dir.clone().unwrap_or_else(|| "evals".into());
-    let row = EvalRow {
-        eval_id: new_eval_id(),
-        kind: "rerun".into(),
-        eval_key: format!("rerun:{}:{}", parent.eval_id, n),
-        run_id: None,
-        parent_id: Some(parent.eval_id.clone()),
-        iteration: next_iteration(Path::new(&out)).max(parent.iteration + 1),
-        status: "running".into(),
-        created_at: crate::clock::now_rfc3339(),
-        finished_at: None,
-        ..parent.clone()
-    };
-    rescore::copy_inherited(&g.db, &parent.eval_id, &row, &samples)?;
-    crate::errln!(
-        "eval {}: running {n} sample(s) of eval {} again; the others are inherited",
-        row.eval_id,
-        parent.eval_id
-    );
-    run_eval(
-        g,
-        Launch {
-            row,
-            samples,
-            new_eval: false,
-            json,
-        },
-        plan,
-        config,
-        None,
-    )
-    .await
 }
 
 /// `plexus eval compare A B`.

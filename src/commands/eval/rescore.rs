@@ -146,12 +146,15 @@ pub fn rescore(
     }
     let mut per_sample: HashMap<String, Vec<usize>> = HashMap::new();
     let mut rows = Vec::with_capacity(attempts.len());
-    let provider = parent
-        .run_id
-        .as_deref()
-        .and_then(|r| store.run_plan(r).ok())
-        .and_then(|(_, _, c)| serde_json::from_str::<crate::launch::RunConfig>(&c).ok())
-        .map_or_else(|| "simulated".to_string(), |c| c.provider);
+    let provider = match parent.run_id.as_deref() {
+        Some(run) => super::judging::run_provider(&store, run)?,
+        None => {
+            return Err(color_eyre::eyre::eyre!(
+                "eval {} has no run",
+                parent.eval_id
+            ))
+        }
+    };
     let judges = JudgeSet::for_scoring(g, &scoring, &provider, true)?;
     // Each sample's expected value, and its input when a judge reads it.
     let content_of: HashMap<&str, (Option<Value>, Value)> = samples

@@ -52,44 +52,114 @@ fn logs(db: &Path) -> (PathBuf, PathBuf) {
     )
 }
 
+/// The eval's process. Dropped before it was settled (an error, a panic), it is
+/// stopped as Ctrl-C stops it (resumable), waited for, and its output files removed.
+struct EvalChild {
+    child: Arc<Mutex<Child>>,
+    pid: nix::unistd::Pid,
+    stop_sent: AtomicBool,
+    files: (PathBuf, PathBuf),
+    settled: bool,
+}
+
+impl EvalChild {
+    /// Asks the eval to stop, once (a second signal would end it at once).
+    fn stop(&self) {
+        if !self.stop_sent.swap(true, Ordering::SeqCst) {
+            let _ = nix::sys::signal::kill(self.pid, nix::sys::signal::Signal::SIGINT);
+        }
+    }
+
+    /// Its exit code, once it has ended (within two minutes of a stop, else killed).
+    fn wait(&self) -> Option<ExitCode> {
+        let started = Instant::now();
+        loop {
+            let mut c = self.child.lock().ok()?;
+            if let Some(code) = exit_of(&mut c) {
+                return Some(code);
+            }
+            if started.elapsed() > Duration::from_secs(120) {
+                let _ = c.kill();
+                let _ = c.wait();
+                return None;
+            }
+            drop(c);
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Prints the eval's report and the end of its progress, removes its files and
+    /// gives its exit code.
+    fn finish(&mut self, code: Option<ExitCode>) -> ExitCode {
+        let (out_path, err_path) = &self.files;
+        let out = std::fs::read_to_string(out_path).unwrap_or_default();
+        let err = std::fs::read_to_string(err_path).unwrap_or_default();
+        crate::out::stdout_text(&out);
+        let tail: Vec<&str> = err.lines().rev().take(3).collect();
+        for l in tail.into_iter().rev() {
+            crate::errln!("{l}");
+        }
+        let _ = std::fs::remove_file(out_path);
+        let _ = std::fs::remove_file(err_path);
+        self.settled = true;
+        code.unwrap_or(ExitCode::FAILURE)
+    }
+}
+
+impl Drop for EvalChild {
+    fn drop(&mut self) {
+        if !self.settled {
+            self.stop();
+            let _ = self.wait();
+            let _ = std::fs::remove_file(&self.files.0);
+            let _ = std::fs::remove_file(&self.files.1);
+        }
+    }
+}
+
 /// Runs this command again headless as a child and shows the Eval screen on it.
 pub fn run_with_screen(g: &Globals, setup: UiSetup) -> Result<ExitCode> {
     let (out_path, err_path) = logs(&g.db);
     let mut args: Vec<OsString> = std::env::args_os().skip(1).collect();
     args.push("--headless".into());
-    let mut child = Command::new(std::env::current_exe()?)
+    let child = Command::new(std::env::current_exe()?)
         .args(&args)
         .stdin(Stdio::null())
         .stdout(std::fs::File::create(&out_path)?)
         .stderr(std::fs::File::create(&err_path)?)
         .spawn()
         .wrap_err("cannot start the eval")?;
-    let finish = |code: Option<ExitCode>| -> ExitCode {
-        // The eval's report, then where its output was.
-        let out = std::fs::read_to_string(&out_path).unwrap_or_default();
-        let err = std::fs::read_to_string(&err_path).unwrap_or_default();
-        crate::out::stdout_text(&out);
-        let tail: Vec<&str> = err.lines().rev().take(3).collect();
-        for l in tail.into_iter().rev() {
-            crate::errln!("{l}");
-        }
-        let _ = std::fs::remove_file(&out_path);
-        let _ = std::fs::remove_file(&err_path);
-        code.unwrap_or(ExitCode::FAILURE)
+    let mut eval = EvalChild {
+        pid: nix::unistd::Pid::from_raw(child.id() as i32),
+        child: Arc::new(Mutex::new(child)),
+        stop_sent: AtomicBool::new(false),
+        files: (out_path.clone(), err_path.clone()),
+        settled: false,
     };
-    // The eval's id, once it is stored (or the child's end: a refused spec).
+    // The eval's id, once it is stored (or the child's end: a refused spec, whose
+    // messages are shown as they are).
     let id = loop {
         let err = std::fs::read_to_string(&err_path).unwrap_or_default();
         if let Some(id) = eval_id_in(&err) {
             break id;
         }
-        if let Some(code) = exit_of(&mut child) {
+        let ended = eval
+            .child
+            .lock()
+            .map_err(|_| eyre!("the eval's process is lost"))
+            .map(|mut c| exit_of(&mut c))?;
+        if let Some(code) = ended {
             let out = std::fs::read_to_string(&out_path).unwrap_or_default();
             crate::out::stdout_text(&out);
             eprint!("{err}");
             let _ = std::fs::remove_file(&out_path);
             let _ = std::fs::remove_file(&err_path);
+            eval.settled = true;
             return Ok(code);
+        }
+        if crate::signals::pending().is_some() {
+            // Stopped before the screen opened: the guard stops the eval.
+            return Ok(ExitCode::from(crate::exit::RUN_FAILED));
         }
         std::thread::sleep(Duration::from_millis(20));
     };
@@ -100,12 +170,10 @@ pub fn run_with_screen(g: &Globals, setup: UiSetup) -> Result<ExitCode> {
         screen.flash = Some((w, true));
     }
     // Whether the child is alive, for the screen's readings (watched from a thread).
-    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
     let alive = Arc::new(AtomicBool::new(true));
     screen.follow = Some(alive.clone());
-    let child = Arc::new(Mutex::new(child));
     let watch = {
-        let (alive, child) = (alive.clone(), child.clone());
+        let (alive, child) = (alive.clone(), eval.child.clone());
         std::thread::spawn(move || loop {
             let done = child
                 .lock()
@@ -131,7 +199,7 @@ pub fn run_with_screen(g: &Globals, setup: UiSetup) -> Result<ExitCode> {
             );
             return false;
         }
-        let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT);
+        eval.stop();
         true
     };
     let shown = run(
@@ -142,28 +210,13 @@ pub fn run_with_screen(g: &Globals, setup: UiSetup) -> Result<ExitCode> {
         &mut may_quit,
     )
     .wrap_err("the terminal UI failed");
-    // The eval ends (a stop takes a moment; a terminal gone stops it too).
-    let started = Instant::now();
-    if shown.is_err() {
-        let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT);
+    // The screen closed on a signal, a terminal gone or an error: the eval stops too.
+    if alive.load(Ordering::SeqCst) {
+        eval.stop();
+        crate::errln!("stopping the eval (it stays resumable: plexus eval resume {id}) …");
     }
+    let code = eval.wait();
     let _ = watch.join();
-    let code = loop {
-        let mut c = child
-            .lock()
-            .map_err(|_| eyre!("the eval's process is lost"))?;
-        if let Some(code) = exit_of(&mut c) {
-            break Some(code);
-        }
-        if started.elapsed() > Duration::from_secs(120) {
-            let _ = c.kill();
-            return Err(eyre!(
-                "the eval did not stop within 2 minutes; it was killed"
-            ));
-        }
-        drop(c);
-        std::thread::sleep(Duration::from_millis(50));
-    };
     shown?;
     if !screen.marked.is_empty() {
         crate::outln!(
@@ -173,7 +226,7 @@ pub fn run_with_screen(g: &Globals, setup: UiSetup) -> Result<ExitCode> {
             marks_file(&screen.model).display()
         );
     }
-    Ok(finish(code))
+    Ok(eval.finish(code))
 }
 
 #[cfg(test)]

@@ -21,8 +21,11 @@ const JUDGE_TIMEOUT: Duration = Duration::from_secs(120);
 /// One judge: a provider (its name says its model) and its model's price.
 #[derive(Clone)]
 pub struct Judge {
-    /// The provider's name (`openai:gpt-4o`, `simulated`, …).
+    /// The provider's name (`openai:gpt-4o@work`, `simulated`, …).
     pub name: String,
+    /// Its model, as the cache knows it (`openai:gpt-4o`, `simulated`): a profile
+    /// renamed keeps its answers.
+    pub model: String,
     /// The provider.
     pub provider: Arc<dyn Provider>,
     /// Its model's price, when the config has one.
@@ -76,7 +79,7 @@ impl AnswerCache for StoredCache {
     }
 }
 
-/// The cache key of vote `vote` of `judge` on `what` under `rubric`.
+/// The cache key of vote `vote` of a judge of model `judge` on `what` under `rubric`.
 pub fn cache_key(rubric: &Rubric, judge: &str, vote: u32, what: &Judged) -> String {
     let v = serde_json::json!([rubric, judge, vote, what.input, what.expected, what.output]);
     let digest = Sha256::digest(v.to_string().as_bytes());
@@ -108,7 +111,7 @@ async fn ask(
     vote: u32,
     cache: &dyn AnswerCache,
 ) -> Answer {
-    let key = cache_key(rubric, &judge.name, vote, what);
+    let key = cache_key(rubric, &judge.model, vote, what);
     if let Some(text) = cache.get(&key) {
         return Answer {
             text: Ok(text),
@@ -129,7 +132,7 @@ async fn ask(
             return Answer {
                 text: Err(format!("{}: vote {}: {e}", judge.name, vote + 1)),
                 tokens: 0,
-                cost: None,
+                cost: judge.price.map(|_| 0.0),
                 cached: false,
             }
         }
@@ -142,7 +145,7 @@ async fn ask(
                     JUDGE_TIMEOUT.as_secs()
                 )),
                 tokens: 0,
-                cost: None,
+                cost: judge.price.map(|_| 0.0),
                 cached: false,
             }
         }
@@ -201,6 +204,7 @@ pub async fn judge(
         match a.text {
             Ok(text) => {
                 let read = read_answer(&text, &known);
+                let whole = read.len() == known.len();
                 if read.is_empty() {
                     j.errors.push(format!(
                         "{}: vote {}: the answer does not read as a judgment: {}",
@@ -209,9 +213,11 @@ pub async fn judge(
                         crate::text::wrap::middle_cut(text.trim(), 120)
                     ));
                 } else {
-                    if !a.cached {
+                    // Only an answer that judges every criterion is kept: a partial one
+                    // is asked again next time rather than left partial for good.
+                    if !a.cached && whole {
                         cache.put(
-                            &cache_key(rubric, &judge.name, vote, what),
+                            &cache_key(rubric, &judge.model, vote, what),
                             &judge.name,
                             &text,
                         );

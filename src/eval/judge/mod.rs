@@ -3,7 +3,7 @@
 //! each judge `votes` times; a criterion is met when more answers say so than not (a
 //! tie is not met), and the check passes when the weighted share of criteria met
 //! reaches the rubric's `pass_at`. A criterion no answer could judge leaves the check
-//! unscored (an error, like a model that could not be reached). The judges' tokens
+//! unscored (an error, counted apart from failures and from a model not reached). The judges' tokens
 //! and cost are kept apart from the sample's; each answer is cached by the rubric, the
 //! judge's model, the vote and what was judged (input, expected, output), so judging
 //! the same output again costs nothing.

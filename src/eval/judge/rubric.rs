@@ -75,7 +75,8 @@ impl Rubric {
                     "criteria[{i}]: a criterion needs a name and a question"
                 ));
             }
-            if !names.insert(c.name.as_str()) {
+            // Answers name criteria in any case: names differ otherwise than by case.
+            if !names.insert(c.name.to_lowercase()) {
                 return Err(format!(
                     "criteria[{i}]: `{}` names another criterion too",
                     c.name

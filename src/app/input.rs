@@ -23,6 +23,21 @@ pub enum InputKey {
     Tab,
 }
 
+impl InputKey {
+    /// The typing key a terminal key is, if it is one.
+    pub fn from_code(code: crossterm::event::KeyCode) -> Option<InputKey> {
+        use crossterm::event::KeyCode;
+        Some(match code {
+            KeyCode::Char(c) => InputKey::Char(c),
+            KeyCode::Backspace => InputKey::Backspace,
+            KeyCode::Enter => InputKey::Enter,
+            KeyCode::Esc => InputKey::Esc,
+            KeyCode::Tab => InputKey::Tab,
+            _ => return None,
+        })
+    }
+}
+
 /// Handles a key while a search is typed. On the Atoms screen the table filters as you
 /// type; on the Run screen Enter selects the next task whose id contains the text.
 pub fn input(ui: &mut UiState, run: &RunState, key: InputKey) -> Vec<Effect> {

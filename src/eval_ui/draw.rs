@@ -1,13 +1,13 @@
 //! Drawing the Eval screen: the progress (done, rate, time left, spend), the check
 //! table (pass bar, 95% interval, difference to the parent with its interval, flips),
 //! the sample list, a sample's checks side by side or its documents, and the status
-//! line with the next keys.
+//! line with the next keys. The check table is drawn by [`super::draw_checks`], a
+//! sample opened by [`super::draw_detail`].
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Modifier;
 
-use super::detail::Detail;
 use super::model::{Flip, Status};
 use super::state::{EvalScreen, Focus, Show};
 use crate::text::wrap::pad_or_truncate;
@@ -40,12 +40,12 @@ pub fn draw(buf: &mut Buffer, area: Rect, s: &mut EvalScreen, theme: &Theme) {
         ..area
     };
     if s.detail.is_some() {
-        draw_detail(buf, body, s, theme);
+        super::draw_detail::draw_detail(buf, body, s, theme);
     } else {
         // The check table takes what its lines need, up to half the body.
         let want = s.model.checks.len() as u16 + 3;
         let h = want.min((body.height / 2).max(5)).min(body.height - 5);
-        draw_checks(buf, Rect { height: h, ..body }, s, theme);
+        super::draw_checks::draw_checks(buf, Rect { height: h, ..body }, s, theme);
         let rest = Rect {
             y: body.y + h,
             height: body.height - h,
@@ -57,14 +57,6 @@ pub fn draw(buf: &mut Buffer, area: Rect, s: &mut EvalScreen, theme: &Theme) {
     if s.help {
         draw_help(buf, area, theme);
     }
-}
-
-fn pct(x: f64) -> String {
-    format!("{:.1}%", x * 100.0)
-}
-
-fn signed(x: f64) -> String {
-    format!("{:+.1}", x * 100.0)
 }
 
 fn draw_head(buf: &mut Buffer, r: Rect, s: &EvalScreen, theme: &Theme) {
@@ -162,146 +154,6 @@ fn draw_head(buf: &mut Buffer, r: Rect, s: &EvalScreen, theme: &Theme) {
         s.marked.len()
     );
     put(buf, r.x, r.y + 2, r.width, &spend, theme.muted());
-}
-
-fn draw_checks(buf: &mut Buffer, r: Rect, s: &mut EvalScreen, theme: &Theme) {
-    let focused = s.focus == Focus::Checks;
-    let title = format!("Checks · {}", s.model.checks.len());
-    let inner = pane(buf, r, &title, focused, theme);
-    if inner.height < 2 {
-        return;
-    }
-    let w = usize::from(inner.width);
-    let parent = s.model.parent.is_some();
-    // name, bar, rate, interval, [difference, flips]
-    let fixed = 7 + 15 + if parent { 20 + 8 } else { 0 };
-    let barw = (w.saturating_sub(fixed) / 3).clamp(6, 30);
-    let namew = w.saturating_sub(fixed + barw + 1).clamp(8, 40);
-    let mut head = format!(
-        " {}{} {:>6} {:<14}",
-        pad_or_truncate("check", namew),
-        pad_or_truncate("pass", barw),
-        "rate",
-        "95% interval"
-    );
-    if parent {
-        head.push_str(&format!("{:<20}{}", "Δ parent [95%]", " ↓   ↑"));
-    }
-    put(
-        buf,
-        inner.x,
-        inner.y,
-        inner.width,
-        &head,
-        theme.title().add_modifier(Modifier::BOLD),
-    );
-    let rows = usize::from(inner.height - 1);
-    s.check = s.check.min(s.model.checks.len().saturating_sub(1));
-    s.check_top = keep_visible(s.check, s.check_top, rows);
-    for (k, c) in s
-        .model
-        .checks
-        .iter()
-        .enumerate()
-        .skip(s.check_top)
-        .take(rows)
-    {
-        let y = inner.y + 1 + (k - s.check_top) as u16;
-        let selected = focused && k == s.check;
-        let style = if selected {
-            theme.selected()
-        } else {
-            theme.style_base()
-        };
-        fill(buf, inner.x, y, inner.width, style);
-        let filtered = if s.filter.check == Some(k) {
-            "▸"
-        } else {
-            " "
-        };
-        let mut x = inner.x;
-        x += put(
-            buf,
-            x,
-            y,
-            inner.width,
-            &format!("{filtered}{}", pad_or_truncate(&c.name, namew)),
-            style,
-        );
-        let (full, empty) = bar(c.rate.estimate, barw);
-        let gate_missed = c.gate.is_some_and(|g| c.rate.estimate < g);
-        let bar_style = if selected {
-            style
-        } else if gate_missed {
-            theme.error()
-        } else {
-            theme.ok()
-        };
-        x += put(
-            buf,
-            x,
-            y,
-            inner.width.saturating_sub(x - inner.x),
-            &full,
-            bar_style,
-        );
-        x += put(
-            buf,
-            x,
-            y,
-            inner.width.saturating_sub(x - inner.x),
-            &empty,
-            if selected { style } else { theme.muted() },
-        );
-        let mut text = format!(
-            " {:>6} [{:>5}–{:>5}]",
-            if c.of == 0 {
-                "—".into()
-            } else {
-                pct(c.rate.estimate)
-            },
-            format!("{:.1}", c.rate.lo * 100.0),
-            format!("{:.1}", c.rate.hi * 100.0),
-        );
-        if parent {
-            match &c.parent {
-                Some(d) => {
-                    let diff = format!(
-                        "{} [{},{}]",
-                        signed(d.difference.estimate),
-                        signed(d.difference.lo),
-                        signed(d.difference.hi)
-                    );
-                    text.push_str(&format!(
-                        " {:<19} {:>3} {:>3}",
-                        diff, d.regressed, d.improved
-                    ));
-                }
-                None => text.push_str(" (not in the parent)"),
-            }
-        }
-        if c.errors > 0 {
-            text.push_str(&format!(" · {} err", c.errors));
-        }
-        if let Some(g) = c.gate {
-            text.push_str(&format!(" · gate {}", pct(g)));
-        }
-        let warn = c.parent.as_ref().is_some_and(|d| d.difference.hi < 0.0) || gate_missed;
-        put(
-            buf,
-            x,
-            y,
-            inner.width.saturating_sub(x - inner.x),
-            &text,
-            if selected {
-                style
-            } else if warn {
-                theme.warn()
-            } else {
-                theme.style_base()
-            },
-        );
-    }
 }
 
 fn filter_line(s: &EvalScreen) -> String {
@@ -453,117 +305,6 @@ fn draw_samples(buf: &mut Buffer, r: Rect, s: &mut EvalScreen, theme: &Theme) {
             style,
         );
     }
-}
-
-fn draw_detail(buf: &mut Buffer, body: Rect, s: &mut EvalScreen, theme: &Theme) {
-    let marked = s
-        .detail
-        .as_ref()
-        .is_some_and(|d| s.marked.contains(&d.sample_id));
-    let page = usize::from(body.height.saturating_sub(3)).max(1);
-    s.page = page;
-    let Some(d) = s.detail.as_mut() else {
-        return;
-    };
-    let title = format!(
-        "Sample {} · {}{}",
-        d.sample_id,
-        d.status,
-        if marked {
-            " · ◆ marked for rerun"
-        } else {
-            ""
-        }
-    );
-    let inner = pane(buf, body, &title, true, theme);
-    if inner.height < 2 {
-        return;
-    }
-    let mut x = inner.x;
-    for (k, t) in Detail::TABS.iter().enumerate() {
-        let style = if k == d.tab {
-            theme.selected().add_modifier(Modifier::BOLD)
-        } else {
-            theme.muted()
-        };
-        x += put(
-            buf,
-            x,
-            inner.y,
-            inner.width.saturating_sub(x - inner.x),
-            &format!(" {t} "),
-            style,
-        );
-        x += put(
-            buf,
-            x,
-            inner.y,
-            inner.width.saturating_sub(x - inner.x),
-            " ",
-            theme.muted(),
-        );
-    }
-    let area = Rect {
-        y: inner.y + 1,
-        height: inner.height - 1,
-        ..inner
-    };
-    let lines: Vec<(String, ratatui::style::Style)> = if d.tab == 0 {
-        side_by_side(d, area.width, theme)
-    } else {
-        d.docs[d.tab - 1]
-            .iter()
-            .map(|l| (l.clone(), theme.style_base()))
-            .collect()
-    };
-    let rows = usize::from(area.height);
-    d.scroll = d.scroll.min(lines.len().saturating_sub(rows));
-    for (k, (text, style)) in lines.iter().skip(d.scroll).take(rows).enumerate() {
-        put(buf, area.x, area.y + k as u16, area.width, text, *style);
-    }
-}
-
-/// Each check's header line, then its expected and found values in two columns.
-fn side_by_side(d: &Detail, width: u16, theme: &Theme) -> Vec<(String, ratatui::style::Style)> {
-    let half = usize::from(width.saturating_sub(3) / 2).max(8);
-    let mut out = Vec::new();
-    if d.sides.is_empty() {
-        out.push(("no check result (not scored)".to_string(), theme.muted()));
-    }
-    for c in &d.sides {
-        let (sign, style) = match c.passed {
-            Some(true) => ("✓", theme.ok()),
-            Some(false) => ("✗", theme.error()),
-            None => ("·", theme.warn()),
-        };
-        let at = if c.at.is_empty() {
-            String::new()
-        } else {
-            format!(" at {}", c.at)
-        };
-        out.push((
-            format!("{sign} {} · epoch {}{at} — {}", c.check, c.epoch, c.why),
-            style.add_modifier(Modifier::BOLD),
-        ));
-        // Side by side for what did not pass; a pass is its line.
-        if c.passed == Some(true) {
-            continue;
-        }
-        out.push((
-            format!("  {} │ {}", pad_or_truncate("expected", half), "found"),
-            theme.muted(),
-        ));
-        let n = c.expected.len().max(c.found.len());
-        for k in 0..n {
-            let e = c.expected.get(k).map_or("", String::as_str);
-            let f = c.found.get(k).map_or("", String::as_str);
-            out.push((
-                format!("  {} │ {}", pad_or_truncate(e, half), f),
-                theme.style_base(),
-            ));
-        }
-    }
-    out
 }
 
 fn draw_status(buf: &mut Buffer, r: Rect, s: &EvalScreen, theme: &Theme) {

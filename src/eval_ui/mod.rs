@@ -8,11 +8,13 @@
 //! - [`model`]: what is shown, read from the database (one row per sample).
 //! - [`state`]: the filters, the focus, the marks, and how keys change them.
 //! - [`detail`]: one sample opened.
-//! - [`draw`]: the screen drawn into a ratatui buffer.
+//! - [`draw`], [`draw_checks`], [`draw_detail`]: the screen drawn into a ratatui buffer.
 //! - [`run`]: the terminal loop.
 
 pub mod detail;
 pub mod draw;
+pub mod draw_checks;
+pub mod draw_detail;
 pub mod model;
 pub mod run;
 pub mod state;

@@ -199,12 +199,8 @@ pub fn run(
         match event::read()? {
             Event::Key(k) if k.kind != KeyEventKind::Release => {
                 if s.input.is_some() {
-                    let key = match k.code {
-                        KeyCode::Char(c) => InputKey::Char(c),
-                        KeyCode::Backspace => InputKey::Backspace,
-                        KeyCode::Enter => InputKey::Enter,
-                        KeyCode::Esc => InputKey::Esc,
-                        _ => continue,
+                    let Some(key) = InputKey::from_code(k.code) else {
+                        continue;
                     };
                     s.input_key(key);
                 } else {

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use crossterm::event::{self, Event, KeyCode, KeyEventKind, MouseEventKind};
+use crossterm::event::{self, Event, KeyEventKind, MouseEventKind};
 
 use super::state::Browser;
 use crate::app::input::InputKey;
@@ -38,12 +38,8 @@ pub fn run(b: &mut Browser, theme: &Theme, keys: &Keymap) -> std::io::Result<()>
         match event::read()? {
             Event::Key(k) if k.kind != KeyEventKind::Release => {
                 if b.input.is_some() {
-                    let key = match k.code {
-                        KeyCode::Char(c) => InputKey::Char(c),
-                        KeyCode::Backspace => InputKey::Backspace,
-                        KeyCode::Enter => InputKey::Enter,
-                        KeyCode::Esc => InputKey::Esc,
-                        _ => continue,
+                    let Some(key) = InputKey::from_code(k.code) else {
+                        continue;
                     };
                     b.input_key(key);
                     continue;

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crossterm::event::{Event, EventStream, KeyCode, KeyEventKind, MouseEventKind};
+use crossterm::event::{Event, EventStream, KeyEventKind, MouseEventKind};
 use futures_util::StreamExt;
 use tokio::sync::mpsc::UnboundedReceiver;
 use tokio::time::Instant;
@@ -37,13 +37,8 @@ impl App {
         match ev {
             Event::Key(k) if k.kind != KeyEventKind::Release => {
                 if self.ui.input.is_some() {
-                    let key = match k.code {
-                        KeyCode::Char(c) => InputKey::Char(c),
-                        KeyCode::Backspace => InputKey::Backspace,
-                        KeyCode::Enter => InputKey::Enter,
-                        KeyCode::Esc => InputKey::Esc,
-                        KeyCode::Tab => InputKey::Tab,
-                        _ => return false,
+                    let Some(key) = InputKey::from_code(k.code) else {
+                        return false;
                     };
                     let fx = input(&mut self.ui, &self.run, key);
                     self.run_effects(fx);

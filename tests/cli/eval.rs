@@ -439,93 +439,45 @@ fn epochs_reduce_per_sample_and_a_missed_gate_has_its_own_exit_code() {
 /// written otherwise (the summary first, the atom's fields in another order, fields
 /// plexus does not know), q2 with HTTP 500 every time, and q3 with prose that is not
 /// JSON.
-fn raw_model_server() -> (String, std::thread::JoinHandle<()>) {
-    use std::io::{BufRead, BufReader, Read, Write};
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-    let url = format!("http://{}", listener.local_addr().expect("addr"));
-    let handle = std::thread::spawn(move || {
-        listener.set_nonblocking(false).ok();
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { break };
-            std::thread::spawn(move || loop {
-                let mut reader = BufReader::new(stream.try_clone().expect("clone"));
-                let (mut task, mut len) = (String::new(), 0usize);
-                let mut line = String::new();
-                if reader.read_line(&mut line).unwrap_or(0) == 0 {
-                    return;
-                }
-                loop {
-                    line.clear();
-                    if reader.read_line(&mut line).unwrap_or(0) == 0 {
-                        return;
-                    }
-                    let l = line.trim_end();
-                    if l.is_empty() {
-                        break;
-                    }
-                    let lower = l.to_ascii_lowercase();
-                    if let Some(v) = lower.strip_prefix("content-length:") {
-                        len = v.trim().parse().unwrap_or(0);
-                    }
-                    if lower.starts_with("x-plexus-task:") {
-                        task = l["x-plexus-task:".len()..].trim().to_string();
-                    }
-                }
-                let mut body = vec![0; len];
-                if reader.read_exact(&mut body).is_err() {
-                    return;
-                }
-                let (status, content) = if task.starts_with("q1/") {
-                    let answer = serde_json::json!({
-                        "summary": "2 + 2 = 4",
-                        "reasoning": "counted twice",
-                        "atoms": [{
-                            "confidence": 0.8,
-                            "atom_type": "knowledge_atoms",
-                            "content": {"note": "2 + 2 = 4", "answer": 4},
-                            "asset_id": "ATOM_Q1_01",
-                            "provenance": {"atom_path": "/atoms/atom/ATOM_Q1_01.json", "paper_location": "Page 1", "paper_id": "ArXiv:2406.01234"},
-                            "data_status": "Verified_Source_Anchored",
-                            "category": "Atom_Ops",
-                            "metadata": {"tags": ["#ATOM"], "version": "1.0", "created_by": "Scholar_Internalizer", "created_at": "2026-11-28T00:00:00Z"},
-                            "delta_audit": {"contradiction_marked": false, "existing_assets": []},
-                            "unknown_field": [1, 2, 3]
-                        }]
-                    });
-                    (200, answer.to_string())
-                } else if task.starts_with("q2/") {
-                    (500, String::new())
-                } else {
-                    (200, "The answer is 3, of course.".to_string())
-                };
-                let payload = if status == 200 {
-                    serde_json::json!({
-                        "choices": [{"finish_reason": "stop", "message": {"content": content, "role": "assistant"}, "index": 0}],
-                        "model": "m", "object": "chat.completion", "id": "x",
-                        "usage": {"completion_tokens": 50, "prompt_tokens": 100, "total_tokens": 150}
-                    })
-                    .to_string()
-                } else {
-                    r#"{"error": {"message": "down", "type": "server_error"}}"#.to_string()
-                };
-                let reply = format!(
-                    "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{payload}",
-                    payload.len()
-                );
-                if stream.write_all(reply.as_bytes()).is_err() {
-                    return;
-                }
+fn raw_model_server() -> String {
+    crate::common::raw_http::serve(|req| {
+        let task = req
+            .headers
+            .get("x-plexus-task")
+            .cloned()
+            .unwrap_or_default();
+        let (status, content) = if task.starts_with("q1/") {
+            let answer = serde_json::json!({
+                "summary": "2 + 2 = 4",
+                "reasoning": "counted twice",
+                "atoms": [{
+                    "confidence": 0.8,
+                    "atom_type": "knowledge_atoms",
+                    "content": {"note": "2 + 2 = 4", "answer": 4},
+                    "asset_id": "ATOM_Q1_01",
+                    "provenance": {"atom_path": "/atoms/atom/ATOM_Q1_01.json", "paper_location": "Page 1", "paper_id": "ArXiv:2406.01234"},
+                    "data_status": "Verified_Source_Anchored",
+                    "category": "Atom_Ops",
+                    "metadata": {"tags": ["#ATOM"], "version": "1.0", "created_by": "Scholar_Internalizer", "created_at": "2026-11-28T00:00:00Z"},
+                    "delta_audit": {"contradiction_marked": false, "existing_assets": []},
+                    "unknown_field": [1, 2, 3]
+                }]
             });
-        }
-    });
-    (url, handle)
+            (200, answer.to_string())
+        } else if task.starts_with("q2/") {
+            (500, String::new())
+        } else {
+            (200, "The answer is 3, of course.".to_string())
+        };
+        (status, content)
+    })
 }
 
 #[test]
 fn a_model_that_answers_otherwise_is_scored_and_one_that_cannot_be_reached_is_an_error() {
     let dir = tempfile::tempdir().expect("tempdir");
     fixture(dir.path());
-    let (url, _server) = raw_model_server();
+    let url = raw_model_server();
     std::fs::write(
         dir.path().join("plexus.toml"),
         format!("[providers.raw]\nkind = \"openai\"\nbase_url = \"{url}/v1\"\nmodel = \"m\"\nstream = false\n"),

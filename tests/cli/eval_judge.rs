@@ -44,71 +44,23 @@ fn scripted(sample: &str, vote: u32) -> (u16, String) {
 }
 
 fn judge_server(seen: Seen) -> String {
-    use std::io::{BufRead, BufReader, Read, Write};
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-    let url = format!("http://{}", listener.local_addr().expect("addr"));
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { break };
-            let seen = seen.clone();
-            std::thread::spawn(move || loop {
-                let mut reader = BufReader::new(stream.try_clone().expect("clone"));
-                let (mut invocation, mut len) = (String::new(), 0usize);
-                let mut line = String::new();
-                if reader.read_line(&mut line).unwrap_or(0) == 0 {
-                    return;
-                }
-                loop {
-                    line.clear();
-                    if reader.read_line(&mut line).unwrap_or(0) == 0 {
-                        return;
-                    }
-                    let l = line.trim_end();
-                    if l.is_empty() {
-                        break;
-                    }
-                    let lower = l.to_ascii_lowercase();
-                    if let Some(v) = lower.strip_prefix("content-length:") {
-                        len = v.trim().parse().unwrap_or(0);
-                    }
-                    if lower.starts_with("x-plexus-invocation:") {
-                        invocation = l["x-plexus-invocation:".len()..].trim().to_string();
-                    }
-                }
-                let mut body = vec![0; len];
-                if reader.read_exact(&mut body).is_err() {
-                    return;
-                }
-                let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-                // JUDGE_{sample}_{check}_{vote}
-                let parts: Vec<&str> = invocation.split('_').collect();
-                let (sample, vote) = (
-                    parts.get(1).copied().unwrap_or(""),
-                    parts.last().and_then(|v| v.parse().ok()).unwrap_or(0),
-                );
-                seen.lock().expect("seen").push((sample.to_string(), body));
-                let (status, content) = scripted(sample, vote);
-                let payload = if status == 200 {
-                    json!({
-                        "choices": [{"finish_reason": "stop", "message": {"content": content, "role": "assistant"}, "index": 0}],
-                        "model": "judge-m", "object": "chat.completion", "id": "x",
-                        "usage": {"completion_tokens": 50, "prompt_tokens": 100, "total_tokens": 150}
-                    })
-                    .to_string()
-                } else {
-                    r#"{"error": {"message": "down", "type": "server_error"}}"#.to_string()
-                };
-                let reply = format!(
-                    "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{payload}",
-                    payload.len()
-                );
-                if stream.write_all(reply.as_bytes()).is_err() {
-                    return;
-                }
-            });
-        }
-    });
-    url
+    crate::common::raw_http::serve(move |req| {
+        // JUDGE_{sample}_{check}_{vote}
+        let invocation = req
+            .headers
+            .get("x-plexus-invocation")
+            .cloned()
+            .unwrap_or_default();
+        let parts: Vec<&str> = invocation.split('_').collect();
+        let (sample, vote) = (
+            parts.get(1).copied().unwrap_or(""),
+            parts.last().and_then(|v| v.parse().ok()).unwrap_or(0),
+        );
+        seen.lock()
+            .expect("seen")
+            .push((sample.to_string(), req.body.clone()));
+        scripted(sample, vote)
+    })
 }
 
 fn setup(dir: &Path, url: &str) {

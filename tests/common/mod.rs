@@ -6,6 +6,7 @@
 pub mod bin;
 #[cfg(unix)]
 pub mod pty;
+pub mod raw_http;
 pub mod rerun;
 pub mod screen;
 pub mod snapshots;

@@ -485,9 +485,9 @@ fn the_first_signal_is_handled_from_the_start_and_leaves_no_lease_behind() {
         let dir = tempfile::tempdir().expect("tempdir");
         let d = dir.path();
         let db = d.join("early.db");
-        // Long enough (20 layers) that no pause of this test's thread on a loaded
+        // Long enough (100 layers) that no pause of this test's thread on a loaded
         // machine lets the run end before the signal reaches it.
-        let plan = busy_plan(d, 40);
+        let plan = busy_plan(d, 200);
         let mut run = Running::spawn(
             plexus(d)
                 .arg("--db")

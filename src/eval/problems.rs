@@ -74,12 +74,7 @@ struct Group {
 /// them and every check passed, or the other way round): one of the two is wrong,
 /// which is a problem of the checks' design.
 fn disagreements(scoring: &Scoring, failed: &[Failed]) -> Option<Group> {
-    let judges: Vec<&str> = scoring
-        .checks
-        .iter()
-        .filter(|c| matches!(c.kind, CheckKind::Judge { .. }))
-        .map(|c| c.name.as_str())
-        .collect();
+    let judges = scoring.judge_names();
     if judges.is_empty() {
         return None;
     }

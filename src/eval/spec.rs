@@ -70,6 +70,15 @@ pub struct Scoring {
 }
 
 impl Scoring {
+    /// The names of its `judge` checks, in order.
+    pub fn judge_names(&self) -> Vec<&str> {
+        self.checks
+            .iter()
+            .filter(|c| c.judge().is_some())
+            .map(|c| c.name.as_str())
+            .collect()
+    }
+
     /// The reducer (a stored one that no longer parses reduces by `mean`).
     pub fn reducer(&self) -> Reducer {
         self.reducer.parse().unwrap_or(Reducer::Mean)

@@ -81,12 +81,7 @@ fn parsed(result: &Option<String>) -> Value {
 /// The judgments of the sample's `judge` checks, by check, each epoch's in order
 /// (`null` when the eval has no judge).
 fn llm_judgment(scoring: &Scoring, epochs: &[EpochDoc]) -> Value {
-    let judges: Vec<&str> = scoring
-        .checks
-        .iter()
-        .filter(|c| matches!(c.kind, super::checks::CheckKind::Judge { .. }))
-        .map(|c| c.name.as_str())
-        .collect();
+    let judges = scoring.judge_names();
     if judges.is_empty() {
         return Value::Null;
     }

@@ -4,6 +4,7 @@
 //! Read again while the eval runs.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use rusqlite::Connection;
 
@@ -130,6 +131,9 @@ pub struct EvalModel {
     /// The eval it is compared with: its parent, or the previous iteration of the
     /// same eval on the same dataset.
     pub parent: Option<EvalRow>,
+    /// What the comparison reads of the parent (finished: read once, kept across the
+    /// readings of a running eval).
+    pub parent_side: Option<Arc<ParentSide>>,
     /// The samples, in dataset order.
     pub samples: Vec<SampleLine>,
     /// One line per check, in the spec's order.
@@ -226,39 +230,96 @@ pub fn parent_of(conn: &Connection, row: &EvalRow) -> Result<Option<EvalRow>, Re
     id.map(|id| read::find_eval(conn, &id)).transpose()
 }
 
+/// A parent sample: its content hash, status and each of our checks' result there.
+type ParentSample = (String, Status, Vec<Option<bool>>);
+
+/// What the comparison reads of the parent iteration, in the order of our checks.
+#[derive(Debug)]
+pub struct ParentSide {
+    row: EvalRow,
+    by_id: HashMap<String, ParentSample>,
+    /// Whether the parent has each of our checks.
+    has: Vec<bool>,
+    /// Each of our checks' pass rate in the parent, over its scored samples.
+    rates: Vec<f64>,
+}
+
+impl ParentSide {
+    /// Reads parent `p` for the checks `names` of the eval compared with it.
+    fn read(conn: &Connection, p: EvalRow, names: &[&str]) -> Result<ParentSide, ReadError> {
+        let theirs: Vec<String> = read::scoring_of(&p)?
+            .checks
+            .into_iter()
+            .map(|c| c.name)
+            .collect();
+        let at: Vec<Option<usize>> = names
+            .iter()
+            .map(|n| theirs.iter().position(|t| t == n))
+            .collect();
+        let mut by_id = HashMap::new();
+        for s in stored(conn, &p.eval_id)? {
+            let marks = s.marks.unwrap_or_default().into_bytes();
+            let per: Vec<Option<bool>> = at
+                .iter()
+                .map(|a| a.and_then(|i| marks.get(i).copied().and_then(mark_result)))
+                .collect();
+            by_id.insert(s.id, (s.hash, s.status, per));
+        }
+        let rates = (0..names.len())
+            .map(|k| {
+                let (mut passed, mut of) = (0u64, 0u64);
+                for (_, status, per) in by_id.values() {
+                    if *status != Status::Pending {
+                        of += 1;
+                        passed += u64::from(per.get(k).copied().flatten() == Some(true));
+                    }
+                }
+                if of == 0 {
+                    0.0
+                } else {
+                    passed as f64 / of as f64
+                }
+            })
+            .collect();
+        Ok(ParentSide {
+            row: p,
+            by_id,
+            has: at.iter().map(Option::is_some).collect(),
+            rates,
+        })
+    }
+}
+
 impl EvalModel {
     /// Reads eval `row` (and its parent) from `conn`.
     pub fn load(conn: &Connection, row: EvalRow) -> Result<EvalModel, ReadError> {
+        EvalModel::load_with(conn, row, None)
+    }
+
+    /// Reads `row` (this eval, as stored now) again; the parent, finished, is not read
+    /// again.
+    pub fn reload(&self, conn: &Connection, row: EvalRow) -> Result<EvalModel, ReadError> {
+        EvalModel::load_with(conn, row, self.parent_side.clone())
+    }
+
+    fn load_with(
+        conn: &Connection,
+        row: EvalRow,
+        parent_side: Option<Arc<ParentSide>>,
+    ) -> Result<EvalModel, ReadError> {
         let scoring = read::scoring_of(&row)?;
-        let parent = parent_of(conn, &row)?;
+        let names: Vec<&str> = scoring.checks.iter().map(|c| c.name.as_str()).collect();
+        let parent_side = match parent_side {
+            Some(p) => Some(p),
+            None => parent_of(conn, &row)?
+                .map(|p| ParentSide::read(conn, p, &names).map(Arc::new))
+                .transpose()?,
+        };
+        let parent = parent_side.as_ref().map(|p| p.row.clone());
+        let empty = HashMap::new();
+        let there = parent_side.as_ref().map_or(&empty, |p| &p.by_id);
         let mut here = stored(conn, &row.eval_id)?;
         here.sort_unstable_by_key(|s| s.ord);
-        let names: Vec<&str> = scoring.checks.iter().map(|c| c.name.as_str()).collect();
-        // The parent's samples by id: content hash, status and each of our checks' mark.
-        let mut there: HashMap<String, (String, Status, Vec<Option<bool>>)> = HashMap::new();
-        let mut parent_has = vec![false; names.len()];
-        if let Some(p) = &parent {
-            let theirs: Vec<String> = read::scoring_of(p)?
-                .checks
-                .into_iter()
-                .map(|c| c.name)
-                .collect();
-            let at: Vec<Option<usize>> = names
-                .iter()
-                .map(|n| theirs.iter().position(|t| t == n))
-                .collect();
-            for (k, a) in at.iter().enumerate() {
-                parent_has[k] = a.is_some();
-            }
-            for s in stored(conn, &p.eval_id)? {
-                let marks = s.marks.unwrap_or_default().into_bytes();
-                let per = at
-                    .iter()
-                    .map(|a| a.and_then(|i| marks.get(i).copied().and_then(mark_result)))
-                    .collect();
-                there.insert(s.id, (s.hash, s.status, per));
-            }
-        }
         let n = names.len();
         let mut tally = vec![(0u64, 0u64, 0u64); n];
         let mut paired = vec![Paired::default(); n];
@@ -315,23 +376,6 @@ impl EvalModel {
                 check_flipped,
             });
         }
-        // Each check's rate in the parent, over its scored samples.
-        let parent_rates: Vec<f64> = (0..n)
-            .map(|k| {
-                let (mut passed, mut of) = (0u64, 0u64);
-                for (_, status, per) in there.values() {
-                    if *status != Status::Pending {
-                        of += 1;
-                        passed += u64::from(per.get(k).copied().flatten() == Some(true));
-                    }
-                }
-                if of == 0 {
-                    0.0
-                } else {
-                    passed as f64 / of as f64
-                }
-            })
-            .collect();
         let checks = scoring
             .checks
             .iter()
@@ -345,12 +389,15 @@ impl EvalModel {
                     errors,
                     rate: wilson(passed, of, Z95),
                     gate: scoring.fail_under.get(&c.name).copied(),
-                    parent: (parent.is_some() && parent_has[k]).then(|| ParentDiff {
-                        parent_rate: parent_rates[k],
-                        difference: paired[k].difference(Z95),
-                        regressed: paired[k].first_only,
-                        improved: paired[k].second_only,
-                    }),
+                    parent: parent_side
+                        .as_ref()
+                        .filter(|p| p.has[k])
+                        .map(|p| ParentDiff {
+                            parent_rate: p.rates[k],
+                            difference: paired[k].difference(Z95),
+                            regressed: paired[k].first_only,
+                            improved: paired[k].second_only,
+                        }),
                 }
             })
             .collect();
@@ -363,6 +410,7 @@ impl EvalModel {
             row,
             scoring,
             parent,
+            parent_side,
             samples,
             checks,
             counts,

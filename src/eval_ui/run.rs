@@ -175,7 +175,7 @@ pub fn run(
             read_at = Instant::now();
             let t = Instant::now();
             let fresh = find_eval(store.conn(), &s.model.row.eval_id)
-                .and_then(|row| EvalModel::load(store.conn(), row));
+                .and_then(|row| s.model.reload(store.conn(), row));
             // A large eval is read less often: at most a fifth of the time reading.
             reread = REREAD.max(t.elapsed() * 5);
             match fresh {

@@ -174,13 +174,14 @@ fn the_eval_screen_at_200x60_compares_with_the_parent_and_filters_metadata() {
     s.send("x");
     // A metadata filter.
     s.send("/meta.level=hard\r");
-    let hard = s.wait_for("meta.level=hard", 5);
     let n: usize = std::fs::read_to_string(dir.path().join("arith.jsonl"))
         .expect("dataset")
         .lines()
         .filter(|l| l.contains("\"hard\""))
         .count();
-    assert!(hard.contains(&format!("Samples · {n} of 12")), "{hard}");
+    // The filter line says "(reading…)" until the values are read: wait for the list.
+    let hard = s.wait_for(&format!("Samples · {n} of 12"), 5);
+    assert!(hard.contains("meta.level=hard"), "{hard}");
     let st = s.quit();
     assert!(st.success(), "{st:?}");
     s.assert_restored();

@@ -109,6 +109,7 @@ fn model(status: &str) -> EvalModel {
         },
         scoring,
         parent: Some(row("E20261127-090000-aaaa", "finished", 1)),
+        parent_side: None,
         samples,
         checks: vec![
             line("answer", 27, 32, 4, Some(diff(0.031, -0.042, 0.105, 2, 3))),

@@ -9,7 +9,6 @@ use serde_json::json;
 use super::estimate_count::{estimate, Calls};
 use super::prepare::{copies_plan, Prepared};
 use crate::cost::{CallTokens, Price};
-use crate::eval::checks::CheckKind;
 use crate::eval::read::scoring_of;
 use crate::launch::profile::{price_of, priced_model, profile_named};
 use crate::launch::Globals;
@@ -77,10 +76,7 @@ pub fn print_estimate(
             .checks
             .iter()
             .find(|c| &c.name == name)
-            .and_then(|c| match &c.kind {
-                CheckKind::Judge { judges, .. } => judges.first().cloned(),
-                _ => None,
-            })
+            .and_then(|c| c.judge()?.judges.first().cloned())
             .unwrap_or_else(|| provider.to_string());
         let jp = profile_named(g, &first)?;
         let cost = range(calls, *added, price_of(g, &jp)?);

@@ -10,9 +10,7 @@
 use serde::Serialize;
 
 use crate::engine::request::{constraints_for, threshold_for, user_prompt_for, ContextParts};
-use crate::eval::checks::CheckKind;
 use crate::eval::judge::request::{judge_request, Judged};
-use crate::eval::judge::Rubric;
 use crate::eval::spec::Scoring;
 use crate::plan::Plan;
 use crate::protocol::invocation::render_user_prompt;
@@ -88,18 +86,13 @@ pub fn estimate(
         }
     }
     for c in &scoring.checks {
-        let CheckKind::Judge {
-            rubric,
-            judges,
-            votes,
-        } = &c.kind
-        else {
+        let Some(parts) = c.judge() else {
             continue;
         };
-        let Ok(rubric) = serde_json::from_value::<Rubric>(rubric.clone()) else {
+        let Ok(rubric) = parts.rubric() else {
             continue;
         };
-        let asks = judges.len().max(1) as u64 * u64::from((*votes).max(1));
+        let asks = parts.judges.len().max(1) as u64 * u64::from(parts.votes.max(1));
         let mut calls = Calls::default();
         for (id, input, expected) in samples {
             let what = Judged {

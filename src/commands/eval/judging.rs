@@ -9,7 +9,6 @@ use std::sync::Arc;
 use color_eyre::eyre::{eyre, Result};
 use serde_json::Value;
 
-use crate::eval::checks::CheckKind;
 use crate::eval::judge::call::{judge, AnswerCache, Judge, StoredCache};
 use crate::eval::judge::request::Judged;
 use crate::eval::judge::{Judgment, Rubric};
@@ -78,20 +77,16 @@ impl JudgeSet {
         let mut checks = BTreeMap::new();
         let mut made: HashMap<String, Judge> = HashMap::new();
         for c in &scoring.checks {
-            let CheckKind::Judge {
-                rubric,
-                judges,
-                votes,
-            } = &c.kind
-            else {
+            let Some(parts) = c.judge() else {
                 continue;
             };
-            let rubric: Rubric = serde_json::from_value(rubric.clone())
+            let rubric = parts
+                .rubric()
                 .map_err(|e| eyre!("check {}: its stored rubric does not read: {e}", c.name))?;
-            let names: Vec<String> = if judges.is_empty() {
+            let names: Vec<String> = if parts.judges.is_empty() {
                 vec![default_provider.to_string()]
             } else {
-                judges.clone()
+                parts.judges.to_vec()
             };
             let mut list = Vec::new();
             let mut seen = std::collections::HashSet::new();
@@ -139,7 +134,7 @@ impl JudgeSet {
                 JudgeCheck {
                     rubric,
                     judges: list,
-                    votes: *votes,
+                    votes: parts.votes,
                 },
             );
         }

@@ -49,6 +49,42 @@ fn one() -> f64 {
     1.0
 }
 
+/// A judge check's parts, as the spec stored them.
+#[derive(Debug, Clone, Copy)]
+pub struct JudgeParts<'a> {
+    /// The rubric (the stored spec carries the rubric itself).
+    pub rubric: &'a Value,
+    /// The judges' provider profiles (empty: the eval's provider).
+    pub judges: &'a [String],
+    /// Answers asked of each judge.
+    pub votes: u32,
+}
+
+impl JudgeParts<'_> {
+    /// The rubric, read.
+    pub fn rubric(&self) -> Result<crate::eval::judge::Rubric, String> {
+        serde_json::from_value(self.rubric.clone()).map_err(|e| e.to_string())
+    }
+}
+
+impl Check {
+    /// Its parts when it is a `judge` check.
+    pub fn judge(&self) -> Option<JudgeParts<'_>> {
+        match &self.kind {
+            CheckKind::Judge {
+                rubric,
+                judges,
+                votes,
+            } => Some(JudgeParts {
+                rubric,
+                judges,
+                votes: *votes,
+            }),
+            _ => None,
+        }
+    }
+}
+
 /// A tool call as recorded.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolCall {

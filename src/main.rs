@@ -26,6 +26,8 @@ use plexus::cli::{Cli, Command, FaultMix};
 const DEMO_HALLUCINATION: &str = "TASK_VALIDATOR_DIFF_01";
 
 /// mimalloc: the engine allocates many small, short-lived strings and JSON values.
+/// (The `system-alloc` feature leaves the system allocator, for heap profilers.)
+#[cfg(not(feature = "system-alloc"))]
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

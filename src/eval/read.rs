@@ -203,14 +203,36 @@ pub fn sample(
     sample_id: &str,
 ) -> Result<Option<SampleRow>, ReadError> {
     Ok(conn
-        .query_row(
-            &format!(
-                "SELECT {SAMPLE_COLUMNS} FROM eval_samples WHERE eval_id = ?1 AND sample_id = ?2"
-            ),
-            [eval_id, sample_id],
-            sample_row,
-        )
+        .prepare_cached(&format!(
+            "SELECT {SAMPLE_COLUMNS} FROM eval_samples WHERE eval_id = ?1 AND sample_id = ?2"
+        ))?
+        .query_row([eval_id, sample_id], sample_row)
         .optional()?)
+}
+
+/// Up to `limit` samples of an eval still pending, in the order of their ids, after id
+/// `after` (from the first when `None`): a page of the samples to dispatch.
+pub fn pending_after(
+    conn: &Connection,
+    eval_id: &str,
+    after: Option<&str>,
+    limit: usize,
+) -> Result<Vec<SampleRow>, ReadError> {
+    let mut st = conn.prepare_cached(&format!(
+        "SELECT {SAMPLE_COLUMNS} FROM eval_samples
+         WHERE eval_id = ?1 AND sample_id > ?2 AND status = 'pending'
+         ORDER BY sample_id LIMIT ?3"
+    ))?;
+    // Every id is greater than the empty string but the empty id itself, read apart.
+    let mut rows: Vec<SampleRow> = Vec::new();
+    if after.is_none() {
+        rows.extend(sample(conn, eval_id, "")?.filter(|s| s.status == "pending"));
+    }
+    let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+    for r in st.query_map(params![eval_id, after.unwrap_or(""), limit], sample_row)? {
+        rows.push(r?);
+    }
+    Ok(rows)
 }
 
 /// One stored check result.
@@ -551,5 +573,62 @@ mod tests {
             .collect();
         // In the spec's order (z_last, a_first): `all` fails a's a_first; c's error.
         assert_eq!(marks, ["pf", "pp", "ee"]);
+    }
+
+    /// The pages of pending samples: every one once, in id order, the empty id too,
+    /// none that was scored.
+    #[test]
+    fn pending_samples_are_read_a_page_at_a_time_each_once() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let conn = crate::store::open_connection(&dir.path().join("p.db")).expect("db");
+        let row = EvalRow {
+            eval_id: "E1".into(),
+            name: "n".into(),
+            eval_key: "k".into(),
+            kind: "run".into(),
+            run_id: None,
+            parent_id: None,
+            iteration: 1,
+            spec_path: "s".into(),
+            spec_json: "{}".into(),
+            dataset_path: "d".into(),
+            out_dir: None,
+            status: "running".into(),
+            created_at: "t".into(),
+            finished_at: None,
+            sample_count: 0,
+        };
+        let ids = ["s10", "", "s2", "b", "s1", "a/b", "中"];
+        let rows: Vec<SampleRow> = ids
+            .iter()
+            .enumerate()
+            .map(|(i, id)| SampleRow {
+                sample_id: (*id).into(),
+                ord: i as u64,
+                file_id: format!("f{i}"),
+                hash: "h".into(),
+                line: 1,
+                content: "{}".into(),
+                status: "pending".into(),
+                score: None,
+                inherited_from: None,
+                marks: None,
+            })
+            .collect();
+        let tx = conn.unchecked_transaction().expect("tx");
+        insert_eval(&tx, &row, &rows).expect("insert");
+        put_verdict(&tx, "E1", "s2", ("passed", 1.0), "").expect("scored");
+        tx.commit().expect("commit");
+        let mut seen = Vec::new();
+        let mut after: Option<String> = None;
+        loop {
+            let page = pending_after(&conn, "E1", after.as_deref(), 2).expect("page");
+            if page.is_empty() {
+                break;
+            }
+            after = page.last().map(|r| r.sample_id.clone());
+            seen.extend(page.into_iter().map(|r| r.sample_id));
+        }
+        assert_eq!(seen, ["", "a/b", "b", "s1", "s10", "中"]);
     }
 }

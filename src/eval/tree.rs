@@ -291,7 +291,8 @@ pub fn summary(
     )
 }
 
-/// Writes `failure_summary.json`.
-pub fn write_summary(it: &Path, summary: &FailureSummary) -> Result<(), WriteError> {
+/// Writes `failure_summary.json` (a [`FailureSummary`], or a
+/// [`crate::failures::summary::SummaryOf`] of borrowed entries).
+pub fn write_summary<T: serde::Serialize>(it: &Path, summary: &T) -> Result<(), WriteError> {
     write_json_atomic(&it.join(layout::SUMMARY_FILE), summary)
 }

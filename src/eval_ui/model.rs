@@ -150,17 +150,28 @@ pub struct EvalModel {
 struct Stored {
     id: String,
     ord: u64,
-    hash: String,
+    /// A 64-bit digest of its content hash (equal contents, equal digests).
+    hash: u64,
     status: Status,
     score: Option<f64>,
     marks: Option<String>,
     inherited: bool,
 }
 
+/// A 64-bit digest of a stored content hash, read without copying it.
+fn digest(text: &[u8]) -> u64 {
+    use std::hash::Hasher;
+    let mut h = rustc_hash::FxHasher::default();
+    h.write(text);
+    h.finish()
+}
+
+/// Eval `eval_id`'s samples in the order of their ids (the table's key: bytewise, as
+/// Rust orders strings).
 fn stored(conn: &Connection, eval_id: &str) -> Result<Vec<Stored>, ReadError> {
     let mut st = conn.prepare_cached(
         "SELECT sample_id, ord, hash, status, score, marks, inherited_from IS NOT NULL
-         FROM eval_samples WHERE eval_id = ?1",
+         FROM eval_samples WHERE eval_id = ?1 ORDER BY sample_id",
     )?;
     let mut rows = st.query([eval_id])?;
     let mut out = Vec::new();
@@ -168,12 +179,17 @@ fn stored(conn: &Connection, eval_id: &str) -> Result<Vec<Stored>, ReadError> {
         out.push(Stored {
             id: r.get(0)?,
             ord: r.get::<_, i64>(1)?.max(0) as u64,
-            hash: r.get(2)?,
+            hash: digest(r.get_ref(2)?.as_bytes().map_err(rusqlite::Error::from)?),
             status: Status::parse(r.get_ref(3)?.as_str().map_err(rusqlite::Error::from)?),
             score: r.get(4)?,
             marks: r.get(5)?,
             inherited: r.get(6)?,
         });
+    }
+    // The key's order is SQLite's BINARY collation; should a file ever give another,
+    // the merge with the parent below still needs Rust's.
+    if !out.is_sorted_by(|a, b| a.id <= b.id) {
+        out.sort_unstable_by(|a, b| a.id.cmp(&b.id));
     }
     // A file written before marks were kept: each scored sample's marks from its
     // check rows.
@@ -230,14 +246,19 @@ pub fn parent_of(conn: &Connection, row: &EvalRow) -> Result<Option<EvalRow>, Re
     id.map(|id| read::find_eval(conn, &id)).transpose()
 }
 
-/// A parent sample: its content hash, status and each of our checks' result there.
-type ParentSample = (String, Status, Vec<Option<bool>>);
-
-/// What the comparison reads of the parent iteration, in the order of our checks.
+/// What the comparison reads of the parent iteration, in the order of our checks: one
+/// entry per parent sample, sorted by id, its marks remapped to our checks.
 #[derive(Debug)]
 pub struct ParentSide {
     row: EvalRow,
-    by_id: HashMap<String, ParentSample>,
+    /// Sample ids, sorted.
+    ids: Vec<Box<str>>,
+    /// Each sample's content digest and status.
+    facts: Vec<(u64, Status)>,
+    /// Each sample's mark for each of our checks (`checks` per sample; 0: none there).
+    marks: Vec<u8>,
+    /// Our checks.
+    checks: usize,
     /// Whether the parent has each of our checks.
     has: Vec<bool>,
     /// Each of our checks' pass rate in the parent, over its scored samples.
@@ -256,37 +277,43 @@ impl ParentSide {
             .iter()
             .map(|n| theirs.iter().position(|t| t == n))
             .collect();
-        let mut by_id = HashMap::new();
-        for s in stored(conn, &p.eval_id)? {
-            let marks = s.marks.unwrap_or_default().into_bytes();
-            let per: Vec<Option<bool>> = at
-                .iter()
-                .map(|a| a.and_then(|i| marks.get(i).copied().and_then(mark_result)))
-                .collect();
-            by_id.insert(s.id, (s.hash, s.status, per));
-        }
-        let rates = (0..names.len())
-            .map(|k| {
-                let (mut passed, mut of) = (0u64, 0u64);
-                for (_, status, per) in by_id.values() {
-                    if *status != Status::Pending {
-                        of += 1;
-                        passed += u64::from(per.get(k).copied().flatten() == Some(true));
-                    }
-                }
-                if of == 0 {
-                    0.0
-                } else {
-                    passed as f64 / of as f64
-                }
-            })
-            .collect();
-        Ok(ParentSide {
+        let rows = stored(conn, &p.eval_id)?;
+        let n = names.len();
+        let mut side = ParentSide {
             row: p,
-            by_id,
+            ids: Vec::with_capacity(rows.len()),
+            facts: Vec::with_capacity(rows.len()),
+            marks: Vec::with_capacity(rows.len() * n),
+            checks: n,
             has: at.iter().map(Option::is_some).collect(),
-            rates,
-        })
+            rates: Vec::new(),
+        };
+        let (mut passed, mut of) = (vec![0u64; n], 0u64);
+        for s in rows {
+            let marks = s.marks.unwrap_or_default().into_bytes();
+            let scored = s.status != Status::Pending;
+            of += u64::from(scored);
+            for (k, a) in at.iter().enumerate() {
+                let m = a.and_then(|i| marks.get(i).copied()).unwrap_or(0);
+                passed[k] += u64::from(scored && mark_result(m) == Some(true));
+                side.marks.push(m);
+            }
+            side.ids.push(s.id.into_boxed_str());
+            side.facts.push((s.hash, s.status));
+        }
+        side.rates = passed
+            .iter()
+            .map(|&p| if of == 0 { 0.0 } else { p as f64 / of as f64 })
+            .collect();
+        Ok(side)
+    }
+
+    /// Our check `k`'s result on the parent's sample at `i`.
+    fn result(&self, i: usize, k: usize) -> Option<bool> {
+        self.marks
+            .get(i * self.checks + k)
+            .copied()
+            .and_then(mark_result)
     }
 }
 
@@ -316,10 +343,10 @@ impl EvalModel {
                 .transpose()?,
         };
         let parent = parent_side.as_ref().map(|p| p.row.clone());
-        let empty = HashMap::new();
-        let there = parent_side.as_ref().map_or(&empty, |p| &p.by_id);
-        let mut here = stored(conn, &row.eval_id)?;
-        here.sort_unstable_by_key(|s| s.ord);
+        // Both sides come sorted by id: each of ours meets its parent sample in one walk.
+        let there = parent_side.as_deref();
+        let mut j = 0usize;
+        let here = stored(conn, &row.eval_id)?;
         let n = names.len();
         let mut tally = vec![(0u64, 0u64, 0u64); n];
         let mut paired = vec![Paired::default(); n];
@@ -340,26 +367,33 @@ impl EvalModel {
             }
             let mut flip = Flip::None;
             let mut check_flipped = false;
-            if let Some((hash, status, per)) = there.get(&s.id) {
-                if *hash == s.hash && s.status != Status::Pending {
+            let found = there.and_then(|p| {
+                while p.ids.get(j).is_some_and(|id| **id < *s.id) {
+                    j += 1;
+                }
+                (p.ids.get(j).is_some_and(|id| **id == *s.id)).then_some((p, j))
+            });
+            if let Some((p, i)) = found {
+                let (hash, status) = p.facts[i];
+                if hash == s.hash && s.status != Status::Pending {
                     flip = match (status, s.status) {
                         (Status::Passed, Status::Failed) => Flip::Regressed,
                         (Status::Failed, Status::Passed) => Flip::Improved,
                         _ => Flip::None,
                     };
-                    for (k, p) in paired.iter_mut().enumerate() {
+                    for (k, pair) in paired.iter_mut().enumerate() {
                         let mine = marks.get(k).copied().and_then(mark_result);
-                        match (per.get(k).copied().flatten(), mine) {
-                            (Some(true), Some(true)) => p.both += 1,
+                        match (p.result(i, k), mine) {
+                            (Some(true), Some(true)) => pair.both += 1,
                             (Some(true), Some(false)) => {
-                                p.first_only += 1;
+                                pair.first_only += 1;
                                 check_flipped = true;
                             }
                             (Some(false), Some(true)) => {
-                                p.second_only += 1;
+                                pair.second_only += 1;
                                 check_flipped = true;
                             }
-                            (Some(false), Some(false)) => p.neither += 1,
+                            (Some(false), Some(false)) => pair.neither += 1,
                             _ => {}
                         }
                     }
@@ -376,6 +410,7 @@ impl EvalModel {
                 check_flipped,
             });
         }
+        samples.sort_unstable_by_key(|s| s.ord);
         let checks = scoring
             .checks
             .iter()
@@ -462,5 +497,141 @@ impl EvalModel {
             }
         }
         Ok(self.samples.iter().map(|s| by_id.remove(&s.id)).collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::eval::record::{insert_eval, put_verdict, SampleRow};
+
+    fn eval_row(id: &str, parent: Option<&str>, status: &str) -> EvalRow {
+        let checks = serde_json::json!([
+            {"name": "a", "kind": "json_valid"},
+            {"name": "b", "kind": "json_valid"}
+        ]);
+        EvalRow {
+            eval_id: id.into(),
+            name: "merge".into(),
+            eval_key: id.into(),
+            kind: "run".into(),
+            run_id: None,
+            parent_id: parent.map(str::to_string),
+            iteration: 1,
+            spec_path: "spec".into(),
+            spec_json: serde_json::json!({"checks": checks, "epochs": 1, "reducer": "mean",
+                "plan_tasks": ["t"], "output_task": "t"})
+            .to_string(),
+            dataset_path: "data".into(),
+            out_dir: None,
+            status: status.into(),
+            created_at: "2026-11-28T00:00:00Z".into(),
+            finished_at: None,
+            sample_count: 0,
+        }
+    }
+
+    /// Stores eval `row` with samples `(id, hash, status, marks)` in dataset order.
+    fn store(conn: &Connection, row: &EvalRow, samples: &[(&str, &str, &str, &str)]) {
+        let rows: Vec<SampleRow> = samples
+            .iter()
+            .enumerate()
+            .map(|(i, (id, hash, _, _))| SampleRow {
+                sample_id: id.to_string(),
+                ord: i as u64,
+                file_id: id.to_string(),
+                hash: hash.to_string(),
+                line: i as u64 + 1,
+                content: "{}".into(),
+                status: "pending".into(),
+                score: None,
+                inherited_from: None,
+                marks: None,
+            })
+            .collect();
+        let tx = conn.unchecked_transaction().expect("tx");
+        insert_eval(&tx, row, &rows).expect("insert");
+        for (id, _, status, marks) in samples {
+            if *status != "pending" {
+                put_verdict(&tx, &row.eval_id, id, (status, 0.0), marks).expect("verdict");
+            }
+        }
+        tx.commit().expect("commit");
+    }
+
+    /// Ids in another order than the dataset's, samples on one side only, a changed
+    /// content and a pending sample: each sample meets its own parent sample.
+    #[test]
+    fn each_sample_is_compared_with_the_parent_sample_of_its_id() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let conn = crate::store::open_connection(&dir.path().join("m.db")).expect("db");
+        let parent = eval_row("P", None, "finished");
+        store(
+            &conn,
+            &parent,
+            &[
+                ("zeta", "h1", "passed", "pp"),
+                ("alpha", "h2", "failed", "fp"),
+                ("only-there", "h3", "passed", "pp"),
+                ("mid", "h4", "passed", "pp"),
+                ("changed", "h5", "passed", "pp"),
+                ("waits", "h6", "failed", "ff"),
+            ],
+        );
+        let child = eval_row("C", Some("P"), "running");
+        store(
+            &conn,
+            &child,
+            &[
+                ("mid", "h4", "failed", "pf"),
+                ("only-here", "h9", "failed", "ff"),
+                ("alpha", "h2", "passed", "pp"),
+                ("changed", "h5-new", "failed", "ff"),
+                ("zeta", "h1", "passed", "pp"),
+                ("waits", "h6", "pending", ""),
+            ],
+        );
+        let m = EvalModel::load(&conn, read::find_eval(&conn, "C").expect("C")).expect("load");
+        let ids: Vec<&str> = m.samples.iter().map(|s| s.id.as_str()).collect();
+        assert_eq!(
+            ids,
+            ["mid", "only-here", "alpha", "changed", "zeta", "waits"]
+        );
+        let flips: Vec<Flip> = m.samples.iter().map(|s| s.flip).collect();
+        assert_eq!(
+            flips,
+            [
+                Flip::Regressed,
+                Flip::None,
+                Flip::Improved,
+                Flip::None,
+                Flip::None,
+                Flip::None
+            ]
+        );
+        let checked: Vec<bool> = m.samples.iter().map(|s| s.check_flipped).collect();
+        assert_eq!(checked, [true, false, true, false, false, false]);
+        // Paired over mid, alpha and zeta (same content, scored on both sides).
+        let a = m.checks[0].parent.as_ref().expect("a has a parent side");
+        assert_eq!((a.regressed, a.improved), (0, 1));
+        let b = m.checks[1].parent.as_ref().expect("b has a parent side");
+        assert_eq!((b.regressed, b.improved), (1, 0));
+        // The parent's rates over its six scored samples.
+        assert!(
+            (a.parent_rate - 4.0 / 6.0).abs() < 1e-9,
+            "{}",
+            a.parent_rate
+        );
+        assert!(
+            (b.parent_rate - 5.0 / 6.0).abs() < 1e-9,
+            "{}",
+            b.parent_rate
+        );
+        // A second reading reuses the parent's side and finds the same.
+        let again = m
+            .reload(&conn, read::find_eval(&conn, "C").expect("C"))
+            .expect("reload");
+        let flips2: Vec<Flip> = again.samples.iter().map(|s| s.flip).collect();
+        assert_eq!(flips, flips2);
     }
 }

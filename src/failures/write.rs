@@ -55,13 +55,26 @@ fn temp_beside(path: &Path) -> PathBuf {
     }
 }
 
-/// Writes `value` as pretty JSON to `path` through a temporary file and a rename.
+/// Writes `value` as pretty JSON to `path` through a temporary file and a rename. The
+/// JSON goes to the file as it is made: a large document is not held in memory whole.
 pub fn write_json_atomic<T: Serialize + ?Sized>(path: &Path, value: &T) -> Result<(), WriteError> {
-    let bytes = serde_json::to_vec_pretty(value).map_err(|source| WriteError::Json {
-        what: path.display().to_string(),
-        source,
-    })?;
-    write_bytes_atomic(path, &bytes)
+    let mut failed: Option<serde_json::Error> = None;
+    let written = write_with(path, true, |f| {
+        let mut w = std::io::BufWriter::new(f);
+        serde_json::to_writer_pretty(&mut w, value).map_err(|e| {
+            let io = std::io::Error::other(e.to_string());
+            failed = Some(e);
+            io
+        })?;
+        w.flush()
+    });
+    match failed {
+        Some(source) => Err(WriteError::Json {
+            what: path.display().to_string(),
+            source,
+        }),
+        None => written,
+    }
 }
 
 /// Writes `value` as pretty JSON to `path` through a temporary file and a rename, without
@@ -82,13 +95,23 @@ pub fn write_bytes_atomic(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
 }
 
 fn write_bytes(path: &Path, bytes: &[u8], sync: bool) -> Result<(), WriteError> {
+    write_with(path, sync, |f| f.write_all(bytes))
+}
+
+/// Writes to `path` through a temporary file that `fill` writes, flushed to disk when
+/// `sync`, and a rename; the temporary file is removed when anything fails.
+fn write_with(
+    path: &Path,
+    sync: bool,
+    fill: impl FnOnce(&mut std::fs::File) -> std::io::Result<()>,
+) -> Result<(), WriteError> {
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent).map_err(io(parent))?;
     }
     let tmp = temp_beside(path);
     let result = (|| {
         let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
+        fill(&mut f)?;
         if sync {
             f.sync_all()?;
         }

@@ -143,6 +143,6 @@ pub use read::{EventRow, InvocationRow, Store, TaskRow};
 pub use review::{Decision, FabricatedRef, ReviewItem};
 pub use run_read::RunSummary;
 pub use writer::{
-    spawn_writer, AtomRow, InvocationRecord, PaperRow, ReviewWrite, RowsWrite, RunRow, WriteOp,
-    Writer, WriterStats,
+    spawn_writer, spawn_writer_with_cache, AtomRow, InvocationRecord, PaperRow, ReviewWrite,
+    RowsWrite, RunRow, WriteOp, Writer, WriterStats,
 };

@@ -149,6 +149,16 @@ pub fn spawn_writer(
     spawn_writer_holding(path, subscriber, None)
 }
 
+/// [`spawn_writer`] with a page cache of `cache_kib` KiB instead of the run writer's:
+/// for a writer of a few rows at a time beside a run (an eval's scorer), whose memory
+/// counts more than its speed.
+pub fn spawn_writer_with_cache(
+    path: &std::path::Path,
+    cache_kib: i64,
+) -> Result<(Writer, JoinHandle<()>), StoreError> {
+    spawn_writer_inner(path, None, None, cache_kib)
+}
+
 /// [`spawn_writer`] for a process that owns a run: the writer refreshes `lease`'s
 /// heartbeat (every batch, and on its own when idle), stops with
 /// [`StoreError::LeaseLost`] if another process took the run over, and gives the lease
@@ -158,6 +168,15 @@ pub fn spawn_writer_holding(
     subscriber: Option<Subscriber>,
     lease: Option<Lease>,
 ) -> Result<(Writer, JoinHandle<()>), StoreError> {
+    spawn_writer_inner(path, subscriber, lease, WRITER_CACHE_KIB)
+}
+
+fn spawn_writer_inner(
+    path: &std::path::Path,
+    subscriber: Option<Subscriber>,
+    lease: Option<Lease>,
+    cache_kib: i64,
+) -> Result<(Writer, JoinHandle<()>), StoreError> {
     let conn = open_connection(path)?;
     // Checkpoints run on a thread of their own, so the writer seldom waits for them; the
     // writer completes one only to keep the log bounded (see store/wal.rs).
@@ -165,7 +184,7 @@ pub fn spawn_writer_holding(
     // A page cache that holds the pages the writer keeps coming back to (the ends of the
     // log and of the atom tables, the task rows, the text indexes); with SQLite's default
     // of 2 MB the writer kept reading its own WAL back (README, Benchmark).
-    conn.pragma_update(None, "cache_size", -WRITER_CACHE_KIB)?;
+    conn.pragma_update(None, "cache_size", -cache_kib)?;
     let mut wal = super::wal::WalBound::start(path)?;
     let (tx, rx) = std::sync::mpsc::channel();
     let stats = Arc::new(WriterStats {

@@ -61,6 +61,21 @@ pub async fn run_eval(
         record::insert_eval(&tx, &launch.row, &launch.samples)?;
         tx.commit()?;
     }
+    // A stop signal also stops the scoring that goes on after the run has ended.
+    let stopped = Arc::new(AtomicBool::new(false));
+    // The scorer keeps a few bytes of each sample: every sample's row is in the
+    // database, and none is held through the run (its start is the busiest moment).
+    let total = launch.samples.len();
+    let mut scorer = Scorer::new(
+        g.db.clone(),
+        launch.row.clone(),
+        &launch.samples,
+        String::new(),
+        true,
+        stopped.clone(),
+        judges,
+    )?;
+    drop(launch.samples);
     let mut started = start(g, plan, config, resume, false)?;
     let run_id = started.run_id.clone();
     let mut row = launch.row;
@@ -81,23 +96,13 @@ pub async fn run_eval(
     crate::errln!(
         "eval {}: {} samples × {} epoch(s) in run {run_id}; database {}; tree {}",
         row.eval_id,
-        launch.samples.len(),
+        total,
         read::scoring_of(&row)?.epochs,
         g.db.display(),
         it.display()
     );
-    let tree = start_tree(&g.db, &row, it, &launch.samples, resuming)?;
-    // A stop signal also stops the scoring that goes on after the run has ended.
-    let stopped = Arc::new(AtomicBool::new(false));
-    let scorer = Scorer::new(
-        g.db.clone(),
-        row.clone(),
-        launch.samples,
-        run_id.clone(),
-        true,
-        stopped.clone(),
-        judges,
-    )?;
+    let tree = start_tree(&g.db, &row, it, total, resuming)?;
+    scorer.on_run(row.clone());
     let (tx, rx) = channel::<Msg>();
     let scorer_thread = std::thread::Builder::new()
         .name("plexus-eval-scorer".into())
@@ -151,7 +156,7 @@ pub async fn score_only(g: &Globals, launch: Launch, run_status: RunStatus) -> R
         run_status.as_str()
     );
     let it = tree::iteration_dir(&out, row.iteration);
-    let tree = start_tree(&g.db, &row, it, &launch.samples, true)?;
+    let tree = start_tree(&g.db, &row, it, launch.samples.len(), true)?;
     let stopped = Arc::new(AtomicBool::new(false));
     let (control, _engine) = tokio::sync::mpsc::unbounded_channel();
     let watcher = spawn_stop_watcher(control, run_id.clone(), Some(stopped.clone()));
@@ -161,12 +166,14 @@ pub async fn score_only(g: &Globals, launch: Launch, run_status: RunStatus) -> R
     let scorer = Scorer::new(
         g.db.clone(),
         row.clone(),
-        launch.samples,
+        &launch.samples,
         run_id.clone(),
         true,
         stopped,
         judges,
     )?;
+    // Every sample's row is in the database: none is held through the run.
+    drop(launch.samples);
     // The run cannot go on (a task waiting for review included: a decision and its
     // resume would have gone through the engine): what is left is scored as it stands.
     let (tx, rx) = channel::<Msg>();
@@ -231,13 +238,14 @@ fn conclude(
     Ok(ExitCode::SUCCESS)
 }
 
-/// The tree writer of eval `row` (of `samples`) in iteration directory `it`: the pending
-/// samples to dispatch and, for a resumed eval, the entries of those that failed before.
+/// The tree writer of eval `row` (of `total` samples) in iteration directory `it`: the
+/// pending samples to dispatch and, for a resumed eval, the entries of those that failed
+/// before.
 fn start_tree(
     db: &std::path::Path,
     row: &EvalRow,
     it: PathBuf,
-    samples: &[SampleRow],
+    total: usize,
     resuming: bool,
 ) -> Result<TreeWriter> {
     let failed = if resuming {
@@ -245,16 +253,11 @@ fn start_tree(
     } else {
         BTreeMap::new()
     };
-    let dispatched: Vec<SampleRow> = samples
-        .iter()
-        .filter(|s| s.status == "pending")
-        .cloned()
-        .collect();
     Ok(TreeWriter::start(
         row.clone(),
         it,
-        samples.len() as u64,
-        dispatched,
+        total as u64,
+        db.to_path_buf(),
         failed,
     ))
 }

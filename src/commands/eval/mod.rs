@@ -33,7 +33,7 @@ use crate::launch::{prepare_resume, Globals};
 use crate::store::Store;
 
 use self::live::{run_eval, Launch, GATE_MISSED};
-use self::prepare::{copies_plan, prepare};
+use self::prepare::{copies_text, prepare};
 use self::rerun::{rerun, RerunChoice};
 
 /// Runs `plexus eval …`.
@@ -134,15 +134,16 @@ async fn start_spec(
     existing: Option<(EvalRow, Vec<SampleRow>)>,
 ) -> Result<ExitCode> {
     let refs: Vec<&crate::eval::dataset::Sample> = p.samples.iter().collect();
-    let plan = copies_plan(
-        &p.plan,
-        &refs,
-        p.spec.epochs,
-        &format!("{} (eval {})", p.spec.plan.display(), p.spec.name),
-    )?;
+    let text = copies_text(&p.plan, &refs, p.spec.epochs)?;
     drop(refs);
     let (spec, sample_rows, row) = (p.spec, p.sample_rows, p.row);
+    // The dataset is let go before the copies' text is read: the two are not held
+    // together.
     drop((p.samples, p.plan));
+    let plan = crate::plan::parse_plan_owned(
+        text,
+        &format!("{} (eval {})", spec.plan.display(), spec.name),
+    )?;
     let new_eval = existing.is_none();
     let (row, sample_rows) = existing.unwrap_or((row, sample_rows));
     if !(args.timeout_scale > 0.0 && args.timeout_scale.is_finite()) {

@@ -320,6 +320,16 @@ pub fn copies_plan(
     epochs: u32,
     source: &str,
 ) -> Result<crate::plan::Plan> {
+    Ok(crate::plan::parse_plan_owned(
+        copies_text(plan, samples, epochs)?,
+        source,
+    )?)
+}
+
+/// The text of the plan of `samples`' copies (each sample `epochs` times), every
+/// placeholder resolved: the samples are not needed to check it (so a caller can let
+/// them go first).
+pub fn copies_text(plan: &Value, samples: &[&Sample], epochs: u32) -> Result<String> {
     let prefixes: Vec<(String, &Sample)> = samples
         .iter()
         .flat_map(|s| (1..=epochs).map(move |e| (copy_prefix(&s.id, e, epochs), *s)))
@@ -331,7 +341,7 @@ pub fn copies_plan(
             sample: s,
         })
         .collect();
-    let text = expand_copies_text(plan, &copies).map_err(|e| match e {
+    expand_copies_text(plan, &copies).map_err(|e| match e {
         ExpandError::Unresolved(list) => {
             let lines: Vec<String> = list.iter().map(|u| format!("  {u}")).collect();
             invalid(format!(
@@ -341,8 +351,5 @@ pub fn copies_plan(
             ))
         }
         other => invalid(other.to_string()),
-    })?;
-    drop(copies);
-    drop(prefixes);
-    Ok(crate::plan::parse_plan_owned(text, source)?)
+    })
 }

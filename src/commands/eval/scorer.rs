@@ -75,6 +75,12 @@ impl TaskFact {
     }
 }
 
+/// Copies' rows queued for the scorer's writer at most before scoring waits for them.
+const WRITE_BACKLOG: usize = 256;
+
+/// The page cache of the scorer's writer, KiB.
+const SCORER_CACHE_KIB: i64 = 8 * 1024;
+
 /// How the scoring ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Scored {
@@ -84,31 +90,57 @@ pub struct Scored {
     pub left: u64,
 }
 
+/// One copy of the plan: a sample's epoch.
 struct CopyState {
-    sample: usize,
+    /// The sample's index.
+    sample: u32,
     epoch: u32,
-    tasks: CopyTasks,
-    finished: Vec<bool>,
     scored: bool,
 }
 
-struct SampleState {
-    row: SampleRow,
-    expected: Option<Value>,
-    /// The input, kept only when a judge reads it.
-    input: Value,
-    epochs: Vec<Option<EpochDoc>>,
+/// A sample's status, as the progress line counts it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Status {
+    Pending = 0,
+    Passed = 1,
+    Failed = 2,
+    Error = 3,
+}
+
+impl Status {
+    fn parse(s: &str) -> Status {
+        match s {
+            "passed" => Status::Passed,
+            "failed" => Status::Failed,
+            "error" => Status::Error,
+            _ => Status::Pending,
+        }
+    }
 }
 
 /// A scorer for eval `row` (whose samples are `samples`) on run `run_id`.
+///
+/// It holds little per sample (its id, its status, and a slot per task of its copies)
+/// so that its memory stays small beside the run's: a sample's row, expected value and
+/// input are read from the database when one of its copies is scored, and its scored
+/// epochs are held only until its last one is.
 pub struct Scorer {
     db: PathBuf,
     row: EvalRow,
     scoring: Scoring,
     run_id: String,
-    samples: Vec<SampleState>,
+    /// Each sample's id and status, by position.
+    ids: Vec<Box<str>>,
+    status: Vec<Status>,
+    /// Samples by status (pending, passed, failed, error).
+    counts: [u64; 4],
     copies: Vec<CopyState>,
-    by_task: HashMap<String, (usize, usize)>,
+    /// Whether each task of each copy has finished (`plan_tasks` per copy).
+    finished: Vec<bool>,
+    /// A copy's task id to its slot in `finished`.
+    by_task: rustc_hash::FxHashMap<Box<str>, u32>,
+    /// The epochs scored of samples whose last epoch is not yet.
+    partial: HashMap<u32, Vec<Option<EpochDoc>>>,
     tools: HashMap<String, Vec<ToolCall>>,
     tools_read_to: u64,
     scored_now: u64,
@@ -126,7 +158,7 @@ impl Scorer {
     pub fn new(
         db: PathBuf,
         row: EvalRow,
-        samples: Vec<SampleRow>,
+        samples: &[SampleRow],
         run_id: String,
         progress: bool,
         stopped: Arc<AtomicBool>,
@@ -137,9 +169,13 @@ impl Scorer {
             db,
             scoring,
             run_id,
-            samples: Vec::with_capacity(samples.len()),
+            ids: Vec::with_capacity(samples.len()),
+            status: Vec::with_capacity(samples.len()),
+            counts: [0; 4],
             copies: Vec::new(),
-            by_task: HashMap::new(),
+            finished: Vec::new(),
+            by_task: Default::default(),
+            partial: HashMap::new(),
             tools: HashMap::new(),
             tools_read_to: 0,
             scored_now: 0,
@@ -152,48 +188,60 @@ impl Scorer {
             row,
         };
         let epochs = s.scoring.epochs.max(1);
-        for (i, mut sr) in samples.into_iter().enumerate() {
-            let content: Value = serde_json::from_str(&sr.content).unwrap_or(Value::Null);
-            let expected = content.get("expected").cloned().filter(|v| !v.is_null());
-            let input = match (&s.judges, content.get("input")) {
-                (Some(_), Some(v)) => v.clone(),
-                _ => Value::Null,
-            };
-            // The tree writer has the sample's content for its document; the scorer
-            // needs only the expected value.
-            sr.content = String::new();
-            let runs_here = sr.status == "pending" && sr.inherited_from.is_none();
+        let per_copy = s.scoring.plan_tasks.len();
+        for (i, sr) in samples.iter().enumerate() {
+            let i = u32::try_from(i).map_err(|_| eyre!("too many samples"))?;
+            let status = Status::parse(&sr.status);
+            let runs_here = status == Status::Pending && sr.inherited_from.is_none();
             if runs_here {
                 for epoch in 1..=epochs {
                     let tasks = copy_tasks(&s.scoring, &sr.sample_id, epoch);
                     let c = s.copies.len();
-                    for (k, t) in tasks.tasks.iter().enumerate() {
-                        s.by_task.insert(t.clone(), (c, k));
+                    for (k, t) in tasks.tasks.into_iter().enumerate() {
+                        let slot =
+                            u32::try_from(c * per_copy + k).map_err(|_| eyre!("too many tasks"))?;
+                        s.by_task.insert(t.into_boxed_str(), slot);
                     }
+                    s.finished.extend(std::iter::repeat_n(false, per_copy));
                     s.copies.push(CopyState {
                         sample: i,
                         epoch,
-                        finished: vec![false; tasks.tasks.len()],
-                        tasks,
                         scored: false,
                     });
                 }
             } else {
                 s.done_before += 1;
             }
-            s.samples.push(SampleState {
-                row: sr,
-                expected,
-                input,
-                epochs: vec![None; epochs as usize],
-            });
+            s.counts[status as usize] += 1;
+            s.status.push(status);
+            s.ids.push(sr.sample_id.as_str().into());
         }
         Ok(s)
     }
 
+    /// The eval's row once its run has started (the run it names is the one scored).
+    pub fn on_run(&mut self, row: EvalRow) {
+        self.run_id = row.run_id.clone().unwrap_or_default();
+        self.row = row;
+    }
+
+    /// Copy `c`'s tasks.
+    fn tasks_of(&self, c: usize) -> CopyTasks {
+        let copy = &self.copies[c];
+        copy_tasks(&self.scoring, &self.ids[copy.sample as usize], copy.epoch)
+    }
+
+    /// The slots of copy `c` in `finished`.
+    fn slots(&self, c: usize) -> std::ops::Range<usize> {
+        let n = self.scoring.plan_tasks.len();
+        c * n..(c + 1) * n
+    }
+
     /// Scores until the run ends: `rx` brings its events, then its end.
     pub fn run(mut self, rx: Receiver<Msg>, resuming: bool, tree: TreeWriter) -> Result<Scored> {
-        let (writer, writer_thread) = crate::store::spawn_writer(&self.db, None)?;
+        // A small page cache: the run's writer holds the large one.
+        let (writer, writer_thread) =
+            crate::store::spawn_writer_with_cache(&self.db, SCORER_CACHE_KIB)?;
         let store = Store::open(&self.db)?;
         if resuming {
             self.load(&store)?;
@@ -268,8 +316,8 @@ impl Scorer {
                 t.status.as_str(),
                 "success" | "partial" | "failed" | "timeout" | "blocked"
             ) && t.error_code.as_deref() != Some("E007");
-            if let (true, Some(&(c, k))) = (finished, self.by_task.get(&t.task_id)) {
-                self.copies[c].finished[k] = true;
+            if let (true, Some(&slot)) = (finished, self.by_task.get(t.task_id.as_str())) {
+                self.finished[slot as usize] = true;
             }
         }
         let (read_tools, read_to) = tool_calls(store, &self.run_id)?;
@@ -282,40 +330,47 @@ impl Scorer {
         for c in read::check_results(store.conn(), &self.row.eval_id)? {
             checks.entry(c.sample_id.clone()).or_default().push(c);
         }
-        let index: HashMap<String, usize> = self
-            .samples
+        let index: HashMap<&str, usize> = self
+            .ids
             .iter()
             .enumerate()
-            .map(|(i, s)| (s.row.sample_id.clone(), i))
+            .map(|(i, id)| (&**id, i))
             .collect();
-        let copy_of: HashMap<(usize, u32), usize> = self
+        let copy_of: HashMap<(u32, u32), usize> = self
             .copies
             .iter()
             .enumerate()
             .map(|(c, copy)| ((copy.sample, copy.epoch), c))
             .collect();
+        let epochs = self.scoring.epochs.max(1) as usize;
         for a in &attempts {
             let Some(&i) = index
-                .get(&a.sample_id)
-                .filter(|&&i| self.samples[i].row.status == "pending")
+                .get(a.sample_id.as_str())
+                .filter(|&&i| self.status[i] == Status::Pending)
             else {
                 continue;
             };
-            if let Some(&c) = copy_of.get(&(i, a.epoch)) {
+            if let Some(&c) = copy_of.get(&(i as u32, a.epoch)) {
                 self.copies[c].scored = true;
             }
-            let sample = &self.samples[i];
+            let Some(row) = read::sample(store.conn(), &self.row.eval_id, &a.sample_id)? else {
+                continue;
+            };
             let docs = epoch_docs(
                 Some(store),
                 &by_run,
                 &self.scoring,
-                &sample.row,
+                &row,
                 std::slice::from_ref(a),
                 checks.get(&a.sample_id).map_or(&[], Vec::as_slice),
             )?;
+            let slots = self
+                .partial
+                .entry(i as u32)
+                .or_insert_with(|| vec![None; epochs]);
             if let (Some(doc), Some(slot)) = (
                 docs.into_iter().next(),
-                self.samples[i].epochs.get_mut(a.epoch as usize - 1),
+                slots.get_mut((a.epoch as usize).wrapping_sub(1)),
             ) {
                 *slot = Some(doc);
             }
@@ -325,24 +380,25 @@ impl Scorer {
     }
 
     fn complete(&self, c: usize) -> bool {
-        let copy = &self.copies[c];
-        !copy.scored && copy.finished.iter().all(|f| *f)
+        !self.copies[c].scored && self.finished[self.slots(c)].iter().all(|f| *f)
     }
 
     /// Folds one fact; copies that became complete are pushed on `ready`.
     fn fold(&mut self, fact: TaskFact, ready: &mut Vec<usize>) {
+        let per_copy = self.scoring.plan_tasks.len().max(1);
         match fact {
             TaskFact::Finished(task) => {
-                if let Some(&(c, k)) = self.by_task.get(&task) {
-                    self.copies[c].finished[k] = true;
+                if let Some(&slot) = self.by_task.get(task.as_str()) {
+                    self.finished[slot as usize] = true;
+                    let c = slot as usize / per_copy;
                     if self.complete(c) && !ready.contains(&c) {
                         ready.push(c);
                     }
                 }
             }
             TaskFact::Reset(task) => {
-                if let Some(&(c, k)) = self.by_task.get(&task) {
-                    self.copies[c].finished[k] = false;
+                if let Some(&slot) = self.by_task.get(task.as_str()) {
+                    self.finished[slot as usize] = false;
                 }
             }
             // Calls the resume's reading of the log already has are not added twice.
@@ -356,31 +412,39 @@ impl Scorer {
     /// Scores copy `c`, stores it (and the sample's verdict when it was its last epoch),
     /// and sends the sample's documents to the tree once it is whole.
     fn score(&mut self, c: usize, store: &Store, writer: &Writer, tree: &TreeWriter) -> Result<()> {
-        let copy = &self.copies[c];
-        let (i, epoch) = (copy.sample, copy.epoch);
-        let calls: Vec<ToolCall> = copy
-            .tasks
+        let tasks = self.tasks_of(c);
+        let (i, epoch) = (self.copies[c].sample as usize, self.copies[c].epoch);
+        let calls: Vec<ToolCall> = tasks
             .tasks
             .iter()
             .flat_map(|t| self.tools.remove(t).unwrap_or_default())
             .collect();
-        let mut obs = observe(store, &self.run_id, &copy.tasks, calls)?;
-        let sample = &self.samples[i];
+        let mut obs = observe(store, &self.run_id, &tasks, calls)?;
+        let mut row =
+            read::sample(store.conn(), &self.row.eval_id, &self.ids[i])?.ok_or_else(|| {
+                eyre!(
+                    "sample {} of eval {} is not in the database",
+                    self.ids[i],
+                    self.row.eval_id
+                )
+            })?;
+        let content: Value = serde_json::from_str(&row.content).unwrap_or(Value::Null);
+        let expected = content.get("expected").filter(|v| !v.is_null());
         if let (Some(j), None) = (&self.judges, &obs.error) {
             obs.seen.judgments = j.judge(
-                &sample.row.sample_id,
-                &sample.input,
-                sample.expected.as_ref(),
+                &row.sample_id,
+                content.get("input").unwrap_or(&Value::Null),
+                expected,
                 &obs.seen.output,
             );
         }
         let attempt = score_attempt(
             &self.scoring,
-            &sample.row.sample_id,
+            &row.sample_id,
             epoch,
             &self.run_id,
             &obs,
-            sample.expected.as_ref(),
+            expected,
         );
         let doc = EpochDoc {
             attempt: attempt.clone(),
@@ -389,26 +453,26 @@ impl Scorer {
         };
         self.copies[c].scored = true;
         self.scored_now += 1;
-        let slot = self.samples[i]
-            .epochs
-            .get_mut(epoch as usize - 1)
-            .ok_or_else(|| eyre!("epoch {epoch} out of range"))?;
-        *slot = Some(doc);
-        let whole = self.samples[i].epochs.iter().all(Option::is_some);
+        let epochs = self.scoring.epochs.max(1) as usize;
+        let mut done = self
+            .partial
+            .remove(&(i as u32))
+            .unwrap_or_else(|| vec![None; epochs]);
+        *done
+            .get_mut((epoch as usize).wrapping_sub(1))
+            .ok_or_else(|| eyre!("epoch {epoch} out of range"))? = Some(doc);
+        let whole = done.iter().all(Option::is_some);
         let verdict = whole.then(|| {
-            let done: Vec<&AttemptRow> = self.samples[i]
-                .epochs
+            let attempts: Vec<&AttemptRow> = done.iter().flatten().map(|d| &d.attempt).collect();
+            let per: Vec<(String, f64)> = attempts
                 .iter()
-                .flatten()
-                .map(|d| &d.attempt)
+                .map(|a| (a.status.clone(), a.score))
                 .collect();
-            let per: Vec<(String, f64)> =
-                done.iter().map(|a| (a.status.clone(), a.score)).collect();
             let (status, score) = sample_verdict(self.scoring.reducer(), &per);
-            (status, score, check_marks(&self.scoring, &done))
+            (status, score, check_marks(&self.scoring, &attempts))
         });
         let eval_id = self.row.eval_id.clone();
-        let sample_id = self.samples[i].row.sample_id.clone();
+        let sample_id = row.sample_id.clone();
         let stored = verdict.clone();
         writer.send(WriteOp::Rows(RowsWrite(Box::new(move |tx| {
             record::put_attempt(tx, &eval_id, &attempt)?;
@@ -417,15 +481,28 @@ impl Scorer {
             }
             Ok(())
         }))))?;
-        if let Some((status, score, marks)) = verdict {
-            let s = &mut self.samples[i];
-            s.row.status = status.to_string();
-            s.row.score = Some(score);
-            s.row.marks = Some(marks);
-            let epochs: Vec<EpochDoc> = s.epochs.iter_mut().filter_map(Option::take).collect();
-            let docs = documents(&self.row, &self.scoring, &s.row, &epochs);
-            tree.send(TreeJob::Docs(Box::new((s.row.clone(), docs))));
-            // The epochs were taken: the sample's memory is not needed again.
+        // When the database is slower than scoring, scoring waits: the rows queued stay
+        // few, whatever the number of samples.
+        if writer.stats().backlog.load(Ordering::Relaxed) > WRITE_BACKLOG {
+            writer.flush()?;
+        }
+        match verdict {
+            Some((status, score, marks)) => {
+                let now = Status::parse(status);
+                self.counts[self.status[i] as usize] -= 1;
+                self.counts[now as usize] += 1;
+                self.status[i] = now;
+                row.status = status.to_string();
+                row.score = Some(score);
+                row.marks = Some(marks);
+                let epochs: Vec<EpochDoc> = done.into_iter().flatten().collect();
+                let docs = documents(&self.row, &self.scoring, &row, &epochs);
+                // The sample's epochs go with its documents: nothing of it stays here.
+                tree.send(TreeJob::Docs(Box::new((row, docs))));
+            }
+            None => {
+                self.partial.insert(i as u32, done);
+            }
         }
         Ok(())
     }
@@ -435,16 +512,8 @@ impl Scorer {
             return;
         }
         self.last_progress = Instant::now();
-        let (mut passed, mut failed, mut errors, mut pending) = (0, 0, 0, 0);
-        for s in &self.samples {
-            match s.row.status.as_str() {
-                "passed" => passed += 1,
-                "failed" => failed += 1,
-                "error" => errors += 1,
-                _ => pending += 1,
-            }
-        }
-        let total = self.samples.len() as u64;
+        let [pending, passed, failed, errors] = self.counts;
+        let total = self.ids.len() as u64;
         let done = total - pending;
         let rate = (done - self.done_before.min(done)) as f64
             / self.started.elapsed().as_secs_f64().max(0.001);

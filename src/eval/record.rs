@@ -41,6 +41,41 @@ pub struct EvalRow {
     pub sample_count: u64,
 }
 
+/// A sample's status, as `eval_samples.status` stores it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SampleStatus {
+    /// Not scored yet.
+    Pending,
+    /// Passed.
+    Passed,
+    /// Failed.
+    Failed,
+    /// Could not be scored (the model was not reached, or a judge could not judge).
+    Error,
+}
+
+impl SampleStatus {
+    /// The status stored as `s` (anything unknown: pending).
+    pub fn parse(s: &str) -> SampleStatus {
+        match s {
+            "passed" => SampleStatus::Passed,
+            "failed" => SampleStatus::Failed,
+            "error" => SampleStatus::Error,
+            _ => SampleStatus::Pending,
+        }
+    }
+
+    /// Its name.
+    pub fn name(self) -> &'static str {
+        match self {
+            SampleStatus::Pending => "pending",
+            SampleStatus::Passed => "passed",
+            SampleStatus::Failed => "failed",
+            SampleStatus::Error => "error",
+        }
+    }
+}
+
 /// One sample of an eval.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SampleRow {

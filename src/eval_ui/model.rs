@@ -14,38 +14,7 @@ use crate::eval::spec::Scoring;
 use crate::eval::stats::{wilson, Interval, Paired, Z95};
 
 /// A sample's status.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Status {
-    /// Not scored yet.
-    Pending,
-    /// Passed.
-    Passed,
-    /// Failed.
-    Failed,
-    /// Could not be scored (the model was not reached, or a judge could not judge).
-    Error,
-}
-
-impl Status {
-    fn parse(s: &str) -> Status {
-        match s {
-            "passed" => Status::Passed,
-            "failed" => Status::Failed,
-            "error" => Status::Error,
-            _ => Status::Pending,
-        }
-    }
-
-    /// Its name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Status::Pending => "pending",
-            Status::Passed => "passed",
-            Status::Failed => "failed",
-            Status::Error => "error",
-        }
-    }
-}
+pub use crate::eval::record::SampleStatus as Status;
 
 /// How a sample's verdict changed from the parent iteration's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -22,7 +22,7 @@ use crate::eval::checks::ToolCall;
 use crate::eval::finish::{copy_tasks, epoch_docs};
 use crate::eval::observe::{observe, tool_calls, CopyTasks};
 use crate::eval::read;
-use crate::eval::record::{self, AttemptRow, EvalRow, SampleRow};
+use crate::eval::record::{self, AttemptRow, EvalRow, SampleRow, SampleStatus as Status};
 use crate::eval::score::{check_marks, sample_verdict, score_attempt};
 use crate::eval::spec::Scoring;
 use crate::eval::tree::{documents, EpochDoc};
@@ -96,26 +96,6 @@ struct CopyState {
     sample: u32,
     epoch: u32,
     scored: bool,
-}
-
-/// A sample's status, as the progress line counts it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Status {
-    Pending = 0,
-    Passed = 1,
-    Failed = 2,
-    Error = 3,
-}
-
-impl Status {
-    fn parse(s: &str) -> Status {
-        match s {
-            "passed" => Status::Passed,
-            "failed" => Status::Failed,
-            "error" => Status::Error,
-            _ => Status::Pending,
-        }
-    }
 }
 
 /// A scorer for eval `row` (whose samples are `samples`) on run `run_id`.

@@ -135,8 +135,8 @@ fn digest(text: &[u8]) -> u64 {
     h.finish()
 }
 
-/// Eval `eval_id`'s samples in the order of their ids (the table's key: bytewise, as
-/// Rust orders strings).
+/// Eval `eval_id`'s samples in the order of their ids (the key's BINARY collation:
+/// bytewise on UTF-8, the order of Rust's `str`, which the merge with the parent needs).
 fn stored(conn: &Connection, eval_id: &str) -> Result<Vec<Stored>, ReadError> {
     let mut st = conn.prepare_cached(
         "SELECT sample_id, ord, hash, status, score, marks, inherited_from IS NOT NULL
@@ -154,11 +154,6 @@ fn stored(conn: &Connection, eval_id: &str) -> Result<Vec<Stored>, ReadError> {
             marks: r.get(5)?,
             inherited: r.get(6)?,
         });
-    }
-    // The key's order is SQLite's BINARY collation; should a file ever give another,
-    // the merge with the parent below still needs Rust's.
-    if !out.is_sorted_by(|a, b| a.id <= b.id) {
-        out.sort_unstable_by(|a, b| a.id.cmp(&b.id));
     }
     // A file written before marks were kept: each scored sample's marks from its
     // check rows.

@@ -98,7 +98,8 @@ struct CopyState {
     scored: bool,
 }
 
-/// A scorer for eval `row` (whose samples are `samples`) on run `run_id`.
+/// A scorer for an eval (whose samples are `samples`) on the run its row names (given
+/// by [`Scorer::on_run`] when the scorer is made before the run starts).
 ///
 /// It holds little per sample (its id, its status, and a slot per task of its copies)
 /// so that its memory stays small beside the run's: a sample's row, expected value and
@@ -139,7 +140,6 @@ impl Scorer {
         db: PathBuf,
         row: EvalRow,
         samples: &[SampleRow],
-        run_id: String,
         progress: bool,
         stopped: Arc<AtomicBool>,
         judges: Option<Arc<JudgeSet>>,
@@ -148,7 +148,7 @@ impl Scorer {
         let mut s = Scorer {
             db,
             scoring,
-            run_id,
+            run_id: row.run_id.clone().unwrap_or_default(),
             ids: Vec::with_capacity(samples.len()),
             status: Vec::with_capacity(samples.len()),
             counts: [0; 4],

@@ -230,7 +230,7 @@ mod tests {
         let e = check("[prices.m]\ninput = 1\n\ninptu = 2\n").expect_err("unknown key");
         assert!(
             e.starts_with(
-                "plexus.toml:4: unknown key `inptu` in [prices.m] (known: input, cached_input)"
+                "plexus.toml:4: unknown key `inptu` in [prices.m]; did you mean `input`? (known: input, cached_input)"
             ),
             "{e}"
         );

@@ -32,7 +32,7 @@ pub enum ConfigError {
         message: String,
     },
     /// A key this layer does not know.
-    #[error("{origin}: unknown key `{key}` in {table} ({known})")]
+    #[error("{origin}: unknown key `{key}` in {table}{} ({known})", near_key(key, known))]
     UnknownKey {
         /// File and line.
         origin: Origin,
@@ -55,7 +55,8 @@ pub enum ConfigError {
     },
     /// `[keys]` names an action that does not exist.
     #[error(
-        "{origin}: unknown action `{action}` in [keys] (actions: {})",
+        "{origin}: unknown action `{action}` in [keys]{} (actions: {})",
+        crate::text::suggest::did_you_mean(action, super::keys::action_names()),
         action_names()
     )]
     UnknownAction {
@@ -88,6 +89,17 @@ pub enum ConfigError {
         /// The action bound second.
         second: &'static str,
     },
+}
+
+/// `; did you mean `NAME`?` for an unknown `key` among the names `known` lists
+/// (`known: a, b` or `known tables: [ui], [providers.NAME]`).
+fn near_key(key: &str, known: &str) -> String {
+    let list = known.split_once(':').map_or(known, |(_, l)| l);
+    let names = list.split(',').map(|n| {
+        let n = n.trim().trim_start_matches('[').trim_end_matches(']');
+        n.split('.').next().unwrap_or(n)
+    });
+    crate::text::suggest::did_you_mean(key, names)
 }
 
 fn action_names() -> String {

@@ -39,17 +39,22 @@ impl Config {
 
     /// Reads and parses one config file.
     pub fn from_file(path: &Path) -> Result<Config, ConfigError> {
-        let src = std::fs::read_to_string(path).map_err(|source| {
-            if source.kind() == std::io::ErrorKind::NotFound {
+        let src = crate::text::utf8::read_text(path).map_err(|e| match e {
+            crate::text::utf8::ReadTextError::Io(source)
+                if source.kind() == std::io::ErrorKind::NotFound =>
+            {
                 ConfigError::Missing {
                     path: path.to_path_buf(),
                 }
-            } else {
-                ConfigError::Read {
-                    path: path.to_path_buf(),
-                    source,
-                }
             }
+            crate::text::utf8::ReadTextError::Io(source) => ConfigError::Read {
+                path: path.to_path_buf(),
+                source,
+            },
+            crate::text::utf8::ReadTextError::NotUtf8(e) => ConfigError::Read {
+                path: path.to_path_buf(),
+                source: std::io::Error::new(std::io::ErrorKind::InvalidData, e.to_string()),
+            },
         })?;
         Self::parse(&src, Some(path))
     }

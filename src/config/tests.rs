@@ -71,7 +71,7 @@ fn unknown_ui_key_is_an_error() {
     let msg = message("[ui]\ntheme = \"dark\"\nthem = \"light\"\n");
     assert_eq!(
         msg,
-        "plexus.toml:3: unknown key `them` in [ui] (known: theme)"
+        "plexus.toml:3: unknown key `them` in [ui]; did you mean `theme`? (known: theme)"
     );
 }
 
@@ -88,7 +88,9 @@ fn unknown_top_level_value_is_an_error() {
 fn unknown_top_level_table_is_an_error() {
     let msg = message("[ui]\ntheme = \"dark\"\n[provders.local]\nkind = \"openai\"\n");
     assert!(
-        msg.starts_with("plexus.toml:3: unknown key `provders` in the top level"),
+        msg.starts_with(
+            "plexus.toml:3: unknown key `provders` in the top level; did you mean `providers`?"
+        ),
         "{msg}"
     );
 }

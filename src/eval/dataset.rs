@@ -118,6 +118,7 @@ pub fn load(path: &Path, id_key: Option<&str>) -> Result<Dataset, DatasetError> 
 /// The format of a file without a known extension, from its first character.
 fn sniff(f: std::fs::File) -> std::io::Result<Format> {
     let mut r = std::io::BufReader::new(f);
+    skip_bom(&mut r)?;
     loop {
         let buf = r.fill_buf()?;
         if buf.is_empty() {
@@ -144,7 +145,13 @@ fn jsonl_rows(
     for (i, line) in r.lines().enumerate() {
         let n = i + 1;
         let line = line.map_err(|e| err(Some(n), format!("cannot read: {e}")))?;
-        let text = line.trim();
+        // A byte-order mark, as some editors write, is not part of the first sample.
+        let text = if n == 1 {
+            line.strip_prefix(crate::text::utf8::BOM).unwrap_or(&line)
+        } else {
+            &line
+        };
+        let text = text.trim();
         if text.is_empty() {
             continue;
         }
@@ -161,7 +168,9 @@ fn array_rows(
     f: std::fs::File,
     err: &dyn Fn(Option<usize>, String) -> DatasetError,
 ) -> Result<Rows, DatasetError> {
-    let v: Value = serde_json::from_reader(std::io::BufReader::new(f))
+    let mut r = std::io::BufReader::new(f);
+    skip_bom(&mut r).map_err(|e| err(None, format!("cannot read: {e}")))?;
+    let v: Value = serde_json::from_reader(r)
         .map_err(|e| err(Some(e.line()), format!("not valid JSON: {e}")))?;
     let Value::Array(items) = v else {
         return Err(err(
@@ -180,6 +189,15 @@ fn array_rows(
             )),
         })
         .collect()
+}
+
+/// Skips a UTF-8 byte-order mark at the start of `r`, as some editors write.
+fn skip_bom(r: &mut impl BufRead) -> std::io::Result<()> {
+    const MARK: &[u8] = "\u{feff}".as_bytes();
+    if r.fill_buf()?.starts_with(MARK) {
+        r.consume(MARK.len());
+    }
+    Ok(())
 }
 
 fn csv_rows(
@@ -309,6 +327,36 @@ mod tests {
         let p = dir.join(name);
         std::fs::write(&p, text).expect("write");
         p
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_read_past_in_every_format() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let bom = "\u{feff}";
+        for (name, text) in [
+            ("b.jsonl", format!("{bom}{{\"id\":\"a\",\"input\":\"x\"}}\n")),
+            ("b.json", format!("{bom}[{{\"id\":\"a\",\"input\":\"x\"}}]")),
+            ("b.csv", format!("{bom}id,input\na,x\n")),
+            ("b.data", format!("{bom}[{{\"id\":\"a\",\"input\":\"x\"}}]")),
+        ] {
+            let d = load(&write(dir.path(), name, &text), None)
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(d.samples.len(), 1, "{name}");
+            assert_eq!(d.samples[0].id, "a", "{name}: the id column keeps its name");
+        }
+    }
+
+    #[test]
+    fn a_number_beyond_f64_or_nesting_too_deep_is_an_error_at_its_line() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let deep = format!("{}1{}", "[".repeat(200), "]".repeat(200));
+        for (name, text) in [
+            ("n.jsonl", "{\"id\":\"a\",\"input\":1}\n{\"id\":\"b\",\"input\":1e400}\n".to_string()),
+            ("d.jsonl", format!("{{\"id\":\"a\",\"input\":1}}\n{{\"id\":\"b\",\"input\":{deep}}}\n")),
+        ] {
+            let e = load(&write(dir.path(), name, &text), None).expect_err(name);
+            assert_eq!(e.line, Some(2), "{name}: {e}");
+        }
     }
 
     #[test]

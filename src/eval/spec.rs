@@ -207,13 +207,9 @@ pub fn load_spec(path: &Path) -> Result<EvalSpec, SpecError> {
         field: field.to_string(),
         message,
     };
-    let text = std::fs::read_to_string(path).map_err(|e| err("", format!("cannot read: {e}")))?;
-    let w: Written = serde_json::from_str(&text).map_err(|e| {
-        err(
-            "",
-            format!("{e} (line {}, column {})", e.line(), e.column()),
-        )
-    })?;
+    let text = crate::text::utf8::read_text(path).map_err(|e| err("", e.to_string()))?;
+    let w: Written = serde_json::from_str(&text)
+        .map_err(|e| err("", crate::text::suggest::serde_message(&e.to_string())))?;
     let dir = path.parent().unwrap_or(Path::new(""));
     if w.name.trim().is_empty() {
         return Err(err("name", "must not be empty".into()));
@@ -317,6 +313,32 @@ mod tests {
             "reducer": "at_least:2",
             "fail_under": {"exact": 0.9}
         })
+    }
+
+    #[test]
+    fn a_misspelt_key_is_refused_with_the_key_it_meant() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut v = good();
+        v["epoch"] = v["epochs"].take();
+        v.as_object_mut().expect("object").remove("epochs");
+        let e = load_spec(&write(dir.path(), &v)).expect_err("a typo");
+        assert!(
+            e.message.contains("unknown field `epoch`") && e.message.contains("did you mean `epochs`?"),
+            "{e}"
+        );
+        let mut v = good();
+        v["checks"][0]["normalise"] = serde_json::json!(["trim"]);
+        let e = load_spec(&write(dir.path(), &v)).expect_err("a typo in a check");
+        assert!(e.message.contains("did you mean `normalize`?"), "{e}");
+    }
+
+    #[test]
+    fn a_spec_that_is_not_utf8_is_refused_with_its_place() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let p = dir.path().join("eval.json");
+        std::fs::write(&p, b"{\n  \"name\": \"a\xff\"}").expect("write");
+        let e = load_spec(&p).expect_err("not UTF-8");
+        assert!(e.message.contains("not UTF-8 at line 2, column 13"), "{e}");
     }
 
     #[test]

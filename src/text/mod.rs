@@ -5,4 +5,6 @@
 pub mod cut;
 pub mod embed;
 pub mod sanitize;
+pub mod suggest;
+pub mod utf8;
 pub mod wrap;

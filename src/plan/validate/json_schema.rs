@@ -115,9 +115,7 @@ fn object(obj: &Obj) -> Map<String, Value> {
     if !obj.required.is_empty() {
         s.insert("required".into(), json!(obj.required));
     }
-    if obj.closed {
-        s.insert("additionalProperties".into(), false.into());
-    }
+    s.insert("additionalProperties".into(), false.into());
     s
 }
 

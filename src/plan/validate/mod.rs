@@ -29,15 +29,19 @@ pub use json_schema::plan_schema;
 /// Reads and validates a plan file.
 pub fn load_plan_file(path: &Path) -> Result<Plan, PlanErrors> {
     let file = path.display().to_string();
-    match std::fs::read_to_string(path) {
-        Ok(text) => parse_plan_owned(text, &file),
-        Err(e) => Err(PlanErrors(vec![PlanError {
-            file,
+    let fail = |kind: K, message: String| {
+        Err(PlanErrors(vec![PlanError {
+            file: file.clone(),
             task: None,
             field: String::new(),
-            kind: K::Io,
-            message: format!("cannot read the plan: {e}"),
-        }])),
+            kind,
+            message,
+        }]))
+    };
+    match std::fs::read(path).map(crate::text::utf8::decode) {
+        Ok(Ok(text)) => parse_plan_owned(text, &file),
+        Ok(Err(e)) => fail(K::Syntax, e.to_string()),
+        Err(e) => fail(K::Io, format!("cannot read the plan: {e}")),
     }
 }
 
@@ -75,7 +79,7 @@ impl Collector<'_> {
         match T::deserialize(value) {
             Ok(v) => Some(v),
             Err(e) => {
-                let msg = e.to_string();
+                let msg = crate::text::suggest::serde_message(&e.to_string());
                 let kind = if msg.starts_with("unknown field") {
                     K::UnknownField
                 } else {
@@ -147,12 +151,13 @@ fn parse_text(text: &str, file: &str) -> Result<Plan, PlanErrors> {
         c.push(None, "", K::Shape, "a plan must be a JSON object");
         return Err(PlanErrors(c.errors));
     };
-    let obj: Map<String, Value> = top
-        .iter()
-        .filter(|(k, _)| k.as_str() != "tasks")
-        .map(|(k, v)| (k.clone(), decode(v)))
-        .collect();
-    for key in top.keys() {
+    let mut obj: Map<String, Value> = Map::new();
+    for (k, v) in top.iter().filter(|(k, _)| k.as_str() != "tasks") {
+        if let Some(value) = decode(&mut c, text, v, None, k) {
+            obj.insert(k.clone(), value);
+        }
+    }
+    for key in top.keys().filter(|k| obj.contains_key(*k) || *k == "tasks") {
         match schema::PLAN.get(key) {
             // `$schema` names the file's JSON Schema for editors; plexus ignores it.
             Some(f) if f.name == "$schema" => {
@@ -166,12 +171,7 @@ fn parse_text(text: &str, file: &str) -> Result<Plan, PlanErrors> {
                     .into_iter()
                     .filter(|n| !n.starts_with('$'))
                     .collect();
-                c.push(
-                    None,
-                    key,
-                    K::UnknownField,
-                    format!("unknown field; expected one of {}", known.join(", ")),
-                );
+                c.push(None, key, K::UnknownField, shape::unknown_field(key, &known));
             }
         }
     }
@@ -260,7 +260,7 @@ fn parse_text(text: &str, file: &str) -> Result<Plan, PlanErrors> {
                     K::Shape,
                     format!(
                         "must be an array of tasks, not {}",
-                        shape::describe(&decode(raw))
+                        shape::describe_text(raw.get())
                     ),
                 );
                 Vec::new()
@@ -275,8 +275,11 @@ fn parse_text(text: &str, file: &str) -> Result<Plan, PlanErrors> {
     let mut tasks = Vec::with_capacity(raw_tasks.len());
     let mut seen_ids: HashSet<String> = HashSet::new();
     for &(i, raw) in &raw_tasks {
-        // One task's tree at a time: it is dropped once the task is typed.
-        let Value::Object(t) = decode(raw) else {
+        // One task's tree at a time: it is dropped once the task is typed. A task that
+        // cannot be decoded is an error, never a task less.
+        let field = format!("tasks[{i}]");
+        let id = task_id_of(raw);
+        let Some(Value::Object(t)) = decode(&mut c, text, raw, id.as_deref(), &field) else {
             continue;
         };
         if let Some(Value::String(id)) = t.get("task_id") {
@@ -319,9 +322,57 @@ fn parse_text(text: &str, file: &str) -> Result<Plan, PlanErrors> {
     }
 }
 
-/// The value of JSON text already checked to be valid (`null` if it somehow is not).
-fn decode(raw: &RawValue) -> Value {
-    serde_json::from_str(raw.get()).unwrap_or(Value::Null)
+/// The value of `raw`, a part of the plan's `text` at `field`; `None` with an error at
+/// its line and column when valid JSON cannot be held as a value: a number beyond a
+/// 64-bit float (`1e400`), or nesting deeper than 128 levels. Nothing is read as null.
+fn decode(
+    c: &mut Collector<'_>,
+    text: &str,
+    raw: &RawValue,
+    task: Option<&str>,
+    field: &str,
+) -> Option<Value> {
+    let e = match serde_json::from_str::<Value>(raw.get()) {
+        Ok(v) => return Some(v),
+        Err(e) => e,
+    };
+    // Where `raw` starts in the file, for the error's line and column.
+    let offset = (raw.get().as_ptr() as usize)
+        .checked_sub(text.as_ptr() as usize)
+        .filter(|o| *o <= text.len())
+        .unwrap_or(0);
+    let (line0, col0) = crate::text::utf8::place(text, offset);
+    let (line, column) = if e.line() <= 1 {
+        (line0, col0 + e.column().saturating_sub(1))
+    } else {
+        (line0 + e.line() - 1, e.column())
+    };
+    let what = e.to_string();
+    let what = what.split(" at line ").next().unwrap_or(&what);
+    let why = match what {
+        "recursion limit exceeded" => {
+            "nested deeper than 128 levels of objects and arrays, which plexus does not read"
+                .to_string()
+        }
+        "number out of range" => {
+            "a number beyond the range of a 64-bit float (about ±1.8e308)".to_string()
+        }
+        other => other.to_string(),
+    };
+    c.push(
+        task,
+        field,
+        K::Syntax,
+        format!("cannot be read at line {line}, column {column}: {why}"),
+    );
+    None
+}
+
+/// The `task_id` of a task's text, when it has a plain one (for errors about a task that
+/// cannot be decoded whole).
+fn task_id_of(raw: &RawValue) -> Option<String> {
+    let top = serde_json::from_str::<BTreeMap<&str, &RawValue>>(raw.get()).ok()?;
+    serde_json::from_str::<String>(top.get("task_id")?.get()).ok()
 }
 
 /// Refuses an id with a control character or a bidi control in it: ids are printed on

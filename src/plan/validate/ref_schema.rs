@@ -31,7 +31,6 @@ const CONDITION: Want = Want::Obj(&Obj {
         field("value", Want::Any, "What it is compared with."),
     ],
     required: &["field", "operator", "value"],
-    closed: false,
 });
 
 /// Text with more than white space in it (for a string a later check wants so).
@@ -44,7 +43,6 @@ const FILTER: Want = Want::Obj(&Obj {
         field("value", Want::Any, "What it is compared with."),
     ],
     required: &["field", "operator", "value"],
-    closed: false,
 });
 
 /// A data reference, by its `ref_type`.
@@ -74,7 +72,6 @@ pub(super) const REFERENCE: Tagged = Tagged {
                     ),
                 ],
                 required: &["task_id"],
-                closed: false,
             },
         ),
         (
@@ -100,7 +97,6 @@ pub(super) const REFERENCE: Tagged = Tagged {
                     ),
                 ],
                 required: &["path"],
-                closed: false,
             },
         ),
         (
@@ -120,7 +116,6 @@ pub(super) const REFERENCE: Tagged = Tagged {
                     field("data", Want::Any, "The value found, put there by plexus eval."),
                 ],
                 required: &[],
-                closed: false,
             },
         ),
         (
@@ -143,14 +138,12 @@ pub(super) const REFERENCE: Tagged = Tagged {
                                 field("direction", Want::Named(DIRECTIONS), ""),
                             ],
                             required: &["field"],
-                            closed: false,
                         })),
                         "",
                     ),
                     field("limit", Want::Opt(&Want::Num(&r::DB_LIMIT)), "Most rows."),
                 ],
                 required: &["table"],
-                closed: false,
             },
         ),
     ],

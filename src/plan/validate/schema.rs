@@ -45,7 +45,6 @@ pub(super) const CONSTRAINTS: Want = Want::Obj(&Obj {
         ),
     ],
     required: &[],
-    closed: true,
 });
 
 /// An entry of the plan's `agents`.
@@ -104,7 +103,6 @@ pub(super) const AGENT: Want = Want::Obj(&Obj {
         ),
     ],
     required: &[],
-    closed: true,
 });
 
 /// A task's `context`.
@@ -121,7 +119,6 @@ pub(super) const CONTEXT: Want = Want::Obj(&Obj {
                     field("focus_sections", OPT_STRS, ""),
                 ],
                 required: &[],
-                closed: false,
             })),
             "The paper the task is about.",
         ),
@@ -136,7 +133,6 @@ pub(super) const CONTEXT: Want = Want::Obj(&Obj {
                     field("entry_point", OPT_STR, ""),
                 ],
                 required: &[],
-                closed: false,
             })),
             "The code the task is about.",
         ),
@@ -149,7 +145,6 @@ pub(super) const CONTEXT: Want = Want::Obj(&Obj {
                     field("required", Want::Opt(&Want::Bool), ""),
                 ],
                 required: &["task_id"],
-                closed: false,
             }))),
             "",
         ),
@@ -160,7 +155,6 @@ pub(super) const CONTEXT: Want = Want::Obj(&Obj {
         ),
     ],
     required: &[],
-    closed: false,
 });
 
 /// A task's `output_requirements`.
@@ -184,7 +178,6 @@ pub(super) const OUTPUT_REQUIREMENTS: Want = Want::Obj(&Obj {
         ),
     ],
     required: &[],
-    closed: false,
 });
 
 /// A task's `transfer_config`.
@@ -239,13 +232,11 @@ pub(super) const TRANSFER_CONFIG: Want = Want::Obj(&Obj {
                     field("batch_priority", Want::Str, ""),
                 ],
                 required: &[],
-                closed: false,
             })),
             "How an input over 50000 tokens is split into batches.",
         ),
     ],
     required: &[],
-    closed: false,
 });
 
 /// A task's `fallback_config`.
@@ -274,7 +265,6 @@ pub(super) const FALLBACK_CONFIG: Want = Want::Obj(&Obj {
         ),
     ],
     required: &["strategy"],
-    closed: false,
 });
 
 /// A task of the plan.
@@ -345,7 +335,6 @@ pub(super) const TASK: Obj = Obj {
         ),
     ],
     required: &["task_id", "agent", "instruction"],
-    closed: true,
 };
 
 /// The tool-using fields of a task (among [`TASK`]'s), each checked at its own name.
@@ -382,7 +371,6 @@ pub(super) const PLAN: Obj = Obj {
         ),
     ],
     required: &["plan_id", "tasks"],
-    closed: true,
 };
 
 /// The field `name` of a task.

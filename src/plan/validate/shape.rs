@@ -67,8 +67,6 @@ pub(super) struct Obj {
     pub fields: &'static [Field],
     /// Fields that must be present.
     pub required: &'static [&'static str],
-    /// Whether a field not in `fields` is an error (else it is kept as is).
-    pub closed: bool,
 }
 
 impl Obj {
@@ -114,6 +112,31 @@ pub(super) fn describe(v: &Value) -> &'static str {
         Value::String(_) => "a string",
         Value::Array(_) => "an array",
         Value::Object(_) => "an object",
+    }
+}
+
+/// What JSON text is, in words, from its first character (for text that is not decoded).
+pub(super) fn describe_text(raw: &str) -> &'static str {
+    match raw.trim_start().as_bytes().first() {
+        Some(b'n') => "null",
+        Some(b't') => "`true`",
+        Some(b'f') => "`false`",
+        Some(b'"') => "a string",
+        Some(b'[') => "an array",
+        Some(b'{') => "an object",
+        _ => "a number",
+    }
+}
+
+/// The message of an unknown field `key` where `known` are the fields: the nearest one
+/// suggested when it looks like a typo of it.
+pub(super) fn unknown_field(key: &str, known: &[&str]) -> String {
+    match crate::text::suggest::nearest(key, known.iter().copied()) {
+        Some(near) => format!(
+            "unknown field; did you mean `{near}`? (expected one of {})",
+            known.join(", ")
+        ),
+        None => format!("unknown field; expected one of {}", known.join(", ")),
     }
 }
 
@@ -187,9 +210,10 @@ impl Collector<'_> {
                         at.render(),
                         K::Shape,
                         format!(
-                            "`{}` is not one of {}",
+                            "`{}` is not one of {}{}",
                             crate::text::sanitize::sanitize(s),
-                            names.join(", ")
+                            names.join(", "),
+                            crate::text::suggest::did_you_mean(s, names.iter().copied())
                         ),
                     );
                     false
@@ -220,17 +244,15 @@ impl Collector<'_> {
                 for (key, v) in map {
                     match obj.get(key) {
                         Some(f) => ok &= self.walk(task, At::Field(&at, key), v, &f.want),
-                        None if obj.closed => {
-                            let known = obj.names();
+                        None => {
                             self.push(
                                 task,
                                 At::Field(&at, key).render(),
                                 K::UnknownField,
-                                format!("unknown field; expected one of {}", known.join(", ")),
+                                unknown_field(key, &obj.names()),
                             );
                             ok = false;
                         }
-                        None => {}
                     }
                 }
                 for name in obj.required {
@@ -263,13 +285,16 @@ impl Collector<'_> {
         let message = match (v, tag) {
             (Value::Object(_), None) => format!("missing `{}`", tagged.tag),
             (Value::Object(_), Some(t)) => format!(
-                "`{}` is {}; expected one of {}",
+                "`{}` is {}; expected one of {}{}",
                 tagged.tag,
                 match t {
                     Value::String(s) => format!("`{}`", crate::text::sanitize::sanitize(s)),
                     other => describe(other).to_string(),
                 },
-                tagged.names().join(", ")
+                tagged.names().join(", "),
+                t.as_str()
+                    .map(|s| crate::text::suggest::did_you_mean(s, tagged.names()))
+                    .unwrap_or_default()
             ),
             (v, _) => format!("must be an object, not {}", describe(v)),
         };

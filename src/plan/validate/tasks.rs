@@ -43,10 +43,7 @@ pub(super) fn parse_task(
                 tid,
                 key,
                 K::UnknownField,
-                format!(
-                    "unknown field; expected one of {}",
-                    schema::TASK.names().join(", ")
-                ),
+                super::shape::unknown_field(key, &schema::TASK.names()),
             );
             ok = false;
         }

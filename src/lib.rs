@@ -35,6 +35,7 @@ pub mod open_files;
 pub mod otel;
 pub mod out;
 pub mod panic_guard;
+pub mod pause_point;
 pub mod plan;
 pub mod portable;
 pub mod protocol;

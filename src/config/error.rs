@@ -32,7 +32,10 @@ pub enum ConfigError {
         message: String,
     },
     /// A key this layer does not know.
-    #[error("{origin}: unknown key `{key}` in {table}{} ({known})", near_key(key, known))]
+    #[error(
+        "{origin}: unknown key `{key}` in {table}{} ({known})",
+        near_key(key, known)
+    )]
     UnknownKey {
         /// File and line.
         origin: Origin,

@@ -126,7 +126,7 @@ pub(super) async fn fit(
     let report = json!({"context_management": planned.report, "inputs": planned.inputs, "effective_data_limit": lim.effective_data_limit, "batches": batched.as_ref().map(|b| b.batches.len())});
     cut_lists(&mut parts, &prompt.lists, &planned.lists);
     parts.inputs = planned.payloads;
-    let _ = ctx.emitter.emit(
+    let logged = ctx.emitter.emit(
         scope,
         EngineEvent::ContextPlanned(ContextPlanned {
             inputs: planned.inputs,
@@ -134,10 +134,15 @@ pub(super) async fn fit(
             effective_data_limit: lim.effective_data_limit,
         }),
     );
+    // A plan that cannot be logged stops the task before any call.
+    let abort = match logged {
+        Err(e) => Some(format!("the run's log cannot be written: {e}")),
+        Ok(()) => over.map(|o| o.to_string()),
+    };
     Gathered {
         parts,
         report: Some(report),
-        abort: over.map(|o| o.to_string()),
+        abort,
         batched,
     }
 }

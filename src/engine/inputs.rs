@@ -245,12 +245,18 @@ pub(super) async fn gather_inputs(ctx: &RunCtx, idx: usize, scope: &Scope) -> Ga
     let fallback: Option<&FallbackConfig> = task.options().fallback_config.as_ref();
     let mut inputs: Vec<Input> = Vec::new();
     let mut abort = None;
+    let unlogged: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
     for (i, r) in task.options().data_references.iter().enumerate() {
+        // A failure that cannot be logged stops the task before any call.
         let report = |failure: ResolutionFailure| {
-            let _ = ctx.emitter.emit(
+            if let Err(e) = ctx.emitter.emit(
                 scope,
                 EngineEvent::ReferenceFailed(ReferenceFailed { index: i, failure }),
-            );
+            ) {
+                if let Ok(mut u) = unlogged.lock() {
+                    u.get_or_insert(e.to_string());
+                }
+            }
         };
         let record = |f: &RefFailure, strategy: &str, value: Value| ResolutionFailure {
             ref_type: r.ref_type().into(),
@@ -341,6 +347,9 @@ pub(super) async fn gather_inputs(ctx: &RunCtx, idx: usize, scope: &Scope) -> Ga
                 }
                 _ => report(record(&f, strategy, Value::Null)),
             }
+        }
+        if let Some(e) = unlogged.lock().ok().and_then(|mut u| u.take()) {
+            abort = Some(format!("the run's log cannot be written: {e}"));
         }
         if abort.is_some() {
             break;

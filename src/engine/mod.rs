@@ -31,7 +31,7 @@ mod worker;
 pub use config::EngineConfig;
 pub use run::start_run;
 pub use run_spec::{
-    Control, ResumeState, Retained, RunHandle, RunOutcome, RunSpec, RETAINED_EVERY,
+    Control, RecordedSuccess, ResumeState, Retained, RunHandle, RunOutcome, RunSpec, RETAINED_EVERY,
 };
 
 /// Errors that stop a run.

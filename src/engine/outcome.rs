@@ -72,6 +72,20 @@ impl TaskOutcome {
         }
     }
 
+    /// A task stopped because its facts cannot be written (the store's writer failed):
+    /// it goes back to pending for a resume, and no further call of it is made.
+    pub(super) fn not_recorded(
+        attempts: u32,
+        invocation_id: Arc<str>,
+        why: &crate::store::StoreError,
+    ) -> TaskOutcome {
+        tracing::error!("a task stops: its facts cannot be written: {why}");
+        TaskOutcome {
+            error_message: Some(format!("the run's log cannot be written: {why}")),
+            ..TaskOutcome::stopped(StopSignal::Interrupt, attempts, None, invocation_id)
+        }
+    }
+
     /// A task that fails before calling the provider (E008: a reference failure with
     /// `abort`, a prompt over the agent's input limit), for `why`.
     pub(super) fn failed_before_call(attempts: u32, why: String) -> TaskOutcome {

@@ -157,6 +157,18 @@ pub(super) async fn run_loop(
     let mut pins: Vec<Pinned> = Vec::new();
     let mut reported: Option<crate::provider::Usage> = None;
     for step in 1..=setup.max_steps {
+        // No new step once the run's log cannot be written: its calls would be paid and
+        // never recorded.
+        if let Some(why) = ctx.emitter.writer().failure() {
+            finished.stop = "log_failed".into();
+            return loop_result(
+                Ok(Err(ProviderError::Permanent(format!(
+                    "the run's log cannot be written: {why}"
+                )))),
+                steps,
+                reported,
+            );
+        }
         // No new step once the run's money budget is spent (the first was let through
         // when the invocation started): the task waits for a resume.
         if step > 1 && ctx.money.reached() {

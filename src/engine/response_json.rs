@@ -64,6 +64,10 @@ pub(super) struct ResponseView<'a> {
     /// The text received, when it gave no atoms (kept for failure browsing).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub raw_text: Option<&'a str>,
+    /// The batch of the task's input this call answered (1-based), when it was batched:
+    /// a resume that finds the call's success takes it for that batch.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub batch: Option<u32>,
     /// The steps of a tool-using loop: each step's text, tool calls and observations
     /// (what a rerun answers the loop with).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -153,6 +157,7 @@ mod tests {
             provider: None,
             provider_error: None,
             raw_text: None,
+            batch: None,
             react_steps: None,
         };
         let full = AgentResponse {

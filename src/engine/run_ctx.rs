@@ -53,6 +53,8 @@ pub struct RunCtx {
     retry_history: Mutex<rustc_hash::FxHashMap<usize, Vec<crate::event::RetryScheduled>>>,
     /// When the last retry of each resumed task (and batch) was due, ms since the epoch.
     retry_due: rustc_hash::FxHashMap<(usize, Option<u32>), i64>,
+    /// Successful calls of resumed tasks, by plan index and batch, each taken once.
+    recorded: Mutex<rustc_hash::FxHashMap<(usize, Option<u32>), super::run_spec::RecordedSuccess>>,
     /// Whether this process retries as the run did before the resume.
     same_retry_policy: bool,
     /// What the run's calls cost, and its money budget.
@@ -160,6 +162,16 @@ impl RunCtx {
                         .collect()
                 })
                 .unwrap_or_default(),
+            recorded: Mutex::new(
+                resume
+                    .map(|r| {
+                        r.recorded
+                            .iter()
+                            .filter_map(|((t, b), c)| Some(((plan.task_index(t)?, *b), c.clone())))
+                            .collect()
+                    })
+                    .unwrap_or_default(),
+            ),
             resumed_retries: resume.is_some_and(|r| !r.retries.is_empty()),
             retry_history: Mutex::new(
                 resume
@@ -210,6 +222,18 @@ impl RunCtx {
             .get(agent)
             .map(|a| a.prompt.clone())
             .unwrap_or_else(|| Arc::from(""))
+    }
+
+    /// The successful call the log holds for resumed task `idx` (or `batch` of it), once.
+    pub(super) fn take_recorded_success(
+        &self,
+        idx: usize,
+        batch: Option<u32>,
+    ) -> Option<super::run_spec::RecordedSuccess> {
+        match self.recorded.lock() {
+            Ok(mut m) => m.remove(&(idx, batch)),
+            Err(p) => p.into_inner().remove(&(idx, batch)),
+        }
     }
 
     /// The retries a resumed task (or `batch` of it) had scheduled; each is handed out

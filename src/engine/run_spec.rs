@@ -48,6 +48,9 @@ pub struct ResumeState {
     pub lost: Vec<crate::store::OpenCall>,
     /// Outputs of finished tasks.
     pub outputs: HashMap<String, ResponseOutput>,
+    /// Successful calls of unfinished tasks (by task and batch): the process stopped
+    /// between a call's end and its task's end, so the resume ends the task with them.
+    pub recorded: HashMap<(String, Option<u32>), RecordedSuccess>,
     /// Next event seq.
     pub next_seq: u64,
     /// Last event (seq, ts) before the resume.
@@ -75,6 +78,19 @@ pub struct ResumeState {
     /// US dollars the run's calls cost before this resume (what counts against its
     /// money budget).
     pub spent_usd: f64,
+}
+
+/// A successful call the log holds for a task that had not finished.
+#[derive(Debug, Clone)]
+pub struct RecordedSuccess {
+    /// The call.
+    pub invocation_id: String,
+    /// Its attempt number.
+    pub attempt: u32,
+    /// Its accepted atoms and summary.
+    pub output: ResponseOutput,
+    /// The grades of its atoms.
+    pub grades: GradeCounts,
 }
 
 /// Everything a run needs.

@@ -35,9 +35,13 @@ pub(super) fn record(
         cost_usd: record.cost_usd,
     };
     // The row and its event commit together.
-    let _ = ctx
+    let ended = ctx
         .emitter
         .emit_with(scope, EngineEvent::InvocationFinished(finished), |env| {
             WriteOp::WithEvent(Box::new(WriteOp::Invocation(Box::new(record))), env)
         });
+    if let Err(e) = ended {
+        // The task stops anyway; a resume closes the call as lost.
+        tracing::error!("cannot record a stopped call: {e}");
+    }
 }

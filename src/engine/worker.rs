@@ -141,6 +141,11 @@ async fn run_attempts(
             },
         }
     }
+    // A call whose success the log holds is never made again: a resumed task (or batch)
+    // that was killed after it ends with it.
+    if let Some(done) = ctx.take_recorded_success(idx, batch) {
+        return recorded_outcome(&ctx, first_attempt, done);
+    }
     let mut attempt = first_attempt;
     let task_scope = Scope {
         task_id: Some(task_arc.clone()),
@@ -271,7 +276,9 @@ async fn run_attempts(
             provider_usage: None,
             cost_usd: None,
         };
-        let _ = ctx.emitter.emit(
+        // No call starts unless its start is in the log: a paid one only once its start
+        // is committed (the simulated model costs nothing and waits for nothing).
+        let started = ctx.emitter.emit(
             &scope,
             EngineEvent::InvocationStarted(InvocationStarted {
                 attempt,
@@ -280,6 +287,13 @@ async fn run_attempts(
                 quality_threshold: adjust.threshold.as_str().to_string(),
             }),
         );
+        let started = match started {
+            Ok(()) if !ctx.provider.is_simulated() => ctx.emitter.writer().committed().await,
+            other => other,
+        };
+        if let Err(e) = started {
+            return TaskOutcome::not_recorded(attempt - 1, inv_id, &e);
+        }
         let effective_timeout = constraints.timeout_seconds;
         let started = Instant::now();
         let mut sink = StreamSink::new(&ctx, &scope);
@@ -391,12 +405,15 @@ async fn run_attempts(
             effective_timeout,
         );
         if !verdict.verdicts.is_empty() {
-            let _ = ctx.emitter.emit(
+            let graded = ctx.emitter.emit(
                 &scope,
                 EngineEvent::AtomsGraded(AtomsGraded {
                     atoms: verdict.atom_grades(agent_def),
                 }),
             );
+            if let Err(e) = graded {
+                return TaskOutcome::not_recorded(attempt, inv_id, &e);
+            }
         }
         let codes: Vec<ErrorCode> = verdict.errors.iter().map(|e| e.error_code).collect();
         let atom_json = AtomJson::all(&verdict.atoms);
@@ -415,6 +432,7 @@ async fn run_attempts(
             provider: provider_out.as_ref(),
             provider_error: provider_error.as_ref(),
             raw_text: (verdict.atoms.is_empty() && !text.is_empty()).then_some(text.as_str()),
+            batch,
             react_steps: loop_steps.as_deref(),
         };
         record.status = verdict.status.as_str();
@@ -426,8 +444,31 @@ async fn run_attempts(
         record.response_json = serde_json::to_string(&response).unwrap_or_default();
         let record_usage = record.provider_usage;
         let record_cost = record.cost_usd;
-        let _ = ctx.emitter.write(WriteOp::Invocation(Box::new(record)));
-        let _ = ctx.emitter.emit(
+        let retry = if verdict.status == InvocationStatus::Success {
+            None
+        } else {
+            next_retry(
+                &ctx,
+                &verdict.errors,
+                verdict.transient_after,
+                &mut retries,
+                &task.task_id,
+                attempt,
+            )
+        };
+        // The call's row, the atoms a final answer is accepted with and the event that
+        // ends the call commit together: a recorded success is whole, and a resume takes
+        // it as it is instead of asking the model again (see `recorded_success`).
+        let task_status = TaskStatus::from_invocation(verdict.status);
+        let usable = retry.is_none() && task_status.satisfies_dependents();
+        let mut rows = vec![WriteOp::Invocation(Box::new(record))];
+        if usable {
+            rows.push(WriteOp::Atoms {
+                run_id: ctx.run_id.clone(),
+                atoms: verdict.atom_rows(task, agent_def, &inv_id, atom_json),
+            });
+        }
+        let ended = ctx.emitter.emit_with(
             &scope,
             EngineEvent::InvocationFinished(InvocationFinished {
                 status: Some(verdict.status),
@@ -443,18 +484,18 @@ async fn run_attempts(
                 provider_usage: record_usage,
                 cost_usd: record_cost,
             }),
+            |env| WriteOp::WithEvent(Box::new(WriteOp::Many(rows)), env),
         );
+        if let Err(e) = ended {
+            return TaskOutcome::not_recorded(attempt, inv_id, &e);
+        }
+        if cfg!(debug_assertions) {
+            pause_after_call(&ctx, &task.task_id).await;
+        }
         if verdict.status != InvocationStatus::Success {
-            if let Some((code, delay, note)) = next_retry(
-                &ctx,
-                &verdict.errors,
-                verdict.transient_after,
-                &mut retries,
-                &task.task_id,
-                attempt,
-            ) {
+            if let Some((code, delay, note)) = retry {
                 adjust.for_retry(&ctx, code, &verdict.errors, verdict.provider_fault);
-                let _ = ctx.emitter.emit(
+                let scheduled = ctx.emitter.emit(
                     &task_scope,
                     EngineEvent::RetryScheduled(RetryScheduled {
                         next_attempt: attempt + 1,
@@ -466,6 +507,9 @@ async fn run_attempts(
                         batch,
                     }),
                 );
+                if let Err(e) = scheduled {
+                    return TaskOutcome::not_recorded(attempt, inv_id, &e);
+                }
                 if delay > 0 {
                     tokio::select! {
                         _ = tokio::time::sleep(Duration::from_millis(delay)) => {}
@@ -476,8 +520,6 @@ async fn run_attempts(
             }
         }
         // Final.
-        let task_status = TaskStatus::from_invocation(verdict.status);
-        let usable = task_status.satisfies_dependents();
         let mut grades = GradeCounts::default();
         let atoms = if usable {
             verdict.atoms.len() as u32
@@ -493,11 +535,6 @@ async fn run_attempts(
                     k.insert(&a.asset_id);
                 }
             }
-            let rows = verdict.atom_rows(task, agent_def, &inv_id, atom_json);
-            let _ = ctx.emitter.write(WriteOp::Atoms {
-                run_id: ctx.run_id.clone(),
-                atoms: rows,
-            });
             Some(Arc::new(ResponseOutput {
                 atoms: verdict.atoms,
                 summary: verdict.summary,
@@ -516,5 +553,40 @@ async fn run_attempts(
             invocation_id: Some(inv_id),
             error_message: None,
         };
+    }
+}
+
+/// The tests' pause between a call's end and its task's end (`after-call:TASK`, debug
+/// builds only; see [`crate::pause_point`]): the call's end is committed first.
+async fn pause_after_call(ctx: &RunCtx, task: &str) {
+    let point = format!("after-call:{task}");
+    if crate::pause_point::wanted(&point) {
+        let _ = ctx.emitter.writer().committed().await;
+        crate::pause_point::announce(&point);
+        std::future::pending::<()>().await;
+    }
+}
+
+/// The outcome of a task (or batch) whose successful call a resume found recorded, its
+/// atoms already stored with it.
+fn recorded_outcome(
+    ctx: &RunCtx,
+    first_attempt: u32,
+    done: super::run_spec::RecordedSuccess,
+) -> TaskOutcome {
+    if let Ok(mut k) = ctx.known_assets.write() {
+        for a in &done.output.atoms {
+            k.insert(&a.asset_id);
+        }
+    }
+    TaskOutcome {
+        status: TaskStatus::Success,
+        attempts: first_attempt.max(done.attempt),
+        atoms: done.output.atoms.len() as u32,
+        error_code: None,
+        output: Some(Arc::new(done.output)),
+        grades: done.grades,
+        invocation_id: Some(Arc::from(done.invocation_id.as_str())),
+        error_message: None,
     }
 }

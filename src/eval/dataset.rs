@@ -334,7 +334,10 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let bom = "\u{feff}";
         for (name, text) in [
-            ("b.jsonl", format!("{bom}{{\"id\":\"a\",\"input\":\"x\"}}\n")),
+            (
+                "b.jsonl",
+                format!("{bom}{{\"id\":\"a\",\"input\":\"x\"}}\n"),
+            ),
             ("b.json", format!("{bom}[{{\"id\":\"a\",\"input\":\"x\"}}]")),
             ("b.csv", format!("{bom}id,input\na,x\n")),
             ("b.data", format!("{bom}[{{\"id\":\"a\",\"input\":\"x\"}}]")),
@@ -351,8 +354,14 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let deep = format!("{}1{}", "[".repeat(200), "]".repeat(200));
         for (name, text) in [
-            ("n.jsonl", "{\"id\":\"a\",\"input\":1}\n{\"id\":\"b\",\"input\":1e400}\n".to_string()),
-            ("d.jsonl", format!("{{\"id\":\"a\",\"input\":1}}\n{{\"id\":\"b\",\"input\":{deep}}}\n")),
+            (
+                "n.jsonl",
+                "{\"id\":\"a\",\"input\":1}\n{\"id\":\"b\",\"input\":1e400}\n".to_string(),
+            ),
+            (
+                "d.jsonl",
+                format!("{{\"id\":\"a\",\"input\":1}}\n{{\"id\":\"b\",\"input\":{deep}}}\n"),
+            ),
         ] {
             let e = load(&write(dir.path(), name, &text), None).expect_err(name);
             assert_eq!(e.line, Some(2), "{name}: {e}");

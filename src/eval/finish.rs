@@ -264,12 +264,67 @@ pub fn failed_entries(
     Ok(out)
 }
 
+/// Which of the samples' documents [`write_end`] writes besides the end of the tree.
+#[derive(Clone, Copy)]
+pub enum SampleFiles<'a> {
+    /// None: they were written as the samples were scored.
+    Written,
+    /// Those missing (a kill before the tree writer caught up, a write that failed),
+    /// read from the run in `store`.
+    Missing(&'a Store),
+    /// All of them, read from the run in `store` (an export, a rerun's inherited
+    /// samples).
+    All(&'a Store),
+}
+
+impl<'a> SampleFiles<'a> {
+    fn store(self) -> Option<&'a Store> {
+        match self {
+            SampleFiles::Written => None,
+            SampleFiles::Missing(s) | SampleFiles::All(s) => Some(s),
+        }
+    }
+}
+
+/// The tool calls of every run eval `row`'s attempts were made in.
+fn tools_of(conn: &Connection, store: &Store, row: &EvalRow) -> Result<ToolsByRun, FinishError> {
+    let runs: Vec<String> = (|| {
+        conn.prepare("SELECT DISTINCT run_id FROM eval_attempts WHERE eval_id = ?1")?
+            .query_map([&row.eval_id], |r| r.get(0))?
+            .collect::<Result<_, _>>()
+    })()
+    .map_err(ReadError::from)?;
+    let mut tools = ToolsByRun::new();
+    for r in runs {
+        let (calls, _) = tool_calls(store, &r)?;
+        tools.insert(r, calls);
+    }
+    Ok(tools)
+}
+
+/// Whether a sample's documents are all in iteration directory `it`.
+fn docs_present(it: &Path, s: &SampleRow) -> bool {
+    let has = |rel: String| it.join(rel).is_file();
+    has(layout::trace_path(&s.file_id))
+        && has(layout::evaluation_path(&s.file_id))
+        && (!matches!(s.status.as_str(), "failed" | "error")
+            || has(layout::attribution_path(&s.file_id)))
+}
+
+/// Whether the end of eval `row`'s tree under `out` is there (its summary and problems
+/// report): an eval whose end was cut short lacks them.
+pub fn end_written(row: &EvalRow, out: &Path) -> bool {
+    let it = tree::iteration_dir(out, row.iteration);
+    it.join(layout::SUMMARY_FILE).is_file() && it.join(layout::REPORT_FILE).is_file()
+}
+
 /// Writes the end of eval `row`'s tree into iteration directory `it`: the summary, the
-/// problems report and the handoff (beside `execution_outputs/`), dated `at`. With
-/// `store`, every scored sample's documents are written too (an export).
+/// problems report and the handoff (beside `execution_outputs/`), dated `at`; and the
+/// samples' documents `files` says. Every step can be done again: a kill or a failed
+/// write leaves a tree a later call completes.
 pub fn write_end(
     conn: &Connection,
-    store: Option<&Store>,
+    files: SampleFiles<'_>,
     row: &EvalRow,
     out: &Path,
     at: &str,
@@ -279,32 +334,45 @@ pub fn write_end(
     let it = tree::iteration_dir(out, row.iteration);
     tree::prepare(&it)?;
     let samples = read::samples(conn, &row.eval_id)?;
-    let mut tools = ToolsByRun::new();
-    if let Some(store) = store {
-        let runs: Vec<String> = (|| {
-            conn.prepare("SELECT DISTINCT run_id FROM eval_attempts WHERE eval_id = ?1")?
-                .query_map([&row.eval_id], |r| r.get(0))?
-                .collect::<Result<_, _>>()
-        })()
-        .map_err(ReadError::from)?;
-        for r in runs {
-            let (calls, _) = tool_calls(store, &r)?;
-            tools.insert(r, calls);
-        }
-    }
+    let mut tools: Option<ToolsByRun> = None;
     let mut entries = Vec::new();
     let mut failed = Vec::new();
     for s in &samples {
-        if store.is_some() {
+        let missing = |rel: String| !it.join(rel).is_file();
+        let write_sample = match files {
+            SampleFiles::Written => false,
+            SampleFiles::Missing(_) => missing(layout::sample_path(&s.file_id)),
+            SampleFiles::All(_) => true,
+        };
+        if write_sample {
             tree::write_sample(&it, row, s)?;
         }
-        // Without a store only the failed samples' entries are made (the documents of
-        // every sample were written as it was scored).
-        if s.status == "pending" || (store.is_none() && s.status == "passed") {
+        if s.status == "pending" {
             continue;
         }
-        let docs = sample_docs(conn, store, &tools, &scoring, row, s)?;
-        if store.is_some() {
+        let write_docs = match files {
+            SampleFiles::Written => false,
+            SampleFiles::Missing(_) => !docs_present(&it, s),
+            SampleFiles::All(_) => true,
+        };
+        // Only the failed samples' entries are made when no document is to be written.
+        if !write_docs && s.status == "passed" {
+            continue;
+        }
+        let store = files.store().filter(|_| write_docs);
+        if let (Some(store), None) = (store, &tools) {
+            tools = Some(tools_of(conn, store, row)?);
+        }
+        let none = ToolsByRun::new();
+        let docs = sample_docs(
+            conn,
+            store,
+            tools.as_ref().unwrap_or(&none),
+            &scoring,
+            row,
+            s,
+        )?;
+        if write_docs {
             tree::write_docs(&it, s, &docs)?;
         }
         if let (Some(entry), Some(attribution)) = (docs.entry, docs.attribution) {
@@ -323,7 +391,9 @@ pub fn write_end(
         &it,
         &tree::summary(row.iteration, at.to_string(), total, entries.clone()),
     )?;
+    crate::pause_point::here("eval-end:summary");
     write_json_atomic(&it.join(layout::REPORT_FILE), &report)?;
+    crate::pause_point::here("eval-end:report");
     let trigger = problems::trigger_reason(&report, &results.gates_missed);
     let handoff = problems::handoff(
         &report,

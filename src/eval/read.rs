@@ -123,6 +123,21 @@ pub fn unfinished_with_key(conn: &Connection, key: &str) -> Result<Option<EvalRo
         .optional()?)
 }
 
+/// The last finished eval `key` names (the same spec, plan, dataset selection, provider
+/// and output).
+pub fn finished_with_key(conn: &Connection, key: &str) -> Result<Option<EvalRow>, ReadError> {
+    Ok(conn
+        .query_row(
+            &format!(
+                "SELECT {EVAL_COLUMNS} FROM evals WHERE eval_key = ?1 AND status = 'finished'
+                 ORDER BY created_at DESC, rowid DESC LIMIT 1"
+            ),
+            [key],
+            eval_row,
+        )
+        .optional()?)
+}
+
 /// How many samples of an eval have each status.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Counts {

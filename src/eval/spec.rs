@@ -323,7 +323,8 @@ mod tests {
         v.as_object_mut().expect("object").remove("epochs");
         let e = load_spec(&write(dir.path(), &v)).expect_err("a typo");
         assert!(
-            e.message.contains("unknown field `epoch`") && e.message.contains("did you mean `epochs`?"),
+            e.message.contains("unknown field `epoch`")
+                && e.message.contains("did you mean `epochs`?"),
             "{e}"
         );
         let mut v = good();

@@ -98,7 +98,7 @@ pub fn serve(s: &mut EvalScreen, store: &Store, tools: &mut ToolsByRun) {
             // where this screen was opened in the common case.
             match write_end(
                 store.conn(),
-                None,
+                crate::eval::finish::SampleFiles::Written,
                 &s.model.row,
                 out.as_ref(),
                 &at,

@@ -180,6 +180,30 @@ pub fn load_resume(store: &Store, run_id: &str) -> Result<(Plan, RunConfig, Resu
             .retries
             .insert(task, list.into_iter().map(|(_, r)| r).collect());
     }
+    // Calls that succeeded for tasks that had not finished (the process stopped between
+    // the two): the resume ends those tasks with them rather than calling again.
+    for (task, batch, invocation_id, attempt, output, grades) in
+        store.unfinished_successes(&summary.run_id)?
+    {
+        if state.finished.contains_key(&task) {
+            continue;
+        }
+        let (Ok(output), Ok(grades)) =
+            (serde_json::from_str(&output), serde_json::from_str(&grades))
+        else {
+            tracing::warn!("call {invocation_id} of task {task}: its stored answer does not decode; the task runs again");
+            continue;
+        };
+        state.recorded.insert(
+            (task, batch),
+            crate::engine::RecordedSuccess {
+                invocation_id,
+                attempt,
+                output,
+                grades,
+            },
+        );
+    }
     for (tid, out) in store.task_outputs(&summary.run_id)? {
         if let Ok(v) = serde_json::from_str(&out) {
             state.outputs.insert(tid, v);

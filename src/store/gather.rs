@@ -64,7 +64,12 @@ fn fill_gap(rx: &Receiver<WriteOp>, batch: &mut Vec<WriteOp>, last_commit: Optio
     let Some(gap_end) = last_commit.map(|t| t + COMMIT_GAP) else {
         return;
     };
-    let awaited = |op: &WriteOp| matches!(op, WriteOp::Flush(_) | WriteOp::ReserveIds { .. });
+    let awaited = |op: &WriteOp| {
+        matches!(
+            op,
+            WriteOp::Flush(_) | WriteOp::Committed(_) | WriteOp::ReserveIds { .. }
+        )
+    };
     if batch.iter().any(awaited) {
         return;
     }

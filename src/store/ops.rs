@@ -172,11 +172,17 @@ pub enum WriteOp {
     /// A write and the event that tells of it, in one transaction (an ended call's row
     /// and its event: never one without the other after a crash).
     WithEvent(Box<WriteOp>, Arc<Envelope>),
+    /// Several writes in the order given, in the same transaction (a call's row and the
+    /// atoms it was accepted with, under the event that ends it).
+    Many(Vec<WriteOp>),
     /// Rows of a layer above the store (an eval's results), written by a closure inside
     /// the batch's transaction: all of them or, after a crash, none.
     Rows(RowsWrite),
     /// Barrier: answered once everything sent before it is committed.
     Flush(std::sync::mpsc::Sender<()>),
+    /// The same barrier for an async waiter (a call that may start only once its start
+    /// is durable).
+    Committed(tokio::sync::oneshot::Sender<()>),
     /// Hands out `count` invocation numbers of the agent short name `name` from the
     /// file's counter (see [`super::ids`]); the first is sent once the batch holding the
     /// reservation is committed.

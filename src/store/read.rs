@@ -158,6 +158,37 @@ impl Store {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
+    /// Successful calls of the tasks of `run_id` that have not finished: (task, batch,
+    /// invocation, attempt, output JSON, grades JSON), the last of each task and batch.
+    #[allow(clippy::type_complexity)]
+    pub fn unfinished_successes(
+        &self,
+        run_id: &str,
+    ) -> Result<Vec<(String, Option<u32>, String, u32, String, String)>, StoreError> {
+        let mut st = self.conn.prepare(
+            "SELECT i.task_id, json_extract(i.response_json, '$.batch'), i.invocation_id, i.attempt,
+                    json_extract(i.response_json, '$.output'),
+                    json_extract(i.response_json, '$.quality_check.grades')
+             FROM invocations i JOIN tasks t ON t.run_id = i.run_id AND t.task_id = i.task_id
+             WHERE i.run_id = ?1 AND i.status = 'success'
+               AND t.status IN ('pending', 'ready', 'running')
+               AND i.response_json IS NOT NULL
+             ORDER BY i.attempt",
+        )?;
+        let rows = st.query_map([run_id], |r| {
+            Ok((
+                r.get(0)?,
+                r.get::<_, Option<i64>>(1)?
+                    .and_then(|b| u32::try_from(b).ok()),
+                r.get(2)?,
+                r.get::<_, i64>(3)?.clamp(0, i64::from(u32::MAX)) as u32,
+                r.get::<_, Option<String>>(4)?.unwrap_or_default(),
+                r.get::<_, Option<String>>(5)?.unwrap_or_default(),
+            ))
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
     /// The output of task `task_id` as [`Store::task_outputs`] gives it, if it ended
     /// success or partial.
     pub fn task_output(&self, run_id: &str, task_id: &str) -> Result<Option<String>, StoreError> {

@@ -120,14 +120,27 @@ impl Writer {
         })?;
         match rx.await {
             Ok(first) => Ok(first),
-            // Waiting for the writer thread to say why is a blocking wait.
-            Err(_) => {
-                let end = self.end.clone();
-                Err(tokio::task::spawn_blocking(move || end.gone())
-                    .await
-                    .unwrap_or_else(|e| StoreError::WriterGone(e.to_string())))
-            }
+            Err(_) => Err(self.gone_async().await),
         }
+    }
+
+    /// Waits, without blocking the runtime, until everything queued so far is
+    /// committed; the writer's failure when it cannot be.
+    pub async fn committed(&self) -> Result<(), StoreError> {
+        let (reply, rx) = tokio::sync::oneshot::channel();
+        self.send(WriteOp::Committed(reply))?;
+        match rx.await {
+            Ok(()) => Ok(()),
+            Err(_) => Err(self.gone_async().await),
+        }
+    }
+
+    /// Why the writer is gone, for an async waiter (learning it is a blocking wait).
+    async fn gone_async(&self) -> StoreError {
+        let end = self.end.clone();
+        tokio::task::spawn_blocking(move || end.gone())
+            .await
+            .unwrap_or_else(|e| StoreError::WriterGone(e.to_string()))
     }
 
     /// Counters.
@@ -212,6 +225,7 @@ fn spawn_writer_inner(
                 prompts: HashSet::new(),
                 events: Vec::new(),
                 flushes: Vec::new(),
+                committed: Vec::new(),
                 reserved: Vec::new(),
                 run_nos: Default::default(),
             };
@@ -278,6 +292,8 @@ struct WriterState {
     events: Vec<Arc<Envelope>>,
     /// Barriers answered after the commit.
     flushes: Vec<std::sync::mpsc::Sender<()>>,
+    /// Async barriers answered after the commit.
+    committed: Vec<tokio::sync::oneshot::Sender<()>>,
     /// Id reservations answered after the commit: (reply, first number).
     reserved: Vec<(tokio::sync::oneshot::Sender<u64>, u64)>,
     /// Run numbers of event ids (`log_runs`), by run id.
@@ -375,6 +391,9 @@ fn run_writer(
         }
         for f in state.flushes.drain(..) {
             let _ = f.send(());
+        }
+        for c in state.committed.drain(..) {
+            let _ = c.send(());
         }
         for (reply, first) in state.reserved.drain(..) {
             let _ = reply.send(first);
@@ -558,8 +577,14 @@ fn apply<'t>(
             apply(tx, *op, state, stmts)?;
             state.events.push(env);
         }
+        WriteOp::Many(ops) => {
+            for op in ops {
+                apply(tx, op, state, stmts)?;
+            }
+        }
         WriteOp::Rows(write) => (write.0)(tx)?,
         WriteOp::Flush(f) => state.flushes.push(f),
+        WriteOp::Committed(c) => state.committed.push(c),
         WriteOp::ReserveIds { name, count, reply } => {
             let first = super::ids::reserve(tx, &name, count)?;
             state.reserved.push((reply, first));

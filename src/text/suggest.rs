@@ -74,14 +74,19 @@ mod tests {
 
     #[test]
     fn typos_of_one_or_two_edits_find_their_name() {
-        let keys = ["atom_type", "required_fields", "quality_threshold", "max_atoms"];
-        assert_eq!(
-            nearest("quality_treshold", keys),
-            Some("quality_threshold")
-        );
+        let keys = [
+            "atom_type",
+            "required_fields",
+            "quality_threshold",
+            "max_atoms",
+        ];
+        assert_eq!(nearest("quality_treshold", keys), Some("quality_threshold"));
         assert_eq!(nearest("max_atom", keys), Some("max_atoms"));
         assert_eq!(nearest("Max_Atoms", keys), Some("max_atoms"));
-        assert_eq!(nearest("transfrom", ["path", "transform"]), Some("transform"));
+        assert_eq!(
+            nearest("transfrom", ["path", "transform"]),
+            Some("transform")
+        );
         assert_eq!(nearest("mdoe", ["mode", "max_tokens"]), Some("mode"));
     }
 
@@ -104,7 +109,10 @@ mod tests {
             serde_message("unknown variant `exakt`, expected `exact` or `regex`"),
             "unknown variant `exakt`, expected `exact` or `regex`; did you mean `exact`?"
         );
-        assert_eq!(serde_message("missing field `name`"), "missing field `name`");
+        assert_eq!(
+            serde_message("missing field `name`"),
+            "missing field `name`"
+        );
         assert_eq!(
             serde_message("unknown field `zzzzzz`, expected `name`"),
             "unknown field `zzzzzz`, expected `name`"

@@ -34,9 +34,14 @@ pub enum ReadTextError {
 pub fn place(text: &str, at: usize) -> (usize, usize) {
     let at = at.min(text.len());
     let before = text.as_bytes()[..at].iter().rposition(|&b| b == b'\n');
-    let line = 1 + text.as_bytes()[..at].iter().filter(|&&b| b == b'\n').count();
+    let line = 1 + text.as_bytes()[..at]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count();
     let start = before.map_or(0, |i| i + 1);
-    let column = 1 + text.get(start..at).map_or(at - start, |s| s.chars().count());
+    let column = 1 + text
+        .get(start..at)
+        .map_or(at - start, |s| s.chars().count());
     (line, column)
 }
 

@@ -50,6 +50,7 @@ fn clean_env(c: &mut Command, dir: &Path) {
         "PLEXUS_WORKER_THREADS",
         "PLEXUS_CRASH_TEST",
         "PLEXUS_CRASH_TEST_TASK",
+        "PLEXUS_TEST_PAUSE",
         "OTEL_EXPORTER_OTLP_ENDPOINT",
         "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
         "OTEL_EXPORTER_OTLP_PROTOCOL",

@@ -79,7 +79,9 @@ fn mutation() -> impl Strategy<Value = Mutation> {
         (field.clone(), 1usize..400).prop_map(|(field, levels)| Mutation::Deep { field, levels }),
         (
             field.clone(),
-            prop::sample::select(&["1e400", "-1e999", "1e308", "123456789012345678901234567890"][..])
+            prop::sample::select(
+                &["1e400", "-1e999", "1e308", "123456789012345678901234567890"][..]
+            )
         )
             .prop_map(|(field, t)| Mutation::Number {
                 field,
@@ -88,7 +90,13 @@ fn mutation() -> impl Strategy<Value = Mutation> {
         (field.clone(), value).prop_map(|(field, value)| Mutation::Swap { field, value }),
         (
             prop::option::of(prop::sample::select(
-                &["context", "output_requirements", "transfer_config", "fallback_config", "constraints"][..]
+                &[
+                    "context",
+                    "output_requirements",
+                    "transfer_config",
+                    "fallback_config",
+                    "constraints"
+                ][..]
             )),
             prop::sample::select(KEYS)
         )
@@ -100,7 +108,10 @@ fn mutation() -> impl Strategy<Value = Mutation> {
 }
 
 /// The object at the dotted `path` of `task` (made when absent), and the last name.
-fn slot<'a>(task: &'a mut Value, path: &'a str) -> Option<(&'a mut serde_json::Map<String, Value>, &'a str)> {
+fn slot<'a>(
+    task: &'a mut Value,
+    path: &'a str,
+) -> Option<(&'a mut serde_json::Map<String, Value>, &'a str)> {
     let mut parts: Vec<&str> = path.split('.').collect();
     let last = parts.pop()?;
     let mut at = task;
@@ -221,7 +232,9 @@ fn a_task_nested_too_deep_or_holding_a_huge_number_is_an_error_at_its_line() {
         },
     ] {
         let text = mutate(&plans[0], 1, &m);
-        let errors = parse_plan(&text, "mutated.json").expect_err("must not validate").0;
+        let errors = parse_plan(&text, "mutated.json")
+            .expect_err("must not validate")
+            .0;
         let e = &errors[0];
         assert_eq!(e.kind, PlanErrorKind::Syntax, "{m:?}: {errors:?}");
         assert_eq!(e.field, "tasks[1]", "{m:?}");
@@ -249,7 +262,11 @@ fn a_task_nested_too_deep_or_holding_a_huge_number_is_an_error_at_its_line() {
 fn typos_in_nested_objects_are_refused_with_the_key_they_meant() {
     let plans = fixtures();
     for (object, key, meant) in [
-        ("output_requirements", "quality_treshold", "quality_threshold"),
+        (
+            "output_requirements",
+            "quality_treshold",
+            "quality_threshold",
+        ),
         ("output_requirements", "max_atom", "max_atoms"),
         ("transfer_config", "mdoe", "mode"),
         ("fallback_config", "retry_cuont", "retry_count"),
@@ -285,5 +302,9 @@ fn typos_in_nested_objects_are_refused_with_the_key_they_meant() {
         .find(|e| e.field == "data_references[0].transfrom")
         .unwrap_or_else(|| panic!("{errors:?}"));
     assert_eq!(e.kind, PlanErrorKind::UnknownField);
-    assert!(e.message.contains("did you mean `transform`?"), "{}", e.message);
+    assert!(
+        e.message.contains("did you mean `transform`?"),
+        "{}",
+        e.message
+    );
 }

@@ -3,6 +3,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod call_boundary;
 mod log_filter;
 mod portable;
 mod portable_replay;

@@ -16,7 +16,7 @@ use super::judging::JudgeSet;
 use super::report::print_results;
 use super::scorer::{Msg, Scorer, TaskFact};
 use super::tree_writer::TreeWriter;
-use crate::eval::finish::write_end;
+use crate::eval::finish::{write_end, SampleFiles};
 use crate::eval::read;
 use crate::eval::record::{self, EvalRow, SampleRow};
 use crate::eval::tree;
@@ -137,7 +137,16 @@ pub async fn run_eval(
         .map_err(|_| eyre!("the scorer crashed"))??;
     watcher.abort();
     let run_status = status?;
-    conclude(g, &row, &out, &run_id, run_status, scored, launch.json)
+    conclude(
+        g,
+        &row,
+        &out,
+        &run_id,
+        run_status,
+        scored,
+        resuming,
+        launch.json,
+    )
 }
 
 /// Scores what is left of eval `launch.row` whose run ended (`run_status`) before its
@@ -181,10 +190,23 @@ pub async fn score_only(g: &Globals, launch: Launch, run_status: RunStatus) -> R
         .await
         .map_err(|e| eyre!("the scorer stopped: {e}"))??;
     watcher.abort();
-    conclude(g, &row, &out, &run_id, run_status, scored, launch.json)
+    conclude(
+        g,
+        &row,
+        &out,
+        &run_id,
+        run_status,
+        scored,
+        true,
+        launch.json,
+    )
 }
 
-/// The end of an eval: its status, the end of its tree, the report, the exit code.
+/// The end of an eval: the end of its tree, then its status, the report, the exit code.
+/// `finished` is stored only once the tree is whole: a kill or a failed write before
+/// that leaves the eval unfinished, and the same command (or `eval resume`) completes
+/// the tree from the database without a model call.
+#[allow(clippy::too_many_arguments)]
 fn conclude(
     g: &Globals,
     row: &EvalRow,
@@ -192,34 +214,45 @@ fn conclude(
     run_id: &str,
     run_status: RunStatus,
     scored: super::scorer::Scored,
+    resumed: bool,
     json: bool,
 ) -> Result<ExitCode> {
     let complete = scored.left == 0;
     let at = crate::clock::now_rfc3339();
+    crate::pause_point::here("eval-end:scored");
+    let store = Store::open(&g.db)?;
+    let row = read::find_eval(store.conn(), &row.eval_id)?;
+    // A rerun's inherited samples were never written by its scorer: its tree is written
+    // whole from the database. A resumed eval, or one whose tree writer could not write
+    // everything, gets the documents that are missing.
+    let files = if row.kind == "rerun" {
+        SampleFiles::All(&store)
+    } else if resumed || !scored.tree_whole {
+        SampleFiles::Missing(&store)
+    } else {
+        SampleFiles::Written
+    };
+    let results = write_end(store.conn(), files, &row, out, &at, !complete).map_err(|e| {
+        eyre!(
+            "eval {}: its results are stored, but its failure tree could not be written: {e}; once that is mended, the same command (or {}) writes it without calling a model",
+            row.eval_id,
+            crate::launch::plexus_command(&g.db, &format!("eval resume {}", row.eval_id))
+        )
+    })?;
+    crate::pause_point::here("eval-end:handoff");
     let (eval_status, finished_at) = if complete {
-        ("finished", Some(at.clone()))
+        ("finished", Some(at.as_str()))
     } else {
         ("interrupted", None)
     };
     {
         let conn = crate::store::open_connection(&g.db)?;
         let tx = conn.unchecked_transaction()?;
-        record::set_status(&tx, &row.eval_id, eval_status, finished_at.as_deref())?;
+        record::set_status(&tx, &row.eval_id, eval_status, finished_at)?;
         tx.commit()?;
     }
-    let store = Store::open(&g.db)?;
+    crate::pause_point::here("eval-end:finished");
     let row = read::find_eval(store.conn(), &row.eval_id)?;
-    // A rerun's inherited samples were never written by its scorer: its tree is
-    // written whole from the database.
-    let whole = (row.kind == "rerun").then_some(&store);
-    let results = write_end(
-        store.conn(),
-        whole,
-        &row,
-        out,
-        row.finished_at.as_deref().unwrap_or(&at),
-        !complete,
-    )?;
     print_results(&row, &results, json)?;
     if !complete {
         crate::errln!(

@@ -24,7 +24,7 @@ use serde_json::Value;
 use crate::cli::{EvalArgs, EvalCommand, EvalRunArgs};
 use crate::engine::EngineConfig;
 use crate::eval::compare::{compare, SampleResult};
-use crate::eval::finish::{results, write_end};
+use crate::eval::finish::{results, write_end, SampleFiles};
 use crate::eval::read::{self, find_eval};
 use crate::eval::record::{EvalRow, SampleRow};
 use crate::exit::InvalidOptions;
@@ -121,8 +121,49 @@ async fn run_spec(g: &Globals, args: EvalRunArgs) -> Result<ExitCode> {
             let samples = read::samples(store.conn(), &prev.eval_id)?;
             return start_spec(g, &args, p, Some((prev, samples))).await;
         }
+        if let Some(done) = read::finished_with_key(store.conn(), &p.row.eval_key)? {
+            if !crate::eval::finish::end_written(&done, &eval_out(&done)) {
+                return complete_tree(&store, done, args.json);
+            }
+        }
     }
     start_spec(g, &args, p, None).await
+}
+
+/// Where eval `row`'s tree goes.
+fn eval_out(row: &EvalRow) -> std::path::PathBuf {
+    std::path::PathBuf::from(row.out_dir.clone().unwrap_or_else(|| "evals".into()))
+}
+
+/// The same command of a finished eval whose tree lacks its end (written by a build that
+/// stored `finished` first, or cut short since): the tree is completed from the
+/// database, and no model is called.
+fn complete_tree(store: &Store, row: EvalRow, json: bool) -> Result<ExitCode> {
+    let out = eval_out(&row);
+    crate::errln!(
+        "eval {}: it has finished, but its failure tree under {} is incomplete; writing it from the database (no model is called). For a new iteration, run with --iteration {}",
+        row.eval_id,
+        out.display(),
+        row.iteration + 1
+    );
+    let at = row
+        .finished_at
+        .clone()
+        .unwrap_or_else(|| row.created_at.clone());
+    let results = write_end(
+        store.conn(),
+        SampleFiles::Missing(store),
+        &row,
+        &out,
+        &at,
+        false,
+    )?;
+    report::print_results(&row, &results, json)?;
+    Ok(if results.gates_missed.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(GATE_MISSED)
+    })
 }
 
 /// Starts the run of a prepared spec: a new eval, or `existing` (an eval stored before
@@ -388,7 +429,7 @@ fn export_tree(db: &Path, eval: &str, dir: &Path) -> Result<ExitCode> {
         .unwrap_or_else(|| row.created_at.clone());
     let r = write_end(
         store.conn(),
-        Some(&store),
+        SampleFiles::All(&store),
         &row,
         dir,
         &at,

@@ -11,7 +11,7 @@ use rusqlite::params;
 use serde_json::Value;
 
 use crate::eval::checks::Check;
-use crate::eval::finish::{copy_tasks, write_end};
+use crate::eval::finish::{copy_tasks, write_end, SampleFiles};
 use crate::eval::observe::{observe, tool_calls};
 use crate::eval::read::{self, find_eval};
 use crate::eval::record::{self, new_eval_id, AttemptRow, EvalRow, SampleRow};
@@ -233,7 +233,7 @@ pub fn rescore(
     let store = Store::open(db)?;
     let results = write_end(
         store.conn(),
-        Some(&store),
+        SampleFiles::All(&store),
         &row,
         Path::new(&out_dir),
         &finished_at,

@@ -88,6 +88,8 @@ pub struct Scored {
     pub copies: u64,
     /// Copies left unscored (the run stopped before they finished).
     pub left: u64,
+    /// Whether the tree writer wrote every document it was given.
+    pub tree_whole: bool,
 }
 
 /// One copy of the plan: a sample's epoch.
@@ -280,11 +282,12 @@ impl Scorer {
         writer.flush()?;
         drop(writer);
         let _ = writer_thread.join();
-        tree.finish();
+        let tree_whole = tree.finish();
         let left = self.copies.iter().filter(|c| !c.scored).count() as u64;
         Ok(Scored {
             copies: self.scored_now,
             left,
+            tree_whole,
         })
     }
 

@@ -37,7 +37,7 @@ pub enum TreeJob {
 /// The sending side of the tree thread.
 pub struct TreeWriter {
     tx: Option<SyncSender<TreeJob>>,
-    thread: Option<JoinHandle<()>>,
+    thread: Option<JoinHandle<bool>>,
 }
 
 impl TreeWriter {
@@ -76,11 +76,13 @@ impl TreeWriter {
         }
     }
 
-    /// Waits for every queued job to be written.
-    pub fn finish(mut self) {
+    /// Waits for every queued job to be written; whether every write succeeded (false:
+    /// some documents are missing, and the eval's end writes them from the database).
+    pub fn finish(mut self) -> bool {
         drop(self.tx.take());
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
+        match self.thread.take() {
+            Some(t) => t.join().unwrap_or(false),
+            None => false,
         }
     }
 }
@@ -141,17 +143,16 @@ fn write_loop(
     mut dispatched: Pending,
     mut failed: BTreeMap<u64, FailureSampleIndexEntry>,
     rx: Receiver<TreeJob>,
-) {
+) -> bool {
     let mut dispatching = true;
-    let mut warned = false;
+    let warned = std::cell::Cell::new(false);
     let mut report = |what: &str, e: &dyn std::fmt::Display| {
-        if !warned {
+        if !warned.get() {
             crate::errln!(
-                "eval {}: the failure tree could not be written ({what}: {e}); the results are in the database, and `plexus eval export-tree {}` writes the tree again",
+                "eval {}: the failure tree could not be written ({what}: {e}); the results are in the database, and the eval's end writes what is missing",
                 row.eval_id,
-                row.eval_id
             );
-            warned = true;
+            warned.set(true);
         }
     };
     if let Err(e) = tree::prepare(&it) {
@@ -234,4 +235,5 @@ fn write_loop(
             last = Instant::now();
         }
     }
+    !warned.get()
 }

@@ -171,7 +171,12 @@ fn parse_text(text: &str, file: &str) -> Result<Plan, PlanErrors> {
                     .into_iter()
                     .filter(|n| !n.starts_with('$'))
                     .collect();
-                c.push(None, key, K::UnknownField, shape::unknown_field(key, &known));
+                c.push(
+                    None,
+                    key,
+                    K::UnknownField,
+                    shape::unknown_field(key, &known),
+                );
             }
         }
     }

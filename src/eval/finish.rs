@@ -333,6 +333,13 @@ pub fn write_end(
     let scoring = read::scoring_of(row)?;
     let it = tree::iteration_dir(out, row.iteration);
     tree::prepare(&it)?;
+    if files.store().is_some() {
+        // What a killed writer left half-written goes; the documents are written whole.
+        for d in std::iter::once(it.clone()).chain(tree::DIRS.iter().map(|d| it.join(d))) {
+            crate::failures::write::remove_stale_temps(&d);
+        }
+        crate::failures::write::remove_stale_temps(out);
+    }
     let samples = read::samples(conn, &row.eval_id)?;
     let mut tools: Option<ToolsByRun> = None;
     let mut entries = Vec::new();

@@ -253,14 +253,17 @@ pub fn write_docs(it: &Path, s: &SampleRow, docs: &SampleDocs) -> Result<(), Wri
     Ok(())
 }
 
+/// The four document directories of an iteration.
+pub const DIRS: [&str; 4] = [
+    layout::SAMPLES_DIR,
+    layout::TRACES_DIR,
+    layout::EVALUATIONS_DIR,
+    layout::ATTRIBUTIONS_DIR,
+];
+
 /// Makes the iteration directory and its four document directories.
 pub fn prepare(it: &Path) -> Result<(), WriteError> {
-    for d in [
-        layout::SAMPLES_DIR,
-        layout::TRACES_DIR,
-        layout::EVALUATIONS_DIR,
-        layout::ATTRIBUTIONS_DIR,
-    ] {
+    for d in DIRS {
         let p = it.join(d);
         std::fs::create_dir_all(&p).map_err(|source| WriteError::Io { path: p, source })?;
     }

@@ -55,6 +55,39 @@ fn temp_beside(path: &Path) -> PathBuf {
     }
 }
 
+/// The process that writes temporary file `name` (`.NAME.tmp-PID-RANDOM`), if it is one.
+fn temp_writer(name: &str) -> Option<u32> {
+    let rest = name.strip_prefix('.')?;
+    let (_, tail) = rest.rsplit_once(".tmp-")?;
+    let (pid, random) = tail.split_once('-')?;
+    (random.len() == 8 && random.bytes().all(|b| b.is_ascii_hexdigit()))
+        .then(|| pid.parse().ok())
+        .flatten()
+}
+
+/// Removes from `dir` the temporary files of writers that are gone (a process killed
+/// in the middle of a write leaves its half-written file beside the document); returns
+/// how many.
+pub fn remove_stale_temps(dir: &Path) -> usize {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    let mut removed = 0;
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(pid) = temp_writer(&name.to_string_lossy()) else {
+            continue;
+        };
+        if pid != std::process::id()
+            && !crate::store::lease::process_alive(pid)
+            && std::fs::remove_file(e.path()).is_ok()
+        {
+            removed += 1;
+        }
+    }
+    removed
+}
+
 /// Writes `value` as pretty JSON to `path` through a temporary file and a rename. The
 /// JSON goes to the file as it is made: a large document is not held in memory whole.
 pub fn write_json_atomic<T: Serialize + ?Sized>(path: &Path, value: &T) -> Result<(), WriteError> {
@@ -212,6 +245,23 @@ impl Drop for TreeWriter {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_the_temporary_files_of_gone_writers_are_removed() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let d = dir.path();
+        // A pid beyond any this host hands out is a writer that is gone.
+        let gone = ".failure_summary.json.tmp-4194999-0a1b2c3d";
+        let mine = format!(".x.json.tmp-{}-0a1b2c3d", std::process::id());
+        for name in [gone, mine.as_str(), "q1.json", ".hidden", ".y.tmp-12-zz"] {
+            std::fs::write(d.join(name), "{").expect("write");
+        }
+        assert_eq!(remove_stale_temps(d), 1);
+        assert!(!d.join(gone).exists());
+        for kept in [mine.as_str(), "q1.json", ".hidden", ".y.tmp-12-zz"] {
+            assert!(d.join(kept).exists(), "{kept} is kept");
+        }
+    }
 
     #[test]
     fn a_tree_appears_whole_or_not_at_all() {

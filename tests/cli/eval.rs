@@ -203,6 +203,23 @@ fn kill_9_mid_eval_then_the_same_command_goes_on_without_invoking_a_finished_sam
     };
     let before = calls_of(dir.path());
     assert!(before.len() >= 3 && before.len() < 12, "{before:?}");
+    // A scored sample whose documents the kill kept from the disk (the tree writer was
+    // behind): the resumed eval writes them.
+    let it = dir.path().join("tree/execution_outputs/iteration_1");
+    let scored: String = db(dir.path())
+        .query_row(
+            "SELECT file_id FROM eval_samples WHERE status <> 'pending' ORDER BY ord LIMIT 1",
+            [],
+            |r| r.get(0),
+        )
+        .expect("a scored sample");
+    for d in ["execution_traces", "evaluation_results"] {
+        for e in std::fs::read_dir(it.join(d)).expect("dir").flatten() {
+            if e.file_name().to_string_lossy().starts_with(&scored) {
+                std::fs::remove_file(e.path()).expect("rm");
+            }
+        }
+    }
     let o = output(&mut eval_cmd(dir.path(), &FAST, &["--json"]));
     assert_eq!(o.code, Some(0), "{}", o.stderr);
     assert!(o.stderr.contains("continuing it"), "{}", o.stderr);
@@ -220,6 +237,14 @@ fn kill_9_mid_eval_then_the_same_command_goes_on_without_invoking_a_finished_sam
     );
     assert_eq!(count(dir.path(), "SELECT COUNT(*) FROM eval_attempts"), 12);
     assert_eq!(json_of(&o.stdout)["counts"]["pending"], 0);
+    // The resumed eval's tree has every scored sample: the same as an export.
+    let o =
+        output(plexus(dir.path()).args(["--db", "e.db", "eval", "export-tree", "latest", "again"]));
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    assert_eq!(
+        files(&dir.path().join("tree")),
+        files(&dir.path().join("again"))
+    );
 }
 
 #[test]

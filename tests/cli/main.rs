@@ -10,6 +10,7 @@ mod cost;
 mod diff;
 mod docs;
 mod eval;
+mod eval_end;
 mod eval_judge;
 mod otlp;
 mod otlp_receiver;

@@ -132,7 +132,8 @@ pub fn rescore(
         spec_path: checks_file.display().to_string(),
         spec_json: serde_json::to_string(&scoring)?,
         out_dir: Some(out_dir.clone()),
-        status: "finished".into(),
+        // Finished once its tree is written (a kill before leaves it for `eval resume`).
+        status: "running".into(),
         created_at: crate::clock::now_rfc3339(),
         finished_at: None,
         ..parent.clone()
@@ -239,6 +240,16 @@ pub fn rescore(
         &finished_at,
         false,
     )?;
+    {
+        let conn = crate::store::open_connection(db)?;
+        let tx = conn.unchecked_transaction()?;
+        record::set_status(&tx, &row.eval_id, "finished", Some(&finished_at))?;
+        tx.commit()?;
+    }
+    let row = EvalRow {
+        status: "finished".into(),
+        ..row
+    };
     print_results(&row, &results, json)?;
     Ok(if results.gates_missed.is_empty() {
         ExitCode::SUCCESS

@@ -122,6 +122,15 @@ pub fn observe(
                         .is_some_and(|codes| codes.split(',').any(|x| x.trim() == c))
                 })
         });
+        // A task that failed before any call (a prompt over the agent's input limit, a
+        // log that could not be written) never reached the model: an error, not a
+        // failure of the model's.
+        let never_sent = status == "failed" && calls.is_empty() && code.as_deref() == Some("E008");
+        if error.is_none() && never_sent {
+            error = Some(format!(
+                "task {task} was never sent to the model (E008: it failed before any call; `plexus show {run_id}` says why)"
+            ));
+        }
         if error.is_none() && (UNREACHED.contains(&status.as_str()) || call_unreached) {
             error = Some(format!(
                 "task {task} ended {status}{}: the model was not reached",

@@ -74,8 +74,11 @@ pub fn load_resume(store: &Store, run_id: &str) -> Result<(Plan, RunConfig, Resu
             summary.run_id
         ));
     }
-    let status = RunStatus::parse(&summary.status)
-        .ok_or_else(|| eyre!("run {run_id} has an unknown status `{}`", summary.status))?;
+    // As its last owner left it: a killed run says `running`, and the resume logs the
+    // crash it finds.
+    let stored = store.stored_run_status(&summary.run_id)?;
+    let status = RunStatus::parse(&stored)
+        .ok_or_else(|| eyre!("run {run_id} has an unknown status `{stored}`"))?;
     // A run that ended is over, except a failed one (or one that waited for review)
     // whose blocked tasks a person's acceptance of a review has freed since.
     if matches!(

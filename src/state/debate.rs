@@ -198,6 +198,27 @@ impl DebateState {
         s
     }
 
+    /// The state of stored session events whose run reads `run_status` (see
+    /// [`crate::store::run_read::shown_status`]): a session whose process stopped
+    /// before it ended is `interrupted`, its agents stopped with it.
+    pub fn from_stored<'a>(
+        events: impl IntoIterator<Item = &'a Envelope>,
+        run_status: &str,
+    ) -> DebateState {
+        let mut s = DebateState::from_events(events);
+        if run_status == RunStatus::Interrupted.as_str() && !s.is_finished() {
+            s.status = Some(SessionStatus::Interrupted);
+            s.run_status = Some(RunStatus::Interrupted);
+            for a in s.agents.values_mut() {
+                a.end_turn();
+                if matches!(a.status, AgentStatus::Running | AgentStatus::Waiting) {
+                    a.status = AgentStatus::Cancelled;
+                }
+            }
+        }
+        s
+    }
+
     fn round_mut(&mut self, round: u32) -> &mut RoundView {
         if let Some(i) = self.rounds.iter().position(|r| r.round == round) {
             return &mut self.rounds[i];

@@ -61,18 +61,33 @@ impl Store {
                     (SELECT COALESCE(SUM(atoms), 0) FROM tasks t WHERE t.run_id = r.run_id),
                     (SELECT COALESCE(SUM(i.cost_usd), 0.0) FROM invocations i WHERE i.run_id = r.run_id),
                     (SELECT COUNT(i.cost_usd) FROM invocations i WHERE i.run_id = r.run_id),
-                    (SELECT COUNT(*) - COUNT(i.cost_usd) FROM invocations i WHERE i.run_id = r.run_id)
-             FROM runs r {} ORDER BY r.created_at DESC, r.rowid DESC",
+                    (SELECT COUNT(*) - COUNT(i.cost_usd) FROM invocations i WHERE i.run_id = r.run_id),
+                    l.pid, l.host, l.heartbeat_ms
+             FROM runs r LEFT JOIN run_leases l ON l.run_id = r.run_id
+             {} ORDER BY r.created_at DESC, r.rowid DESC",
             run_events_sql("l.run_no << 32"),
             if filter.is_empty() { String::new() } else { format!("WHERE {filter}") }
         ))?;
+        let now = chrono::Utc::now().timestamp_millis();
         let rows = st.query_map(params, |r| {
+            let owner = match (
+                r.get::<_, Option<u32>>(13)?,
+                r.get::<_, Option<String>>(14)?,
+            ) {
+                (Some(pid), Some(host)) => Some(super::lease::Owner {
+                    pid,
+                    host,
+                    started_at: String::new(),
+                    heartbeat_ms: r.get::<_, Option<i64>>(15)?.unwrap_or(0),
+                }),
+                _ => None,
+            };
             Ok(RunSummary {
                 run_id: r.get(0)?,
                 plan_id: r.get(1)?,
                 plan_source: r.get(2)?,
                 provider: r.get(3)?,
-                status: r.get(4)?,
+                status: shown_status(r.get(4)?, owner.as_ref(), now),
                 created_at: r.get(5)?,
                 finished_at: r.get(6)?,
                 task_count: r.get(7)?,
@@ -168,8 +183,25 @@ impl Store {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
-    /// The stored status of `run_id` (its full id), read alone: cheap enough to poll.
+    /// The status of `run_id` (its full id), read alone: cheap enough to poll. A run
+    /// stored as running whose process is gone reads `interrupted` (see
+    /// [`shown_status`]).
     pub fn run_status(&self, run_id: &str) -> Result<String, StoreError> {
+        let stored = self.stored_run_status(run_id)?;
+        if !matches!(stored.as_str(), "running" | "paused") {
+            return Ok(stored);
+        }
+        let owner = super::lease::owner(&self.conn, run_id)?;
+        Ok(shown_status(
+            stored,
+            owner.as_ref(),
+            chrono::Utc::now().timestamp_millis(),
+        ))
+    }
+
+    /// The status the row of `run_id` holds, as its last owner wrote it (a killed run
+    /// still says `running`): for the process that takes the run over.
+    pub fn stored_run_status(&self, run_id: &str) -> Result<String, StoreError> {
         self.conn
             .query_row("SELECT status FROM runs WHERE run_id = ?1", [run_id], |r| {
                 r.get(0)
@@ -183,5 +215,18 @@ impl Store {
         let now = chrono::Utc::now().timestamp_millis();
         Ok(super::lease::owner(&self.conn, run_id)?
             .is_some_and(|o| super::lease::gone(&o, now).is_none()))
+    }
+}
+
+/// A run's status as every reader shows it: one stored as `running` or `paused` whose
+/// owner is gone (killed, crashed: a dead process, a stale heartbeat, or no lease at
+/// all) is `interrupted`, as a resume will find it. Readers never write, so the row
+/// keeps its word until a process takes the run over.
+pub fn shown_status(stored: String, owner: Option<&super::lease::Owner>, now_ms: i64) -> String {
+    let live = owner.is_some_and(|o| super::lease::gone(o, now_ms).is_none());
+    if matches!(stored.as_str(), "running" | "paused") && !live {
+        "interrupted".into()
+    } else {
+        stored
     }
 }

@@ -725,3 +725,50 @@ fn a_sample_reference_reaches_the_agent_as_an_input_not_in_the_instruction() {
     assert_eq!(o.code, Some(2), "{}", o.stderr);
     assert!(o.stderr.contains("plexus eval"), "{}", o.stderr);
 }
+
+#[test]
+fn a_sample_too_large_to_send_is_an_error_named_by_the_estimate_not_a_failure() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    fixture(dir.path());
+    // The third question is 120,000 words: its prompt is over the agent's 100,000-token
+    // window, so it is never sent.
+    let big = "seven ".repeat(120_000);
+    let data = format!(
+        "{}\n{}\n{}\n",
+        r#"{"id": "q1", "input": "What is 2 + 2?", "expected": "4", "metadata": {"level": "easy"}}"#,
+        r#"{"id": "q2", "input": "What is 7 * 6?", "expected": "42", "metadata": {"level": "easy"}}"#,
+        serde_json::json!({"id": "huge", "input": big, "expected": "7", "metadata": {"level": "hard"}})
+    );
+    std::fs::write(dir.path().join("arith.jsonl"), data).expect("dataset");
+    let o = output(&mut eval_cmd(dir.path(), &FAST, &["--estimate"]));
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    assert!(
+        o.stdout.contains("would not be sent: 1 call(s)") && o.stdout.contains("huge/answer"),
+        "the estimate names the sample that does not fit:\n{}",
+        o.stdout
+    );
+    let o = output(&mut eval_cmd(dir.path(), &FAST, &["--json"]));
+    let r = json_of(&o.stdout);
+    assert_eq!(r["counts"]["error"], 1, "{}", o.stdout);
+    let status: String = db(dir.path())
+        .query_row(
+            "SELECT status FROM eval_samples WHERE sample_id = 'huge'",
+            [],
+            |r| r.get(0),
+        )
+        .expect("the sample");
+    assert_eq!(status, "error", "never sent: an error, not a failure");
+    // Every rate counts it in its denominator, as an error.
+    for c in r["checks"].as_array().expect("checks") {
+        assert_eq!(c["of"], 3, "{c}");
+        assert_eq!(c["errors"], 1, "{c}");
+    }
+    assert_eq!(
+        count(
+            dir.path(),
+            "SELECT COUNT(*) FROM invocations WHERE task_id = 'huge/answer'"
+        ),
+        0,
+        "nothing was sent for it"
+    );
+}

@@ -12,6 +12,7 @@ mod docs;
 mod eval;
 mod eval_end;
 mod eval_judge;
+mod eval_kill;
 mod otlp;
 mod otlp_receiver;
 mod output_hygiene;

@@ -35,6 +35,16 @@ impl Drop for Server {
 }
 
 impl Server {
+    /// Its process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// The port it listens on.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
     /// `Host: 127.0.0.1:PORT`, as a browser or curl names the server.
     pub fn host(&self) -> String {
         format!("127.0.0.1:{}", self.port)

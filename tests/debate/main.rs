@@ -4,6 +4,7 @@
 mod common;
 
 mod debate_host;
+mod debate_kill;
 mod debate_run;
 mod debate_scripted;
 mod debate_serve;

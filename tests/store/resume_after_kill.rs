@@ -83,9 +83,14 @@ fn kill_9_mid_run_then_resume_completes_without_reinvoking_finished_tasks() {
 
     let store = Store::open(&db).expect("store");
     assert_eq!(
-        store.run(&run_id).expect("run").status,
+        store.stored_run_status(&run_id).expect("run"),
         "running",
-        "a killed run is left running"
+        "a killed run's row is left as its process wrote it"
+    );
+    assert_eq!(
+        store.run(&run_id).expect("run").status,
+        "interrupted",
+        "a killed run reads interrupted: its owner is gone"
     );
     let before = final_tasks(&store, &run_id);
     assert!(

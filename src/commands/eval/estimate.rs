@@ -99,6 +99,7 @@ pub fn print_estimate(
                 "plan_cost_usd": plan_cost.map(|(lo, hi)| json!({"prompts_only": lo, "at_most": hi})),
                 "tasks_reading_upstream": e.reading_upstream,
                 "tasks_using_tools": e.using_tools,
+                "too_large": e.too_large,
                 "judges": judges.iter().map(|(n, c, added, m, cost)| json!({
                     "check": n, "model": m, "calls": c, "output_judged_at_most_tokens": added,
                     "cost_usd": cost.map(|(lo, hi)| json!({"prompts_only": lo, "at_most": hi})),
@@ -120,6 +121,27 @@ pub fn print_estimate(
         e.plan.max_output_tokens
     );
     crate::outln!("  cost: {}", money(plan_cost, &model));
+    if !e.too_large.is_empty() {
+        crate::outln!(
+            "  would not be sent: {} call(s) whose prompt is over the agent's input limit (their samples are errors):",
+            e.too_large.len()
+        );
+        const SHOWN: usize = 10;
+        for t in e.too_large.iter().take(SHOWN) {
+            crate::outln!(
+                "    {}: {} tokens, limit {}",
+                crate::text::sanitize::sanitize(&t.task_id),
+                t.prompt_tokens,
+                t.limit
+            );
+        }
+        if e.too_large.len() > SHOWN {
+            crate::outln!(
+                "    and {} more (--json lists them all)",
+                e.too_large.len() - SHOWN
+            );
+        }
+    }
     if e.reading_upstream > 0 {
         crate::outln!(
             "  not counted: what {} task(s) read from other tasks or data references (known once they run)",

@@ -39,6 +39,20 @@ pub struct Estimate {
     /// Each judge check's calls: its prompts without the output judged, and the most
     /// tokens that output adds to them.
     pub judges: Vec<(String, Calls, u64)>,
+    /// Copies' tasks whose prompt alone is over their agent's input limit: the engine
+    /// will not send them (E008), and their samples are errors.
+    pub too_large: Vec<TooLarge>,
+}
+
+/// A copy's task whose prompt does not fit its agent's input limit.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TooLarge {
+    /// The copy's task (`SAMPLE/TASK`, or `SAMPLE#EPOCH/TASK`).
+    pub task_id: String,
+    /// Its prompt's tokens (system prompt and user prompt).
+    pub prompt_tokens: u64,
+    /// The agent's input limit.
+    pub limit: u64,
 }
 
 /// Counts the prompts of `plan` (the eval's copies) and of `scoring`'s judges over
@@ -73,7 +87,15 @@ pub fn estimate(
             .map(|r| r.get().to_string())
             .unwrap_or_default();
         e.plan.calls += 1;
-        e.plan.prompt_tokens += counter.count(&agent.system_prompt) + counter.count(&text);
+        let prompt = counter.count(&agent.system_prompt) + counter.count(&text);
+        e.plan.prompt_tokens += prompt;
+        if prompt > agent.max_input_tokens {
+            e.too_large.push(TooLarge {
+                task_id: task.task_id.clone(),
+                prompt_tokens: prompt,
+                limit: agent.max_input_tokens,
+            });
+        }
         e.plan.max_output_tokens += u64::from(constraints.max_tokens);
         if task.task_id.ends_with(&format!("/{}", scoring.output_task)) {
             output_max = output_max.max(u64::from(constraints.max_tokens));

@@ -31,7 +31,10 @@ pub async fn rerun_debate(
     }
     let store = Store::open(from)?;
     let recorded = store.run(source_run)?;
-    if recorded.status == "cancelled" || recorded.status == "running" {
+    if matches!(
+        recorded.status.as_str(),
+        "cancelled" | "running" | "interrupted"
+    ) {
         return Err(eyre!(
             "debate {source_run} is {}: its recording stops before the end, so a rerun would have nothing to answer the rest from",
             recorded.status

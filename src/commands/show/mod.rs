@@ -114,7 +114,10 @@ pub fn print_run(store: &Store, id: &str, json_out: bool) -> Result<()> {
     let (debate, debate_tokens) = if crate::debate::is_debate(&run.plan_id) {
         let events = crate::debate::replay::load_events(store, &run.run_id)?;
         (
-            Some(crate::state::debate::DebateState::from_events(&events)),
+            Some(crate::state::debate::DebateState::from_stored(
+                &events,
+                &run.status,
+            )),
             Some(debate::tokens_per_agent(&events)),
         )
     } else {

@@ -138,6 +138,9 @@ open_string_enum! {
         Cancelled => "cancelled",
         /// Ended without a result: no agent gave a valid position in the first round.
         Failed => "failed",
+        /// Its process stopped before it ended (killed, crashed): the record keeps
+        /// what it reached; a debate is not resumed (`plexus debate` starts another).
+        Interrupted => "interrupted",
     }
 }
 

@@ -44,9 +44,10 @@ pub fn status(d: &DebateState, theme: &Theme) -> (String, Style) {
         SessionStatus::InProgress => theme.badge(theme.accent),
         SessionStatus::Converged => theme.badge(theme.ok),
         SessionStatus::Terminated | SessionStatus::MaxRoundsReached => theme.badge(theme.warn),
-        SessionStatus::Cancelled | SessionStatus::Failed | SessionStatus::Other(_) => {
-            theme.badge(theme.error)
-        }
+        SessionStatus::Cancelled
+        | SessionStatus::Failed
+        | SessionStatus::Interrupted
+        | SessionStatus::Other(_) => theme.badge(theme.error),
     };
     (s.as_str().to_string(), style)
 }

@@ -30,6 +30,6 @@ pub fn session_document(db: &std::path::Path, id: &str) -> Result<Value, (u16, S
     };
     let events = load_events(&store, &run.run_id)
         .map_err(|e| (500, format!("cannot read the session: {e}")))?;
-    let state = DebateState::from_events(&events);
+    let state = DebateState::from_stored(&events, &run.status);
     Ok(front_end_json(&state, &run.run_id))
 }

@@ -61,6 +61,18 @@ pub fn for_status(status: RunStatus) -> u8 {
 #[error("{0}")]
 pub struct InvalidOptions(pub String);
 
+/// A command that acts on a run which has already ended (`resume` of a finished run):
+/// it exits with the code of the run's own outcome, so a script that resumes until the
+/// run is done reads the run's result.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct RunEnded {
+    /// How the run ended.
+    pub status: RunStatus,
+    /// What to tell the person.
+    pub message: String,
+}
+
 /// How an error is kept: its chain of causes and nothing more. Every error plexus
 /// reports is put into words by [`describe`]; no backtrace is ever shown for one, so
 /// none is captured (with `RUST_BACKTRACE` set, capturing and resolving one took about a
@@ -111,11 +123,35 @@ pub fn describe(e: &color_eyre::Report, db: &Path) -> String {
         c.downcast_ref::<StoreError>().is_some() || c.downcast_ref::<rusqlite::Error>().is_some()
     });
     let file = db.display().to_string();
+    let io_failure = e.chain().any(|c| {
+        matches!(
+            c.downcast_ref::<rusqlite::Error>(),
+            Some(rusqlite::Error::SqliteFailure(f, _)) if f.code == rusqlite::ErrorCode::SystemIoFailure
+        )
+    });
+    if io_failure && wal_replaced(db) {
+        text.push_str(&format!(
+            " ({file}-wal, the database's write-ahead log, is empty beside its index {file}-shm: it was deleted or replaced while a plexus process was writing the database; that process keeps writing the old one, and readers open the file again once it has ended)"
+        ));
+    }
     if from_db && !text.contains(&file) {
         format!("database {file}: {text}")
     } else {
         text
     }
+}
+
+/// Whether the write-ahead log of `db` looks deleted under a running writer: the log
+/// empty (or gone) while its shared-memory index says otherwise.
+fn wal_replaced(db: &Path) -> bool {
+    let side = |ext: &str| {
+        let mut p = db.as_os_str().to_owned();
+        p.push(ext);
+        std::fs::metadata(std::path::PathBuf::from(p)).ok()
+    };
+    let shm = side("-shm").is_some_and(|m| m.len() > 0);
+    let wal_empty = side("-wal").is_none_or(|m| m.len() == 0);
+    shm && wal_empty
 }
 
 #[cfg(test)]

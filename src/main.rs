@@ -297,9 +297,6 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
             // Until the run has opened, memory freed is given back at once.
             plexus::allocator::opening();
             let plan = load_plan_file(&plan_file)?;
-            if !(timeout_scale > 0.0 && timeout_scale.is_finite()) {
-                return Err(eyre!("--timeout-scale must be a positive number"));
-            }
             let engine = engine_config(
                 &g,
                 EngineConfig {
@@ -587,6 +584,9 @@ fn exit_code_of(e: &color_eyre::Report) -> u8 {
     for cause in e.chain() {
         if let Some(r) = cause.downcast_ref::<plexus::review::ReviewError>() {
             return r.exit_code();
+        }
+        if let Some(e) = cause.downcast_ref::<exit::RunEnded>() {
+            return exit::for_status(e.status);
         }
         if cause.downcast_ref::<plexus::plan::PlanErrors>().is_some()
             || cause.downcast_ref::<exit::InvalidOptions>().is_some()

@@ -69,10 +69,10 @@ pub struct EvalRunArgs {
     #[arg(long, value_enum, default_value_t = FaultMix::None)]
     pub faults: FaultMix,
     /// Multiplier on every timeout (1.0 = as the plan says).
-    #[arg(long, value_name = "X", default_value_t = 1.0)]
+    #[arg(long, value_name = "X", default_value_t = 1.0, value_parser = super::options::positive_number)]
     pub timeout_scale: f64,
     /// Divide every retry delay by this (1 = the protocol's 5 s, 15 s, 30 s…).
-    #[arg(long, value_name = "N", default_value_t = 1)]
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = super::options::divisor())]
     pub retry_delay_div: u64,
     /// Seed of the simulated provider (same seed, same answers).
     #[arg(long, default_value_t = 7, help_heading = "Session options")]

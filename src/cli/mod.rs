@@ -110,10 +110,10 @@ pub enum Command {
         #[arg(long, value_enum, default_value_t = FaultMix::None)]
         faults: FaultMix,
         /// Multiplier on every timeout (1.0 = as the plan says).
-        #[arg(long, value_name = "X", default_value_t = 1.0)]
+        #[arg(long, value_name = "X", default_value_t = 1.0, value_parser = options::positive_number)]
         timeout_scale: f64,
         /// Divide every retry delay by this (1 = the protocol's 5 s, 15 s, 30 s…).
-        #[arg(long, value_name = "N", default_value_t = 1)]
+        #[arg(long, value_name = "N", default_value_t = 1, value_parser = options::divisor())]
         retry_delay_div: u64,
         /// Have the provider write summaries of large inputs (abstractive) instead
         /// of extracting key sentences.

@@ -128,3 +128,17 @@ pub fn dollars(s: &str) -> Result<f64, String> {
 pub fn at_least_one() -> clap::builder::RangedU64ValueParser<usize> {
     clap::builder::RangedU64ValueParser::<usize>::new().range(1..)
 }
+
+/// A whole number from 1, as `u64` (a divisor).
+pub fn divisor() -> clap::builder::RangedU64ValueParser<u64> {
+    clap::builder::RangedU64ValueParser::<u64>::new().range(1..)
+}
+
+/// A finite number above 0 (a scale).
+pub fn positive_number(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(x) if x > 0.0 && x.is_finite() => Ok(x),
+        Ok(_) => Err(format!("{s} is not a number above 0")),
+        Err(_) => Err(format!("{s:?} is not a number")),
+    }
+}

@@ -40,6 +40,9 @@ impl Parser<'_> {
                 for (name, inner) in table {
                     let name = name.get_ref().as_ref();
                     let dotted = format!("{}.{name}", section.name);
+                    if let Some(why) = crate::text::sanitize::invisible_name(name) {
+                        return Err(self.bad_value(inner.span(), section.name, &why));
+                    }
                     if reserved.contains(&name) {
                         return Err(self.bad_value(
                             inner.span(),

@@ -61,12 +61,15 @@ impl Parser<'_> {
                     line: Some(line),
                 },
                 key: dotted,
-                message: err.message().to_string(),
+                message: crate::text::suggest::serde_message(err.message()),
             }
         })?;
         for (key, _) in table {
             let name = key.get_ref().as_ref();
             let dotted = format!("providers.{name}");
+            if let Some(why) = crate::text::sanitize::invisible_name(name) {
+                return Err(self.bad_value(key.span(), "providers", &why));
+            }
             if let Layout::Tables { reserved, .. } = PROVIDERS.layout {
                 if reserved.contains(&name) {
                     return Err(self.bad_value(

@@ -388,3 +388,14 @@ fn the_declared_defaults_are_the_ones_plexus_uses() {
     let theme = schema::UI.key("theme").and_then(|k| k.default.as_ref());
     assert!(matches!(theme, Some(schema::Default::Str(t)) if *t == UiConfig::default().theme));
 }
+
+#[test]
+fn a_profile_or_price_name_with_an_invisible_character_is_refused() {
+    for text in [
+        "[providers.\"lo\\u001b[2Jcal\"]\nkind = \"openai\"\nbase_url = \"http://127.0.0.1:1/v1\"\nmodel = \"m\"\n",
+        "[prices.\"gpt\\u202e4\"]\ninput = 1\n",
+    ] {
+        let msg = message(text);
+        assert!(msg.contains("invisible character"), "{msg}");
+    }
+}

@@ -225,6 +225,9 @@ pub fn load_spec(path: &Path) -> Result<EvalSpec, SpecError> {
                 "must not be empty".into(),
             ));
         }
+        if let Some(why) = crate::text::sanitize::invisible_name(&c.name) {
+            return Err(err(&format!("checks[{i}].name"), why));
+        }
         if !names.insert(c.name.as_str()) {
             return Err(err(
                 &format!("checks[{i}].name"),
@@ -331,6 +334,16 @@ mod tests {
         v["checks"][0]["normalise"] = serde_json::json!(["trim"]);
         let e = load_spec(&write(dir.path(), &v)).expect_err("a typo in a check");
         assert!(e.message.contains("did you mean `normalize`?"), "{e}");
+    }
+
+    #[test]
+    fn a_check_name_with_an_invisible_character_is_refused() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut v = good();
+        v["checks"][0]["name"] = serde_json::json!("ex\u{1b}[31mact");
+        let e = load_spec(&write(dir.path(), &v)).expect_err("a control character");
+        assert_eq!(e.field, "checks[0].name");
+        assert!(e.message.contains("invisible character U+001B"), "{e}");
     }
 
     #[test]

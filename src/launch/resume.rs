@@ -85,7 +85,7 @@ pub fn load_resume(store: &Store, run_id: &str) -> Result<(Plan, RunConfig, Resu
         status,
         RunStatus::Succeeded | RunStatus::Partial | RunStatus::Cancelled
     ) {
-        return Err(ended(&summary.run_id, &summary.status));
+        return Err(ended(&summary.run_id, status));
     }
     let (source, plan_json, config_json) = store.run_plan(&summary.run_id)?;
     let plan = parse_plan(
@@ -120,13 +120,17 @@ pub fn load_resume(store: &Store, run_id: &str) -> Result<(Plan, RunConfig, Resu
     if status.is_failed_or_waiting() && state.unblocked.is_empty() {
         let waiting = state.awaiting_review.len();
         return Err(if waiting > 0 {
-            eyre!(
-                "run {0} already ended ({1}); {waiting} task(s) wait for review: decide with `plexus review {0} TASK --accept` or `--reject --reason TEXT` (the list: `plexus review {0}`); accepting one lets the tasks it blocked run on `plexus resume {0}`",
-                summary.run_id,
-                status.label()
-            )
+            crate::exit::RunEnded {
+                status,
+                message: format!(
+                    "run {0} already ended ({1}); {waiting} task(s) wait for review: decide with `plexus review {0} TASK --accept` or `--reject --reason TEXT` (the list: `plexus review {0}`); accepting one lets the tasks it blocked run on `plexus resume {0}`",
+                    summary.run_id,
+                    status.label()
+                ),
+            }
+            .into()
         } else {
-            ended(&summary.run_id, &summary.status)
+            ended(&summary.run_id, status)
         });
     }
     if !state.unblocked.is_empty() {
@@ -218,7 +222,14 @@ pub fn load_resume(store: &Store, run_id: &str) -> Result<(Plan, RunConfig, Resu
     Ok((plan, config, state))
 }
 
-/// The refusal to resume a run that ended.
-fn ended(run_id: &str, status: &str) -> color_eyre::Report {
-    eyre!("run {run_id} already ended ({status}); nothing to resume")
+/// The refusal to resume a run that ended: it exits with the run's own outcome.
+fn ended(run_id: &str, status: RunStatus) -> color_eyre::Report {
+    crate::exit::RunEnded {
+        status,
+        message: format!(
+            "run {run_id} already ended ({}); nothing to resume",
+            status.as_str()
+        ),
+    }
+    .into()
 }

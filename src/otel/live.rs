@@ -50,7 +50,7 @@ pub struct Stats {
 /// A running live sender.
 pub struct LiveExport {
     folder: std::thread::JoinHandle<()>,
-    sender: std::thread::JoinHandle<Option<String>>,
+    sender: std::thread::JoinHandle<(Option<String>, Option<String>)>,
     stats: Arc<Stats>,
     url: String,
 }
@@ -101,8 +101,9 @@ impl LiveExport {
     /// events end) and reports. Call it once the run's event stream has closed.
     pub fn finish(self) -> Report {
         let _ = self.folder.join();
-        let last_error = self.sender.join().ok().flatten();
-        let report = Report::of(&self.url, &self.stats, last_error);
+        let (last_error, dropped_because) = self.sender.join().unwrap_or_default();
+        let mut report = Report::of(&self.url, &self.stats, last_error);
+        report.dropped_because = dropped_because;
         tracing::info!("{}", report.line());
         report
     }
@@ -187,7 +188,7 @@ fn send_loop(
     mut queue: tokio::sync::mpsc::Receiver<Span>,
     end: tokio::sync::watch::Receiver<Option<std::time::Instant>>,
     stats: &Stats,
-) -> Option<String> {
+) -> (Option<String>, Option<String>) {
     let rt = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -195,7 +196,7 @@ fn send_loop(
         Ok(rt) => rt,
         Err(e) => {
             tracing::warn!("otlp: cannot start the sender's runtime: {e}");
-            return Some(e.to_string());
+            return (Some(e.to_string()), None);
         }
     };
     rt.block_on(async move {
@@ -250,7 +251,9 @@ fn send_loop(
                 }
             }
         }
-        last_error
+        // Spans dropped while sends were failing were not taken for that reason.
+        let dropped_because = exporter.last_failure();
+        (last_error, dropped_because)
     })
 }
 
@@ -279,6 +282,7 @@ impl Report {
             failed: stats.failed.load(Ordering::Relaxed),
             failed_batches: stats.failed_batches.load(Ordering::Relaxed),
             last_error,
+            dropped_because: None,
         }
     }
 }

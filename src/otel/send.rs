@@ -78,6 +78,9 @@ pub fn encode(spans: Vec<Span>, protocol: Protocol) -> Result<Vec<u8>, SendError
 pub struct Exporter {
     client: reqwest::Client,
     settings: OtlpSettings,
+    /// Why the last attempt failed, until one succeeds (what a batch dropped at the
+    /// deadline met).
+    last_failure: std::sync::Mutex<Option<String>>,
 }
 
 impl Exporter {
@@ -87,7 +90,11 @@ impl Exporter {
             .connect_timeout(Duration::from_secs(5))
             .build()
             .map_err(|e| format!("cannot build the OTLP client: {e}"))?;
-        Ok(Exporter { client, settings })
+        Ok(Exporter {
+            client,
+            settings,
+            last_failure: Default::default(),
+        })
     }
 
     /// The collector's URL.
@@ -97,6 +104,17 @@ impl Exporter {
 
     /// Sends `spans` as one request, retrying as the module says, giving up at
     /// `deadline` (when given).
+    /// Why the last attempt to send failed, when none succeeded since.
+    pub fn last_failure(&self) -> Option<String> {
+        self.last_failure.lock().ok().and_then(|f| f.clone())
+    }
+
+    fn note(&self, failure: Option<String>) {
+        if let Ok(mut f) = self.last_failure.lock() {
+            *f = failure;
+        }
+    }
+
     pub async fn send(&self, spans: Vec<Span>, deadline: Option<Instant>) -> Result<(), SendError> {
         let body = encode(spans, self.settings.protocol)?;
         let mut backoff = Duration::from_millis(500);
@@ -122,6 +140,7 @@ impl Exporter {
                 Ok(resp) => {
                     let status = resp.status().as_u16();
                     if resp.status().is_success() {
+                        self.note(None);
                         return Ok(());
                     }
                     let retry_after = resp
@@ -138,6 +157,7 @@ impl Exporter {
                         format!(": {}", crate::text::sanitize::sanitize_cow(&excerpt))
                     };
                     last = SendError::Refused { status, detail };
+                    self.note(Some(last.to_string()));
                     if !matches!(status, 429 | 502 | 503 | 504) {
                         return Err(last);
                     }
@@ -145,6 +165,7 @@ impl Exporter {
                 }
                 Err(e) => {
                     last = SendError::Unreachable(describe(&e));
+                    self.note(Some(last.to_string()));
                     backoff
                 }
             };
@@ -169,6 +190,16 @@ fn describe(e: &reqwest::Error) -> String {
     if e.is_timeout() {
         "timed out".into()
     } else if e.is_connect() {
+        // The cause below reqwest's words: a refusal says nothing listens there.
+        let mut cause = std::error::Error::source(e);
+        while let Some(c) = cause {
+            if let Some(io) = c.downcast_ref::<std::io::Error>() {
+                if io.kind() == std::io::ErrorKind::ConnectionRefused {
+                    return "connection refused: nothing listens at that address".into();
+                }
+            }
+            cause = c.source();
+        }
         "cannot connect".into()
     } else {
         e.to_string()
@@ -190,6 +221,9 @@ pub struct Report {
     pub failed_batches: u64,
     /// The last batch's error, if any failed.
     pub last_error: Option<String>,
+    /// Why the spans dropped at the deadline were not taken (the collector's last
+    /// failure), when one is known; none: it was only slow.
+    pub dropped_because: Option<String>,
 }
 
 impl Report {
@@ -197,10 +231,13 @@ impl Report {
     pub fn line(&self) -> String {
         let mut line = format!("otlp: {} spans sent to {}", self.sent, self.url);
         if self.dropped > 0 {
-            line.push_str(&format!(
-                "; {} dropped (collector too slow or down)",
-                self.dropped
-            ));
+            // Dropped from a full queue: because sends failed (said below), or because
+            // the collector took them more slowly than the run made them.
+            let why = match &self.dropped_because {
+                Some(e) => format!("the collector did not take them: {e}"),
+                None => "the collector was slower than the run".into(),
+            };
+            line.push_str(&format!("; {} dropped ({why})", self.dropped));
         }
         if self.failed_batches > 0 {
             line.push_str(&format!(

@@ -149,6 +149,9 @@ pub fn resolve(
 /// `base` with `/v1/traces` appended (unless it ends with it already).
 pub fn traces_url(base: &str) -> Result<String, String> {
     let base = base.trim();
+    // The endpoint as given must name a host: `http://` alone would become
+    // `http:///v1/traces`, which a URL parser reads as the host `v1`.
+    checked(base)?;
     if base.trim_end_matches('/').ends_with("/v1/traces") {
         return checked(base.trim_end_matches('/'));
     }

@@ -76,6 +76,7 @@ pub async fn export_stored(
         failed: 0,
         failed_batches: 0,
         last_error: None,
+        dropped_because: None,
     };
     let mut spans = Vec::new();
     let mut at = 1;

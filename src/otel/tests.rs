@@ -114,3 +114,60 @@ fn the_cost_recorded_with_each_call_is_the_one_its_span_carries() {
     assert_eq!(costs.len(), recorded);
     assert!(costs.iter().all(|c| *c < 1.0), "{costs:?}");
 }
+
+#[test]
+fn a_resumed_run_is_one_workflow_span_carrying_the_crash_and_the_resume() {
+    use crate::event::{CrashDetected, EngineEvent, RunResumed, RunStatus};
+    let events = demo();
+    let run = events[0].run_id.to_string();
+    // The first process stopped half-way; the second logged the crash and the resume,
+    // then the rest.
+    let half = events.len() / 2;
+    let mut log: Vec<Envelope> = events[..half].to_vec();
+    let last = &events[half - 1];
+    let note = |seq: u64, event: EngineEvent| Envelope {
+        run_id: last.run_id.clone(),
+        seq,
+        ts: last.ts + 1,
+        task_id: None,
+        invocation_id: None,
+        agent: None,
+        event,
+    };
+    log.push(note(
+        last.seq + 1,
+        EngineEvent::CrashDetected(CrashDetected {
+            last_seq: last.seq,
+            last_ts: last.ts,
+            interrupted_tasks: Vec::new(),
+        }),
+    ));
+    log.push(note(
+        last.seq + 2,
+        EngineEvent::RunResumed(RunResumed {
+            previous_status: RunStatus::Running,
+            finished_tasks: 2,
+            remaining_tasks: 3,
+        }),
+    ));
+    for e in &events[half..] {
+        let mut e = e.clone();
+        e.seq += 2;
+        log.push(e);
+    }
+    let spans = spans_of(&run, &log, BuildOptions::default());
+    let workflows: Vec<&Span> = spans
+        .iter()
+        .filter(|s| s.name.starts_with("invoke_workflow"))
+        .collect();
+    assert_eq!(workflows.len(), 1, "one workflow span for the whole run");
+    let names: Vec<&str> = workflows[0]
+        .events
+        .iter()
+        .map(|e| e.name.as_str())
+        .collect();
+    assert!(
+        names.contains(&"plexus.crash_detected") && names.contains(&"plexus.run_resumed"),
+        "{names:?}"
+    );
+}

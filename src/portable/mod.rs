@@ -94,10 +94,7 @@ pub fn check_run_id(id: &str) -> Result<(), String> {
     if id.trim() != id {
         return Err("a run id may not start or end with white space".into());
     }
-    if let Some(bad) = id
-        .chars()
-        .find(|&c| c.is_control() || crate::text::sanitize::is_bidi_control(c))
-    {
+    if let Some(bad) = crate::text::sanitize::invisible_in(id) {
         return Err(format!(
             "contains the invisible character U+{:04X}",
             bad as u32

@@ -27,6 +27,22 @@ pub fn is_bidi_control(c: char) -> bool {
     )
 }
 
+/// The first character of a name that would hide or rearrange text where names are
+/// printed (terminals, file names): a control character or a bidi control.
+pub fn invisible_in(name: &str) -> Option<char> {
+    name.chars().find(|&c| c.is_control() || is_bidi_control(c))
+}
+
+/// Why `name` cannot be a name: it holds an invisible character (see [`invisible_in`]).
+pub fn invisible_name(name: &str) -> Option<String> {
+    invisible_in(name).map(|c| {
+        format!(
+            "contains the invisible character U+{:04X}; names may not hold control characters or bidi overrides",
+            c as u32
+        )
+    })
+}
+
 /// Cleans one line of untrusted text for display (see the module docs). A `'\n'` inside is
 /// treated like any other control character (`␊`).
 pub fn sanitize(s: &str) -> String {

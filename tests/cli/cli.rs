@@ -240,3 +240,74 @@ fn schema_prints_the_json_schemas_of_plans_and_of_the_config() {
     let out = plexus(&db, &["schema", "nope"]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn bad_values_of_scales_divisors_and_endpoints_exit_2_and_resume_of_an_ended_run_exits_with_its_outcome(
+) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("x.db");
+    let plan = "fixtures/plans/avp_diffusion_planner.json";
+    for args in [
+        vec!["run", plan, "--timeout-scale", "0"],
+        vec!["run", plan, "--timeout-scale", "-1"],
+        vec!["run", plan, "--timeout-scale", "inf"],
+        vec!["run", plan, "--retry-delay-div", "0"],
+        vec!["run", plan, "--otlp", "http://"],
+        vec!["run", plan, "--otlp", "ftp://collector:4318"],
+        vec![
+            "eval",
+            "fixtures/eval/arith.eval.json",
+            "--timeout-scale",
+            "0",
+        ],
+        vec![
+            "eval",
+            "fixtures/eval/arith.eval.json",
+            "--retry-delay-div",
+            "0",
+        ],
+    ] {
+        let out = plexus(&db, &args);
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    assert!(!db.exists(), "nothing ran");
+    let small = dir.path().join("small.json");
+    std::fs::write(
+        &small,
+        r#"{"plan_id": "P", "tasks": [{"task_id": "A", "agent": "Scholar_Internalizer",
+            "instruction": "Analyse the denoising formula.",
+            "output_requirements": {"quality_threshold": "C", "max_atoms": 2}}]}"#,
+    )
+    .expect("plan");
+    let small = small.display().to_string();
+    let out = plexus(
+        &db,
+        &[
+            "run",
+            &small,
+            "--headless",
+            "--chunk-ms",
+            "0",
+            "--first-chunk-ms",
+            "0",
+        ],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = plexus(&db, &["resume", "latest"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "a succeeded run: {err}");
+    assert!(
+        err.contains("already ended (succeeded); nothing to resume"),
+        "{err}"
+    );
+}

@@ -93,6 +93,11 @@ fn setup(dir: &Path, url: &str) {
 }
 
 fn run(dir: &Path) -> Value {
+    run_with(dir, &[])
+}
+
+/// [`run`] with more arguments.
+fn run_with(dir: &Path, extra: &[&str]) -> Value {
     let o = output(
         plexus(dir)
             .env("PLEXUS_CONFIG", dir.join("plexus.toml"))
@@ -110,7 +115,8 @@ fn run(dir: &Path) -> Value {
                 "--first-chunk-ms",
                 "0",
                 "--json",
-            ]),
+            ])
+            .args(extra),
     );
     assert_eq!(o.code, Some(0), "{}", o.stderr);
     serde_json::from_str(&o.stdout).expect("json")
@@ -246,10 +252,10 @@ fn a_judge_that_answers_otherwise_is_read_voted_cached_and_kept_apart() {
         "{desc}"
     );
 
-    // The same eval again: what was read whole comes from the cache; q1's third answer
-    // (it left a criterion out), q2's unreadable answers and q3's failed calls are
-    // asked again.
-    let again = run(dir.path());
+    // The same eval again, as a new iteration: what was read whole comes from the
+    // cache; q1's third answer (it left a criterion out), q2's unreadable answers and
+    // q3's failed calls are asked again.
+    let again = run_with(dir.path(), &["--iteration", "2"]);
     let id2 = again["eval"]["eval_id"].as_str().expect("id").to_string();
     assert_ne!(id, id2);
     let asked: Vec<String> = seen.lock().expect("seen")[21..]

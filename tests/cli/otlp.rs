@@ -341,6 +341,15 @@ fn a_collector_down_or_slow_does_not_change_the_run() {
         "{t:?} vs {base_time:?}"
     );
     assert!(o.stderr.contains("otlp: 0 spans sent"), "{}", o.stderr);
+    // Nothing listens there: the line says the connection was refused, not that the
+    // collector was slow.
+    assert!(
+        o.stderr
+            .contains("connection refused: nothing listens at that address")
+            && !o.stderr.contains("slower than the run"),
+        "{}",
+        o.stderr
+    );
     // Slow: answers after a minute; every span of the run is dropped and counted.
     let slow = Receiver::start(Vec::new(), Duration::from_secs(60));
     let url = slow.url();

@@ -639,3 +639,24 @@ fn every_type_error_is_reported_at_once_at_its_own_path() {
         "must be an array of strings, not a number"
     );
 }
+
+#[test]
+fn an_atom_type_with_an_invisible_character_is_refused_at_its_path() {
+    let text = r#"{"plan_id": "P", "agents": {"Helper": {"atom_type": "Note\u0007"}}, "tasks": [
+        {"task_id": "A", "agent": "Helper", "instruction": "go",
+         "output_requirements": {"atom_type": "Cl\u202eaim"}}]}"#;
+    let errors = text_errors(text);
+    let at = places(&errors);
+    assert!(
+        at.contains(&(
+            Some("A"),
+            "output_requirements.atom_type",
+            PlanErrorKind::BadId
+        )),
+        "{errors:?}"
+    );
+    assert!(
+        at.contains(&(None, "agents.Helper.atom_type", PlanErrorKind::BadId)),
+        "{errors:?}"
+    );
+}

@@ -255,3 +255,32 @@ fn refuses_writes_and_serves_reads(d: &Path, db: &Path, run_id: &str, root: bool
     assert_eq!(runs[0]["status"], "interrupted", "{what}: {}", out.stdout);
     unchanged(what);
 }
+
+#[test]
+fn a_reader_of_a_database_whose_write_ahead_log_was_deleted_is_told_so() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = dir.path();
+    let db = d.join("w.db");
+    let plan = busy_plan(d, 8);
+    let mut run = Running::spawn(
+        plexus(d)
+            .arg("--db")
+            .arg(&db)
+            .args(["run", "--concurrency", "2"])
+            .arg(&plan)
+            .args(["--chunk-ms", "60", "--first-chunk-ms", "60", "--headless"]),
+        d.join("stderr.txt"),
+    );
+    wait_mid_run(&db, &mut run, 1);
+    std::fs::remove_file(d.join("w.db-wal")).expect("delete the write-ahead log");
+    let out = output(plexus(d).arg("--db").arg(&db).arg("runs"));
+    assert_eq!(out.code, Some(1), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("disk I/O error")
+            && out.stderr.contains("write-ahead log")
+            && out.stderr.contains("deleted or replaced"),
+        "{}",
+        out.stderr
+    );
+    kill(run.pid(), Signal::SIGKILL).expect("SIGKILL");
+}

@@ -122,9 +122,7 @@ async fn run_spec(g: &Globals, args: EvalRunArgs) -> Result<ExitCode> {
             return start_spec(g, &args, p, Some((prev, samples))).await;
         }
         if let Some(done) = read::finished_with_key(store.conn(), &p.row.eval_key)? {
-            if !crate::eval::finish::end_written(&done, &eval_out(&done)) {
-                return complete_tree(&store, done, args.json);
-            }
+            return finished_already(&store, done, args.json);
         }
     }
     start_spec(g, &args, p, None).await
@@ -135,29 +133,40 @@ fn eval_out(row: &EvalRow) -> std::path::PathBuf {
     std::path::PathBuf::from(row.out_dir.clone().unwrap_or_else(|| "evals".into()))
 }
 
-/// The same command of a finished eval whose tree lacks its end (written by a build that
-/// stored `finished` first, or cut short since): the tree is completed from the
-/// database, and no model is called.
-fn complete_tree(store: &Store, row: EvalRow, json: bool) -> Result<ExitCode> {
+/// The same command of an eval that has finished: nothing is paid twice. Its report is
+/// printed again; a tree that lacks its end (a build that stored `finished` first, a
+/// kill, files removed since) is completed from the database. No model is called.
+fn finished_already(store: &Store, row: EvalRow, json: bool) -> Result<ExitCode> {
     let out = eval_out(&row);
+    let whole = crate::eval::finish::end_written(&row, &out);
     crate::errln!(
-        "eval {}: it has finished, but its failure tree under {} is incomplete; writing it from the database (no model is called). For a new iteration, run with --iteration {}",
+        "eval {}: the same command finished it already (iteration {}){}; no model is called. To run it again: the same command with --iteration {}, or `plexus eval rerun {} --errors`",
         row.eval_id,
-        out.display(),
-        row.iteration + 1
+        row.iteration,
+        if whole {
+            String::new()
+        } else {
+            format!("; its failure tree under {} is completed from the database", out.display())
+        },
+        row.iteration + 1,
+        row.eval_id
     );
     let at = row
         .finished_at
         .clone()
         .unwrap_or_else(|| row.created_at.clone());
-    let results = write_end(
-        store.conn(),
-        SampleFiles::Missing(store),
-        &row,
-        &out,
-        &at,
-        false,
-    )?;
+    let results = if whole {
+        results(store.conn(), &row)?
+    } else {
+        write_end(
+            store.conn(),
+            SampleFiles::Missing(store),
+            &row,
+            &out,
+            &at,
+            false,
+        )?
+    };
     report::print_results(&row, &results, json)?;
     Ok(if results.gates_missed.is_empty() {
         ExitCode::SUCCESS
@@ -187,9 +196,6 @@ async fn start_spec(
     )?;
     let new_eval = existing.is_none();
     let (row, sample_rows) = existing.unwrap_or((row, sample_rows));
-    if !(args.timeout_scale > 0.0 && args.timeout_scale.is_finite()) {
-        return Err(InvalidOptions("--timeout-scale must be a positive number".into()).into());
-    }
     let mut engine = engine_config(
         g,
         EngineConfig {

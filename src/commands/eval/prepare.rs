@@ -5,7 +5,7 @@
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
-use color_eyre::eyre::{Result, WrapErr};
+use color_eyre::eyre::Result;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
@@ -175,9 +175,9 @@ pub fn prepare(args: &EvalRunArgs, provider: &str) -> Result<Prepared> {
         .spec
         .clone()
         .ok_or_else(|| invalid("an eval spec file is needed: plexus eval FILE".into()))?;
-    let spec_text = std::fs::read_to_string(&spec_path)
-        .map_err(|e| invalid(format!("{}: cannot read: {e}", spec_path.display())))?;
     let mut spec = load_spec(&spec_path).map_err(|e| invalid(e.to_string()))?;
+    let spec_text = crate::text::utf8::read_text(&spec_path)
+        .map_err(|e| invalid(format!("{}: {e}", spec_path.display())))?;
     if let Some(e) = args.epochs {
         spec.epochs = e;
     }
@@ -208,8 +208,8 @@ pub fn prepare(args: &EvalRunArgs, provider: &str) -> Result<Prepared> {
     )?;
     // The plan must be valid on its own first: its errors then name its own file. Its
     // `sample` references are filled by the copies; here they are taken as filled.
-    let plan_text = std::fs::read_to_string(&spec.plan)
-        .wrap_err_with(|| format!("cannot read {}", spec.plan.display()))?;
+    let plan_text = crate::text::utf8::read_text(&spec.plan)
+        .map_err(|e| invalid(format!("{}: {e}", spec.plan.display())))?;
     let file = spec.plan.display().to_string();
     match serde_json::from_str::<Value>(&plan_text) {
         Ok(mut v) => {

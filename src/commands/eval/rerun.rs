@@ -33,8 +33,8 @@ pub struct RerunChoice {
 /// The ids listed in `file`, one a line (blank lines and `#` comments skipped), each
 /// checked against the parent's samples.
 fn listed_ids(file: &Path, parent: &[SampleRow]) -> Result<std::collections::HashSet<String>> {
-    let text = std::fs::read_to_string(file)
-        .map_err(|e| InvalidOptions(format!("--samples {}: cannot read: {e}", file.display())))?;
+    let text = crate::text::utf8::read_text(file)
+        .map_err(|e| InvalidOptions(format!("--samples {}: {e}", file.display())))?;
     let known: std::collections::HashSet<&str> =
         parent.iter().map(|s| s.sample_id.as_str()).collect();
     let mut out = std::collections::HashSet::new();

@@ -62,8 +62,8 @@ type Gates = std::collections::BTreeMap<String, f64>;
 /// The checks of `file`: an eval spec (its `checks` and `fail_under`) or a JSON array of
 /// checks.
 fn read_checks(file: &Path) -> Result<(Vec<Check>, Option<Gates>)> {
-    let text = std::fs::read_to_string(file)
-        .map_err(|e| InvalidOptions(format!("{}: cannot read: {e}", file.display())))?;
+    let text = crate::text::utf8::read_text(file)
+        .map_err(|e| InvalidOptions(format!("{}: {e}", file.display())))?;
     let v: Value = serde_json::from_str(&text)
         .map_err(|e| InvalidOptions(format!("{}: {e}", file.display())))?;
     if v.is_object() {

@@ -63,8 +63,8 @@ fn config_for(
         .wrap_err("the recorded run config does not decode")?;
     let mut merged = recorded_json;
     if let Some(path) = over {
-        let text = std::fs::read_to_string(path)
-            .wrap_err_with(|| format!("cannot read the run config {}", path.display()))?;
+        let text = crate::text::utf8::read_text(path)
+            .wrap_err_with(|| format!("the run config {}", path.display()))?;
         let v: Value = serde_json::from_str(&text)
             .wrap_err_with(|| format!("the run config {} is not JSON", path.display()))?;
         if !v.is_object() {

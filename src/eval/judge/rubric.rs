@@ -50,8 +50,8 @@ impl Rubric {
         let (value, from) = match v {
             Value::String(p) => {
                 let path = dir.join(p);
-                let text = std::fs::read_to_string(&path)
-                    .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+                let text = crate::text::utf8::read_text(&path)
+                    .map_err(|e| format!("{}: {e}", path.display()))?;
                 let v: Value =
                     serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
                 (v, format!("{}: ", path.display()))

@@ -383,10 +383,7 @@ fn task_id_of(raw: &RawValue) -> Option<String> {
 /// Refuses an id with a control character or a bidi control in it: ids are printed on
 /// terminals and in file names, where such characters hide or rearrange text.
 fn check_id(c: &mut Collector<'_>, task: Option<&str>, field: &str, id: &str) {
-    if let Some(bad) = id
-        .chars()
-        .find(|&ch| ch.is_control() || crate::text::sanitize::is_bidi_control(ch))
-    {
+    if let Some(bad) = crate::text::sanitize::invisible_in(id) {
         c.push(
             task,
             field,

@@ -88,7 +88,7 @@ pub(super) const AGENT: Want = Want::Obj(&Obj {
         ),
         field(
             "atom_type",
-            OPT_STR,
+            Want::Opt(&Want::Id),
             "The type of the atoms the agent writes.",
         ),
         field(
@@ -160,7 +160,11 @@ pub(super) const CONTEXT: Want = Want::Obj(&Obj {
 /// A task's `output_requirements`.
 pub(super) const OUTPUT_REQUIREMENTS: Want = Want::Obj(&Obj {
     fields: &[
-        field("atom_type", OPT_STR, "The type of the atoms wanted."),
+        field(
+            "atom_type",
+            Want::Opt(&Want::Id),
+            "The type of the atoms wanted.",
+        ),
         field(
             "required_fields",
             STRS,

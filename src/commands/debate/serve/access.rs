@@ -98,6 +98,17 @@ impl Access {
 
     /// Checks a request's Host, Origin and token, in that order.
     pub fn check(&self, method: &Method, headers: &HeaderMap) -> Result<Verdict, Refusal> {
+        // A header that decides who may call is read once: two of them (which a proxy
+        // and a page could each add) leave no one answer to check.
+        for name in ["host", "origin", "authorization"] {
+            if headers.get_all(name).iter().count() > 1 {
+                return Err(refusal(
+                    400,
+                    Headers::new(),
+                    format!("the request has more than one `{name}` header; send it once"),
+                ));
+            }
+        }
         let host = self.host(headers)?;
         let mut cors = Headers::new();
         if !self.origins.is_empty() {
@@ -228,6 +239,41 @@ mod tests {
             Ok(Verdict::Preflight(_)) => 204,
             Ok(Verdict::Serve(_)) => 200,
             Err(r) => r.status,
+        }
+    }
+
+    #[test]
+    fn two_host_origin_or_token_headers_are_refused_whichever_comes_first() {
+        let a = loopback();
+        let token = ("authorization", "Bearer s3cret");
+        for pairs in [
+            vec![
+                ("host", "127.0.0.1:8080"),
+                ("host", "evil.example:8080"),
+                token,
+            ],
+            vec![
+                ("host", "evil.example:8080"),
+                ("host", "127.0.0.1:8080"),
+                token,
+            ],
+            vec![
+                ("host", "127.0.0.1:8080"),
+                ("origin", "https://app.example"),
+                ("origin", "https://evil.example"),
+                token,
+            ],
+            vec![
+                ("host", "127.0.0.1:8080"),
+                token,
+                ("authorization", "Bearer x"),
+            ],
+        ] {
+            assert_eq!(
+                status(a.check(&Method::POST, &headers(&pairs))),
+                400,
+                "{pairs:?}"
+            );
         }
     }
 

@@ -36,24 +36,6 @@ fn count(dir: &Path, sql: &str) -> i64 {
     db(dir).query_row(sql, [], |r| r.get(0)).unwrap_or(-1)
 }
 
-/// Every file under `dir`, by path relative to it, with its bytes.
-fn files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
-    let mut out = BTreeMap::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).expect("read dir").flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                let rel = p.strip_prefix(dir).expect("inside").display().to_string();
-                out.insert(rel, std::fs::read(&p).expect("read"));
-            }
-        }
-    }
-    out
-}
-
 fn eval_cmd(dir: &Path, pace: &[&str], extra: &[&str]) -> std::process::Command {
     let mut c = plexus(dir);
     c.args(["--db", "e.db", "eval", "arith.eval.json", "--out", "tree"])
@@ -132,7 +114,7 @@ fn an_eval_writes_its_tree_as_samples_finish_and_export_tree_writes_the_same() {
     );
     // The tree: every sample has its three documents, every failed one an attribution,
     // and the summary lists exactly the failed ones.
-    let tree = files(&it);
+    let tree = crate::common::bin::tree_files(&it);
     for kind in ["samples", "execution_traces", "evaluation_results"] {
         assert_eq!(
             tree.keys().filter(|k| k.starts_with(kind)).count(),
@@ -163,8 +145,8 @@ fn an_eval_writes_its_tree_as_samples_finish_and_export_tree_writes_the_same() {
     let o =
         output(plexus(dir.path()).args(["--db", "e.db", "eval", "export-tree", "latest", "again"]));
     assert_eq!(o.code, Some(0), "{}", o.stderr);
-    let whole = files(&dir.path().join("tree"));
-    let again = files(&dir.path().join("again"));
+    let whole = crate::common::bin::tree_files(&dir.path().join("tree"));
+    let again = crate::common::bin::tree_files(&dir.path().join("again"));
     assert_eq!(
         whole.keys().collect::<Vec<_>>(),
         again.keys().collect::<Vec<_>>()
@@ -242,8 +224,8 @@ fn kill_9_mid_eval_then_the_same_command_goes_on_without_invoking_a_finished_sam
         output(plexus(dir.path()).args(["--db", "e.db", "eval", "export-tree", "latest", "again"]));
     assert_eq!(o.code, Some(0), "{}", o.stderr);
     assert_eq!(
-        files(&dir.path().join("tree")),
-        files(&dir.path().join("again"))
+        crate::common::bin::tree_files(&dir.path().join("tree")),
+        crate::common::bin::tree_files(&dir.path().join("again"))
     );
 }
 

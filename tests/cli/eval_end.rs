@@ -49,31 +49,13 @@ fn count(dir: &Path, sql: &str) -> i64 {
         .expect("count")
 }
 
-/// Every file under `dir` with its bytes, by relative path.
-fn files(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
-    let mut out = std::collections::BTreeMap::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).expect("read dir").flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                let rel = p.strip_prefix(dir).expect("inside").display().to_string();
-                out.insert(rel, std::fs::read(&p).expect("read"));
-            }
-        }
-    }
-    out
-}
-
 /// The tree is whole: the same files, byte for byte, as `eval export-tree` writes.
 fn assert_whole(dir: &Path, ctx: &str) {
     let again = format!("again-{}", fastrand::u32(..));
     let o = output(plexus(dir).args(["--db", "e.db", "eval", "export-tree", "latest", &again]));
     assert_eq!(o.code, Some(0), "{ctx}: {}", o.stderr);
-    let tree = files(&dir.join("tree"));
-    let exported = files(&dir.join(&again));
+    let tree = crate::common::bin::tree_files(&dir.join("tree"));
+    let exported = crate::common::bin::tree_files(&dir.join(&again));
     assert_eq!(
         tree.keys().collect::<Vec<_>>(),
         exported.keys().collect::<Vec<_>>(),

@@ -6,9 +6,7 @@
 
 #![cfg(unix)]
 
-use std::collections::HashMap;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::common::bin::{output, plexus, Running};
@@ -40,20 +38,8 @@ fn answer(q: &str) -> String {
 
 /// The server: each answer takes a while, so that calls are in flight; counts the
 /// requests per task.
-fn server() -> (String, Arc<Mutex<HashMap<String, u32>>>) {
-    let asked: Arc<Mutex<HashMap<String, u32>>> = Arc::default();
-    let a = asked.clone();
-    let url = crate::common::raw_http::serve(move |req| {
-        let task = req
-            .headers
-            .get("x-plexus-task")
-            .cloned()
-            .unwrap_or_default();
-        *a.lock().expect("asked").entry(task.clone()).or_default() += 1;
-        std::thread::sleep(Duration::from_millis(150));
-        (200, answer(&task))
-    });
-    (url, asked)
+fn server() -> (String, crate::common::raw_http::Counts) {
+    crate::common::raw_http::counting(Duration::from_millis(150), answer)
 }
 
 fn setup(dir: &Path, url: &str) {

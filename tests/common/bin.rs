@@ -345,3 +345,23 @@ pub fn resume_to_the_end(
     assert_eq!(store.integrity_check().expect("integrity check"), "ok");
     status
 }
+
+/// Every file under `dir`, by path relative to it, with its bytes (a tree compared
+/// byte for byte).
+#[allow(dead_code)] // not every test binary that shares this module compares trees
+pub fn tree_files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).expect("read dir").flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                let rel = p.strip_prefix(dir).expect("inside").display().to_string();
+                out.insert(rel, std::fs::read(&p).expect("read"));
+            }
+        }
+    }
+    out
+}

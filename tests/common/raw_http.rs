@@ -79,3 +79,29 @@ pub fn serve(answer: impl Fn(&Request) -> (u16, String) + Send + Sync + 'static)
     });
     url
 }
+
+/// Requests seen per plexus task (`x-plexus-task`), shared with a [`counting`] server.
+pub type Counts = Arc<std::sync::Mutex<HashMap<String, u32>>>;
+
+/// [`serve`] answering every request with `answer(task)` after `delay`, counting the
+/// requests per plexus task (the `x-plexus-task` header). Returns its URL and the counts.
+pub fn counting(
+    delay: std::time::Duration,
+    answer: impl Fn(&str) -> String + Send + Sync + 'static,
+) -> (String, Counts) {
+    let counts: Counts = Arc::default();
+    let c = counts.clone();
+    let url = serve(move |req| {
+        let task = req
+            .headers
+            .get("x-plexus-task")
+            .cloned()
+            .unwrap_or_default();
+        if let Ok(mut c) = c.lock() {
+            *c.entry(task.clone()).or_default() += 1;
+        }
+        std::thread::sleep(delay);
+        (200, answer(&task))
+    });
+    (url, counts)
+}

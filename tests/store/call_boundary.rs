@@ -7,9 +7,7 @@
 
 #![cfg(unix)]
 
-use std::collections::HashMap;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::common::bin::{output, plexus, sh, Running};
@@ -43,20 +41,9 @@ fn answer(task: &str) -> String {
     .to_string()
 }
 
-/// The model server: answers every request validly and counts the requests per task.
-fn counting_server() -> (String, Arc<Mutex<HashMap<String, u32>>>) {
-    let counts: Arc<Mutex<HashMap<String, u32>>> = Arc::default();
-    let c = counts.clone();
-    let url = crate::common::raw_http::serve(move |req| {
-        let task = req
-            .headers
-            .get("x-plexus-task")
-            .cloned()
-            .unwrap_or_default();
-        *c.lock().expect("counts").entry(task.clone()).or_default() += 1;
-        (200, answer(&task))
-    });
-    (url, counts)
+/// The model server: answers every request validly at once, counting them per task.
+fn counting_server() -> (String, crate::common::raw_http::Counts) {
+    crate::common::raw_http::counting(Duration::ZERO, answer)
 }
 
 /// A config naming the server as the profile `raw` (whole answers, not streamed).

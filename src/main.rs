@@ -508,8 +508,8 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
             })
         }
         Command::Check { upgrade } => plexus::commands::check::check(&g.db, upgrade),
-        Command::Schema { what } => {
-            plexus::commands::schema::print(what)?;
+        Command::Schema { what, plan, task } => {
+            plexus::commands::schema::print(what, plan.as_deref(), task.as_deref())?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Completions { shell } => {

@@ -154,6 +154,10 @@ pub const MAX_COST: NumRange = real("--max-cost", 0.0, 1e9, "US dollars");
 pub const CONNECT_TIMEOUT: NumRange = real("connect_timeout_s", 0.1, 86_400.0, "seconds");
 /// Seconds a stream may go without a byte.
 pub const IDLE_TIMEOUT: NumRange = real("idle_timeout_s", 0.1, 86_400.0, "seconds");
+/// Seconds a whole model call may take on a profile.
+pub const CALL_TIMEOUT: NumRange = real("timeout_s", 1.0, 86_400.0, "seconds");
+/// Seconds to the first byte of a model's answer on a profile.
+pub const FIRST_TOKEN_TIMEOUT: NumRange = real("first_token_timeout_s", 0.1, 86_400.0, "seconds");
 /// Largest answer accepted.
 pub const MAX_RESPONSE_BYTES: NumRange =
     whole("max_response_bytes", 1_024.0, 1_073_741_824.0, "bytes");
@@ -172,6 +176,8 @@ pub const CONFIG: &[NumRange] = &[
     IDLE_TIMEOUT,
     MAX_RESPONSE_BYTES,
     THINKING_BUDGET,
+    CALL_TIMEOUT,
+    FIRST_TOKEN_TIMEOUT,
 ];
 
 impl NumRange {

@@ -30,9 +30,14 @@ pub struct DebateOpts {
     /// row get it an update command).
     #[arg(long, value_name = "X", default_value_t = 0.98)]
     pub stubborn_above: f64,
-    /// Seconds an agent has for one answer before it is skipped.
-    #[arg(long, value_name = "SECS", default_value_t = 60.0)]
-    pub agent_timeout: f64,
+    /// Seconds an agent has for one answer before it is skipped [default: the
+    /// profile's `timeout_s`, else 300].
+    #[arg(long, value_name = "SECS")]
+    pub agent_timeout: Option<f64>,
+    /// Divide every retry delay of a failing provider by this (1 = the protocol's
+    /// backoff; handy for trying failures without waiting).
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = super::options::divisor())]
+    pub retry_delay_div: u64,
     /// IANA time zone the agents plan dates in.
     #[arg(
         long,

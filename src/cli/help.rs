@@ -200,6 +200,7 @@ pub const SCHEMA: &str = "\
 Examples:
   plexus schema plan > plan.schema.json
   plexus schema config > plexus.schema.json
+  plexus schema response --task T1 plan.json   (the answer task T1 asks for)
 
 Then, in a plan:              \"$schema\": \"./plan.schema.json\",
 or in .vscode/settings.json:  \"json.schemas\": [{\"fileMatch\": [\"plans/*.json\"],

@@ -457,7 +457,7 @@ pub enum Command {
         #[arg(long)]
         upgrade: bool,
     },
-    /// Print the JSON Schema of plans or of plexus.toml
+    /// Print the JSON Schema of plans, of plexus.toml, or of a task's answer
     ///
     /// So that an editor completes and checks what you type: field names, types,
     /// required fields, allowed names and number ranges, with a description of each
@@ -471,11 +471,21 @@ pub enum Command {
     /// plexus.toml with Taplo or Even Better TOML, put `#:schema ./plexus.schema.json` on
     /// the first line of the file, or add a `[[rule]]` with `include = ["**/plexus.toml"]`
     /// and `schema.path` to `.taplo.toml`.
+    ///
+    /// `plexus schema response --task TASK PLAN` prints the schema that task's answer is
+    /// held to when a server supports structured output: its atom types, fields, at most
+    /// `max_atoms` atoms, `existing_assets` limited to the assets it knows.
     #[command(after_long_help = help::SCHEMA)]
     Schema {
-        /// Which format: `plan` or `config`.
+        /// Which format: `plan`, `config`, or `response` (a task's answer).
         #[arg(value_enum)]
         what: SchemaKind,
+        /// With `response`: the plan file whose task it is.
+        #[arg(value_name = "PLAN")]
+        plan: Option<PathBuf>,
+        /// With `response`: the task whose answer's schema is printed.
+        #[arg(long, value_name = "TASK")]
+        task: Option<String>,
     },
     /// Print a shell completion script
     #[command(after_long_help = help::COMPLETIONS)]

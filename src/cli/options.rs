@@ -70,6 +70,9 @@ pub enum SchemaKind {
     Plan,
     /// The configuration file, plexus.toml.
     Config,
+    /// The answer a plan's task asks its model for (`--task TASK PLAN`), as the server
+    /// is asked to hold it.
+    Response,
 }
 
 /// Which faults the simulated provider injects.

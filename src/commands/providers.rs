@@ -117,21 +117,30 @@ pub async fn ping(globals: &Globals, name: &str, timeout_s: f64) -> Result<bool>
             temperature: 0.0,
         },
         extra: Default::default(),
+        response_schema: None,
     });
     let mut sink = PingSink {
         started: Instant::now(),
         first_ms: None,
         text: String::new(),
     };
-    let _slot = provider.admit().await;
+    let limits = crate::provider::call::Limits::for_call(
+        provider.as_ref(),
+        crate::ranges::duration_from_secs(timeout_s),
+        16,
+    );
     sink.started = Instant::now();
-    let call = provider.invoke(request, 1, &mut sink);
-    let result = tokio::time::timeout(crate::ranges::duration_from_secs(timeout_s), call).await;
+    let result =
+        crate::provider::call::admitted(provider.as_ref(), request.clone(), 1, &mut sink, &limits)
+            .await;
     let total = sink.started.elapsed().as_millis();
     let label = provider.name();
     match result {
-        Err(_) => {
-            crate::outln!("{label}: FAILED (E004) no complete answer within {timeout_s}s");
+        Err(stopped) => {
+            crate::outln!(
+                "{label}: FAILED (E004) {}",
+                crate::provider::call::said(&stopped)
+            );
             Ok(false)
         }
         Ok(Err(e)) => {
@@ -159,8 +168,63 @@ pub async fn ping(globals: &Globals, name: &str, timeout_s: f64) -> Result<bool>
             );
             crate::outln!("  usage     {usage}");
             crate::outln!("  answer    {answer:?}");
+            structured_ping(provider.as_ref(), &request, &limits).await;
             Ok(true)
         }
+    }
+}
+
+/// Asks once more, for an answer held to a tiny JSON Schema, and says which dialect the
+/// server took (and which it refused on the way).
+async fn structured_ping(
+    provider: &dyn crate::provider::Provider,
+    request: &AgentRequest,
+    limits: &crate::provider::call::Limits,
+) {
+    let (now, _) = provider.structured_output();
+    if now.is_none() {
+        crate::outln!("  structured output  off (the prompt alone states an answer's shape)");
+        return;
+    }
+    let mut req = request.clone();
+    req.system_prompt = "This is a connectivity check. Reply with {\"answer\": \"pong\"}".into();
+    req.response_schema = Some(Arc::new(serde_json::json!({
+        "type": "object",
+        "properties": {"answer": {"type": "string", "enum": ["pong"]}},
+        "required": ["answer"],
+        "additionalProperties": false,
+    })));
+    let mut sink = PingSink {
+        started: Instant::now(),
+        first_ms: None,
+        text: String::new(),
+    };
+    let result =
+        crate::provider::call::admitted(provider, Arc::new(req), 1, &mut sink, limits).await;
+    let (kept, notes) = provider.structured_output();
+    for n in &notes {
+        crate::outln!(
+            "  structured output  {}",
+            crate::text::sanitize::sanitize(n)
+        );
+    }
+    match (result, kept) {
+        (Ok(Ok(out)), Some(_)) => crate::outln!(
+            "  structured output  {} (answer {:?})",
+            out.structured_output.as_deref().unwrap_or("?"),
+            crate::text::cut::cut_chars(&crate::text::sanitize::sanitize(sink.text.trim()), 40)
+        ),
+        (Ok(Ok(_)), None) => crate::outln!(
+            "  structured output  none taken: the prompt alone states an answer's shape"
+        ),
+        (Ok(Err(e)), _) => crate::outln!(
+            "  structured output  the call failed: {}",
+            crate::text::sanitize::sanitize(&e.to_string())
+        ),
+        (Err(stopped), _) => crate::outln!(
+            "  structured output  the call was stopped: {}",
+            crate::provider::call::said(&stopped)
+        ),
     }
 }
 

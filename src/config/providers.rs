@@ -37,6 +37,53 @@ impl ProviderKind {
     }
 }
 
+/// How a profile asks its server to hold an answer to the answer's JSON Schema.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum StructuredOutput {
+    /// By the profile's kind, falling back once per form the server refuses.
+    #[default]
+    Auto,
+    /// OpenAI's `response_format: {type: json_schema, json_schema: {strict: true, …}}`.
+    JsonSchema,
+    /// `response_format: {type: json_object, schema: …}` (llama.cpp, llama-cpp-python).
+    JsonObject,
+    /// vLLM's `guided_json`.
+    GuidedJson,
+    /// Ollama's `format` holding the schema.
+    OllamaFormat,
+    /// Anthropic: a forced tool whose input schema is the answer's.
+    Tool,
+    /// Not asked: the prompt alone states the shape.
+    Off,
+}
+
+impl StructuredOutput {
+    /// Every setting, as the config writes it.
+    pub const NAMES: &'static [&'static str] = &[
+        "auto",
+        "json_schema",
+        "json_object",
+        "guided_json",
+        "ollama_format",
+        "tool",
+        "off",
+    ];
+
+    /// The setting as the config writes it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StructuredOutput::Auto => "auto",
+            StructuredOutput::JsonSchema => "json_schema",
+            StructuredOutput::JsonObject => "json_object",
+            StructuredOutput::GuidedJson => "guided_json",
+            StructuredOutput::OllamaFormat => "ollama_format",
+            StructuredOutput::Tool => "tool",
+            StructuredOutput::Off => "off",
+        }
+    }
+}
+
 /// One `[providers.NAME]` table as the file writes it (its name is the table's key).
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -104,6 +151,17 @@ pub struct ProviderSettings {
     /// not `base_url` (an Anthropic profile needs one).
     #[serde(default)]
     pub embedding_base_url: Option<String>,
+    /// How answers with a shape are held to their JSON Schema.
+    #[serde(default)]
+    pub structured_output: StructuredOutput,
+    /// Seconds a whole call may take (a task's, a debate turn's, a judge's): when set,
+    /// it replaces the plan's and the debate's timeouts for calls on this profile.
+    #[serde(default)]
+    pub timeout_s: Option<f64>,
+    /// Seconds to the first byte of an answer (a local model reads a long prompt
+    /// first); `idle_timeout_s` when absent.
+    #[serde(default)]
+    pub first_token_timeout_s: Option<f64>,
 }
 
 /// Calls in flight through a profile unless it says otherwise.
@@ -167,6 +225,9 @@ impl ProviderSettings {
             embedding_model: None,
             moderation_model: None,
             embedding_base_url: None,
+            structured_output: StructuredOutput::Auto,
+            timeout_s: None,
+            first_token_timeout_s: None,
         }
     }
 
@@ -196,6 +257,11 @@ impl ProviderSettings {
         for (what, v) in [
             ("connect_timeout_s", self.connect_timeout_s),
             ("idle_timeout_s", self.idle_timeout_s),
+            ("timeout_s", self.timeout_s.unwrap_or(1.0)),
+            (
+                "first_token_timeout_s",
+                self.first_token_timeout_s.unwrap_or(1.0),
+            ),
         ] {
             if !(v.is_finite() && v > 0.0 && v <= 86_400.0) {
                 return Err(format!(

@@ -371,6 +371,27 @@ pub const PROVIDERS: Section = Section {
                 None,
                 "Where the embeddings endpoint is, when not base_url (/embeddings is appended).",
             ),
+            opt(
+                "structured_output",
+                Kind::OneOf(p::StructuredOutput::NAMES),
+                Some(Default::Str("auto")),
+                "How answers with a shape are held to their JSON Schema: auto (by kind, \
+                 falling back once per form the server refuses), json_schema, json_object, \
+                 guided_json, ollama_format, tool (anthropic) or off.",
+            ),
+            opt(
+                "timeout_s",
+                Kind::Num(&r::CALL_TIMEOUT),
+                None,
+                "Seconds a whole call may take (tasks, debate turns, judges); replaces the \
+                 plan's and the debate's timeouts on this profile.",
+            ),
+            opt(
+                "first_token_timeout_s",
+                Kind::Num(&r::FIRST_TOKEN_TIMEOUT),
+                None,
+                "Seconds to the first byte of an answer (default: idle_timeout_s).",
+            ),
         ],
         rules: &[
             Rule::Unless {

@@ -381,6 +381,7 @@ fn the_declared_defaults_are_the_ones_plexus_uses() {
             "max_tokens_param" => json!(p.max_tokens_param),
             "anthropic_version" => json!(p.anthropic_version),
             "thinking_budget" => json!(p.thinking_budget),
+            "structured_output" => json!(p.structured_output.as_str()),
             other => panic!("a default for `{other}` that this test does not know"),
         };
         assert_eq!(json_schema::default(d), used, "{}", key.name);

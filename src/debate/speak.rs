@@ -54,7 +54,12 @@ pub async fn speak(
     })?;
     let started = Instant::now();
     let timeout = Duration::from_millis(s.spec.agent_timeout_ms);
+    let retry = crate::provider::retry::RetryPolicy::default().scaled(s.spec.retry_delay_div);
     let mut attempt = 0u32;
+    // Transient failures (a rate limit, a 5xx) retried so far, apart from the tries an
+    // output that does not follow the protocol gets.
+    let mut transient = 0u32;
+    let mut tries = 0u32;
     let mut problem: Option<String> = None;
     let (outcome, fresh, tokens) = loop {
         attempt += 1;
@@ -76,12 +81,19 @@ pub async fn speak(
         let req = Arc::new(request(&turn, &inv, s.spec.agent_timeout_ms));
         let call_start = Instant::now();
         let mut sink = TurnStream::new(s, &scope);
+        let limits = crate::provider::call::Limits::for_call(
+            s.provider.as_ref(),
+            timeout,
+            req.constraints.max_tokens,
+        );
         let result = {
-            let call = async {
-                let _slot = s.provider.admit().await;
-                tokio::time::timeout(timeout, s.provider.invoke(req.clone(), attempt, &mut sink))
-                    .await
-            };
+            let call = crate::provider::call::admitted(
+                s.provider.as_ref(),
+                req.clone(),
+                attempt,
+                &mut sink,
+                &limits,
+            );
             tokio::select! {
                 biased;
                 _ = s.cancelled() => None,
@@ -112,8 +124,10 @@ pub async fn speak(
             s.emitter.emit(&scope, EngineEvent::DebateReply(reply))?;
             break (TurnOutcome::Cancelled, None, tokens);
         };
+        let wait = crate::provider::call::transient_wait(&result, transient + 1, &retry);
         match result {
-            Err(_) | Ok(Err(ProviderError::Timeout(_))) => {
+            Err(crate::provider::call::Stopped::Timeout { .. })
+            | Ok(Err(ProviderError::Timeout(_))) => {
                 reply.timed_out = true;
                 s.emitter.emit(&scope, EngineEvent::DebateReply(reply))?;
                 s.emitter.emit(
@@ -146,46 +160,72 @@ pub async fn speak(
             Ok(Err(e)) => {
                 reply.provider_error = Some(StoredProviderError::from(&e));
                 s.emitter.emit(&scope, EngineEvent::DebateReply(reply))?;
-                // A permanent failure (a 400, a refused key) would fail again: not retried.
-                let permanent = matches!(e, ProviderError::Permanent(_));
-                if attempt >= s.spec.output_tries || permanent {
+                // A transient failure is retried by the retry policy every model call
+                // shares (as long as the server asks, else its backoff); anything else
+                // (a 400, a refused key) would fail again and is not.
+                if let Some(wait) = wait {
+                    transient += 1;
+                    tokio::select! {
+                        biased;
+                        _ = s.cancelled() => {}
+                        _ = tokio::time::sleep(wait) => {}
+                    }
+                    if s.is_cancelled() {
+                        break (TurnOutcome::Cancelled, None, tokens);
+                    }
+                    continue;
+                }
+                s.emitter.emit(
+                    &scope,
+                    EngineEvent::DebateError(DebateErrorLogged {
+                        round: turn.round,
+                        error: json!({
+                            "error": "agent_failed",
+                            "agent": role.as_str(),
+                            "round": turn.round,
+                            "action": "skip_agent",
+                            "fallback": fallback_of(&role)
+                        }),
+                        message: problem
+                            .insert(format!(
+                                "{role} failed {attempt} time(s) in round {}: {e}",
+                                turn.round
+                            ))
+                            .clone(),
+                    }),
+                )?;
+                break (TurnOutcome::Failed, None, tokens);
+            }
+            // An answer that ran away or past its tokens: told to the agent, like a reply
+            // that does not follow the protocol.
+            Err(stopped) => {
+                let said = crate::provider::call::said(&stopped);
+                reply.problems = vec![said.clone()];
+                s.emitter.emit(&scope, EngineEvent::DebateReply(reply))?;
+                tries += 1;
+                if tries >= s.spec.output_tries {
                     s.emitter.emit(
                         &scope,
                         EngineEvent::DebateError(DebateErrorLogged {
                             round: turn.round,
                             error: json!({
-                                "error": "agent_failed",
+                                "error": "invalid_output",
                                 "agent": role.as_str(),
                                 "round": turn.round,
-                                "action": "skip_agent",
+                                "problems": [said],
                                 "fallback": fallback_of(&role)
                             }),
                             message: problem
                                 .insert(format!(
-                                    "{role} failed {attempt} time(s) in round {}: {e}",
+                                    "{role}'s output in round {} was refused {tries} time(s): {said}",
                                     turn.round
                                 ))
                                 .clone(),
                         }),
                     )?;
-                    break (TurnOutcome::Failed, None, tokens);
+                    break (TurnOutcome::Invalid, None, tokens);
                 }
-                turn.problems = vec![format!("the previous call failed: {e}")];
-                // A transient failure (rate limit, 5xx) waits before the next try: as
-                // long as the server asked, else a second per try, at most 10 s.
-                if let ProviderError::Transient { retry_after_ms, .. } = &e {
-                    let wait = retry_after_ms
-                        .unwrap_or(1000 * u64::from(attempt))
-                        .min(10_000);
-                    tokio::select! {
-                        biased;
-                        _ = s.cancelled() => {}
-                        _ = tokio::time::sleep(Duration::from_millis(wait)) => {}
-                    }
-                }
-                if s.is_cancelled() {
-                    break (TurnOutcome::Cancelled, None, tokens);
-                }
+                turn.problems = vec![said];
             }
             Ok(Ok(_)) => {
                 let stamp = s.now_text();
@@ -217,7 +257,8 @@ pub async fn speak(
                         };
                         reply.problems = problems.clone();
                         s.emitter.emit(&scope, EngineEvent::DebateReply(reply))?;
-                        if attempt >= s.spec.output_tries {
+                        tries += 1;
+                        if tries >= s.spec.output_tries {
                             s.emitter.emit(
                                 &scope,
                                 EngineEvent::DebateError(DebateErrorLogged {
@@ -231,7 +272,7 @@ pub async fn speak(
                                     }),
                                     message: problem
                                         .insert(format!(
-                                            "{role}'s output in round {} was refused {attempt} time(s): {}",
+                                            "{role}'s output in round {} was refused {tries} time(s): {}",
                                             turn.round,
                                             problems.join("; ")
                                         ))

@@ -11,6 +11,7 @@ use crate::gate::quality::{run_gate, AtomVerdict};
 use crate::gate::status::decide_status;
 use crate::plan::Task;
 use crate::protocol::{Atom, ErrorCode, ErrorInfo, Grade, InvocationStatus, QualityCheck};
+use crate::provider::call::Stopped;
 use crate::provider::{ProviderError, ProviderOutput};
 use crate::store::AtomRow;
 
@@ -61,7 +62,12 @@ impl Adjust {
                 self.max_tokens_factor *= ctx.config.retry.max_tokens_growth;
                 self.temperature_delta += ctx.config.retry.temperature_step;
             }
-            _ => {}
+            // A runaway answer: cooler sampling, and told why it was stopped.
+            ErrorCode::E009 => {
+                self.temperature_delta += ctx.config.retry.temperature_step;
+                self.feedback = errors.first().map(|e| e.message.clone());
+            }
+            ErrorCode::E001 | ErrorCode::E006 | ErrorCode::E007 | ErrorCode::E008 => {}
         }
     }
 
@@ -96,19 +102,53 @@ pub(super) struct Verdict {
 }
 
 /// The provider's outcome: finished, failed, or over time.
-pub(super) type CallResult =
-    Result<Result<ProviderOutput, ProviderError>, tokio::time::error::Elapsed>;
+pub(super) type CallResult = crate::provider::call::Outcome;
 
-/// Judges one attempt.
+/// What to add to an error about an answer the server cut at its token limit.
+fn cut_note(out: &ProviderOutput) -> String {
+    match out.finish_reason.as_deref() {
+        Some("length" | "max_tokens") => {
+            " (the answer was cut at its max_tokens: finish_reason `length`)".to_string()
+        }
+        _ => String::new(),
+    }
+}
+
+/// The one atom of a task whose answer is plain text: the text as its content.
+fn text_atom(task: &Task, answer: String) -> Atom {
+    let mut atom = Atom {
+        asset_id: format!("{}_TEXT", task.task_id),
+        content: serde_json::json!({ "text": answer }),
+        ..Atom::default()
+    };
+    atom.extra.insert("atom_type".into(), "text".into());
+    atom
+}
+
+/// How long an attempt took, against the time it had.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Took {
+    /// Wall time, in ms.
+    pub elapsed_ms: u64,
+    /// The timeout it ran under, in seconds.
+    pub timeout_s: f64,
+}
+
+/// Judges one attempt: its outcome, the text it streamed, the assets its request listed
+/// as existing (references to them are no fabrication).
 pub(super) fn evaluate(
     ctx: &RunCtx,
     task: &Task,
     threshold: Grade,
     result: CallResult,
     text: &str,
-    elapsed_ms: u64,
-    effective_timeout: f64,
+    listed: &[String],
+    took: Took,
 ) -> Verdict {
+    let Took {
+        elapsed_ms,
+        timeout_s: effective_timeout,
+    } = took;
     let mut errors = Vec::new();
     let mut transient_after = None;
     let mut atoms = Vec::new();
@@ -117,11 +157,31 @@ pub(super) fn evaluate(
     let mut verdicts = Vec::new();
     let provider_fault = matches!(result, Ok(Err(_)));
     match result {
-        Err(_elapsed) => errors.push(ErrorInfo::new(
+        Err(Stopped::Timeout { first_token: false, .. }) => errors.push(ErrorInfo::new(
             ErrorCode::E004,
             format!(
                 "no complete answer within {effective_timeout:.1}s; {} bytes had streamed",
                 text.len()
+            ),
+        )),
+        Err(Stopped::Timeout { first_token: true, after }) => errors.push(ErrorInfo::new(
+            ErrorCode::E004,
+            format!(
+                "no byte of an answer within {:.1}s (the profile's first_token_timeout_s)",
+                after.as_secs_f64()
+            ),
+        )),
+        Err(Stopped::Runaway { repeated, chars }) => errors.push(ErrorInfo::new(
+            ErrorCode::E009,
+            format!(
+                "the answer repeated itself and was stopped after {chars} characters (it kept writing {:?})",
+                crate::text::cut::cut_chars(&repeated, 60)
+            ),
+        )),
+        Err(Stopped::MaxTokens { tokens }) => errors.push(ErrorInfo::new(
+            ErrorCode::E002,
+            format!(
+                "the answer passed its max_tokens and was cut at {tokens} tokens before it ended"
             ),
         )),
         Ok(Err(ProviderError::Transient {
@@ -140,25 +200,65 @@ pub(super) fn evaluate(
         )),
         Ok(Err(ProviderError::Malformed(m))) => errors.push(ErrorInfo::new(ErrorCode::E002, m)),
         Ok(Err(ProviderError::Permanent(m))) => errors.push(ErrorInfo::new(ErrorCode::E008, m)),
-        Ok(Ok(_)) if text.trim().is_empty() => errors.push(ErrorInfo::new(
-            ErrorCode::E002,
-            "the model returned an empty completion",
-        )),
-        Ok(Ok(_)) => match parse_response(text, task.output_requirements.max_atoms)
+        Ok(Ok(out)) if crate::text::reasoning::answer(text).trim().is_empty() => {
+            errors.push(ErrorInfo::new(
+                ErrorCode::E002,
+                format!("the model returned an empty completion{}", cut_note(&out)),
+            ))
+        }
+        Ok(Ok(_)) if task.options().text_output => {
+            let answer = crate::text::reasoning::answer(text).trim().to_string();
+            // A plain answer is not graded by the gate (its checks are of atoms' fields):
+            // what judges it is the eval's checks.
+            atoms = vec![text_atom(task, answer)];
+            quality_check = QualityCheck {
+                atoms_generated: 1,
+                avg_quality_score: 1.0,
+                grades: crate::protocol::GradeCounts {
+                    a: 1,
+                    ..Default::default()
+                },
+                ..QualityCheck::default()
+            };
+            verdicts = vec![AtomVerdict {
+                score: 1.0,
+                grade: Grade::A,
+                issues: Vec::new(),
+                fabricated_refs: Vec::new(),
+            }];
+        }
+        Ok(Ok(out)) => match parse_response(text, task.output_requirements.max_atoms)
             .and_then(|p| without_secret(p, ctx.provider.secret_redactor()))
         {
-            Err(e) => errors.push(e),
+            Err(mut e) => {
+                e.message.push_str(&cut_note(&out));
+                errors.push(e)
+            }
+            Ok(parsed) if parsed.atoms.is_empty() && !parsed.errors.is_empty() => {
+                // The model says why it has no answer: that is the error, as its code
+                // is handled (its E001 retried as E001).
+                errors.extend(parsed.errors);
+            }
+            Ok(parsed) if parsed.atoms.is_empty() => {
+                let mut e = ErrorInfo::new(
+                    ErrorCode::E003,
+                    "output.atoms: the answer holds no atom; give at least one",
+                );
+                e.extra.insert("field".into(), "output.atoms".into());
+                errors.push(e);
+            }
             Ok(parsed) => {
+                errors.extend(parsed.errors.iter().cloned());
                 let required = &task.output_requirements.required_fields;
-                let g = match ctx.known_assets.read() {
-                    Ok(known) => run_gate(&parsed.atoms, required, &*known, &ctx.config.quality),
-                    Err(poisoned) => run_gate(
-                        &parsed.atoms,
-                        required,
-                        &*poisoned.into_inner(),
-                        &ctx.config.quality,
-                    ),
+                let known = ctx
+                    .known_assets
+                    .read()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                let known = crate::gate::known::WithListed {
+                    known: &*known,
+                    listed,
                 };
+                let g = run_gate(&parsed.atoms, required, &known, &ctx.config.quality);
                 if g.fabricated_refs > 0
                     && g.fabricated_refs >= ctx.config.quality.hallucination_refs
                 {

@@ -86,7 +86,7 @@ pub(super) async fn fit(
     let (_, system_tokens) = ctx.system_prompt_info(&task.agent);
     // The common small task: nothing to trim, nothing counted.
     if inputs.is_empty()
-        && system_tokens.saturating_add(bytes_bound(task, &parts, &counter))
+        && system_tokens.saturating_add(bytes_bound(task, agent, &parts, &counter))
             <= lim.effective_data_limit
     {
         return Gathered {
@@ -234,8 +234,9 @@ pub(super) fn over_input_limit(
 /// An upper bound of the tokens of the task's user prompt with `parts` and no inputs,
 /// from the JSON bytes of what it is made of (the plan's dependencies and assets may be
 /// counted twice: a bound only needs to be above).
-fn bytes_bound(task: &Task, parts: &ContextParts, counter: &TokenCounter) -> u64 {
+fn bytes_bound(task: &Task, agent: &AgentDef, parts: &ContextParts, counter: &TokenCounter) -> u64 {
     let bytes = json_bytes(&task.instruction)
+        + json_bytes(&super::answer_shape::example(task, agent))
         + 2 * json_bytes(&task.options().focus)
         + json_bytes(&task.context)
         + json_bytes(&task.output_requirements)
@@ -342,7 +343,7 @@ mod tests {
         let p = user_prompt_for(task, agent, threshold_for(task), None, parts.clone());
         let text = serde_json::to_string(&p).expect("renders");
         let counter = TokenCounter::default();
-        assert!(bytes_bound(task, &parts, &counter) >= text.len() as u64);
+        assert!(bytes_bound(task, agent, &parts, &counter) >= text.len() as u64);
         assert!(counter.count(&text) <= text.len() as u64);
     }
 

@@ -1,6 +1,7 @@
 //! The engine: a library with no terminal code. It takes a plan, a provider and a store
 //! writer, runs the plan's DAG, and reports everything as typed events.
 
+pub mod answer_shape;
 mod attempt;
 mod budget;
 mod carry_over;
@@ -18,7 +19,8 @@ mod reopen;
 pub mod request;
 mod response_json;
 mod resume;
-pub mod retry;
+/// The retry policy, shared with every model call (it lives with the providers).
+pub use crate::provider::retry;
 mod review;
 mod run;
 mod run_ctx;

@@ -20,6 +20,45 @@ pub struct ParsedOutput {
     pub atoms: Vec<Atom>,
     /// Summary (empty when absent).
     pub summary: String,
+    /// The errors the model reports itself (the response's `errors`), honoured as the
+    /// errors they name.
+    pub errors: Vec<ErrorInfo>,
+}
+
+/// The errors a response's `errors` reports (`[{error_code, message}]`, read however
+/// they are written: a code in any case, a bare string): each the error of its code, an
+/// unknown code E008.
+fn reported_errors(v: Option<&Value>) -> Vec<ErrorInfo> {
+    let Some(Value::Array(items)) = v else {
+        return Vec::new();
+    };
+    items
+        .iter()
+        .filter_map(|e| {
+            let (code, message) = match e {
+                Value::String(s) => (None, s.clone()),
+                Value::Object(o) => (
+                    o.get("error_code")
+                        .or_else(|| o.get("code"))
+                        .and_then(Value::as_str)
+                        .map(str::to_ascii_uppercase),
+                    o.get("message")
+                        .or_else(|| o.get("error_message"))
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_string(),
+                ),
+                _ => return None,
+            };
+            let code = code
+                .and_then(|c| serde_json::from_value(Value::String(c)).ok())
+                .unwrap_or(ErrorCode::E008);
+            Some(ErrorInfo::new(
+                code,
+                format!("the model reports: {message}"),
+            ))
+        })
+        .collect()
 }
 
 /// Largest response text accepted for parsing (bytes).
@@ -89,6 +128,8 @@ struct FastEnvelope {
     atoms: Option<Vec<Atom>>,
     #[serde(default)]
     summary: Option<String>,
+    #[serde(default)]
+    errors: Option<Value>,
 }
 
 #[derive(serde::Deserialize)]
@@ -149,6 +190,7 @@ fn parse_well_formed(text: &str, max_atoms: Option<u32>) -> Option<ParsedOutput>
                 return Some(ParsedOutput {
                     atoms,
                     summary: summary.unwrap_or_default(),
+                    errors: reported_errors(env.errors.as_ref()),
                 });
             }
             // valid JSON of another shape: the general path decides (as find_json would)
@@ -255,12 +297,24 @@ pub fn without_secret(
         ))
     })?;
     let summary = r.found_in(&parsed.summary).unwrap_or(parsed.summary);
-    Ok(ParsedOutput { atoms, summary })
+    let mut errors = parsed.errors;
+    for e in &mut errors {
+        if let Some(m) = r.found_in(&e.message) {
+            e.message = m;
+        }
+    }
+    Ok(ParsedOutput {
+        atoms,
+        summary,
+        errors,
+    })
 }
 
 /// Parses a model's text into atoms and summary, validating the shape.
 /// `max_atoms` caps the number of atoms (more is a validation error).
 pub fn parse_response(text: &str, max_atoms: Option<u32>) -> Result<ParsedOutput, ErrorInfo> {
+    // Reasoning before the answer (`<think>…</think>`) is never read as the answer.
+    let text = crate::text::reasoning::answer(text);
     if let Some(ok) = parse_well_formed(text, max_atoms) {
         return Ok(ok);
     }
@@ -271,6 +325,7 @@ pub fn parse_response(text: &str, max_atoms: Option<u32>) -> Result<ParsedOutput
             "the response JSON must be an object with `output`",
         ));
     };
+    let errors = reported_errors(obj.get("errors"));
     let (output, base) = match obj.get("output") {
         Some(Value::Object(o)) => (o, "output"),
         Some(_) => {
@@ -280,6 +335,14 @@ pub fn parse_response(text: &str, max_atoms: Option<u32>) -> Result<ParsedOutput
             ))
         }
         None if obj.contains_key("atoms") => (&obj, ""),
+        // An answer that reports only errors: those are its outcome.
+        None if !errors.is_empty() => {
+            return Ok(ParsedOutput {
+                atoms: Vec::new(),
+                summary: String::new(),
+                errors,
+            })
+        }
         None => {
             return Err(validation_error(
                 "output.atoms",
@@ -339,7 +402,11 @@ pub fn parse_response(text: &str, max_atoms: Option<u32>) -> Result<ParsedOutput
             .map_err(|e| validation_error(&format!("{f}{}", bad_member_path(a)), e.to_string()))?;
         atoms.push(atom);
     }
-    Ok(ParsedOutput { atoms, summary })
+    Ok(ParsedOutput {
+        atoms,
+        summary,
+        errors,
+    })
 }
 
 #[cfg(test)]

@@ -210,10 +210,18 @@ async fn abstractive_summary(
         extra: [("purpose".to_string(), json!("summary"))]
             .into_iter()
             .collect(),
+        response_schema: None,
     });
     let mut sink = Collect(String::new());
-    let call = ctx.provider.invoke(request, 1, &mut sink);
-    match tokio::time::timeout(Duration::from_secs(60), call).await {
+    let provider = ctx.provider.as_ref();
+    let limits = crate::provider::call::Limits::for_call(
+        provider,
+        crate::provider::call::timeout_of(provider, Duration::from_secs(60)),
+        request.constraints.max_tokens,
+    );
+    let (outcome, _) =
+        crate::provider::call::call(provider, request, &mut sink, &limits, &ctx.config.retry).await;
+    match outcome {
         Ok(Ok(_)) if !sink.0.trim().is_empty() => {
             tracing::info!(
                 "task {}: abstractive summary of {} chars",
@@ -224,6 +232,9 @@ async fn abstractive_summary(
         }
         Ok(Ok(_)) => Err("the provider returned an empty summary".into()),
         Ok(Err(e)) => Err(e.to_string()),
-        Err(_) => Err("the summary call timed out after 60 s".into()),
+        Err(stopped) => Err(format!(
+            "the summary call was stopped: {}",
+            crate::provider::call::said(&stopped)
+        )),
     }
 }

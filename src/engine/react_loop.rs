@@ -22,7 +22,7 @@ pub use crate::loop_events::RecordedStep;
 use crate::plan::react::ReactSetup;
 use crate::protocol::messages::{ContentBlock, Message, MessageType, ReactTurns, ToolDefinition};
 use crate::protocol::AgentRequest;
-use crate::provider::{ProviderError, ProviderOutput, ToolCall};
+use crate::provider::{ProviderError, ToolCall};
 
 /// What a tool call gave: the events to log before its answer (skill activations and
 /// refusals), and the answer itself (the observation the model sees).
@@ -51,7 +51,7 @@ pub trait Toolbox: Send + Sync {
 pub struct LoopResult {
     /// The final call's result, shaped as a single call's (a step that ran out of time
     /// is an elapsed timeout, as for a single call).
-    pub result: Result<Result<ProviderOutput, ProviderError>, tokio::time::error::Elapsed>,
+    pub result: crate::provider::call::Outcome,
     /// Every step, for the recording (the totals are in the `loop_finished` event).
     pub steps: Vec<RecordedStep>,
     /// What the provider reported over every step, summed (`None` when no step
@@ -235,10 +235,19 @@ pub(super) async fn run_loop(
         let mut request = base.clone();
         react.step = step;
         request.set_react(&react);
-        let call = ctx
-            .provider
-            .invoke(std::sync::Arc::new(request), attempt, sink);
-        let out = tokio::time::timeout(step_timeout, call).await;
+        let limits = crate::provider::call::Limits::for_call(
+            ctx.provider.as_ref(),
+            step_timeout,
+            request.constraints.max_tokens,
+        );
+        let out = crate::provider::call::attempt(
+            ctx.provider.as_ref(),
+            std::sync::Arc::new(request),
+            attempt,
+            sink,
+            &limits,
+        )
+        .await;
         finished.steps = step;
         finished.total_tokens += conversation;
         finished.input_tokens += conversation;
@@ -377,7 +386,7 @@ pub(super) async fn run_loop(
 
 /// The loop's result with its totals.
 fn loop_result(
-    result: Result<Result<ProviderOutput, ProviderError>, tokio::time::error::Elapsed>,
+    result: crate::provider::call::Outcome,
     steps: Vec<RecordedStep>,
     usage: Option<crate::provider::Usage>,
 ) -> LoopResult {

@@ -69,6 +69,12 @@ pub fn instruction_for(
     if let Some(f) = &task.options().focus {
         s.push_str(&format!(" Focus on: {f}."));
     }
+    if task.options().text_output {
+        if let Some(f) = feedback {
+            s.push_str(&format!(" Your previous answer was rejected: {f}."));
+        }
+        return s;
+    }
     match req.max_atoms {
         Some(n) => s.push_str(&format!(" Produce 1-{n} {atom_type}.")),
         None => s.push_str(&format!(" Produce {atom_type} atoms.")),
@@ -153,12 +159,21 @@ pub fn user_prompt_for(
         output_requirements.atom_type = Some(agent.atom_type.clone());
     }
     output_requirements.quality_threshold = Some(threshold.as_str().to_string());
+    // The exact shape of the answer, with a short example, whether or not the server is
+    // asked to hold it (see `answer_shape`).
+    let answer_format = if task.options().text_output {
+        serde_json::json!({"rule": "Answer in plain text: the answer itself, with no JSON and nothing around it."})
+    } else {
+        super::answer_shape::example(task, agent)
+    };
     UserPrompt {
         instruction: instruction_for(task, agent, threshold, feedback),
         context,
         focus: task.options().focus.clone(),
         output_requirements,
-        extra: Default::default(),
+        extra: [("answer_format".to_string(), answer_format)]
+            .into_iter()
+            .collect(),
     }
 }
 

@@ -79,6 +79,9 @@ pub(super) struct ResponseView<'a> {
 pub(super) struct OutputView<'a> {
     pub atoms: AtomsView<'a>,
     pub summary: &'a str,
+    /// The plain answer of a task whose output is text (`output_format: text`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub text: Option<&'a str>,
 }
 
 /// Atoms beside their pre-serialised nested objects (the two slices are parallel).
@@ -151,6 +154,7 @@ mod tests {
             output: OutputView {
                 atoms: AtomsView(&atoms, &json),
                 summary: "s",
+                text: None,
             },
             quality_check: &qc,
             errors: &errors,

@@ -184,12 +184,14 @@ async fn run_attempts(
         );
         // The request records the timeout that is enforced (the scale is 1 except on
         // the simulated demo's fast clock), to the millisecond so it reads back exactly.
-        constraints.timeout_seconds = (constraints.timeout_seconds
-            * adjust.timeout_factor
-            * ctx.config.timeout_scale
-            * 1000.0)
-            .round()
-            / 1000.0;
+        // A profile's own `timeout_s` replaces the plan's (a local model needs minutes).
+        let base_timeout = match ctx.provider.call_times().timeout {
+            Some(t) => t.as_secs_f64(),
+            None => constraints.timeout_seconds,
+        };
+        constraints.timeout_seconds =
+            (base_timeout * adjust.timeout_factor * ctx.config.timeout_scale * 1000.0).round()
+                / 1000.0;
         constraints.max_tokens =
             (constraints.max_tokens as f64 * adjust.max_tokens_factor).round() as u32;
         constraints.temperature = (((constraints.temperature + adjust.temperature_delta)
@@ -238,6 +240,7 @@ async fn run_attempts(
                     .collect(),
                 None => Default::default(),
             },
+            response_schema: answer_schema(&ctx, task, agent_def, &parts),
         });
         let request_json = match &raw_user {
             Some(raw) => serde_json::to_string(&StoredRequest::new(&request, &prompt_hash, raw))
@@ -333,13 +336,20 @@ async fn run_attempts(
                 }
             }
             _ => {
-                let call = ctx.provider.invoke(request.clone(), attempt, &mut sink);
-                let timed = tokio::time::timeout(
+                let limits = crate::provider::call::Limits::for_call(
+                    ctx.provider.as_ref(),
                     crate::ranges::duration_from_secs(effective_timeout.max(0.001)),
-                    call,
+                    constraints.max_tokens,
+                );
+                let call = crate::provider::call::attempt(
+                    ctx.provider.as_ref(),
+                    request.clone(),
+                    attempt,
+                    &mut sink,
+                    &limits,
                 );
                 tokio::select! {
-                    r = timed => Ok(r),
+                    r = call => Ok(r),
                     s = stopped(&mut stop) => Err(s),
                 }
             }
@@ -401,8 +411,11 @@ async fn run_attempts(
             adjust.threshold,
             result,
             &text,
-            elapsed_ms,
-            effective_timeout,
+            parts.existing_assets.as_deref().unwrap_or_default(),
+            super::attempt::Took {
+                elapsed_ms,
+                timeout_s: effective_timeout,
+            },
         );
         if !verdict.verdicts.is_empty() {
             let graded = ctx.emitter.emit(
@@ -426,6 +439,7 @@ async fn run_attempts(
             output: OutputView {
                 atoms: AtomsView(&verdict.atoms, &atom_json),
                 summary: &verdict.summary,
+                text: plain_answer(task, &verdict.atoms),
             },
             quality_check: &verdict.quality_check,
             errors: &verdict.errors,
@@ -535,10 +549,17 @@ async fn run_attempts(
                     k.insert(&a.asset_id);
                 }
             }
+            let extra = plain_answer(task, &verdict.atoms)
+                .map(|t| {
+                    [("text".to_string(), serde_json::Value::from(t))]
+                        .into_iter()
+                        .collect()
+                })
+                .unwrap_or_default();
             Some(Arc::new(ResponseOutput {
                 atoms: verdict.atoms,
                 summary: verdict.summary,
-                extra: Default::default(),
+                extra,
             }))
         } else {
             None
@@ -589,4 +610,31 @@ fn recorded_outcome(
         invocation_id: Some(Arc::from(done.invocation_id.as_str())),
         error_message: None,
     }
+}
+
+/// The JSON Schema the server is asked to hold the task's answer to: none on the
+/// simulated provider (it writes the protocol's shape by itself) and for a task whose
+/// answer is plain text.
+fn answer_schema(
+    ctx: &RunCtx,
+    task: &crate::plan::Task,
+    agent: &crate::agents::AgentDef,
+    parts: &ContextParts,
+) -> Option<Arc<serde_json::Value>> {
+    if ctx.provider.is_simulated() || task.options().text_output {
+        return None;
+    }
+    let known = parts.existing_assets.as_deref().unwrap_or_default();
+    Some(Arc::new(super::answer_shape::schema(task, agent, known)))
+}
+
+/// The plain answer of a task whose output is text: its one atom's text.
+fn plain_answer<'a>(
+    task: &crate::plan::Task,
+    atoms: &'a [crate::protocol::Atom],
+) -> Option<&'a str> {
+    task.options()
+        .text_output
+        .then(|| atoms.first()?.content.get("text")?.as_str())
+        .flatten()
 }

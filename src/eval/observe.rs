@@ -159,12 +159,23 @@ pub fn observe(
                     .optional()?
                     .flatten();
                 if let Some(text) = text {
-                    if let Ok(v) = serde_json::from_str::<Value>(&text) {
-                        if let Some(a) = v.get("atoms").and_then(Value::as_array) {
-                            atoms = a.clone();
-                        }
+                    let v = serde_json::from_str::<Value>(&text).ok();
+                    if let Some(a) = v
+                        .as_ref()
+                        .and_then(|v| v.get("atoms"))
+                        .and_then(Value::as_array)
+                    {
+                        atoms = a.clone();
                     }
-                    output = text;
+                    // A task whose output is text: its plain answer is what checks read.
+                    output = match v
+                        .as_ref()
+                        .and_then(|v| v.get("text"))
+                        .and_then(Value::as_str)
+                    {
+                        Some(plain) => plain.to_string(),
+                        None => text,
+                    };
                 }
             }
         }

@@ -148,8 +148,15 @@ fn draw_head(buf: &mut Buffer, r: Rect, s: &EvalScreen, theme: &Theme) {
     let cost = m
         .cost_usd
         .map_or("no cost recorded".to_string(), |c| format!("${c:.4}"));
+    let calls = s
+        .calls
+        .as_ref()
+        .and_then(|c| c.lock().ok().map(|c| c.clone()))
+        .filter(|c| !c.is_empty() && s.followed())
+        .map(|c| format!(" {c} ·"))
+        .unwrap_or_default();
     let spend = format!(
-        " {pace} · {} tokens · {cost} · {} marked",
+        "{calls} {pace} · {} tokens · {cost} · {} marked",
         compact(m.tokens),
         s.marked.len()
     );

@@ -129,6 +129,9 @@ pub struct EvalScreen {
     /// while it is, whatever its stored status says: a resumed eval is `interrupted`
     /// until its run starts).
     pub follow: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+    /// The followed process's latest status line while its model calls are in flight
+    /// (calls, tokens streamed, the slowest call); empty when none is.
+    pub calls: Option<std::sync::Arc<std::sync::Mutex<String>>>,
 }
 
 impl EvalScreen {
@@ -154,6 +157,7 @@ impl EvalScreen {
             meta_values: None,
             request: None,
             follow: None,
+            calls: None,
         };
         s.refresh();
         s

@@ -17,6 +17,21 @@ impl<S: BuildHasher> KnowsAssets for HashSet<String, S> {
     }
 }
 
+/// The assets a set knows, and those a request listed as existing (`existing_assets`):
+/// an atom that builds on an asset it was told of refers to no fabrication.
+pub struct WithListed<'a, K: ?Sized> {
+    /// The run's (and the database's) known assets.
+    pub known: &'a K,
+    /// The ids the request listed.
+    pub listed: &'a [String],
+}
+
+impl<K: KnowsAssets + ?Sized> KnowsAssets for WithListed<'_, K> {
+    fn knows(&self, id: &str) -> bool {
+        self.listed.iter().any(|l| l == id) || self.known.knows(id)
+    }
+}
+
 /// A set of asset ids held as 64-bit SipHash values of their text. Two ids share a hash
 /// with a chance of about one in 2⁶⁴ per pair, so a fabricated reference passes for a
 /// known one about once in 10¹³ references against a million known ids.

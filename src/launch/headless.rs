@@ -28,6 +28,7 @@ pub async fn run_headless(
     );
     let printer = tokio::spawn(print_progress(events));
     let ctrl_c = spawn_stop_watcher(started.handle.control.clone(), run_id.clone(), None);
+    let _status = super::status::StatusTicker::start();
     let status = started.finish().await.wrap_err_with(|| {
         format!("run {run_id} stopped before its end; once the cause is fixed it resumes with: plexus resume {run_id}")
     })?;

@@ -1,6 +1,6 @@
 //! Launching runs, below the commands and above the engine: the options every command
 //! shares, the run configuration, starting and resuming a run, the headless progress
-//! printer, the provider profile a run uses, and debate sessions.
+//! printer and status line, the provider profile a run uses, and debate sessions.
 
 pub mod config;
 pub mod debate;
@@ -13,6 +13,7 @@ pub mod progress;
 pub mod replay;
 pub mod resume;
 pub mod start;
+pub mod status;
 
 pub use self::config::RunConfig;
 pub use self::globals::Globals;

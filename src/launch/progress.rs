@@ -52,6 +52,8 @@ pub struct Progress {
     pub done_before: u32,
     /// The money budget the run reached, and what it had spent then (US dollars).
     pub budget_reached: Option<(f64, f64)>,
+    /// The provider profile the run started on.
+    pub provider: String,
 }
 
 impl Progress {
@@ -62,6 +64,7 @@ impl Progress {
         match &env.event {
             EngineEvent::RunStarted(r) => {
                 self.total = r.tasks.len();
+                self.provider = r.provider.clone();
                 Some(format!(
                     "run {} started: plan {} ({} tasks) on {}",
                     env.run_id,
@@ -319,6 +322,13 @@ impl Progress {
             ));
         }
         s.push('\n');
+        let called = self.agents.values().any(|t| t.invocations > 0);
+        let served = !self.provider.is_empty() && self.provider != "simulated";
+        if served && called && self.agents.values().all(|t| t.reported == 0) {
+            s.push_str(
+                "\ntokens: own count only (the server reported no usage; plexus counted them itself)\n",
+            );
+        }
         if self.agents.values().any(|t| t.reported > 0) {
             s.push('\n');
             s.push_str(&agent_table(

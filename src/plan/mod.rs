@@ -114,6 +114,9 @@ pub struct TaskOptions {
     pub constraints: ConstraintOverrides,
     /// The tool-using fields (`tools`, `skills`, `max_steps`, `token_budget`).
     pub react: react::TaskReact,
+    /// `output_format: text`: the model's plain answer is the task's output (one text
+    /// atom), with no JSON asked for.
+    pub text_output: bool,
 }
 
 /// The options of a task that gives none.
@@ -133,6 +136,7 @@ static NO_OPTIONS: TaskOptions = TaskOptions {
         max_steps: None,
         token_budget: None,
     },
+    text_output: false,
 };
 
 impl Task {

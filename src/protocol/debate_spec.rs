@@ -92,6 +92,14 @@ pub enum EmbeddingSource {
     },
 }
 
+fn one() -> u64 {
+    1
+}
+
+fn is_one(n: &u64) -> bool {
+    *n == 1
+}
+
 /// A debate session's settings, stored as the run's plan snapshot.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DebateSpec {
@@ -105,6 +113,9 @@ pub struct DebateSpec {
     pub agent_timeout_ms: u64,
     /// Tries for an output that does not follow the protocol (the first included).
     pub output_tries: u32,
+    /// What every retry delay of a failing provider is divided by (1: the protocol's).
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub retry_delay_div: u64,
     /// IANA time zone of the dates the agents plan with.
     pub timezone: String,
     /// Where embeddings come from.
@@ -128,8 +139,9 @@ impl DebateSpec {
             question: question.into(),
             max_rounds: DEFAULT_MAX_ROUNDS,
             thresholds: Thresholds::default(),
-            agent_timeout_ms: 60_000,
+            agent_timeout_ms: 300_000,
             output_tries: 3,
+            retry_delay_div: 1,
             timezone: "UTC".into(),
             embedding: EmbeddingSource::Builtin,
             user_id: None,

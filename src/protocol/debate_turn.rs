@@ -207,5 +207,94 @@ pub fn request(turn: &DebateTurn, invocation_id: &str, timeout_ms: u64) -> Agent
             temperature: 0.3,
         },
         extra: Default::default(),
+        response_schema: output_schema(&turn.role, turn.round, turn.closing)
+            .map(std::sync::Arc::new),
     }
+}
+
+/// An object schema in the strict subset: every property required, no other.
+fn object(props: serde_json::Value) -> serde_json::Value {
+    let required: Vec<String> = props
+        .as_object()
+        .map(|m| m.keys().cloned().collect())
+        .unwrap_or_default();
+    serde_json::json!({"type": "object", "properties": props, "required": required,
+                       "additionalProperties": false})
+}
+
+/// The JSON Schema of `role`'s output in `round` (a closing turn's adds what it is
+/// asked for), as a structured-output server is asked to hold it; `None` for agents
+/// that do not answer through a model.
+pub fn output_schema(role: &AgentRole, round: u32, closing: bool) -> Option<serde_json::Value> {
+    use serde_json::json;
+    let strings = json!({"type": "array", "items": {"type": "string"}});
+    let level = json!({"type": "string", "enum": ["high", "medium", "low"]});
+    let position = object(json!({
+        "conclusion": {"type": "string"},
+        "key_reasons": strings,
+        "assumptions": strings,
+        "confidence": {"type": "number"},
+    }));
+    let plan = object(json!({
+        "title": {"type": "string"},
+        "goal": {"type": "string"},
+        "phases": {"type": "array", "items": object(json!({
+            "phase_name": {"type": "string"},
+            "duration": {"type": "string"},
+            "tasks": {"type": "array", "items": object(json!({
+                "title": {"type": "string"},
+                "estimated_hours": {"type": "number"},
+            }))},
+        }))},
+        "total_estimated_hours": {"type": "number"},
+    }));
+    let mut metadata = match role {
+        AgentRole::Planner => json!({"position": position, "plan": plan}),
+        AgentRole::Critic => json!({
+            "position": position,
+            "critique": object(json!({
+                "target_agent": {"type": "string", "enum": ["planner"]},
+                "target_round": {"type": "integer"},
+                "risks": {"type": "array", "items": object(json!({
+                    "risk": {"type": "string"}, "severity": level, "impact": {"type": "string"},
+                }))},
+                "suggestions": {"type": "array", "items": object(json!({
+                    "issue": {"type": "string"}, "solution": {"type": "string"}, "priority": level,
+                }))},
+                "validity_check": object(json!({
+                    "feasible": {"type": "boolean"},
+                    "realistic": {"type": "boolean"},
+                    "complete": {"type": "boolean"},
+                })),
+            })),
+        }),
+        AgentRole::Reporter => json!({
+            "position": position,
+            "final_plan": object(json!({
+                "title": {"type": "string"},
+                "goal": {"type": "string"},
+                "consensus_level": level,
+                "participating_agents": {"type": "array", "items": {"type": "string", "enum": ["planner", "critic"]}},
+                "rounds": {"type": "integer"},
+                "plan": plan,
+            })),
+            "summary": object(json!({
+                "key_agreements": strings,
+                "resolved_concerns": strings,
+                "remaining_uncertainties": strings,
+            })),
+        }),
+        AgentRole::Host | AgentRole::Other(_) => return None,
+    };
+    if closing {
+        metadata["remaining_uncertainties"] = strings.clone();
+        metadata["worst_cases"] = strings;
+    }
+    Some(object(json!({
+        "agent_id": {"type": "string", "enum": [role.as_str()]},
+        "round": {"type": "integer", "enum": [round]},
+        "output_type": {"type": "string", "enum": [output_type_of(role)]},
+        "content": {"type": "string"},
+        "metadata": object(metadata),
+    })))
 }

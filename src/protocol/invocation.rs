@@ -27,6 +27,11 @@ pub struct AgentRequest {
     /// Fields not modelled here.
     #[serde(flatten, skip_serializing_if = "is_empty_map")]
     pub extra: Extra,
+    /// The JSON Schema the answer is held to, when it has a shape (a task's
+    /// AgentResponse, a debate role's output, a judge's verdict): sent to the server in
+    /// its own dialect. Not stored with the request (it follows from the plan).
+    #[serde(skip)]
+    pub response_schema: Option<std::sync::Arc<serde_json::Value>>,
 }
 
 impl AgentRequest {
@@ -385,11 +390,15 @@ pub enum ErrorCode {
     E007,
     /// system_error: not recoverable, logged.
     E008,
+    /// runaway_output (plexus's own, beyond seed 001's table): the answer repeated
+    /// itself (the same span again and again) and was stopped early; retried at a lower
+    /// temperature.
+    E009,
 }
 
 impl ErrorCode {
     /// Every code, in order.
-    pub const ALL: [ErrorCode; 8] = [
+    pub const ALL: [ErrorCode; 9] = [
         ErrorCode::E001,
         ErrorCode::E002,
         ErrorCode::E003,
@@ -398,6 +407,7 @@ impl ErrorCode {
         ErrorCode::E006,
         ErrorCode::E007,
         ErrorCode::E008,
+        ErrorCode::E009,
     ];
 
     /// The `error_type` name of the code.
@@ -411,6 +421,7 @@ impl ErrorCode {
             ErrorCode::E006 => "dependency_failed",
             ErrorCode::E007 => "hallucination_detected",
             ErrorCode::E008 => "system_error",
+            ErrorCode::E009 => "runaway_output",
         }
     }
 
@@ -432,6 +443,7 @@ impl ErrorCode {
             ErrorCode::E006 => "stop the task and mark it blocked",
             ErrorCode::E007 => "stop the task and request human review",
             ErrorCode::E008 => "logged; notify operations",
+            ErrorCode::E009 => "retry at a lower temperature",
         }
     }
 
@@ -446,6 +458,7 @@ impl ErrorCode {
             ErrorCode::E006 => "E006",
             ErrorCode::E007 => "E007",
             ErrorCode::E008 => "E008",
+            ErrorCode::E009 => "E009",
         }
     }
 }

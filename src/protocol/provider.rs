@@ -47,9 +47,14 @@ pub struct ProviderOutput {
     /// Tool calls requested by the model.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tool_calls: Vec<ToolCall>,
-    /// Thinking text (Anthropic `thinking` blocks), kept apart from the answer.
+    /// Thinking text (Anthropic `thinking` blocks, a `reasoning_content` stream, a
+    /// `<think>` block before the answer), kept apart from the answer.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub thinking: String,
+    /// The structured-output dialect the answer was asked in (`json_schema`,
+    /// `json_object`, …), when it had a schema and the server took one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub structured_output: Option<String>,
 }
 
 /// Transport-level failures, mapped to seed 001 error codes by the engine.

@@ -1,11 +1,14 @@
 //! Providers answer AgentRequests by streaming text. The engine enforces timeouts,
 //! parses and grades; a provider only produces text (or a transport-level error).
 
+pub mod call;
 pub mod http;
+pub mod meter;
 pub mod mock_server;
 pub mod profile;
 pub mod rate;
 pub mod replay;
+pub mod retry;
 mod sim_answer;
 pub mod sim_debate;
 pub mod sim_debate_topic;
@@ -89,6 +92,18 @@ pub trait Provider: Send + Sync {
     /// model escaped (`\u0073k-…`) decodes to the key in clear.
     fn secret_redactor(&self) -> Option<&http::redact::TextRedactor> {
         None
+    }
+
+    /// The times the provider's profile sets for every call (`timeout_s`,
+    /// `first_token_timeout_s`); none by default.
+    fn call_times(&self) -> call::CallTimes {
+        call::CallTimes::default()
+    }
+
+    /// The structured-output dialect answers with a schema are asked in now (`None`:
+    /// none, the prompt alone states the shape), and what the server refused so far.
+    fn structured_output(&self) -> (Option<&'static str>, Vec<String>) {
+        (None, Vec::new())
     }
 
     /// Answers one request, streaming text into `sink` (after [`Provider::admit`]).

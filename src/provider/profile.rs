@@ -17,7 +17,6 @@
 //! The key itself is never part of a profile: it is read when a provider is built and
 //! lives only inside the HTTP client.
 
-use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -26,55 +25,28 @@ use crate::config::providers::ProviderSettings;
 pub use crate::config::providers::ProviderKind;
 
 /// A usable provider profile: one `[providers.NAME]` table with its name filled in.
+/// Its values are the table's own ([`ProviderSettings`], read through `Deref`): one
+/// definition, read, checked and published as JSON Schema from the config.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ProviderProfile {
     /// The table's name (filled in from the key, not written in the table).
     pub name: String,
-    /// API spoken.
-    pub kind: ProviderKind,
-    /// Endpoint root: `https://api.openai.com/v1` (the provider appends
-    /// `/chat/completions`) or `https://api.anthropic.com` (it appends `/v1/messages`).
-    pub base_url: String,
-    /// Model name sent with every call.
-    pub model: String,
-    /// Environment variable holding the API key.
-    pub api_key_env: Option<String>,
-    /// File holding the API key (first line; `~/` is the home directory).
-    pub api_key_file: Option<PathBuf>,
-    /// Extra headers sent with every call (not for secrets: they are shown by
-    /// `plexus providers`).
-    pub headers: BTreeMap<String, String>,
-    /// Calls in flight through this profile (the run's `--concurrency` applies too).
-    pub concurrency: usize,
-    /// Requests per minute (token bucket); 0 = unlimited.
-    pub rate_limit_rpm: u32,
-    /// Requests the bucket may release at once (default: one second's worth, at least 1).
-    pub rate_burst: Option<u32>,
-    /// Stream the answer (SSE); `false` waits for the whole answer.
-    pub stream: bool,
-    /// Seconds to open a connection.
-    pub connect_timeout_s: f64,
-    /// Seconds a stream may go without a byte before the call ends as a timeout (E004).
-    pub idle_timeout_s: f64,
-    /// Largest answer accepted, bytes (the call ends with E008 past it).
-    pub max_response_bytes: usize,
-    /// Name of the max-tokens field (OpenAI only): `max_tokens`, or
-    /// `max_completion_tokens` for OpenAI reasoning models.
-    pub max_tokens_param: String,
-    /// `anthropic-version` header (Anthropic only).
-    pub anthropic_version: String,
-    /// Anthropic extended thinking budget in tokens (0 = off).
-    pub thinking_budget: u32,
-    /// Embedding model of an OpenAI-compatible `/embeddings` endpoint; when set, debate
-    /// sessions on this profile compare positions with it instead of the built-in
-    /// embedding.
-    pub embedding_model: Option<String>,
-    /// Endpoint root of the embeddings (`…/v1`; `/embeddings` is appended) when it is
-    /// not `base_url` (an Anthropic profile needs one).
-    pub embedding_base_url: Option<String>,
-    /// Model of an OpenAI-compatible `/moderations` endpoint at `base_url`: debate
-    /// outputs pass it besides the built-in content check.
-    pub moderation_model: Option<String>,
+    /// The table's values.
+    pub settings: ProviderSettings,
+}
+
+impl std::ops::Deref for ProviderProfile {
+    type Target = ProviderSettings;
+
+    fn deref(&self) -> &ProviderSettings {
+        &self.settings
+    }
+}
+
+impl std::ops::DerefMut for ProviderProfile {
+    fn deref_mut(&mut self) -> &mut ProviderSettings {
+        &mut self.settings
+    }
 }
 
 /// A profile that cannot be used, naming the file and the table.
@@ -159,73 +131,9 @@ impl ProviderProfile {
 
     /// The profile a `[providers.NAME]` table describes, as written (not checked).
     pub fn from_settings(name: &str, settings: ProviderSettings) -> ProviderProfile {
-        let ProviderSettings {
-            kind,
-            base_url,
-            model,
-            api_key_env,
-            api_key_file,
-            headers,
-            concurrency,
-            rate_limit_rpm,
-            rate_burst,
-            stream,
-            connect_timeout_s,
-            idle_timeout_s,
-            max_response_bytes,
-            max_tokens_param,
-            anthropic_version,
-            thinking_budget,
-            embedding_model,
-            embedding_base_url,
-            moderation_model,
-        } = settings;
         ProviderProfile {
             name: name.to_string(),
-            kind,
-            base_url,
-            model,
-            api_key_env,
-            api_key_file,
-            headers,
-            concurrency,
-            rate_limit_rpm,
-            rate_burst,
-            stream,
-            connect_timeout_s,
-            idle_timeout_s,
-            max_response_bytes,
-            max_tokens_param,
-            anthropic_version,
-            thinking_budget,
-            embedding_model,
-            embedding_base_url,
-            moderation_model,
-        }
-    }
-
-    /// The profile's values as a config table would write them.
-    pub fn settings(&self) -> ProviderSettings {
-        ProviderSettings {
-            kind: self.kind,
-            base_url: self.base_url.clone(),
-            model: self.model.clone(),
-            api_key_env: self.api_key_env.clone(),
-            api_key_file: self.api_key_file.clone(),
-            headers: self.headers.clone(),
-            concurrency: self.concurrency,
-            rate_limit_rpm: self.rate_limit_rpm,
-            rate_burst: self.rate_burst,
-            stream: self.stream,
-            connect_timeout_s: self.connect_timeout_s,
-            idle_timeout_s: self.idle_timeout_s,
-            max_response_bytes: self.max_response_bytes,
-            max_tokens_param: self.max_tokens_param.clone(),
-            anthropic_version: self.anthropic_version.clone(),
-            thinking_budget: self.thinking_budget,
-            embedding_model: self.embedding_model.clone(),
-            embedding_base_url: self.embedding_base_url.clone(),
-            moderation_model: self.moderation_model.clone(),
+            settings,
         }
     }
 
@@ -284,7 +192,7 @@ impl ProviderProfile {
 
     /// Checks the values serde cannot: required fields, ranges, header syntax.
     pub fn check(&self) -> Result<(), String> {
-        self.settings().check()
+        self.settings.check()
     }
 }
 

@@ -4,6 +4,7 @@
 
 pub mod cut;
 pub mod embed;
+pub mod reasoning;
 pub mod sanitize;
 pub mod suggest;
 pub mod utf8;

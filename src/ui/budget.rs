@@ -2,7 +2,8 @@
 //! limit and latest output against max_tokens as gauges, cumulative in/out, invocations,
 //! and (when the provider reports usage) its own counts beside ours, with `≠` on an agent
 //! whose counts disagree by more than a quarter; what its calls cost (in all and per
-//! call), `—` where its model has no price. The title carries the run's cost.
+//! call), `—` where its model has no price. The title carries the run's cost, and says
+//! "own count only" when the server reports no usage.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -168,8 +169,12 @@ pub fn title(run: &RunState, width: u16) -> String {
     let cost = run.spend();
     let cost = (cost.priced + cost.unpriced > 0).then(|| cost.label());
     let flagged = run.agents.iter().any(|a| a.reported.disagrees());
+    let own_only = own_count_only(run);
     let say = |head: &str, cost_word: &str, flag: &str| {
         let mut t = head.to_string();
+        if own_only {
+            t.push_str(" · own count only");
+        }
         if let Some(c) = &cost {
             t.push_str(&format!(" · {cost_word}{c}"));
         }
@@ -186,6 +191,15 @@ pub fn title(run: &RunState, width: u16) -> String {
     ];
     let fits = |t: &&String| crate::text::sanitize::display_width(t) <= room;
     options.iter().find(fits).unwrap_or(&options[2]).clone()
+}
+
+/// Whether the run's token figures are all plexus's own count: its server (not the
+/// simulated provider, which reports none by design) answered calls without reporting
+/// any usage.
+fn own_count_only(run: &RunState) -> bool {
+    let served = !run.provider.is_empty() && run.provider != "simulated";
+    let answered = run.agents.iter().any(|a| a.invocations > a.in_flight);
+    served && answered && run.agents.iter().all(|a| a.reported.calls == 0)
 }
 
 /// `—` for a figure not known yet (the agent has not been invoked).

@@ -10,6 +10,8 @@ pub const PROMPT: u8 = 95;
 pub const NEXT_STEP: u8 = 92;
 /// The tasks counted by outcome.
 pub const COUNTS: u8 = 90;
+/// The calls in flight and the slowest one.
+pub const CALLS: u8 = 80;
 /// The latest message (in place of the keys; cut at a word when the room is short).
 pub const MESSAGE: u8 = 86;
 /// `? help`.

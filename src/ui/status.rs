@@ -123,6 +123,9 @@ fn facts(run: &RunState, ui: &UiState, theme: &Theme, width: usize) -> Vec<(Part
         out.push((fact(run.provider.clone(), rank::PROVIDER), bold));
     }
     out.push((fact(outcome_counts(run), rank::COUNTS), bold));
+    if let Some((long, short, shortest)) = calls_in_flight(run, ui) {
+        out.push((fact(long, rank::CALLS).or(short).or(shortest), bold));
+    }
     if let Some(t) = &ui.replay {
         let (long, short) = replay_position(t);
         out.push((fact(long, rank::POSITION).or(format!(" {short} ")), bold));
@@ -214,6 +217,39 @@ pub fn outcome_counts(run: &RunState) -> String {
     } else {
         shown.join(" · ")
     }
+}
+
+/// The calls in flight and the one running the longest, in three lengths:
+/// `2 calls · slowest T3 0:47`, ` 2 calls · 0:47 `, ` 2 calls `; none when no call runs.
+fn calls_in_flight(run: &RunState, ui: &UiState) -> Option<(String, String, String)> {
+    let n: u32 = run.agents.iter().map(|a| a.in_flight).sum();
+    if n == 0 {
+        return None;
+    }
+    let now = screen_now(run, ui);
+    let slowest = run
+        .tasks
+        .iter()
+        .filter(|t| t.status == TaskStatus::Running)
+        .filter_map(|t| Some((t.running_since?, &t.id)))
+        .min_by_key(|(since, _)| *since);
+    let calls = if n == 1 {
+        "1 call".to_string()
+    } else {
+        format!("{n} calls")
+    };
+    let Some((since, id)) = slowest else {
+        return Some((calls.clone(), format!(" {calls} "), format!(" {calls} ")));
+    };
+    let age = elapsed(now - since);
+    Some((
+        format!(
+            "{calls} · slowest {} {age}",
+            crate::text::sanitize::sanitize(id)
+        ),
+        format!(" {calls} · {age} "),
+        format!(" {calls} "),
+    ))
 }
 
 /// `event N/M · 14:03:21.456 · ▶ ×4`: where a replay is, the time of day (UTC) of

@@ -118,14 +118,26 @@ fn ping_reports_latency_model_and_usage_on_both_apis() {
         assert!(t.contains("whole answer"), "{t}");
         assert!(t.contains("usage     ") && t.contains(" in / "), "{t}");
         assert!(t.contains("\"pong\""), "{t}");
+        // A second call, held to a tiny schema: the dialect the server took.
+        let dialect = if name == "local" {
+            "json_schema"
+        } else {
+            "tool"
+        };
+        assert!(
+            t.contains(&format!("structured output  {dialect} (answer")),
+            "{t}"
+        );
     }
+    // Two calls a ping: the plain one and the structured one.
     let seen = server.seen();
+    assert_eq!(seen.len(), 4);
     assert_eq!(
         seen[0].header("authorization"),
         Some("Bearer sk-env-key-456")
     );
     assert_eq!(seen[0].header("x-team"), Some("research"));
-    assert_eq!(seen[1].header("x-api-key"), Some("sk-ant-file-key-123"));
+    assert_eq!(seen[2].header("x-api-key"), Some("sk-ant-file-key-123"));
 }
 
 #[test]

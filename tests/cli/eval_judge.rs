@@ -114,6 +114,8 @@ fn run_with(dir: &Path, extra: &[&str]) -> Value {
                 "0",
                 "--first-chunk-ms",
                 "0",
+                "--retry-delay-div",
+                "1000",
                 "--json",
             ])
             .args(extra),
@@ -153,12 +155,23 @@ fn a_judge_that_answers_otherwise_is_read_voted_cached_and_kept_apart() {
     let id = first["eval"]["eval_id"].as_str().expect("id").to_string();
     {
         let calls = seen.lock().expect("seen");
-        assert_eq!(calls.len(), 21, "7 samples × 3 votes, each asked once");
+        // 7 samples × 3 votes, each asked once, and q3's HTTP 500 retried as every model
+        // call is (five times a vote).
+        assert_eq!(
+            calls.len(),
+            21 + 3 * 5,
+            "{:?}",
+            calls.iter().map(|c| &c.0).collect::<Vec<_>>()
+        );
         for (_, body) in calls.iter() {
             assert_eq!(body["temperature"], json!(0.0), "{body}");
+            // The verdict held to its schema: the rubric's criteria by name.
+            let format = &body["response_format"];
+            assert_eq!(format["type"], "json_schema", "{body}");
             assert_eq!(
-                body["response_format"],
-                json!({"type": "json_object"}),
+                format["json_schema"]["schema"]["properties"]["criteria"]["items"]["properties"]
+                    ["name"]["enum"],
+                json!(["correct", "explained"]),
                 "{body}"
             );
             assert_eq!(body["model"], "judge-m");
@@ -258,11 +271,11 @@ fn a_judge_that_answers_otherwise_is_read_voted_cached_and_kept_apart() {
     let again = run_with(dir.path(), &["--iteration", "2"]);
     let id2 = again["eval"]["eval_id"].as_str().expect("id").to_string();
     assert_ne!(id, id2);
-    let asked: Vec<String> = seen.lock().expect("seen")[21..]
+    let asked: Vec<String> = seen.lock().expect("seen")[36..]
         .iter()
         .map(|(s, _)| s.clone())
         .collect();
-    assert_eq!(asked.len(), 7, "{asked:?}");
+    assert_eq!(asked.len(), 4 + 3 * 6, "{asked:?}");
     assert_eq!(asked.iter().filter(|s| *s == "q1").count(), 1, "{asked:?}");
     assert!(
         asked
@@ -296,7 +309,11 @@ fn a_judge_that_answers_otherwise_is_read_voted_cached_and_kept_apart() {
             ]),
     );
     assert_eq!(o.code, Some(0), "{}", o.stderr);
-    assert_eq!(seen.lock().expect("seen").len(), 28, "no judge was called");
+    assert_eq!(
+        seen.lock().expect("seen").len(),
+        36 + 22,
+        "no judge was called"
+    );
     let r: Value = serde_json::from_str(&o.stdout).expect("json");
     let j3 = judged(dir.path(), r["eval"]["eval_id"].as_str().expect("id"));
     assert_eq!(j3["q1"].0, Some(true));

@@ -10,6 +10,7 @@ pub mod raw_http;
 pub mod rerun;
 pub mod screen;
 pub mod snapshots;
+pub mod wire;
 
 use std::path::PathBuf;
 use std::sync::Arc;

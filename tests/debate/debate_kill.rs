@@ -55,14 +55,14 @@ fn a_debate_killed_at_any_moment_reads_interrupted_in_runs_and_show() {
                 "Should the team adopt a four-day week?",
                 "--headless",
                 "--chunk-ms",
-                "40",
+                "20",
                 "--first-chunk-ms",
-                "60",
+                "30",
             ]),
             dir.join("debate.err"),
         );
         // A moment somewhere in the session: after a few to a few hundred events.
-        let at = 5 + fastrand::i64(0..200);
+        let at = 5 + fastrand::i64(0..100);
         let end = Instant::now() + Duration::from_secs(60);
         while events(dir, "k.db") < at && run.running() {
             assert!(Instant::now() < end, "round {round}: {}", run.stderr());

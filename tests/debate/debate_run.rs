@@ -375,9 +375,10 @@ fn options_that_make_no_sense_are_refused_by_name() {
 #[test]
 fn a_debate_whose_provider_refuses_every_call_fails_with_the_reason() {
     use plexus::provider::mock_server::{MockConfig, MockFault, MockServer};
-    // A 429 is tried three times, a 400 once (it would fail again).
+    // A 429 is tried as every model call is (the first try and five retries), a 400
+    // once (it would fail again).
     for (code, says, tries) in [
-        (429u16, "HTTP 429 Too Many Requests", 3u64),
+        (429u16, "HTTP 429 Too Many Requests", 6u64),
         (400, "HTTP 400 Bad Request", 1),
     ] {
         let refuse = MockFault::Status {
@@ -424,6 +425,8 @@ fn a_debate_whose_provider_refuses_every_call_fails_with_the_reason() {
             "--provider",
             "local",
             "--headless",
+            "--retry-delay-div",
+            "1000",
         ]));
         assert_eq!(out.code, Some(3), "{code}: {}\n{}", out.stdout, out.stderr);
         // Round 1's tries, no more: two agents, `tries` each.

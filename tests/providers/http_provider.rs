@@ -387,10 +387,13 @@ async fn invalid_sse_and_invalid_json_are_e002_retried_without_blaming_the_model
 async fn an_oversized_answer_is_cut_at_the_cap_as_e008() {
     for kind in APIS {
         let s = server(vec![MockFault::Oversized]);
-        let r = run(profile(kind, &s.url())).await;
+        // A cap below the answer's token budget: the bytes stop it first.
+        let mut p = profile(kind, &s.url());
+        p.max_response_bytes = 16 * 1024;
+        let r = run(p).await;
         let (codes, msg) = &attempts(&r)[0];
         assert_eq!(codes, &vec![ErrorCode::E008], "{kind:?}: {msg}");
-        assert!(msg.contains("max_response_bytes (65536 bytes"), "{msg}");
+        assert!(msg.contains("max_response_bytes (16384 bytes"), "{msg}");
         assert_eq!(r.invocations_of("A"), 1);
         assert_eq!(r.status_of("A"), "failed");
     }
@@ -670,6 +673,7 @@ async fn retry_after_holds_the_whole_profile() {
             user_prompt: Default::default(),
             constraints: Default::default(),
             extra: Default::default(),
+            response_schema: None,
         })
     };
     // A is told to come back in 1 s.
@@ -730,6 +734,7 @@ async fn a_steady_stream_longer_than_the_idle_timeout_is_not_cut() {
             user_prompt: Default::default(),
             constraints: Default::default(),
             extra: Default::default(),
+            response_schema: None,
         });
         let mut sink = Count(0, String::new());
         let t = std::time::Instant::now();

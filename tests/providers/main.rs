@@ -8,3 +8,4 @@ mod key_in_answer;
 mod key_leak;
 mod react_request;
 mod scripted_model;
+mod structured_output;

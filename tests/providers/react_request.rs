@@ -19,6 +19,7 @@ fn request() -> AgentRequest {
         user_prompt: Default::default(),
         constraints: Default::default(),
         extra: Default::default(),
+        response_schema: None,
     };
     r.set_react(&ReactTurns {
         tools: vec![ToolDefinition {
@@ -50,12 +51,11 @@ fn request() -> AgentRequest {
 }
 
 fn profile(kind: ProviderKind) -> ProviderProfile {
-    ProviderProfile {
-        kind,
-        model: "m".into(),
-        base_url: "http://127.0.0.1:1/v1".into(),
-        ..ProviderProfile::simulated()
-    }
+    let mut p = ProviderProfile::simulated();
+    p.kind = kind;
+    p.model = "m".into();
+    p.base_url = "http://127.0.0.1:1/v1".into();
+    p
 }
 
 #[test]

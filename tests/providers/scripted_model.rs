@@ -32,6 +32,7 @@ fn request(task: &str, agent: &str) -> Arc<AgentRequest> {
         user_prompt: Default::default(),
         constraints: Default::default(),
         extra: Default::default(),
+        response_schema: None,
     };
     r.set_react(&ReactTurns {
         tools: vec![ToolDefinition {

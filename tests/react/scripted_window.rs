@@ -22,19 +22,58 @@ const SKILL_MARK: &str = "SKILLMARK-ALPHA-4411";
 /// A file name listed last by `file_search` (no extract of its result keeps it).
 const FILE_MARK: &str = "zebra-7731";
 
+/// Words of one token each, for thoughts that do not repeat themselves (a thought
+/// saying the same few words again and again is a runaway, stopped as E009).
+const WORDS: [&str; 40] = [
+    " planners",
+    " denoise",
+    " whole",
+    " paths",
+    " quickly",
+    " the",
+    " model",
+    " reads",
+    " notes",
+    " about",
+    " noise",
+    " and",
+    " steps",
+    " which",
+    " keep",
+    " each",
+    " car",
+    " safe",
+    " near",
+    " lanes",
+    " while",
+    " cost",
+    " stays",
+    " low",
+    " over",
+    " time",
+    " maps",
+    " show",
+    " where",
+    " goals",
+    " move",
+    " with",
+    " speed",
+    " then",
+    " data",
+    " gets",
+    " clean",
+    " from",
+    " every",
+    " test",
+];
+
 /// A thought of about `words` tokens.
 fn thought(step: usize, words: usize) -> String {
     let mut t = format!("Step {step}: I go on looking.");
     for i in 0..words {
-        t.push_str(
-            [
-                " planners",
-                " denoise",
-                " whole",
-                " trajectories",
-                " quickly",
-            ][i % 5],
-        );
+        // Words picked by a hash of their place: no span comes back soon.
+        let h = ((i + 31 * step) as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40;
+        t.push_str(WORDS[(h % WORDS.len() as u64) as usize]);
     }
     t
 }

@@ -18,8 +18,8 @@ use crate::tui::open::{run_debate_tui, UiSetup};
 
 /// Runs `plexus debate`.
 pub async fn debate(g: &Globals, args: DebateArgs, tui: Option<UiSetup>) -> Result<ExitCode> {
-    let mut spec = spec_of(&args.question, &args.debate)?;
     let (profile, provider) = provider_for(g, args.provider.as_deref(), &args.sim)?;
+    let mut spec = spec_of(&args.question, &args.debate, Some(&profile))?;
     let (comparer, embedding) = comparer_for(&profile)?;
     spec.embedding = embedding;
     let moderator = moderator_for(&profile)?;

@@ -11,8 +11,17 @@ use crate::launch::Globals;
 use crate::protocol::debate_spec::{DebateSpec, Thresholds};
 use crate::provider::{Provider, ProviderProfile, SimConfig};
 
-/// The session settings from the command line (checked).
-pub fn spec_of(question: &str, o: &DebateOpts) -> Result<DebateSpec> {
+/// Seconds an agent has for one answer when neither the command line nor the profile
+/// says (a local model on a CPU needs minutes, not the 60 s a hosted one does).
+pub const DEFAULT_AGENT_TIMEOUT_S: f64 = 300.0;
+
+/// The session settings from the command line (checked), on `profile` (whose `timeout_s`
+/// is an agent's time when the command line gives none).
+pub fn spec_of(
+    question: &str,
+    o: &DebateOpts,
+    profile: Option<&ProviderProfile>,
+) -> Result<DebateSpec> {
     let mut spec = DebateSpec::new(question.trim());
     spec.max_rounds = o.max_rounds;
     spec.thresholds = Thresholds {
@@ -22,13 +31,17 @@ pub fn spec_of(question: &str, o: &DebateOpts) -> Result<DebateSpec> {
         ..Thresholds::default()
     };
     let invalid = |m: String| eyre!(crate::exit::InvalidOptions(m));
-    if !(o.agent_timeout.is_finite() && o.agent_timeout > 0.0 && o.agent_timeout <= 3600.0) {
+    let timeout = o
+        .agent_timeout
+        .or_else(|| profile.and_then(|p| p.timeout_s))
+        .unwrap_or(DEFAULT_AGENT_TIMEOUT_S);
+    if !(timeout.is_finite() && timeout > 0.0 && timeout <= 86_400.0) {
         return Err(invalid(format!(
-            "--agent-timeout must be a number of seconds above 0 and at most 3600 (got {})",
-            o.agent_timeout
+            "--agent-timeout must be a number of seconds above 0 and at most 86400 (got {timeout})"
         )));
     }
-    spec.agent_timeout_ms = (o.agent_timeout * 1000.0).round().max(1.0) as u64;
+    spec.agent_timeout_ms = (timeout * 1000.0).round().max(1.0) as u64;
+    spec.retry_delay_div = o.retry_delay_div;
     spec.timezone = o.timezone.clone();
     spec.validate().map_err(|e| {
         // The settings' names as the command line spells them.

@@ -73,6 +73,7 @@ impl JudgeSet {
         scoring: &Scoring,
         default_provider: &str,
         cache_only: bool,
+        retry: &crate::provider::retry::RetryPolicy,
     ) -> Result<Option<Arc<JudgeSet>>> {
         let mut checks = BTreeMap::new();
         let mut made: HashMap<String, Judge> = HashMap::new();
@@ -125,6 +126,7 @@ impl JudgeSet {
                     model,
                     provider,
                     price: price_of(g, &profile)?,
+                    retry: retry.clone(),
                 };
                 made.insert(n, j.clone());
                 list.push(j);

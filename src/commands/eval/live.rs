@@ -51,8 +51,13 @@ pub async fn run_eval(
 ) -> Result<ExitCode> {
     let resuming = resume.is_some();
     // The judges first: a profile that does not exist stops the eval before anything.
-    let judges =
-        JudgeSet::for_scoring(g, &read::scoring_of(&launch.row)?, &config.provider, false)?;
+    let judges = JudgeSet::for_scoring(
+        g,
+        &read::scoring_of(&launch.row)?,
+        &config.provider,
+        false,
+        &config.engine.retry,
+    )?;
     if launch.new_eval {
         // The eval is stored before its run starts: a crash from here on leaves it for
         // the same command (or `eval resume`) to find.
@@ -116,6 +121,7 @@ pub async fn run_eval(
         run_id.clone(),
         Some(stopped.clone()),
     );
+    let _status = crate::launch::status::StatusTicker::start();
     let fwd = tx.clone();
     let forward = tokio::spawn(async move {
         while let Some(batch) = events.recv().await {
@@ -168,9 +174,16 @@ pub async fn score_only(g: &Globals, launch: Launch, run_status: RunStatus) -> R
     let stopped = Arc::new(AtomicBool::new(false));
     let (control, _engine) = tokio::sync::mpsc::unbounded_channel();
     let watcher = spawn_stop_watcher(control, run_id.clone(), Some(stopped.clone()));
+    let _status = crate::launch::status::StatusTicker::start();
     // The judges of the run's provider (the plan is not run again; a judge may be asked).
     let provider = super::judging::run_provider(&crate::store::Store::open(&g.db)?, &run_id)?;
-    let judges = JudgeSet::for_scoring(g, &read::scoring_of(&row)?, &provider, false)?;
+    let judges = JudgeSet::for_scoring(
+        g,
+        &read::scoring_of(&row)?,
+        &provider,
+        false,
+        &crate::engine::retry::RetryPolicy::default(),
+    )?;
     let scorer = Scorer::new(
         g.db.clone(),
         row.clone(),

@@ -156,7 +156,13 @@ pub fn rescore(
             ))
         }
     };
-    let judges = JudgeSet::for_scoring(g, &scoring, &provider, true)?;
+    let judges = JudgeSet::for_scoring(
+        g,
+        &scoring,
+        &provider,
+        true,
+        &crate::engine::retry::RetryPolicy::default(),
+    )?;
     // Each sample's expected value, and its input when a judge reads it.
     let content_of: HashMap<&str, (Option<Value>, Value)> = samples
         .iter()

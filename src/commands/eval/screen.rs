@@ -117,6 +117,28 @@ impl Drop for EvalChild {
     }
 }
 
+/// The status line (calls in flight) the headless eval printed last, without its
+/// `status: ` label, when it is the last thing it printed; else empty.
+fn latest_status(err_path: &std::path::Path) -> String {
+    use std::io::{Read, Seek, SeekFrom};
+    let Ok(mut f) = std::fs::File::open(err_path) else {
+        return String::new();
+    };
+    let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+    let mut tail = Vec::new();
+    if f.seek(SeekFrom::Start(len.saturating_sub(4096))).is_err()
+        || f.read_to_end(&mut tail).is_err()
+    {
+        return String::new();
+    }
+    let text = String::from_utf8_lossy(&tail);
+    text.lines()
+        .last()
+        .and_then(|l| l.strip_prefix("status: "))
+        .unwrap_or_default()
+        .to_string()
+}
+
 /// Runs this command again headless as a child and shows the Eval screen on it.
 pub fn run_with_screen(g: &Globals, setup: UiSetup) -> Result<ExitCode> {
     let (out_path, err_path) = logs(&g.db);
@@ -172,18 +194,28 @@ pub fn run_with_screen(g: &Globals, setup: UiSetup) -> Result<ExitCode> {
     // Whether the child is alive, for the screen's readings (watched from a thread).
     let alive = Arc::new(AtomicBool::new(true));
     screen.follow = Some(alive.clone());
+    let calls = Arc::new(Mutex::new(String::new()));
+    screen.calls = Some(calls.clone());
     let watch = {
         let (alive, child) = (alive.clone(), eval.child.clone());
-        std::thread::spawn(move || loop {
-            let done = child
-                .lock()
-                .map(|mut c| c.try_wait().ok().flatten().is_some())
-                .unwrap_or(true);
-            if done {
-                alive.store(false, Ordering::SeqCst);
-                return;
+        let err_path = err_path.clone();
+        std::thread::spawn(move || {
+            for tick in 0u64.. {
+                let done = child
+                    .lock()
+                    .map(|mut c| c.try_wait().ok().flatten().is_some())
+                    .unwrap_or(true);
+                if done {
+                    alive.store(false, Ordering::SeqCst);
+                    return;
+                }
+                if tick % 10 == 0 {
+                    if let Ok(mut c) = calls.lock() {
+                        *c = latest_status(&err_path);
+                    }
+                }
+                std::thread::sleep(Duration::from_millis(100));
             }
-            std::thread::sleep(Duration::from_millis(100));
         })
     };
     let mut asked = false;

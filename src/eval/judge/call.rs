@@ -15,7 +15,7 @@ use super::{combine, Judgment, Rubric};
 use crate::cost::{CallTokens, Price};
 use crate::provider::{ChunkSink, Provider};
 
-/// Longest a judge's answer may take.
+/// Longest a judge's answer may take unless its profile says otherwise (`timeout_s`).
 const JUDGE_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// One judge: a provider (its name says its model) and its model's price.
@@ -30,6 +30,8 @@ pub struct Judge {
     pub provider: Arc<dyn Provider>,
     /// Its model's price, when the config has one.
     pub price: Option<Price>,
+    /// How its transient failures are retried (the eval's retry policy).
+    pub retry: crate::provider::retry::RetryPolicy,
 }
 
 /// Where answers are kept between evals.
@@ -123,32 +125,25 @@ async fn ask(
     let req = Arc::new(judge_request(rubric, what, check, vote));
     let prompt_chars =
         req.system_prompt.clone() + &serde_json::to_string(&req.user_prompt).unwrap_or_default();
-    let _slot = judge.provider.admit().await;
     let mut sink = Collect(String::new());
-    let call = judge.provider.invoke(req, 1, &mut sink);
-    let out = match tokio::time::timeout(JUDGE_TIMEOUT, call).await {
+    let provider = judge.provider.as_ref();
+    let limits = crate::provider::call::Limits::for_call(
+        provider,
+        crate::provider::call::timeout_of(provider, JUDGE_TIMEOUT),
+        req.constraints.max_tokens,
+    );
+    let (outcome, _) =
+        crate::provider::call::call(provider, req, &mut sink, &limits, &judge.retry).await;
+    let failed = |why: String| Answer {
+        text: Err(format!("{}: vote {}: {why}", judge.name, vote + 1)),
+        tokens: 0,
+        cost: judge.price.map(|_| 0.0),
+        cached: false,
+    };
+    let out = match outcome {
         Ok(Ok(out)) => out,
-        Ok(Err(e)) => {
-            return Answer {
-                text: Err(format!("{}: vote {}: {e}", judge.name, vote + 1)),
-                tokens: 0,
-                cost: judge.price.map(|_| 0.0),
-                cached: false,
-            }
-        }
-        Err(_) => {
-            return Answer {
-                text: Err(format!(
-                    "{}: vote {}: no answer within {} s",
-                    judge.name,
-                    vote + 1,
-                    JUDGE_TIMEOUT.as_secs()
-                )),
-                tokens: 0,
-                cost: judge.price.map(|_| 0.0),
-                cached: false,
-            }
-        }
+        Ok(Err(e)) => return failed(e.to_string()),
+        Err(stopped) => return failed(crate::provider::call::said(&stopped)),
     };
     // The provider's count, or ours when it gives none.
     let tokens = match &out.usage {

@@ -76,6 +76,7 @@ pub fn judge_request(rubric: &Rubric, what: &Judged, check: &str, vote: u32) -> 
             temperature: 0.0,
         },
         extra: Default::default(),
+        response_schema: Some(std::sync::Arc::new(verdict_schema(rubric))),
     };
     req.extra.insert("purpose".into(), json!("judge"));
     req.extra.insert("force_json".into(), json!(true));
@@ -84,4 +85,25 @@ pub fn judge_request(rubric: &Rubric, what: &Judged, check: &str, vote: u32) -> 
         json!({"criteria": rubric.criteria.iter().map(|c| &c.name).collect::<Vec<_>>()}),
     );
     req
+}
+
+/// The JSON Schema of a judge's verdict under `rubric`: each criterion by name, `met`
+/// and `evidence`, in the strict subset every structured-output dialect takes.
+pub fn verdict_schema(rubric: &Rubric) -> Value {
+    let names: Vec<&str> = rubric.criteria.iter().map(|c| c.name.as_str()).collect();
+    json!({
+        "type": "object",
+        "properties": {"criteria": {"type": "array", "items": {
+            "type": "object",
+            "properties": {
+                "name": {"type": "string", "enum": names},
+                "met": {"type": "boolean"},
+                "evidence": {"type": "string"},
+            },
+            "required": ["name", "met", "evidence"],
+            "additionalProperties": false,
+        }}},
+        "required": ["criteria"],
+        "additionalProperties": false,
+    })
 }

@@ -83,10 +83,12 @@ pub async fn headless(g: &Globals, mut started: Started, sse: bool) -> Result<Fi
             std::process::exit(i32::from(exit::RUN_FAILED));
         }
     });
+    let status_line = crate::launch::status::StatusTicker::start();
     let status = started
         .finish()
         .await
         .wrap_err_with(|| format!("debate {run_id} stopped before its end"))?;
+    drop(status_line);
     ctrl_c.abort();
     let state = printer
         .await

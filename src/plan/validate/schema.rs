@@ -337,9 +337,20 @@ pub(super) const TASK: Obj = Obj {
             TOKEN_BUDGET,
             "Most tokens the tool-using loop may spend over every step.",
         ),
+        field(
+            "output_format",
+            TASK_OUTPUT_FORMAT,
+            "atoms (the protocol's AgentResponse, by default) or text: the model's plain answer becomes one text atom, and `$.output` of an eval's checks.",
+        ),
     ],
     required: &["task_id", "agent", "instruction"],
 };
+
+/// The forms a task's answer may take.
+pub(super) const OUTPUT_FORMATS: &[&str] = &["atoms", "text"];
+
+/// A task's `output_format`.
+pub(super) const TASK_OUTPUT_FORMAT: Want = Want::Opt(&Want::OneOf(OUTPUT_FORMATS));
 
 /// The tool-using fields of a task (among [`TASK`]'s), each checked at its own name.
 pub(super) const REACT_FIELDS: &[&str] = &["tools", "skills", "max_steps", "token_budget"];

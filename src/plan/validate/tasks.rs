@@ -150,6 +150,13 @@ pub(super) fn parse_task(
     let constraints: ConstraintOverrides =
         section(c, tid, t, "constraints", &schema::CONSTRAINTS, &mut ok);
     let react = parse_react(c, tid, t);
+    let text_output = match t.get("output_format") {
+        Some(v) => {
+            ok &= c.shape(tid, "output_format", v, &schema::TASK_OUTPUT_FORMAT);
+            v.as_str() == Some("text")
+        }
+        None => false,
+    };
     let options = TaskOptions {
         focus,
         data_references,
@@ -157,6 +164,7 @@ pub(super) fn parse_task(
         fallback_config,
         constraints,
         react: react?,
+        text_output,
     };
     ok.then(|| Task {
         task_id,

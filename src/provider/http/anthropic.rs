@@ -90,6 +90,8 @@ enum Block {
     Text,
     Thinking,
     Tool(usize),
+    /// The structured-output `answer` tool: its input is the answer's text.
+    Answer,
     Other,
 }
 
@@ -139,6 +141,12 @@ impl Stream {
                         }
                         Block::Thinking
                     }
+                    Some("tool_use")
+                        if b.get("name").and_then(Value::as_str)
+                            == Some(super::structured::ANSWER_TOOL) =>
+                    {
+                        Block::Answer
+                    }
                     Some("tool_use") => {
                         out.tool_calls.push(ToolCall {
                             id: str_of(&b, "id"),
@@ -170,6 +178,9 @@ impl Stream {
                     (Block::Text, Some("text_delta")) => emit.text(&str_of(&d, "text")),
                     (Block::Thinking, Some("thinking_delta")) => {
                         out.thinking.push_str(&str_of(&d, "thinking"))
+                    }
+                    (Block::Answer, Some("input_json_delta")) => {
+                        emit.text(&str_of(&d, "partial_json"))
                     }
                     (Block::Tool(t), Some("input_json_delta")) => {
                         out.tool_calls[t]
@@ -255,6 +266,10 @@ pub fn whole(
         match b.get("type").and_then(Value::as_str) {
             Some("text") => emit.text(&str_of(b, "text")),
             Some("thinking") => out.thinking.push_str(&str_of(b, "thinking")),
+            // The structured-output `answer` tool's input is the answer's text.
+            Some("tool_use") if str_of(b, "name") == super::structured::ANSWER_TOOL => {
+                emit.text(&b.get("input").map(Value::to_string).unwrap_or_default())
+            }
             Some("tool_use") => out.tool_calls.push(ToolCall {
                 id: str_of(b, "id"),
                 name: str_of(b, "name"),

@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use super::client::HttpProvider;
 use super::emit::Emit;
+use super::structured::{self, Dialect};
 use super::{anthropic, openai, sse};
 use crate::protocol::invocation::render_user_prompt;
 use crate::protocol::AgentRequest;
@@ -30,10 +31,50 @@ impl HttpProvider {
         let idle = self.idle(attempt);
         let rendered = render_user_prompt(&request.user_prompt);
         let user_text = rendered.as_deref().map(|r| r.get()).unwrap_or_default();
-        let body = match self.profile.kind {
+        // A refused dialect gets the next one, once each (see `structured`).
+        loop {
+            let dialect = self.dialect_for(request);
+            match self.send(request, user_text, dialect, idle, sink).await {
+                Err(Refused::Dialect(d, why)) => {
+                    self.structured.refused(d, &why);
+                }
+                Err(Refused::Error(e)) => return Err(e),
+                Ok(mut out) => {
+                    out.structured_output = dialect.map(|d| d.as_str().to_string());
+                    return Ok(out);
+                }
+            }
+        }
+    }
+
+    /// The dialect `request`'s schema is asked in: none without a schema, and none for a
+    /// tool-using step when the dialect would leave the model no room for a tool call.
+    fn dialect_for(&self, request: &AgentRequest) -> Option<Dialect> {
+        request.response_schema.as_ref()?;
+        let d = self.structured.current()?;
+        let tools = request.react().is_some_and(|r| !r.tools.is_empty());
+        (!tools || d.leaves_tools()).then_some(d)
+    }
+
+    /// Sends the request once in `dialect` and reads the answer.
+    async fn send(
+        &self,
+        request: &AgentRequest,
+        user_text: &str,
+        dialect: Option<Dialect>,
+        idle: Duration,
+        sink: &mut dyn ChunkSink,
+    ) -> Result<ProviderOutput, Refused> {
+        let mut body = match self.profile.kind {
             ProviderKind::Anthropic => anthropic::body(request, user_text, &self.profile),
             _ => openai::body(request, user_text, &self.profile),
         };
+        if let (Some(d), Some(schema)) = (dialect, request.response_schema.as_deref()) {
+            match self.profile.kind {
+                ProviderKind::Anthropic => structured::apply_anthropic(&mut body, schema),
+                _ => structured::apply_openai(&mut body, d, schema),
+            }
+        }
         let url = self.url();
         let body = serde_json::to_vec(&body)
             .map_err(|e| ProviderError::Permanent(format!("cannot encode the request: {e}")))?;
@@ -60,7 +101,15 @@ impl HttpProvider {
             let headers = response.headers().clone();
             let body = self.read_capped(response, ERROR_BODY_CAP, true, idle).await;
             let text = String::from_utf8_lossy(&body.unwrap_or_default()).into_owned();
-            return Err(self.status_error(status, &headers, &text, &url));
+            if let Some(d) = dialect.filter(|d| structured::refuses(status.as_u16(), &text, *d)) {
+                let redacted = self.redact(text.trim());
+                let said = crate::text::cut::cut_chars(&redacted, 200);
+                return Err(Refused::Dialect(
+                    d,
+                    format!("HTTP {}: {said}", status.as_u16()),
+                ));
+            }
+            return Err(self.status_error(status, &headers, &text, &url).into());
         }
         let is_sse = response
             .headers()
@@ -76,7 +125,7 @@ impl HttpProvider {
         };
         // The text held back as a possible start of the key goes on now, answer or error.
         emit.flush();
-        read.map(|()| out)
+        Ok(read.map(|()| out)?)
     }
 
     pub(super) async fn read_whole(
@@ -116,8 +165,13 @@ impl HttpProvider {
         let stall = tokio::time::sleep(idle);
         tokio::pin!(stall);
         loop {
-            let Some(next) = next_within(&mut stream, stall.as_mut(), idle).await else {
-                return Err(self.stalled(body.len(), idle));
+            let wait = if body.is_empty() {
+                self.first_byte(idle)
+            } else {
+                idle
+            };
+            let Some(next) = next_within(&mut stream, stall.as_mut(), wait).await else {
+                return Err(self.stalled(body.len(), wait));
             };
             match next {
                 None => {
@@ -165,8 +219,14 @@ impl HttpProvider {
         let stall = tokio::time::sleep(idle);
         tokio::pin!(stall);
         while !ended {
-            let Some(next) = next_within(&mut stream, stall.as_mut(), idle).await else {
-                return Err(self.stalled(received, idle));
+            // Before the first byte a model may still be reading its prompt.
+            let wait = if received == 0 {
+                self.first_byte(idle)
+            } else {
+                idle
+            };
+            let Some(next) = next_within(&mut stream, stall.as_mut(), wait).await else {
+                return Err(self.stalled(received, wait));
             };
             let read;
             let bytes = match next {
@@ -212,6 +272,19 @@ impl HttpProvider {
             ),
             retry_after_ms: None,
         })
+    }
+}
+
+/// Why one send did not give an answer: the server refused the structured-output
+/// dialect (the next is tried), or any other error.
+enum Refused {
+    Dialect(Dialect, String),
+    Error(ProviderError),
+}
+
+impl From<ProviderError> for Refused {
+    fn from(e: ProviderError) -> Refused {
+        Refused::Error(e)
     }
 }
 

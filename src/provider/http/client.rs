@@ -27,6 +27,8 @@ pub struct HttpProvider {
     /// No call starts before this: set by a 429/503 with Retry-After, so the whole
     /// profile waits, not only the call that was told.
     pub(super) not_before: std::sync::Mutex<Option<tokio::time::Instant>>,
+    /// The structured-output dialect answers with a schema are asked in.
+    pub(super) structured: super::structured::Chooser,
 }
 
 impl HttpProvider {
@@ -69,6 +71,10 @@ impl HttpProvider {
             redactor: Redactor::new(key.as_ref().map(ApiKey::expose)),
             text_redactor: TextRedactor::new(key.as_ref().map(ApiKey::expose)),
             not_before: std::sync::Mutex::new(None),
+            structured: super::structured::Chooser::new(super::structured::chain(
+                profile.kind,
+                profile.structured_output,
+            )),
             profile,
             client,
         })
@@ -109,6 +115,15 @@ impl HttpProvider {
         let mut nb = self.not_before.lock().unwrap_or_else(|p| p.into_inner());
         if nb.is_none_or(|t| t < until) {
             *nb = Some(until);
+        }
+    }
+
+    /// The wait for an answer's first byte: the idle timeout, or the profile's
+    /// first-token time when longer (a local model reads a long prompt first).
+    pub(super) fn first_byte(&self, idle: Duration) -> Duration {
+        match self.profile.first_token_timeout_s {
+            Some(s) => idle.max(crate::ranges::duration_from_secs(s)),
+            None => idle,
         }
     }
 

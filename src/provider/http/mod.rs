@@ -30,6 +30,7 @@ mod openai_chunk;
 pub mod redact;
 pub mod sse;
 mod status;
+pub mod structured;
 mod wire;
 
 use std::sync::Arc;
@@ -59,6 +60,26 @@ impl Provider for HttpProvider {
 
     fn secret_redactor(&self) -> Option<&TextRedactor> {
         Some(&self.text_redactor).filter(|r| r.is_active())
+    }
+
+    fn call_times(&self) -> crate::provider::call::CallTimes {
+        crate::provider::call::CallTimes {
+            timeout: self
+                .profile
+                .timeout_s
+                .map(crate::ranges::duration_from_secs),
+            first_token: self
+                .profile
+                .first_token_timeout_s
+                .map(crate::ranges::duration_from_secs),
+        }
+    }
+
+    fn structured_output(&self) -> (Option<&'static str>, Vec<String>) {
+        (
+            self.structured.current().map(structured::Dialect::as_str),
+            self.structured.notes(),
+        )
     }
 
     fn invoke<'a>(

@@ -112,6 +112,12 @@ pub struct Stream {
     saw_usage: bool,
 }
 
+/// Whether a tool call is the structured-output `answer` tool (its arguments are the
+/// answer's text).
+fn is_answer(t: &ToolCall) -> bool {
+    t.name == super::structured::ANSWER_TOOL
+}
+
 impl Stream {
     /// Handles one SSE event's data; `Ok(true)` at `[DONE]`.
     pub fn event(
@@ -134,7 +140,7 @@ impl Stream {
     ) -> Result<bool, ProviderError> {
         self.events += 1;
         if data.trim() == "[DONE]" {
-            out.tool_calls = std::mem::take(&mut self.tools);
+            out.tool_calls = self.take_tools();
             return Ok(true);
         }
         match typed.then(|| openai_chunk::read(data)).flatten() {
@@ -170,6 +176,12 @@ impl Stream {
         let choice = choice.0;
         if let Some(delta) = choice.delta {
             let delta = delta.0;
+            for t in [&delta.reasoning_content, &delta.reasoning]
+                .into_iter()
+                .flatten()
+            {
+                out.thinking.push_str(&t.0);
+            }
             if let Some(text) = delta.content {
                 emit.text(&text.0);
             }
@@ -178,6 +190,7 @@ impl Stream {
                 let f = call.function.map(|f| f.0);
                 let (name, arguments) = f.map_or((None, None), |f| (f.name, f.arguments));
                 self.tool_delta(
+                    emit,
                     call.index,
                     call.id.as_ref().map(|t| &*t.0),
                     name.as_ref().map(|t| &*t.0),
@@ -225,19 +238,37 @@ impl Stream {
             return Ok(());
         };
         if let Some(delta) = choice.get("delta") {
-            if let Some(text) = delta.get("content").and_then(Value::as_str) {
-                emit.text(text);
+            out.thinking.push_str(&reasoning_of(delta));
+            if let Some(text) = content_text(delta.get("content")) {
+                emit.text(&text);
             }
             if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
                 for c in calls {
                     let f = c.get("function");
                     self.tool_delta(
+                        emit,
                         c.get("index").and_then(Value::as_u64),
                         field_str(Some(c), "id"),
                         field_str(f, "name"),
-                        field_str(f, "arguments"),
+                        arguments_of(f).as_deref(),
                     )?;
                 }
+            }
+            // The legacy form: one call, no id, no index.
+            if let Some(f) = delta.get("function_call").filter(|f| f.is_object()) {
+                let name = field_str(Some(f), "name");
+                let index = match (name, self.tools.len()) {
+                    (Some(_), n) => n as u64,
+                    (None, 0) => 0,
+                    (None, n) => n as u64 - 1,
+                };
+                self.tool_delta(
+                    emit,
+                    Some(index),
+                    None,
+                    name,
+                    arguments_of(Some(f)).as_deref(),
+                )?;
             }
         }
         if let Some(r) = choice.get("finish_reason").and_then(Value::as_str) {
@@ -250,6 +281,7 @@ impl Stream {
     /// call with each new id).
     fn tool_delta(
         &mut self,
+        emit: &mut Emit<'_>,
         index: Option<u64>,
         id: Option<&str>,
         name: Option<&str>,
@@ -280,7 +312,12 @@ impl Stream {
             t.name.push_str(n);
         }
         if let Some(a) = arguments {
-            t.arguments.push_str(a);
+            // The structured-output `answer` tool: its arguments are the answer, as text.
+            if is_answer(t) {
+                emit.text(a);
+            } else {
+                t.arguments.push_str(a);
+            }
         }
         Ok(())
     }
@@ -288,8 +325,16 @@ impl Stream {
     /// Called when the stream ends without `[DONE]`: complete only if both the finish
     /// reason and the usage chunk (asked for, and sent last) arrived.
     pub fn ended(&mut self, out: &mut ProviderOutput) -> bool {
-        out.tool_calls = std::mem::take(&mut self.tools);
+        out.tool_calls = self.take_tools();
         out.finish_reason.is_some() && self.saw_usage
+    }
+
+    /// The tool calls, the `answer` tool's left out (its arguments went out as text).
+    fn take_tools(&mut self) -> Vec<ToolCall> {
+        std::mem::take(&mut self.tools)
+            .into_iter()
+            .filter(|t| !is_answer(t))
+            .collect()
     }
 }
 
@@ -307,8 +352,11 @@ pub fn whole(
         .and_then(|c| c.get(0))
         .ok_or_else(|| ProviderError::Malformed("the answer has no `choices[0]`".into()))?;
     let msg = choice.get("message");
-    if let Some(text) = msg.and_then(|m| m.get("content")).and_then(Value::as_str) {
-        emit.text(text);
+    if let Some(m) = msg {
+        out.thinking.push_str(&reasoning_of(m));
+    }
+    if let Some(text) = content_text(msg.and_then(|m| m.get("content"))) {
+        emit.text(&text);
     }
     for c in msg
         .and_then(|m| m.get("tool_calls"))
@@ -316,10 +364,26 @@ pub fn whole(
         .into_iter()
         .flatten()
     {
-        out.tool_calls.push(ToolCall {
+        let call = ToolCall {
             id: str_at(c, &["id"]),
             name: str_at(c, &["function", "name"]),
-            arguments: str_at(c, &["function", "arguments"]),
+            arguments: arguments_of(c.get("function")).unwrap_or_default(),
+        };
+        if is_answer(&call) {
+            emit.text(&call.arguments);
+        } else {
+            out.tool_calls.push(call);
+        }
+    }
+    // The legacy form: one `function_call`, no id.
+    if let Some(f) = msg
+        .and_then(|m| m.get("function_call"))
+        .filter(|f| f.is_object())
+    {
+        out.tool_calls.push(ToolCall {
+            id: String::new(),
+            name: str_at(f, &["name"]),
+            arguments: arguments_of(Some(f)).unwrap_or_default(),
         });
     }
     out.finish_reason = choice
@@ -329,6 +393,48 @@ pub fn whole(
     out.model = v.get("model").and_then(Value::as_str).map(str::to_string);
     out.usage = usage(v);
     Ok(())
+}
+
+/// A message's `content`: a string, or an array of parts (`{type: text, text}`, or bare
+/// strings) joined; `None` when it holds no text.
+fn content_text(v: Option<&Value>) -> Option<std::borrow::Cow<'_, str>> {
+    match v? {
+        Value::String(s) => Some(std::borrow::Cow::Borrowed(s)),
+        Value::Array(parts) => {
+            let text: String = parts
+                .iter()
+                .filter_map(|p| match p {
+                    Value::String(s) => Some(s.as_str()),
+                    Value::Object(o) => o
+                        .get("text")
+                        .and_then(Value::as_str)
+                        .filter(|_| o.get("type").and_then(Value::as_str) != Some("reasoning")),
+                    _ => None,
+                })
+                .collect();
+            (!text.is_empty()).then_some(std::borrow::Cow::Owned(text))
+        }
+        _ => None,
+    }
+}
+
+/// The reasoning a message or delta carries apart from its answer
+/// (`reasoning_content`, `reasoning`).
+fn reasoning_of(m: &Value) -> String {
+    ["reasoning_content", "reasoning"]
+        .iter()
+        .filter_map(|k| m.get(*k).and_then(Value::as_str))
+        .collect()
+}
+
+/// A function's `arguments`: the JSON text as written, or an object (some servers send
+/// one) as its JSON text.
+fn arguments_of(f: Option<&Value>) -> Option<String> {
+    match f?.get("arguments")? {
+        Value::String(s) => Some(s.clone()),
+        Value::Null => None,
+        other => Some(other.to_string()),
+    }
 }
 
 /// `v[k]` when it is a string.

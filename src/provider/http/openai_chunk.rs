@@ -77,6 +77,15 @@ pub struct Delta<'a> {
     /// `content`.
     #[serde(borrow, default)]
     pub content: Option<Text<'a>>,
+    /// `reasoning_content` (DeepSeek, vLLM, llama.cpp): thinking, not the answer.
+    #[serde(borrow, default)]
+    pub reasoning_content: Option<Text<'a>>,
+    /// `reasoning` (OpenRouter, Ollama): the same.
+    #[serde(borrow, default)]
+    pub reasoning: Option<Text<'a>>,
+    /// `function_call`, the legacy form of a tool call: the general path reads it.
+    #[serde(default)]
+    pub function_call: Present,
     /// `tool_calls`.
     #[serde(borrow, default)]
     pub tool_calls: Option<Vec<Obj<ToolCallDelta<'a>>>>,
@@ -113,6 +122,13 @@ pub fn read(data: &str) -> Option<Chunk<'_>> {
         .ok()
         .map(|c| c.0)
         .filter(|c| !c.error.0)
+        .filter(|c| {
+            !c.choices
+                .as_ref()
+                .and_then(|f| f.0.as_ref())
+                .and_then(|ch| ch.0.delta.as_ref())
+                .is_some_and(|d| d.0.function_call.0)
+        })
 }
 
 /// A string, borrowed from the event's text when it has no escapes.

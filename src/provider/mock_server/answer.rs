@@ -39,6 +39,20 @@ pub struct Call {
     pub tool_calls: Vec<ToolCall>,
     /// Pieces each call's arguments stream in (real servers send several).
     pub fragments: usize,
+    /// The request forces the structured-output `answer` tool: the text goes out as
+    /// that tool's input, as a server holding an answer to its schema sends it.
+    pub answer_tool: bool,
+}
+
+/// Whether a request body forces the structured-output `answer` tool (Anthropic's
+/// `tool_choice: {type: tool, name}`, OpenAI's `{type: function, function: {name}}`).
+pub fn forces_answer_tool(v: &Value) -> bool {
+    [
+        &v["tool_choice"]["name"],
+        &v["tool_choice"]["function"]["name"],
+    ]
+    .iter()
+    .any(|n| n.as_str() == Some(crate::provider::http::structured::ANSWER_TOOL))
 }
 
 /// Reads a request body and builds the answer text.
@@ -77,6 +91,7 @@ pub fn call(api: Api, body: &[u8], task: &str, invocation: &str, sim: &Simulated
             text: thought,
             tool_calls: vec![call],
             fragments: 2,
+            answer_tool: false,
         };
     }
     let text = match serde_json::from_str::<UserPrompt>(&user) {
@@ -92,6 +107,7 @@ pub fn call(api: Api, body: &[u8], task: &str, invocation: &str, sim: &Simulated
                 user_prompt,
                 constraints: Default::default(),
                 extra: Default::default(),
+                response_schema: None,
             };
             let mut rng = fastrand::Rng::with_seed(
                 task.bytes()
@@ -101,6 +117,13 @@ pub fn call(api: Api, body: &[u8], task: &str, invocation: &str, sim: &Simulated
         }
         Err(_) => "pong".to_string(),
     };
+    // An answer held to its schema through a forced `answer` tool is the answer's JSON
+    // object alone (the simulated model may write words around it).
+    let answer_tool = forces_answer_tool(&v);
+    let text = match (answer_tool, text.find('{'), text.rfind('}')) {
+        (true, Some(a), Some(b)) if a < b => text[a..=b].to_string(),
+        _ => text,
+    };
     Call {
         api,
         model,
@@ -109,6 +132,7 @@ pub fn call(api: Api, body: &[u8], task: &str, invocation: &str, sim: &Simulated
         text,
         tool_calls: Vec::new(),
         fragments: 2,
+        answer_tool,
     }
 }
 
@@ -122,6 +146,10 @@ fn react_of(api: Api, v: &Value) -> ReactTurns {
         } else {
             t
         };
+        // The structured-output tool is how an answer is given, not an action.
+        if f["name"] == crate::provider::http::structured::ANSWER_TOOL {
+            continue;
+        }
         let schema = if api == Api::Openai {
             &f["parameters"]
         } else {
@@ -221,9 +249,22 @@ pub fn sse_events(
                 json!({"role": "assistant", "content": ""}),
                 Value::Null,
             )];
+            let answer = crate::provider::http::structured::ANSWER_TOOL;
             let body = pieces
                 .iter()
-                .map(|p| chunk(json!({"content": p}), Value::Null))
+                .enumerate()
+                .map(|(i, p)| match (call.answer_tool, i) {
+                    (true, 0) => chunk(
+                        json!({"tool_calls": [{"index": 0, "id": "call_answer", "type": "function",
+                            "function": {"name": answer, "arguments": p}}]}),
+                        Value::Null,
+                    ),
+                    (true, _) => chunk(
+                        json!({"tool_calls": [{"index": 0, "function": {"arguments": p}}]}),
+                        Value::Null,
+                    ),
+                    (false, _) => chunk(json!({"content": p}), Value::Null),
+                })
                 .collect();
             let mut close: Vec<String> = Vec::new();
             for (i, t) in call.tool_calls.iter().enumerate() {
@@ -240,7 +281,7 @@ pub fn sse_events(
                     ));
                 }
             }
-            let finish = if call.tool_calls.is_empty() {
+            let finish = if call.tool_calls.is_empty() && !call.answer_tool {
                 "stop"
             } else {
                 "tool_calls"
@@ -267,17 +308,25 @@ pub fn sse_events(
                 sse(
                     Some("content_block_start"),
                     &json!({"type": "content_block_start", "index": 0,
-                        "content_block": {"type": "text", "text": ""}}),
+                    "content_block": if call.answer_tool {
+                        json!({"type": "tool_use", "id": "toolu_answer", "name": crate::provider::http::structured::ANSWER_TOOL, "input": {}})
+                    } else {
+                        json!({"type": "text", "text": ""})
+                    }}),
                 ),
                 sse(Some("ping"), &json!({"type": "ping"})),
             ];
             let body = pieces
                 .iter()
                 .map(|p| {
+                    let delta = if call.answer_tool {
+                        json!({"type": "input_json_delta", "partial_json": p})
+                    } else {
+                        json!({"type": "text_delta", "text": p})
+                    };
                     sse(
                         Some("content_block_delta"),
-                        &json!({"type": "content_block_delta", "index": 0,
-                            "delta": {"type": "text_delta", "text": p}}),
+                        &json!({"type": "content_block_delta", "index": 0, "delta": delta}),
                     )
                 })
                 .collect();
@@ -304,7 +353,7 @@ pub fn sse_events(
                     &json!({"type": "content_block_stop", "index": index}),
                 ));
             }
-            let stop = if call.tool_calls.is_empty() {
+            let stop = if call.tool_calls.is_empty() && !call.answer_tool {
                 "end_turn"
             } else {
                 "tool_use"
@@ -326,6 +375,14 @@ pub fn sse_events(
 pub fn whole(call: &Call, text: &str, usage: (u64, u64)) -> String {
     let tools = !call.tool_calls.is_empty();
     match call.api {
+        Api::Openai if call.answer_tool => json!({
+            "id": "chatcmpl-mock", "object": "chat.completion", "model": call.model,
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": null,
+                "tool_calls": [{"id": "call_answer", "type": "function", "function": {
+                    "name": crate::provider::http::structured::ANSWER_TOOL, "arguments": text}}]},
+                "finish_reason": "tool_calls"}],
+            "usage": {"prompt_tokens": usage.0, "completion_tokens": usage.1, "total_tokens": usage.0 + usage.1},
+        }),
         Api::Openai => {
             let mut message = json!({"role": "assistant", "content": text});
             if tools {
@@ -344,7 +401,18 @@ pub fn whole(call: &Call, text: &str, usage: (u64, u64)) -> String {
             })
         }
         Api::Anthropic => {
-            let mut content = vec![json!({"type": "text", "text": text})];
+            // A forced `answer` tool's input is the answer's JSON (text that is not JSON
+            // stays text: a server could not have sent it as the tool's input).
+            let input = call
+                .answer_tool
+                .then(|| serde_json::from_str::<Value>(text).ok())
+                .flatten()
+                .filter(Value::is_object);
+            let mut content = vec![match input {
+                Some(input) => json!({"type": "tool_use", "id": "toolu_answer",
+                    "name": crate::provider::http::structured::ANSWER_TOOL, "input": input}),
+                None => json!({"type": "text", "text": text}),
+            }];
             content.extend(call.tool_calls.iter().map(|t| {
                 json!({"type": "tool_use", "id": t.id, "name": t.name,
                     "input": serde_json::from_str::<Value>(&t.arguments).unwrap_or(json!({}))})

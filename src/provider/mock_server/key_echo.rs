@@ -135,6 +135,7 @@ mod tests {
             text: String::new(),
             tool_calls: Vec::new(),
             fragments: 2,
+            answer_tool: false,
         }
     }
 

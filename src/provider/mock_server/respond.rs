@@ -222,7 +222,14 @@ fn paced(
                     return Paced::new(events, End::Clean);
                 }
                 MockFault::Oversized => {
-                    let filler = "x".repeat(4096);
+                    // Text that does not repeat itself within a window (a runaway is
+                    // another fault): numbered words, 4 KiB a piece.
+                    let mut filler = String::with_capacity(4200);
+                    let mut i = 0u32;
+                    while filler.len() < 4096 {
+                        filler.push_str(&format!("w{} ", i.wrapping_mul(2_654_435_761)));
+                        i += 1;
+                    }
                     let (_, big, _) = answer::sse_events(call, &[filler.as_str()], usage);
                     let big = big.into_iter().next().unwrap_or_default();
                     end = End::Endless(big.into());
@@ -257,6 +264,7 @@ async fn scripted(api: Api, req: &Request, shared: &Shared, turn: &Turn, n: usiz
         text: turn.text.clone(),
         tool_calls: turn.calls(n),
         fragments: turn.fragments.unwrap_or(2),
+        answer_tool: answer::forces_answer_tool(&v),
     };
     let usage = answer::usage(&call, &turn.text, 1.0);
     if !call.stream {

@@ -198,8 +198,8 @@ fn spec_of_request(
     if start.message.trim().is_empty() {
         return Err(("message is empty".into(), Some("message")));
     }
-    let mut spec =
-        spec_of(&start.message, &server.options).map_err(|e| (e.to_string(), Some("message")))?;
+    let mut spec = spec_of(&start.message, &server.options, Some(&server.profile))
+        .map_err(|e| (e.to_string(), Some("message")))?;
     spec.embedding = server.embedding.clone();
     if server.profile.moderation_model.is_some() {
         spec.moderation = Some(server.profile.name.clone());

@@ -59,7 +59,7 @@ fn check_exposure(args: &ServeArgs) -> Result<()> {
 pub async fn serve(g: &Globals, args: ServeArgs) -> Result<ExitCode> {
     check_exposure(&args)?;
     // Bad options stop the server before it listens.
-    spec_of("check", &args.debate)?;
+    spec_of("check", &args.debate, None)?;
     // The database is created (or brought to this schema) before anyone can call.
     drop(
         crate::store::open_connection(&g.db)

@@ -1,4 +1,5 @@
-//! Retry handling of seed 001 §8.2 with configurable counts and delays.
+//! Retry handling of seed 001 §8.2 with configurable counts and delays, for every model
+//! call (a task's attempts, a debate turn, a judge's answer).
 
 use serde::{Deserialize, Serialize};
 
@@ -42,6 +43,8 @@ pub struct RetryPolicy {
     pub e004: CodeRetry,
     /// E005 quality_below_threshold: retried with adjusted temperature and max_tokens.
     pub e005: CodeRetry,
+    /// E009 runaway_output: retried at a lower temperature.
+    pub e009: CodeRetry,
     /// Transient transport errors (reported as E001).
     pub transient: Backoff,
     /// Timeout multiplier per E004 retry.
@@ -75,6 +78,10 @@ impl Default for RetryPolicy {
                 max_retries: 2,
                 delays_ms: vec![1_000],
             },
+            e009: CodeRetry {
+                max_retries: 2,
+                delays_ms: vec![1_000],
+            },
             transient: Backoff {
                 max_retries: 5,
                 base_ms: 1_000,
@@ -99,6 +106,7 @@ impl RetryPolicy {
             &mut self.e003,
             &mut self.e004,
             &mut self.e005,
+            &mut self.e009,
         ] {
             for d in &mut c.delays_ms {
                 *d /= div;
@@ -117,6 +125,7 @@ impl RetryPolicy {
             ErrorCode::E003 => Some(&self.e003),
             ErrorCode::E004 => Some(&self.e004),
             ErrorCode::E005 => Some(&self.e005),
+            ErrorCode::E009 => Some(&self.e009),
             ErrorCode::E006 | ErrorCode::E007 | ErrorCode::E008 => None,
         }
     }

@@ -1,4 +1,5 @@
-//! JSON string literals written fast, byte for byte as serde_json writes them.
+//! JSON string literals written fast, byte for byte as serde_json writes them; and what a
+//! JSON value is, in words, for errors.
 //!
 //! Streamed model output is mostly JSON itself, so the text of a chunk event needs an
 //! escape every few bytes (quotes, line breaks). serde_json's writer handles each escape
@@ -81,6 +82,20 @@ pub fn push_json_str(out: &mut Vec<u8>, s: &str) {
     }
     out.extend_from_slice(&bytes[start..]);
     out.push(b'"');
+}
+
+/// What a JSON value is, in words: `a string`, `a number`, `an array`, …
+pub fn kind_of(v: &serde_json::Value) -> &'static str {
+    use serde_json::Value;
+    match v {
+        Value::Null => "null",
+        Value::Bool(true) => "`true`",
+        Value::Bool(false) => "`false`",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
 }
 
 #[cfg(test)]

@@ -64,7 +64,7 @@ impl Adjust {
             }
             // A runaway answer: cooler sampling, and told why it was stopped.
             ErrorCode::E009 => {
-                self.temperature_delta += ctx.config.retry.temperature_step;
+                self.temperature_delta -= ctx.config.retry.temperature_step.abs();
                 self.feedback = errors.first().map(|e| e.message.clone());
             }
             ErrorCode::E001 | ErrorCode::E006 | ErrorCode::E007 | ErrorCode::E008 => {}
@@ -134,6 +134,17 @@ pub(super) struct Took {
     pub timeout_s: f64,
 }
 
+/// Seconds in words short and exact enough: `120`, `2.5`, `0.05`.
+fn seconds(s: f64) -> String {
+    if s >= 10.0 {
+        format!("{s:.0}")
+    } else if s >= 1.0 {
+        format!("{s:.1}")
+    } else {
+        format!("{s:.2}")
+    }
+}
+
 /// Judges one attempt: its outcome, the text it streamed, the assets its request listed
 /// as existing (references to them are no fabrication).
 pub(super) fn evaluate(
@@ -160,7 +171,8 @@ pub(super) fn evaluate(
         Err(Stopped::Timeout { first_token: false, .. }) => errors.push(ErrorInfo::new(
             ErrorCode::E004,
             format!(
-                "no complete answer within {effective_timeout:.1}s; {} bytes had streamed",
+                "no complete answer within {}s; {} bytes had streamed",
+                seconds(effective_timeout),
                 text.len()
             ),
         )),
@@ -437,6 +449,10 @@ pub(super) fn next_retry(
         ErrorCode::E005 => format!(
             "max_tokens ×{}, temperature {:+}: retry {n} of {max}",
             policy.max_tokens_growth, policy.temperature_step
+        ),
+        ErrorCode::E009 => format!(
+            "runaway answer: temperature {:+}: retry {n} of {max}",
+            -policy.temperature_step.abs()
         ),
         _ => return None,
     };

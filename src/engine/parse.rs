@@ -313,6 +313,15 @@ pub fn without_secret(
 /// Parses a model's text into atoms and summary, validating the shape.
 /// `max_atoms` caps the number of atoms (more is a validation error).
 pub fn parse_response(text: &str, max_atoms: Option<u32>) -> Result<ParsedOutput, ErrorInfo> {
+    let mut parsed = parse_atoms(text, max_atoms)?;
+    // A number written as a string (`"confidence": "0.9"`) is read as the number.
+    for a in &mut parsed.atoms {
+        a.numbers_from_strings();
+    }
+    Ok(parsed)
+}
+
+fn parse_atoms(text: &str, max_atoms: Option<u32>) -> Result<ParsedOutput, ErrorInfo> {
     // Reasoning before the answer (`<think>…</think>`) is never read as the answer.
     let text = crate::text::reasoning::answer(text);
     if let Some(ok) = parse_well_formed(text, max_atoms) {

@@ -130,6 +130,7 @@ pub(super) async fn run_loop(
     ));
     let mut manager = ContextManager::new(window.max(1));
     let mut steps = Vec::new();
+    let mut ids_used = std::collections::HashSet::new();
     let mut finished = LoopFinished {
         stop: "answer".into(),
         steps: 0,
@@ -294,6 +295,8 @@ pub(super) async fn run_loop(
             }
         };
         add_usage(&mut reported, out.usage);
+        let mut out = out;
+        own_ids(&mut out.tool_calls, step, &mut ids_used);
         let thought = sink.take_text();
         let thought_tokens = ctx.config.tokens.count(&thought);
         meter.charge(
@@ -312,7 +315,9 @@ pub(super) async fn run_loop(
         let inputs: Vec<Value> = out
             .tool_calls
             .iter()
-            .map(|c| serde_json::from_str(&c.arguments).unwrap_or(Value::Null))
+            .map(|c| {
+                arguments_of(&c.arguments).unwrap_or_else(|_| Value::String(c.arguments.clone()))
+            })
             .collect();
         let mut assistant = Vec::new();
         if !thought.is_empty() {
@@ -327,6 +332,7 @@ pub(super) async fn run_loop(
         };
         let message_tokens = message_tokens(conv.counter(), &assistant);
         let mut results = Vec::new();
+        let mut answered_tokens = 0u64;
         let mut recorded = RecordedStep {
             text: thought.clone(),
             tool_calls: out.tool_calls.clone(),
@@ -341,7 +347,10 @@ pub(super) async fn run_loop(
                 thought: thought.clone(),
                 message_tokens: Some(message_tokens),
             }));
-            let usage = (conv.total_tokens() + tools_tokens) as f64 / window.max(1) as f64;
+            // The reply's calls share the window: the results already answered count
+            // against it for the next call (the 80 % brief rule over their sum).
+            let usage = (conv.total_tokens() + tools_tokens + answered_tokens) as f64
+                / window.max(1) as f64;
             let outcome = toolbox.call(step, call, usage).await;
             let mut label = format!("latest {} result", call.name);
             for e in outcome.events {
@@ -351,6 +360,7 @@ pub(super) async fn run_loop(
                 emit(e);
             }
             let a = outcome.answered;
+            answered_tokens += a.output_tokens;
             if a.tool != crate::provider::sim_react::ACTIVATE_SKILL
                 || label.starts_with("active skill")
             {
@@ -382,6 +392,41 @@ pub(super) async fn run_loop(
     );
     emit(EngineEvent::LoopFinished(finished.clone()));
     loop_result(result, steps, reported)
+}
+
+/// A tool call's arguments as JSON: an object, or nothing (`""`, which some servers
+/// send for a call without parameters, is `{}`); the parse error said exactly otherwise.
+pub fn arguments_of(raw: &str) -> Result<Value, String> {
+    if raw.trim().is_empty() {
+        return Ok(Value::Object(Default::default()));
+    }
+    match serde_json::from_str::<Value>(raw) {
+        Ok(v @ Value::Object(_)) => Ok(v),
+        Ok(other) => Err(format!(
+            "the arguments must be a JSON object of the tool's parameters, not {}",
+            crate::json_text::kind_of(&other)
+        )),
+        Err(e) => Err(format!(
+            "the arguments are not valid JSON: {e}; they were {:?}",
+            crate::text::cut::cut_chars(raw, 200)
+        )),
+    }
+}
+
+/// Gives every call of a reply an id of its own: a call without one, or with one used
+/// before in this loop (some servers number each reply's calls from 0), gets
+/// `plx_STEP_N` — the results go back under ids the server can tell apart.
+fn own_ids(
+    calls: &mut [crate::provider::ToolCall],
+    step: u32,
+    used: &mut std::collections::HashSet<String>,
+) {
+    for (n, call) in calls.iter_mut().enumerate() {
+        if call.id.trim().is_empty() || used.contains(&call.id) {
+            call.id = format!("plx_{step}_{n}");
+        }
+        used.insert(call.id.clone());
+    }
 }
 
 /// The loop's result with its totals.

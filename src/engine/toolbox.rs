@@ -198,6 +198,35 @@ impl TaskToolbox {
         }
     }
 
+    /// The answer to a call whose arguments cannot be read: what is wrong with them,
+    /// exactly, so the model can call again.
+    fn bad_arguments(&self, step: u32, call: &ToolCall, why: String) -> ToolOutcome {
+        let observation = refusal(
+            &call.id,
+            "validation_error",
+            "INVALID_ARGUMENTS",
+            format!("{}: {why}", call.name),
+        );
+        ToolOutcome {
+            events: Vec::new(),
+            answered: ToolAnswered {
+                step,
+                tool_call_id: call.id.clone(),
+                tool: call.name.clone(),
+                output_tokens: self.counter.count(&observation),
+                data_size_bytes: observation.len() as u64,
+                observation,
+                is_error: true,
+                output_level: OutputLevel::Standard,
+                data_file: None,
+                duration_ms: 0.0,
+                input_tokens: self.counter.count(&call.arguments),
+                retries: 0,
+                cached: false,
+            },
+        }
+    }
+
     /// Where an activation of `name` hangs, decided by the engine whatever the model
     /// says: under the latest active skill that uses it (the model's `from_skill` when
     /// that one does), else at the root when the task offers it; else it is refused.
@@ -358,7 +387,10 @@ impl Toolbox for TaskToolbox {
 
     fn call<'a>(&'a self, step: u32, call: &'a ToolCall, context_usage: f64) -> ToolFuture<'a> {
         Box::pin(async move {
-            let input: Value = serde_json::from_str(&call.arguments).unwrap_or(Value::Null);
+            let input = match super::react_loop::arguments_of(&call.arguments) {
+                Ok(input) => input,
+                Err(why) => return self.bad_arguments(step, call, why),
+            };
             if call.name == ACTIVATE_SKILL && !self.skills.is_empty() {
                 return self.activate(step, call, &input);
             }

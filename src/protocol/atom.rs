@@ -43,6 +43,18 @@ impl Atom {
             .and_then(Value::as_f64)
     }
 
+    /// Reads a `confidence` written as a string of a number (`"0.9"`) as the number, as
+    /// models often write it; any other string stays, to be flagged by the gate.
+    pub fn numbers_from_strings(&mut self) {
+        for map in [&mut self.extra, &mut self.metadata.extra] {
+            if let Some(v) = map.get_mut("confidence") {
+                if let Some(n) = number_in(v) {
+                    *v = n;
+                }
+            }
+        }
+    }
+
     /// The atom's type (`atom_type` field), if it names one.
     pub fn atom_type(&self) -> Option<&str> {
         self.extra.get("atom_type").and_then(Value::as_str)
@@ -104,4 +116,11 @@ pub struct DeltaAudit {
     /// Fields not modelled here.
     #[serde(flatten, skip_serializing_if = "is_empty_map")]
     pub extra: Extra,
+}
+
+/// The number a string holds (`" 0.9 "`, `"85%"` is not one), as a JSON number.
+pub fn number_in(v: &Value) -> Option<Value> {
+    let s = v.as_str()?.trim();
+    let n: f64 = s.parse().ok().filter(|n: &f64| n.is_finite())?;
+    serde_json::Number::from_f64(n).map(Value::Number)
 }

@@ -6,6 +6,7 @@ mod common;
 mod http_provider;
 mod key_in_answer;
 mod key_leak;
+mod model_shapes;
 mod react_request;
 mod scripted_model;
 mod structured_output;

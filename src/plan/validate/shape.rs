@@ -104,15 +104,7 @@ impl Tagged {
 
 /// What a value is, in words: `a string`, `a number`, …
 pub(super) fn describe(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(true) => "`true`",
-        Value::Bool(false) => "`false`",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
+    crate::json_text::kind_of(v)
 }
 
 /// What JSON text is, in words, from its first character (for text that is not decoded).

@@ -21,9 +21,10 @@ pub struct Checked {
 }
 
 /// The JSON object in a reply: the whole text, or a fenced block, or the span from the
-/// first `{` to the last `}`.
+/// first `{` to the last `}` — after any reasoning (`<think>…</think>`), which is never
+/// read as the answer.
 fn json_of(text: &str) -> Option<Value> {
-    let t = text.trim();
+    let t = crate::text::reasoning::answer(text).trim();
     if let Ok(v) = serde_json::from_str::<Value>(t) {
         return Some(v);
     }
@@ -31,6 +32,36 @@ fn json_of(text: &str) -> Option<Value> {
     (start < end)
         .then(|| serde_json::from_str::<Value>(&t[start..=end]).ok())
         .flatten()
+}
+
+/// The position of a report that states none: its final plan's title (else the
+/// content's first line) as the conclusion, the agreements as reasons, the open
+/// uncertainties as assumptions, and a confidence from the consensus level it reports.
+fn reporter_position(m: &ReporterMetadata, content: &str) -> PositionSummary {
+    use crate::protocol::debate::Level;
+    let title = m.final_plan.title.trim();
+    let conclusion = if title.is_empty() {
+        content
+            .lines()
+            .map(|l| l.trim_start_matches('#').trim())
+            .find(|l| !l.is_empty())
+            .unwrap_or_default()
+            .to_string()
+    } else {
+        title.to_string()
+    };
+    PositionSummary {
+        conclusion,
+        key_reasons: m.summary.key_agreements.clone(),
+        assumptions: m.summary.remaining_uncertainties.clone(),
+        confidence: match m.final_plan.consensus_level {
+            Level::High => 0.85,
+            Level::Medium => 0.6,
+            Level::Low => 0.35,
+        },
+        changes_from_last_round: None,
+        extra: Default::default(),
+    }
 }
 
 /// A reply quoted in a problem: cut at a word to 160 characters.
@@ -100,9 +131,11 @@ pub fn check(
                 Ok(o) => match o.metadata.extra.get("position").cloned() {
                     Some(p) => serde_json::from_value::<PositionSummary>(p)
                         .map(|p| (o.agent_id, o.round, o.output_type, o.content, p)),
+                    // The protocol's own reporter format has no position: its final plan
+                    // and summary say it.
                     None => {
-                        problems.push("metadata.position is missing".into());
-                        return Err(problems);
+                        let p = reporter_position(&o.metadata, &o.content);
+                        Ok((o.agent_id, o.round, o.output_type, o.content, p))
                     }
                 },
                 Err(e) => Err(e),
@@ -262,6 +295,44 @@ mod tests {
         let mut v = planner(2);
         v["metadata"].as_object_mut().map(|m| m.remove("plan"));
         assert!(problems(&v.to_string(), 5)[0].contains("planner's shape"));
+    }
+
+    #[test]
+    fn reasoning_before_the_json_and_numbers_as_strings_are_read() {
+        let mut v = planner(2);
+        v["round"] = json!("2");
+        v["metadata"]["position"]["confidence"] = json!("0.8");
+        let text = format!("<think>Should I say {{x}}? The plan {{is}} fine.</think>\n{v}");
+        let c = check(&AgentRole::Planner, 2, &text, 50, 2000, "t").expect("valid");
+        assert_eq!(c.position.confidence, 0.8);
+    }
+
+    #[test]
+    fn the_protocols_own_reporter_example_is_accepted_without_a_position() {
+        // The protocol's reporter format, as its example gives it (the phases filled).
+        let report = json!({
+            "agent_id": "reporter", "round": 3, "output_type": "report",
+            "content": "# IELTS 3-month plan\n\nAfter several rounds…",
+            "metadata": {
+                "final_plan": {
+                    "title": "IELTS 3-month plan (revised)", "goal": "overall 7.0",
+                    "consensus_level": "high", "participating_agents": ["planner", "critic"],
+                    "rounds": 3,
+                    "plan": {"phases": [], "total_estimated_hours": 200}
+                },
+                "summary": {
+                    "key_agreements": ["three phases", "two timed essays a week"],
+                    "resolved_concerns": ["too little writing -> added"],
+                    "remaining_uncertainties": ["two hours a day may not be available"]
+                }
+            },
+            "timestamp": "2025-12-04T10:15:00Z"
+        });
+        let c = check(&AgentRole::Reporter, 3, &report.to_string(), 80, 2000, "t")
+            .expect("the protocol's example is valid");
+        assert_eq!(c.position.conclusion, "IELTS 3-month plan (revised)");
+        assert_eq!(c.position.key_reasons.len(), 2);
+        assert_eq!(c.position.confidence, 0.85);
     }
 
     #[test]

@@ -222,7 +222,7 @@ pub fn decide(input: &HostInput<'_>) -> Decision {
         );
         let mut instructions = everyone(HostInstruction {
             action: "continue".into(),
-            reason: reason.clone(),
+            reason: format!("{reason}; it is told to update its position"),
             ..HostInstruction::default()
         });
         instructions.insert(
@@ -291,9 +291,14 @@ pub fn decide(input: &HostInput<'_>) -> Decision {
                 fmt2(m),
                 fmt2(t.continue_above)
             );
+            // The others go on, told what the critic was told (not the critic's order).
             let mut instructions = everyone(HostInstruction {
                 action: "continue".into(),
-                reason: reason.clone(),
+                reason: format!(
+                    "similarity {} is at or below {}: the critic now argues against your plan as devil's advocate; answer its objections",
+                    fmt2(m),
+                    fmt2(t.continue_above)
+                ),
                 must_address: focus_points(input.critique),
                 ..HostInstruction::default()
             });
@@ -358,6 +363,43 @@ pub fn decide(input: &HostInput<'_>) -> Decision {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn on_forced_opposition_each_speaker_is_told_what_the_host_decided_for_it() {
+        let t = Thresholds::default();
+        let d = decide(&HostInput {
+            round: 1,
+            max_rounds: 3,
+            thresholds: &t,
+            mean: Some(0.3),
+            trend: &[0.3],
+            self_similarity: &BTreeMap::new(),
+            positions: &[],
+            critique: None,
+        });
+        let Next::Round(each) = d.next else {
+            panic!("another round")
+        };
+        let planner = crate::protocol::debate_turn::host_said(&each[&AgentRole::Planner]);
+        let critic = crate::protocol::debate_turn::host_said(&each[&AgentRole::Critic]);
+        assert!(
+            planner.starts_with("The host decided: another round."),
+            "{planner}"
+        );
+        assert!(
+            planner.contains("the critic now argues against your plan"),
+            "{planner}"
+        );
+        assert!(!planner.contains(": force opposition"), "{planner}");
+        assert!(
+            critic.contains("force opposition — you argue the opposing side as devil's advocate against the planner"),
+            "{critic}"
+        );
+        assert!(
+            critic.contains("Requirement: argue only from the opposing side"),
+            "{critic}"
+        );
+    }
 
     #[test]
     fn stubborn_needs_consecutive_rounds_strictly_above_the_threshold() {

@@ -167,6 +167,42 @@ pub fn system_prompt(role: &AgentRole) -> String {
     format!("{job}\n{COMMON_RULES}")
 }
 
+/// What the host decided for this agent, in words: the decision, why, and what it must
+/// do (`The host decided: force opposition — argue the opposing side as devil's advocate
+/// against the planner. Why: … Requirement: … Address: a; b.`).
+pub fn host_said(h: &HostInstruction) -> String {
+    let decision = match h.action.as_str() {
+        "continue" => "another round".to_string(),
+        "force_opposition" => format!(
+            "force opposition — you argue the opposing side{}{}",
+            h.role
+                .as_deref()
+                .map(|r| match r {
+                    "devils_advocate" => " as devil's advocate".to_string(),
+                    r => format!(" as {}", r.replace('_', " ")),
+                })
+                .unwrap_or_default(),
+            h.target
+                .as_ref()
+                .map(|t| format!(" against the {t}"))
+                .unwrap_or_default()
+        ),
+        "update_command" => "you must update your position".to_string(),
+        other => other.replace('_', " "),
+    };
+    let mut s = format!("The host decided: {decision}. Why: {}.", h.reason);
+    if let Some(r) = &h.requirement {
+        s.push_str(&format!(" Requirement: {r}."));
+    }
+    if !h.must_address.is_empty() {
+        s.push_str(&format!(" Address: {}.", h.must_address.join("; ")));
+    }
+    if !h.avoid.is_empty() {
+        s.push_str(&format!(" Avoid: {}.", h.avoid.join("; ")));
+    }
+    s
+}
+
 /// The request of a turn.
 pub fn request(turn: &DebateTurn, invocation_id: &str, timeout_ms: u64) -> AgentRequest {
     let instruction = match (&turn.role, &turn.host) {
@@ -179,8 +215,11 @@ pub fn request(turn: &DebateTurn, invocation_id: &str, timeout_ms: u64) -> Agent
             turn.round, h.reason, turn.question
         ),
         (_, Some(h)) => format!(
-            "Round {} of {}. The host says {}: {}. Give your revised position on: {}",
-            turn.round, turn.max_rounds, h.action, h.reason, turn.question
+            "Round {} of {}. {} Give your revised position on: {}",
+            turn.round,
+            turn.max_rounds,
+            host_said(h),
+            turn.question
         ),
         _ => format!(
             "Round {} of {}. Give your position on: {}",

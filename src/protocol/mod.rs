@@ -13,6 +13,7 @@ pub mod debate_spec;
 pub mod debate_turn;
 pub mod handoff;
 pub mod invocation;
+pub mod lenient;
 pub mod messages;
 pub mod provider;
 pub mod refs;

@@ -19,6 +19,8 @@ pub struct Judged {
 
 /// The first JSON object in `text` (a code fence or words around it allowed).
 fn object_in(text: &str) -> Option<Map<String, Value>> {
+    // Reasoning before the verdict (`<think>…</think>`) is never read as the verdict.
+    let text = crate::text::reasoning::answer(text);
     let mut from = 0;
     while let Some(start) = text[from..].find('{').map(|i| i + from) {
         let mut de = serde_json::Deserializer::from_str(&text[start..]).into_iter::<Value>();
@@ -165,6 +167,15 @@ mod tests {
         assert!(keyed["correct"].met && !keyed["polite"].met);
         let top = read_answer(r#"{"polite": true, "correct": {"passed": true}}"#, &KNOWN);
         assert_eq!(top.len(), 2);
+    }
+
+    #[test]
+    fn reasoning_before_the_verdict_is_not_read_as_it() {
+        let a = read_answer(
+            "<think>Maybe {\"criteria\": []}? No, judge each.</think>{\"criteria\": [{\"name\": \"correct\", \"met\": true}]}",
+            &KNOWN,
+        );
+        assert!(a["correct"].met, "{a:?}");
     }
 
     #[test]

@@ -40,6 +40,7 @@ pub struct Plan {
     #[serde(default)]
     pub phases: Vec<Phase>,
     /// Hours over all phases.
+    #[serde(deserialize_with = "crate::protocol::lenient::f64")]
     pub total_estimated_hours: f64,
     /// Fields not modelled here.
     #[serde(flatten, skip_serializing_if = "is_empty_map")]
@@ -67,6 +68,7 @@ pub struct PlanTask {
     /// Title.
     pub title: String,
     /// Estimated effort.
+    #[serde(deserialize_with = "crate::protocol::lenient::f64")]
     pub estimated_hours: f64,
     /// Deadline (`YYYY-MM-DD`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -97,6 +99,7 @@ pub struct Critique {
     /// Agent criticised.
     pub target_agent: AgentRole,
     /// Round criticised.
+    #[serde(deserialize_with = "crate::protocol::lenient::u32")]
     pub target_round: u32,
     /// Risks found.
     #[serde(default)]
@@ -239,6 +242,7 @@ pub struct FinalPlan {
     #[serde(default)]
     pub participating_agents: Vec<AgentRole>,
     /// Rounds held.
+    #[serde(deserialize_with = "crate::protocol::lenient::u32")]
     pub rounds: u32,
     /// The plan itself.
     pub plan: Plan,

@@ -12,6 +12,7 @@ pub struct AgentOutput<M = Extra> {
     /// Agent that spoke.
     pub agent_id: AgentRole,
     /// Round of the output, from 1.
+    #[serde(deserialize_with = "crate::protocol::lenient::u32")]
     pub round: u32,
     /// Kind of output.
     pub output_type: OutputType,
@@ -38,6 +39,7 @@ pub struct PositionSummary {
     #[serde(default)]
     pub assumptions: Vec<String>,
     /// Confidence in [0, 1].
+    #[serde(deserialize_with = "crate::protocol::lenient::f64")]
     pub confidence: f64,
     /// What changed since the agent's previous round.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -56,6 +58,7 @@ pub struct PositionChanges {
     #[serde(default)]
     pub reasons_added: Vec<String>,
     /// Change of confidence (signed).
+    #[serde(deserialize_with = "crate::protocol::lenient::f64")]
     pub confidence_delta: f64,
     /// Fields not modelled here.
     #[serde(flatten, skip_serializing_if = "is_empty_map")]

@@ -1,0 +1,68 @@
+//! Numbers as models write them: a number, or a string holding one (`"0.9"`, `" 3 "`).
+//! Used with `#[serde(deserialize_with)]` on the fields a model fills; what is written
+//! back is always a number.
+
+use serde::de::{Deserializer, Error};
+use serde::Deserialize;
+
+/// A number or a string of one, as JSON gives it.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum NumberOrText {
+    Number(f64),
+    Text(String),
+}
+
+fn number<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    match NumberOrText::deserialize(d)? {
+        NumberOrText::Number(n) => Ok(n),
+        NumberOrText::Text(s) => s
+            .trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|n| n.is_finite())
+            .ok_or_else(|| D::Error::custom(format!("expected a number, found {s:?}"))),
+    }
+}
+
+/// An `f64`, from a number or a string of one.
+pub fn f64<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    number(d)
+}
+
+/// A `u32`, from a whole number or a string of one.
+pub fn u32<'de, D: Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
+    let n = number(d)?;
+    if n.fract() == 0.0 && (0.0..=f64::from(u32::MAX)).contains(&n) {
+        Ok(n as u32)
+    } else {
+        Err(D::Error::custom(format!(
+            "expected a whole number, found {n}"
+        )))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[derive(serde::Deserialize, Debug)]
+    struct T {
+        #[serde(deserialize_with = "super::f64")]
+        c: f64,
+        #[serde(deserialize_with = "super::u32")]
+        r: u32,
+    }
+
+    #[test]
+    fn numbers_and_strings_of_numbers_are_read_and_other_text_is_refused() {
+        let t: T = serde_json::from_str(r#"{"c": "0.85", "r": " 2 "}"#).expect("strings");
+        assert_eq!((t.c, t.r), (0.85, 2));
+        let t: T = serde_json::from_str(r#"{"c": 0.5, "r": 3}"#).expect("numbers");
+        assert_eq!((t.c, t.r), (0.5, 3));
+        let e = serde_json::from_str::<T>(r#"{"c": "high", "r": 1}"#).expect_err("text");
+        assert!(
+            e.to_string().contains("expected a number, found \"high\""),
+            "{e}"
+        );
+        assert!(serde_json::from_str::<T>(r#"{"c": 1, "r": 1.5}"#).is_err());
+    }
+}

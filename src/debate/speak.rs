@@ -165,6 +165,8 @@ pub async fn speak(
                 // (a 400, a refused key) would fail again and is not.
                 if let Some(wait) = wait {
                     transient += 1;
+                    let _waiting = crate::provider::meter::CallMeter::global()
+                        .wait(crate::provider::call::call_label(&req), wait);
                     tokio::select! {
                         biased;
                         _ = s.cancelled() => {}

@@ -525,6 +525,10 @@ async fn run_attempts(
                     return TaskOutcome::not_recorded(attempt, inv_id, &e);
                 }
                 if delay > 0 {
+                    let _waiting = crate::provider::meter::CallMeter::global().wait(
+                        format!("{} ({})", task.task_id, task.agent),
+                        Duration::from_millis(delay),
+                    );
                     tokio::select! {
                         _ = tokio::time::sleep(Duration::from_millis(delay)) => {}
                         s = stopped(&mut stop) => return TaskOutcome::stopped(s, attempt, Some(code), inv_id),

@@ -19,8 +19,8 @@ pub fn status_every() -> Duration {
         .unwrap_or(STATUS_EVERY)
 }
 
-/// Prints the status line on stderr every period while calls are in flight; stops when
-/// dropped.
+/// Prints the status line on stderr every period while calls are in flight or waiting
+/// to be tried again; stops when dropped.
 pub struct StatusTicker(tokio::task::JoinHandle<()>);
 
 impl StatusTicker {
@@ -36,7 +36,7 @@ impl StatusTicker {
             loop {
                 tick.tick().await;
                 let r = meter.read();
-                if r.in_flight > 0 {
+                if r.in_flight + r.waiting > 0 {
                     crate::errln!("{}", status_line(&r, began.elapsed()));
                 }
             }

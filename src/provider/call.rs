@@ -283,7 +283,7 @@ pub async fn attempt(
 }
 
 /// Who a call is for, as the status line names it: the task (or session) and agent.
-fn call_label(request: &AgentRequest) -> String {
+pub fn call_label(request: &AgentRequest) -> String {
     match (request.task_id.is_empty(), request.agent.is_empty()) {
         (false, false) => format!("{} ({})", request.task_id, request.agent),
         (false, true) => request.task_id.clone(),
@@ -334,6 +334,7 @@ pub async fn call(
         match transient_wait(&outcome, n, policy) {
             Some(wait) => {
                 tracing::info!("transient failure; retry {n} in {wait:?}");
+                let _waiting = super::meter::CallMeter::global().wait(call_label(&request), wait);
                 tokio::time::sleep(wait).await;
             }
             None => return (outcome, n),

@@ -14,6 +14,8 @@ struct Live {
     label: String,
     started: Instant,
     tokens: Arc<AtomicU64>,
+    /// `Some`: not a call but a wait before one is tried again, until then.
+    retry_at: Option<Instant>,
 }
 
 /// Every call of this process in flight, and totals of the calls that ended.
@@ -40,6 +42,10 @@ pub struct Reading {
     pub tokens: u64,
     /// The call in flight the longest: who, and for how long.
     pub slowest: Option<(String, Duration)>,
+    /// Calls waiting to be tried again (a rate limit, a backoff).
+    pub waiting: usize,
+    /// The wait that ends first: whose, and how long is left.
+    pub next_retry: Option<(String, Duration)>,
     /// Calls answered so far.
     pub answered: u64,
     /// Of those, the ones whose server reported its usage.
@@ -106,6 +112,15 @@ impl CallMeter {
 
     /// A call for `label` starts now.
     pub fn start(&'static self, label: String) -> Entry {
+        self.enter(label, None)
+    }
+
+    /// A call for `label` waits `wait` before it is tried again.
+    pub fn wait(&'static self, label: String, wait: Duration) -> Entry {
+        self.enter(label, Some(Instant::now() + wait))
+    }
+
+    fn enter(&'static self, label: String, retry_at: Option<Instant>) -> Entry {
         let id = self.next.fetch_add(1, Ordering::Relaxed);
         let tokens = Arc::new(AtomicU64::new(0));
         if let Ok(mut live) = self.live.lock() {
@@ -115,6 +130,7 @@ impl CallMeter {
                     label,
                     started: Instant::now(),
                     tokens: tokens.clone(),
+                    retry_at,
                 },
             );
         }
@@ -134,9 +150,18 @@ impl CallMeter {
             ..Reading::default()
         };
         if let Ok(live) = self.live.lock() {
-            r.in_flight = live.len();
+            let now = Instant::now();
             for l in live.values() {
                 r.tokens += l.tokens.load(Ordering::Relaxed);
+                if let Some(at) = l.retry_at {
+                    r.waiting += 1;
+                    let left = at.saturating_duration_since(now);
+                    if r.next_retry.as_ref().is_none_or(|(_, d)| left < *d) {
+                        r.next_retry = Some((l.label.clone(), left));
+                    }
+                    continue;
+                }
+                r.in_flight += 1;
                 let age = l.started.elapsed();
                 if r.slowest.as_ref().is_none_or(|(_, d)| age > *d) {
                     r.slowest = Some((l.label.clone(), age));
@@ -178,6 +203,14 @@ pub fn status_line(r: &Reading, elapsed: Duration) -> String {
             span(*age)
         ));
     }
+    if let Some((who, left)) = &r.next_retry {
+        line.push_str(&format!(
+            " · {} waiting to retry (next: {} in {})",
+            r.waiting,
+            crate::text::sanitize::sanitize(who),
+            span(*left)
+        ));
+    }
     line
 }
 
@@ -210,5 +243,16 @@ mod tests {
         assert!(line.contains("slowest task T2"), "{line}");
         b.answered(true);
         assert!(!m.read().own_count_only());
+        drop(b);
+        let w = m.wait("turn critic".into(), Duration::from_secs(30));
+        let r = m.read();
+        assert_eq!((r.in_flight, r.waiting), (0, 1));
+        let line = status_line(&r, Duration::from_secs(5));
+        assert!(
+            line.contains("1 waiting to retry (next: turn critic in 29 s)"),
+            "{line}"
+        );
+        drop(w);
+        assert_eq!(m.read().waiting, 0);
     }
 }

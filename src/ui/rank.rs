@@ -11,7 +11,7 @@ pub const NEXT_STEP: u8 = 92;
 /// The tasks counted by outcome.
 pub const COUNTS: u8 = 90;
 /// The calls in flight and the slowest one.
-pub const CALLS: u8 = 80;
+pub const CALLS: u8 = 69;
 /// The latest message (in place of the keys; cut at a word when the room is short).
 pub const MESSAGE: u8 = 86;
 /// `? help`.

@@ -51,6 +51,7 @@ fn clean_env(c: &mut Command, dir: &Path) {
         "PLEXUS_CRASH_TEST",
         "PLEXUS_CRASH_TEST_TASK",
         "PLEXUS_TEST_PAUSE",
+        "PLEXUS_STATUS_EVERY",
         "OTEL_EXPORTER_OTLP_ENDPOINT",
         "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
         "OTEL_EXPORTER_OTLP_PROTOCOL",

@@ -176,6 +176,12 @@ fn a_stalled_invocation_shows_how_long_it_has_been_quiet_and_its_time_limit() {
         let s = render(&st, &mut ui, w, h);
         assert!(s.contains("no output for 40 s · timeout in 109 s"), "{s}");
         assert!(s.contains("⏸"), "the DAG glyph says it is stalled:\n{s}");
+        // With room after the keys, the status bar counts the call in flight and names
+        // the slowest; narrower, the keys stay and `1 running` says it.
+        assert_eq!(s.contains("1 call"), w >= 200, "{s}");
+        if w >= 200 {
+            assert!(s.contains("1 call · slowest TASK_SLOW_01 0:41"), "{s}");
+        }
         insta::assert_snapshot!(format!("stalled_{w}x{h}"), s);
     }
     // Before the threshold it only counts.

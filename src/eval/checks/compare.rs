@@ -15,9 +15,28 @@ pub fn normalized(s: &str, how: &[Normalize]) -> String {
             Normalize::StripPunctuation => {
                 out.chars().filter(|c| !c.is_ascii_punctuation()).collect()
             }
+            Normalize::LastNumber => last_number(&out),
         };
     }
     out
+}
+
+/// The last number in `s`, written plainly: thousands separators gone, a whole number
+/// without its `.0`; empty when `s` holds none.
+fn last_number(s: &str) -> String {
+    static NUMBER: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let re = NUMBER.get_or_init(|| {
+        regex::Regex::new(r"-?\d(?:[\d,]*\d)?(?:\.\d+)?").expect("the number pattern")
+    });
+    let Some(m) = re.find_iter(s).last() else {
+        return String::new();
+    };
+    let plain: String = m.as_str().chars().filter(|&c| c != ',').collect();
+    match plain.parse::<f64>() {
+        Ok(x) if x.fract() == 0.0 && x.abs() < 1e15 => format!("{}", x as i64),
+        Ok(x) => format!("{x}"),
+        Err(_) => plain,
+    }
 }
 
 /// A value as the text checks compare: a string as it is, anything else as JSON.
@@ -38,5 +57,20 @@ pub fn as_number(v: &Value) -> Option<f64> {
             t.parse::<f64>().ok().filter(|x| x.is_finite())
         }
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_last_number_is_read_plainly() {
+        let n = |s: &str| normalized(s, &[Normalize::LastNumber]);
+        assert_eq!(n("2 + 2 = 4."), "4");
+        assert_eq!(n("The answer is 1,024"), "1024");
+        assert_eq!(n("about 4.0"), "4");
+        assert_eq!(n("-3.5 degrees"), "-3.5");
+        assert_eq!(n("no number"), "");
     }
 }

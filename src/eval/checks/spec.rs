@@ -17,6 +17,10 @@ pub enum Normalize {
     CollapseWhitespace,
     /// ASCII punctuation removed.
     StripPunctuation,
+    /// The last number in the text, written plainly (`The answer is 1,024.` → `1024`,
+    /// `4.0` → `4`); a text without a number becomes empty. Scores a model that says
+    /// more than the number as peers do.
+    LastNumber,
 }
 
 /// What a JSONPath check reads.

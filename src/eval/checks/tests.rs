@@ -56,6 +56,19 @@ fn every_kind_passes_and_fails_on_the_samples_it_should() {
             true,
         ),
         (json!({"kind": "exact"}), &s, Some(&forty_two), false),
+        // The number a model said, however it said it, against the number expected.
+        (
+            json!({"kind": "exact", "normalize": ["last_number"]}),
+            &s,
+            Some(&n42),
+            true,
+        ),
+        (
+            json!({"kind": "exact", "normalize": ["last_number"]}),
+            &s,
+            Some(&n1235),
+            false,
+        ),
         (
             json!({"kind": "exact", "value": 2, "path": "$.items[1]"}),
             &json_out,

@@ -23,6 +23,9 @@ pub struct ParsedOutput {
     /// The errors the model reports itself (the response's `errors`), honoured as the
     /// errors they name.
     pub errors: Vec<ErrorInfo>,
+    /// Ids of atoms the answer gave again, word for word (a weak model repeats itself):
+    /// each is kept once, and the repeat is said as a quality issue.
+    pub repeated: Vec<String>,
 }
 
 /// The errors a response's `errors` reports (`[{error_code, message}]`, read however
@@ -191,6 +194,7 @@ fn parse_well_formed(text: &str, max_atoms: Option<u32>) -> Option<ParsedOutput>
                     atoms,
                     summary: summary.unwrap_or_default(),
                     errors: reported_errors(env.errors.as_ref()),
+                    repeated: Vec::new(),
                 });
             }
             // valid JSON of another shape: the general path decides (as find_json would)
@@ -307,6 +311,7 @@ pub fn without_secret(
         atoms,
         summary,
         errors,
+        repeated: parsed.repeated,
     })
 }
 
@@ -350,6 +355,7 @@ fn parse_atoms(text: &str, max_atoms: Option<u32>) -> Result<ParsedOutput, Error
                 atoms: Vec::new(),
                 summary: String::new(),
                 errors,
+                repeated: Vec::new(),
             })
         }
         None => {
@@ -376,30 +382,31 @@ fn parse_atoms(text: &str, max_atoms: Option<u32>) -> Result<ParsedOutput, Error
         Some(Value::String(s)) => s.clone(),
         Some(_) => return Err(validation_error(&field("summary"), "must be a string")),
     };
-    if let Some(max) = max_atoms {
-        if atoms_v.len() > max as usize {
-            return Err(validation_error(
-                &field("atoms"),
-                format!("{} atoms, at most {max} allowed", atoms_v.len()),
-            ));
-        }
-    }
     let mut atoms = Vec::with_capacity(atoms_v.len());
-    let mut ids = HashSet::new();
+    let mut ids: std::collections::HashMap<&str, &Value> = Default::default();
+    let mut repeated = Vec::new();
     for (i, a) in atoms_v.iter().enumerate() {
         let f = format!("{}[{i}]", field("atoms"));
         if !a.is_object() {
             return Err(validation_error(&f, "each atom must be an object"));
         }
         match a.get("asset_id") {
-            Some(Value::String(s)) if !s.trim().is_empty() => {
-                if !ids.insert(s.clone()) {
+            Some(Value::String(s)) if !s.trim().is_empty() => match ids.get(s.as_str()) {
+                // The same atom again, word for word: kept once.
+                Some(first) if *first == a => {
+                    repeated.push(s.clone());
+                    continue;
+                }
+                Some(_) => {
                     return Err(validation_error(
                         &format!("{f}.asset_id"),
-                        format!("duplicate asset_id `{s}`"),
-                    ));
+                        format!("duplicate asset_id `{s}` on a different atom"),
+                    ))
                 }
-            }
+                None => {
+                    ids.insert(s, a);
+                }
+            },
             _ => {
                 return Err(validation_error(
                     &format!("{f}.asset_id"),
@@ -411,10 +418,19 @@ fn parse_atoms(text: &str, max_atoms: Option<u32>) -> Result<ParsedOutput, Error
             .map_err(|e| validation_error(&format!("{f}{}", bad_member_path(a)), e.to_string()))?;
         atoms.push(atom);
     }
+    if let Some(max) = max_atoms {
+        if atoms.len() > max as usize {
+            return Err(validation_error(
+                &field("atoms"),
+                format!("{} atoms, at most {max} allowed", atoms.len()),
+            ));
+        }
+    }
     Ok(ParsedOutput {
         atoms,
         summary,
         errors,
+        repeated,
     })
 }
 

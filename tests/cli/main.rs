@@ -16,6 +16,7 @@ mod eval_kill;
 mod otlp;
 mod otlp_receiver;
 mod output_hygiene;
+mod real_model;
 mod real_servers;
 mod rerun;
 mod review;

@@ -232,14 +232,24 @@ fn an_atom_without_asset_id() {
 }
 
 #[test]
-fn duplicate_asset_ids() {
+fn duplicate_asset_ids_on_different_atoms_are_refused_and_a_word_for_word_repeat_kept_once() {
+    let other = ATOM2.replace("MATH_A_02", "MATH_A_01");
     let e = expect_validation_error(
-        &format!(r#"{{"output": {{"atoms": [{ATOM1}, {ATOM2}, {ATOM1}]}}}}"#),
+        &format!(r#"{{"output": {{"atoms": [{ATOM1}, {ATOM2}, {other}]}}}}"#),
         None,
         "output.atoms[2].asset_id",
     );
     assert!(e.message.contains("duplicate"), "{}", e.message);
     assert!(e.message.contains("MATH_A_01"), "{}", e.message);
+    // A weak model repeats an atom exactly: kept once, the repeat named, and the repeat
+    // does not count against max_atoms.
+    let p = parse_response(
+        &format!(r#"{{"output": {{"atoms": [{ATOM1}, {ATOM2}, {ATOM1}]}}}}"#),
+        Some(2),
+    )
+    .expect("a repeat is no error");
+    assert_eq!(p.atoms.len(), 2);
+    assert_eq!(p.repeated, ["MATH_A_01"]);
 }
 
 #[test]

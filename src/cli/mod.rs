@@ -457,7 +457,7 @@ pub enum Command {
         #[arg(long)]
         upgrade: bool,
     },
-    /// Print the JSON Schema of plans, of plexus.toml, or of a task's answer
+    /// Print the JSON Schema of plans, of plexus.toml, or of answers
     ///
     /// So that an editor completes and checks what you type: field names, types,
     /// required fields, allowed names and number ranges, with a description of each

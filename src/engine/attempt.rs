@@ -134,17 +134,6 @@ pub(super) struct Took {
     pub timeout_s: f64,
 }
 
-/// The quality issue of an atom the answer gave again word for word (kept once).
-fn repeated_issue(id: &str) -> crate::protocol::QualityIssue {
-    crate::protocol::QualityIssue {
-        atom_id: id.to_string(),
-        issue_type: "repeated_atom".into(),
-        field: "asset_id".into(),
-        severity: crate::protocol::IssueSeverity::Warning,
-        message: "the answer gave this atom again, word for word; it is kept once".into(),
-    }
-}
-
 /// Seconds in words short and exact enough: `120`, `2.5`, `0.05`.
 fn seconds(s: f64) -> String {
     if s >= 10.0 {
@@ -308,9 +297,7 @@ pub(super) fn evaluate(
                 atoms = parsed.atoms;
                 summary = parsed.summary;
                 quality_check = g.quality_check;
-                quality_check
-                    .issues
-                    .extend(parsed.repeated.iter().map(|id| repeated_issue(id)));
+                quality_check.issues.extend(parsed.issues.iter().cloned());
                 verdicts = g.verdicts;
             }
         },
@@ -501,7 +488,7 @@ mod secret_tests {
         let key = "sk-test-0123456789abcdef";
         let escaped: String = key.encode_utf16().map(|u| format!("\\u{u:04x}")).collect();
         let text = format!(
-            r#"{{"output": {{"atoms": [{{"asset_id": "{escaped}"}}, {{"asset_id": "{escaped}", "content": {{"x": 1}}}}], "summary": "s"}}}}"#
+            r#"{{"output": {{"atoms": [{{"asset_id": "a1", "content": {{"x": 1}}, "metadata": "{escaped}"}}], "summary": "s"}}}}"#
         );
         assert!(!text.contains(key), "the text holds the key only escaped");
         let err = crate::engine::parse::parse_response(&text, None).expect_err("invalid");

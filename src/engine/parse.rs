@@ -23,9 +23,21 @@ pub struct ParsedOutput {
     /// The errors the model reports itself (the response's `errors`), honoured as the
     /// errors they name.
     pub errors: Vec<ErrorInfo>,
-    /// Ids of atoms the answer gave again, word for word (a weak model repeats itself):
-    /// each is kept once, and the repeat is said as a quality issue.
-    pub repeated: Vec<String>,
+    /// What the parse did to keep the atoms' ids apart (a weak model repeats itself): an
+    /// atom given again word for word is kept once; another atom under an id already
+    /// used is stored under a new one. Each is a quality issue of the atom.
+    pub issues: Vec<crate::protocol::QualityIssue>,
+}
+
+/// A quality issue about atom `id`'s id.
+fn id_issue(id: &str, kind: &str, message: String) -> crate::protocol::QualityIssue {
+    crate::protocol::QualityIssue {
+        atom_id: id.to_string(),
+        issue_type: kind.into(),
+        field: "asset_id".into(),
+        severity: crate::protocol::IssueSeverity::Warning,
+        message,
+    }
 }
 
 /// The errors a response's `errors` reports (`[{error_code, message}]`, read however
@@ -194,7 +206,7 @@ fn parse_well_formed(text: &str, max_atoms: Option<u32>) -> Option<ParsedOutput>
                     atoms,
                     summary: summary.unwrap_or_default(),
                     errors: reported_errors(env.errors.as_ref()),
-                    repeated: Vec::new(),
+                    issues: Vec::new(),
                 });
             }
             // valid JSON of another shape: the general path decides (as find_json would)
@@ -307,11 +319,19 @@ pub fn without_secret(
             e.message = m;
         }
     }
+    let mut issues = parsed.issues;
+    for i in &mut issues {
+        for s in [&mut i.atom_id, &mut i.message] {
+            if let Some(m) = r.found_in(s) {
+                *s = m;
+            }
+        }
+    }
     Ok(ParsedOutput {
         atoms,
         summary,
         errors,
-        repeated: parsed.repeated,
+        issues,
     })
 }
 
@@ -355,7 +375,7 @@ fn parse_atoms(text: &str, max_atoms: Option<u32>) -> Result<ParsedOutput, Error
                 atoms: Vec::new(),
                 summary: String::new(),
                 errors,
-                repeated: Vec::new(),
+                issues: Vec::new(),
             })
         }
         None => {
@@ -383,8 +403,8 @@ fn parse_atoms(text: &str, max_atoms: Option<u32>) -> Result<ParsedOutput, Error
         Some(_) => return Err(validation_error(&field("summary"), "must be a string")),
     };
     let mut atoms = Vec::with_capacity(atoms_v.len());
-    let mut ids: std::collections::HashMap<&str, &Value> = Default::default();
-    let mut repeated = Vec::new();
+    let mut ids: std::collections::HashMap<String, &Value> = Default::default();
+    let mut issues = Vec::new();
     for (i, a) in atoms_v.iter().enumerate() {
         let f = format!("{}[{i}]", field("atoms"));
         if !a.is_object() {
@@ -394,17 +414,37 @@ fn parse_atoms(text: &str, max_atoms: Option<u32>) -> Result<ParsedOutput, Error
             Some(Value::String(s)) if !s.trim().is_empty() => match ids.get(s.as_str()) {
                 // The same atom again, word for word: kept once.
                 Some(first) if *first == a => {
-                    repeated.push(s.clone());
+                    issues.push(id_issue(
+                        s,
+                        "repeated_atom",
+                        "the answer gave this atom again, word for word; it is kept once".into(),
+                    ));
                     continue;
                 }
+                // Another atom under an id already used: stored under an id of its own.
                 Some(_) => {
-                    return Err(validation_error(
-                        &format!("{f}.asset_id"),
-                        format!("duplicate asset_id `{s}` on a different atom"),
-                    ))
+                    let new_id = (2..)
+                        .map(|n| format!("{s}_{n}"))
+                        .find(|c| {
+                            !ids.contains_key(c)
+                                && !atoms_v
+                                    .iter()
+                                    .any(|o| o.get("asset_id").and_then(Value::as_str) == Some(c))
+                        })
+                        .unwrap_or_default();
+                    issues.push(id_issue(&new_id, "duplicate_asset_id", format!("the answer gave two different atoms the id `{s}`; this one is stored as `{new_id}`")));
+                    let mut renamed = a.clone();
+                    renamed["asset_id"] = Value::String(new_id.clone());
+                    let atom: Atom =
+                        <Atom as serde::Deserialize>::deserialize(&renamed).map_err(|e| {
+                            validation_error(&format!("{f}{}", bad_member_path(a)), e.to_string())
+                        })?;
+                    ids.insert(new_id, a);
+                    atoms.push(atom);
+                    continue;
                 }
                 None => {
-                    ids.insert(s, a);
+                    ids.insert(s.clone(), a);
                 }
             },
             _ => {
@@ -430,7 +470,7 @@ fn parse_atoms(text: &str, max_atoms: Option<u32>) -> Result<ParsedOutput, Error
         atoms,
         summary,
         errors,
-        repeated,
+        issues,
     })
 }
 
@@ -471,5 +511,19 @@ mod tests {
         assert_eq!(clean.summary, "[redacted]");
         // No secret: nothing changes.
         assert_eq!(without_secret(parsed.clone(), None).expect("same"), parsed);
+    }
+
+    #[test]
+    fn a_key_the_model_used_as_an_id_twice_is_redacted_from_the_quality_issues() {
+        const KEY: &str = "sk-parse-0123456789ab";
+        let text = r#"{"atoms":[{"asset_id":"\u0073k-parse-0123456789ab","content":{"x":1}},
+            {"asset_id":"\u0073k-parse-0123456789ab","content":{"x":2}}],"summary":"s"}"#;
+        let parsed = parse_response(text, None).expect("parses");
+        assert_eq!(parsed.issues.len(), 1, "{:?}", parsed.issues);
+        assert!(parsed.issues[0].message.contains(KEY));
+        let clean = without_secret(parsed, Some(&TextRedactor::new(Some(KEY)))).expect("redacted");
+        let all = serde_json::to_string(&clean.issues).expect("json");
+        assert!(!all.contains(KEY), "{all}");
+        assert!(all.contains("[redacted]"), "{all}");
     }
 }

@@ -232,15 +232,23 @@ fn an_atom_without_asset_id() {
 }
 
 #[test]
-fn duplicate_asset_ids_on_different_atoms_are_refused_and_a_word_for_word_repeat_kept_once() {
+fn duplicate_asset_ids_get_ids_of_their_own_and_a_word_for_word_repeat_is_kept_once() {
+    // Another atom under an id already used: stored under the next free one, said so.
     let other = ATOM2.replace("MATH_A_02", "MATH_A_01");
-    let e = expect_validation_error(
+    let p = parse_response(
         &format!(r#"{{"output": {{"atoms": [{ATOM1}, {ATOM2}, {other}]}}}}"#),
         None,
-        "output.atoms[2].asset_id",
+    )
+    .expect("a duplicate id is no error");
+    let ids: Vec<&str> = p.atoms.iter().map(|a| a.asset_id.as_str()).collect();
+    assert_eq!(ids, ["MATH_A_01", "MATH_A_02", "MATH_A_01_2"]);
+    assert_eq!(p.issues.len(), 1);
+    assert_eq!(p.issues[0].issue_type, "duplicate_asset_id");
+    assert!(
+        p.issues[0].message.contains("stored as `MATH_A_01_2`"),
+        "{:?}",
+        p.issues
     );
-    assert!(e.message.contains("duplicate"), "{}", e.message);
-    assert!(e.message.contains("MATH_A_01"), "{}", e.message);
     // A weak model repeats an atom exactly: kept once, the repeat named, and the repeat
     // does not count against max_atoms.
     let p = parse_response(
@@ -249,7 +257,8 @@ fn duplicate_asset_ids_on_different_atoms_are_refused_and_a_word_for_word_repeat
     )
     .expect("a repeat is no error");
     assert_eq!(p.atoms.len(), 2);
-    assert_eq!(p.repeated, ["MATH_A_01"]);
+    assert_eq!(p.issues[0].issue_type, "repeated_atom");
+    assert_eq!(p.issues[0].atom_id, "MATH_A_01");
 }
 
 #[test]

@@ -269,10 +269,11 @@ pub fn output_schema(role: &AgentRole, round: u32, closing: bool) -> Option<serd
     let strings = json!({"type": "array", "items": {"type": "string"}});
     let level = json!({"type": "string", "enum": ["high", "medium", "low"]});
     let position = object(json!({
-        "conclusion": {"type": "string"},
-        "key_reasons": strings,
+        "conclusion": {"type": "string", "minLength": 1},
+        "key_reasons": {"type": "array", "items": {"type": "string", "minLength": 1},
+                        "minItems": 1, "maxItems": 5},
         "assumptions": strings,
-        "confidence": {"type": "number"},
+        "confidence": {"type": "number", "minimum": 0, "maximum": 1},
     }));
     let plan = object(json!({
         "title": {"type": "string"},

@@ -170,6 +170,24 @@ fn a_slow_server_gets_a_status_line_from_headless_run_and_eval() {
         lines.iter().any(|l| l.contains("(own count only)")),
         "{lines:?}"
     );
+    // Progress: each sample's line once, the last one too (not again at the end).
+    let progress: Vec<&str> = o
+        .stderr
+        .lines()
+        .filter(|l| l.contains(" samples ("))
+        .collect();
+    assert_eq!(
+        progress
+            .iter()
+            .filter(|l| l.contains(": 2/2 samples"))
+            .count(),
+        1,
+        "{progress:?}"
+    );
+    assert!(
+        progress.iter().any(|l| l.contains(": 1/2 samples")),
+        "{progress:?}"
+    );
 
     // A plan run: the same line, and the summary says whose count the tokens are.
     std::fs::write(

@@ -1,6 +1,7 @@
 //! The shipped example plans run clean on the simulated provider: run from an empty
 //! folder (nothing to find) and from the repository (the README's way), no tool call
-//! fails and no skill is refused; the plans that need nothing outside themselves succeed.
+//! fails and no skill is refused, and every plan succeeds (the seed-shaped diffusion
+//! planner too: the assets its requests list as existing are not hallucinations).
 
 use std::path::{Path, PathBuf};
 
@@ -56,7 +57,7 @@ fn run_plan(plan: &Path, cwd: &Path) -> (Option<i32>, Vec<String>, String) {
 }
 
 #[test]
-fn every_shipped_plan_runs_without_a_tool_error_from_anywhere() {
+fn every_shipped_plan_succeeds_without_a_tool_error_from_anywhere() {
     let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
     let empty = tempfile::tempdir().expect("tempdir");
     for plan in shipped_plans() {
@@ -64,11 +65,9 @@ fn every_shipped_plan_runs_without_a_tool_error_from_anywhere() {
             let what = format!("{} from {}", plan.display(), cwd.display());
             let (code, problems, stdout) = run_plan(&plan, cwd);
             assert!(problems.is_empty(), "{what}: {problems:#?}");
-            // The diffusion-planner plan refers to papers of the demo's library, which
-            // `plexus demo` loads; alone it stops at its first task, as it should.
-            if !plan.ends_with("avp_diffusion_planner.json") {
-                assert_eq!(code, Some(0), "{what}: {stdout}");
-            }
+            // The diffusion-planner plan lists the papers its tasks refer to as existing
+            // assets: they are not hallucinations, so it ends `succeeded` too.
+            assert_eq!(code, Some(0), "{what}: {stdout}");
         }
     }
 }

@@ -129,6 +129,8 @@ pub struct Scorer {
     scored_now: u64,
     started: Instant,
     last_progress: Instant,
+    /// Samples done when the last progress line was printed (not printed twice).
+    shown_done: Option<u64>,
     done_before: u64,
     progress: bool,
     stopped: Arc<AtomicBool>,
@@ -163,6 +165,7 @@ impl Scorer {
             scored_now: 0,
             started: Instant::now(),
             last_progress: Instant::now(),
+            shown_done: None,
             done_before: 0,
             progress,
             stopped,
@@ -494,10 +497,14 @@ impl Scorer {
         if !self.progress || (!last && self.last_progress.elapsed() < Duration::from_secs(1)) {
             return;
         }
-        self.last_progress = Instant::now();
         let [pending, passed, failed, errors] = self.counts;
         let total = self.ids.len() as u64;
         let done = total - pending;
+        if last && self.shown_done == Some(done) {
+            return;
+        }
+        self.last_progress = Instant::now();
+        self.shown_done = Some(done);
         let rate = (done - self.done_before.min(done)) as f64
             / self.started.elapsed().as_secs_f64().max(0.001);
         let left = if rate > 0.0 && pending > 0 {

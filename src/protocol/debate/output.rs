@@ -38,8 +38,8 @@ pub struct PositionSummary {
     /// Assumptions made.
     #[serde(default)]
     pub assumptions: Vec<String>,
-    /// Confidence in [0, 1].
-    #[serde(deserialize_with = "crate::protocol::lenient::f64")]
+    /// Confidence in [0, 1] (a percentage is read as its fraction).
+    #[serde(deserialize_with = "crate::protocol::lenient::confidence")]
     pub confidence: f64,
     /// What changed since the agent's previous round.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -86,7 +86,7 @@ pub fn apply_openai(body: &mut Value, d: Dialect, schema: &Value) {
         Dialect::JsonSchema => {
             body["response_format"] = json!({
                 "type": "json_schema",
-                "json_schema": {"name": ANSWER_TOOL, "strict": true, "schema": schema},
+                "json_schema": {"name": ANSWER_TOOL, "strict": true, "schema": strict_subset(schema)},
             });
         }
         Dialect::JsonObject => {
@@ -107,6 +107,25 @@ pub fn apply_openai(body: &mut Value, d: Dialect, schema: &Value) {
             }
             body["tool_choice"] = json!({"type": "function", "function": {"name": ANSWER_TOOL}});
         }
+    }
+}
+
+/// Keywords a grammar server honours (llama.cpp, vLLM) that OpenAI's strict mode may
+/// refuse: lengths of strings and ranges of numbers. The answer's own check still holds
+/// them.
+const NOT_STRICT: [&str; 4] = ["minLength", "maxLength", "minimum", "maximum"];
+
+/// `schema` without the keywords of [`NOT_STRICT`], at every depth.
+fn strict_subset(schema: &Value) -> Value {
+    match schema {
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .filter(|(k, v)| !(NOT_STRICT.contains(&k.as_str()) && v.is_number()))
+                .map(|(k, v)| (k.clone(), strict_subset(v)))
+                .collect(),
+        ),
+        Value::Array(a) => Value::Array(a.iter().map(strict_subset).collect()),
+        other => other.clone(),
     }
 }
 
@@ -206,6 +225,29 @@ impl Chooser {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_strict_form_leaves_lengths_and_ranges_out_and_the_grammar_forms_keep_them() {
+        let schema = json!({"type": "object", "properties": {
+            "c": {"type": "number", "minimum": 0, "maximum": 1},
+            "s": {"type": "string", "minLength": 1},
+            "l": {"type": "array", "items": {"type": "string", "maxLength": 9}, "minItems": 1},
+            // A property that happens to be called `minimum` is a name, not a keyword.
+            "minimum": {"type": "integer"},
+        }});
+        let mut strict = json!({});
+        apply_openai(&mut strict, Dialect::JsonSchema, &schema);
+        let sent = &strict["response_format"]["json_schema"]["schema"];
+        let text = sent.to_string();
+        for k in ["\"maximum\":1", "minLength", "maxLength", "\"minimum\":0"] {
+            assert!(!text.contains(k), "{k} in {text}");
+        }
+        assert_eq!(sent["properties"]["l"]["minItems"], 1);
+        assert_eq!(sent["properties"]["minimum"]["type"], "integer");
+        let mut object = json!({});
+        apply_openai(&mut object, Dialect::JsonObject, &schema);
+        assert_eq!(object["response_format"]["schema"], schema);
+    }
 
     #[test]
     fn auto_tries_each_openai_dialect_once_then_the_prompt_alone() {

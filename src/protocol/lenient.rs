@@ -1,5 +1,5 @@
 //! Numbers as models write them: a number, or a string holding one (`"0.9"`, `" 3 "`);
-//! a confidence also as a percentage (`80`, `"80%"`).
+//! a confidence also as a percentage written with its sign (`"80%"`).
 //! Used with `#[serde(deserialize_with)]` on the fields a model fills; what is written
 //! back is always a number.
 
@@ -31,27 +31,26 @@ pub fn f64<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
     number(d)
 }
 
-/// A confidence in [0, 1], from a number or a string of one; a value over 1 and at
-/// most 100 (`80`, `"80%"`) is read as a percentage. What is outside stays as written
-/// for the check to refuse.
+/// A confidence in [0, 1], from a number or a string of one; a string with a percent
+/// sign (`"80%"`) is read as its fraction. A bare number is kept as written (`80` is
+/// refused by the check: the protocol's scale is 0 to 1, and `2` may be of any scale).
 pub fn confidence<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
-    let n = match NumberOrText::deserialize(d)? {
-        NumberOrText::Number(n) => n,
+    match NumberOrText::deserialize(d)? {
+        NumberOrText::Number(n) => Ok(n),
         NumberOrText::Text(s) => {
             let t = s.trim();
-            match t.strip_suffix('%') {
-                Some(p) => p
-                    .trim()
-                    .parse::<f64>()
-                    .ok()
-                    .filter(|n| n.is_finite())
-                    .map(|n| n / 100.0),
-                None => t.parse::<f64>().ok().filter(|n| n.is_finite()),
-            }
-            .ok_or_else(|| D::Error::custom(format!("expected a number, found {s:?}")))?
+            let (digits, scale) = match t.strip_suffix('%') {
+                Some(p) => (p.trim(), 100.0),
+                None => (t, 1.0),
+            };
+            digits
+                .parse::<f64>()
+                .ok()
+                .filter(|n| n.is_finite())
+                .map(|n| n / scale)
+                .ok_or_else(|| D::Error::custom(format!("expected a number, found {s:?}")))
         }
-    };
-    Ok(if n > 1.0 && n <= 100.0 { n / 100.0 } else { n })
+    }
 }
 
 /// A `u32`, from a whole number or a string of one.
@@ -97,16 +96,16 @@ mod tests {
     }
 
     #[test]
-    fn a_confidence_is_read_as_a_fraction_or_a_percentage() {
+    fn a_confidence_is_read_as_a_fraction_or_a_percentage_with_its_sign() {
         let read = |j: &str| serde_json::from_str::<C>(j).map(|c| c.c);
         assert_eq!(read(r#"{"c": 0.8}"#).expect("fraction"), 0.8);
-        assert_eq!(read(r#"{"c": 1}"#).expect("one"), 1.0);
-        assert_eq!(read(r#"{"c": 80}"#).expect("percent"), 0.8);
-        assert_eq!(read(r#"{"c": "80%"}"#).expect("percent text"), 0.8);
+        assert_eq!(read(r#"{"c": "80%"}"#).expect("percent"), 0.8);
+        assert_eq!(read(r#"{"c": " 5 % "}"#).expect("percent"), 0.05);
         assert_eq!(read(r#"{"c": " 0.25 "}"#).expect("text"), 0.25);
-        // Outside both readings it stays as written, for the check to refuse.
-        assert_eq!(read(r#"{"c": 250}"#).expect("kept"), 250.0);
+        // A bare number stays as written, for the check to refuse what is over 1.
+        assert_eq!(read(r#"{"c": 80}"#).expect("kept"), 80.0);
         assert_eq!(read(r#"{"c": -0.5}"#).expect("kept"), -0.5);
         assert!(read(r#"{"c": "sure"}"#).is_err());
+        assert!(read(r#"{"c": "%"}"#).is_err());
     }
 }

@@ -38,7 +38,7 @@ pub struct PositionSummary {
     /// Assumptions made.
     #[serde(default)]
     pub assumptions: Vec<String>,
-    /// Confidence in [0, 1] (a percentage is read as its fraction).
+    /// Confidence in [0, 1] (`"80%"` is read as 0.8).
     #[serde(deserialize_with = "crate::protocol::lenient::confidence")]
     pub confidence: f64,
     /// What changed since the agent's previous round.

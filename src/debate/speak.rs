@@ -134,13 +134,7 @@ pub async fn speak(
                     &scope,
                     EngineEvent::DebateError(DebateErrorLogged {
                         round: turn.round,
-                        error: json!({
-                            "error": "agent_timeout",
-                            "agent": role.as_str(),
-                            "round": turn.round,
-                            "action": "skip_agent",
-                            "fallback": fallback_of(&role)
-                        }),
+                        error: skip_agent_error("agent_timeout", &role, turn.round),
                         message: problem
                             .insert(format!(
                                 "{role} gave no answer within {} s in round {}: skipped, {}",
@@ -181,13 +175,7 @@ pub async fn speak(
                     &scope,
                     EngineEvent::DebateError(DebateErrorLogged {
                         round: turn.round,
-                        error: json!({
-                            "error": "agent_failed",
-                            "agent": role.as_str(),
-                            "round": turn.round,
-                            "action": "skip_agent",
-                            "fallback": fallback_of(&role)
-                        }),
+                        error: skip_agent_error("agent_failed", &role, turn.round),
                         message: problem
                             .insert(format!(
                                 "{role} failed {attempt} time(s) in round {}: {e}",
@@ -368,4 +356,16 @@ fn fallback_of(role: &AgentRole) -> &'static str {
     } else {
         "use the previous round's output"
     }
+}
+
+/// The protocol's error document of a skipped turn (`kind`: `agent_timeout`,
+/// `agent_failed`) of `role` in `round`.
+fn skip_agent_error(kind: &str, role: &AgentRole, round: u32) -> Value {
+    json!({
+        "error": kind,
+        "agent": role.as_str(),
+        "round": round,
+        "action": "skip_agent",
+        "fallback": fallback_of(role)
+    })
 }

@@ -358,3 +358,39 @@ async fn off_sends_no_form_and_the_prompt_states_the_shape() {
     assert!(schema_of(&req.body).is_none());
     assert!(common::wire::last_user_text(&req.body).contains("\"example\""));
 }
+
+#[tokio::test]
+async fn schema_response_prints_the_schema_the_server_is_sent() {
+    let (url, seen) = serve(|req, _| openai_answer(form_of(&req.body), false));
+    let r = run(profile(
+        ProviderKind::Openai,
+        &url,
+        StructuredOutput::JsonObject,
+        false,
+    ))
+    .await;
+    assert!(succeeded(&r), "{:?}", finished(&r));
+    let sent = seen.lock().expect("seen")[0].body["response_format"]["schema"].clone();
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("plan.json"), one_task_plan("")).expect("plan");
+    let o = common::bin::output(common::bin::plexus(dir.path()).args([
+        "schema",
+        "response",
+        "--task",
+        "A",
+        "plan.json",
+    ]));
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    let printed: Value = serde_json::from_str(&o.stdout).expect("JSON");
+    assert_eq!(printed, sent);
+    // A task the plan does not hold is named, with the nearest one.
+    let o = common::bin::output(common::bin::plexus(dir.path()).args([
+        "schema",
+        "response",
+        "--task",
+        "a",
+        "plan.json",
+    ]));
+    assert_eq!(o.code, Some(1), "{}", o.stderr);
+    assert!(o.stderr.contains("no task `a`"), "{}", o.stderr);
+}

@@ -264,3 +264,35 @@ fn gauge(buf: &mut Buffer, x: u16, y: u16, w: usize, frac: f64, theme: &Theme) -
     );
     a + b
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::state::{AgentView, RunState};
+
+    fn run(provider: &str, reported_calls: u32) -> RunState {
+        let mut agent = AgentView {
+            name: "Scholar".into(),
+            invocations: 2,
+            in_flight: 1,
+            ..AgentView::default()
+        };
+        agent.reported.calls = reported_calls;
+        let mut state = RunState::default();
+        state.provider = provider.into();
+        state.agents = vec![agent];
+        state
+    }
+
+    #[test]
+    fn the_title_says_own_count_only_when_a_server_reported_no_usage() {
+        assert!(super::title(&run("smol", 0), 80).contains("own count only"));
+        // The server reported usage for a call: the figures are its.
+        assert!(!super::title(&run("smol", 1), 80).contains("own count only"));
+        // The simulated provider's counts are the only counts there are.
+        assert!(!super::title(&run("simulated", 0), 80).contains("own count only"));
+        // Nothing answered yet: nothing to say.
+        let mut waiting = run("smol", 0);
+        waiting.agents[0].invocations = 1;
+        assert!(!super::title(&waiting, 80).contains("own count only"));
+    }
+}

@@ -4,22 +4,22 @@ use std::process::ExitCode;
 
 use color_eyre::eyre::{eyre, Result};
 
-use plexus::commands::log::{print_log_filtered, LogFilter};
-use plexus::commands::show::{print_run, print_runs_at};
-use plexus::config::Config;
-use plexus::engine::retry::RetryPolicy;
-use plexus::engine::EngineConfig;
-use plexus::exit;
-use plexus::launch::config::{engine_config, run_config, session_of, sim_config};
-use plexus::launch::{prepare_resume, run_headless, Finished, Globals, Resuming, RunConfig};
-use plexus::plan::{load_plan_file, parse_plan};
-use plexus::provider::Fault;
-use plexus::store::Store;
-use plexus::tui::open::{
+use plexus::base::config::Config;
+use plexus::cli::commands::log::{print_log_filtered, LogFilter};
+use plexus::cli::commands::show::{print_run, print_runs_at};
+use plexus::cli::launch::config::{engine_config, run_config, session_of, sim_config};
+use plexus::cli::launch::{prepare_resume, run_headless, Finished, Globals, Resuming, RunConfig};
+use plexus::cli::open::{
     browse_tui, replay_options, run_tui, ui_setup, want_tui, ReplayOptions, UiSetup,
 };
+use plexus::data::exit;
+use plexus::data::provider::Fault;
+use plexus::data::store::Store;
+use plexus::model::plan::{load_plan_file, parse_plan};
+use plexus::run::engine::retry::RetryPolicy;
+use plexus::run::engine::EngineConfig;
 
-use plexus::cli::{Cli, Command, FaultMix};
+use plexus::cli::args::{Cli, Command, FaultMix};
 
 /// The demo task whose first answer (on the simulated provider, with faults) refers to
 /// an asset that does not exist (E007): it stops for review, blocking the critic below.
@@ -46,8 +46,8 @@ fn writes_database(command: &Command) -> bool {
 
 /// Whether an eval command writes the database (all but compare, show, list, open,
 /// export-tree and an estimate).
-fn eval_writes(a: &plexus::cli::EvalArgs) -> bool {
-    use plexus::cli::EvalCommand as E;
+fn eval_writes(a: &plexus::cli::args::EvalArgs) -> bool {
+    use plexus::cli::args::EvalCommand as E;
     if a.command.is_none() && a.run.estimate {
         return false;
     }
@@ -82,9 +82,9 @@ fn uses_database(command: &Command) -> bool {
 }
 
 fn main() -> ExitCode {
-    plexus::exit::install_plain_errors();
-    plexus::crash::install();
-    let cli = plexus::cli::parse(std::env::args_os());
+    plexus::data::exit::install_plain_errors();
+    plexus::model::crash::install();
+    let cli = plexus::cli::args::parse(std::env::args_os());
     // Lets the tests see what a bug looks like to a person (debug builds only).
     #[cfg(debug_assertions)]
     if std::env::var_os("PLEXUS_CRASH_TEST").is_some() {
@@ -113,10 +113,10 @@ fn main() -> ExitCode {
     // it opens the log or the database: one that arrives meanwhile is kept for it.
     if stops_gracefully(&cli.command) {
         let _entered = rt.enter();
-        plexus::signals::install();
+        plexus::base::signals::install();
     }
     let log = if uses_database(&cli.command) {
-        plexus::logging::init(&cli.db_path(), writes_database(&cli.command))
+        plexus::base::logging::init(&cli.db_path(), writes_database(&cli.command))
     } else {
         None
     };
@@ -152,8 +152,8 @@ fn stops_gracefully(command: &Command) -> bool {
 }
 
 /// Whether an eval command runs a plan (a new eval, a resume, a rerun).
-fn eval_runs(a: &plexus::cli::EvalArgs) -> bool {
-    use plexus::cli::EvalCommand as E;
+fn eval_runs(a: &plexus::cli::args::EvalArgs) -> bool {
+    use plexus::cli::args::EvalCommand as E;
     matches!(a.command, None | Some(E::Resume { .. } | E::Rerun { .. }))
 }
 
@@ -193,9 +193,9 @@ fn has_tui(command: &Command) -> bool {
 
 /// Whether an eval command opens the Eval screen: `eval open`, and an eval run on a
 /// terminal unless asked not to.
-fn eval_opens(a: &plexus::cli::EvalArgs) -> bool {
+fn eval_opens(a: &plexus::cli::args::EvalArgs) -> bool {
     match &a.command {
-        Some(plexus::cli::EvalCommand::Open { .. }) => true,
+        Some(plexus::cli::args::EvalCommand::Open { .. }) => true,
         None => !a.run.headless && !a.run.json && !a.run.estimate,
         Some(_) => false,
     }
@@ -205,7 +205,7 @@ fn eval_opens(a: &plexus::cli::EvalArgs) -> bool {
 async fn launch(
     g: &Globals,
     tui: Option<UiSetup>,
-    plan: plexus::plan::Plan,
+    plan: plexus::model::plan::Plan,
     config: RunConfig,
     resume: Option<Resuming>,
     demo_assets: bool,
@@ -226,7 +226,7 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
         None
     };
     if let Some(name) = cfg.as_ref().and_then(|c| c.reviewer.as_deref()) {
-        plexus::review::set_configured_reviewer(name);
+        plexus::run::review::set_configured_reviewer(name);
     }
     let (session, seed) = session_of(&cli.command);
     let otlp = match &cli.command {
@@ -259,11 +259,12 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
             // The simulated demo runs its timeouts and retry delays fast so its faults
             // show up in seconds; a real model keeps the real ones (a real call takes
             // longer than 3 s, and a 429 needs the real backoff).
-            let profile = plexus::launch::profile::profile_named(
+            let profile = plexus::cli::launch::profile::profile_named(
                 &g,
                 g.provider.as_deref().unwrap_or("simulated"),
             )?;
-            let simulated = profile.kind == plexus::provider::profile::ProviderKind::Simulated;
+            let simulated =
+                profile.kind == plexus::data::provider::profile::ProviderKind::Simulated;
             let engine = engine_config(
                 &g,
                 EngineConfig {
@@ -295,7 +296,7 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
         } => {
             let plan_file = plan;
             // Until the run has opened, memory freed is given back at once.
-            plexus::allocator::opening();
+            plexus::base::allocator::opening();
             let plan = load_plan_file(&plan_file)?;
             let engine = engine_config(
                 &g,
@@ -308,7 +309,7 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
             );
             let mut engine = engine;
             engine.skills_dir =
-                plexus::engine::config::skills_dir_for(&plan_file, &engine.workspace);
+                plexus::run::engine::config::skills_dir_for(&plan_file, &engine.workspace);
             let simulated = sim_config(engine.seed, &sim, faults);
             let config = run_config(&g, engine, simulated);
             finish(&g, launch(&g, tui, plan, config, None, false).await?)
@@ -356,9 +357,9 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
             browse_tui(&g, run.as_deref(), setup, options).await?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::Debate(args) => plexus::commands::debate::debate(&g, *args, tui).await,
-        Command::Serve(args) => plexus::commands::debate::serve::serve(&g, *args).await,
-        Command::Validate { plan } => plexus::commands::check::validate(&plan),
+        Command::Debate(args) => plexus::cli::commands::debate::debate(&g, *args, tui).await,
+        Command::Serve(args) => plexus::cli::commands::debate::serve::serve(&g, *args).await,
+        Command::Validate { plan } => plexus::cli::commands::check::validate(&plan),
         Command::Runs { json } => {
             print_runs_at(&g.db, json)?;
             Ok(ExitCode::SUCCESS)
@@ -388,7 +389,7 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
             run_b,
             json,
             timing,
-        } => Ok(plexus::commands::diff::run_diff(
+        } => Ok(plexus::cli::commands::diff::run_diff(
             &g.db, &run_a, &run_b, json, timing,
         )),
         Command::Rerun {
@@ -400,7 +401,7 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
             json,
             ..
         } => {
-            let args = plexus::commands::rerun::RerunArgs {
+            let args = plexus::cli::commands::rerun::RerunArgs {
                 run,
                 plan,
                 run_config,
@@ -408,7 +409,7 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
                 instant,
                 json,
             };
-            plexus::commands::rerun::rerun(&g, tui, args).await
+            plexus::cli::commands::rerun::rerun(&g, tui, args).await
         }
         Command::Failures {
             target,
@@ -418,7 +419,7 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
             ..
         } => {
             if json {
-                return plexus::commands::failures::run(
+                return plexus::cli::commands::failures::run(
                     &g.db,
                     target.as_deref(),
                     true,
@@ -430,7 +431,7 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
                     "the Failures screen needs a terminal; `plexus failures [TARGET] --json` prints the list"
                 ));
             };
-            plexus::commands::failures::screen::open(
+            plexus::cli::commands::failures::screen::open(
                 &g,
                 target.as_deref(),
                 all_iterations,
@@ -448,9 +449,9 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
             note,
             by,
             json,
-        } => plexus::commands::review::review(
+        } => plexus::cli::commands::review::review(
             &g.db,
-            plexus::commands::review::ReviewArgs {
+            plexus::cli::commands::review::ReviewArgs {
                 run,
                 task,
                 accept,
@@ -468,61 +469,61 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
             ..
         } => {
             let cfg = Config::load(g.config.as_deref()).map_err(|e| eyre!("{e}"))?;
-            let opts = plexus::cli::OtlpOpts {
+            let opts = plexus::cli::args::OtlpOpts {
                 otlp: Some(url),
                 otlp_content,
             };
             let Some(settings) = otlp_settings(&opts, Some(&cfg))? else {
                 return Err(eyre!("--otlp needs a URL"));
             };
-            plexus::commands::portable::export_otlp(&g.db, &run, settings).await
+            plexus::cli::commands::portable::export_otlp(&g.db, &run, settings).await
         }
         Command::Export { run, output, .. } => {
-            plexus::commands::portable::export(&g.db, &run, output.as_deref())
+            plexus::cli::commands::portable::export(&g.db, &run, output.as_deref())
         }
         Command::Import {
             file,
             rename,
             rename_auto,
-        } => plexus::commands::portable::import(&g.db, &file, rename, rename_auto),
+        } => plexus::cli::commands::portable::import(&g.db, &file, rename, rename_auto),
         Command::ExportFailures { run, dir } => {
-            plexus::commands::failures::export(&g.db, &run, &dir)
+            plexus::cli::commands::failures::export(&g.db, &run, &dir)
         }
-        Command::InitContext(args) => plexus::commands::failures::init_context(&args),
+        Command::InitContext(args) => plexus::cli::commands::failures::init_context(&args),
         Command::Providers { json } => {
-            plexus::commands::providers::print_providers(&g, json)?;
+            plexus::cli::commands::providers::print_providers(&g, json)?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Ping { name, timeout } => {
             if !(timeout.is_finite() && (0.1..=86_400.0).contains(&timeout)) {
-                return Err(plexus::exit::InvalidOptions(format!(
+                return Err(plexus::data::exit::InvalidOptions(format!(
                     "--timeout {timeout} is out of range (from 0.1 to 86400 seconds)"
                 ))
                 .into());
             }
-            let ok = plexus::commands::providers::ping(&g, &name, timeout).await?;
+            let ok = plexus::cli::commands::providers::ping(&g, &name, timeout).await?;
             Ok(if ok {
                 ExitCode::SUCCESS
             } else {
                 ExitCode::from(1)
             })
         }
-        Command::Check { upgrade } => plexus::commands::check::check(&g.db, upgrade),
+        Command::Check { upgrade } => plexus::cli::commands::check::check(&g.db, upgrade),
         Command::Schema { what, plan, task } => {
-            plexus::commands::schema::print(what, plan.as_deref(), task.as_deref())?;
+            plexus::cli::commands::schema::print(what, plan.as_deref(), task.as_deref())?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Completions { shell } => {
-            plexus::commands::docs_gen::completions(shell)?;
+            plexus::cli::commands::docs_gen::completions(shell)?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Man => {
-            plexus::commands::docs_gen::man()?;
+            plexus::cli::commands::docs_gen::man()?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::Eval(args) => plexus::commands::eval::eval(&g, *args, tui).await,
-        Command::Bench(cmd) => plexus::bench::run(cmd).await,
-        Command::Dev(cmd) => plexus::commands::dev::run(cmd),
+        Command::Eval(args) => plexus::cli::commands::eval::eval(&g, *args, tui).await,
+        Command::Bench(cmd) => plexus::dev::bench::run(cmd).await,
+        Command::Dev(cmd) => plexus::dev::commands::run(cmd),
     }
 }
 
@@ -530,26 +531,26 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
 /// for a script or a file) with, for a run waiting for review, how to decide and go
 /// on; how to resume an interrupted run on standard error.
 fn finish(g: &Globals, f: Finished) -> Result<ExitCode> {
-    plexus::out::stdout_text(&f.summary);
+    plexus::base::out::stdout_text(&f.summary);
     plexus::outln!("\nrun {}: {}", f.run_id, f.status.as_str());
-    if f.status == plexus::event::RunStatus::AwaitingReview {
-        let waiting = plexus::store::Store::open(&g.db)
-            .and_then(|s| plexus::launch::next_steps::waiting_tasks(&s, &f.run_id))
+    if f.status == plexus::model::event::RunStatus::AwaitingReview {
+        let waiting = plexus::data::store::Store::open(&g.db)
+            .and_then(|s| plexus::cli::launch::next_steps::waiting_tasks(&s, &f.run_id))
             .unwrap_or_default();
-        for line in plexus::launch::next_steps::review_lines(&g.db, &f.run_id, &waiting) {
+        for line in plexus::cli::launch::next_steps::review_lines(&g.db, &f.run_id, &waiting) {
             plexus::outln!("{line}");
         }
     }
-    if f.status == plexus::event::RunStatus::Interrupted {
+    if f.status == plexus::model::event::RunStatus::Interrupted {
         plexus::errln!(
             "resume with: {}",
-            plexus::launch::resume_command(&g.db, &f.run_id)
+            plexus::cli::launch::resume_command(&g.db, &f.run_id)
         );
     }
-    if f.status == plexus::event::RunStatus::BudgetReached {
+    if f.status == plexus::model::event::RunStatus::BudgetReached {
         plexus::errln!(
             "the run's money budget is spent; to go on, resume with a larger one: {} --max-cost USD",
-            plexus::launch::resume_command(&g.db, &f.run_id)
+            plexus::cli::launch::resume_command(&g.db, &f.run_id)
         );
     }
     Ok(ExitCode::from(exit::for_status(f.status)))
@@ -558,18 +559,21 @@ fn finish(g: &Globals, f: Finished) -> Result<ExitCode> {
 /// Where a run's traces go: `--otlp`, the config's `[otlp]` table, the
 /// `OTEL_EXPORTER_OTLP_*` variables; `None` when nothing names a collector.
 fn otlp_settings(
-    opts: &plexus::cli::OtlpOpts,
+    opts: &plexus::cli::args::OtlpOpts,
     cfg: Option<&Config>,
-) -> Result<Option<plexus::otel::OtlpSettings>> {
+) -> Result<Option<plexus::features::otel::OtlpSettings>> {
     let table = match cfg {
-        Some(c) => plexus::otel::settings::ConfigOtlp::from_config(c).map_err(|e| eyre!("{e}"))?,
+        Some(c) => plexus::features::otel::settings::ConfigOtlp::from_config(c)
+            .map_err(|e| eyre!("{e}"))?,
         None => Default::default(),
     };
-    let settings =
-        plexus::otel::settings::resolve(opts.otlp.as_deref(), opts.otlp_content, &table, &|k| {
-            std::env::var(k).ok()
-        })
-        .map_err(exit::InvalidOptions)?;
+    let settings = plexus::features::otel::settings::resolve(
+        opts.otlp.as_deref(),
+        opts.otlp_content,
+        &table,
+        &|k| std::env::var(k).ok(),
+    )
+    .map_err(exit::InvalidOptions)?;
     if settings.is_none() && opts.otlp_content {
         return Err(exit::InvalidOptions(
             "--otlp-content needs a collector: --otlp URL, [otlp] endpoint in the config, or OTEL_EXPORTER_OTLP_ENDPOINT".into(),
@@ -582,29 +586,31 @@ fn otlp_settings(
 /// The exit code of a command that failed with `e`: the first cause the table names.
 fn exit_code_of(e: &color_eyre::Report) -> u8 {
     for cause in e.chain() {
-        if let Some(r) = cause.downcast_ref::<plexus::review::ReviewError>() {
+        if let Some(r) = cause.downcast_ref::<plexus::run::review::ReviewError>() {
             return r.exit_code();
         }
         if let Some(e) = cause.downcast_ref::<exit::RunEnded>() {
             return exit::for_status(e.status);
         }
-        if cause.downcast_ref::<plexus::plan::PlanErrors>().is_some()
+        if cause
+            .downcast_ref::<plexus::model::plan::PlanErrors>()
+            .is_some()
             || cause.downcast_ref::<exit::InvalidOptions>().is_some()
         {
             return exit::INVALID;
         }
-        if let Some(plexus::store::StoreError::Owned { .. }) =
-            cause.downcast_ref::<plexus::store::StoreError>()
+        if let Some(plexus::data::store::StoreError::Owned { .. }) =
+            cause.downcast_ref::<plexus::data::store::StoreError>()
         {
             return exit::OWNED;
         }
-        if let Some(plexus::engine::EngineError::WorkerCrashed(_)) =
-            cause.downcast_ref::<plexus::engine::EngineError>()
+        if let Some(plexus::run::engine::EngineError::WorkerCrashed(_)) =
+            cause.downcast_ref::<plexus::run::engine::EngineError>()
         {
             return exit::CRASH;
         }
         if cause
-            .downcast_ref::<plexus::signals::StoppedBeforeStart>()
+            .downcast_ref::<plexus::base::signals::StoppedBeforeStart>()
             .is_some()
         {
             return exit::RUN_FAILED;

@@ -5,7 +5,7 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use crate::app::docs::Doc;
+use crate::tui::app::docs::Doc;
 
 /// Most bytes of a stored file the popup shows.
 pub const SHOWN_BYTES: u64 = 256 * 1024;

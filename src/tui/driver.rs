@@ -11,15 +11,15 @@ use futures_util::StreamExt;
 use tokio::sync::mpsc::UnboundedReceiver;
 use tokio::time::Instant;
 
-use super::app::App;
+use super::application::App;
 use super::loader::Loaded;
 use super::terminal::TerminalGuard;
-use crate::app::input::{input, InputKey};
-use crate::app::ui_state::Overlay;
-use crate::app::{mouse, update, Action, Effect};
-use crate::engine::Control;
-use crate::event::Envelope;
-use crate::state::reduce;
+use crate::model::event::Envelope;
+use crate::model::state::reduce;
+use crate::run::engine::Control;
+use crate::tui::app::input::{input, InputKey};
+use crate::tui::app::ui_state::Overlay;
+use crate::tui::app::{mouse, update, Action, Effect};
 
 /// Shortest time between two frames.
 pub const FRAME_INTERVAL: Duration = Duration::from_millis(33);
@@ -99,10 +99,10 @@ impl App {
             .run
             .debate
             .as_deref()
-            .is_some_and(|d| !crate::ui::debate::timeline::in_flight(d).is_empty());
+            .is_some_and(|d| !crate::tui::ui::debate::timeline::in_flight(d).is_empty());
         !replay_still
             && self.run.is_live()
-            && (self.run.count(crate::event::TaskStatus::Running) > 0 || debating)
+            && (self.run.count(crate::model::event::TaskStatus::Running) > 0 || debating)
     }
 }
 
@@ -125,8 +125,8 @@ pub async fn run_loop(
     let mut terminal_lost = false;
     // SIGINT / SIGTERM / SIGHUP: leave like a confirmed quit (the run stays resumable);
     // a second one within 2 s exits at once.
-    let mut stop_signal = crate::signals::stop_signals();
-    let mut signal_count = crate::signals::SignalCount::default();
+    let mut stop_signal = crate::base::signals::stop_signals();
+    let mut signal_count = crate::base::signals::SignalCount::default();
     let mut watchdog = tokio::time::interval(TERMINAL_CHECK);
     watchdog.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
@@ -238,10 +238,10 @@ pub async fn run_loop(
             },
             Some(name) = stop_signal.recv() => {
                 match signal_count.arrived(std::time::Instant::now()) {
-                    crate::signals::Verdict::ExitNow => {
+                    crate::base::signals::Verdict::ExitNow => {
                         super::terminal::restore();
                         let run = app.live_mut().run_id.clone();
-                        crate::signals::exit_now(name, &run, crate::exit::RUN_FAILED);
+                        crate::base::signals::exit_now(name, &run, crate::data::exit::RUN_FAILED);
                     }
                     _ => {
                         let fx = vec![Effect::Engine(Control::Interrupt), Effect::Quit];
@@ -266,7 +266,7 @@ fn draw(guard: &mut TerminalGuard, app: &mut App) -> std::io::Result<()> {
     use crossterm::terminal::{BeginSynchronizedUpdate, EndSynchronizedUpdate};
     let _ = crossterm::execute!(std::io::stdout(), BeginSynchronizedUpdate);
     let res = guard.terminal.draw(|f| {
-        crate::ui::draw(f, &app.run, &mut app.ui, &app.theme, &app.keys);
+        crate::tui::ui::draw(f, &app.run, &mut app.ui, &app.theme, &app.keys);
     });
     let _ = crossterm::execute!(std::io::stdout(), EndSynchronizedUpdate);
     res.map(|_| ())

@@ -3,12 +3,12 @@
 
 use std::sync::Arc;
 
-use super::app::App;
+use super::application::App;
 use super::loader::{Loaded, Query};
-use crate::app::select::request_docs;
-use crate::app::ui_state::{OutputView, Overlay};
-use crate::app::{failures_keys, follow, Effect, Screen};
-use crate::engine::Control;
+use crate::run::engine::Control;
+use crate::tui::app::select::request_docs;
+use crate::tui::app::ui_state::{OutputView, Overlay};
+use crate::tui::app::{failures_keys, follow, Effect, Screen};
 
 impl App {
     /// Carries out effects.
@@ -99,8 +99,8 @@ impl App {
                     }
                 }
                 Effect::SetTheme(spec) => {
-                    let dir = crate::config::config_dir();
-                    match crate::ui::theme::Theme::load(&spec, dir.as_deref()) {
+                    let dir = crate::base::config::config_dir();
+                    match crate::tui::ui::theme::Theme::load(&spec, dir.as_deref()) {
                         Ok(t) => {
                             self.ui.flash(format!("theme {}", t.name), false);
                             self.theme = t;
@@ -186,11 +186,14 @@ impl App {
 
     /// Decides a review: through the engine when this session executes the run (its
     /// dependents run at once), else written to the database.
-    fn review(&mut self, run: String, task: String, verdict: crate::review::Verdict) {
+    fn review(&mut self, run: String, task: String, verdict: crate::run::review::Verdict) {
         let ours = self.control.is_some() && self.live_mut().run_id == run;
         if ours {
-            let req =
-                crate::review::ReviewRequest::new(task, verdict, crate::review::default_reviewer());
+            let req = crate::run::review::ReviewRequest::new(
+                task,
+                verdict,
+                crate::run::review::default_reviewer(),
+            );
             self.run_effects(vec![Effect::Engine(Control::Review(req))]);
         } else {
             self.loader.decide(run, task, verdict);

@@ -9,10 +9,10 @@ use std::sync::Arc;
 use serde_json::Value;
 use tokio::sync::mpsc::UnboundedSender;
 
-use crate::app::docs::{Doc, DocKey};
-use crate::app::runs_list::{sort_outcomes, RunFactsById};
-use crate::state::{OutputBuffer, RunState};
-use crate::store::{RunSummary, Store};
+use crate::data::store::{RunSummary, Store};
+use crate::model::state::{OutputBuffer, RunState};
+use crate::tui::app::docs::{Doc, DocKey};
+use crate::tui::app::runs_list::{sort_outcomes, RunFactsById};
 
 /// A query for the loader.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -44,15 +44,15 @@ pub enum Loaded {
     /// The list of runs with each one's tasks by outcome and reviews waiting, or why not.
     Runs(Result<(Vec<RunSummary>, RunFactsById), String>),
     /// Failed invocations, or why not.
-    Failures(Result<Vec<crate::store::FailedInvocation>, String>),
+    Failures(Result<Vec<crate::data::store::FailedInvocation>, String>),
     /// The review queue, or why not.
-    Reviews(Result<Vec<crate::review::ReviewItem>, String>),
+    Reviews(Result<Vec<crate::run::review::ReviewItem>, String>),
     /// A review decided (written to the database), or why not.
-    Reviewed(Result<crate::review::Decided, String>),
+    Reviewed(Result<crate::run::review::Decided, String>),
     /// Two runs compared: a title and the lines, or why not.
     Diff(Result<(String, Vec<String>), String>),
     /// A message of the replay player of generation `.0`.
-    Player(u64, crate::replay::player::PlayerMsg),
+    Player(u64, crate::data::replay::player::PlayerMsg),
     /// A task's text.
     Output {
         /// Run.
@@ -87,9 +87,9 @@ impl Loader {
 
     /// Starts a replay player on `run`; its messages arrive as [`Loaded::Player`] with
     /// generation `gen` (so a replaced player's late answers can be told apart).
-    pub fn player(&self, run: String, gen: u64) -> crate::replay::player::Player {
+    pub fn player(&self, run: String, gen: u64) -> crate::data::replay::player::Player {
         let out = self.out.clone();
-        crate::replay::player::Player::spawn(self.db.clone(), run, move |m| {
+        crate::data::replay::player::Player::spawn(self.db.clone(), run, move |m| {
             out.send(Loaded::Player(gen, m)).is_ok()
         })
     }
@@ -97,13 +97,13 @@ impl Loader {
     /// Decides a review of a run no process of this session executes: written to the
     /// database on a thread of its own (it takes the run's lease for one transaction);
     /// the answer arrives as [`Loaded::Reviewed`].
-    pub fn decide(&self, run: String, task: String, verdict: crate::review::Verdict) {
+    pub fn decide(&self, run: String, task: String, verdict: crate::run::review::Verdict) {
         let (db, out) = (self.db.clone(), self.out.clone());
         let spawned = std::thread::Builder::new()
             .name("plexus-review".into())
             .spawn(move || {
-                let reviewer = crate::review::default_reviewer();
-                let r = crate::review::decide(&db, &run, &task, &verdict, &reviewer)
+                let reviewer = crate::run::review::default_reviewer();
+                let r = crate::run::review::decide(&db, &run, &task, &verdict, &reviewer)
                     .map_err(|e| e.to_string());
                 let _ = out.send(Loaded::Reviewed(r));
             });
@@ -231,7 +231,8 @@ pub fn fold_run(
         st.output_budget = usize::MAX;
     }
     let run: Arc<str> = Arc::from(summary.run_id.as_str());
-    crate::replay::feed::fold_range(store, &run, &mut st, 1, last).map_err(|e| e.to_string())?;
+    crate::data::replay::feed::fold_range(store, &run, &mut st, 1, last)
+        .map_err(|e| e.to_string())?;
     if st.run_id.is_empty() {
         st.run_id = summary.run_id.clone();
         st.plan_id = summary.plan_id.clone();
@@ -241,7 +242,7 @@ pub fn fold_run(
 
 /// Compares runs `a` and `b` as `plexus diff` does; the title and the text.
 fn compare_runs(store: &Store, a: &str, b: &str) -> Result<(String, Vec<String>), String> {
-    use crate::diff::{compare, load, render, DiffOptions};
+    use crate::data::diff::{compare, load, render, DiffOptions};
     let run_a = load(store, a).map_err(|e| format!("run {a}: {e}"))?;
     let run_b = load(store, b).map_err(|e| format!("run {b}: {e}"))?;
     let d = compare(&run_a, &run_b, &DiffOptions::default());

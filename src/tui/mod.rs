@@ -1,6 +1,6 @@
 //! The TUI's runtime: the terminal guard, the loader thread, the replay feed, the
-//! application and its driver loop. It sits above the model (`crate::app`) and the
-//! drawing (`crate::ui`), and is the only part that owns the terminal.
+//! application and its driver loop. It sits above the model (`crate::tui::app`) and the
+//! drawing (`crate::tui::ui`), and is the only part that owns the terminal.
 //!
 //! Imports point down this list: `terminal`, `data_file`, `loader`, `replay_feed`; `app`;
 //! `effects`;
@@ -8,11 +8,14 @@
 //! the database alone) with the look and keys it opens with.
 
 pub mod app;
+pub mod application;
 pub mod data_file;
 pub mod driver;
 pub mod effects;
+pub mod eval_ui;
 pub mod issues_doc;
 pub mod loader;
-pub mod open;
 pub mod replay_feed;
 pub mod terminal;
+pub mod tree_ui;
+pub mod ui;

@@ -7,10 +7,10 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::app::transport::Transport;
-use crate::event::Envelope;
-use crate::replay::player::{Command, Player, PlayerMsg};
-use crate::state::{reduce, RunState};
+use crate::data::replay::player::{Command, Player, PlayerMsg};
+use crate::model::event::Envelope;
+use crate::model::state::{reduce, RunState};
+use crate::tui::app::transport::Transport;
 
 /// Where a replay starts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -88,7 +88,7 @@ impl ReplayFeed {
     }
 
     /// The player's marks (for the transport).
-    pub fn marks(&self) -> Arc<std::sync::RwLock<crate::replay::marks::Marks>> {
+    pub fn marks(&self) -> Arc<std::sync::RwLock<crate::data::replay::marks::Marks>> {
         self.player.marks.clone()
     }
 
@@ -128,7 +128,7 @@ impl ReplayFeed {
                     Some(StartAt::End) => total,
                     Some(StartAt::Event(n)) => n.min(total),
                 };
-                if let crate::app::Effect::ReplaySeek { to, token } = t.seek(to) {
+                if let crate::tui::app::Effect::ReplaySeek { to, token } = t.seek(to) {
                     self.seek(to, token);
                 }
                 if live && to == total {
@@ -180,7 +180,8 @@ impl ReplayFeed {
                 let current = upto == t.position
                     || (upto < t.position
                         && run.tasks.get(task).is_some_and(|v| {
-                            v.status.is_final() || v.status == crate::event::TaskStatus::Cancelled
+                            v.status.is_final()
+                                || v.status == crate::model::event::TaskStatus::Cancelled
                         }));
                 if current && t.seeking.is_none() {
                     run.restore_output(task, text);

@@ -124,7 +124,7 @@ fn install_panic_hook() {
             }
             // A panic caught on purpose (a third-party parser on untrusted bytes) leaves
             // the terminal alone; it is reported where it is caught.
-            if crate::panic_guard::in_guarded() {
+            if crate::base::panic_guard::in_guarded() {
                 return;
             }
             restore();

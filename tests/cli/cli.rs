@@ -128,7 +128,7 @@ fn a_failed_run_exits_non_zero_and_a_missing_run_is_a_clear_error() {
         "{err}"
     );
     assert!(!db.exists());
-    drop(plexus::store::open_connection(&db).expect("an empty plexus database"));
+    drop(plexus::data::store::open_connection(&db).expect("an empty plexus database"));
     let out = plexus(&db, &["show", "R-nope"]);
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
@@ -217,8 +217,8 @@ fn schema_prints_the_json_schemas_of_plans_and_of_the_config() {
     let dir = tempfile::tempdir().expect("tempdir");
     let db = dir.path().join("plexus.db");
     for (what, built) in [
-        ("plan", plexus::plan::plan_schema()),
-        ("config", plexus::config::config_schema()),
+        ("plan", plexus::model::plan::plan_schema()),
+        ("config", plexus::base::config::config_schema()),
     ] {
         let out = plexus(&db, &["schema", what]);
         assert!(

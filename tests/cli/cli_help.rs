@@ -30,7 +30,7 @@ fn plexus(args: &[&str], columns: Option<&str>) -> (bool, String) {
 
 /// Every command path: `[]`, `["run"]`, …, `["bench", "ui"]`, ….
 fn command_paths() -> Vec<Vec<String>> {
-    let root = plexus::cli::command();
+    let root = plexus::cli::args::command();
     let mut out = vec![vec![]];
     for sub in root.get_subcommands() {
         out.push(vec![sub.get_name().to_string()]);
@@ -262,7 +262,7 @@ fn every_help_ends_with_examples_that_parse() {
         }
         for ex in found {
             let argv = std::iter::once("plexus".to_string()).chain(ex.iter().cloned());
-            if let Err(e) = plexus::cli::command().try_get_matches_from(argv) {
+            if let Err(e) = plexus::cli::args::command().try_get_matches_from(argv) {
                 if e.kind() != clap::error::ErrorKind::DisplayHelp {
                     problems.push(format!("`plexus {}`: {e}", ex.join(" ")));
                 }

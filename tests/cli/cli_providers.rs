@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
-use plexus::provider::mock_server::{MockConfig, MockServer};
+use plexus::dev::mock_server::{MockConfig, MockServer};
 
 fn plexus(dir: &Path, args: &[&str], envs: &[(&str, &str)]) -> Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_plexus"));

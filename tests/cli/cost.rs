@@ -69,7 +69,7 @@ fn a_priced_run_shows_its_cost_in_the_summary_show_and_runs_and_an_unpriced_one_
         assert!((got - want).abs() < 1e-12, "{got} vs {want}");
         total += got;
     }
-    let shown = plexus::cost::usd(total);
+    let shown = plexus::base::cost::usd(total);
     assert!(
         out.stdout.contains(&format!("cost {shown}")),
         "{}",
@@ -345,15 +345,15 @@ fn a_tool_using_loop_starts_no_step_once_the_budget_is_spent() {
             ]),
     );
     assert_eq!(out.code, Some(7), "{}\n{}", out.stdout, out.stderr);
-    let store = plexus::store::Store::open(&db).expect("db");
+    let store = plexus::data::store::Store::open(&db).expect("db");
     let run = store.run("latest").expect("run").run_id;
-    let events: Vec<plexus::event::EngineEvent> = store
+    let events: Vec<plexus::model::event::EngineEvent> = store
         .events(&run, 1, u64::MAX)
         .expect("events")
         .into_iter()
         .map(|e| e.event.expect("decodes"))
         .collect();
-    use plexus::event::EngineEvent as E;
+    use plexus::model::event::EngineEvent as E;
     let stopped = events
         .iter()
         .find_map(|e| match e {

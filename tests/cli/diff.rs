@@ -147,8 +147,8 @@ fn the_same_plan_at_the_same_settings_has_no_differences() {
     assert_eq!(v["run"], serde_json::json!([]));
     assert_eq!(v["tasks"], serde_json::json!([]));
     // Not the same by being empty: what was compared has every kind of entry.
-    let store = plexus::store::Store::open(&r.db).expect("store");
-    let run = plexus::diff::load(&store, &r.first).expect("load");
+    let store = plexus::data::store::Store::open(&r.db).expect("store");
+    let run = plexus::data::diff::load(&store, &r.first).expect("load");
     let ids: Vec<&str> = run.tasks.iter().map(|t| t.task_id.as_str()).collect();
     assert_eq!(ids, ["T1", "T2", "T3"]);
     let t3 = &run.tasks[2];

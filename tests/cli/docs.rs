@@ -181,7 +181,7 @@ fn every_command_line_shown_parses() {
                 // option, every value (numbers, choices) and the required arguments.
                 // Placeholders (RUN, PLAN …) parse as the words they are.
                 let argv = std::iter::once("plexus".to_string()).chain(without_redirections(args));
-                match plexus::cli::command().try_get_matches_from(argv) {
+                match plexus::cli::args::command().try_get_matches_from(argv) {
                     Ok(_) => {}
                     Err(e)
                         if matches!(
@@ -413,7 +413,9 @@ fn the_parsers_of_this_test_work() {
     for bad in ["runs --nope", "run", "replay --max-gap soon", "bench-ui"] {
         let argv = std::iter::once("plexus").chain(bad.split(' '));
         assert!(
-            plexus::cli::command().try_get_matches_from(argv).is_err(),
+            plexus::cli::args::command()
+                .try_get_matches_from(argv)
+                .is_err(),
             "`{bad}` parsed"
         );
     }

@@ -76,7 +76,7 @@ fn assert_whole(dir: &Path, ctx: &str) {
 /// Waits until the process says it paused at `point`.
 fn wait_paused(run: &mut Running, point: &str) {
     let end = Instant::now() + Duration::from_secs(120);
-    let line = format!("{}{point}", plexus::pause_point::PAUSED);
+    let line = format!("{}{point}", plexus::base::pause_point::PAUSED);
     while !run.stderr().contains(&line) {
         assert!(run.running(), "ended before {point}:\n{}", run.stderr());
         assert!(

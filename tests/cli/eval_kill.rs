@@ -94,7 +94,10 @@ fn a_kill_with_eight_calls_in_flight_asks_again_only_what_was_in_flight() {
             eval_cmd(d).env("PLEXUS_TEST_PAUSE", format!("after-call:{held}/answer")),
             d.join("1.err"),
         );
-        let paused = format!("{}after-call:{held}/answer", plexus::pause_point::PAUSED);
+        let paused = format!(
+            "{}after-call:{held}/answer",
+            plexus::base::pause_point::PAUSED
+        );
         let end = Instant::now() + Duration::from_secs(60);
         while !run.stderr().contains(&paused) {
             assert!(

@@ -13,6 +13,7 @@ mod eval;
 mod eval_end;
 mod eval_judge;
 mod eval_kill;
+mod layers;
 mod otlp;
 mod otlp_receiver;
 mod output_hygiene;

@@ -381,8 +381,8 @@ fn a_collector_down_or_slow_does_not_change_the_run() {
 fn prompts_and_keys_are_not_sent_unless_content_is_asked_and_keys_never() {
     const KEY: &str = "sk-otlp-secret-9d3e1f";
     let dir = tempfile::tempdir().expect("tmp");
-    let server = plexus::provider::mock_server::MockServer::start(
-        plexus::provider::mock_server::MockConfig {
+    let server = plexus::dev::mock_server::MockServer::start(
+        plexus::dev::mock_server::MockConfig {
             echo_key: true,
             ..Default::default()
         },

@@ -225,7 +225,7 @@ fn a_closed_pipe_ends_the_command_quietly() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     assert!(out.stderr.is_empty(), "{}", text(&out));
     // A run whose log is far more than a pipe holds, so the writer meets the closed pipe.
-    let spec = plexus::plan::generate::GenSpec {
+    let spec = plexus::dev::gen_plan::GenSpec {
         tasks: 100,
         width: 20,
         fan_in: 2,
@@ -234,9 +234,7 @@ fn a_closed_pipe_ends_the_command_quietly() {
     let plan = write(
         dir.path(),
         "wide.json",
-        plexus::plan::generate::generate(spec)
-            .to_string()
-            .as_bytes(),
+        plexus::dev::gen_plan::generate(spec).to_string().as_bytes(),
     );
     let out = plexus(
         dir.path(),
@@ -291,7 +289,7 @@ fn a_panic_is_one_short_line_naming_the_report_and_no_colour_off_a_terminal() {
 fn an_ambiguous_run_prefix_lists_the_candidates() {
     let dir = tempfile::tempdir().expect("tempdir");
     let db = dir.path().join("a.db");
-    let conn = plexus::store::open_connection(&db).expect("db");
+    let conn = plexus::data::store::open_connection(&db).expect("db");
     for id in [
         "R20260101-000000-aaaa",
         "R20260101-000000-aabb",
@@ -375,7 +373,7 @@ fn a_worker_that_panics_ends_the_run_as_a_crash_and_leaves_it_resumable() {
     let plan = dir.path().join("plan.json");
     std::fs::write(
         &plan,
-        plexus::plan::generate::generate(plexus::plan::generate::GenSpec {
+        plexus::dev::gen_plan::generate(plexus::dev::gen_plan::GenSpec {
             tasks: 6,
             width: 3,
             fan_in: 1,
@@ -403,7 +401,7 @@ fn a_worker_that_panics_ends_the_run_as_a_crash_and_leaves_it_resumable() {
     assert!(err.contains("plexus crashed (a bug)"), "{err}");
     assert!(err.contains("the report is in"), "{err}");
     assert!(err.contains("a worker crashed (a bug)"), "{err}");
-    let store = plexus::store::Store::open(&dir.path().join("c.db")).expect("store");
+    let store = plexus::data::store::Store::open(&dir.path().join("c.db")).expect("store");
     let run = store.list_runs().expect("runs").remove(0);
     assert_eq!(run.status, "interrupted", "{err}");
     let t4 = store

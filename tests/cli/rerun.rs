@@ -11,7 +11,7 @@ use common::bin::{gen_plan, output, plexus};
 use common::rerun::{
     assert_same_run, atoms, chunk_offsets, invocations, latest, provider_of, record, rerun, tasks,
 };
-use plexus::provider::mock_server::{MockConfig, MockFault, MockServer};
+use plexus::dev::mock_server::{MockConfig, MockFault, MockServer};
 use serde_json::Value;
 
 #[test]

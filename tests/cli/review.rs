@@ -14,15 +14,15 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::bin::{output, plexus};
-use plexus::engine::{start_run, Control, RunSpec};
-use plexus::event::{EngineEvent, Envelope, RunStatus, TaskStatus};
-use plexus::launch::{prepare_resume, start, Globals, RunConfig};
-use plexus::plan::parse_plan;
-use plexus::provider::{Fault, SimConfig, SimulatedProvider};
-use plexus::replay::log::ReplayLog;
-use plexus::review::{decide, DecisionKind, ReviewError, ReviewRequest, Verdict};
-use plexus::state::{reduce, RunState};
-use plexus::store::{spawn_writer, RunRow, Store, WriteOp};
+use plexus::cli::launch::{prepare_resume, start, Globals, RunConfig};
+use plexus::data::provider::{Fault, SimConfig, SimulatedProvider};
+use plexus::data::replay::log::ReplayLog;
+use plexus::data::store::{spawn_writer, RunRow, Store, WriteOp};
+use plexus::model::event::{EngineEvent, Envelope, RunStatus, TaskStatus};
+use plexus::model::plan::parse_plan;
+use plexus::model::state::{reduce, RunState};
+use plexus::run::engine::{start_run, Control, RunSpec};
+use plexus::run::review::{decide, DecisionKind, ReviewError, ReviewRequest, Verdict};
 
 /// A hallucinates; B needs A, C needs B; D stands alone.
 fn plan_json() -> String {
@@ -364,7 +364,7 @@ async fn bad_input_and_a_run_owned_elsewhere_are_refused_clearly() {
         .expect("store")
         .last_event(&run)
         .expect("last");
-    let lease = plexus::store::lease::HeldLease::acquire(&db, &run).expect("lease");
+    let lease = plexus::data::store::lease::HeldLease::acquire(&db, &run).expect("lease");
     refused(
         &["review", &run, "A", "--accept"],
         4,

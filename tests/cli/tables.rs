@@ -9,10 +9,10 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use common::bin::{output, plexus, Out};
-use plexus::event::RunStatus;
-use plexus::launch::{start, Globals, RunConfig};
-use plexus::plan::parse_plan;
-use plexus::provider::{Fault, SimConfig};
+use plexus::cli::launch::{start, Globals, RunConfig};
+use plexus::data::provider::{Fault, SimConfig};
+use plexus::model::event::RunStatus;
+use plexus::model::plan::parse_plan;
 use unicode_width::UnicodeWidthStr;
 use Edge::{L, R};
 

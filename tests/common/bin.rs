@@ -8,9 +8,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Output, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use plexus::event::EngineEvent;
-use plexus::plan::generate::{generate, GenSpec};
-use plexus::store::Store;
+use plexus::data::store::Store;
+use plexus::dev::gen_plan::{generate, GenSpec};
+use plexus::model::event::EngineEvent;
 
 /// The binary under test.
 pub const BIN: &str = env!("CARGO_BIN_EXE_plexus");

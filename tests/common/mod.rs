@@ -15,12 +15,12 @@ pub mod wire;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use plexus::engine::retry::{Backoff, CodeRetry, RetryPolicy};
-use plexus::engine::{start_run, EngineConfig, RunOutcome, RunSpec};
-use plexus::event::{EngineEvent, Envelope};
-use plexus::plan::parse_plan;
-use plexus::provider::{SimConfig, SimulatedProvider};
-use plexus::store::{spawn_writer, EventRow, RunRow, Store, WriteOp};
+use plexus::data::provider::{SimConfig, SimulatedProvider};
+use plexus::data::store::{spawn_writer, EventRow, RunRow, Store, WriteOp};
+use plexus::model::event::{EngineEvent, Envelope};
+use plexus::model::plan::parse_plan;
+use plexus::run::engine::retry::{Backoff, CodeRetry, RetryPolicy};
+use plexus::run::engine::{start_run, EngineConfig, RunOutcome, RunSpec};
 
 /// Millisecond retry delays for tests.
 pub fn fast_retry() -> RetryPolicy {
@@ -136,7 +136,7 @@ pub async fn run_plan(plan_json: &str, sim: SimConfig, config: EngineConfig) -> 
 /// Runs plan JSON to the end on `provider`.
 pub async fn run_plan_with(
     plan_json: &str,
-    provider: Arc<dyn plexus::provider::Provider>,
+    provider: Arc<dyn plexus::data::provider::Provider>,
     config: EngineConfig,
 ) -> Ran {
     let dir = tempfile::tempdir().expect("tempdir");

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use plexus::store::Store;
+use plexus::data::store::Store;
 use serde_json::Value;
 
 use super::bin::{output, plexus, Out};

@@ -1,10 +1,10 @@
 //! Drawing for snapshot tests: a screen rendered through ratatui's TestBackend, read
 //! back as plain text (a wide character takes its two cells).
 
-use plexus::app::keymap::Keymap;
-use plexus::app::UiState;
-use plexus::state::RunState;
-use plexus::ui::theme::Theme;
+use plexus::model::state::RunState;
+use plexus::tui::app::keymap::Keymap;
+use plexus::tui::app::UiState;
+use plexus::tui::ui::theme::Theme;
 use ratatui::backend::TestBackend;
 use ratatui::Terminal;
 
@@ -34,7 +34,7 @@ pub fn render(st: &RunState, ui: &mut UiState, w: u16, h: u16) -> String {
     let mut term = Terminal::new(TestBackend::new(w, h)).expect("terminal");
     let theme = Theme::dark();
     let keys = Keymap::default_keys();
-    term.draw(|f| plexus::ui::draw(f, st, ui, &theme, &keys))
+    term.draw(|f| plexus::tui::ui::draw(f, st, ui, &theme, &keys))
         .expect("draw");
     buffer_text(term.backend().buffer())
 }

@@ -4,12 +4,12 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use plexus::replay::feed::fold_range;
-use plexus::replay::log::replay_state;
-use plexus::replay::stored::open_from_snapshot;
-use plexus::state::snapshot::{decode, normal_form};
-use plexus::state::RunState;
-use plexus::store::Store;
+use plexus::data::replay::feed::fold_range;
+use plexus::data::replay::log::replay_state;
+use plexus::data::replay::stored::open_from_snapshot;
+use plexus::data::store::Store;
+use plexus::model::state::snapshot::{decode, normal_form};
+use plexus::model::state::RunState;
 
 /// The state of `run` folded from its whole log, in a snapshot's normal form.
 pub fn folded_from_log(store: &Store, run: &str) -> RunState {

@@ -11,19 +11,19 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use plexus::debate::replay::load_events;
-use plexus::debate::similarity::{EmbedError, EmbedFuture, Embedder, PositionComparer};
-use plexus::engine::Control;
-use plexus::event::{EngineEvent, Envelope, RunStatus};
-use plexus::launch::debate::start_debate;
-use plexus::protocol::debate::{AgentStatus, HostAction, SessionStatus};
-use plexus::protocol::debate_spec::DebateSpec;
-use plexus::protocol::debate_turn::DebateTurn;
-use plexus::protocol::AgentRequest;
-use plexus::provider::http::redact::TextRedactor;
-use plexus::provider::{ChunkSink, Provider, ProviderError, ProviderFuture, ProviderOutput};
-use plexus::state::debate::DebateState;
-use plexus::store::Store;
+use plexus::base::protocol::debate::{AgentStatus, HostAction, SessionStatus};
+use plexus::base::protocol::debate_spec::DebateSpec;
+use plexus::base::protocol::debate_turn::DebateTurn;
+use plexus::base::protocol::AgentRequest;
+use plexus::cli::launch::debate::start_debate;
+use plexus::data::provider::http::redact::TextRedactor;
+use plexus::data::provider::{ChunkSink, Provider, ProviderError, ProviderFuture, ProviderOutput};
+use plexus::data::store::Store;
+use plexus::features::debate::replay::load_events;
+use plexus::features::debate::similarity::{EmbedError, EmbedFuture, Embedder, PositionComparer};
+use plexus::model::event::{EngineEvent, Envelope, RunStatus};
+use plexus::model::state::debate::DebateState;
+use plexus::run::engine::Control;
 use serde_json::{json, Value};
 
 /// One scripted answer.
@@ -272,7 +272,7 @@ async fn run_on(
 ) -> Outcome {
     let dir = tempfile::tempdir().expect("test step");
     let db = dir.path().join("d.db");
-    drop(plexus::store::open_connection(&db).expect("test step"));
+    drop(plexus::data::store::open_connection(&db).expect("test step"));
     let provider = Arc::new(provider);
     let comparer = Arc::new(PositionComparer::new(Arc::new(VectorEmbedder {
         fail: fail_embedding,
@@ -689,7 +689,7 @@ async fn a_timed_out_agent_is_skipped_and_its_last_output_reused() {
         .expect("test step");
     assert_eq!(
         planner.outcome,
-        plexus::event::debate::TurnOutcome::TimedOut
+        plexus::model::event::debate::TurnOutcome::TimedOut
     );
     assert!(planner.reused);
     assert_eq!(
@@ -751,7 +751,7 @@ async fn invalid_output_is_retried_then_recorded() {
     assert_eq!(critic_turn.attempts, 3);
     assert_eq!(
         critic_turn.outcome,
-        plexus::event::debate::TurnOutcome::Valid
+        plexus::model::event::debate::TurnOutcome::Valid
     );
     let third = {
         let seen = o.provider.seen.lock().expect("test step");
@@ -778,7 +778,10 @@ async fn invalid_output_is_retried_then_recorded() {
         .iter()
         .find(|t| t.agent.as_str() == "planner")
         .expect("test step");
-    assert_eq!(p.outcome, plexus::event::debate::TurnOutcome::Invalid);
+    assert_eq!(
+        p.outcome,
+        plexus::model::event::debate::TurnOutcome::Invalid
+    );
     assert!(p.output.is_none(), "nothing earlier to stand for it");
     let replies: Vec<_> = o
         .events
@@ -814,13 +817,13 @@ async fn a_stopped_session_ends_cancelled() {
     assert_eq!(o.state.session_state().status, SessionStatus::Cancelled);
     // The turn under way reads cancelled on the screen, not unreadable.
     let r1 = o.state.round(1);
-    let live = plexus::ui::debate::positions::Live {
+    let live = plexus::tui::ui::debate::positions::Live {
         tick: 0,
         now_ms: 0,
         rows: 5,
     };
-    let theme = plexus::ui::theme::Theme::dark();
-    let shown: String = plexus::ui::debate::positions::lines(60, &o.state, r1, &live, &theme)
+    let theme = plexus::tui::ui::theme::Theme::dark();
+    let shown: String = plexus::tui::ui::debate::positions::lines(60, &o.state, r1, &live, &theme)
         .out
         .iter()
         .map(|l| l.iter().map(|(t, _)| t.as_str()).collect::<String>() + "\n")
@@ -887,7 +890,7 @@ async fn a_turn_s_text_is_logged_as_it_streams_for_the_screen() {
         )
         .expect("the planner's output");
     let mid = DebateState::from_events(&o.events[..upto]);
-    let planner = &mid.agents[&plexus::protocol::debate::AgentRole::Planner];
+    let planner = &mid.agents[&plexus::base::protocol::debate::AgentRole::Planner];
     assert_eq!(planner.stream, replied);
     assert!(planner.stream_tokens > 0 && planner.started_ms.is_some());
     // After it, the stream is gone.
@@ -907,14 +910,17 @@ async fn a_failing_provider_is_tried_again_then_the_agent_is_skipped() {
         .iter()
         .find(|t| t.agent.as_str() == "planner")
         .expect("turn");
-    assert_eq!(p1.outcome, plexus::event::debate::TurnOutcome::Valid);
+    assert_eq!(p1.outcome, plexus::model::event::debate::TurnOutcome::Valid);
     assert_eq!(p1.attempts, 2);
     let c2 = o.state.rounds[1]
         .turns
         .iter()
         .find(|t| t.agent.as_str() == "critic")
         .expect("turn");
-    assert_eq!(c2.outcome, plexus::event::debate::TurnOutcome::Failed);
+    assert_eq!(
+        c2.outcome,
+        plexus::model::event::debate::TurnOutcome::Failed
+    );
     // A transient failure, retried as every model call is: five times after the first.
     assert_eq!(c2.attempts, 6);
     assert!(c2.reused);
@@ -975,7 +981,7 @@ fn check_failed_after_round_one(o: &Outcome, says: &[&str], tries: usize) {
     }
     // An output refused, or a transient failure retried (its own budget, the retry
     // policy's): never more tries than either allows.
-    let transient = plexus::provider::retry::RetryPolicy::default()
+    let transient = plexus::data::provider::retry::RetryPolicy::default()
         .transient
         .max_retries
         + 1;
@@ -995,7 +1001,10 @@ fn check_failed_after_round_one(o: &Outcome, says: &[&str], tries: usize) {
     assert_eq!(doc.status, SessionStatus::Failed);
     assert_eq!(doc.extra["end_reason"], finished.reason.as_str());
     // Exit code 3.
-    assert_eq!(plexus::exit::for_status(o.status), plexus::exit::RUN_FAILED);
+    assert_eq!(
+        plexus::data::exit::for_status(o.status),
+        plexus::data::exit::RUN_FAILED
+    );
 }
 
 #[tokio::test]
@@ -1083,7 +1092,10 @@ async fn a_key_the_model_escaped_in_its_output_is_not_kept() {
         .iter()
         .find(|t| t.agent.as_str() == "planner")
         .expect("turn");
-    assert_eq!(planner.outcome, plexus::event::debate::TurnOutcome::Valid);
+    assert_eq!(
+        planner.outcome,
+        plexus::model::event::debate::TurnOutcome::Valid
+    );
     let out = planner.output.as_ref().expect("output");
     assert_eq!(out["content"], "plan [redacted]");
     let conclusion = out["metadata"]["position"]["conclusion"]

@@ -8,7 +8,7 @@ use crate::common;
 use std::path::Path;
 
 use common::bin::{output, plexus};
-use plexus::protocol::debate::{SseData, StreamEvent};
+use plexus::base::protocol::debate::{SseData, StreamEvent};
 
 const FAST: [&str; 4] = ["--chunk-ms", "0", "--first-chunk-ms", "0"];
 
@@ -105,7 +105,7 @@ fn a_debate_on_the_simulated_provider_converges_reruns_and_diffs_equal() {
 
 #[test]
 fn a_debate_runs_against_a_local_server_of_either_api() {
-    use plexus::provider::mock_server::{MockConfig, MockServer};
+    use plexus::dev::mock_server::{MockConfig, MockServer};
     let server = MockServer::start(
         MockConfig {
             stream_ms: 5,
@@ -374,7 +374,7 @@ fn options_that_make_no_sense_are_refused_by_name() {
 
 #[test]
 fn a_debate_whose_provider_refuses_every_call_fails_with_the_reason() {
-    use plexus::provider::mock_server::{MockConfig, MockFault, MockServer};
+    use plexus::dev::mock_server::{MockConfig, MockFault, MockServer};
     // A 429 is tried as every model call is (the first try and five retries), a 400
     // once (it would fail again).
     for (code, says, tries) in [
@@ -478,12 +478,12 @@ fn a_debate_whose_provider_refuses_every_call_fails_with_the_reason() {
 
 /// The lines of the report as the Debate screen shows it, for the latest session.
 fn shown_report(dir: &Path, db: &str) -> String {
-    let store = plexus::store::Store::open(&dir.join(db)).expect("store");
+    let store = plexus::data::store::Store::open(&dir.join(db)).expect("store");
     let (run, _) = latest_two_or_one(dir, db);
-    let events = plexus::debate::replay::load_events(&store, &run).expect("events");
-    let d = plexus::state::debate::DebateState::from_events(&events);
-    let theme = plexus::ui::theme::Theme::dark();
-    plexus::ui::debate::report::lines(100, &d, 0, 0, &theme)
+    let events = plexus::features::debate::replay::load_events(&store, &run).expect("events");
+    let d = plexus::model::state::debate::DebateState::from_events(&events);
+    let theme = plexus::tui::ui::theme::Theme::dark();
+    plexus::tui::ui::debate::report::lines(100, &d, 0, 0, &theme)
         .out
         .iter()
         .map(|l| l.iter().map(|(t, _)| t.as_str()).collect::<String>() + "\n")

@@ -8,9 +8,9 @@ use std::path::Path;
 use serde_json::{json, Value};
 
 use crate::common::bin::{output, plexus, Out};
-use plexus::protocol::debate::{SseData, StreamEvent};
-use plexus::provider::mock_server::script::Script;
-use plexus::provider::mock_server::{MockConfig, MockServer, SeenRequest};
+use plexus::base::protocol::debate::{SseData, StreamEvent};
+use plexus::dev::mock_server::script::Script;
+use plexus::dev::mock_server::{MockConfig, MockServer, SeenRequest};
 
 /// What a scripted debate left.
 struct Debated {

@@ -17,7 +17,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use plexus::protocol::debate::{SseData, StreamEvent};
+use plexus::base::protocol::debate::{SseData, StreamEvent};
 
 /// A running `plexus serve`, killed when dropped.
 pub struct Server {

@@ -4,10 +4,10 @@
 
 use std::sync::Arc;
 
-use plexus::debate::embed_http::{parse, HttpEmbedder};
-use plexus::debate::similarity::{keyword_similarity, Embedder, PositionComparer};
-use plexus::provider::mock_server::{MockConfig, MockServer};
-use plexus::provider::ProviderProfile;
+use plexus::data::provider::ProviderProfile;
+use plexus::dev::mock_server::{MockConfig, MockServer};
+use plexus::features::debate::embed_http::{parse, HttpEmbedder};
+use plexus::features::debate::similarity::{keyword_similarity, Embedder, PositionComparer};
 use serde_json::json;
 
 fn texts(v: &[&str]) -> Vec<String> {
@@ -117,7 +117,7 @@ fn keyword_similarity_is_the_overlap_of_words() {
 fn profile(base: &str, model: &str) -> ProviderProfile {
     let mut p = ProviderProfile::simulated();
     p.name = "local".into();
-    p.kind = plexus::provider::ProviderKind::Openai;
+    p.kind = plexus::data::provider::ProviderKind::Openai;
     p.base_url = base.into();
     p.model = "m".into();
     p.embedding_model = Some(model.into());

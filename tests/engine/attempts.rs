@@ -6,11 +6,11 @@
 use crate::common;
 
 use common::bin::{output, plexus};
-use plexus::app::ui_state::{Doc, DocKey, OutputView};
-use plexus::app::{update, Action, Effect, UiState};
-use plexus::event::{EngineEvent, Envelope};
-use plexus::state::{reduce, RunState};
-use plexus::store::Store;
+use plexus::data::store::Store;
+use plexus::model::event::{EngineEvent, Envelope};
+use plexus::model::state::{reduce, RunState};
+use plexus::tui::app::ui_state::{Doc, DocKey, OutputView};
+use plexus::tui::app::{update, Action, Effect, UiState};
 use plexus::tui::loader::load_doc;
 
 fn demo() -> RunState {
@@ -93,7 +93,7 @@ fn n_and_shift_n_walk_the_failed_and_retried_tasks_in_dag_order_and_wrap() {
     let failures: Vec<usize> = order
         .iter()
         .copied()
-        .filter(|&i| plexus::app::attempts::is_failure(&st.tasks[i]))
+        .filter(|&i| plexus::tui::app::attempts::is_failure(&st.tasks[i]))
         .collect();
     assert!(failures.len() >= 2, "the demo retries at least two tasks");
     let mut ui = UiState::new(false);

@@ -8,10 +8,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use common::{quick_sim, run_plan, run_plan_with, test_config, Ran};
-use plexus::event::{ContextPlanned, EngineEvent, TaskFinished};
-use plexus::launch::progress::Progress;
-use plexus::protocol::{AgentRequest, ErrorCode};
-use plexus::provider::{ChunkSink, Provider, ProviderFuture, SimulatedProvider};
+use plexus::base::protocol::{AgentRequest, ErrorCode};
+use plexus::cli::launch::progress::Progress;
+use plexus::data::provider::{ChunkSink, Provider, ProviderFuture, SimulatedProvider};
+use plexus::model::event::{ContextPlanned, EngineEvent, TaskFinished};
 use serde_json::{json, Value};
 
 /// The simulated provider, counting the calls it is asked for.

@@ -10,14 +10,14 @@ use std::path::Path;
 use crate::common;
 
 use common::{mock_profile, run_plexus};
-use plexus::engine::request::constraints_for;
-use plexus::engine::retry::RetryPolicy;
-use plexus::engine::EngineConfig;
-use plexus::event::EngineEvent;
-use plexus::plan::parse_plan;
-use plexus::protocol::ErrorCode;
-use plexus::provider::mock_server::{MockConfig, MockServer};
-use plexus::store::Store;
+use plexus::base::protocol::ErrorCode;
+use plexus::data::store::Store;
+use plexus::dev::mock_server::{MockConfig, MockServer};
+use plexus::model::event::EngineEvent;
+use plexus::model::plan::parse_plan;
+use plexus::run::engine::request::constraints_for;
+use plexus::run::engine::retry::RetryPolicy;
+use plexus::run::engine::EngineConfig;
 
 /// One attempt as the log has it.
 struct Attempt {

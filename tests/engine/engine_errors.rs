@@ -7,12 +7,12 @@ use crate::common;
 use std::collections::HashMap;
 
 use common::*;
-use plexus::engine::Control;
-use plexus::event::{EngineEvent, RunStatus, TaskStatus};
-use plexus::protocol::ErrorCode;
-use plexus::provider::Fault;
+use plexus::base::protocol::ErrorCode;
+use plexus::data::provider::Fault;
+use plexus::model::event::{EngineEvent, RunStatus, TaskStatus};
+use plexus::run::engine::Control;
 
-fn scripted(task: &str, faults: &[Fault]) -> plexus::provider::SimConfig {
+fn scripted(task: &str, faults: &[Fault]) -> plexus::data::provider::SimConfig {
     let mut s = quick_sim();
     s.script = HashMap::from([(task.to_string(), faults.to_vec())]);
     s
@@ -28,7 +28,7 @@ fn retries(r: &Ran) -> Vec<(ErrorCode, u64, u32)> {
     .collect()
 }
 
-fn started(r: &Ran) -> Vec<&plexus::event::InvocationStarted> {
+fn started(r: &Ran) -> Vec<&plexus::model::event::InvocationStarted> {
     r.of(|e| match e {
         EngineEvent::InvocationStarted(x) => Some(x),
         _ => None,
@@ -387,7 +387,7 @@ async fn cancel_stops_in_flight_work_and_records_why() {
     let dir = tempfile::tempdir().expect("tempdir");
     let db = dir.path().join("c.db");
     let plan = std::sync::Arc::new(
-        plexus::plan::parse_plan(
+        plexus::model::plan::parse_plan(
             &one_task_plan(
                 r#",{"task_id":"B","agent":"Code_Architect","instruction":"x","depends_on":["A"]}"#,
             ),
@@ -395,10 +395,10 @@ async fn cancel_stops_in_flight_work_and_records_why() {
         )
         .expect("plan"),
     );
-    let (writer, thread) = plexus::store::spawn_writer(&db, None).expect("writer");
+    let (writer, thread) = plexus::data::store::spawn_writer(&db, None).expect("writer");
     writer
-        .send(plexus::store::WriteOp::CreateRun(Box::new(
-            plexus::store::RunRow {
+        .send(plexus::data::store::WriteOp::CreateRun(Box::new(
+            plexus::data::store::RunRow {
                 run_id: "R-c".into(),
                 plan_id: "P".into(),
                 plan_source: "t".into(),
@@ -416,11 +416,11 @@ async fn cancel_stops_in_flight_work_and_records_why() {
         .expect("create");
     let mut sim = quick_sim();
     sim.chunk_ms = 50; // slow stream so the cancel lands mid-invocation
-    let h = plexus::engine::start_run(plexus::engine::RunSpec {
+    let h = plexus::run::engine::start_run(plexus::run::engine::RunSpec {
         db: None,
         run_id: "R-c".into(),
         plan,
-        provider: std::sync::Arc::new(plexus::provider::SimulatedProvider::new(sim)),
+        provider: std::sync::Arc::new(plexus::data::provider::SimulatedProvider::new(sim)),
         config: EngineConfig {
             timeout_scale: 1.0,
             ..test_config()
@@ -437,7 +437,7 @@ async fn cancel_stops_in_flight_work_and_records_why() {
     drop(writer);
     thread.join().expect("thread");
     assert_eq!(out.status, RunStatus::Cancelled);
-    let store = plexus::store::Store::open(&db).expect("store");
+    let store = plexus::data::store::Store::open(&db).expect("store");
     let tasks = store.tasks("R-c").expect("tasks");
     assert!(tasks.iter().all(|t| t.status == "cancelled"), "{tasks:?}");
     let ev = store.events("R-c", 1, u64::MAX).expect("events");
@@ -450,18 +450,18 @@ async fn cancel_stops_in_flight_work_and_records_why() {
     );
 }
 
-use plexus::engine::EngineConfig;
+use plexus::run::engine::EngineConfig;
 
 /// Chunk events per call of a run of `tasks` tasks side by side, at `concurrency`.
 async fn chunk_events_per_call(tasks: usize, concurrency: usize) -> (f64, Vec<String>) {
-    let plan = plexus::plan::generate::generate(plexus::plan::generate::GenSpec {
+    let plan = plexus::dev::gen_plan::generate(plexus::dev::gen_plan::GenSpec {
         tasks,
         width: tasks,
         fan_in: 1,
         max_atoms: 1,
     })
     .to_string();
-    let sim = plexus::provider::SimConfig {
+    let sim = plexus::data::provider::SimConfig {
         first_chunk_ms: 30,
         chunk_ms: 2,
         ..quick_sim()
@@ -519,7 +519,7 @@ async fn under_a_heavy_load_streams_are_logged_in_fewer_larger_pieces_with_the_s
 
 #[tokio::test]
 async fn a_retry_met_by_the_spent_budget_ends_a_held_open_run_budget_reached() {
-    let price = plexus::cost::Price {
+    let price = plexus::base::cost::Price {
         input: 1.0,
         output: 1.0,
         cached_input: None,

@@ -9,12 +9,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::{one_task_plan, quick_sim, test_config};
-use plexus::engine::{start_run, Control, RunSpec};
-use plexus::event::{EngineEvent, Envelope, RunStatus, TaskStatus};
-use plexus::plan::parse_plan;
-use plexus::provider::{Fault, SimulatedProvider};
-use plexus::state::{reduce, RunState};
-use plexus::store::{spawn_writer, RunRow, Store, WriteOp};
+use plexus::data::provider::{Fault, SimulatedProvider};
+use plexus::data::store::{spawn_writer, RunRow, Store, WriteOp};
+use plexus::model::event::{EngineEvent, Envelope, RunStatus, TaskStatus};
+use plexus::model::plan::parse_plan;
+use plexus::model::state::{reduce, RunState};
+use plexus::run::engine::{start_run, Control, RunSpec};
 use tokio::sync::mpsc::UnboundedReceiver;
 
 /// Reads delivered events until `stop` says so; folds them all.
@@ -121,7 +121,7 @@ async fn a_failed_task_is_retried_and_unblocks_its_dependents() {
 struct Held {
     st: RunState,
     log: Vec<Arc<Envelope>>,
-    handle: plexus::engine::RunHandle,
+    handle: plexus::run::engine::RunHandle,
     rx: UnboundedReceiver<Vec<Arc<Envelope>>>,
     writer_thread: std::thread::JoinHandle<()>,
     db: std::path::PathBuf,

@@ -5,9 +5,9 @@
 
 use std::collections::HashSet;
 
-use plexus::engine::parse::{parse_response, ParsedOutput, MAX_RESPONSE_BYTES};
-use plexus::gate::quality::{run_gate, QualityConfig};
-use plexus::protocol::{ErrorCode, ErrorInfo};
+use plexus::base::protocol::{ErrorCode, ErrorInfo};
+use plexus::model::gate::quality::{run_gate, QualityConfig};
+use plexus::run::engine::parse::{parse_response, ParsedOutput, MAX_RESPONSE_BYTES};
 use serde_json::Value;
 
 const ATOM1: &str = r##"{"asset_id":"MATH_A_01","category":"Math_Ops","metadata":{"created_by":"Scholar_Internalizer","tags":["#Diffusion"]},"content":{"mathematical_expression":"x_{t-1} = f(x_t)","physical_intuition":"去噪"},"provenance":{"paper_id":"ArXiv:2406.01234","paper_location":"p.4, Eq.(7)"},"delta_audit":{"existing_assets":["MATH_KNOWN_01"],"incremental_value":"adds guidance","contradiction_marked":false}}"##;

@@ -9,29 +9,31 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
 
-use plexus::protocol::context::{
+use plexus::base::protocol::context::{
     BatchConfigDoc, ContextLimitsDoc, ContextManagementDoc, PriorityConfigDoc, TaskChainDoc,
     TransferPayload,
 };
-use plexus::protocol::debate::{
+use plexus::base::protocol::debate::{
     self, AgentOutput, AgentRole, CalculateDateOutput, ComparePositionsOutput, CriticOutput,
     DebateError, DebateToolCall, GetNowOutput, HostAction, HostDirective, HostOutput,
     MaxRoundsReached, MultiAgentStartRequest, PlannerOutput, PositionSummary, ReporterOutput,
     SessionState, SseData, StreamEvent,
 };
-use plexus::protocol::handoff::{
+use plexus::base::protocol::handoff::{
     ContextPackage, ExecuteToInitContext, HandoffType, InitToExecuteContext, Layer1ProblemsReport,
 };
-use plexus::protocol::invocation::{CodeInfoGuideDoc, ExecutionModeConstraints, PaperInfoGuideDoc};
-use plexus::protocol::messages::{
+use plexus::base::protocol::invocation::{
+    CodeInfoGuideDoc, ExecutionModeConstraints, PaperInfoGuideDoc,
+};
+use plexus::base::protocol::messages::{
     ContentBlock, ConversationMetrics, ConversationRound, LoadLevel, SkillActivationRequest,
     ToolCallMessage, ToolMetrics, ToolResultMessage, ToolRetryPolicy,
 };
-use plexus::protocol::refs::{
+use plexus::base::protocol::refs::{
     DataReferenceDoc, DataReferenceOverviewDoc, FallbackConfigTemplateDoc, RefFilter,
     ResolutionFailureDoc,
 };
-use plexus::protocol::{
+use plexus::base::protocol::{
     AgentRequest, AgentResponse, ErrorInfo, QualityCheck, RequestContext, ResponseOutput,
     UserPrompt,
 };

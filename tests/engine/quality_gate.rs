@@ -9,9 +9,9 @@
 
 use std::collections::HashSet;
 
-use plexus::engine::parse::parse_response;
-use plexus::gate::quality::{grade_atom, run_gate, AtomVerdict, QualityConfig};
-use plexus::protocol::{Atom, Grade, GradeCounts, IssueSeverity};
+use plexus::base::protocol::{Atom, Grade, GradeCounts, IssueSeverity};
+use plexus::model::gate::quality::{grade_atom, run_gate, AtomVerdict, QualityConfig};
+use plexus::run::engine::parse::parse_response;
 use serde_json::{json, Value};
 
 const LONG_EXPR: &str = "x_{t-1} = (x_t - sqrt(1 - a_t) * eps_theta(x_t, t)) / sqrt(a_t)";

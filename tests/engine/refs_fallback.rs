@@ -5,9 +5,9 @@
 use crate::common;
 
 use common::{quick_sim, run_plan, test_config, Ran};
-use plexus::event::EngineEvent;
-use plexus::protocol::refs::{RefErrorCode, ResolutionFailure};
-use plexus::protocol::ErrorCode;
+use plexus::base::protocol::refs::{RefErrorCode, ResolutionFailure};
+use plexus::base::protocol::ErrorCode;
+use plexus::model::event::EngineEvent;
 use serde_json::{json, Value};
 
 fn plan(refs: Value, fallback: Option<Value>, upstream: bool) -> String {

@@ -4,18 +4,18 @@
 
 use std::time::Duration;
 
-use plexus::protocol::refs::RefErrorCode;
-use plexus::protocol::{DbQueryRef, FileRef};
-use plexus::resolve::db::{build, resolve_db};
-use plexus::resolve::file::{md_sections, resolve_file};
-use plexus::store::{spawn_writer, PaperRow, WriteOp};
+use plexus::base::protocol::refs::RefErrorCode;
+use plexus::base::protocol::{DbQueryRef, FileRef};
+use plexus::data::resolve::db::{build, resolve_db};
+use plexus::data::resolve::file::{md_sections, resolve_file};
+use plexus::data::store::{spawn_writer, PaperRow, WriteOp};
 use serde_json::json;
 
 fn file(path: &str) -> FileRef {
     serde_json::from_value(json!({"path": path})).expect("file ref")
 }
 
-fn code(r: Result<serde_json::Value, plexus::resolve::RefFailure>) -> RefErrorCode {
+fn code(r: Result<serde_json::Value, plexus::data::resolve::RefFailure>) -> RefErrorCode {
     match r {
         Ok(v) => panic!("expected a failure, got {v}"),
         Err(f) => f.code,
@@ -362,14 +362,14 @@ fn a_query_on_one_runs_log_reads_that_run_only() {
     let (writer, thread) = spawn_writer(&path, None).expect("writer");
     for seq in 1..=40u64 {
         for run in ["R-one", "R-two", "R-three"] {
-            let env = plexus::event::Envelope {
+            let env = plexus::model::event::Envelope {
                 run_id: std::sync::Arc::from(run),
                 seq,
                 ts: seq as i64,
                 task_id: None,
                 invocation_id: None,
                 agent: None,
-                event: plexus::event::EngineEvent::TaskReady(plexus::event::Empty {}),
+                event: plexus::model::event::EngineEvent::TaskReady(plexus::model::event::Empty {}),
             };
             writer
                 .send(WriteOp::Event(std::sync::Arc::new(env)))

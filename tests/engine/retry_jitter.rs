@@ -9,12 +9,12 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use common::{mock_profile, one_task_plan, quick_sim, run_plan, run_plexus, test_config};
-use plexus::engine::retry::Backoff;
-use plexus::engine::EngineConfig;
-use plexus::event::EngineEvent;
-use plexus::provider::mock_server::{MockConfig, MockFault, MockServer};
-use plexus::provider::Fault;
-use plexus::store::Store;
+use plexus::data::provider::Fault;
+use plexus::data::store::Store;
+use plexus::dev::mock_server::{MockConfig, MockFault, MockServer};
+use plexus::model::event::EngineEvent;
+use plexus::run::engine::retry::Backoff;
+use plexus::run::engine::EngineConfig;
 
 /// The delays of task A's retry_scheduled events in the database's only run.
 fn delays(db: &Path) -> Vec<u64> {

@@ -7,8 +7,8 @@
 //! | `failed`  | `atoms_generated == 0` or an unrecoverable error (§8.1: E006–E008)     |
 //! | `timeout` | `execution_time_ms > timeout_seconds * 1000`                           |
 
-use plexus::gate::status::decide_status;
-use plexus::protocol::{ErrorCode, ErrorInfo, InvocationStatus};
+use plexus::base::protocol::{ErrorCode, ErrorInfo, InvocationStatus};
+use plexus::model::gate::status::decide_status;
 
 const TIMEOUT_S: f64 = 300.0;
 /// Well within the limit.

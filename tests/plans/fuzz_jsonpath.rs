@@ -4,9 +4,9 @@
 //! `PROPTEST_CASES=4200000 cargo test --release --test fuzz_jsonpath` (ten minutes on a
 //! 2-core machine; see the README).
 
-use plexus::jsonpath::JsonPath;
-use plexus::protocol::{RefFilter, TaskOutputRef};
-use plexus::resolve::{filter_matches, resolve_task_output};
+use plexus::base::jsonpath::JsonPath;
+use plexus::base::protocol::{RefFilter, TaskOutputRef};
+use plexus::data::resolve::{filter_matches, resolve_task_output};
 use proptest::prelude::*;
 use serde_json::{json, Value};
 

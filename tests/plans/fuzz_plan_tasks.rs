@@ -3,7 +3,7 @@
 //! among them) — never give a plan that validates with fewer tasks than its file holds:
 //! a part that cannot be read is an error at its place, never a task dropped.
 
-use plexus::plan::{parse_plan, PlanErrorKind};
+use plexus::model::plan::{parse_plan, PlanErrorKind};
 use proptest::prelude::*;
 use serde_json::value::RawValue;
 use serde_json::{json, Value};

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
-use plexus::plan::{parse_plan, plan_schema};
+use plexus::model::plan::{parse_plan, plan_schema};
 
 fn validator() -> jsonschema::Validator {
     let schema = plan_schema();
@@ -53,12 +53,12 @@ fn every_shipped_plan_passes_the_schema_and_the_validator() {
         })
         .collect();
     // A generated plan (`plexus dev gen-plan`) is a shipped plan too.
-    let spec = plexus::plan::generate::GenSpec {
+    let spec = plexus::dev::gen_plan::GenSpec {
         tasks: 30,
         width: 5,
         ..Default::default()
     };
-    plans.push(("gen-plan".into(), plexus::plan::generate::generate(spec)));
+    plans.push(("gen-plan".into(), plexus::dev::gen_plan::generate(spec)));
     for (name, plan) in &plans {
         let errors = schema_errors(&v, plan);
         assert!(errors.is_empty(), "{name}: {errors:#?}");

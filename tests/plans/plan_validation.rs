@@ -8,7 +8,7 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use plexus::plan::{load_plan_file, parse_plan, PlanError, PlanErrorKind, PlanErrors};
+use plexus::model::plan::{load_plan_file, parse_plan, PlanError, PlanErrorKind, PlanErrors};
 
 const INVALID_DIR: &str = "fixtures/plans/invalid";
 
@@ -364,7 +364,7 @@ fn places(errors: &[PlanError]) -> Vec<(Option<&str>, &str, PlanErrorKind)> {
 
 #[test]
 fn an_agent_change_applies_to_tasks_naming_the_agent_by_any_spelling() {
-    use plexus::engine::request::constraints_for;
+    use plexus::run::engine::request::constraints_for;
     // The change keyed by each spelling; the tasks name the agent by every other one.
     for key in [
         "Scholar_Internalizer",
@@ -529,7 +529,7 @@ fn every_number_has_a_range_checked_at_its_path() {
 
 #[test]
 fn every_range_is_in_the_docs() {
-    let check = |doc: &str, ranges: &[plexus::ranges::NumRange]| {
+    let check = |doc: &str, ranges: &[plexus::base::ranges::NumRange]| {
         let text = std::fs::read_to_string(doc).unwrap_or_else(|e| panic!("{doc}: {e}"));
         for r in ranges {
             let name = format!("`{}`", r.field);
@@ -543,8 +543,8 @@ fn every_range_is_in_the_docs() {
             );
         }
     };
-    check("docs/plans.md", plexus::ranges::PLAN);
-    check("docs/providers.md", plexus::ranges::CONFIG);
+    check("docs/plans.md", plexus::base::ranges::PLAN);
+    check("docs/providers.md", plexus::base::ranges::CONFIG);
 }
 
 #[test]

@@ -9,11 +9,11 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use common::*;
-use plexus::engine::EngineConfig;
-use plexus::event::{EngineEvent, RunStatus};
-use plexus::protocol::ErrorCode;
-use plexus::provider::mock_server::{MockConfig, MockFault, MockServer};
-use plexus::provider::{HttpProvider, ProviderKind, ProviderProfile};
+use plexus::base::protocol::ErrorCode;
+use plexus::data::provider::{HttpProvider, ProviderKind, ProviderProfile};
+use plexus::dev::mock_server::{MockConfig, MockFault, MockServer};
+use plexus::model::event::{EngineEvent, RunStatus};
+use plexus::run::engine::EngineConfig;
 
 const APIS: [ProviderKind; 2] = [ProviderKind::Openai, ProviderKind::Anthropic];
 
@@ -653,7 +653,7 @@ async fn waiting_for_a_profile_slot_does_not_count_against_the_timeout() {
 
 #[tokio::test]
 async fn retry_after_holds_the_whole_profile() {
-    use plexus::provider::{ChunkSink, Provider};
+    use plexus::data::provider::{ChunkSink, Provider};
     struct Discard;
     impl ChunkSink for Discard {
         fn chunk(&mut self, _: &str) {}
@@ -664,7 +664,7 @@ async fn retry_after_holds_the_whole_profile() {
     }]);
     let provider = HttpProvider::new(profile(ProviderKind::Openai, &s.url())).expect("provider");
     let request = |task: &str| {
-        Arc::new(plexus::protocol::AgentRequest {
+        Arc::new(plexus::base::protocol::AgentRequest {
             invocation_id: "INV_1".into(),
             agent: "Scholar_Internalizer".into(),
             task_id: task.into(),
@@ -683,7 +683,7 @@ async fn retry_after_holds_the_whole_profile() {
     assert!(
         matches!(
             a,
-            Err(plexus::provider::ProviderError::Transient {
+            Err(plexus::data::provider::ProviderError::Transient {
                 retry_after_ms: Some(1000),
                 ..
             })
@@ -701,7 +701,7 @@ async fn retry_after_holds_the_whole_profile() {
 
 #[tokio::test]
 async fn a_steady_stream_longer_than_the_idle_timeout_is_not_cut() {
-    use plexus::provider::{ChunkSink, Provider};
+    use plexus::data::provider::{ChunkSink, Provider};
     struct Count(usize, String);
     impl ChunkSink for Count {
         fn chunk(&mut self, t: &str) {
@@ -725,7 +725,7 @@ async fn a_steady_stream_longer_than_the_idle_timeout_is_not_cut() {
         let mut p = profile(kind, &s.url());
         p.idle_timeout_s = 0.25;
         let provider = HttpProvider::new(p).expect("provider");
-        let request = Arc::new(plexus::protocol::AgentRequest {
+        let request = Arc::new(plexus::base::protocol::AgentRequest {
             invocation_id: "INV_1".into(),
             agent: "Scholar_Internalizer".into(),
             task_id: "A".into(),

@@ -15,13 +15,13 @@ use std::path::Path;
 use std::sync::Arc;
 
 use common::{one_task_plan, run_plan_with, test_config, Ran};
-use plexus::engine::EngineConfig;
-use plexus::event::EngineEvent;
-use plexus::protocol::ErrorCode;
-use plexus::provider::http::redact::MIN_KEY_LEN;
-use plexus::provider::mock_server::key_echo::KeyEcho;
-use plexus::provider::mock_server::{MockConfig, MockFault, MockServer};
-use plexus::provider::{HttpProvider, ProviderKind, ProviderProfile};
+use plexus::base::protocol::ErrorCode;
+use plexus::data::provider::http::redact::MIN_KEY_LEN;
+use plexus::data::provider::{HttpProvider, ProviderKind, ProviderProfile};
+use plexus::dev::mock_server::key_echo::KeyEcho;
+use plexus::dev::mock_server::{MockConfig, MockFault, MockServer};
+use plexus::model::event::EngineEvent;
+use plexus::run::engine::EngineConfig;
 
 const KEY: &str = "sk-plexus-secret-4f9a2c7e1b8d";
 /// The key's last part: no piece of the key may be kept either.
@@ -251,9 +251,9 @@ fn escaped(text: &str) -> String {
 /// answer text never holds the key but the JSON decoded from it does. One connection per
 /// request (`Connection: close`). Returns its base URL.
 fn escaped_key_server() -> String {
-    use plexus::provider::mock_server::answer::{self, Api};
-    use plexus::provider::mock_server::key_echo::KeyedAnswer;
-    use plexus::provider::{SimConfig, SimulatedProvider};
+    use plexus::data::provider::{SimConfig, SimulatedProvider};
+    use plexus::dev::mock_server::answer::{self, Api};
+    use plexus::dev::mock_server::key_echo::KeyedAnswer;
     use std::io::{BufRead, BufReader, Read, Write};
 
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");

@@ -9,7 +9,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use plexus::provider::mock_server::{MockConfig, MockServer};
+use plexus::dev::mock_server::{MockConfig, MockServer};
 use portable_pty::{native_pty_system, CommandBuilder, PtySize};
 
 const KEY: &str = "sk-plexus-secret-4f9a2c7e1b8d";

@@ -16,10 +16,10 @@ use serde_json::{json, Value};
 use super::structured_output::{answer, config, profile, run};
 use crate::common::wire::{serve, Reply};
 use crate::common::{run_plan_with, Ran};
-use plexus::config::providers::StructuredOutput;
-use plexus::event::{EngineEvent, RunStatus};
-use plexus::protocol::ErrorCode;
-use plexus::provider::{HttpProvider, ProviderKind, ProviderProfile};
+use plexus::base::config::providers::StructuredOutput;
+use plexus::base::protocol::ErrorCode;
+use plexus::data::provider::{HttpProvider, ProviderKind, ProviderProfile};
+use plexus::model::event::{EngineEvent, RunStatus};
 
 fn codes(r: &Ran) -> Vec<Vec<ErrorCode>> {
     r.of(|e| match e {
@@ -274,7 +274,7 @@ async fn run_tools(url: &str, window: u64, workspace: Option<&std::path::Path>) 
     run_plan_with(&tool_plan(window), provider, c).await
 }
 
-fn answered(r: &Ran) -> Vec<plexus::event::ToolAnswered> {
+fn answered(r: &Ran) -> Vec<plexus::model::event::ToolAnswered> {
     r.of(|e| match e {
         EngineEvent::ToolAnswered(a) => Some(a),
         _ => None,
@@ -422,7 +422,7 @@ async fn five_reads_in_one_reply_are_held_to_the_window_together() {
     assert_eq!(a.len(), 5, "{:?}", messages(&r));
     let levels: Vec<_> = a.iter().map(|x| x.output_level).collect();
     assert!(
-        levels.contains(&plexus::protocol::messages::OutputLevel::Brief),
+        levels.contains(&plexus::base::protocol::messages::OutputLevel::Brief),
         "the later reads are brief once the earlier ones fill the window: {levels:?}"
     );
     // Their sum fits the window: the next request was made, and the task did not end

@@ -3,11 +3,13 @@
 
 use serde_json::json;
 
-use plexus::protocol::messages::{ContentBlock, Message, MessageType, ReactTurns, ToolDefinition};
-use plexus::protocol::AgentRequest;
-use plexus::provider::http::{anthropic, openai};
-use plexus::provider::profile::ProviderProfile;
-use plexus::provider::ProviderKind;
+use plexus::base::protocol::messages::{
+    ContentBlock, Message, MessageType, ReactTurns, ToolDefinition,
+};
+use plexus::base::protocol::AgentRequest;
+use plexus::data::provider::http::{anthropic, openai};
+use plexus::data::provider::profile::ProviderProfile;
+use plexus::data::provider::ProviderKind;
 
 fn request() -> AgentRequest {
     let mut r = AgentRequest {
@@ -135,7 +137,7 @@ fn the_react_field_round_trips_through_the_stored_request() {
 /// Collects streamed text.
 struct Text(String);
 
-impl plexus::provider::ChunkSink for Text {
+impl plexus::data::provider::ChunkSink for Text {
     fn chunk(&mut self, text: &str) {
         self.0.push_str(text);
     }
@@ -157,8 +159,8 @@ fn offering(turns: Vec<Message>) -> std::sync::Arc<AgentRequest> {
 
 #[tokio::test]
 async fn the_simulated_model_and_the_mock_server_make_the_same_tool_calls_streamed_or_whole() {
-    use plexus::provider::mock_server::{MockConfig, MockServer};
-    use plexus::provider::{HttpProvider, Provider, SimConfig, SimulatedProvider};
+    use plexus::data::provider::{HttpProvider, Provider, SimConfig, SimulatedProvider};
+    use plexus::dev::mock_server::{MockConfig, MockServer};
     let server = MockServer::start(
         MockConfig {
             stream_ms: 20,

@@ -7,15 +7,17 @@ use std::sync::Arc;
 
 use serde_json::json;
 
-use plexus::protocol::messages::{ReactTurns, ToolDefinition};
-use plexus::protocol::AgentRequest;
-use plexus::provider::mock_server::script::Script;
-use plexus::provider::mock_server::{MockConfig, MockServer};
-use plexus::provider::{HttpProvider, Provider, ProviderError, ProviderKind, ProviderProfile};
+use plexus::base::protocol::messages::{ReactTurns, ToolDefinition};
+use plexus::base::protocol::AgentRequest;
+use plexus::data::provider::{
+    HttpProvider, Provider, ProviderError, ProviderKind, ProviderProfile,
+};
+use plexus::dev::mock_server::script::Script;
+use plexus::dev::mock_server::{MockConfig, MockServer};
 
 struct Text(String);
 
-impl plexus::provider::ChunkSink for Text {
+impl plexus::data::provider::ChunkSink for Text {
     fn chunk(&mut self, text: &str) {
         self.0.push_str(text);
     }

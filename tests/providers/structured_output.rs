@@ -13,10 +13,10 @@ use std::time::Duration;
 
 use common::wire::{form_of, schema_of, serve, Reply, Request};
 use common::{one_task_plan, run_plan_with, test_config, Ran};
-use plexus::config::providers::StructuredOutput;
-use plexus::engine::EngineConfig;
-use plexus::event::{EngineEvent, RunStatus};
-use plexus::provider::{HttpProvider, ProviderKind, ProviderProfile};
+use plexus::base::config::providers::StructuredOutput;
+use plexus::data::provider::{HttpProvider, ProviderKind, ProviderProfile};
+use plexus::model::event::{EngineEvent, RunStatus};
+use plexus::run::engine::EngineConfig;
 use serde_json::{json, Value};
 
 /// A valid answer of the one-task plan's task A.
@@ -66,8 +66,8 @@ pub async fn run(p: ProviderProfile) -> Ran {
 fn finished(
     r: &Ran,
 ) -> Vec<(
-    Option<plexus::protocol::InvocationStatus>,
-    Vec<plexus::protocol::ErrorCode>,
+    Option<plexus::base::protocol::InvocationStatus>,
+    Vec<plexus::base::protocol::ErrorCode>,
 )> {
     r.of(|e| match e {
         EngineEvent::InvocationFinished(f) => Some(f),
@@ -336,7 +336,7 @@ async fn a_400_for_another_reason_is_not_taken_for_a_refusal_of_the_form() {
     assert_eq!(forms, ["json_schema"], "a non-refusal 400 is final (E008)");
     assert_eq!(
         finished(&r)[0].1,
-        [plexus::protocol::ErrorCode::E008],
+        [plexus::base::protocol::ErrorCode::E008],
         "{:?}",
         finished(&r)
     );

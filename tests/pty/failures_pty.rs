@@ -69,14 +69,19 @@ fn demo_failures_attempts_review_and_handoff_from_the_keyboard() {
     s.assert_restored();
 
     // The decision is an event in the run's log.
-    let store = plexus::store::Store::open(&db).expect("store");
+    let store = plexus::data::store::Store::open(&db).expect("store");
     let run = store.list_runs().expect("runs")[0].run_id.clone();
     let (last, _) = store.last_event(&run).expect("last");
     let accepted = store
         .events(&run, 1, last)
         .expect("events")
         .into_iter()
-        .filter(|e| matches!(e.event, Ok(plexus::event::EngineEvent::ReviewAccepted(_))))
+        .filter(|e| {
+            matches!(
+                e.event,
+                Ok(plexus::model::event::EngineEvent::ReviewAccepted(_))
+            )
+        })
         .count();
     assert_eq!(accepted, 1, "one review_accepted event");
 
@@ -127,7 +132,7 @@ fn enter_on_another_runs_failure_opens_that_run_at_80x24() {
         ]));
         assert!(out.code.is_some(), "demo: {}", out.stderr);
     }
-    let runs: Vec<String> = plexus::store::Store::open(&db)
+    let runs: Vec<String> = plexus::data::store::Store::open(&db)
         .expect("store")
         .list_runs()
         .expect("runs")

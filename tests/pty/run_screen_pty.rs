@@ -149,8 +149,8 @@ fn ctrl_c_twice_quits_a_command_runs_and_a_click_selects_a_task() {
 
 /// A plan whose one task reads a file that is not there, then answers: the scripted
 /// model of a mock server on 127.0.0.1 plays it.
-fn failing_tool_workspace(dir: &std::path::Path) -> plexus::provider::mock_server::MockServer {
-    use plexus::provider::mock_server::{script::Script, MockConfig, MockServer};
+fn failing_tool_workspace(dir: &std::path::Path) -> plexus::dev::mock_server::MockServer {
+    use plexus::dev::mock_server::{script::Script, MockConfig, MockServer};
     use serde_json::json;
     let answer = json!({"output": {"atoms": [{
         "asset_id": "ATOM_PTY_01", "atom_type": "Note", "category": "Atom_Ops", "confidence": 0.6,

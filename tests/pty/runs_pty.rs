@@ -18,7 +18,7 @@ fn demo_runs(dir: &Path, db: &str, n: usize) -> Vec<String> {
         let out = output(plexus(dir).args(["--db", db, "demo", "--chunk-ms", "0", "--headless"]));
         assert!(out.code.is_some(), "demo: {}", out.stderr);
     }
-    let store = plexus::store::Store::open(Path::new(db)).expect("store");
+    let store = plexus::data::store::Store::open(Path::new(db)).expect("store");
     store
         .list_runs()
         .expect("runs")

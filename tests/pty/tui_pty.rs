@@ -121,7 +121,7 @@ fn sigterm_restores_the_terminal_and_leaves_the_run_resumable() {
     std::thread::sleep(Duration::from_millis(200));
     s.assert_restored();
     assert_eq!(status.exit_code(), 3, "{}", s.screen());
-    let store = plexus::store::Store::open(&db).expect("store");
+    let store = plexus::data::store::Store::open(&db).expect("store");
     assert_eq!(store.run("latest").expect("run").status, "interrupted");
 }
 
@@ -159,7 +159,7 @@ fn quit_mid_run_then_resume_headless() {
         "{}",
         s.screen()
     );
-    let store = plexus::store::Store::open(&db).expect("store");
+    let store = plexus::data::store::Store::open(&db).expect("store");
     let run = store.run("latest").expect("run");
     assert_eq!(run.status, "interrupted");
     drop(store);
@@ -182,7 +182,7 @@ fn quit_mid_run_then_resume_headless() {
     assert!(out.status.success(), "resume failed:\n{err}");
     let result = String::from_utf8_lossy(&out.stdout);
     assert!(result.contains("succeeded"), "{result}");
-    let store = plexus::store::Store::open(&db).expect("store");
+    let store = plexus::data::store::Store::open(&db).expect("store");
     let run = store.run("latest").expect("run");
     assert_eq!(run.status, "succeeded");
     for t in store.tasks(&run.run_id).expect("tasks") {
@@ -268,12 +268,12 @@ fn replay_plays_pauses_steps_both_ways_seeks_and_changes_speed() {
     s.wait_for("event 2/", 5);
     // Jumps to the next task start and the next failure: where the log says they are.
     let marks = {
-        let store = plexus::store::Store::open(&db).expect("store");
+        let store = plexus::data::store::Store::open(&db).expect("store");
         let run = store.run("latest").expect("run").run_id;
-        let mut m = plexus::replay::marks::Marks::default();
+        let mut m = plexus::data::replay::marks::Marks::default();
         for e in store.events(&run, 1, total).expect("events") {
             let event = e.event.expect("decodes");
-            m.add(&plexus::event::Envelope {
+            m.add(&plexus::model::event::Envelope {
                 run_id: run.as_str().into(),
                 seq: e.seq,
                 ts: e.ts,
@@ -285,7 +285,7 @@ fn replay_plays_pauses_steps_both_ways_seeks_and_changes_speed() {
         }
         m
     };
-    use plexus::replay::marks::Dir;
+    use plexus::data::replay::marks::Dir;
     let start = marks.start(2, Dir::Forward).expect("a task start").seq;
     s.send("}");
     s.wait_for(&format!("event {start}/{total}"), 5);
@@ -415,12 +415,12 @@ fn replay_failure_jumps_select_and_name_the_failed_task_at_80x24() {
     assert!(out.code.is_some(), "demo: {}", out.stderr);
     // Where the log says the failures are, and whose they are.
     let marks = {
-        let store = plexus::store::Store::open(&db).expect("store");
+        let store = plexus::data::store::Store::open(&db).expect("store");
         let run = store.run("latest").expect("run").run_id;
         let (last, _) = store.last_event(&run).expect("last");
-        let mut m = plexus::replay::marks::Marks::default();
+        let mut m = plexus::data::replay::marks::Marks::default();
         for e in store.events(&run, 1, last).expect("events") {
-            m.add(&plexus::event::Envelope {
+            m.add(&plexus::model::event::Envelope {
                 run_id: run.as_str().into(),
                 seq: e.seq,
                 ts: e.ts,
@@ -432,7 +432,7 @@ fn replay_failure_jumps_select_and_name_the_failed_task_at_80x24() {
         }
         m
     };
-    use plexus::replay::marks::Dir;
+    use plexus::data::replay::marks::Dir;
     let first = marks.failure(0, Dir::Forward).expect("a failure").clone();
     // The next failure of another task than the first one's.
     let mut other = marks

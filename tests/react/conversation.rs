@@ -2,12 +2,12 @@
 //! compression threshold, what compression keeps and summarises, the summary cache, and
 //! the benchmark's smoke run.
 
-use plexus::conversation::{
+use plexus::base::conversation::{
     bench_conversation, text_block, thinking_block, tool_result_block, tool_use_block,
     ContextManager, Conversation, Message, MESSAGE_OVERHEAD,
 };
-use plexus::protocol::Extra;
-use plexus::tokens::{Encoding, TokenCounter};
+use plexus::base::protocol::Extra;
+use plexus::base::tokens::{Encoding, TokenCounter};
 use serde_json::json;
 
 fn input(v: serde_json::Value) -> Extra {

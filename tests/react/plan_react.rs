@@ -2,7 +2,7 @@
 //! `token_budget`, an agent's `tools` and `skills` as its default; bad values are
 //! refused naming the field.
 
-use plexus::plan::{load_plan_file, parse_plan};
+use plexus::model::plan::{load_plan_file, parse_plan};
 
 #[test]
 fn the_fixture_gives_each_task_its_tools_and_skills() {
@@ -12,7 +12,10 @@ fn the_fixture_gives_each_task_its_tools_and_skills() {
     // The agent's defaults.
     assert_eq!(lookup.tools, ["file_search", "file_reader", "get_now"]);
     assert_eq!(lookup.skills, ["literature-review"]);
-    assert_eq!(lookup.max_steps, plexus::plan::react::DEFAULT_MAX_STEPS);
+    assert_eq!(
+        lookup.max_steps,
+        plexus::model::plan::react::DEFAULT_MAX_STEPS
+    );
     // The task's own lists win, an empty list included.
     let schedule = plan.react_for(&plan.tasks[1]).expect("tools");
     assert_eq!(schedule.tools, ["calculate_date", "atom_query"]);

@@ -7,8 +7,8 @@ use crate::common;
 use std::path::Path;
 
 use common::bin::{output, plexus};
-use plexus::event::EngineEvent;
-use plexus::store::Store;
+use plexus::data::store::Store;
+use plexus::model::event::EngineEvent;
 
 /// A workspace with notes and two skills, the second using the first back (a cycle).
 pub(super) fn workspace(dir: &Path) {
@@ -192,7 +192,7 @@ fn a_tool_using_plan_runs_offline_and_reruns_without_difference() {
     // the skills, the refusal and the loop's end, between the streamed thoughts.
     let store = Store::open(&dir.join("r.db")).expect("db");
     let st = plexus::tui::loader::fold_run(&store, &run, Some(0), None).expect("fold");
-    let mut ui = plexus::app::UiState::new(false);
+    let mut ui = plexus::tui::app::UiState::new(false);
     ui.task = 0;
     let screen = common::screen::render(&st, &mut ui, 200, 200);
     for want in [
@@ -211,7 +211,7 @@ fn a_tool_using_plan_runs_offline_and_reruns_without_difference() {
         );
     }
     // Each step folds from the command line (`:fold N`, `:fold all`, `:unfold …`).
-    plexus::app::command_line::run(&mut ui, &st, "fold 1");
+    plexus::tui::app::command_line::run(&mut ui, &st, "fold 1");
     let screen = common::screen::render(&st, &mut ui, 200, 200);
     let folded_line = screen
         .lines()
@@ -226,14 +226,14 @@ fn a_tool_using_plan_runs_offline_and_reruns_without_difference() {
         screen.contains("▸ step 4 · action: file_search("),
         "{screen}"
     );
-    plexus::app::command_line::run(&mut ui, &st, "fold all");
+    plexus::tui::app::command_line::run(&mut ui, &st, "fold all");
     let all = common::screen::render(&st, &mut ui, 200, 200);
     assert!(!all.contains("◂ observation · get_now"), "{all}");
     assert!(
         all.contains("■ loop ended (answer)"),
         "the answer stays: {all}"
     );
-    plexus::app::command_line::run(&mut ui, &st, "unfold all");
+    plexus::tui::app::command_line::run(&mut ui, &st, "unfold all");
     let open = common::screen::render(&st, &mut ui, 200, 200);
     assert!(
         open.contains("Thought: the skill literature-review fits this task"),
@@ -280,7 +280,7 @@ fn a_tool_using_plan_runs_offline_and_reruns_without_difference() {
 
 #[test]
 fn a_tool_using_plan_runs_against_a_local_server_of_either_api() {
-    use plexus::provider::mock_server::{MockConfig, MockServer};
+    use plexus::dev::mock_server::{MockConfig, MockServer};
     let server = MockServer::start(
         MockConfig {
             stream_ms: 10,

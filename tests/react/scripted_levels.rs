@@ -8,9 +8,9 @@ use std::path::Path;
 use serde_json::json;
 
 use super::scripted_run::run_scripted;
-use plexus::event::EngineEvent;
-use plexus::protocol::messages::OutputLevel;
-use plexus::provider::mock_server::script::Script;
+use plexus::base::protocol::messages::OutputLevel;
+use plexus::dev::mock_server::script::Script;
+use plexus::model::event::EngineEvent;
 
 /// The final answer: one valid Note atom.
 pub fn final_answer() -> String {

@@ -4,10 +4,10 @@
 use std::path::Path;
 
 use crate::common::bin::{output, plexus};
-use plexus::event::EngineEvent;
-use plexus::provider::mock_server::script::Script;
-use plexus::provider::mock_server::{MockConfig, MockServer};
-use plexus::store::Store;
+use plexus::data::store::Store;
+use plexus::dev::mock_server::script::Script;
+use plexus::dev::mock_server::{MockConfig, MockServer};
+use plexus::model::event::EngineEvent;
 
 /// What a scripted run left: its folder (kept alive), its events, and the server (with
 /// the requests it saw).

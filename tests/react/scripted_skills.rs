@@ -9,8 +9,8 @@ use serde_json::json;
 
 use super::scripted_levels::final_answer;
 use super::scripted_run::run_scripted;
-use plexus::event::EngineEvent;
-use plexus::provider::mock_server::script::Script;
+use plexus::dev::mock_server::script::Script;
+use plexus::model::event::EngineEvent;
 
 fn workspace(dir: &Path) {
     for (name, uses) in [

@@ -11,9 +11,9 @@ use serde_json::{json, Value};
 
 use super::scripted_levels::final_answer;
 use super::scripted_run::{run_scripted, run_scripted_to, Scripted};
-use plexus::event::EngineEvent;
-use plexus::protocol::ErrorCode;
-use plexus::provider::mock_server::script::Script;
+use plexus::base::protocol::ErrorCode;
+use plexus::dev::mock_server::script::Script;
+use plexus::model::event::EngineEvent;
 
 /// The agent's window.
 const WINDOW: u64 = 3_000;

@@ -6,8 +6,8 @@
 use std::path::{Path, PathBuf};
 
 use crate::common::bin::{output, plexus};
-use plexus::event::EngineEvent;
-use plexus::store::Store;
+use plexus::data::store::Store;
+use plexus::model::event::EngineEvent;
 
 /// Every `fixtures/plans/*.json`.
 fn shipped_plans() -> Vec<PathBuf> {

@@ -3,9 +3,9 @@
 
 use std::path::Path;
 
-use plexus::protocol::messages::{LoadLevel, SkillActivationRequest};
-use plexus::skills::{ActivationRefused, SkillError, SkillLibrary, MAX_SKILL_BYTES};
-use plexus::tokens::TokenCounter;
+use plexus::base::protocol::messages::{LoadLevel, SkillActivationRequest};
+use plexus::base::skills::{ActivationRefused, SkillError, SkillLibrary, MAX_SKILL_BYTES};
+use plexus::base::tokens::TokenCounter;
 
 /// Writes `skills/NAME/SKILL.md` with the given front matter fields and body.
 fn skill(ws: &Path, name: &str, front: &str, body: &str) {

@@ -6,15 +6,15 @@ use crate::common;
 
 use std::path::{Path, PathBuf};
 
-use plexus::failures::generate::{generate_tree, GenSpec, CONTEXT_FILE};
-use plexus::failures::{
+use plexus::base::protocol::handoff::{FailurePriority, ProblemSeverity};
+use plexus::base::tokens::TokenCounter;
+use plexus::data::failures::{
     self, build_handoff, check_size, key_turns, parse_trace, write_handoff, DocKind, DocStatus,
     Filter, Folding, HandoffSpec, Row, Selector, SizeVerdict, Sort, SortKey, TokenBudget,
     DEFAULT_KEEP,
 };
-use plexus::protocol::handoff::{FailurePriority, ProblemSeverity};
-use plexus::store::Store;
-use plexus::tokens::TokenCounter;
+use plexus::data::store::Store;
+use plexus::dev::gen_failures::{generate_tree, GenSpec, CONTEXT_FILE};
 
 fn fixture() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/failures/leave_application")

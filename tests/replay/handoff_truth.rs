@@ -11,10 +11,10 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
-use plexus::app::input::InputKey;
-use plexus::app::Action;
-use plexus::failures::{self, DocKind, DocStatus};
-use plexus::tree_ui::{Browser, View};
+use plexus::data::failures::{self, DocKind, DocStatus};
+use plexus::tui::app::input::InputKey;
+use plexus::tui::app::Action;
+use plexus::tui::tree_ui::{Browser, View};
 
 /// `scenarios/leave_application/execution_outputs/iteration_12` under `root`, with three
 /// samples (BS_MT_001 and BS_MT_003 failed, BS_MT_007 passed), their traces,
@@ -286,7 +286,7 @@ fn an_init_to_execute_context_is_written_and_opened_like_the_other_one() {
         "../scenarios/leave_application/BusinessRules.md"
     );
     // It parses as the protocol's type.
-    let _: plexus::protocol::handoff::InitToExecuteContext =
+    let _: plexus::base::protocol::handoff::InitToExecuteContext =
         serde_json::from_value(v.clone()).expect("the protocol's shape");
 
     // A design file that is not there is refused, naming it; nothing is written.
@@ -360,12 +360,12 @@ fn render(b: &mut Browser) -> String {
     let mut term =
         ratatui::Terminal::new(ratatui::backend::TestBackend::new(80, 24)).expect("terminal");
     let (theme, keys) = (
-        plexus::ui::theme::Theme::dark(),
-        plexus::app::keymap::Keymap::default_keys(),
+        plexus::tui::ui::theme::Theme::dark(),
+        plexus::tui::app::keymap::Keymap::default_keys(),
     );
     term.draw(|f| {
         let area = f.area();
-        plexus::tree_ui::draw::draw(f.buffer_mut(), area, b, &theme, &keys)
+        plexus::tui::tree_ui::draw::draw(f.buffer_mut(), area, b, &theme, &keys)
     })
     .expect("draw");
     common::screen::buffer_text(term.backend().buffer())

@@ -7,16 +7,16 @@ use crate::common;
 use std::sync::Arc;
 
 use common::{quick_sim, run_plan, test_config};
-use plexus::engine::EngineConfig;
-use plexus::plan::generate::{generate, GenSpec};
-use plexus::provider::{FaultRates, SimConfig};
-use plexus::replay::log::{replay_state, ReplayLog, SNAPSHOT_EVERY};
-use plexus::state::{reduce, RunState};
+use plexus::data::provider::{FaultRates, SimConfig};
+use plexus::data::replay::log::{replay_state, ReplayLog, SNAPSHOT_EVERY};
+use plexus::dev::gen_plan::{generate, GenSpec};
+use plexus::model::state::{reduce, RunState};
+use plexus::run::engine::EngineConfig;
 
 const DEMO_PLAN: &str = include_str!("../../fixtures/plans/avp_diffusion_planner.json");
 
 /// The states a live run went through: `states[n]` is the state after event `n`.
-fn live_states(run_id: &str, delivered: &[Arc<plexus::event::Envelope>]) -> Vec<RunState> {
+fn live_states(run_id: &str, delivered: &[Arc<plexus::model::event::Envelope>]) -> Vec<RunState> {
     let mut st = replay_state(run_id);
     let mut states = vec![st.clone()];
     for env in delivered {
@@ -46,7 +46,12 @@ async fn a_demo_run_with_faults_replays_to_the_live_state_after_every_event() {
     let retries = r
         .delivered
         .iter()
-        .filter(|e| matches!(e.event, plexus::event::EngineEvent::RetryScheduled(_)))
+        .filter(|e| {
+            matches!(
+                e.event,
+                plexus::model::event::EngineEvent::RetryScheduled(_)
+            )
+        })
         .count();
     assert!(retries > 0, "the run had faults to replay");
     let mut log = ReplayLog::open(&r.db, "latest").expect("open");

@@ -8,11 +8,11 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use common::ChildGuard;
-use plexus::app::transport::Transport;
-use plexus::plan::generate::{generate, GenSpec};
-use plexus::replay::log::replay_state;
-use plexus::replay::player::Player;
-use plexus::store::Store;
+use plexus::data::replay::log::replay_state;
+use plexus::data::replay::player::Player;
+use plexus::data::store::Store;
+use plexus::dev::gen_plan::{generate, GenSpec};
+use plexus::tui::app::transport::Transport;
 use plexus::tui::loader::fold_run;
 use plexus::tui::replay_feed::{ReplayFeed, StartAt};
 

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use crate::common::bin::{output, plexus, sh, Running};
 use nix::sys::signal::{kill, Signal};
-use plexus::store::Store;
+use plexus::data::store::Store;
 
 /// Two tasks, B after A, both for the Scholar.
 const PLAN: &str = r#"{"plan_id":"boundary","tasks":[
@@ -60,7 +60,7 @@ fn config(dir: &Path, url: &str) -> std::path::PathBuf {
 /// Waits until the process says it paused at `point` (or fails with its stderr).
 fn wait_paused(run: &mut Running, point: &str) {
     let end = Instant::now() + Duration::from_secs(60);
-    let line = format!("{}{point}", plexus::pause_point::PAUSED);
+    let line = format!("{}{point}", plexus::base::pause_point::PAUSED);
     while !run.stderr().contains(&line) {
         assert!(
             run.running(),

@@ -13,8 +13,8 @@ use std::time::{Duration, Instant};
 
 use chrono::{SecondsFormat, TimeZone, Utc};
 use common::bin::{output, plexus, Running};
-use plexus::commands::log::{write_log, LogFilter};
-use plexus::store::Store;
+use plexus::cli::commands::log::{write_log, LogFilter};
+use plexus::data::store::Store;
 use serde_json::Value;
 
 /// One finished run on the simulated provider, shared by the tests.

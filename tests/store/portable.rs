@@ -44,7 +44,7 @@ fn source_db(dir: &Path) -> String {
     let out = run_cmd(dir, "a.db", &args);
     assert!(matches!(out.code, Some(0 | 3)), "run: {}", out.stderr);
     let runs = |dir: &Path| -> Vec<String> {
-        let store = plexus::store::Store::open(&dir.join("a.db")).expect("a.db");
+        let store = plexus::data::store::Store::open(&dir.join("a.db")).expect("a.db");
         let list = store.list_runs().expect("runs");
         list.into_iter().map(|r| r.run_id).collect()
     };
@@ -225,7 +225,8 @@ fn a_run_exported_from_one_database_and_imported_into_another_is_the_same_run() 
             .collect();
         assert!(!ids.is_empty());
         for id in &ids {
-            let (short, seq) = plexus::store::ids::parse_invocation_id(id).expect("protocol id");
+            let (short, seq) =
+                plexus::data::store::ids::parse_invocation_id(id).expect("protocol id");
             let next: i64 = conn
                 .query_row(
                     "SELECT next FROM id_counters WHERE name = ?1",
@@ -441,7 +442,7 @@ fn a_file_from_a_newer_format_version_is_refused_with_what_to_do() {
     let dir = tmp.path();
     let header = format!(
         "{{\"format\":\"plexus-run\",\"version\":{},\"plexus\":\"9.0.0\",\"schema\":99,\"run_id\":\"R\",\"new_field\":true}}\n{{\"t\":\"hologram\"}}\n",
-        plexus::portable::VERSION + 1
+        plexus::data::portable::VERSION + 1
     );
     write(dir, "future.jsonl", header.as_bytes());
     let out = run_cmd(dir, "b.db", &["import", "future.jsonl"]);
@@ -450,7 +451,7 @@ fn a_file_from_a_newer_format_version_is_refused_with_what_to_do() {
     assert!(
         out.stderr.contains(&format!(
             "version {} (by plexus 9.0.0)",
-            plexus::portable::VERSION + 1
+            plexus::data::portable::VERSION + 1
         )) && out.stderr.contains("upgrade plexus"),
         "{}",
         out.stderr
@@ -532,7 +533,7 @@ fn an_export_taken_while_the_run_goes_on_is_a_consistent_snapshot() {
         if !running.running() {
             break;
         }
-        let Ok(store) = plexus::store::Store::open(&dir.join("a.db")) else {
+        let Ok(store) = plexus::data::store::Store::open(&dir.join("a.db")) else {
             continue;
         };
         if store.list_runs().map(|r| r.is_empty()).unwrap_or(true) {

@@ -6,7 +6,7 @@
 use crate::common;
 
 use common::bin::{gen_plan, output, plexus};
-use plexus::replay::log::ReplayLog;
+use plexus::data::replay::log::ReplayLog;
 
 #[test]
 fn export_import_replay_rerun_and_diff_across_two_databases() {
@@ -27,7 +27,7 @@ fn export_import_replay_rerun_and_diff_across_two_databases() {
             .args(["--retry-delay-div", "1000", "--timeout-scale", "0.002"]),
     );
     assert!(matches!(rec.code, Some(0 | 3)), "{}", rec.stderr);
-    let run = plexus::store::Store::open(&dir.path().join("a.db"))
+    let run = plexus::data::store::Store::open(&dir.path().join("a.db"))
         .expect("a")
         .run("latest")
         .expect("run")

@@ -5,9 +5,9 @@ use std::collections::HashMap;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use plexus::event::EngineEvent;
-use plexus::plan::generate::{generate, GenSpec};
-use plexus::store::Store;
+use plexus::data::store::Store;
+use plexus::dev::gen_plan::{generate, GenSpec};
+use plexus::model::event::EngineEvent;
 
 fn final_tasks(store: &Store, run: &str) -> HashMap<String, i64> {
     let counts: HashMap<String, i64> = store

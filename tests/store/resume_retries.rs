@@ -17,15 +17,15 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use plexus::engine::retry::RetryPolicy;
-use plexus::engine::{Control, EngineConfig};
-use plexus::event::{EngineEvent, Envelope, InvocationStarted, RetryScheduled, RunStatus};
-use plexus::launch::{prepare_resume, start, Globals, RunConfig, Started};
-use plexus::plan::parse_plan;
-use plexus::protocol::ErrorCode;
-use plexus::provider::mock_server::{MockConfig, MockFault, MockServer};
-use plexus::provider::{Fault, SimConfig};
-use plexus::store::Store;
+use plexus::base::protocol::ErrorCode;
+use plexus::cli::launch::{prepare_resume, start, Globals, RunConfig, Started};
+use plexus::data::provider::{Fault, SimConfig};
+use plexus::data::store::Store;
+use plexus::dev::mock_server::{MockConfig, MockFault, MockServer};
+use plexus::model::event::{EngineEvent, Envelope, InvocationStarted, RetryScheduled, RunStatus};
+use plexus::model::plan::parse_plan;
+use plexus::run::engine::retry::RetryPolicy;
+use plexus::run::engine::{Control, EngineConfig};
 
 /// The wait of the retry a first process is interrupted in.
 const SLOW_MS: u64 = 600_000;

@@ -8,10 +8,10 @@ use crate::common;
 use std::path::Path;
 
 use common::bin::{output, plexus};
-use plexus::event::{EngineEvent, RunStatus, TaskStatus};
-use plexus::replay::log::ReplayLog;
-use plexus::review::DecisionKind;
-use plexus::store::Store;
+use plexus::data::replay::log::ReplayLog;
+use plexus::data::store::Store;
+use plexus::model::event::{EngineEvent, RunStatus, TaskStatus};
+use plexus::run::review::DecisionKind;
 
 const TASK: &str = "TASK_VALIDATOR_DIFF_01";
 const BELOW: &str = "TASK_CRITIC_DIFF_01";
@@ -55,7 +55,7 @@ fn the_demo_waits_for_review_and_its_decision_survives_export_and_import() {
     );
     assert_eq!(
         out.code,
-        Some(plexus::exit::for_status(RunStatus::AwaitingReview) as i32),
+        Some(plexus::data::exit::for_status(RunStatus::AwaitingReview) as i32),
         "{}",
         out.stderr
     );
@@ -171,7 +171,7 @@ fn the_demo_waits_for_review_and_its_decision_survives_export_and_import() {
         "b.db",
         &["review", &run, TASK, "--reject", "--reason", "late"],
     );
-    assert_eq!(again.code, Some(plexus::exit::INVALID as i32));
+    assert_eq!(again.code, Some(plexus::data::exit::INVALID as i32));
     assert!(
         again.stderr.contains("already accepted by erin"),
         "{}",

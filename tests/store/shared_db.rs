@@ -7,9 +7,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use plexus::event::EngineEvent;
-use plexus::plan::generate::{generate, GenSpec};
-use plexus::store::Store;
+use plexus::data::store::Store;
+use plexus::dev::gen_plan::{generate, GenSpec};
+use plexus::model::event::EngineEvent;
 
 const EXE: &str = env!("CARGO_BIN_EXE_plexus");
 
@@ -124,7 +124,10 @@ fn eight_processes_open_a_new_database_at_once_twenty_times() {
         let store = Store::open(&db).expect("readable");
         assert_eq!(store.list_runs().expect("runs").len(), 4, "round {round}");
         drop(store);
-        assert_eq!(user_version(&db), plexus::store::schema::SCHEMA_VERSION);
+        assert_eq!(
+            user_version(&db),
+            plexus::data::store::schema::SCHEMA_VERSION
+        );
     }
 }
 
@@ -136,7 +139,7 @@ fn eight_processes_open_an_old_database_at_once_and_one_migrates_it() {
         let db = dir.path().join(format!("old{round}.db"));
         {
             let mut conn = rusqlite::Connection::open(&db).expect("open");
-            plexus::store::schema::migrate_to(&mut conn, 1).expect("a version 1 file");
+            plexus::data::store::schema::migrate_to(&mut conn, 1).expect("a version 1 file");
             conn.execute(
                 "INSERT INTO runs VALUES ('R0','P','f','{}','simulated','{}','succeeded','2026-01-01T00:00:00Z',NULL,1)",
                 [],
@@ -153,7 +156,10 @@ fn eight_processes_open_an_old_database_at_once_and_one_migrates_it() {
         );
         assert_eq!(user_version(&db), 1);
         eight_runs_at_once(dir.path(), &db, &plan);
-        assert_eq!(user_version(&db), plexus::store::schema::SCHEMA_VERSION);
+        assert_eq!(
+            user_version(&db),
+            plexus::data::store::schema::SCHEMA_VERSION
+        );
         let runs = Store::open(&db).expect("store").list_runs().expect("runs");
         assert_eq!(runs.len(), 9, "the old run is kept beside the 8 new ones");
     }
@@ -337,7 +343,7 @@ fn a_lease_with_a_stale_heartbeat_is_taken_over_and_a_fresh_one_on_this_host_is_
         &db,
         &run,
         std::process::id(),
-        &plexus::store::lease::host_name(),
+        &plexus::data::store::lease::host_name(),
         Duration::ZERO,
     );
     let out = plexus(dir.path(), &db, &["resume", &run, "--headless"])
@@ -456,7 +462,7 @@ fn check_upgrade_brings_an_old_file_to_this_schema_and_plain_check_does_not() {
     let dir = tempfile::tempdir().expect("tempdir");
     let db = dir.path().join("old.db");
     let mut conn = rusqlite::Connection::open(&db).expect("open");
-    plexus::store::schema::migrate_to(&mut conn, 2).expect("a version 2 file");
+    plexus::data::store::schema::migrate_to(&mut conn, 2).expect("a version 2 file");
     drop(conn);
     let out = plexus(dir.path(), &db, &["check"]).output().expect("check");
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
@@ -467,7 +473,10 @@ fn check_upgrade_brings_an_old_file_to_this_schema_and_plain_check_does_not() {
     let t = text(&out);
     assert_eq!(out.status.code(), Some(0), "{t}");
     assert!(t.contains("integrity_check ok"), "{t}");
-    assert_eq!(user_version(&db), plexus::store::schema::SCHEMA_VERSION);
+    assert_eq!(
+        user_version(&db),
+        plexus::data::store::schema::SCHEMA_VERSION
+    );
 }
 
 /// What schema versions 8 to 11 added, taken away (the plan's text back in the run's row;
@@ -514,7 +523,10 @@ fn resume_upgrades_a_file_written_by_the_previous_version() {
     .expect("resume");
     let t = text(&out);
     assert_eq!(out.status.code(), Some(0), "{t}");
-    assert_eq!(user_version(&db), plexus::store::schema::SCHEMA_VERSION);
+    assert_eq!(
+        user_version(&db),
+        plexus::data::store::schema::SCHEMA_VERSION
+    );
     let store = Store::open(&db).expect("store");
     assert_eq!(store.run(&run).expect("run").status, "succeeded");
 }
@@ -548,7 +560,10 @@ fn a_run_whose_plan_text_is_in_its_row_as_schema_7_kept_it_resumes_and_exports()
     .output()
     .expect("resume");
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    assert_eq!(user_version(&db), plexus::store::schema::SCHEMA_VERSION);
+    assert_eq!(
+        user_version(&db),
+        plexus::data::store::schema::SCHEMA_VERSION
+    );
     assert_eq!(
         Store::open(&db)
             .expect("store")
@@ -647,7 +662,7 @@ fn readers_wait_for_a_file_being_created_and_check_never_calls_it_damage() {
         .collect();
     std::thread::sleep(Duration::from_millis(300));
     // The creator sets the schema up.
-    drop(plexus::store::open_connection(&db).expect("create"));
+    drop(plexus::data::store::open_connection(&db).expect("create"));
     for mut r in readers {
         let out = std::mem::replace(&mut r.0, Command::new("true").spawn().expect("placeholder"))
             .wait_with_output()

@@ -19,7 +19,7 @@ use common::bin::{
 };
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
-use plexus::store::Store;
+use plexus::data::store::Store;
 use portable_pty::{native_pty_system, CommandBuilder, MasterPty, PtySize};
 
 /// A headless run of an 8-task plan, two invocations at a time, each about 2 s long.

@@ -8,10 +8,10 @@ use crate::common;
 
 use common::bin::{gen_plan, output, plexus};
 use common::snapshots::{assert_snapshot_matches_log, folded_from_log};
-use plexus::replay::stored::open_at;
-use plexus::state::snapshot::{decode, normal_form};
-use plexus::store::snapshots::delete_snapshots;
-use plexus::store::Store;
+use plexus::data::replay::stored::open_at;
+use plexus::data::store::snapshots::delete_snapshots;
+use plexus::data::store::Store;
+use plexus::model::state::snapshot::{decode, normal_form};
 
 /// Runs a generated plan headless to its end in a fresh database; (dir, db, run id).
 fn run_generated(faults: &str) -> (tempfile::TempDir, std::path::PathBuf, String) {
@@ -133,7 +133,7 @@ fn a_missing_snapshot_is_read_from_the_log_without_losing_anything() {
     normal_form(&mut state);
     assert!(state == folded_from_log(&store, &run));
     // The replay's seek to the end gives the same state.
-    let mut log = plexus::replay::log::ReplayLog::open(&db, &run).expect("ok");
+    let mut log = plexus::data::replay::log::ReplayLog::open(&db, &run).expect("ok");
     let mut seeked = log.seek(last).expect("ok");
     normal_form(&mut seeked);
     assert!(seeked == folded_from_log(&store, &run));
@@ -144,7 +144,7 @@ fn the_replay_opens_at_the_end_from_the_snapshot_without_indexing_the_log() {
     let (_dir, db, run) = run_generated("demo");
     let store = Store::open(&db).expect("ok");
     let (last, _) = store.last_event(&run).expect("ok");
-    let mut log = plexus::replay::log::ReplayLog::open(&db, &run).expect("ok");
+    let mut log = plexus::data::replay::log::ReplayLog::open(&db, &run).expect("ok");
     let mut st = log.seek(last).expect("ok");
     assert_eq!(log.indexed(), 0, "the log was not read to get there");
     // A task's text comes from its own events.
@@ -153,11 +153,11 @@ fn the_replay_opens_at_the_end_from_the_snapshot_without_indexing_the_log() {
         .expect("a task that ran");
     let text = log.task_output(task, last).expect("ok");
     assert_eq!(log.indexed(), 0);
-    let mut full = plexus::replay::log::replay_state(&run);
+    let mut full = plexus::data::replay::log::replay_state(&run);
     full.output_only = Some(task);
     full.output_budget = usize::MAX;
     let id: std::sync::Arc<str> = run.as_str().into();
-    plexus::replay::feed::fold_range(&store, &id, &mut full, 1, last).expect("ok");
+    plexus::data::replay::feed::fold_range(&store, &id, &mut full, 1, last).expect("ok");
     assert!(text.len() > 3, "{} lines", text.len());
     assert!(
         text == full.tasks[task].output,
@@ -214,7 +214,7 @@ fn a_snapshot_written_short_long_or_failing_is_not_stored_and_the_one_before_sta
     let before = store.snapshot_before(&run, last).expect("ok");
     assert_eq!(before.as_ref().map(|s| s.seq), Some(last));
     let put = |len: usize, bytes: &'static [u8], fail: bool| {
-        plexus::store::snapshots::put_snapshot(&db, &run, last + 1, len, |out| {
+        plexus::data::store::snapshots::put_snapshot(&db, &run, last + 1, len, |out| {
             out.write_all(bytes).map_err(|e| e.to_string())?;
             if fail {
                 return Err("the encoder stopped".into());

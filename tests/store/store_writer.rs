@@ -3,8 +3,8 @@
 
 use std::sync::Arc;
 
-use plexus::event::{Chunk, EngineEvent, Envelope, TaskFinished, TaskStatus};
-use plexus::store::{spawn_writer, Store, WriteOp};
+use plexus::data::store::{spawn_writer, Store, WriteOp};
+use plexus::model::event::{Chunk, EngineEvent, Envelope, TaskFinished, TaskStatus};
 
 #[test]
 fn a_batch_of_events_reads_back_field_for_field() {
@@ -158,9 +158,9 @@ fn chunk(run: &Arc<str>, seq: u64) -> WriteOp {
 fn a_writer_whose_lease_was_taken_over_writes_nothing_more_and_says_who_has_it() {
     let dir = tempfile::tempdir().expect("tempdir");
     let db = dir.path().join("l.db");
-    let lease = plexus::store::lease::HeldLease::acquire(&db, "R-l").expect("lease");
+    let lease = plexus::data::store::lease::HeldLease::acquire(&db, "R-l").expect("lease");
     let (writer, thread) =
-        plexus::store::writer::spawn_writer_holding(&db, None, lease.lease().cloned())
+        plexus::data::store::writer::spawn_writer_holding(&db, None, lease.lease().cloned())
             .expect("writer");
     drop(lease.handed_over());
     let run: Arc<str> = Arc::from("R-l");
@@ -289,7 +289,7 @@ fn the_wal_stays_bounded_while_a_writer_commits_without_pause_beside_a_follower(
 /// a bare "stopped".
 #[test]
 fn a_failed_write_gives_its_cause_to_every_sender_waiting_behind_it() {
-    use plexus::store::InvocationRecord;
+    use plexus::data::store::InvocationRecord;
     let record = || {
         WriteOp::Invocation(Box::new(InvocationRecord {
             invocation_id: Arc::from("INV_20260203_143052_SCHOLAR_001"),
@@ -316,7 +316,7 @@ fn a_failed_write_gives_its_cause_to_every_sender_waiting_behind_it() {
         let (writer, thread) = spawn_writer(&db, None).expect("writer");
         // The runs row the invocation refers to.
         {
-            let conn = plexus::store::open_connection(&db).expect("open");
+            let conn = plexus::data::store::open_connection(&db).expect("open");
             conn.execute(
                 "INSERT INTO runs (run_id, plan_id, plan_source, plan_json, provider, config_json, status, created_at, task_count) VALUES ('R-dup', 'P', 'f', '{}', 'simulated', '{}', 'running', 't', 1)",
                 [],
@@ -354,7 +354,7 @@ fn a_failed_write_gives_its_cause_to_every_sender_waiting_behind_it() {
 
 #[test]
 fn events_that_keep_coming_are_committed_together_at_most_once_per_commit_gap() {
-    use plexus::store::writer::COMMIT_GAP;
+    use plexus::data::store::writer::COMMIT_GAP;
     use std::sync::atomic::Ordering;
     use std::time::{Duration, Instant};
     let dir = tempfile::tempdir().expect("tempdir");

@@ -21,7 +21,7 @@ use common::bin::{
     Running, BIN,
 };
 use nix::sys::signal::{kill, Signal};
-use plexus::store::Store;
+use plexus::data::store::Store;
 
 /// The file size limit of the disk-full runs, in 512-byte blocks (`ulimit -f` of a POSIX
 /// shell): the schema and the run's first rows fit; the whole 40-task run (about 800 KB

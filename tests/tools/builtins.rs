@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use plexus::tools::{ToolCache, ToolClock, ToolContext, ToolRegistry};
+use plexus::run::tools::{ToolCache, ToolClock, ToolContext, ToolRegistry};
 use serde_json::{json, Value};
 
 use super::common::{assert_error, call, run};
@@ -43,7 +43,7 @@ pub async fn tool(
     ctx: &ToolContext,
     name: &str,
     args: Value,
-) -> plexus::protocol::messages::ToolResultMessage {
+) -> plexus::base::protocol::messages::ToolResultMessage {
     let reg = ToolRegistry::with_builtins();
     run(&call(name, args, None), ctx, &reg, None).await.0.result
 }
@@ -232,7 +232,7 @@ async fn file_reader_reads_line_ranges() {
 
 fn atoms_db(dir: &Path) -> std::path::PathBuf {
     let db = dir.join("plexus.db");
-    let conn = plexus::store::open_connection(&db).expect("db");
+    let conn = plexus::data::store::open_connection(&db).expect("db");
     let rows = [
         (
             "a1",

@@ -4,10 +4,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::Duration;
 
-use plexus::protocol::messages::{
+use plexus::base::protocol::messages::{
     OutputLevel, ToolCallMessage, ToolMetrics, ToolResultMessage, ToolRetryPolicy,
 };
-use plexus::tools::{
+use plexus::run::tools::{
     execute_cached, RecordingSleeper, Tool, ToolCache, ToolContext, ToolData, ToolError,
     ToolFuture, ToolRegistry, ToolRun,
 };
@@ -151,7 +151,7 @@ pub fn assert_error(r: &ToolResultMessage, error_type: &str, code: &str) {
         lines.last().copied(),
         Some(format!("Tool Call ID: {}", r.tool_call_id).as_str())
     );
-    let block = plexus::tools::tool_result_block(r);
+    let block = plexus::run::tools::tool_result_block(r);
     assert!(block.is_error);
 }
 

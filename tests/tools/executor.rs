@@ -2,8 +2,8 @@
 
 use std::sync::Arc;
 
-use plexus::protocol::messages::{OutputLevel, ToolErrorType, ToolRetryPolicy};
-use plexus::tools::{
+use plexus::base::protocol::messages::{OutputLevel, ToolErrorType, ToolRetryPolicy};
+use plexus::run::tools::{
     effective_level, execute, RecordingSleeper, ToolCache, ToolContext, ToolData, ToolError,
     ToolErrorCode, ToolRegistry, SPILL_THRESHOLD_BYTES,
 };

@@ -2,8 +2,8 @@
 //! arithmetic and its errors.
 
 use chrono::{DateTime, Utc};
-use plexus::protocol::messages::OutputLevel;
-use plexus::tools::{ToolClock, ToolContext, ToolRegistry};
+use plexus::base::protocol::messages::OutputLevel;
+use plexus::run::tools::{ToolClock, ToolContext, ToolRegistry};
 use serde_json::{json, Value};
 
 use super::builtins::tool;

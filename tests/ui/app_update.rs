@@ -1,13 +1,13 @@
 //! `update`: actions change the UI state and return effects as data — no terminal, no
 //! runtime. Built on the recorded demo run.
 
-use plexus::app::input::{input, InputKey};
-use plexus::app::ui_state::{DocKey, OutputView, Overlay, Pane, Question};
-use plexus::app::{update, Action, Effect, Screen, UiState};
-use plexus::engine::Control;
-use plexus::event::{EngineEvent, Envelope, RunStatus, TaskStatus};
-use plexus::protocol::Grade;
-use plexus::state::{reduce, RunState};
+use plexus::base::protocol::Grade;
+use plexus::model::event::{EngineEvent, Envelope, RunStatus, TaskStatus};
+use plexus::model::state::{reduce, RunState};
+use plexus::run::engine::Control;
+use plexus::tui::app::input::{input, InputKey};
+use plexus::tui::app::ui_state::{DocKey, OutputView, Overlay, Pane, Question};
+use plexus::tui::app::{update, Action, Effect, Screen, UiState};
 
 fn events() -> Vec<Envelope> {
     include_str!("../../fixtures/runs/demo.jsonl")
@@ -196,7 +196,7 @@ fn search_selects_a_task_and_filters_atoms() {
     for c in "math".chars() {
         input(&mut ui, &st, InputKey::Char(c));
     }
-    let rows = plexus::app::atoms_view::atom_view(&st, &ui.atoms);
+    let rows = plexus::tui::app::atoms_view::atom_view(&st, &ui.atoms);
     assert!(!rows.is_empty());
     assert!(rows
         .iter()
@@ -207,14 +207,14 @@ fn search_selects_a_task_and_filters_atoms() {
     // Grade filter, sort by score.
     update(&mut ui, &st, Action::FilterGrade);
     assert_eq!(ui.atoms.grade, Some(Grade::A));
-    let rows = plexus::app::atoms_view::atom_view(&st, &ui.atoms);
+    let rows = plexus::tui::app::atoms_view::atom_view(&st, &ui.atoms);
     assert!(rows.iter().all(|&i| st.atoms[i].grade == Grade::A));
     update(&mut ui, &st, Action::ClearFilters);
     for _ in 0..5 {
         update(&mut ui, &st, Action::Sort);
     }
     assert_eq!(ui.atoms.sort.name(), "score");
-    let rows = plexus::app::atoms_view::atom_view(&st, &ui.atoms);
+    let rows = plexus::tui::app::atoms_view::atom_view(&st, &ui.atoms);
     assert!(rows
         .windows(2)
         .all(|w| st.atoms[w[0]].score >= st.atoms[w[1]].score));
@@ -260,8 +260,8 @@ fn quitting_while_a_stored_run_is_shown_asks_if_the_live_run_is_running() {
     assert_eq!(ui.overlay, Some(Overlay::Confirm(Question::Quit)));
 }
 
-fn summary(id: &str) -> plexus::store::RunSummary {
-    plexus::store::RunSummary {
+fn summary(id: &str) -> plexus::data::store::RunSummary {
+    plexus::data::store::RunSummary {
         run_id: id.into(),
         plan_id: "P".into(),
         plan_source: "p.json".into(),

@@ -1,10 +1,10 @@
 //! Config, keymap and themes through the public API, with files on disk.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use plexus::app::action::Action;
-use plexus::app::keymap::ConfigKeymap;
-use plexus::config::{Config, ConfigError, FILE_NAME};
-use plexus::ui::theme::{load_or_fallback, Theme};
+use plexus::base::config::{Config, ConfigError, FILE_NAME};
+use plexus::tui::app::action::Action;
+use plexus::tui::app::keymap::ConfigKeymap;
+use plexus::tui::ui::theme::{load_or_fallback, Theme};
 use ratatui::style::Color;
 
 #[test]

@@ -9,14 +9,14 @@ mod fixture;
 
 use common::screen::render;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use plexus::app::keymap::Keymap;
-use plexus::app::ui_state::{Overlay, Question};
-use plexus::app::{update, Action, Effect, UiState};
-use plexus::engine::Control;
-use plexus::event::debate::{DebateOutput, HostDecided, PositionsCompared, TurnOutcome};
-use plexus::event::EngineEvent;
-use plexus::protocol::debate::AgentRole;
-use plexus::state::RunState;
+use plexus::base::protocol::debate::AgentRole;
+use plexus::model::event::debate::{DebateOutput, HostDecided, PositionsCompared, TurnOutcome};
+use plexus::model::event::EngineEvent;
+use plexus::model::state::RunState;
+use plexus::run::engine::Control;
+use plexus::tui::app::keymap::Keymap;
+use plexus::tui::app::ui_state::{Overlay, Question};
+use plexus::tui::app::{update, Action, Effect, UiState};
 use serde_json::json;
 use unicode_width::UnicodeWidthStr;
 
@@ -283,7 +283,7 @@ fn malformed_outputs_render_as_unreadable() {
 
 #[test]
 fn a_logged_session_replays_and_seeks_back() {
-    use plexus::store::{spawn_writer, RunRow, WriteOp};
+    use plexus::data::store::{spawn_writer, RunRow, WriteOp};
     let log = fixture::converged();
     let dir = tempfile::tempdir().expect("tempdir");
     let db = dir.path().join("t.db");
@@ -309,7 +309,7 @@ fn a_logged_session_replays_and_seeks_back() {
     }
     drop(writer);
     thread.join().expect("writer thread");
-    let mut replay = plexus::replay::log::ReplayLog::open(&db, &run_id)
+    let mut replay = plexus::data::replay::log::ReplayLog::open(&db, &run_id)
         .expect("open")
         .with_snapshots_every(5);
     let end = replay.seek(u64::MAX).expect("seek to the end");
@@ -416,8 +416,8 @@ fn a_stopped_turn_reads_cancelled() {
 fn the_report_lists_each_agreement_once() {
     let st = fixture::converged().state();
     let d = st.debate.as_deref().expect("a debate");
-    let theme = plexus::ui::theme::Theme::dark();
-    let l = plexus::ui::debate::report::lines(80, d, 0, 0, &theme);
+    let theme = plexus::tui::ui::theme::Theme::dark();
+    let l = plexus::tui::ui::debate::report::lines(80, d, 0, 0, &theme);
     let text: String = l
         .out
         .iter()

@@ -6,15 +6,15 @@ use crate::common;
 
 use common::screen::buffer_text;
 
-use plexus::app::input::InputKey;
-use plexus::app::Action;
-use plexus::eval::record::EvalRow;
-use plexus::eval::stats::{wilson, Interval, Z95};
-use plexus::eval_ui::detail::{CheckSide, Detail};
-use plexus::eval_ui::model::{CheckLine, Flip, ParentDiff, SampleLine, Status};
-use plexus::eval_ui::state::{Request, Show};
-use plexus::eval_ui::{EvalModel, EvalScreen};
-use plexus::ui::theme::Theme;
+use plexus::features::eval::record::EvalRow;
+use plexus::features::eval::stats::{wilson, Interval, Z95};
+use plexus::tui::app::input::InputKey;
+use plexus::tui::app::Action;
+use plexus::tui::eval_ui::detail::{CheckSide, Detail};
+use plexus::tui::eval_ui::model::{CheckLine, Flip, ParentDiff, SampleLine, Status};
+use plexus::tui::eval_ui::state::{Request, Show};
+use plexus::tui::eval_ui::{EvalModel, EvalScreen};
+use plexus::tui::ui::theme::Theme;
 use ratatui::backend::TestBackend;
 use ratatui::Terminal;
 
@@ -133,7 +133,7 @@ fn render(s: &mut EvalScreen, w: u16, h: u16) -> String {
     let theme = Theme::dark();
     term.draw(|f| {
         let area = f.area();
-        plexus::eval_ui::draw::draw(f.buffer_mut(), area, s, &theme)
+        plexus::tui::eval_ui::draw::draw(f.buffer_mut(), area, s, &theme)
     })
     .expect("draw");
     buffer_text(term.backend().buffer())

@@ -8,12 +8,12 @@ use common::screen::render;
 use std::sync::Arc;
 
 use common::bin::{output, plexus};
-use plexus::app::failures_list::FailureSort;
-use plexus::app::ui_state::{Doc, DocKey, OutputView, Overlay, Question};
-use plexus::app::{update, Action, Effect, Screen, UiState};
-use plexus::event::{EngineEvent, Envelope};
-use plexus::state::{reduce, RunState};
-use plexus::store::{FailedInvocation, Store};
+use plexus::data::store::{FailedInvocation, Store};
+use plexus::model::event::{EngineEvent, Envelope};
+use plexus::model::state::{reduce, RunState};
+use plexus::tui::app::failures_list::FailureSort;
+use plexus::tui::app::ui_state::{Doc, DocKey, OutputView, Overlay, Question};
+use plexus::tui::app::{update, Action, Effect, Screen, UiState};
 
 fn demo_state() -> RunState {
     let mut st = RunState::new();
@@ -225,10 +225,10 @@ fn filters_sort_search_and_n_move_through_the_rows() {
     // / searches ids and messages, as you type.
     update(&mut ui, &st, Action::Search);
     for c in "知识库".chars() {
-        plexus::app::input::input(&mut ui, &st, plexus::app::input::InputKey::Char(c));
+        plexus::tui::app::input::input(&mut ui, &st, plexus::tui::app::input::InputKey::Char(c));
     }
     assert_eq!(ids(&ui), vec!["TASK_VAULT_CHECK_01#1"]);
-    plexus::app::input::input(&mut ui, &st, plexus::app::input::InputKey::Esc);
+    plexus::tui::app::input::input(&mut ui, &st, plexus::tui::app::input::InputKey::Esc);
     assert_eq!(ids(&ui).len(), 5);
     // n and N step and wrap.
     update(&mut ui, &st, Action::NextFailure);
@@ -261,7 +261,7 @@ fn the_demo_database_lists_every_failed_and_retried_attempt_with_its_code_and_me
                 s.attempt,
             )),
             Ok(EngineEvent::InvocationFinished(f))
-                if f.status != Some(plexus::protocol::InvocationStatus::Success) =>
+                if f.status != Some(plexus::base::protocol::InvocationStatus::Success) =>
             {
                 bad.push(e.invocation_id.clone().expect("inv"))
             }
@@ -293,8 +293,8 @@ fn the_demo_database_lists_every_failed_and_retried_attempt_with_its_code_and_me
     );
 }
 
-fn review_item(task: &str, decided: bool) -> plexus::review::ReviewItem {
-    plexus::review::ReviewItem {
+fn review_item(task: &str, decided: bool) -> plexus::run::review::ReviewItem {
+    plexus::run::review::ReviewItem {
         run_id: "R20261126-010802-7fe5".into(),
         task_id: task.into(),
         agent: "Scenario_Validator".into(),
@@ -302,7 +302,7 @@ fn review_item(task: &str, decided: bool) -> plexus::review::ReviewItem {
         invocation_id: format!("INV_{task}_001"),
         attempt: 1,
         message: Some("1 reference(s) to assets that do not exist".into()),
-        fabricated: vec![plexus::review::FabricatedRef {
+        fabricated: vec![plexus::run::review::FabricatedRef {
             atom_id: "VALID_TA_01".into(),
             reference: "CODE_TA_99".into(),
         }],
@@ -311,15 +311,15 @@ fn review_item(task: &str, decided: bool) -> plexus::review::ReviewItem {
         ],
         summary: "one scenario validated".into(),
         avg_score: 0.78,
-        grades: plexus::protocol::GradeCounts {
+        grades: plexus::base::protocol::GradeCounts {
             a: 0,
             b: 1,
             c: 0,
             d: 0,
         },
         issues: vec![],
-        decision: decided.then(|| plexus::review::Decision {
-            decision: plexus::review::DecisionKind::Accepted,
+        decision: decided.then(|| plexus::run::review::Decision {
+            decision: plexus::run::review::DecisionKind::Accepted,
             reviewer: "ada".into(),
             note: None,
             decided_at: "2026-11-26T01:09:00Z".into(),
@@ -367,11 +367,11 @@ fn the_review_queue_shows_the_evidence_and_accepts_or_rejects_with_a_reason() {
         vec![Effect::Review {
             run: "R20261126-010802-7fe5".into(),
             task: "TASK_VALIDATOR_DIFF_01".into(),
-            verdict: plexus::review::Verdict::Accept { note: None },
+            verdict: plexus::run::review::Verdict::Accept { note: None },
         }]
     );
     // X asks for a reason; an empty one rejects nothing, a reason rejects.
-    use plexus::app::input::{input, InputKey};
+    use plexus::tui::app::input::{input, InputKey};
     assert!(update(&mut ui, &st, Action::ReviewReject).is_empty());
     assert!(input(&mut ui, &st, InputKey::Enter).is_empty());
     update(&mut ui, &st, Action::ReviewReject);
@@ -384,7 +384,7 @@ fn the_review_queue_shows_the_evidence_and_accepts_or_rejects_with_a_reason() {
         vec![Effect::Review {
             run: "R20261126-010802-7fe5".into(),
             task: "TASK_VALIDATOR_DIFF_01".into(),
-            verdict: plexus::review::Verdict::Reject {
+            verdict: plexus::run::review::Verdict::Reject {
                 reason: "CODE_TA_99 is real".into()
             },
         }]
@@ -420,7 +420,7 @@ fn enter_in_the_overlay_finds_the_attempt_in_another_run_by_opening_it() {
     assert_eq!(find.view, OutputView::Issues);
     // Not this run: nothing is selected yet.
     let mut fx = Vec::new();
-    assert!(!plexus::app::failures_keys::find_in_run(
+    assert!(!plexus::tui::app::failures_keys::find_in_run(
         &mut ui, &st, &find, &mut fx
     ));
 }

@@ -2,15 +2,15 @@
 //! actions and commands with completion and says its errors, and clicks and the wheel
 //! act on what the last frame drew under the pointer.
 
-use plexus::app::input::{input, InputKey};
-use plexus::app::keymap::Keymap;
-use plexus::app::ui_state::{Overlay, Pane, Question};
-use plexus::app::{update, Action, Effect, Screen, UiState};
-use plexus::engine::Control;
-use plexus::event::{EngineEvent, Envelope};
-use plexus::protocol::Grade;
-use plexus::state::{reduce, RunState};
-use plexus::ui::theme::Theme;
+use plexus::base::protocol::Grade;
+use plexus::model::event::{EngineEvent, Envelope};
+use plexus::model::state::{reduce, RunState};
+use plexus::run::engine::Control;
+use plexus::tui::app::input::{input, InputKey};
+use plexus::tui::app::keymap::Keymap;
+use plexus::tui::app::ui_state::{Overlay, Pane, Question};
+use plexus::tui::app::{update, Action, Effect, Screen, UiState};
+use plexus::tui::ui::theme::Theme;
 use ratatui::backend::TestBackend;
 use ratatui::Terminal;
 
@@ -28,7 +28,7 @@ fn demo(live: bool) -> RunState {
 
 fn frame(st: &RunState, ui: &mut UiState) {
     let mut term = Terminal::new(TestBackend::new(120, 40)).expect("terminal");
-    term.draw(|f| plexus::ui::draw(f, st, ui, &Theme::dark(), &Keymap::default_keys()))
+    term.draw(|f| plexus::tui::ui::draw(f, st, ui, &Theme::dark(), &Keymap::default_keys()))
         .expect("draw");
 }
 
@@ -150,7 +150,7 @@ fn a_click_selects_a_task_a_tab_or_a_row_and_the_wheel_scrolls_what_is_under_it(
         .iter()
         .find(|(_, t)| *t == critic)
         .expect("drawn");
-    plexus::app::mouse::click(&mut ui, &st, r.x + 4, r.y);
+    plexus::tui::app::mouse::click(&mut ui, &st, r.x + 4, r.y);
     assert_eq!(ui.task, critic);
     assert_eq!(ui.focus, Pane::Dag);
     // A click in the output pane focuses it.
@@ -161,7 +161,7 @@ fn a_click_selects_a_task_a_tab_or_a_row_and_the_wheel_scrolls_what_is_under_it(
         .iter()
         .find(|(_, p)| *p == Pane::Output)
         .expect("pane");
-    plexus::app::mouse::click(&mut ui, &st, out.x + 3, out.y + 3);
+    plexus::tui::app::mouse::click(&mut ui, &st, out.x + 3, out.y + 3);
     assert_eq!(ui.focus, Pane::Output);
     // The wheel over the DAG moves the selection, over the output scrolls it.
     ui.focus = Pane::Dag;
@@ -171,7 +171,7 @@ fn a_click_selects_a_task_a_tab_or_a_row_and_the_wheel_scrolls_what_is_under_it(
         .iter()
         .find(|(_, p)| *p == Pane::Dag)
         .expect("pane");
-    plexus::app::mouse::wheel(&mut ui, &st, dag.x + 2, dag.y + 2, true);
+    plexus::tui::app::mouse::wheel(&mut ui, &st, dag.x + 2, dag.y + 2, true);
     assert_ne!(
         ui.task, critic,
         "the wheel over the DAG moved the selection"
@@ -179,7 +179,7 @@ fn a_click_selects_a_task_a_tab_or_a_row_and_the_wheel_scrolls_what_is_under_it(
     let task = ui.task;
     ui.scroll.follow = false;
     ui.scroll.top = 10;
-    plexus::app::mouse::wheel(&mut ui, &st, out.x + 3, out.y + 3, true);
+    plexus::tui::app::mouse::wheel(&mut ui, &st, out.x + 3, out.y + 3, true);
     assert_eq!(
         ui.task, task,
         "the wheel over the output left the selection"
@@ -194,10 +194,10 @@ fn a_click_selects_a_task_a_tab_or_a_row_and_the_wheel_scrolls_what_is_under_it(
         .find(|(_, _, s)| *s == Screen::Atoms)
         .expect("tab");
     let header = ui.layout.header_y;
-    plexus::app::mouse::click(&mut ui, &st, x0 + 1, header);
+    plexus::tui::app::mouse::click(&mut ui, &st, x0 + 1, header);
     assert_eq!(ui.screen, Screen::Atoms);
     frame(&st, &mut ui);
     let (rows, top) = ui.layout.list.expect("rows drawn");
-    plexus::app::mouse::click(&mut ui, &st, rows.x + 2, rows.y + 3);
+    plexus::tui::app::mouse::click(&mut ui, &st, rows.x + 2, rows.y + 3);
     assert_eq!(ui.atoms.selected, top + 3);
 }

@@ -7,11 +7,11 @@
 use crate::common;
 
 use common::screen::render;
-use plexus::app::docs::{Doc, DocKey};
-use plexus::app::ui_state::{Overlay, Pane};
-use plexus::app::{update, Action, Effect, Screen, UiState};
-use plexus::event::Envelope;
-use plexus::state::{reduce, RunState};
+use plexus::model::event::Envelope;
+use plexus::model::state::{reduce, RunState};
+use plexus::tui::app::docs::{Doc, DocKey};
+use plexus::tui::app::ui_state::{Overlay, Pane};
+use plexus::tui::app::{update, Action, Effect, Screen, UiState};
 use serde_json::json;
 
 const SIZES: [(u16, u16); 3] = [(80, 24), (120, 40), (200, 60)];

@@ -7,9 +7,9 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use common::{quick_sim, run_plan, test_config};
-use plexus::event::{Chunk, EngineEvent, Envelope, RunStatus, TaskFinished, TaskStatus};
-use plexus::provider::FaultRates;
-use plexus::state::{reduce, status_slot, RunState};
+use plexus::data::provider::FaultRates;
+use plexus::model::event::{Chunk, EngineEvent, Envelope, RunStatus, TaskFinished, TaskStatus};
+use plexus::model::state::{reduce, status_slot, RunState};
 use plexus::tui::loader::fold_run;
 
 fn fixture() -> Vec<Envelope> {
@@ -228,7 +228,7 @@ fn streamed_text_stays_within_the_budget() {
 /// the output tokens that reached the log on its agent; the task goes back to pending.
 #[test]
 fn a_call_lost_in_a_crash_is_shown_as_such_and_its_tokens_counted() {
-    use plexus::event::{CrashDetected, InvocationLost};
+    use plexus::model::event::{CrashDetected, InvocationLost};
     let events = fixture();
     // The demo's log up to the first invocation that started, and a bit of its stream.
     let start = events

@@ -6,9 +6,9 @@
 use crate::common;
 
 use common::screen::render;
-use plexus::app::{Screen, UiState};
-use plexus::event::Envelope;
-use plexus::state::{reduce, RunState};
+use plexus::model::event::Envelope;
+use plexus::model::state::{reduce, RunState};
+use plexus::tui::app::{Screen, UiState};
 use serde_json::json;
 
 /// A succeeds; B's answer cites an asset that does not exist (E007) and waits for

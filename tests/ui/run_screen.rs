@@ -6,9 +6,9 @@
 use crate::common;
 
 use common::screen::render;
-use plexus::app::{Screen, UiState};
-use plexus::event::Envelope;
-use plexus::state::{reduce, RunState};
+use plexus::model::event::Envelope;
+use plexus::model::state::{reduce, RunState};
+use plexus::tui::app::{Screen, UiState};
 use serde_json::json;
 
 const SIZES: [(u16, u16); 3] = [(80, 24), (120, 40), (200, 60)];
@@ -123,7 +123,7 @@ fn a_failed_200_task_run_counts_by_outcome_at_every_size() {
         assert!(status.contains("failed"), "{status}");
         assert!(!status.contains("200/200"), "{status}");
         if w >= 120 {
-            let blocked = st.count(plexus::event::TaskStatus::Blocked);
+            let blocked = st.count(plexus::model::event::TaskStatus::Blocked);
             assert!(blocked > 60);
             let ok = 200 - 1 - blocked;
             assert!(
@@ -207,14 +207,14 @@ fn the_atoms_header_counts_the_rows_kept_and_the_atom_detail_wraps_at_every_size
     for (w, h) in SIZES {
         let mut ui = ui_at(0);
         ui.screen = Screen::Atoms;
-        ui.atoms.grade = Some(plexus::protocol::Grade::A);
-        let shown = plexus::app::atoms_view::atom_view(&st, &ui.atoms).len();
+        ui.atoms.grade = Some(plexus::base::protocol::Grade::A);
+        let shown = plexus::tui::app::atoms_view::atom_view(&st, &ui.atoms).len();
         assert!(shown > 0 && shown < total);
         let s = render(&st, &mut ui, w, h);
         assert!(s.contains(&format!("{shown} of {total} atoms")), "{s}");
         insta::assert_snapshot!(format!("atoms_filtered_{w}x{h}"), s);
         // The atom detail: a long string wraps inside the overlay instead of being cut.
-        let atom = plexus::app::atoms_view::atom_view(&st, &ui.atoms)[0];
+        let atom = plexus::tui::app::atoms_view::atom_view(&st, &ui.atoms)[0];
         let inv = st.atoms[atom].invocation.clone().expect("inv");
         let id = st.atoms[atom].id.clone();
         let long = format!(
@@ -222,10 +222,10 @@ fn the_atoms_header_counts_the_rows_kept_and_the_atom_detail_wraps_at_every_size
             "the reverse process removes a little noise at each step ".repeat(6)
         );
         ui.docs.insert(
-            plexus::app::ui_state::DocKey::Atom(inv, id),
-            plexus::app::ui_state::Doc::Ready(long.into()),
+            plexus::tui::app::ui_state::DocKey::Atom(inv, id),
+            plexus::tui::app::ui_state::Doc::Ready(long.into()),
         );
-        ui.overlay = Some(plexus::app::ui_state::Overlay::AtomDetail { atom, top: 0 });
+        ui.overlay = Some(plexus::tui::app::ui_state::Overlay::AtomDetail { atom, top: 0 });
         let s = render(&st, &mut ui, w, h);
         if h >= 40 {
             assert!(
@@ -306,7 +306,7 @@ fn a_message_from_before_the_run_ended_gives_way_to_the_keys() {
         reduce(&mut st, &e);
     }
     let end = st.finished_ts.expect("the demo ended");
-    let flash = |at_ms: i64| plexus::app::ui_state::Flash {
+    let flash = |at_ms: i64| plexus::tui::app::ui_state::Flash {
         text: "retrying TASK_CODE_DIFF_01".into(),
         warn: false,
         at_ms,

@@ -6,9 +6,9 @@ use crate::common;
 
 use common::screen::render;
 
-use plexus::app::{update, Action, Effect, Screen, UiState};
-use plexus::event::Envelope;
-use plexus::state::{reduce, RunState};
+use plexus::model::event::Envelope;
+use plexus::model::state::{reduce, RunState};
+use plexus::tui::app::{update, Action, Effect, Screen, UiState};
 
 fn demo_state() -> RunState {
     let mut st = RunState::new();
@@ -27,9 +27,9 @@ fn ui_on(screen: Screen) -> UiState {
 
 /// Runs that differ the way a day of demos does: outcomes, lengths, a review waiting.
 fn runs_rows(ui: &mut UiState) {
-    use plexus::app::runs_list::RunFacts;
+    use plexus::tui::app::runs_list::RunFacts;
     let run = |id: &str, status: &str, start: &str, end: Option<&str>, atoms: i64| {
-        plexus::store::RunSummary {
+        plexus::data::store::RunSummary {
             run_id: id.into(),
             plan_id: "AVP_E2E_20260203_001".into(),
             plan_source: "demo".into(),
@@ -117,7 +117,7 @@ fn slash_filters_the_runs_screen() {
     runs_rows(&mut ui);
     update(&mut ui, &st, Action::Search);
     for c in "fail".chars() {
-        plexus::app::input::input(&mut ui, &st, plexus::app::input::InputKey::Char(c));
+        plexus::tui::app::input::input(&mut ui, &st, plexus::tui::app::input::InputKey::Char(c));
     }
     let s = render(&st, &mut ui, 80, 24);
     assert!(s.contains("1 of 4 runs"), "{s}");
@@ -127,7 +127,7 @@ fn slash_filters_the_runs_screen() {
     );
     insta::assert_snapshot!("runs_filtered_80x24", s);
     // Enter on the one row left opens it.
-    plexus::app::input::input(&mut ui, &st, plexus::app::input::InputKey::Enter);
+    plexus::tui::app::input::input(&mut ui, &st, plexus::tui::app::input::InputKey::Enter);
     let fx = update(&mut ui, &st, Action::Open);
     assert_eq!(fx, vec![Effect::OpenRun("R20261126-005512-c3a0".into())]);
     update(&mut ui, &st, Action::ClearFilters);

@@ -1,8 +1,8 @@
 //! Every text colour of every built-in theme stands out from what it is drawn on: at
 //! least 4.5:1 (WCAG AA), named terminal colours taken at xterm's defaults.
 
-use plexus::ui::contrast::{contrast, text_pairs, MIN_TEXT_CONTRAST};
-use plexus::ui::theme::Theme;
+use plexus::tui::ui::contrast::{contrast, text_pairs, MIN_TEXT_CONTRAST};
+use plexus::tui::ui::theme::Theme;
 
 #[test]
 fn every_text_role_of_every_built_in_theme_has_a_contrast_of_at_least_4_5() {
@@ -37,10 +37,10 @@ fn the_contrast_formula_matches_known_pairs() {
 /// and other drawing glyphs are not text and are left out.
 #[test]
 fn every_drawn_letter_of_every_screen_has_a_contrast_of_at_least_4_5() {
-    use plexus::app::keymap::Keymap;
-    use plexus::app::{Screen, UiState};
-    use plexus::event::Envelope;
-    use plexus::state::{reduce, RunState};
+    use plexus::model::event::Envelope;
+    use plexus::model::state::{reduce, RunState};
+    use plexus::tui::app::keymap::Keymap;
+    use plexus::tui::app::{Screen, UiState};
     use ratatui::backend::TestBackend;
     use ratatui::style::Color;
     use ratatui::Terminal;
@@ -58,7 +58,7 @@ fn every_drawn_letter_of_every_screen_has_a_contrast_of_at_least_4_5() {
             let mut ui = UiState::new(true);
             ui.screen = screen;
             let mut term = Terminal::new(TestBackend::new(120, 40)).expect("terminal");
-            term.draw(|f| plexus::ui::draw(f, &run, &mut ui, &t, &keys))
+            term.draw(|f| plexus::tui::ui::draw(f, &run, &mut ui, &t, &keys))
                 .expect("draw");
             for cell in term.backend().buffer().content() {
                 if !cell.symbol().chars().any(char::is_alphanumeric) {

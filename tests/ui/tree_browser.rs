@@ -7,12 +7,12 @@ use crate::common;
 use common::screen::buffer_text;
 use std::path::Path;
 
-use plexus::app::input::InputKey;
-use plexus::app::keymap::Keymap;
-use plexus::app::Action;
-use plexus::failures::{open, DocKind, DocStatus};
-use plexus::tree_ui::{Browser, View};
-use plexus::ui::theme::Theme;
+use plexus::data::failures::{open, DocKind, DocStatus};
+use plexus::tui::app::input::InputKey;
+use plexus::tui::app::keymap::Keymap;
+use plexus::tui::app::Action;
+use plexus::tui::tree_ui::{Browser, View};
+use plexus::tui::ui::theme::Theme;
 use ratatui::backend::TestBackend;
 use ratatui::Terminal;
 
@@ -29,7 +29,7 @@ fn render(b: &mut Browser, w: u16, h: u16) -> String {
     let keys = Keymap::default_keys();
     term.draw(|f| {
         let area = f.area();
-        plexus::tree_ui::draw::draw(f.buffer_mut(), area, b, &theme, &keys)
+        plexus::tui::tree_ui::draw::draw(f.buffer_mut(), area, b, &theme, &keys)
     })
     .expect("draw");
     buffer_text(term.backend().buffer())

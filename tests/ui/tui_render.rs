@@ -7,14 +7,14 @@ use crate::common;
 use common::screen::render;
 use std::sync::Arc;
 
-use plexus::app::ui_state::{Doc, DocKey, OutputView, Overlay, Pane, Question};
-use plexus::app::{update, Action, Screen, UiState};
-use plexus::event::{
+use plexus::base::protocol::{Constraints, Grade, GradeCounts, InvocationStatus};
+use plexus::model::event::{
     AgentInfo, AtomGrade, AtomsGraded, Chunk, EngineEvent, Envelope, InvocationFinished,
     InvocationStarted, RunStarted, TaskFinished, TaskInfo, TaskStatus,
 };
-use plexus::protocol::{Constraints, Grade, GradeCounts, InvocationStatus};
-use plexus::state::{reduce, RunState};
+use plexus::model::state::{reduce, RunState};
+use plexus::tui::app::ui_state::{Doc, DocKey, OutputView, Overlay, Pane, Question};
+use plexus::tui::app::{update, Action, Screen, UiState};
 
 fn demo_state() -> RunState {
     let text = include_str!("../../fixtures/runs/demo.jsonl");
@@ -230,7 +230,7 @@ fn help_overlay_lists_every_action() {
     }
     for a in Action::ALL {
         assert!(
-            seen.contains(plexus::ui::help::describe(*a)),
+            seen.contains(plexus::tui::ui::help::describe(*a)),
             "help lacks {a:?}"
         );
     }
@@ -365,9 +365,9 @@ fn no_size_panics_any_screen_or_overlay_of_an_empty_run() {
 
 #[test]
 fn context_view_shows_the_report() {
-    use plexus::engine::context::plan::{plan, Input};
-    use plexus::engine::context::select::DataType;
-    use plexus::event::ContextPlanned;
+    use plexus::model::event::ContextPlanned;
+    use plexus::run::engine::context::plan::{plan, Input};
+    use plexus::run::engine::context::select::DataType;
     let mut st = demo_state();
     let atoms: Vec<serde_json::Value> = (0..60)
         .map(|i| serde_json::json!({"asset_id": format!("A{i}"), "atom_type": if i % 4 == 3 { "background" } else { "claim" },
@@ -378,7 +378,7 @@ fn context_view_shows_the_report() {
         data: serde_json::json!({ "atoms": atoms }),
         priority: 1,
         data_type: DataType::Atoms,
-        configured: Some(plexus::protocol::context::TransferMode::Full),
+        configured: Some(plexus::base::protocol::context::TransferMode::Full),
         reference: serde_json::Value::Null,
         tokens: None,
     }];
@@ -501,7 +501,7 @@ fn priced_usage_state(cost: Option<f64>) -> RunState {
             issues: 0,
             errors: vec![],
             error_message: None,
-            provider_usage: Some(plexus::provider::Usage {
+            provider_usage: Some(plexus::data::provider::Usage {
                 prompt_tokens: (5_000.0 * factor) as u64,
                 completion_tokens: (1_000.0 * factor) as u64,
                 cached_prompt_tokens: 0,

@@ -4,14 +4,14 @@
 
 use std::sync::Arc;
 
-use plexus::event::debate::{
+use plexus::base::protocol::debate::{AgentRole, SessionStatus};
+use plexus::base::protocol::debate_spec::DebateSpec;
+use plexus::model::event::debate::{
     DebateErrorLogged, DebateFinished, DebateOutput, DebateStarted, DebateTurnStarted, HostDecided,
     PositionsCompared, TurnOutcome,
 };
-use plexus::event::{EngineEvent, Envelope, RunFinished, RunStarted, RunStatus};
-use plexus::protocol::debate::{AgentRole, SessionStatus};
-use plexus::protocol::debate_spec::DebateSpec;
-use plexus::state::{reduce, RunState};
+use plexus::model::event::{EngineEvent, Envelope, RunFinished, RunStarted, RunStatus};
+use plexus::model::state::{reduce, RunState};
 use serde_json::{json, Value};
 
 /// Events of a session, numbered as they are pushed.
@@ -430,7 +430,7 @@ pub fn streaming() -> Log {
     for piece in STREAMED {
         log.push_as(
             "critic",
-            EngineEvent::Chunk(plexus::event::Chunk { text: piece.into() }),
+            EngineEvent::Chunk(plexus::model::event::Chunk { text: piece.into() }),
         );
     }
     log

@@ -1,0 +1,198 @@
+//! Resolving a plan's data references: a `task_output` reference here (JSONPath,
+//! filter, transform), a file in [`file`] (with PDF text from [`pdf`]), a `db_query` in
+//! [`db`]. The engine resolves a task's inputs with them and the file tools share their
+//! path rules; they need nothing of either.
+
+pub mod db;
+pub mod file;
+pub mod pdf;
+
+use serde_json::{Map, Value};
+
+use crate::base::jsonpath::{compare, CmpOp, JsonPath};
+use crate::base::protocol::refs::RefErrorCode;
+use crate::base::protocol::{FilterOp, RefFilter, TaskOutputRef, Transform};
+
+/// Why a reference did not resolve.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RefFailure {
+    /// Seed 000 §3.2 code.
+    pub code: RefErrorCode,
+    /// Explanation.
+    pub message: String,
+}
+
+/// Tests one item against a filter; `Err` when the filter cannot apply (REF_FILTER_ERROR).
+pub fn filter_matches(item: &Value, f: &RefFilter) -> Result<bool, String> {
+    let Some(v) = item.get(&f.field) else {
+        return Ok(false);
+    };
+    Ok(match f.operator {
+        FilterOp::Eq => compare(v, CmpOp::Eq, &f.value),
+        FilterOp::Ne => compare(v, CmpOp::Ne, &f.value),
+        FilterOp::In => match &f.value {
+            Value::Array(options) => match v {
+                Value::Array(vs) => vs.iter().any(|x| options.contains(x)),
+                x => options.contains(x),
+            },
+            _ => return Err("`in` needs an array value".into()),
+        },
+        FilterOp::Gt | FilterOp::Gte | FilterOp::Lt | FilterOp::Lte => {
+            if !(f.value.is_number() || f.value.is_string()) {
+                return Err(format!(
+                    "`{}` needs a number or string value",
+                    f.operator.as_str()
+                ));
+            }
+            let op = match f.operator {
+                FilterOp::Gt => CmpOp::Gt,
+                FilterOp::Gte => CmpOp::Ge,
+                FilterOp::Lt => CmpOp::Lt,
+                _ => CmpOp::Le,
+            };
+            compare(v, op, &f.value)
+        }
+        FilterOp::Contains => match (v, &f.value) {
+            (Value::String(s), Value::String(needle)) => s.contains(needle.as_str()),
+            (Value::Array(a), needle) => a.contains(needle),
+            (_, Value::String(_)) => false,
+            _ => return Err("`contains` needs a string value".into()),
+        },
+    })
+}
+
+fn summarise(v: &Value) -> Value {
+    match v {
+        Value::String(s) => {
+            let cut: String = s.chars().take(200).collect();
+            Value::String(if cut.len() < s.len() {
+                format!("{cut}…")
+            } else {
+                cut
+            })
+        }
+        Value::Array(a) => Value::Array(a.iter().map(summarise).collect()),
+        Value::Object(o) => {
+            let mut m = Map::new();
+            for (k, x) in o {
+                if matches!(k.as_str(), "metadata" | "delta_audit") {
+                    continue;
+                }
+                m.insert(k.clone(), summarise(x));
+            }
+            Value::Object(m)
+        }
+        other => other.clone(),
+    }
+}
+
+fn keys_only(v: &Value) -> Value {
+    match v {
+        Value::Object(o) => Value::Array(o.keys().map(|k| Value::String(k.clone())).collect()),
+        Value::Array(a) => Value::Array(a.iter().map(keys_only).collect()),
+        other => other.clone(),
+    }
+}
+
+/// Resolves a task_output reference against the task's output `{atoms, summary}`.
+pub fn resolve_task_output(output: &Value, r: &TaskOutputRef) -> Result<Value, RefFailure> {
+    let selected = match &r.path {
+        None => output.clone(),
+        Some(p) => {
+            let path = JsonPath::parse(p).map_err(|e| RefFailure {
+                code: RefErrorCode::RefPathInvalid,
+                message: format!("JSONPath `{p}`: {e}"),
+            })?;
+            path.select_value(output).ok_or_else(|| RefFailure {
+                code: RefErrorCode::RefNotFound,
+                message: format!("`{p}` matches nothing in the output of {}", r.task_id),
+            })?
+        }
+    };
+    let filtered = match (&r.filter, selected) {
+        (Some(f), Value::Array(items)) => {
+            let mut kept = Vec::new();
+            for it in items {
+                match filter_matches(&it, f) {
+                    Ok(true) => kept.push(it),
+                    Ok(false) => {}
+                    Err(m) => {
+                        return Err(RefFailure {
+                            code: RefErrorCode::RefFilterError,
+                            message: m,
+                        })
+                    }
+                }
+            }
+            Value::Array(kept)
+        }
+        (_, v) => v,
+    };
+    Ok(match r.transform.unwrap_or(Transform::None) {
+        Transform::None => filtered,
+        Transform::Summary => summarise(&filtered),
+        Transform::KeysOnly => keys_only(&filtered),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn f(op: FilterOp, value: Value) -> RefFilter {
+        RefFilter {
+            field: "x".into(),
+            operator: op,
+            value,
+        }
+    }
+
+    #[test]
+    fn operators_of_seed_000_2_2() {
+        let item = json!({"x": 0.8, "s": "attention is all", "tags": ["core"]});
+        assert_eq!(
+            filter_matches(&item, &f(FilterOp::Eq, json!(0.8))),
+            Ok(true)
+        );
+        assert_eq!(
+            filter_matches(&item, &f(FilterOp::Ne, json!(0.8))),
+            Ok(false)
+        );
+        assert_eq!(
+            filter_matches(&item, &f(FilterOp::Gte, json!(0.8))),
+            Ok(true)
+        );
+        assert_eq!(
+            filter_matches(&item, &f(FilterOp::Gt, json!(0.8))),
+            Ok(false)
+        );
+        assert_eq!(filter_matches(&item, &f(FilterOp::Lt, json!(1))), Ok(true));
+        assert_eq!(
+            filter_matches(&item, &f(FilterOp::Lte, json!("a"))),
+            Ok(false)
+        );
+        assert_eq!(
+            filter_matches(&item, &f(FilterOp::In, json!([0.8, 1]))),
+            Ok(true)
+        );
+        let s = RefFilter {
+            field: "s".into(),
+            operator: FilterOp::Contains,
+            value: json!("attention"),
+        };
+        assert_eq!(filter_matches(&item, &s), Ok(true));
+        let t = RefFilter {
+            field: "tags".into(),
+            operator: FilterOp::In,
+            value: json!(["core", "key"]),
+        };
+        assert_eq!(filter_matches(&item, &t), Ok(true));
+        assert!(filter_matches(&item, &f(FilterOp::In, json!("core"))).is_err());
+        assert!(filter_matches(&item, &f(FilterOp::Gt, json!([1]))).is_err());
+        assert_eq!(
+            filter_matches(&json!({}), &f(FilterOp::Eq, json!(1))),
+            Ok(false)
+        );
+    }
+}

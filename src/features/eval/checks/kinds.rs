@@ -1,0 +1,441 @@
+//! What each kind of check compares.
+
+use serde_json::{json, Value};
+
+use super::compare::{as_number, as_text, normalized};
+use super::spec::{CheckKind, Normalize, Over};
+use super::{Observed, Outcome};
+use crate::base::jsonpath::JsonPath;
+
+/// Scores a kind on one sample's outcome.
+pub fn evaluate_kind(kind: &CheckKind, seen: &Observed, expected: Option<&Value>) -> Outcome {
+    let out = |passed: bool, expected: Value, found: Value, at: &str, why: String| Outcome {
+        passed,
+        score: if passed { 1.0 } else { 0.0 },
+        expected,
+        found,
+        at: at.to_string(),
+        why,
+    };
+    let no_expected = |at: &str| {
+        out(
+            false,
+            Value::Null,
+            Value::Null,
+            at,
+            "nothing to compare with: the check gives no value and the sample no expected value"
+                .into(),
+        )
+    };
+    match kind {
+        CheckKind::Exact {
+            value,
+            normalize,
+            path,
+        } => {
+            let Some(want) = value.as_ref().or(expected) else {
+                return no_expected("output");
+            };
+            let how = normalize.clone().unwrap_or_else(|| vec![Normalize::Trim]);
+            let (found, at) = match looked_at(path.as_deref(), &seen.output) {
+                Ok(found) => found,
+                Err((at, why)) => return out(false, want.clone(), Value::Null, &at, why),
+            };
+            let (w, f) = (
+                normalized(&as_text(want), &how),
+                normalized(&as_text(&found), &how),
+            );
+            let passed = w == f;
+            let why = if passed {
+                "equal".into()
+            } else {
+                format!("differs: expected {w:?}, found {f:?}")
+            };
+            out(passed, want.clone(), found, &at, why)
+        }
+        CheckKind::Contains { text, ignore_case } => {
+            let Some(want) = text.clone().or_else(|| expected.map(as_text)) else {
+                return no_expected("output");
+            };
+            let passed = if *ignore_case {
+                seen.output.to_lowercase().contains(&want.to_lowercase())
+            } else {
+                seen.output.contains(&want)
+            };
+            let why = if passed { "found" } else { "not in the output" };
+            out(
+                passed,
+                json!(want),
+                json!(excerpt(&seen.output)),
+                "output",
+                why.into(),
+            )
+        }
+        CheckKind::Regex { pattern } => {
+            let re = regex::RegexBuilder::new(pattern)
+                .size_limit(1 << 20)
+                .build();
+            match re {
+                Err(e) => out(
+                    false,
+                    json!(pattern),
+                    Value::Null,
+                    "output",
+                    format!("the pattern does not compile: {e}"),
+                ),
+                Ok(re) => match re.find(&seen.output) {
+                    Some(m) => out(
+                        true,
+                        json!(pattern),
+                        json!(m.as_str()),
+                        "output",
+                        format!("matched at byte {}", m.start()),
+                    ),
+                    None => out(
+                        false,
+                        json!(pattern),
+                        json!(excerpt(&seen.output)),
+                        "output",
+                        "no match".into(),
+                    ),
+                },
+            }
+        }
+        CheckKind::JsonSchema { schema, path } => {
+            let want = json!("matches the schema");
+            let (found, at) = match path {
+                Some(p) => match at_path(p, &seen.output) {
+                    Ok(v) => (v, p.clone()),
+                    Err(why) => return out(false, want, Value::Null, p, why),
+                },
+                None => match serde_json::from_str::<Value>(&seen.output) {
+                    Ok(v) => (v, "output".to_string()),
+                    Err(e) => {
+                        return out(
+                            false,
+                            want,
+                            json!(excerpt(&seen.output)),
+                            "output",
+                            format!("not valid JSON: {e}"),
+                        )
+                    }
+                },
+            };
+            let validator = match jsonschema::validator_for(schema) {
+                Ok(v) => v,
+                Err(e) => {
+                    return out(
+                        false,
+                        want,
+                        Value::Null,
+                        &at,
+                        format!("the schema does not compile: {e}"),
+                    )
+                }
+            };
+            let errors: Vec<String> = validator
+                .iter_errors(&found)
+                .take(5)
+                .map(|e| {
+                    let at = e.instance_path().to_string();
+                    format!("{}: {e}", if at.is_empty() { "/" } else { &at })
+                })
+                .collect();
+            if errors.is_empty() {
+                out(true, want, Value::Null, &at, "matches the schema".into())
+            } else {
+                let why = format!("does not match the schema: {}", errors[0]);
+                out(false, want, json!(errors), &at, why)
+            }
+        }
+        CheckKind::JsonValid => match serde_json::from_str::<Value>(&seen.output) {
+            Ok(_) => out(
+                true,
+                json!("valid JSON"),
+                Value::Null,
+                "output",
+                "parses".into(),
+            ),
+            Err(e) => out(
+                false,
+                json!("valid JSON"),
+                json!(excerpt(&seen.output)),
+                "output",
+                format!("not valid JSON: {e}"),
+            ),
+        },
+        CheckKind::Jsonpath { path, over, equals } => {
+            let root = match over {
+                Over::Output => match serde_json::from_str::<Value>(&seen.output) {
+                    Ok(v) => v,
+                    Err(e) => {
+                        return out(
+                            false,
+                            equals.clone().unwrap_or(Value::Null),
+                            Value::Null,
+                            path,
+                            format!("the output is not JSON: {e}"),
+                        )
+                    }
+                },
+                Over::Atoms => Value::Array(seen.atoms.clone()),
+                Over::Trace => seen.trace.clone(),
+            };
+            let found = match JsonPath::parse(path) {
+                Ok(p) => p.select_value(&root),
+                Err(e) => {
+                    return out(
+                        false,
+                        Value::Null,
+                        Value::Null,
+                        path,
+                        format!("the path does not parse: {e}"),
+                    )
+                }
+            };
+            match (found, equals) {
+                (None, want) => out(
+                    false,
+                    want.clone().unwrap_or(json!("a value")),
+                    Value::Null,
+                    path,
+                    "the path finds nothing".into(),
+                ),
+                (Some(f), None) => out(true, json!("a value"), f, path, "found".into()),
+                (Some(f), Some(want)) => {
+                    let passed = &f == want;
+                    let why = if passed { "equal" } else { "differs" };
+                    out(passed, want.clone(), f, path, why.into())
+                }
+            }
+        }
+        CheckKind::Numeric {
+            value,
+            path,
+            abs_tol,
+            rel_tol,
+        } => {
+            let Some(want) = value.or_else(|| expected.and_then(as_number)) else {
+                return no_expected("output");
+            };
+            let (raw, at) = match looked_at(path.as_deref(), &seen.output) {
+                Ok(found) => found,
+                Err((at, why)) => return out(false, json!(want), Value::Null, &at, why),
+            };
+            let Some(got) = as_number(&raw) else {
+                return out(
+                    false,
+                    json!(want),
+                    json!(excerpt(&as_text(&raw))),
+                    &at,
+                    "not a number".into(),
+                );
+            };
+            let diff = (got - want).abs();
+            let allowed = abs_tol.max(rel_tol * want.abs());
+            // Decimal numbers are not exact in binary: 0.7 is "off by" 0.1000…09 from
+            // 0.8, which a tolerance of 0.1 must still let pass.
+            let passed = diff <= allowed + 1e-12 * want.abs().max(1.0);
+            let diff = (diff * 1e9).round() / 1e9;
+            let why = if passed {
+                format!("within {allowed} (off by {diff})")
+            } else {
+                format!("off by {diff}; {allowed} allowed")
+            };
+            out(passed, json!(want), json!(got), &at, why)
+        }
+        CheckKind::ToolCalled { tool, min } => {
+            let n = seen.tools.iter().filter(|c| &c.name == tool).count();
+            let passed = n >= *min;
+            out(
+                passed,
+                json!({"tool": tool, "at_least": min}),
+                json!(n),
+                "tools",
+                format!("called {n} time(s)"),
+            )
+        }
+        CheckKind::ToolSequence { tools, strict } => {
+            let names: Vec<&str> = seen.tools.iter().map(|c| c.name.as_str()).collect();
+            let passed = if *strict {
+                names == tools.iter().map(String::as_str).collect::<Vec<_>>()
+            } else {
+                let mut want = tools.iter().peekable();
+                for n in &names {
+                    if want.peek().is_some_and(|w| w.as_str() == *n) {
+                        want.next();
+                    }
+                }
+                want.peek().is_none()
+            };
+            let why = if passed {
+                "in order"
+            } else {
+                "not in this order"
+            };
+            out(passed, json!(tools), json!(names), "tools", why.into())
+        }
+        CheckKind::ToolArgs { tool, args } => {
+            let calls: Vec<&Value> = seen
+                .tools
+                .iter()
+                .filter(|c| &c.name == tool)
+                .map(|c| &c.args)
+                .collect();
+            let matches = |a: &Value| args.iter().all(|(k, v)| a.get(k) == Some(v));
+            let passed = calls.iter().any(|a| matches(a));
+            let why = match (calls.is_empty(), passed) {
+                (true, _) => format!("`{tool}` was not called"),
+                (false, true) => "a call has these arguments".into(),
+                (false, false) => "no call has these arguments".into(),
+            };
+            out(
+                passed,
+                Value::Object(args.clone()),
+                json!(calls),
+                "tools",
+                why,
+            )
+        }
+        CheckKind::GradeAtLeast { grade } => match seen.grade {
+            None => out(
+                false,
+                json!(grade.as_str()),
+                Value::Null,
+                "grade",
+                "no atom was graded".into(),
+            ),
+            Some(g) => {
+                let passed = g <= *grade;
+                out(
+                    passed,
+                    json!(grade.as_str()),
+                    json!(g.as_str()),
+                    "grade",
+                    format!("graded {}", g.as_str()),
+                )
+            }
+        },
+        CheckKind::TokensAtMost { tokens } => {
+            let passed = seen.tokens <= *tokens;
+            out(
+                passed,
+                json!(tokens),
+                json!(seen.tokens),
+                "tokens",
+                format!("{} tokens", seen.tokens),
+            )
+        }
+        CheckKind::LatencyAtMost { ms } => {
+            let passed = seen.latency_ms <= *ms;
+            out(
+                passed,
+                json!(ms),
+                json!(seen.latency_ms),
+                "latency_ms",
+                format!("{} ms", seen.latency_ms),
+            )
+        }
+        CheckKind::CostAtMost { usd } => match seen.cost_usd {
+            None => out(
+                false,
+                json!(usd),
+                Value::Null,
+                "cost_usd",
+                "the cost is unknown: the model has no price".into(),
+            ),
+            Some(c) => out(c <= *usd, json!(usd), json!(c), "cost_usd", format!("${c}")),
+        },
+        CheckKind::All { checks }
+        | CheckKind::Any { checks }
+        | CheckKind::AtLeastK { checks, .. } => {
+            let parts: Vec<Outcome> = checks
+                .iter()
+                .map(|c| evaluate_kind(c, seen, expected))
+                .collect();
+            let passed_n = parts.iter().filter(|p| p.passed).count();
+            let need = match kind {
+                CheckKind::All { .. } => checks.len(),
+                CheckKind::Any { .. } => 1,
+                CheckKind::AtLeastK { k, .. } => *k,
+                _ => 0,
+            };
+            let passed = passed_n >= need;
+            let failed: Vec<String> = parts
+                .iter()
+                .filter(|p| !p.passed)
+                .map(|p| format!("{}: {}", p.at, p.why))
+                .collect();
+            let why = format!(
+                "{passed_n} of {} passed, {need} needed{}",
+                checks.len(),
+                if failed.is_empty() || passed {
+                    String::new()
+                } else {
+                    format!(" ({})", failed.join("; "))
+                }
+            );
+            let found = json!(parts
+                .iter()
+                .map(|p| json!({"at": p.at, "passed": p.passed, "found": p.found}))
+                .collect::<Vec<_>>());
+            out(passed, json!({"at_least": need}), found, "checks", why)
+        }
+        CheckKind::Command {
+            program,
+            args,
+            timeout_s,
+        } => super::command::run(program, args, *timeout_s, seen, expected),
+        // Refused by the spec's checks: a judge is scored by `evaluate` at the top.
+        CheckKind::Judge { .. } => out(
+            false,
+            Value::Null,
+            Value::Null,
+            "judge",
+            "a judge cannot be nested in another check".into(),
+        ),
+        CheckKind::Not { check } => {
+            let inner = evaluate_kind(check, seen, expected);
+            Outcome {
+                passed: !inner.passed,
+                score: 1.0 - inner.score,
+                why: format!("not ({})", inner.why),
+                ..inner
+            }
+        }
+    }
+}
+
+/// What a check with an optional `path` looks at, and where: the whole output, or the
+/// value at the path in the output parsed as JSON. An error is (where, why).
+fn looked_at(path: Option<&str>, output: &str) -> Result<(Value, String), (String, String)> {
+    match path {
+        None => Ok((Value::String(output.to_string()), "output".to_string())),
+        Some(p) => match at_path(p, output) {
+            Ok(v) => Ok((v, p.to_string())),
+            Err(why) => Err((p.to_string(), why)),
+        },
+    }
+}
+
+/// The value at JSONPath `path` in `output` parsed as JSON.
+fn at_path(path: &str, output: &str) -> Result<Value, String> {
+    let p = JsonPath::parse(path).map_err(|e| format!("the path does not parse: {e}"))?;
+    let v: Value =
+        serde_json::from_str(output).map_err(|e| format!("the output is not JSON: {e}"))?;
+    p.select_value(&v)
+        .ok_or_else(|| "the path finds nothing".to_string())
+}
+
+/// The start of a long text, for a result's `found`.
+fn excerpt(s: &str) -> String {
+    const MAX: usize = 400;
+    if s.len() <= MAX {
+        return s.to_string();
+    }
+    let mut end = MAX;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &s[..end])
+}

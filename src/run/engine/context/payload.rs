@@ -1,0 +1,112 @@
+//! Transfer payloads of one input (§4): the data whole, a summary of it, or a reference
+//! with the paths available, data stats and an inline preview.
+
+use serde_json::{json, Value};
+
+use crate::base::text::summary::{summarize_atoms, summarize_text, text_of, Strategy};
+use crate::base::tokens::TokenCounter;
+
+/// Atoms of a value: its `atoms` array, or the value itself when it is an array.
+pub(super) fn atoms_of(v: &Value) -> Option<&Vec<Value>> {
+    match v {
+        Value::Array(a) => Some(a),
+        Value::Object(o) => o.get("atoms").and_then(Value::as_array),
+        _ => None,
+    }
+}
+
+/// Bytes of a value's JSON text, without writing it (escapes not counted).
+fn json_len(v: &Value) -> usize {
+    match v {
+        Value::Null => 4,
+        Value::Bool(b) => 4 + usize::from(!*b),
+        Value::Number(n) => n.to_string().len(),
+        Value::String(s) => s.len() + 2,
+        Value::Array(a) => 2 + a.iter().map(|x| json_len(x) + 1).sum::<usize>(),
+        Value::Object(o) => {
+            2 + o
+                .iter()
+                .map(|(k, x)| k.len() + 4 + json_len(x))
+                .sum::<usize>()
+        }
+    }
+}
+
+/// Tokens of a value: a string's text, anything else as JSON.
+pub(super) fn count(v: &Value, c: &TokenCounter) -> u64 {
+    match v {
+        Value::String(s) => c.count(s),
+        other => c.count(&other.to_string()),
+    }
+}
+
+/// A summary of `data` within about `target` tokens.
+pub(super) fn summarize(data: &Value, target: u64, c: &TokenCounter) -> Value {
+    match atoms_of(data) {
+        Some(atoms) => summarize_atoms(atoms, target, Strategy::Extractive, c),
+        None => Value::String(summarize_text(
+            &text_of(data),
+            target,
+            Strategy::Extractive,
+            c,
+        )),
+    }
+}
+
+/// The reference-mode payload of input `name` (`data` as resolved by `reference`):
+/// available paths, data stats and an inline preview (§4.3).
+pub(super) fn reference_payload(
+    name: &str,
+    data: &Value,
+    reference: &Value,
+    tokens: u64,
+    batched: bool,
+    preview: usize,
+) -> Value {
+    let mut paths: Vec<String> = match data {
+        Value::Object(o) => o.keys().map(|k| format!("$.{k}")).collect(),
+        Value::Array(_) => vec!["$[*]".into()],
+        _ => vec!["$".into()],
+    };
+    paths.sort();
+    let atoms = atoms_of(data);
+    let relations = data
+        .get("relations")
+        .and_then(Value::as_array)
+        .map_or(0, Vec::len);
+    let mut stats = json!({
+        "total_atoms": atoms.map_or(0, Vec::len),
+        "total_relations": relations,
+        "estimated_size_bytes": json_len(data),
+        "estimated_tokens": tokens,
+    });
+    if batched {
+        stats["batched"] = json!(true);
+    }
+    let preview_items: Vec<Value> = atoms
+        .map(|a| {
+            a.iter()
+                .take(preview)
+                .map(|x| {
+                    let text = x.get("content").map(text_of).unwrap_or_else(|| text_of(x));
+                    let cut: String = text.chars().take(80).collect();
+                    json!({
+                        "atom_id": x.get("asset_id").or_else(|| x.get("atom_id")).cloned().unwrap_or(Value::Null),
+                        "atom_type": x.get("atom_type").cloned().unwrap_or(Value::Null),
+                        "content_preview": if text.chars().count() > 80 { format!("{cut}…") } else { cut },
+                    })
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    json!({
+        "source": name,
+        "transfer_mode": "reference",
+        "reference": {
+            "ref": reference,
+            "available_paths": paths,
+            "data_stats": stats,
+        },
+        "inline_preview": {"atoms_preview": preview_items, "preview_count": preview_items.len()},
+    })
+}

@@ -1,0 +1,138 @@
+//! The similarity heat map of a round: the pairwise matrix with agent labels, each
+//! cell's value printed on a background coloured by the session's thresholds, the most
+//! different pair marked `◆`, the mean, and each agent's similarity to its own previous
+//! position.
+
+use ratatui::style::{Modifier, Style};
+
+use super::labels::{agent_style, similarity_color};
+use super::lines::{num, Line, Lines};
+use crate::base::protocol::debate_spec::Thresholds;
+use crate::base::text::sanitize::sanitize;
+use crate::base::text::wrap::pad_or_truncate;
+use crate::model::state::debate::RoundView;
+use crate::tui::ui::theme::Theme;
+
+/// Columns of one cell (`0.64◆` with a space either side, then a gap).
+const CELL: usize = 8;
+
+/// The heat map's lines for `round` in a pane `width` wide; `detail` adds the method.
+pub fn lines(
+    width: u16,
+    round: Option<&RoundView>,
+    t: &Thresholds,
+    detail: bool,
+    theme: &Theme,
+) -> Lines {
+    let mut out = Lines::new(width);
+    let Some(c) = round.and_then(|r| r.comparison.as_ref()) else {
+        out.push(vec![("positions not compared yet".into(), theme.muted())]);
+        return out;
+    };
+    let n = c.agents.len();
+    let label_w = c
+        .agents
+        .iter()
+        .map(|a| crate::base::text::sanitize::display_width(&sanitize(a.as_str())))
+        .max()
+        .unwrap_or(0)
+        .clamp(4, 10);
+    let pair = c.most_different_pair;
+    let marked =
+        |i: usize, j: usize| n > 1 && pair[0] != pair[1] && (pair == [i, j] || pair == [j, i]);
+    let mut head: Line = vec![(" ".repeat(label_w + 1), theme.style_base())];
+    for a in &c.agents {
+        head.push((
+            format!(" {}", pad_or_truncate(&sanitize(a.as_str()), CELL - 1)),
+            agent_style(a, theme),
+        ));
+    }
+    out.push(head);
+    for (i, a) in c.agents.iter().enumerate() {
+        let mut row: Line = vec![(
+            format!("{} ", pad_or_truncate(&sanitize(a.as_str()), label_w)),
+            agent_style(a, theme),
+        )];
+        for j in 0..n {
+            let v = c
+                .similarity_matrix
+                .get(i)
+                .and_then(|r| r.get(j))
+                .copied()
+                .unwrap_or(f64::NAN);
+            let mark = if marked(i, j) { "◆" } else { " " };
+            let style = if i == j {
+                theme.muted().add_modifier(Modifier::DIM)
+            } else if v.is_finite() {
+                theme.badge(similarity_color(v, t, theme))
+            } else {
+                theme.muted()
+            };
+            let text = if v.is_finite() { num(v) } else { " ?  ".into() };
+            row.push((format!(" {text}{mark} "), style));
+            row.push((" ".into(), theme.style_base()));
+        }
+        out.push(row);
+    }
+    if c.similarity_matrix.len() != n || c.similarity_matrix.iter().any(|r| r.len() != n) {
+        out.push(vec![(
+            "matrix unreadable: sizes differ".into(),
+            theme.error(),
+        )]);
+    }
+    let mut mean: Line = vec![
+        ("mean ".into(), theme.muted()),
+        (
+            num(c.mean_similarity),
+            Style::new().fg(similarity_color(c.mean_similarity, t, theme)),
+        ),
+    ];
+    if let (Some(a), Some(b)) = (c.agents.get(pair[0]), c.agents.get(pair[1])) {
+        if pair[0] != pair[1] {
+            let what = if detail {
+                " · ◆ most different pair "
+            } else {
+                " · ◆ "
+            };
+            mean.push((
+                format!("{what}{} ↔ {}", sanitize(a.as_str()), sanitize(b.as_str())),
+                theme.muted(),
+            ));
+        }
+    }
+    out.push(mean);
+    if !c.self_similarity.is_empty() {
+        let what = if detail {
+            "self vs last round "
+        } else {
+            "self "
+        };
+        let mut l: Line = vec![(what.into(), theme.muted())];
+        for (k, (a, v)) in c.self_similarity.iter().enumerate() {
+            let sep = if k > 0 { " · " } else { "" };
+            l.push((format!("{sep}{} ", sanitize(a)), theme.muted()));
+            let stubborn = *v > t.stubborn_self_similarity;
+            l.push((
+                num(*v),
+                if stubborn {
+                    theme.warn()
+                } else {
+                    theme.style_base()
+                },
+            ));
+        }
+        out.push(l);
+    } else {
+        out.push(vec![("self: first round".into(), theme.muted())]);
+    }
+    if detail {
+        out.push(vec![(
+            format!(
+                "{} ({}) · {} embedded, {} cached",
+                c.method, c.embedder, c.embedded, c.cached
+            ),
+            theme.muted(),
+        )]);
+    }
+    out
+}

@@ -1,6 +1,7 @@
 //! The layers held by a test: every `crate::` and `super::` path in `src/` is read, each
 //! file placed in its layer (the folder it sits in under `src/`), and an import that
-//! runs up a layer, or a cycle between files, fails the test with both ends named.
+//! runs up a layer, or a cycle between files, fails the test with both ends named; and
+//! the rules docs/architecture.md states about crates and `unsafe` are checked here.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -302,6 +303,32 @@ fn every_import_in_src_runs_down_the_layers_and_no_files_import_each_other_round
     assert!(files.len() > 400, "{} files", files.len());
     let found = problems(&files);
     assert!(found.is_empty(), "{}", found.join("\n"));
+    // No terminal below the TUI, no runtime, HTTP or database in its drawing, and
+    // `unsafe` allowed in the allocator's settings alone.
+    let names = |code: &str, krate: &str| {
+        code.contains(&format!("{krate}::")) || code.contains(&format!("use {krate}"))
+    };
+    let mut bad = Vec::new();
+    for (file, text) in &files {
+        let code = code_of(text);
+        let below_tui = ["src/model/", "src/data/", "src/run/", "src/features/"]
+            .iter()
+            .any(|p| file.starts_with(p));
+        for krate in ["ratatui", "crossterm"] {
+            if below_tui && names(&code, krate) {
+                bad.push(format!("{file} names {krate}"));
+            }
+        }
+        for krate in ["tokio", "reqwest", "rusqlite"] {
+            if file.starts_with("src/tui/ui/") && names(&code, krate) {
+                bad.push(format!("{file} names {krate}"));
+            }
+        }
+        if text.contains("allow(unsafe_code)") && file != "src/base/allocator.rs" {
+            bad.push(format!("{file} allows unsafe code"));
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
     // `ls src` is the layer picture: the layers, the library and the binary.
     let mut top: Vec<String> = std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("src"))
         .expect("src")

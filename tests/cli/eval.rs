@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use rusqlite::Connection;
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use crate::common::bin::{output, plexus, Running};
 
@@ -753,4 +753,55 @@ fn a_sample_too_large_to_send_is_an_error_named_by_the_estimate_not_a_failure() 
         0,
         "nothing was sent for it"
     );
+}
+
+#[test]
+fn a_regex_a_schema_or_a_path_that_cannot_compile_is_refused_when_the_spec_is_read() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let spec = fixture(dir.path());
+    let good: Value = json_of(&std::fs::read_to_string(&spec).expect("spec"));
+    let cases = [
+        (
+            json!({"name": "r", "kind": "regex", "pattern": "(unclosed"}),
+            "the pattern does not compile",
+        ),
+        (
+            json!({"name": "s", "kind": "json_schema", "schema": {"type": 5}}),
+            "the schema does not compile",
+        ),
+        (
+            json!({"name": "p", "kind": "jsonpath", "path": "$["}),
+            "the path `$[` does not parse",
+        ),
+        (
+            json!({"name": "e", "kind": "exact", "path": "$.a[?(@.x ==]"}),
+            "does not parse",
+        ),
+        // Nested in another check, too.
+        (
+            json!({"name": "n", "kind": "not", "check": {"kind": "regex", "pattern": "a{99999999}"}}),
+            "the pattern does not compile",
+        ),
+    ];
+    for (check, says) in cases {
+        let mut bad = good.clone();
+        bad["checks"]
+            .as_array_mut()
+            .expect("checks")
+            .push(check.clone());
+        std::fs::write(&spec, bad.to_string()).expect("write");
+        let o = output(&mut eval_cmd(dir.path(), &FAST, &[]));
+        assert_eq!(o.code, Some(2), "{check}: {}", o.stderr);
+        assert!(o.stderr.contains(says), "{check}: {}", o.stderr);
+        assert!(
+            o.stderr.contains("arith.eval.json"),
+            "the file is named: {}",
+            o.stderr
+        );
+        assert!(
+            !dir.path().join("e.db").exists()
+                || count(dir.path(), "SELECT COUNT(*) FROM runs") == 0,
+            "nothing ran"
+        );
+    }
 }

@@ -87,11 +87,6 @@ fn read_checks(file: &Path) -> Result<(Vec<Check>, Option<Gates>)> {
     if checks.is_empty() {
         return Err(InvalidOptions(format!("{}: no check", file.display())).into());
     }
-    if let Err((i, why)) = crate::features::eval::spec::schemas_compile(&checks) {
-        return Err(
-            InvalidOptions(format!("{}: checks[{i}].schema: {why}", file.display())).into(),
-        );
-    }
     let mut checks = checks;
     let dir = file.parent().unwrap_or(Path::new(""));
     if let Err((field, why)) = crate::features::eval::spec::resolve_judges(&mut checks, dir) {

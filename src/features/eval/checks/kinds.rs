@@ -3,9 +3,9 @@
 use serde_json::{json, Value};
 
 use super::compare::{as_number, as_text, normalized};
+use super::compiled::Path;
 use super::spec::{CheckKind, Normalize, Over};
 use super::{Observed, Outcome};
-use crate::base::jsonpath::JsonPath;
 
 /// Scores a kind on one sample's outcome.
 pub fn evaluate_kind(kind: &CheckKind, seen: &Observed, expected: Option<&Value>) -> Outcome {
@@ -37,7 +37,7 @@ pub fn evaluate_kind(kind: &CheckKind, seen: &Observed, expected: Option<&Value>
                 return no_expected("output");
             };
             let how = normalize.clone().unwrap_or_else(|| vec![Normalize::Trim]);
-            let (found, at) = match looked_at(path.as_deref(), &seen.output) {
+            let (found, at) = match looked_at(path.as_ref(), &seen.output) {
                 Ok(found) => found,
                 Err((at, why)) => return out(false, want.clone(), Value::Null, &at, why),
             };
@@ -71,42 +71,28 @@ pub fn evaluate_kind(kind: &CheckKind, seen: &Observed, expected: Option<&Value>
                 why.into(),
             )
         }
-        CheckKind::Regex { pattern } => {
-            let re = regex::RegexBuilder::new(pattern)
-                .size_limit(1 << 20)
-                .build();
-            match re {
-                Err(e) => out(
-                    false,
-                    json!(pattern),
-                    Value::Null,
-                    "output",
-                    format!("the pattern does not compile: {e}"),
-                ),
-                Ok(re) => match re.find(&seen.output) {
-                    Some(m) => out(
-                        true,
-                        json!(pattern),
-                        json!(m.as_str()),
-                        "output",
-                        format!("matched at byte {}", m.start()),
-                    ),
-                    None => out(
-                        false,
-                        json!(pattern),
-                        json!(excerpt(&seen.output)),
-                        "output",
-                        "no match".into(),
-                    ),
-                },
-            }
-        }
+        CheckKind::Regex { pattern } => match pattern.regex().find(&seen.output) {
+            Some(m) => out(
+                true,
+                json!(pattern),
+                json!(m.as_str()),
+                "output",
+                format!("matched at byte {}", m.start()),
+            ),
+            None => out(
+                false,
+                json!(pattern),
+                json!(excerpt(&seen.output)),
+                "output",
+                "no match".into(),
+            ),
+        },
         CheckKind::JsonSchema { schema, path } => {
             let want = json!("matches the schema");
             let (found, at) = match path {
                 Some(p) => match at_path(p, &seen.output) {
-                    Ok(v) => (v, p.clone()),
-                    Err(why) => return out(false, want, Value::Null, p, why),
+                    Ok(v) => (v, p.as_str().to_string()),
+                    Err(why) => return out(false, want, Value::Null, p.as_str(), why),
                 },
                 None => match serde_json::from_str::<Value>(&seen.output) {
                     Ok(v) => (v, "output".to_string()),
@@ -121,18 +107,7 @@ pub fn evaluate_kind(kind: &CheckKind, seen: &Observed, expected: Option<&Value>
                     }
                 },
             };
-            let validator = match jsonschema::validator_for(schema) {
-                Ok(v) => v,
-                Err(e) => {
-                    return out(
-                        false,
-                        want,
-                        Value::Null,
-                        &at,
-                        format!("the schema does not compile: {e}"),
-                    )
-                }
-            };
+            let validator = schema.validator();
             let errors: Vec<String> = validator
                 .iter_errors(&found)
                 .take(5)
@@ -173,7 +148,7 @@ pub fn evaluate_kind(kind: &CheckKind, seen: &Observed, expected: Option<&Value>
                             false,
                             equals.clone().unwrap_or(Value::Null),
                             Value::Null,
-                            path,
+                            path.as_str(),
                             format!("the output is not JSON: {e}"),
                         )
                     }
@@ -181,18 +156,8 @@ pub fn evaluate_kind(kind: &CheckKind, seen: &Observed, expected: Option<&Value>
                 Over::Atoms => Value::Array(seen.atoms.clone()),
                 Over::Trace => seen.trace.clone(),
             };
-            let found = match JsonPath::parse(path) {
-                Ok(p) => p.select_value(&root),
-                Err(e) => {
-                    return out(
-                        false,
-                        Value::Null,
-                        Value::Null,
-                        path,
-                        format!("the path does not parse: {e}"),
-                    )
-                }
-            };
+            let found = path.json_path().select_value(&root);
+            let path = path.as_str();
             match (found, equals) {
                 (None, want) => out(
                     false,
@@ -218,7 +183,7 @@ pub fn evaluate_kind(kind: &CheckKind, seen: &Observed, expected: Option<&Value>
             let Some(want) = value.or_else(|| expected.and_then(as_number)) else {
                 return no_expected("output");
             };
-            let (raw, at) = match looked_at(path.as_deref(), &seen.output) {
+            let (raw, at) = match looked_at(path.as_ref(), &seen.output) {
                 Ok(found) => found,
                 Err((at, why)) => return out(false, json!(want), Value::Null, &at, why),
             };
@@ -408,22 +373,22 @@ pub fn evaluate_kind(kind: &CheckKind, seen: &Observed, expected: Option<&Value>
 
 /// What a check with an optional `path` looks at, and where: the whole output, or the
 /// value at the path in the output parsed as JSON. An error is (where, why).
-fn looked_at(path: Option<&str>, output: &str) -> Result<(Value, String), (String, String)> {
+fn looked_at(path: Option<&Path>, output: &str) -> Result<(Value, String), (String, String)> {
     match path {
         None => Ok((Value::String(output.to_string()), "output".to_string())),
         Some(p) => match at_path(p, output) {
-            Ok(v) => Ok((v, p.to_string())),
-            Err(why) => Err((p.to_string(), why)),
+            Ok(v) => Ok((v, p.as_str().to_string())),
+            Err(why) => Err((p.as_str().to_string(), why)),
         },
     }
 }
 
 /// The value at JSONPath `path` in `output` parsed as JSON.
-fn at_path(path: &str, output: &str) -> Result<Value, String> {
-    let p = JsonPath::parse(path).map_err(|e| format!("the path does not parse: {e}"))?;
+fn at_path(path: &Path, output: &str) -> Result<Value, String> {
     let v: Value =
         serde_json::from_str(output).map_err(|e| format!("the output is not JSON: {e}"))?;
-    p.select_value(&v)
+    path.json_path()
+        .select_value(&v)
         .ok_or_else(|| "the path finds nothing".to_string())
 }
 

@@ -4,6 +4,7 @@
 
 mod command;
 mod compare;
+pub mod compiled;
 mod kinds;
 mod spec;
 

@@ -1,5 +1,6 @@
 //! The kinds of check, as an eval's spec writes them.
 
+use super::compiled::{Path, Pattern, Schema};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -50,7 +51,7 @@ pub enum CheckKind {
         normalize: Option<Vec<Normalize>>,
         /// A JSONPath into the output parsed as JSON.
         #[serde(default)]
-        path: Option<String>,
+        path: Option<Path>,
     },
     /// The output contains a text (the expected value when absent).
     Contains {
@@ -63,24 +64,24 @@ pub enum CheckKind {
     },
     /// The output matches a regular expression.
     Regex {
-        /// The pattern (Rust `regex` syntax).
-        pattern: String,
+        /// The pattern (Rust `regex` syntax), compiled when the spec is read.
+        pattern: Pattern,
     },
     /// The output is valid JSON.
     JsonValid,
     /// The output (or the value at `path`) matches a JSON Schema (draft 2020-12 unless
     /// the schema says otherwise; references to other documents are not fetched).
     JsonSchema {
-        /// The schema.
-        schema: Value,
+        /// The schema, compiled when the spec is read.
+        schema: Schema,
         /// A JSONPath into the output parsed as JSON.
         #[serde(default)]
-        path: Option<String>,
+        path: Option<Path>,
     },
     /// A JSONPath finds something (equal to `equals`, when given).
     Jsonpath {
         /// The path.
-        path: String,
+        path: Path,
         /// What it reads.
         #[serde(default)]
         over: Over,
@@ -95,7 +96,7 @@ pub enum CheckKind {
         value: Option<f64>,
         /// A JSONPath into the output parsed as JSON (the whole output when absent).
         #[serde(default)]
-        path: Option<String>,
+        path: Option<Path>,
         /// Largest absolute difference allowed.
         #[serde(default)]
         abs_tol: f64,

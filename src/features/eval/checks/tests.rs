@@ -365,14 +365,9 @@ fn checks_that_cannot_be_run_fail_with_the_reason_instead_of_passing() {
     for (check, says) in [
         (json!({"kind": "exact"}), "nothing to compare with"),
         (json!({"kind": "numeric"}), "nothing to compare with"),
-        (json!({"kind": "regex", "pattern": "("}), "does not compile"),
         (
-            json!({"kind": "jsonpath", "path": "no-dollar"}),
+            json!({"kind": "jsonpath", "path": "$.a"}),
             "the output is not JSON",
-        ),
-        (
-            json!({"kind": "jsonpath", "path": "nope", "over": "atoms"}),
-            "does not parse",
         ),
         (
             json!({"kind": "exact", "value": 1, "path": "$.a"}),
@@ -392,6 +387,32 @@ fn checks_that_cannot_be_run_fail_with_the_reason_instead_of_passing() {
         let (ok, o) = passes(check.clone(), &observed, None);
         assert!(!ok, "{check}");
         assert!(o.why.contains(says), "{check}: {}", o.why);
+    }
+}
+
+#[test]
+fn a_pattern_schema_or_path_that_cannot_compile_is_refused_when_the_check_is_read() {
+    for (bad, says) in [
+        (
+            json!({"kind": "regex", "pattern": "("}),
+            "the pattern does not compile",
+        ),
+        (
+            json!({"kind": "jsonpath", "path": "nope", "over": "atoms"}),
+            "does not parse",
+        ),
+        (json!({"kind": "exact", "path": "$.a["}), "does not parse"),
+        (
+            json!({"kind": "json_schema", "schema": {"type": "no such type"}}),
+            "the schema does not compile",
+        ),
+        (
+            json!({"kind": "not", "check": {"kind": "regex", "pattern": "["}}),
+            "the pattern does not compile",
+        ),
+    ] {
+        let e = serde_json::from_value::<CheckKind>(bad.clone()).expect_err("refused");
+        assert!(e.to_string().contains(says), "{bad}: {e}");
     }
 }
 

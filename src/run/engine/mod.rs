@@ -3,6 +3,8 @@
 
 pub mod answer_shape;
 mod attempt;
+mod attempt_end;
+mod attempt_request;
 mod budget;
 mod carry_over;
 pub mod config;

@@ -2,31 +2,24 @@
 //! §8.2, store the outcome, and report it to the coordinator.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::json;
 use tokio::sync::watch;
 
 use super::attempt::{evaluate, next_retry, Adjust};
-use super::budget::over_input_limit;
+use super::attempt_end::{
+    call_model, commit_end, final_outcome, finish_record, record_grades, record_stopped,
+    schedule_retry, settle, Called, NextTry,
+};
+use super::attempt_request::{new_record, prepare, record_start, Prepared};
 use super::emit::Scope;
 use super::inputs::gather_inputs;
 use super::outcome::{aggregate_batches, stopped, StopSignal, TaskOutcome};
-use super::react_loop::{run_loop, RecordedStep};
-use super::request::{
-    constraints_for, invocation_id, render_user_prompt, threshold_for, user_prompt_for,
-    ContextParts, StoredRequest,
-};
-use super::response_json::{AtomJson, AtomsView, OutputView, ResponseView};
+use super::request::{invocation_id, threshold_for, ContextParts};
 use super::run_ctx::RunCtx;
-use super::sink::StreamSink;
-use crate::base::protocol::{
-    AgentRequest, ErrorCode, GradeCounts, InvocationStatus, ResponseOutput,
-};
-use crate::data::store::{InvocationRecord, WriteOp};
-use crate::model::event::{
-    AtomsGraded, EngineEvent, InvocationFinished, InvocationStarted, RetryScheduled, TaskStatus,
-};
+use crate::base::protocol::{GradeCounts, InvocationStatus};
+use crate::model::event::{InvocationStarted, TaskStatus};
 
 /// Runs one task to its end (or until stopped).
 pub async fn run_task(
@@ -131,16 +124,11 @@ async fn run_attempts(
     let owed =
         super::carry_over::retries(&ctx, idx, batch, first_attempt, &mut adjust, &mut retries);
     if let Some(ms) = owed {
-        tracing::info!(
-            "task {}: waiting {ms} ms still owed to a retry",
-            task.task_id
-        );
-        tokio::select! {
-            _ = tokio::time::sleep(Duration::from_millis(ms)) => {}
-            s = stopped(&mut stop) => return TaskOutcome {
+        if let Some(s) = wait_owed(task, ms, &mut stop).await {
+            return TaskOutcome {
                 invocation_id: None,
                 ..TaskOutcome::stopped(s, first_attempt, None, Arc::from(""))
-            },
+            };
         }
     }
     // A call whose success the log holds is never made again: a resumed task (or batch)
@@ -154,432 +142,27 @@ async fn run_attempts(
         invocation_id: None,
         agent: Some(agent.clone()),
     };
-    let (prompt_hash, system_tokens) = ctx.system_prompt_info(&task.agent);
+    let (prompt_hash, _) = ctx.system_prompt_info(&task.agent);
+    let call = TaskCall {
+        ctx: &ctx,
+        task,
+        agent_def,
+        batch,
+        parts: &parts,
+        context_report: &context_report,
+        prompt_hash: &prompt_hash,
+        task_scope: &task_scope,
+    };
     loop {
         // No new call once the run's money budget is spent: the task waits for a resume.
         if ctx.money.reached() {
-            return TaskOutcome {
-                invocation_id: None,
-                ..TaskOutcome::stopped(StopSignal::Interrupt, attempt, None, Arc::from(""))
-            };
+            return budget_spent(attempt, None);
         }
         attempt += 1;
-        let seq = match ctx.next_invocation_seq(&agent_def.short_name).await {
-            Ok(n) => n,
-            Err(e) => {
-                tracing::error!("task {}: no invocation id: {e}", task.task_id);
-                return TaskOutcome::failed_before_call(attempt - 1, e.to_string());
-            }
-        };
-        let inv_id: Arc<str> =
-            Arc::from(invocation_id(chrono::Utc::now(), &agent_def.short_name, seq).as_str());
-        let scope = Scope {
-            task_id: Some(task_arc.clone()),
-            invocation_id: Some(inv_id.clone()),
-            agent: Some(agent.clone()),
-        };
-        let mut constraints = constraints_for(
-            agent_def,
-            ctx.plan.execution_mode,
-            &task.options().constraints,
-            ctx.config.min_temperature,
-        );
-        // The request records the timeout that is enforced (the scale is 1 except on
-        // the simulated demo's fast clock), to the millisecond so it reads back exactly.
-        // A profile's own `timeout_s` replaces the plan's (a local model needs minutes).
-        let base_timeout = match ctx.provider.call_times().timeout {
-            Some(t) => t.as_secs_f64(),
-            None => constraints.timeout_seconds,
-        };
-        constraints.timeout_seconds =
-            (base_timeout * adjust.timeout_factor * ctx.config.timeout_scale * 1000.0).round()
-                / 1000.0;
-        constraints.max_tokens =
-            (constraints.max_tokens as f64 * adjust.max_tokens_factor).round() as u32;
-        constraints.temperature = (((constraints.temperature + adjust.temperature_delta)
-            .max(ctx.config.min_temperature))
-            * 100.0)
-            .round()
-            / 100.0;
-        let user_prompt = user_prompt_for(
-            task,
-            agent_def,
-            adjust.threshold,
-            adjust.feedback.as_deref(),
-            parts.clone(),
-        );
-        // Rendered once: counted here, stored as it is (no second parse to validate it).
-        let raw_user = render_user_prompt(&user_prompt);
-        let user_text = raw_user.as_deref().map(|r| r.get()).unwrap_or_default();
-        // A tool-using task's prompt carries its tool schemas too.
-        let react = ctx.plan.react_for(task);
-        let toolbox = react
-            .as_ref()
-            .map(|setup| super::toolbox::for_task(&ctx, task, setup, attempt));
-        let tools_tokens = toolbox.as_ref().map_or(0, |t| {
-            ctx.config
-                .tokens
-                .count(&serde_json::to_string(&t.definitions()).unwrap_or_default())
-        });
-        let prompt_tokens = system_tokens + ctx.config.tokens.count(user_text) + tools_tokens;
-        if let Some(why) =
-            over_input_limit(task, agent_def, prompt_tokens, system_tokens, tools_tokens)
-        {
-            tracing::warn!("task {} failed before any call: {why}", task.task_id);
-            return TaskOutcome::failed_before_call(attempt - 1, why);
+        match one_attempt(&call, attempt, &mut adjust, &mut retries, &mut stop).await {
+            Next::Retry => continue,
+            Next::Done(outcome) => return outcome,
         }
-        let request = Arc::new(AgentRequest {
-            invocation_id: inv_id.to_string(),
-            agent: task.agent.to_string(),
-            task_id: task.task_id.clone(),
-            plan_id: ctx.plan.plan_id.clone(),
-            system_prompt: agent_def.system_prompt.clone(),
-            user_prompt,
-            constraints,
-            extra: match &context_report {
-                Some(r) => [("context_management".to_string(), r.clone())]
-                    .into_iter()
-                    .collect(),
-                None => Default::default(),
-            },
-            response_schema: answer_schema(&ctx, task, agent_def, &parts),
-        });
-        let request_json = match &raw_user {
-            Some(raw) => serde_json::to_string(&StoredRequest::new(&request, &prompt_hash, raw))
-                .unwrap_or_default(),
-            None => String::new(),
-        };
-        // The provider's own limits (a slot, a rate token) are waited for before the
-        // invocation starts: a queued call is not running, and its timeout has not begun.
-        let admission = tokio::select! {
-            a = ctx.provider.admit() => a,
-            s = stopped(&mut stop) => return TaskOutcome::stopped(s, attempt - 1, None, inv_id),
-        };
-        // The budget again, now that the call may start: a call that ended while this one
-        // waited for its slot may have spent it.
-        if ctx.money.reached() {
-            return TaskOutcome {
-                invocation_id: None,
-                ..TaskOutcome::stopped(StopSignal::Interrupt, attempt - 1, None, inv_id)
-            };
-        }
-        let mut record = InvocationRecord {
-            invocation_id: inv_id.clone(),
-            run_id: ctx.run_id.clone(),
-            task_id: task_arc.clone(),
-            agent: agent.clone(),
-            attempt,
-            started_at: crate::base::clock::now_rfc3339(),
-            prompt_tokens,
-            request_json,
-            system_prompt: (prompt_hash.clone(), ctx.system_prompt_arc(&task.agent)),
-            status: "cancelled",
-            execution_time_ms: 0,
-            output_tokens: 0,
-            error_codes: String::new(),
-            response_json: String::new(),
-            provider_usage: None,
-            cost_usd: None,
-        };
-        // No call starts unless its start is in the log: a paid one only once its start
-        // is committed (the simulated model costs nothing and waits for nothing).
-        let started = ctx.emitter.emit(
-            &scope,
-            EngineEvent::InvocationStarted(InvocationStarted {
-                attempt,
-                prompt_tokens,
-                constraints,
-                quality_threshold: adjust.threshold.as_str().to_string(),
-            }),
-        );
-        let started = match started {
-            Ok(()) if !ctx.provider.is_simulated() => ctx.emitter.writer().committed().await,
-            other => other,
-        };
-        if let Err(e) = started {
-            return TaskOutcome::not_recorded(attempt - 1, inv_id, &e);
-        }
-        let effective_timeout = constraints.timeout_seconds;
-        let started = Instant::now();
-        let mut sink = StreamSink::new(&ctx, &scope);
-        let mut loop_steps: Option<Vec<RecordedStep>> = None;
-        // A tool-using loop charges each step as it ends; `meter` keeps what they cost.
-        let meter = crate::run::engine::react_loop::LoopMeter::default();
-        let mut loop_usage: Option<crate::data::provider::Usage> = None;
-        let mut budget_stop = false;
-        let is_loop = react.is_some() && toolbox.is_some();
-        let result = match (&react, &toolbox) {
-            // A tool-using task: the loop, each step within the task's timeout.
-            (Some(setup), Some(toolbox)) => {
-                let run = run_loop(
-                    &ctx,
-                    &scope,
-                    setup,
-                    toolbox.as_ref(),
-                    &request,
-                    agent_def.max_input_tokens,
-                    attempt,
-                    &mut sink,
-                    crate::base::ranges::duration_from_secs(effective_timeout.max(0.001)),
-                    &meter,
-                );
-                tokio::select! {
-                    r = run => {
-                        loop_steps = Some(r.steps);
-                        loop_usage = r.usage;
-                        if r.budget_stopped {
-                            budget_stop = true;
-                            Err(StopSignal::Interrupt)
-                        } else {
-                            Ok(r.result)
-                        }
-                    }
-                    s = stopped(&mut stop) => Err(s),
-                }
-            }
-            _ => {
-                let limits = crate::data::provider::call::Limits::for_call(
-                    ctx.provider.as_ref(),
-                    crate::base::ranges::duration_from_secs(effective_timeout.max(0.001)),
-                    constraints.max_tokens,
-                );
-                let call = crate::data::provider::call::attempt(
-                    ctx.provider.as_ref(),
-                    request.clone(),
-                    attempt,
-                    &mut sink,
-                    &limits,
-                );
-                tokio::select! {
-                    r = call => Ok(r),
-                    s = stopped(&mut stop) => Err(s),
-                }
-            }
-        };
-        drop(admission);
-        let elapsed_ms = started.elapsed().as_millis() as u64;
-        let (text, chunks) = sink.finish();
-        let output_tokens = ctx.config.tokens.count(&text);
-        record.execution_time_ms = elapsed_ms;
-        record.output_tokens = output_tokens;
-        let counted = crate::base::cost::CallTokens {
-            input: prompt_tokens,
-            cached_input: 0,
-            output: output_tokens,
-        };
-        let result = match result {
-            Ok(r) => r,
-            Err(signal) => {
-                // A call stopped halfway is billed for what it had streamed (a loop, for
-                // the steps that ended).
-                record.cost_usd = if is_loop {
-                    meter.cost()
-                } else {
-                    ctx.money.charge(None, counted)
-                };
-                let why = if signal == StopSignal::Cancel {
-                    "cancelled"
-                } else if budget_stop {
-                    "stopped: the run's money budget was reached"
-                } else {
-                    "interrupted"
-                };
-                super::stopped_call::record(&ctx, &scope, record, &text, chunks, why);
-                return TaskOutcome::stopped(signal, attempt, None, inv_id);
-            }
-        };
-        let provider_out = match &result {
-            Ok(Ok(out)) if !ctx.provider.is_simulated() => Some(out.clone()),
-            _ => None,
-        };
-        record.provider_usage = provider_out
-            .as_ref()
-            .and_then(|o| o.usage)
-            .or(loop_usage.filter(|_| !ctx.provider.is_simulated()));
-        record.cost_usd = if is_loop {
-            meter.cost()
-        } else {
-            let answered = matches!(result, Ok(Ok(_))) || chunks > 0;
-            ctx.money
-                .charge_call(record.provider_usage, counted, answered)
-        };
-        let provider_error = match &result {
-            Ok(Err(e)) => Some(crate::data::provider::StoredProviderError::from(e)),
-            _ => None,
-        };
-        let verdict = evaluate(
-            &ctx,
-            task,
-            adjust.threshold,
-            result,
-            &text,
-            parts.existing_assets.as_deref().unwrap_or_default(),
-            super::attempt::Took {
-                elapsed_ms,
-                timeout_s: effective_timeout,
-            },
-        );
-        if !verdict.verdicts.is_empty() {
-            let graded = ctx.emitter.emit(
-                &scope,
-                EngineEvent::AtomsGraded(AtomsGraded {
-                    atoms: verdict.atom_grades(agent_def),
-                }),
-            );
-            if let Err(e) = graded {
-                return TaskOutcome::not_recorded(attempt, inv_id, &e);
-            }
-        }
-        let codes: Vec<ErrorCode> = verdict.errors.iter().map(|e| e.error_code).collect();
-        let atom_json = AtomJson::all(&verdict.atoms);
-        let response = ResponseView {
-            invocation_id: &inv_id,
-            status: verdict.status,
-            agent: &task.agent,
-            task_id: &task.task_id,
-            execution_time_ms: elapsed_ms,
-            output: OutputView {
-                atoms: AtomsView(&verdict.atoms, &atom_json),
-                summary: &verdict.summary,
-                text: plain_answer(task, &verdict.atoms),
-            },
-            quality_check: &verdict.quality_check,
-            errors: &verdict.errors,
-            provider: provider_out.as_ref(),
-            provider_error: provider_error.as_ref(),
-            raw_text: (verdict.atoms.is_empty() && !text.is_empty()).then_some(text.as_str()),
-            batch,
-            react_steps: loop_steps.as_deref(),
-        };
-        record.status = verdict.status.as_str();
-        record.error_codes = codes
-            .iter()
-            .map(|c| c.as_str())
-            .collect::<Vec<_>>()
-            .join(",");
-        record.response_json = serde_json::to_string(&response).unwrap_or_default();
-        let record_usage = record.provider_usage;
-        let record_cost = record.cost_usd;
-        let retry = if verdict.status == InvocationStatus::Success {
-            None
-        } else {
-            next_retry(
-                &ctx,
-                &verdict.errors,
-                verdict.transient_after,
-                &mut retries,
-                &task.task_id,
-                attempt,
-            )
-        };
-        // The call's row, the atoms a final answer is accepted with and the event that
-        // ends the call commit together: a recorded success is whole, and a resume takes
-        // it as it is instead of asking the model again (see `recorded_success`).
-        let task_status = TaskStatus::from_invocation(verdict.status);
-        let usable = retry.is_none() && task_status.satisfies_dependents();
-        let mut rows = vec![WriteOp::Invocation(Box::new(record))];
-        if usable {
-            rows.push(WriteOp::Atoms {
-                run_id: ctx.run_id.clone(),
-                atoms: verdict.atom_rows(task, agent_def, &inv_id, atom_json),
-            });
-        }
-        let ended = ctx.emitter.emit_with(
-            &scope,
-            EngineEvent::InvocationFinished(InvocationFinished {
-                status: Some(verdict.status),
-                execution_time_ms: elapsed_ms,
-                output_tokens,
-                chunks,
-                atoms: verdict.quality_check.atoms_generated,
-                avg_score: verdict.quality_check.avg_quality_score,
-                grades: verdict.quality_check.grades,
-                issues: verdict.quality_check.issues.len() as u32,
-                errors: codes.clone(),
-                error_message: verdict.errors.first().map(|e| e.message.clone()),
-                provider_usage: record_usage,
-                cost_usd: record_cost,
-            }),
-            |env| WriteOp::WithEvent(Box::new(WriteOp::Many(rows)), env),
-        );
-        if let Err(e) = ended {
-            return TaskOutcome::not_recorded(attempt, inv_id, &e);
-        }
-        if cfg!(debug_assertions) {
-            pause_after_call(&ctx, &task.task_id).await;
-        }
-        if verdict.status != InvocationStatus::Success {
-            if let Some((code, delay, note)) = retry {
-                adjust.for_retry(&ctx, code, &verdict.errors, verdict.provider_fault);
-                let scheduled = ctx.emitter.emit(
-                    &task_scope,
-                    EngineEvent::RetryScheduled(RetryScheduled {
-                        next_attempt: attempt + 1,
-                        error_code: code,
-                        delay_ms: delay,
-                        adjustment: note,
-                        transient: verdict.transient_after.is_some(),
-                        feedback: adjust.feedback.clone(),
-                        batch,
-                    }),
-                );
-                if let Err(e) = scheduled {
-                    return TaskOutcome::not_recorded(attempt, inv_id, &e);
-                }
-                if delay > 0 {
-                    let _waiting = crate::data::provider::meter::CallMeter::global().wait(
-                        format!("{} ({})", task.task_id, task.agent),
-                        Duration::from_millis(delay),
-                    );
-                    tokio::select! {
-                        _ = tokio::time::sleep(Duration::from_millis(delay)) => {}
-                        s = stopped(&mut stop) => return TaskOutcome::stopped(s, attempt, Some(code), inv_id),
-                    }
-                }
-                continue;
-            }
-        }
-        // Final.
-        let mut grades = GradeCounts::default();
-        let atoms = if usable {
-            verdict.atoms.len() as u32
-        } else {
-            0
-        };
-        let output = if usable {
-            for v in &verdict.verdicts {
-                grades.add(v.grade);
-            }
-            if let Ok(mut k) = ctx.known_assets.write() {
-                for a in &verdict.atoms {
-                    k.insert(&a.asset_id);
-                }
-            }
-            let extra = plain_answer(task, &verdict.atoms)
-                .map(|t| {
-                    [("text".to_string(), serde_json::Value::from(t))]
-                        .into_iter()
-                        .collect()
-                })
-                .unwrap_or_default();
-            Some(Arc::new(ResponseOutput {
-                atoms: verdict.atoms,
-                summary: verdict.summary,
-                extra,
-            }))
-        } else {
-            None
-        };
-        return TaskOutcome {
-            status: task_status,
-            attempts: attempt,
-            atoms,
-            error_code: codes.first().copied(),
-            output,
-            grades,
-            invocation_id: Some(inv_id),
-            error_message: None,
-        };
     }
 }
 
@@ -618,29 +201,260 @@ fn recorded_outcome(
     }
 }
 
-/// The JSON Schema the server is asked to hold the task's answer to: none on the
-/// simulated provider (it writes the protocol's shape by itself) and for a task whose
-/// answer is plain text.
-fn answer_schema(
-    ctx: &RunCtx,
+/// Waits the `ms` a resumed task still owes to a retry; the signal when `stop` ends the
+/// wait first.
+async fn wait_owed(
     task: &crate::model::plan::Task,
-    agent: &crate::base::agents::AgentDef,
-    parts: &ContextParts,
-) -> Option<Arc<serde_json::Value>> {
-    if ctx.provider.is_simulated() || task.options().text_output {
-        return None;
+    ms: u64,
+    stop: &mut watch::Receiver<StopSignal>,
+) -> Option<StopSignal> {
+    tracing::info!(
+        "task {}: waiting {ms} ms still owed to a retry",
+        task.task_id
+    );
+    tokio::select! {
+        _ = tokio::time::sleep(Duration::from_millis(ms)) => None,
+        s = stopped(stop) => Some(s),
     }
-    let known = parts.existing_assets.as_deref().unwrap_or_default();
-    Some(Arc::new(super::answer_shape::schema(task, agent, known)))
 }
 
-/// The plain answer of a task whose output is text: its one atom's text.
-fn plain_answer<'a>(
+/// The outcome of a task stopped because the run's money budget is spent: it waits for
+/// a resume (`inv_id`: the call that was about to start, if any).
+fn budget_spent(attempts: u32, inv_id: Option<Arc<str>>) -> TaskOutcome {
+    TaskOutcome {
+        invocation_id: None,
+        ..TaskOutcome::stopped(
+            StopSignal::Interrupt,
+            attempts,
+            None,
+            inv_id.unwrap_or_else(|| Arc::from("")),
+        )
+    }
+}
+
+/// The id of the task's next call, from the run's numbering of its agent's calls.
+async fn new_invocation_id(
+    ctx: &RunCtx,
     task: &crate::model::plan::Task,
-    atoms: &'a [crate::base::protocol::Atom],
-) -> Option<&'a str> {
-    task.options()
-        .text_output
-        .then(|| atoms.first()?.content.get("text")?.as_str())
-        .flatten()
+) -> Result<Arc<str>, String> {
+    let short = &ctx.plan.agents[&*task.agent].short_name;
+    match ctx.next_invocation_seq(short).await {
+        Ok(seq) => Ok(Arc::from(
+            invocation_id(chrono::Utc::now(), short, seq).as_str(),
+        )),
+        Err(e) => {
+            tracing::error!("task {}: no invocation id: {e}", task.task_id);
+            Err(e.to_string())
+        }
+    }
+}
+
+/// What a task needs to make its calls, the same for every attempt.
+struct TaskCall<'a> {
+    ctx: &'a Arc<RunCtx>,
+    task: &'a crate::model::plan::Task,
+    agent_def: &'a crate::base::agents::AgentDef,
+    batch: Option<u32>,
+    parts: &'a ContextParts,
+    context_report: &'a Option<serde_json::Value>,
+    prompt_hash: &'a str,
+    task_scope: &'a Scope,
+}
+
+/// After one attempt: another one, or the task's outcome.
+enum Next {
+    Retry,
+    Done(TaskOutcome),
+}
+
+/// Attempt `attempt` of a task: prepare and send its request, judge the answer, commit
+/// its end, and say whether a retry follows (after its wait) or how the task ends.
+async fn one_attempt(
+    call: &TaskCall<'_>,
+    attempt: u32,
+    adjust: &mut Adjust,
+    retries: &mut rustc_hash::FxHashMap<&'static str, u32>,
+    stop: &mut watch::Receiver<StopSignal>,
+) -> Next {
+    let TaskCall {
+        ctx,
+        task,
+        agent_def,
+        batch,
+        parts,
+        context_report,
+        prompt_hash,
+        task_scope,
+    } = *call;
+    let inv_id = match new_invocation_id(ctx, task).await {
+        Ok(id) => id,
+        Err(why) => return Next::Done(TaskOutcome::failed_before_call(attempt - 1, why)),
+    };
+    let scope = Scope {
+        invocation_id: Some(inv_id.clone()),
+        ..task_scope.clone()
+    };
+    let Prepared {
+        constraints,
+        request,
+        request_json,
+        prompt_tokens,
+        react,
+        toolbox,
+    } = match prepare(ctx, task, adjust, parts, context_report, &inv_id, attempt) {
+        Ok(p) => p,
+        Err(why) => {
+            tracing::warn!("task {} failed before any call: {why}", task.task_id);
+            return Next::Done(TaskOutcome::failed_before_call(attempt - 1, why));
+        }
+    };
+    // The provider's own limits (a slot, a rate token) are waited for before the
+    // invocation starts: a queued call is not running, and its timeout has not begun.
+    let admission = tokio::select! {
+        a = ctx.provider.admit() => a,
+        s = stopped(stop) => return Next::Done(TaskOutcome::stopped(s, attempt - 1, None, inv_id)),
+    };
+    // The budget again, now that the call may start: a call that ended while this one
+    // waited for its slot may have spent it.
+    if ctx.money.reached() {
+        return Next::Done(budget_spent(attempt - 1, Some(inv_id)));
+    }
+    let mut record = new_record(
+        ctx,
+        task,
+        &inv_id,
+        attempt,
+        prompt_tokens,
+        request_json,
+        prompt_hash,
+    );
+    let started = record_start(
+        ctx,
+        &scope,
+        InvocationStarted {
+            attempt,
+            prompt_tokens,
+            constraints,
+            quality_threshold: adjust.threshold.as_str().to_string(),
+        },
+    )
+    .await;
+    if let Err(e) = started {
+        return Next::Done(TaskOutcome::not_recorded(attempt - 1, inv_id, &e));
+    }
+    let effective_timeout = constraints.timeout_seconds;
+    let Called { result, trace } = call_model(
+        ctx,
+        &scope,
+        agent_def,
+        (&react, &toolbox),
+        &request,
+        attempt,
+        stop,
+        admission,
+    )
+    .await;
+    let is_loop = react.is_some() && toolbox.is_some();
+    let output_tokens = ctx.config.tokens.count(&trace.text);
+    record.execution_time_ms = trace.elapsed_ms;
+    record.output_tokens = output_tokens;
+    let counted = crate::base::cost::CallTokens {
+        input: prompt_tokens,
+        cached_input: 0,
+        output: output_tokens,
+    };
+    let result = match result {
+        Ok(r) => r,
+        Err(signal) => {
+            let cost = if is_loop {
+                trace.meter.cost()
+            } else {
+                ctx.money.charge(None, counted)
+            };
+            return Next::Done(record_stopped(
+                ctx, &scope, record, &trace, cost, signal, attempt, inv_id,
+            ));
+        }
+    };
+    let (provider_out, provider_error) =
+        settle(ctx, &mut record, &result, &trace, is_loop, counted);
+    let verdict = evaluate(
+        ctx,
+        task,
+        adjust.threshold,
+        result,
+        &trace.text,
+        parts.existing_assets.as_deref().unwrap_or_default(),
+        super::attempt::Took {
+            elapsed_ms: trace.elapsed_ms,
+            timeout_s: effective_timeout,
+        },
+    );
+    if let Err(e) = record_grades(ctx, &scope, &verdict, agent_def) {
+        return Next::Done(TaskOutcome::not_recorded(attempt, inv_id, &e));
+    }
+    let (codes, atom_json) = finish_record(
+        &mut record,
+        &verdict,
+        task,
+        batch,
+        &trace,
+        (provider_out.as_ref(), provider_error.as_ref()),
+    );
+    let retry = if verdict.status == InvocationStatus::Success {
+        None
+    } else {
+        next_retry(
+            ctx,
+            &verdict.errors,
+            verdict.transient_after,
+            retries,
+            &task.task_id,
+            attempt,
+        )
+    };
+    let task_status = TaskStatus::from_invocation(verdict.status);
+    let usable = retry.is_none() && task_status.satisfies_dependents();
+    let accepted = usable.then(|| verdict.atom_rows(task, agent_def, &inv_id, atom_json));
+    let ended = commit_end(
+        ctx,
+        &scope,
+        record,
+        accepted,
+        &verdict,
+        &codes,
+        &trace,
+        output_tokens,
+    );
+    if let Err(e) = ended {
+        return Next::Done(TaskOutcome::not_recorded(attempt, inv_id, &e));
+    }
+    if cfg!(debug_assertions) {
+        pause_after_call(ctx, &task.task_id).await;
+    }
+    if verdict.status != InvocationStatus::Success {
+        if let Some(retry) = retry {
+            let next = NextTry {
+                task,
+                batch,
+                attempt,
+                inv_id: &inv_id,
+                scope: task_scope,
+            };
+            if let Err(o) = schedule_retry(ctx, next, retry, &verdict, adjust, stop).await {
+                return Next::Done(o);
+            }
+            return Next::Retry;
+        }
+    }
+    Next::Done(final_outcome(
+        ctx,
+        task,
+        verdict,
+        usable,
+        task_status,
+        &codes,
+        attempt,
+        inv_id,
+    ))
 }

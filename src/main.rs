@@ -33,54 +33,6 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 const DEMO_PLAN: &str = include_str!("../fixtures/plans/avp_diffusion_planner.json");
 
-/// Whether `command` writes the database (and so may create it and its log).
-fn writes_database(command: &Command) -> bool {
-    stops_gracefully(command)
-        || matches!(
-            command,
-            Command::Check { upgrade: true } | Command::Import { .. }
-        )
-        || matches!(command, Command::Review { accept, reject, .. } if *accept || *reject)
-        || matches!(command, Command::Eval(a) if eval_writes(a))
-}
-
-/// Whether an eval command writes the database (all but compare, show, list, open,
-/// export-tree and an estimate).
-fn eval_writes(a: &plexus::cli::args::EvalArgs) -> bool {
-    use plexus::cli::args::EvalCommand as E;
-    if a.command.is_none() && a.run.estimate {
-        return false;
-    }
-    !matches!(
-        a.command,
-        Some(
-            E::Compare { .. }
-                | E::Show { .. }
-                | E::List { .. }
-                | E::ExportTree { .. }
-                | E::Open { .. }
-        )
-    )
-}
-
-/// Whether `command` uses the database at all.
-fn uses_database(command: &Command) -> bool {
-    writes_database(command)
-        || matches!(
-            command,
-            Command::Runs { .. }
-                | Command::Show { .. }
-                | Command::Log { .. }
-                | Command::Check { .. }
-                | Command::Browse { .. }
-                | Command::Replay { .. }
-                | Command::Export { .. }
-                | Command::Review { .. }
-                | Command::ExportFailures { .. }
-                | Command::Eval(..)
-        )
-}
-
 fn main() -> ExitCode {
     plexus::data::exit::install_plain_errors();
     plexus::model::crash::install();
@@ -111,12 +63,12 @@ fn main() -> ExitCode {
     };
     // A command that stops gracefully on a signal takes the signals over first, before
     // it opens the log or the database: one that arrives meanwhile is kept for it.
-    if stops_gracefully(&cli.command) {
+    if cli.command.stops_gracefully() {
         let _entered = rt.enter();
         plexus::base::signals::install();
     }
-    let log = if uses_database(&cli.command) {
-        plexus::base::logging::init(&cli.db_path(), writes_database(&cli.command))
+    let log = if cli.command.uses_database() {
+        plexus::base::logging::init(&cli.db_path(), cli.command.writes_database())
     } else {
         None
     };
@@ -136,71 +88,6 @@ fn main() -> ExitCode {
     code
 }
 
-/// Whether `command` runs something (a run, a debate, a server) and so stops gracefully
-/// on SIGINT, SIGTERM or SIGHUP (a run it executes stays resumable) rather than dying on
-/// the spot.
-fn stops_gracefully(command: &Command) -> bool {
-    matches!(
-        command,
-        Command::Demo { .. }
-            | Command::Debate(..)
-            | Command::Serve(..)
-            | Command::Run { .. }
-            | Command::Resume { .. }
-            | Command::Rerun { .. }
-    ) || matches!(command, Command::Eval(a) if eval_runs(a))
-}
-
-/// Whether an eval command runs a plan (a new eval, a resume, a rerun).
-fn eval_runs(a: &plexus::cli::args::EvalArgs) -> bool {
-    use plexus::cli::args::EvalCommand as E;
-    matches!(a.command, None | Some(E::Resume { .. } | E::Rerun { .. }))
-}
-
-/// Whether `command` reads the configuration file (and so stops on its errors).
-fn reads_config(command: &Command) -> bool {
-    matches!(
-        command,
-        Command::Demo { .. }
-            | Command::Debate(..)
-            | Command::Serve(..)
-            | Command::Run { .. }
-            | Command::Resume { .. }
-            | Command::Rerun { .. }
-            | Command::Browse { .. }
-            | Command::Replay { .. }
-            | Command::Failures { .. }
-            | Command::Providers { .. }
-            | Command::Ping { .. }
-            | Command::Review { .. }
-    ) || matches!(command, Command::Eval(a) if eval_runs(a) || eval_opens(a))
-}
-
-/// Whether `command` opens the terminal UI when it has a terminal.
-fn has_tui(command: &Command) -> bool {
-    matches!(
-        command,
-        Command::Demo { .. }
-            | Command::Debate(..)
-            | Command::Run { .. }
-            | Command::Resume { .. }
-            | Command::Rerun { .. }
-            | Command::Browse { .. }
-            | Command::Replay { .. }
-            | Command::Failures { json: false, .. }
-    ) || matches!(command, Command::Eval(a) if eval_opens(a))
-}
-
-/// Whether an eval command opens the Eval screen: `eval open`, and an eval run on a
-/// terminal unless asked not to.
-fn eval_opens(a: &plexus::cli::args::EvalArgs) -> bool {
-    match &a.command {
-        Some(plexus::cli::args::EvalCommand::Open { .. }) => true,
-        None => !a.run.headless && !a.run.json && !a.run.estimate,
-        Some(_) => false,
-    }
-}
-
 /// Runs with the TUI when `tui` is set, else headless.
 async fn launch(
     g: &Globals,
@@ -218,7 +105,7 @@ async fn launch(
 
 async fn dispatch(cli: Cli) -> Result<ExitCode> {
     // Configuration errors stop every command that reads it, on a terminal or not.
-    let cfg = if reads_config(&cli.command) {
+    let cfg = if cli.command.reads_config() {
         Some(std::sync::Arc::new(
             Config::load(cli.config.as_deref()).map_err(|e| eyre!("{e}"))?,
         ))
@@ -248,7 +135,7 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
         otlp,
     };
     let tui = match &cfg {
-        Some(cfg) if has_tui(&cli.command) && want_tui(&g) => {
+        Some(cfg) if cli.command.has_tui() && want_tui(&g) => {
             Some(ui_setup(session.theme.theme.as_deref(), cfg)?)
         }
         _ => None,

@@ -9,6 +9,7 @@ mod eval;
 mod handoff;
 mod help;
 mod options;
+mod what;
 
 use std::path::PathBuf;
 

@@ -3,6 +3,7 @@
 
 pub mod debate;
 pub mod engine;
+pub mod engine_report;
 pub mod eval;
 pub mod failures;
 pub mod failures_db;
@@ -59,7 +60,11 @@ pub async fn run(cmd: BenchCommand) -> Result<ExitCode> {
                 follow,
                 rss_at,
             };
-            report(&engine::run_bench(&opts).await?, json, engine::print_report)
+            report(
+                &engine::run_bench(&opts).await?,
+                json,
+                engine_report::print_report,
+            )
         }
         BenchCommand::Tokens { bytes, json } => report(
             &tokens::run_token_bench(bytes),

@@ -3,56 +3,18 @@
 use serde_json::{json, Value};
 
 use super::compare::{as_number, as_text, normalized};
-use super::compiled::Path;
+use super::compiled::{Path, Schema};
 use super::spec::{CheckKind, Normalize, Over};
 use super::{Observed, Outcome};
 
 /// Scores a kind on one sample's outcome.
 pub fn evaluate_kind(kind: &CheckKind, seen: &Observed, expected: Option<&Value>) -> Outcome {
-    let out = |passed: bool, expected: Value, found: Value, at: &str, why: String| Outcome {
-        passed,
-        score: if passed { 1.0 } else { 0.0 },
-        expected,
-        found,
-        at: at.to_string(),
-        why,
-    };
-    let no_expected = |at: &str| {
-        out(
-            false,
-            Value::Null,
-            Value::Null,
-            at,
-            "nothing to compare with: the check gives no value and the sample no expected value"
-                .into(),
-        )
-    };
     match kind {
         CheckKind::Exact {
             value,
             normalize,
             path,
-        } => {
-            let Some(want) = value.as_ref().or(expected) else {
-                return no_expected("output");
-            };
-            let how = normalize.clone().unwrap_or_else(|| vec![Normalize::Trim]);
-            let (found, at) = match looked_at(path.as_ref(), &seen.output) {
-                Ok(found) => found,
-                Err((at, why)) => return out(false, want.clone(), Value::Null, &at, why),
-            };
-            let (w, f) = (
-                normalized(&as_text(want), &how),
-                normalized(&as_text(&found), &how),
-            );
-            let passed = w == f;
-            let why = if passed {
-                "equal".into()
-            } else {
-                format!("differs: expected {w:?}, found {f:?}")
-            };
-            out(passed, want.clone(), found, &at, why)
-        }
+        } => exact(value, normalize, path, seen, expected),
         CheckKind::Contains { text, ignore_case } => {
             let Some(want) = text.clone().or_else(|| expected.map(as_text)) else {
                 return no_expected("output");
@@ -87,42 +49,7 @@ pub fn evaluate_kind(kind: &CheckKind, seen: &Observed, expected: Option<&Value>
                 "no match".into(),
             ),
         },
-        CheckKind::JsonSchema { schema, path } => {
-            let want = json!("matches the schema");
-            let (found, at) = match path {
-                Some(p) => match at_path(p, &seen.output) {
-                    Ok(v) => (v, p.as_str().to_string()),
-                    Err(why) => return out(false, want, Value::Null, p.as_str(), why),
-                },
-                None => match serde_json::from_str::<Value>(&seen.output) {
-                    Ok(v) => (v, "output".to_string()),
-                    Err(e) => {
-                        return out(
-                            false,
-                            want,
-                            json!(excerpt(&seen.output)),
-                            "output",
-                            format!("not valid JSON: {e}"),
-                        )
-                    }
-                },
-            };
-            let validator = schema.validator();
-            let errors: Vec<String> = validator
-                .iter_errors(&found)
-                .take(5)
-                .map(|e| {
-                    let at = e.instance_path().to_string();
-                    format!("{}: {e}", if at.is_empty() { "/" } else { &at })
-                })
-                .collect();
-            if errors.is_empty() {
-                out(true, want, Value::Null, &at, "matches the schema".into())
-            } else {
-                let why = format!("does not match the schema: {}", errors[0]);
-                out(false, want, json!(errors), &at, why)
-            }
-        }
+        CheckKind::JsonSchema { schema, path } => json_schema(schema, path, seen),
         CheckKind::JsonValid => match serde_json::from_str::<Value>(&seen.output) {
             Ok(_) => out(
                 true,
@@ -139,76 +66,13 @@ pub fn evaluate_kind(kind: &CheckKind, seen: &Observed, expected: Option<&Value>
                 format!("not valid JSON: {e}"),
             ),
         },
-        CheckKind::Jsonpath { path, over, equals } => {
-            let root = match over {
-                Over::Output => match serde_json::from_str::<Value>(&seen.output) {
-                    Ok(v) => v,
-                    Err(e) => {
-                        return out(
-                            false,
-                            equals.clone().unwrap_or(Value::Null),
-                            Value::Null,
-                            path.as_str(),
-                            format!("the output is not JSON: {e}"),
-                        )
-                    }
-                },
-                Over::Atoms => Value::Array(seen.atoms.clone()),
-                Over::Trace => seen.trace.clone(),
-            };
-            let found = path.json_path().select_value(&root);
-            let path = path.as_str();
-            match (found, equals) {
-                (None, want) => out(
-                    false,
-                    want.clone().unwrap_or(json!("a value")),
-                    Value::Null,
-                    path,
-                    "the path finds nothing".into(),
-                ),
-                (Some(f), None) => out(true, json!("a value"), f, path, "found".into()),
-                (Some(f), Some(want)) => {
-                    let passed = &f == want;
-                    let why = if passed { "equal" } else { "differs" };
-                    out(passed, want.clone(), f, path, why.into())
-                }
-            }
-        }
+        CheckKind::Jsonpath { path, over, equals } => jsonpath(path, over, equals, seen),
         CheckKind::Numeric {
             value,
             path,
             abs_tol,
             rel_tol,
-        } => {
-            let Some(want) = value.or_else(|| expected.and_then(as_number)) else {
-                return no_expected("output");
-            };
-            let (raw, at) = match looked_at(path.as_ref(), &seen.output) {
-                Ok(found) => found,
-                Err((at, why)) => return out(false, json!(want), Value::Null, &at, why),
-            };
-            let Some(got) = as_number(&raw) else {
-                return out(
-                    false,
-                    json!(want),
-                    json!(excerpt(&as_text(&raw))),
-                    &at,
-                    "not a number".into(),
-                );
-            };
-            let diff = (got - want).abs();
-            let allowed = abs_tol.max(rel_tol * want.abs());
-            // Decimal numbers are not exact in binary: 0.7 is "off by" 0.1000…09 from
-            // 0.8, which a tolerance of 0.1 must still let pass.
-            let passed = diff <= allowed + 1e-12 * want.abs().max(1.0);
-            let diff = (diff * 1e9).round() / 1e9;
-            let why = if passed {
-                format!("within {allowed} (off by {diff})")
-            } else {
-                format!("off by {diff}; {allowed} allowed")
-            };
-            out(passed, json!(want), json!(got), &at, why)
-        }
+        } => numeric((value, path), (*abs_tol, *rel_tol), seen, expected),
         CheckKind::ToolCalled { tool, min } => {
             let n = seen.tools.iter().filter(|c| &c.name == tool).count();
             let passed = n >= *min;
@@ -313,39 +177,7 @@ pub fn evaluate_kind(kind: &CheckKind, seen: &Observed, expected: Option<&Value>
         },
         CheckKind::All { checks }
         | CheckKind::Any { checks }
-        | CheckKind::AtLeastK { checks, .. } => {
-            let parts: Vec<Outcome> = checks
-                .iter()
-                .map(|c| evaluate_kind(c, seen, expected))
-                .collect();
-            let passed_n = parts.iter().filter(|p| p.passed).count();
-            let need = match kind {
-                CheckKind::All { .. } => checks.len(),
-                CheckKind::Any { .. } => 1,
-                CheckKind::AtLeastK { k, .. } => *k,
-                _ => 0,
-            };
-            let passed = passed_n >= need;
-            let failed: Vec<String> = parts
-                .iter()
-                .filter(|p| !p.passed)
-                .map(|p| format!("{}: {}", p.at, p.why))
-                .collect();
-            let why = format!(
-                "{passed_n} of {} passed, {need} needed{}",
-                checks.len(),
-                if failed.is_empty() || passed {
-                    String::new()
-                } else {
-                    format!(" ({})", failed.join("; "))
-                }
-            );
-            let found = json!(parts
-                .iter()
-                .map(|p| json!({"at": p.at, "passed": p.passed, "found": p.found}))
-                .collect::<Vec<_>>());
-            out(passed, json!({"at_least": need}), found, "checks", why)
-        }
+        | CheckKind::AtLeastK { checks, .. } => combined(kind, checks, seen, expected),
         CheckKind::Command {
             program,
             args,
@@ -369,6 +201,210 @@ pub fn evaluate_kind(kind: &CheckKind, seen: &Observed, expected: Option<&Value>
             }
         }
     }
+}
+
+/// An outcome that passed or not, with what was expected and found, where, and why.
+fn out(passed: bool, expected: Value, found: Value, at: &str, why: String) -> Outcome {
+    Outcome {
+        passed,
+        score: if passed { 1.0 } else { 0.0 },
+        expected,
+        found,
+        at: at.to_string(),
+        why,
+    }
+}
+
+/// The outcome of a check with nothing to compare the output with.
+fn no_expected(at: &str) -> Outcome {
+    out(
+        false,
+        Value::Null,
+        Value::Null,
+        at,
+        "nothing to compare with: the check gives no value and the sample no expected value".into(),
+    )
+}
+
+/// `exact`: the output (or the value at `path`) equals the expected value once normalised.
+fn exact(
+    value: &Option<Value>,
+    normalize: &Option<Vec<Normalize>>,
+    path: &Option<Path>,
+    seen: &Observed,
+    expected: Option<&Value>,
+) -> Outcome {
+    let Some(want) = value.as_ref().or(expected) else {
+        return no_expected("output");
+    };
+    let how = normalize.clone().unwrap_or_else(|| vec![Normalize::Trim]);
+    let (found, at) = match looked_at(path.as_ref(), &seen.output) {
+        Ok(found) => found,
+        Err((at, why)) => return out(false, want.clone(), Value::Null, &at, why),
+    };
+    let (w, f) = (
+        normalized(&as_text(want), &how),
+        normalized(&as_text(&found), &how),
+    );
+    let passed = w == f;
+    let why = if passed {
+        "equal".into()
+    } else {
+        format!("differs: expected {w:?}, found {f:?}")
+    };
+    out(passed, want.clone(), found, &at, why)
+}
+
+/// `json_schema`: the output (or the value at `path`) matches the schema.
+fn json_schema(schema: &Schema, path: &Option<Path>, seen: &Observed) -> Outcome {
+    let want = json!("matches the schema");
+    let (found, at) = match path {
+        Some(p) => match at_path(p, &seen.output) {
+            Ok(v) => (v, p.as_str().to_string()),
+            Err(why) => return out(false, want, Value::Null, p.as_str(), why),
+        },
+        None => match serde_json::from_str::<Value>(&seen.output) {
+            Ok(v) => (v, "output".to_string()),
+            Err(e) => {
+                return out(
+                    false,
+                    want,
+                    json!(excerpt(&seen.output)),
+                    "output",
+                    format!("not valid JSON: {e}"),
+                )
+            }
+        },
+    };
+    let validator = schema.validator();
+    let errors: Vec<String> = validator
+        .iter_errors(&found)
+        .take(5)
+        .map(|e| {
+            let at = e.instance_path().to_string();
+            format!("{}: {e}", if at.is_empty() { "/" } else { &at })
+        })
+        .collect();
+    if errors.is_empty() {
+        out(true, want, Value::Null, &at, "matches the schema".into())
+    } else {
+        let why = format!("does not match the schema: {}", errors[0]);
+        out(false, want, json!(errors), &at, why)
+    }
+}
+
+/// `jsonpath`: the path finds something (equal to `equals`, when given).
+fn jsonpath(path: &Path, over: &Over, equals: &Option<Value>, seen: &Observed) -> Outcome {
+    let root = match over {
+        Over::Output => match serde_json::from_str::<Value>(&seen.output) {
+            Ok(v) => v,
+            Err(e) => {
+                return out(
+                    false,
+                    equals.clone().unwrap_or(Value::Null),
+                    Value::Null,
+                    path.as_str(),
+                    format!("the output is not JSON: {e}"),
+                )
+            }
+        },
+        Over::Atoms => Value::Array(seen.atoms.clone()),
+        Over::Trace => seen.trace.clone(),
+    };
+    let found = path.json_path().select_value(&root);
+    let path = path.as_str();
+    match (found, equals) {
+        (None, want) => out(
+            false,
+            want.clone().unwrap_or(json!("a value")),
+            Value::Null,
+            path,
+            "the path finds nothing".into(),
+        ),
+        (Some(f), None) => out(true, json!("a value"), f, path, "found".into()),
+        (Some(f), Some(want)) => {
+            let passed = &f == want;
+            let why = if passed { "equal" } else { "differs" };
+            out(passed, want.clone(), f, path, why.into())
+        }
+    }
+}
+
+/// `numeric`: the number found is within the tolerance of the one expected.
+fn numeric(
+    (value, path): (&Option<f64>, &Option<Path>),
+    (abs_tol, rel_tol): (f64, f64),
+    seen: &Observed,
+    expected: Option<&Value>,
+) -> Outcome {
+    let Some(want) = value.or_else(|| expected.and_then(as_number)) else {
+        return no_expected("output");
+    };
+    let (raw, at) = match looked_at(path.as_ref(), &seen.output) {
+        Ok(found) => found,
+        Err((at, why)) => return out(false, json!(want), Value::Null, &at, why),
+    };
+    let Some(got) = as_number(&raw) else {
+        return out(
+            false,
+            json!(want),
+            json!(excerpt(&as_text(&raw))),
+            &at,
+            "not a number".into(),
+        );
+    };
+    let diff = (got - want).abs();
+    let allowed = abs_tol.max(rel_tol * want.abs());
+    // Decimal numbers are not exact in binary: 0.7 is "off by" 0.1000…09 from
+    // 0.8, which a tolerance of 0.1 must still let pass.
+    let passed = diff <= allowed + 1e-12 * want.abs().max(1.0);
+    let diff = (diff * 1e9).round() / 1e9;
+    let why = if passed {
+        format!("within {allowed} (off by {diff})")
+    } else {
+        format!("off by {diff}; {allowed} allowed")
+    };
+    out(passed, json!(want), json!(got), &at, why)
+}
+
+/// `all`, `any`, `at_least_k`: enough of the nested checks pass.
+fn combined(
+    kind: &CheckKind,
+    checks: &[CheckKind],
+    seen: &Observed,
+    expected: Option<&Value>,
+) -> Outcome {
+    let parts: Vec<Outcome> = checks
+        .iter()
+        .map(|c| evaluate_kind(c, seen, expected))
+        .collect();
+    let passed_n = parts.iter().filter(|p| p.passed).count();
+    let need = match kind {
+        CheckKind::All { .. } => checks.len(),
+        CheckKind::Any { .. } => 1,
+        CheckKind::AtLeastK { k, .. } => *k,
+        _ => 0,
+    };
+    let passed = passed_n >= need;
+    let failed: Vec<String> = parts
+        .iter()
+        .filter(|p| !p.passed)
+        .map(|p| format!("{}: {}", p.at, p.why))
+        .collect();
+    let why = format!(
+        "{passed_n} of {} passed, {need} needed{}",
+        checks.len(),
+        if failed.is_empty() || passed {
+            String::new()
+        } else {
+            format!(" ({})", failed.join("; "))
+        }
+    );
+    let found = json!(parts
+        .iter()
+        .map(|p| json!({"at": p.at, "passed": p.passed, "found": p.found}))
+        .collect::<Vec<_>>());
+    out(passed, json!({"at_least": need}), found, "checks", why)
 }
 
 /// What a check with an optional `path` looks at, and where: the whole output, or the

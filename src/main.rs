@@ -104,74 +104,9 @@ async fn launch(
 }
 
 async fn dispatch(cli: Cli) -> Result<ExitCode> {
-    // Configuration errors stop every command that reads it, on a terminal or not.
-    let cfg = if cli.command.reads_config() {
-        Some(std::sync::Arc::new(
-            Config::load(cli.config.as_deref()).map_err(|e| eyre!("{e}"))?,
-        ))
-    } else {
-        None
-    };
-    if let Some(name) = cfg.as_ref().and_then(|c| c.reviewer.as_deref()) {
-        plexus::run::review::set_configured_reviewer(name);
-    }
-    let (session, seed) = session_of(&cli.command);
-    let otlp = match &cli.command {
-        Command::Demo { .. }
-        | Command::Run { .. }
-        | Command::Resume { .. }
-        | Command::Debate(..) => otlp_settings(&session.otlp, cfg.as_deref())?,
-        _ => None,
-    };
-    let g = Globals {
-        db: cli.db_path(),
-        seed,
-        concurrency: session.concurrency,
-        max_cost: session.max_cost,
-        headless: session.headless,
-        provider: session.provider.clone(),
-        config: cli.config.clone(),
-        loaded: cfg.clone(),
-        otlp,
-    };
-    let tui = match &cfg {
-        Some(cfg) if cli.command.has_tui() && want_tui(&g) => {
-            Some(ui_setup(session.theme.theme.as_deref(), cfg)?)
-        }
-        _ => None,
-    };
+    let (g, tui) = globals_of(&cli)?;
     match cli.command {
-        Command::Demo { faults, sim, .. } => {
-            let plan = parse_plan(DEMO_PLAN, "bundled demo plan (avp_diffusion_planner.json)")?;
-            // The simulated demo runs its timeouts and retry delays fast so its faults
-            // show up in seconds; a real model keeps the real ones (a real call takes
-            // longer than 3 s, and a 429 needs the real backoff).
-            let profile = plexus::cli::launch::profile::profile_named(
-                &g,
-                g.provider.as_deref().unwrap_or("simulated"),
-            )?;
-            let simulated =
-                profile.kind == plexus::data::provider::profile::ProviderKind::Simulated;
-            let engine = engine_config(
-                &g,
-                EngineConfig {
-                    timeout_scale: if simulated { 0.005 } else { 1.0 },
-                    retry: if simulated {
-                        RetryPolicy::default().scaled(20)
-                    } else {
-                        RetryPolicy::default()
-                    },
-                    ..EngineConfig::default()
-                },
-            );
-            let mut simulated = sim_config(engine.seed, &sim, faults);
-            if faults == FaultMix::Demo {
-                simulated.script =
-                    [(DEMO_HALLUCINATION.to_string(), vec![Fault::Hallucination])].into();
-            }
-            let config = run_config(&g, engine, simulated);
-            finish(&g, launch(&g, tui, plan, config, None, true).await?)
-        }
+        Command::Demo { faults, sim, .. } => demo(&g, tui, faults, &sim).await,
         Command::Run {
             plan,
             faults,
@@ -181,43 +116,15 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
             sim,
             ..
         } => {
-            let plan_file = plan;
-            // Until the run has opened, memory freed is given back at once.
-            plexus::base::allocator::opening();
-            let plan = load_plan_file(&plan_file)?;
-            let engine = engine_config(
-                &g,
-                EngineConfig {
-                    timeout_scale,
-                    retry: RetryPolicy::default().scaled(retry_delay_div),
-                    abstractive_summaries,
-                    ..EngineConfig::default()
-                },
-            );
-            let mut engine = engine;
-            engine.skills_dir =
-                plexus::run::engine::config::skills_dir_for(&plan_file, &engine.workspace);
-            let simulated = sim_config(engine.seed, &sim, faults);
-            let config = run_config(&g, engine, simulated);
-            finish(&g, launch(&g, tui, plan, config, None, false).await?)
+            let engine = EngineConfig {
+                timeout_scale,
+                retry: RetryPolicy::default().scaled(retry_delay_div),
+                abstractive_summaries,
+                ..EngineConfig::default()
+            };
+            run_plan(&g, tui, &plan, engine, (faults, &sim)).await
         }
-        Command::Resume { run, pace, .. } => {
-            let (plan, mut config, resuming) = prepare_resume(&g.db, &run)?;
-            config.engine = engine_config(&g, config.engine);
-            if let Some(ms) = pace.chunk_ms {
-                config.simulated.chunk_ms = ms;
-            }
-            if let Some(ms) = pace.first_chunk_ms {
-                config.simulated.first_chunk_ms = ms;
-            }
-            if let Some(p) = &g.provider {
-                config.provider = p.clone();
-            }
-            finish(
-                &g,
-                launch(&g, tui, plan, config, Some(resuming), false).await?,
-            )
-        }
+        Command::Resume { run, pace, .. } => resume(&g, tui, &run, &pace).await,
         Command::Browse { run, .. } => {
             let Some(setup) = tui else {
                 return Err(eyre!(
@@ -304,29 +211,7 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
             all_iterations,
             budget,
             ..
-        } => {
-            if json {
-                return plexus::cli::commands::failures::run(
-                    &g.db,
-                    target.as_deref(),
-                    true,
-                    all_iterations,
-                );
-            }
-            let Some(setup) = tui else {
-                return Err(eyre!(
-                    "the Failures screen needs a terminal; `plexus failures [TARGET] --json` prints the list"
-                ));
-            };
-            plexus::cli::commands::failures::screen::open(
-                &g,
-                target.as_deref(),
-                all_iterations,
-                budget,
-                setup,
-            )
-            .await
-        }
+        } => failures(&g, tui, target.as_deref(), json, (all_iterations, budget)).await,
         Command::Review {
             run,
             task,
@@ -412,6 +297,149 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Bench(cmd) => plexus::dev::bench::run(cmd).await,
         Command::Dev(cmd) => plexus::dev::commands::run(cmd),
     }
+}
+
+/// What every command shares: the global options, the loaded config (for the commands
+/// that read it; its errors stop them), and the terminal UI's setup when the command
+/// opens one here.
+fn globals_of(cli: &Cli) -> Result<(Globals, Option<UiSetup>)> {
+    // Configuration errors stop every command that reads it, on a terminal or not.
+    let cfg = if cli.command.reads_config() {
+        Some(std::sync::Arc::new(
+            Config::load(cli.config.as_deref()).map_err(|e| eyre!("{e}"))?,
+        ))
+    } else {
+        None
+    };
+    if let Some(name) = cfg.as_ref().and_then(|c| c.reviewer.as_deref()) {
+        plexus::run::review::set_configured_reviewer(name);
+    }
+    let (session, seed) = session_of(&cli.command);
+    let otlp = match &cli.command {
+        Command::Demo { .. }
+        | Command::Run { .. }
+        | Command::Resume { .. }
+        | Command::Debate(..) => otlp_settings(&session.otlp, cfg.as_deref())?,
+        _ => None,
+    };
+    let g = Globals {
+        db: cli.db_path(),
+        seed,
+        concurrency: session.concurrency,
+        max_cost: session.max_cost,
+        headless: session.headless,
+        provider: session.provider.clone(),
+        config: cli.config.clone(),
+        loaded: cfg.clone(),
+        otlp,
+    };
+    let tui = match &cfg {
+        Some(cfg) if cli.command.has_tui() && want_tui(&g) => {
+            Some(ui_setup(session.theme.theme.as_deref(), cfg)?)
+        }
+        _ => None,
+    };
+    Ok((g, tui))
+}
+
+/// `plexus demo`: the bundled plan, on the simulated provider with its faults unless a
+/// provider is named.
+async fn demo(
+    g: &Globals,
+    tui: Option<UiSetup>,
+    faults: FaultMix,
+    sim: &plexus::cli::args::SimOpts,
+) -> Result<ExitCode> {
+    let plan = parse_plan(DEMO_PLAN, "bundled demo plan (avp_diffusion_planner.json)")?;
+    // The simulated demo runs its timeouts and retry delays fast so its faults
+    // show up in seconds; a real model keeps the real ones (a real call takes
+    // longer than 3 s, and a 429 needs the real backoff).
+    let profile = plexus::cli::launch::profile::profile_named(
+        g,
+        g.provider.as_deref().unwrap_or("simulated"),
+    )?;
+    let simulated = profile.kind == plexus::data::provider::profile::ProviderKind::Simulated;
+    let engine = engine_config(
+        g,
+        EngineConfig {
+            timeout_scale: if simulated { 0.005 } else { 1.0 },
+            retry: if simulated {
+                RetryPolicy::default().scaled(20)
+            } else {
+                RetryPolicy::default()
+            },
+            ..EngineConfig::default()
+        },
+    );
+    let mut simulated = sim_config(engine.seed, sim, faults);
+    if faults == FaultMix::Demo {
+        simulated.script = [(DEMO_HALLUCINATION.to_string(), vec![Fault::Hallucination])].into();
+    }
+    let config = run_config(g, engine, simulated);
+    finish(g, launch(g, tui, plan, config, None, true).await?)
+}
+
+/// `plexus run PLAN`: the plan file, with the engine's settings the command line gave.
+async fn run_plan(
+    g: &Globals,
+    tui: Option<UiSetup>,
+    plan: &std::path::Path,
+    engine: EngineConfig,
+    (faults, sim): (FaultMix, &plexus::cli::args::SimOpts),
+) -> Result<ExitCode> {
+    // Until the run has opened, memory freed is given back at once.
+    plexus::base::allocator::opening();
+    let plan_file = plan;
+    let plan = load_plan_file(plan_file)?;
+    let mut engine = engine_config(g, engine);
+    engine.skills_dir = plexus::run::engine::config::skills_dir_for(plan_file, &engine.workspace);
+    let simulated = sim_config(engine.seed, sim, faults);
+    let config = run_config(g, engine, simulated);
+    finish(g, launch(g, tui, plan, config, None, false).await?)
+}
+
+/// `plexus resume RUN`: the run's own plan and settings, at the pace and on the provider
+/// the command line names, if it does.
+async fn resume(
+    g: &Globals,
+    tui: Option<UiSetup>,
+    run: &str,
+    pace: &plexus::cli::args::ResumePaceOpts,
+) -> Result<ExitCode> {
+    let (plan, mut config, resuming) = prepare_resume(&g.db, run)?;
+    config.engine = engine_config(g, config.engine);
+    if let Some(ms) = pace.chunk_ms {
+        config.simulated.chunk_ms = ms;
+    }
+    if let Some(ms) = pace.first_chunk_ms {
+        config.simulated.first_chunk_ms = ms;
+    }
+    if let Some(p) = &g.provider {
+        config.provider = p.clone();
+    }
+    finish(
+        g,
+        launch(g, tui, plan, config, Some(resuming), false).await?,
+    )
+}
+
+/// `plexus failures [TARGET]`: the list as JSON, or the Failures screen on a terminal.
+async fn failures(
+    g: &Globals,
+    tui: Option<UiSetup>,
+    target: Option<&str>,
+    json: bool,
+    (all_iterations, budget): (bool, u64),
+) -> Result<ExitCode> {
+    if json {
+        return plexus::cli::commands::failures::run(&g.db, target, true, all_iterations);
+    }
+    let Some(setup) = tui else {
+        return Err(eyre!(
+            "the Failures screen needs a terminal; `plexus failures [TARGET] --json` prints the list"
+        ));
+    };
+    plexus::cli::commands::failures::screen::open(g, target, all_iterations, budget, setup).await
 }
 
 /// The end of a run: the summary and the final status on standard output (the result,

@@ -7,6 +7,7 @@ pub mod build;
 mod chat;
 mod debate;
 mod fold;
+mod fold_parts;
 pub mod live;
 pub mod send;
 pub mod settings;

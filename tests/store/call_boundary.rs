@@ -213,11 +213,12 @@ fn a_writer_that_fails_mid_run_stops_the_calls_and_every_call_made_is_in_the_log
         crate::common::bin::finished_tasks(&store, &store.list_runs().expect("runs")[0].run_id);
     assert!(finished.len() < 40, "the run stopped before its end");
     // Every request the server saw has its start in the log: no call was made whose
-    // start could not be recorded, and none after the writer failed.
-    assert_eq!(
-        i64::from(asked),
-        started,
-        "requests at the server against `invocation_started` in the log"
+    // start could not be recorded, and none after the writer failed (such a request
+    // would have no start). A start may have no request: a call whose start was
+    // committed and that the failure stopped before it was sent.
+    assert!(
+        i64::from(asked) <= started,
+        "{asked} requests at the server against {started} `invocation_started` in the log"
     );
     // Without the limit, the resume closes the calls the failure left open: no start is
     // without its row.

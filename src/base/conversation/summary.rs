@@ -51,7 +51,7 @@ pub struct RoundSummary {
 
 /// The first sentences of `text` that fit in `max_chars` characters, white space
 /// collapsed; when even the first sentence is longer, its first `max_chars` characters
-/// and `…`. Sentences end at `.`, `!`, `?` before a space, or at `。`, `！`, `？`.
+/// and `…`. Sentences end where [`crate::base::text::summary::ends_sentence`] says.
 pub fn extract(text: &str, max_chars: usize) -> String {
     let mut out = String::new();
     let mut n = 0;
@@ -77,19 +77,15 @@ pub fn extract(text: &str, max_chars: usize) -> String {
     if !cut {
         return out;
     }
+    // The last sentence end in what fits. The text goes on after it, so a Latin mark
+    // at the very end is no sentence end unless a blank follows.
     let mut end = None;
-    let mut prev: Option<(usize, char)> = None;
-    for (i, c) in out.char_indices() {
-        match c {
-            '。' | '！' | '？' => end = Some(i + c.len_utf8()),
-            ' ' => {
-                if let Some((j, p @ ('.' | '!' | '?'))) = prev {
-                    end = Some(j + p.len_utf8());
-                }
-            }
-            _ => {}
+    let mut chars = out.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        let next = chars.peek().map_or('…', |&(_, n)| n);
+        if crate::base::text::summary::ends_sentence(c, Some(next)) {
+            end = Some(i + c.len_utf8());
         }
-        prev = Some((i, c));
     }
     match end {
         Some(e) => out.truncate(e),

@@ -24,21 +24,29 @@ pub enum Strategy {
     Truncate,
 }
 
-/// Splits text into sentences (Latin and CJK end marks, and line ends).
+/// Whether `c` ends a sentence, `next` being the character after it (`None`: the text
+/// ends there): a CJK end mark always, a Latin one before a blank or the end. The one
+/// rule of sentence ends, for summaries and for cuts alike.
+pub fn ends_sentence(c: char, next: Option<char>) -> bool {
+    match c {
+        '。' | '！' | '？' | '；' => true,
+        '.' | '!' | '?' => next.is_none_or(char::is_whitespace),
+        _ => false,
+    }
+}
+
+/// Splits text into sentences (at the ends [`ends_sentence`] knows, and line ends).
 pub fn sentences(text: &str) -> Vec<&str> {
     let mut out = Vec::new();
     let mut start = 0;
     let mut chars = text.char_indices().peekable();
     while let Some((i, c)) = chars.next() {
-        let end = match c {
-            '\n' => Some(i),
-            '。' | '！' | '？' | '；' => Some(i + c.len_utf8()),
-            '.' | '!' | '?' => match chars.peek() {
-                None => Some(i + 1),
-                Some(&(_, n)) if n.is_whitespace() => Some(i + 1),
-                _ => None,
-            },
-            _ => None,
+        let end = if c == '\n' {
+            Some(i)
+        } else if ends_sentence(c, chars.peek().map(|&(_, n)| n)) {
+            Some(i + c.len_utf8())
+        } else {
+            None
         };
         if let Some(e) = end {
             let s = text[start..e].trim();
@@ -257,6 +265,24 @@ Reaction time budgets of 150 ms are typical. The planner runs at 18 ms per plan.
         assert_eq!(s.len(), 7, "{s:?}");
         assert_eq!(s[5], "扩散模型的去噪公式很重要。");
         assert_eq!(sentences("v1.2 is out. Next"), vec!["v1.2 is out.", "Next"]);
+    }
+
+    #[test]
+    fn one_rule_ends_a_sentence() {
+        for (c, next, ends) in [
+            ('。', Some('下'), true),
+            ('；', None, true),
+            ('.', Some(' '), true),
+            ('.', None, true),
+            ('.', Some('2'), false),
+            ('?', Some('\n'), true),
+            ('a', None, false),
+        ] {
+            assert_eq!(ends_sentence(c, next), ends, "{c:?} before {next:?}");
+        }
+        // The conversation's cut keeps whole sentences by the same rule.
+        let cut = crate::base::conversation::summary::extract("一句。二句；三句还没有完", 8);
+        assert_eq!(cut, "一句。二句；");
     }
 
     #[test]

@@ -133,6 +133,17 @@ pub fn provider_of(dir: &Path, run: &str) -> String {
 
 /// Each chunk event's ms since its invocation started, for a one-invocation run.
 pub fn chunk_offsets(dir: &Path, run: &str) -> Vec<i64> {
+    chunk_progress(dir, run)
+        .into_iter()
+        .map(|(_, t)| t)
+        .collect()
+}
+
+/// For each `chunk` event of `run`'s first invocation in order: how many bytes of text
+/// had streamed with it, and its time after the invocation's start (ms). Unlike the
+/// events' count, which depends on how a busy machine groups fast chunks, this is the
+/// stream's pace itself.
+pub fn chunk_progress(dir: &Path, run: &str) -> Vec<(usize, i64)> {
     let store = Store::open(&dir.join("r.db")).expect("open");
     let events = store.events(run, 1, u64::MAX).expect("events");
     let start = events
@@ -144,9 +155,15 @@ pub fn chunk_offsets(dir: &Path, run: &str) -> Vec<i64> {
         })
         .map(|e| e.ts)
         .expect("an invocation");
+    let mut streamed = 0;
     events
         .iter()
-        .filter(|e| e.event.as_ref().is_ok_and(|e| e.kind() == "chunk"))
-        .map(|e| e.ts - start)
+        .filter_map(|e| match e.event.as_ref() {
+            Ok(plexus::model::event::EngineEvent::Chunk(c)) => {
+                streamed += c.text.len();
+                Some((streamed, e.ts - start))
+            }
+            _ => None,
+        })
         .collect()
 }

@@ -120,7 +120,6 @@ pub struct DeltaAudit {
 
 /// The number a string holds (`" 0.9 "`, `"85%"` is not one), as a JSON number.
 pub fn number_in(v: &Value) -> Option<Value> {
-    let s = v.as_str()?.trim();
-    let n: f64 = s.parse().ok().filter(|n: &f64| n.is_finite())?;
+    let n = super::lenient::number_in(v.as_str()?, false)?;
     serde_json::Number::from_f64(n).map(Value::Number)
 }

@@ -14,48 +14,44 @@ enum NumberOrText {
     Text(String),
 }
 
-fn number<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+/// The number a model's text holds (`" 0.9 "`), finite; with `percent`, a trailing `%`
+/// makes it a fraction (`"80%"` is 0.8).
+pub fn number_in(text: &str, percent: bool) -> Option<f64> {
+    let t = text.trim();
+    let (digits, scale) = match t.strip_suffix('%').filter(|_| percent) {
+        Some(p) => (p.trim(), 100.0),
+        None => (t, 1.0),
+    };
+    digits
+        .parse::<f64>()
+        .ok()
+        .filter(|n| n.is_finite())
+        .map(|n| n / scale)
+}
+
+fn number<'de, D: Deserializer<'de>>(d: D, percent: bool) -> Result<f64, D::Error> {
     match NumberOrText::deserialize(d)? {
         NumberOrText::Number(n) => Ok(n),
-        NumberOrText::Text(s) => s
-            .trim()
-            .parse::<f64>()
-            .ok()
-            .filter(|n| n.is_finite())
+        NumberOrText::Text(s) => number_in(&s, percent)
             .ok_or_else(|| D::Error::custom(format!("expected a number, found {s:?}"))),
     }
 }
 
 /// An `f64`, from a number or a string of one.
 pub fn f64<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
-    number(d)
+    number(d, false)
 }
 
 /// A confidence in [0, 1], from a number or a string of one; a string with a percent
 /// sign (`"80%"`) is read as its fraction. A bare number is kept as written (`80` is
 /// refused by the check: the protocol's scale is 0 to 1, and `2` may be of any scale).
 pub fn confidence<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
-    match NumberOrText::deserialize(d)? {
-        NumberOrText::Number(n) => Ok(n),
-        NumberOrText::Text(s) => {
-            let t = s.trim();
-            let (digits, scale) = match t.strip_suffix('%') {
-                Some(p) => (p.trim(), 100.0),
-                None => (t, 1.0),
-            };
-            digits
-                .parse::<f64>()
-                .ok()
-                .filter(|n| n.is_finite())
-                .map(|n| n / scale)
-                .ok_or_else(|| D::Error::custom(format!("expected a number, found {s:?}")))
-        }
-    }
+    number(d, true)
 }
 
 /// A `u32`, from a whole number or a string of one.
 pub fn u32<'de, D: Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
-    let n = number(d)?;
+    let n = number(d, false)?;
     if n.fract() == 0.0 && (0.0..=f64::from(u32::MAX)).contains(&n) {
         Ok(n as u32)
     } else {

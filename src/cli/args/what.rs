@@ -50,21 +50,17 @@ impl Command {
 
     /// Whether the command reads the configuration file (and so stops on its errors).
     pub fn reads_config(&self) -> bool {
-        matches!(
-            self,
-            Command::Demo { .. }
-                | Command::Debate(..)
-                | Command::Serve(..)
-                | Command::Run { .. }
-                | Command::Resume { .. }
-                | Command::Rerun { .. }
-                | Command::Browse { .. }
-                | Command::Replay { .. }
-                | Command::Failures { .. }
-                | Command::Providers { .. }
-                | Command::Ping { .. }
-                | Command::Review { .. }
-        ) || matches!(self, Command::Eval(a) if eval_runs(a) || eval_opens(a))
+        self.stops_gracefully()
+            || matches!(
+                self,
+                Command::Browse { .. }
+                    | Command::Replay { .. }
+                    | Command::Failures { .. }
+                    | Command::Providers { .. }
+                    | Command::Ping { .. }
+                    | Command::Review { .. }
+            )
+            || matches!(self, Command::Eval(a) if eval_opens(a))
     }
 
     /// Whether the command opens the terminal UI when it has a terminal.

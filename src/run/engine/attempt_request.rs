@@ -17,7 +17,6 @@ use crate::model::event::{EngineEvent, InvocationStarted};
 
 /// One attempt's request, ready to send.
 pub(super) struct Prepared {
-    pub(super) constraints: crate::base::protocol::Constraints,
     pub(super) request: Arc<AgentRequest>,
     /// The request as stored (empty when the prompt could not be rendered).
     pub(super) request_json: String,
@@ -81,7 +80,6 @@ pub(super) fn prepare(
         None => String::new(),
     };
     Ok(Prepared {
-        constraints,
         request,
         request_json,
         prompt_tokens,

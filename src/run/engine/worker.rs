@@ -295,7 +295,6 @@ async fn one_attempt(
         ..task_scope.clone()
     };
     let Prepared {
-        constraints,
         request,
         request_json,
         prompt_tokens,
@@ -334,7 +333,7 @@ async fn one_attempt(
         InvocationStarted {
             attempt,
             prompt_tokens,
-            constraints,
+            constraints: request.constraints,
             quality_threshold: adjust.threshold.as_str().to_string(),
         },
     )
@@ -342,7 +341,7 @@ async fn one_attempt(
     if let Err(e) = started {
         return Next::Done(TaskOutcome::not_recorded(attempt - 1, inv_id, &e));
     }
-    let effective_timeout = constraints.timeout_seconds;
+    let effective_timeout = request.constraints.timeout_seconds;
     let Called { result, trace } = call_model(
         ctx,
         &scope,

@@ -207,6 +207,32 @@ async fn a_slow_first_token_waits_for_first_token_timeout_and_no_longer() {
 }
 
 #[tokio::test]
+async fn reasoning_streamed_past_the_first_token_time_is_an_answer_coming_not_a_timeout() {
+    // Ten reasoning deltas 0.1 s apart (1 s of thinking, past the 0.4 s first-token time,
+    // each within the 0.3 s idle timeout), then the answer: the server was answering.
+    let text = answer().to_string();
+    let (url, seen) = serve(move |_, _| {
+        let mut deltas: Vec<Value> = (0..10)
+            .map(|i| json!({"reasoning_content": format!("step {i} of my thinking. ")}))
+            .collect();
+        deltas.push(json!({"content": text}));
+        Reply::openai_stream(&deltas, "stop", Duration::from_millis(100))
+    });
+    let mut p = openai(&url, true);
+    p.idle_timeout_s = 0.3;
+    p.first_token_timeout_s = Some(0.4);
+    let r = run(p).await;
+    assert_eq!(r.outcome.status, RunStatus::Succeeded, "{:?}", messages(&r));
+    assert_eq!(
+        codes(&r),
+        vec![Vec::<ErrorCode>::new()],
+        "{:?}",
+        messages(&r)
+    );
+    assert_eq!(seen.lock().expect("seen").len(), 1, "one call, no retry");
+}
+
+#[tokio::test]
 async fn a_profile_timeout_replaces_the_plans() {
     // The plan's 120 s at the tests' time scale (×0.05) is 6 s; the profile's 2 s is
     // 0.1 s.

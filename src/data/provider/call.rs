@@ -167,14 +167,26 @@ struct Guard<'a> {
     metered: Option<&'a super::meter::Entry>,
 }
 
+impl Guard<'_> {
+    /// A byte of the answer came: the first-token clock stops.
+    fn answering(&self) {
+        if !self.watch.first.swap(true, Ordering::Relaxed) {
+            self.watch.wake.notify_one();
+        }
+    }
+}
+
 impl ChunkSink for Guard<'_> {
+    fn progress(&mut self) {
+        self.answering();
+        self.inner.progress();
+    }
+
     fn chunk(&mut self, text: &str) {
         if self.watch.stop.load(Ordering::Relaxed) != 0 {
             return;
         }
-        if !self.watch.first.swap(true, Ordering::Relaxed) {
-            self.watch.wake.notify_one();
-        }
+        self.answering();
         self.inner.chunk(text);
         let counted = (self.limits.max_output_tokens.is_some() || self.metered.is_some())
             .then(|| self.limits.counter.count(text));

@@ -45,6 +45,10 @@ pub fn build(
 pub trait ChunkSink: Send {
     /// One piece of output text.
     fn chunk(&mut self, text: &str);
+
+    /// Bytes of the answer came that carry no answer text (reasoning, a tool call's
+    /// arguments): the server is answering. Nothing by default.
+    fn progress(&mut self) {}
 }
 
 /// Held while a call may run: a slot of the provider's own concurrency limit and rate

@@ -35,7 +35,7 @@ pub(super) struct CallTrace {
     pub(super) loop_steps: Option<Vec<RecordedStep>>,
     pub(super) loop_usage: Option<crate::data::provider::Usage>,
     pub(super) budget_stop: bool,
-    pub(super) meter: crate::run::engine::react_loop::LoopMeter,
+    pub(super) meter: super::react_loop::LoopMeter,
 }
 
 /// Makes the attempt's call — the tool-using loop when the task has one, else one
@@ -61,7 +61,7 @@ pub(super) async fn call_model(
     let mut sink = StreamSink::new(ctx, scope);
     let mut loop_steps: Option<Vec<RecordedStep>> = None;
     // A tool-using loop charges each step as it ends; `meter` keeps what they cost.
-    let meter = crate::run::engine::react_loop::LoopMeter::default();
+    let meter = super::react_loop::LoopMeter::default();
     let mut loop_usage: Option<crate::data::provider::Usage> = None;
     let mut budget_stop = false;
     let timeout = crate::base::ranges::duration_from_secs(effective_timeout.max(0.001));

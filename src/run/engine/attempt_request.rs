@@ -20,6 +20,8 @@ pub(super) struct Prepared {
     pub(super) request: Arc<AgentRequest>,
     /// The request as stored (empty when the prompt could not be rendered).
     pub(super) request_json: String,
+    /// The hash of the agent's system prompt, stored with the call.
+    pub(super) prompt_hash: String,
     pub(super) prompt_tokens: u64,
     pub(super) react: Option<crate::model::plan::react::ReactSetup>,
     pub(super) toolbox: Option<Box<dyn super::react_loop::Toolbox>>,
@@ -82,6 +84,7 @@ pub(super) fn prepare(
     Ok(Prepared {
         request,
         request_json,
+        prompt_hash,
         prompt_tokens,
         react,
         toolbox,

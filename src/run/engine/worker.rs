@@ -104,7 +104,6 @@ pub async fn run_task(
 
 /// Invocations of one task (or one batch of it, 1-based) until success or the retries
 /// run out.
-#[allow(clippy::too_many_arguments)]
 async fn run_attempts(
     ctx: &Arc<RunCtx>,
     idx: usize,
@@ -142,7 +141,6 @@ async fn run_attempts(
         invocation_id: None,
         agent: Some(agent.clone()),
     };
-    let (prompt_hash, _) = ctx.system_prompt_info(&task.agent);
     let call = TaskCall {
         ctx: &ctx,
         task,
@@ -150,13 +148,12 @@ async fn run_attempts(
         batch,
         parts: &parts,
         context_report: &context_report,
-        prompt_hash: &prompt_hash,
         task_scope: &task_scope,
     };
     loop {
         // No new call once the run's money budget is spent: the task waits for a resume.
         if ctx.money.reached() {
-            return budget_spent(attempt, None);
+            return budget_spent(attempt);
         }
         attempt += 1;
         match one_attempt(&call, attempt, &mut adjust, &mut retries, &mut stop).await {
@@ -218,17 +215,12 @@ async fn wait_owed(
     }
 }
 
-/// The outcome of a task stopped because the run's money budget is spent: it waits for
-/// a resume (`inv_id`: the call that was about to start, if any).
-fn budget_spent(attempts: u32, inv_id: Option<Arc<str>>) -> TaskOutcome {
+/// The outcome of a task stopped because the run's money budget is spent after
+/// `attempts` calls: it waits for a resume, with no call of its own in flight.
+fn budget_spent(attempts: u32) -> TaskOutcome {
     TaskOutcome {
         invocation_id: None,
-        ..TaskOutcome::stopped(
-            StopSignal::Interrupt,
-            attempts,
-            None,
-            inv_id.unwrap_or_else(|| Arc::from("")),
-        )
+        ..TaskOutcome::stopped(StopSignal::Interrupt, attempts, None, Arc::from(""))
     }
 }
 
@@ -257,7 +249,6 @@ struct TaskCall<'a> {
     batch: Option<u32>,
     parts: &'a ContextParts,
     context_report: &'a Option<serde_json::Value>,
-    prompt_hash: &'a str,
     task_scope: &'a Scope,
 }
 
@@ -283,7 +274,6 @@ async fn one_attempt(
         batch,
         parts,
         context_report,
-        prompt_hash,
         task_scope,
     } = *call;
     let inv_id = match new_invocation_id(ctx, task).await {
@@ -297,6 +287,7 @@ async fn one_attempt(
     let Prepared {
         request,
         request_json,
+        prompt_hash,
         prompt_tokens,
         react,
         toolbox,
@@ -316,7 +307,7 @@ async fn one_attempt(
     // The budget again, now that the call may start: a call that ended while this one
     // waited for its slot may have spent it.
     if ctx.money.reached() {
-        return Next::Done(budget_spent(attempt - 1, Some(inv_id)));
+        return Next::Done(budget_spent(attempt - 1));
     }
     let mut record = new_record(
         ctx,
@@ -325,7 +316,7 @@ async fn one_attempt(
         attempt,
         prompt_tokens,
         request_json,
-        prompt_hash,
+        &prompt_hash,
     );
     let started = record_start(
         ctx,

@@ -240,6 +240,7 @@ impl HttpProvider {
                     if received > self.profile.max_response_bytes {
                         return Err(self.oversized(received));
                     }
+                    emit.progress();
                     read = b;
                     redactor.push(&read)
                 }

@@ -33,6 +33,11 @@ impl<'a> Emit<'a> {
         }
     }
 
+    /// Says the server is answering, whatever the bytes hold.
+    pub fn progress(&mut self) {
+        self.sink.progress();
+    }
+
     /// Passes on the text held back: the answer has ended (or failed).
     pub fn flush(&mut self) {
         let held = self.redactor.finish();

@@ -130,11 +130,12 @@ const RUNAWAY_EVERY: usize = 512;
 /// characters, the pieces of [`SHINGLE`] characters are mostly the same few. Returns a
 /// piece of what repeats.
 pub fn repeating(text: &str) -> Option<String> {
-    let chars: Vec<char> = text.chars().collect();
-    if chars.len() < RUNAWAY_WINDOW {
-        return None;
-    }
-    let tail = &chars[chars.len() - RUNAWAY_WINDOW..];
+    let start = text
+        .char_indices()
+        .rev()
+        .nth(RUNAWAY_WINDOW - 1)
+        .map(|(i, _)| i)?;
+    let tail: Vec<char> = text[start..].chars().collect();
     let mut seen = std::collections::HashSet::new();
     let total = tail.len() - SHINGLE + 1;
     for w in tail.windows(SHINGLE) {
@@ -158,7 +159,11 @@ struct Watch {
 struct Guard<'a> {
     inner: &'a mut dyn ChunkSink,
     watch: Arc<Watch>,
+    /// The stream's tail (a few windows), for the repetition check.
     text: String,
+    /// Characters streamed so far.
+    chars: usize,
+    /// `chars` when the tail was last looked at.
     checked: usize,
     tokens: u64,
     limits: &'a Limits,
@@ -205,8 +210,19 @@ impl ChunkSink for Guard<'_> {
             return;
         }
         self.text.push_str(text);
-        if self.text.len() >= self.checked + RUNAWAY_EVERY {
-            self.checked = self.text.len();
+        self.chars += text.chars().count();
+        if self.chars >= self.checked + RUNAWAY_EVERY {
+            self.checked = self.chars;
+            // Only the tail is looked at: the text kept stays about two windows long.
+            if self.text.len() > 8 * RUNAWAY_WINDOW {
+                let keep = self
+                    .text
+                    .char_indices()
+                    .rev()
+                    .nth(RUNAWAY_WINDOW)
+                    .map_or(0, |(i, _)| i);
+                self.text.drain(..keep);
+            }
             if let Some(r) = repeating(&self.text) {
                 self.runaway = Some(r);
                 self.watch.stop.store(2, Ordering::Relaxed);
@@ -257,6 +273,7 @@ pub async fn attempt(
         inner: sink,
         watch: watch.clone(),
         text: String::new(),
+        chars: 0,
         checked: 0,
         tokens: 0,
         limits,
@@ -285,7 +302,7 @@ pub async fn attempt(
     match result {
         Err(Stopped::MaxTokens { .. }) if guard.runaway.is_some() => Err(Stopped::Runaway {
             repeated: guard.runaway.take().unwrap_or_default(),
-            chars: guard.text.chars().count(),
+            chars: guard.chars,
         }),
         Err(Stopped::MaxTokens { .. }) => Err(Stopped::MaxTokens {
             tokens: guard.tokens,

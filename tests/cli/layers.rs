@@ -26,11 +26,108 @@ fn module_of(file: &str) -> String {
 /// rare enough in paths' lines not to matter) and without its unit tests (a test module's
 /// `super` is its file, not the file's parent; what tests import is not the layering).
 fn code_of(text: &str) -> String {
-    let text = text.split("#[cfg(test)]\nmod ").next().unwrap_or(text);
-    text.lines()
+    let code: Vec<&str> = text
+        .lines()
         .map(|l| l.find("//").map_or(l, |i| &l[..i]))
-        .collect::<Vec<_>>()
-        .join("\n")
+        .collect();
+    let mut out = Vec::with_capacity(code.len());
+    let mut i = 0;
+    while i < code.len() {
+        // A `#[cfg(test)] mod NAME { … }` block is left out, braces counted; the code
+        // after it is read on.
+        let opens_test = code[i].trim() == "#[cfg(test)]"
+            && code
+                .get(i + 1)
+                .is_some_and(|l| l.trim_start().starts_with("mod ") && l.contains('{'));
+        if opens_test {
+            let mut depth = 0i64;
+            i += 1;
+            while i < code.len() {
+                depth += code[i].matches('{').count() as i64;
+                depth -= code[i].matches('}').count() as i64;
+                i += 1;
+                if depth <= 0 {
+                    break;
+                }
+            }
+            continue;
+        }
+        out.push(code[i]);
+        i += 1;
+    }
+    out.join("\n")
+}
+
+/// The files a `#[cfg(test)] mod NAME;` of `file` declares (with its `#[path]`, if any):
+/// unit tests, not the layering.
+fn test_files_of(file: &str, text: &str) -> Vec<String> {
+    let dir = match file
+        .strip_suffix("/mod.rs")
+        .or(file.strip_suffix("/lib.rs"))
+    {
+        Some(d) => d.to_string(),
+        None => file.trim_end_matches(".rs").to_string(),
+    };
+    let parent = file.rsplit_once('/').map_or("", |(p, _)| p);
+    let lines: Vec<&str> = text.lines().map(str::trim).collect();
+    let mut out = Vec::new();
+    for (i, l) in lines.iter().enumerate() {
+        if *l != "#[cfg(test)]" {
+            continue;
+        }
+        let mut path = None;
+        for next in &lines[i + 1..] {
+            if let Some(p) = next
+                .strip_prefix("#[path = \"")
+                .and_then(|p| p.strip_suffix("\"]"))
+            {
+                path = Some(format!("{parent}/{p}"));
+            } else if let Some(name) = next.strip_prefix("mod ").and_then(|n| n.strip_suffix(';')) {
+                out.push(path.take().unwrap_or_else(|| format!("{dir}/{name}.rs")));
+                break;
+            } else {
+                break;
+            }
+        }
+    }
+    out
+}
+
+/// What each module's file re-exports from its children (`pub use child::Item;`,
+/// `pub use child::{A, B};`): (module, item) → the child module it comes from.
+fn reexports(files: &[(String, String)]) -> BTreeMap<(String, String), String> {
+    let mut out = BTreeMap::new();
+    for (file, text) in files {
+        let module = module_of(file);
+        for line in code_of(text).lines() {
+            let l = line.trim();
+            let Some(rest) = l
+                .strip_prefix("pub use ")
+                .or_else(|| l.strip_prefix("pub(crate) use "))
+                .or_else(|| l.strip_prefix("pub(super) use "))
+            else {
+                continue;
+            };
+            let rest = rest.trim_end_matches(';').trim_start_matches("self::");
+            let Some((child, items)) = rest.split_once("::") else {
+                continue;
+            };
+            let child_module = if module.is_empty() {
+                child.to_string()
+            } else {
+                format!("{module}::{child}")
+            };
+            let items = items.trim_start_matches('{').trim_end_matches('}');
+            for item in items.split(',') {
+                let item = item.trim();
+                let name = item.rsplit(" as ").next().unwrap_or(item).trim();
+                if !name.is_empty() && name != "self" && !name.contains("::") {
+                    out.insert((module.clone(), name.to_string()), child_module.clone());
+                }
+            }
+        }
+    }
+    out
 }
 
 /// Every module path a file's code names: `crate::a::b` as written, `super::x` and
@@ -125,12 +222,21 @@ fn problems(files: &[(String, String)]) -> Vec<String> {
         .iter()
         .map(|(f, _)| (module_of(f), f.clone()))
         .collect();
-    // The file a path lands in: its longest prefix that is a module.
+    let reexported = reexports(files);
+    // The file a path lands in: its longest prefix that is a module, or the child an
+    // item that module re-exports comes from.
     let target = |path: &str| -> Option<&String> {
         let segs: Vec<&str> = path.split("::").collect();
-        (1..=segs.len())
-            .rev()
-            .find_map(|n| modules.get(&segs[..n].join("::")))
+        (1..=segs.len()).rev().find_map(|n| {
+            let m = segs[..n].join("::");
+            let child = segs
+                .get(n)
+                .and_then(|item| reexported.get(&(m.clone(), item.to_string())));
+            match child {
+                Some(c) => modules.get(c),
+                None => modules.get(&m),
+            }
+        })
     };
     let layer_of = |file: &str| -> Option<usize> {
         let top = module_of(file);
@@ -293,6 +399,8 @@ fn sources() -> Vec<(String, String)> {
             }
         }
     }
+    let tests: BTreeSet<String> = out.iter().flat_map(|(f, t)| test_files_of(f, t)).collect();
+    out.retain(|(f, _)| !tests.contains(f));
     out.sort();
     out
 }
@@ -374,6 +482,35 @@ fn an_import_up_a_layer_and_a_cycle_are_named_with_both_ends() {
                 .to_string(),
         ],
         "{found:#?}"
+    );
+    // A cycle through an item the parent re-exports, and code after a test module, are
+    // seen; a test module's own file is not read.
+    let files = vec![
+        file("src/lib.rs", "pub mod base;"),
+        file(
+            "src/base/mod.rs",
+            "pub mod error;\npub mod keys;\npub use error::ConfigError;\n#[cfg(test)]\nmod tests;",
+        ),
+        file("src/base/keys.rs", "use super::ConfigError;\npub fn names() {}"),
+        file(
+            "src/base/error.rs",
+            "pub struct ConfigError;\n#[cfg(test)]\nmod tests {\n    use super::*;\n}\nfn f() { super::keys::names(); }",
+        ),
+        file("src/base/tests.rs", "use crate::tui::x;"),
+    ];
+    assert_eq!(
+        problems(&files)
+            .into_iter()
+            .filter(|p| !p.contains("tests.rs"))
+            .collect::<Vec<_>>(),
+        vec![
+            "a cycle between files: src/base/error.rs → src/base/keys.rs → src/base/error.rs"
+                .to_string()
+        ],
+    );
+    assert_eq!(
+        test_files_of("src/base/mod.rs", &files[1].1),
+        vec!["src/base/tests.rs".to_string()]
     );
     // A child naming its parent's items while the parent re-exports it is no cycle.
     let files = vec![

@@ -59,7 +59,7 @@ pub enum ConfigError {
     /// `[keys]` names an action that does not exist.
     #[error(
         "{origin}: unknown action `{action}` in [keys]{} (actions: {})",
-        crate::base::text::suggest::did_you_mean(action, super::keys::action_names()),
+        crate::base::text::suggest::did_you_mean(action, super::default_keys::action_names()),
         action_names()
     )]
     UnknownAction {
@@ -106,5 +106,5 @@ fn near_key(key: &str, known: &str) -> String {
 }
 
 fn action_names() -> String {
-    super::keys::action_names().join(", ")
+    super::default_keys::action_names().join(", ")
 }

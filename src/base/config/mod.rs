@@ -14,6 +14,7 @@
 //! `[providers.*]`) are kept in [`Config::other`] for the layers that read them.
 
 mod check;
+mod default_keys;
 mod error;
 mod json_schema;
 pub mod key;

@@ -46,6 +46,11 @@ pub struct App {
     /// Replays opened so far (numbers each one's player, so a closed one's late
     /// answers are told apart).
     pub replay_generation: u64,
+    /// Whether an engine this screen drives is still running (the screen stays until
+    /// it has stopped).
+    pub engine_running: bool,
+    /// When the spinner last moved.
+    pub last_spin: tokio::time::Instant,
 }
 
 /// How replays opened in this session play.

@@ -3,12 +3,12 @@
 //! messages, so a slow query never stalls a frame.
 
 use std::path::PathBuf;
-use std::sync::mpsc as std_mpsc;
 use std::sync::Arc;
 
 use serde_json::Value;
 use tokio::sync::mpsc::UnboundedSender;
 
+use super::worker::Worker;
 use crate::data::store::{RunSummary, Store};
 use crate::model::state::{OutputBuffer, RunState};
 use crate::tui::app::docs::{Doc, DocKey};
@@ -66,7 +66,7 @@ pub enum Loaded {
 
 /// Handle to the loader thread.
 pub struct Loader {
-    tx: std_mpsc::Sender<Query>,
+    worker: Worker<Query>,
     out: UnboundedSender<Loaded>,
     db: PathBuf,
 }
@@ -74,15 +74,14 @@ pub struct Loader {
 impl Loader {
     /// Starts the loader on `db`; answers go to `out`.
     pub fn spawn(db: PathBuf, out: UnboundedSender<Loaded>) -> Loader {
-        let (tx, rx) = std_mpsc::channel::<Query>();
-        let (thread_db, thread_out) = (db.clone(), out.clone());
-        let spawned = std::thread::Builder::new()
-            .name("plexus-loader".into())
-            .spawn(move || serve(thread_db, rx, thread_out));
-        if let Err(e) = spawned {
-            tracing::error!("cannot start the loader thread: {e}");
-        }
-        Loader { tx, out, db }
+        let open_db = db.clone();
+        let worker = Worker::spawn(
+            "plexus-loader",
+            out.clone(),
+            move || (Store::open(&open_db).map_err(|e| e.to_string()), open_db),
+            |(store, db), q| answer(store, db, q),
+        );
+        Loader { worker, out, db }
     }
 
     /// Starts a replay player on `run`; its messages arrive as [`Loaded::Player`] with
@@ -116,69 +115,63 @@ impl Loader {
 
     /// Queues a query (answers arrive as `Loaded` messages).
     pub fn ask(&self, q: Query) {
-        let _ = self.tx.send(q);
+        self.worker.ask(q);
     }
 }
 
-fn serve(db: PathBuf, rx: std_mpsc::Receiver<Query>, out: UnboundedSender<Loaded>) {
-    let store = Store::open(&db).map_err(|e| e.to_string());
-    while let Ok(q) = rx.recv() {
-        let store = match &store {
-            Ok(s) => s,
-            Err(e) => {
-                let msg = format!("cannot open {}: {e}", db.display());
-                let _ = out.send(match q {
-                    Query::Doc(k) => Loaded::Doc(k, Doc::Missing(msg)),
-                    Query::Runs => Loaded::Runs(Err(msg)),
-                    Query::Failures(_) => Loaded::Failures(Err(msg)),
-                    Query::Reviews(_) => Loaded::Reviews(Err(msg)),
-                    Query::Diff(..) => Loaded::Diff(Err(msg)),
-                    Query::Output { .. } => continue,
-                });
-                continue;
-            }
-        };
-        let answer = match q {
-            Query::Doc(key) => {
-                let doc = load_doc(store, &key);
-                Loaded::Doc(key, doc)
-            }
-            Query::Runs => Loaded::Runs(
-                store
-                    .list_runs()
-                    .map_err(|e| e.to_string())
-                    .and_then(|rows| Ok((rows, run_facts(store)?))),
-            ),
-            Query::Reviews(run) => Loaded::Reviews(
-                store
-                    .review_queue(run.as_deref())
-                    .map_err(|e| e.to_string()),
-            ),
-            Query::Failures(run) => Loaded::Failures(
-                store
-                    .failed_invocations(run.as_deref())
-                    .map_err(|e| e.to_string()),
-            ),
-            Query::Diff(a, b) => Loaded::Diff(compare_runs(store, &a, &b)),
-            Query::Output { run_id, task } => match fold_run(store, &run_id, Some(task), None) {
-                Ok(mut st) => {
-                    let text = st
-                        .tasks
-                        .get_mut(task)
-                        .map(|t| std::mem::take(&mut std::sync::Arc::make_mut(t).output))
-                        .unwrap_or_default();
-                    Loaded::Output { run_id, task, text }
-                }
-                Err(e) => {
-                    tracing::warn!("cannot reload output of task {task}: {e}");
-                    continue;
-                }
-            },
-        };
-        if out.send(answer).is_err() {
-            return;
+/// Answers one query (`None`: nothing to send back).
+fn answer(store: &Result<Store, String>, db: &std::path::Path, q: Query) -> Option<Loaded> {
+    let store = match store {
+        Ok(s) => s,
+        Err(e) => {
+            let msg = format!("cannot open {}: {e}", db.display());
+            return match q {
+                Query::Doc(k) => Some(Loaded::Doc(k, Doc::Missing(msg))),
+                Query::Runs => Some(Loaded::Runs(Err(msg))),
+                Query::Failures(_) => Some(Loaded::Failures(Err(msg))),
+                Query::Reviews(_) => Some(Loaded::Reviews(Err(msg))),
+                Query::Diff(..) => Some(Loaded::Diff(Err(msg))),
+                Query::Output { .. } => None,
+            };
         }
-    }
+    };
+    Some(match q {
+        Query::Doc(key) => {
+            let doc = load_doc(store, &key);
+            Loaded::Doc(key, doc)
+        }
+        Query::Runs => Loaded::Runs(
+            store
+                .list_runs()
+                .map_err(|e| e.to_string())
+                .and_then(|rows| Ok((rows, run_facts(store)?))),
+        ),
+        Query::Reviews(run) => Loaded::Reviews(
+            store
+                .review_queue(run.as_deref())
+                .map_err(|e| e.to_string()),
+        ),
+        Query::Failures(run) => Loaded::Failures(
+            store
+                .failed_invocations(run.as_deref())
+                .map_err(|e| e.to_string()),
+        ),
+        Query::Diff(a, b) => Loaded::Diff(compare_runs(store, &a, &b)),
+        Query::Output { run_id, task } => match fold_run(store, &run_id, Some(task), None) {
+            Ok(mut st) => {
+                let text = st
+                    .tasks
+                    .get_mut(task)
+                    .map(|t| std::mem::take(&mut std::sync::Arc::make_mut(t).output))
+                    .unwrap_or_default();
+                Loaded::Output { run_id, task, text }
+            }
+            Err(e) => {
+                tracing::warn!("cannot reload output of task {task}: {e}");
+                return None;
+            }
+        },
+    })
 }
 
 /// Every run's tasks counted by status and its reviews waiting for a decision.

@@ -16,6 +16,8 @@ pub mod eval_ui;
 pub mod issues_doc;
 pub mod loader;
 pub mod replay_feed;
+pub mod run_screen;
 pub mod terminal;
 pub mod tree_ui;
 pub mod ui;
+pub mod worker;

@@ -101,6 +101,11 @@ fn demo_failures_attempts_review_and_handoff_from_the_keyboard() {
     t.send(&"\x7f".repeat(300));
     t.send("two typical cases\r");
     t.wait_for("wrote handoff.json", 10);
+    // Enter opens the selected sample: its documents are read off the key loop and
+    // counted in the on-demand budget when they arrive.
+    t.send("\r");
+    t.wait_for("opened: +", 10);
+    t.send("\x1b");
     let st = t.quit();
     assert!(st.success());
     t.assert_restored();

@@ -5,6 +5,7 @@ mod common;
 
 mod debate_pty;
 mod eval_pty;
+mod eval_read_pty;
 mod failures_pty;
 mod review_wait_pty;
 mod run_screen_pty;

@@ -97,6 +97,7 @@ fn hand_off(tree: &Path, out: &Path, typed: Option<&str>) -> (String, Value) {
         b.input_key(InputKey::Char(c));
     }
     b.input_key(InputKey::Enter);
+    b.serve_now();
     let offered = b.input.as_ref().map(|(_, t)| t.clone()).expect("asked why");
     if let Some(t) = typed {
         while b.input.as_ref().is_some_and(|(_, t)| !t.is_empty()) {
@@ -107,6 +108,7 @@ fn hand_off(tree: &Path, out: &Path, typed: Option<&str>) -> (String, Value) {
         }
     }
     b.input_key(InputKey::Enter);
+    b.serve_now();
     let (said, _) = b.flash.clone().expect("said");
     assert!(said.starts_with("wrote "), "{said}");
     let text = std::fs::read_to_string(out).expect("written");
@@ -220,6 +222,7 @@ fn a_traces_top_level_tool_calls_are_drawn() {
         40_000,
     );
     b.open_sample(0);
+    b.serve_now();
     let detail = b.detail.as_ref().expect("opened");
     assert_eq!(detail.tab, DocKind::Trace.index());
     let lines: Vec<String> = detail.lines().into_iter().map(|(l, _)| l).collect();
@@ -322,6 +325,7 @@ fn an_init_to_execute_context_is_written_and_opened_like_the_other_one() {
     let rules = init_row(&b, "business_rules_path");
     b.design.selected = rules;
     b.act(Action::Open);
+    b.serve_now();
     let doc = b.design.open.as_ref().expect("opened");
     assert_eq!(doc.status, DocStatus::Ok);
     assert!(doc.tokens > 0);

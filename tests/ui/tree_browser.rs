@@ -68,6 +68,7 @@ fn list_problems_and_detail_snapshots() {
     b.act(Action::ProblemsView);
     select(&mut b, "BS_MT_002");
     b.act(Action::Open);
+    b.serve_now();
     assert_eq!(b.view, View::Detail);
     insta::assert_snapshot!("tree_detail_80x24", render(&mut b, 80, 24));
     insta::assert_snapshot!("tree_detail_200x60", render(&mut b, 200, 60));
@@ -79,6 +80,7 @@ fn damaged_documents_are_shown_with_their_reason_and_never_stop_the_browser() {
     let mut seen = std::collections::BTreeSet::new();
     for row in 0..b.tree.samples.len() as u32 {
         b.open_sample(row);
+        b.serve_now();
         let d = b.detail.as_ref().expect("opened");
         for (i, doc) in d.docs.iter().enumerate() {
             if doc.status != DocStatus::Ok {
@@ -109,6 +111,7 @@ fn opened_documents_add_their_tokens_once_to_the_running_total() {
     let mut b = browser();
     assert_eq!(b.budget.total(), 0);
     b.open_sample(0);
+    b.serve_now();
     let first: u64 = b
         .detail
         .as_ref()
@@ -122,8 +125,10 @@ fn opened_documents_add_their_tokens_once_to_the_running_total() {
     // Opening it again adds nothing; another sample adds its own.
     b.act(Action::Back);
     b.open_sample(0);
+    b.serve_now();
     assert_eq!(b.budget.total(), first);
     b.open_sample(1);
+    b.serve_now();
     let second: u64 = b
         .detail
         .as_ref()
@@ -154,6 +159,7 @@ fn a_long_trace_is_folded_around_its_key_turns_and_unfolds() {
     let row = (0..b.tree.samples.len() as u32)
         .find(|&r| {
             b.open_sample(r);
+            b.serve_now();
             b.detail
                 .as_ref()
                 .and_then(|d| d.folding.as_ref())
@@ -195,6 +201,7 @@ fn a_long_trace_is_folded_around_its_key_turns_and_unfolds() {
         .expect("a fold");
     d.cursor = fold_line;
     b.act(Action::Open);
+    b.serve_now();
     let d = b.detail.as_ref().expect("opened");
     let after = d.folding.as_ref().expect("folding").hidden();
     assert!(after < hidden, "{after} < {hidden}");
@@ -226,9 +233,12 @@ fn filters_search_and_n_move_through_the_samples() {
     assert_eq!(b.rows.len(), all);
     b.act(Action::Top);
     b.act(Action::NextFailure);
+    b.serve_now();
     assert_eq!(b.selected, 1);
     b.act(Action::PrevFailure);
+    b.serve_now();
     b.act(Action::PrevFailure);
+    b.serve_now();
     assert_eq!(b.selected, all - 1);
 }
 
@@ -251,6 +261,7 @@ fn two_marked_samples_export_as_a_handoff_with_their_index_entries_and_a_size_ch
         b.input_key(InputKey::Char(c));
     }
     b.input_key(InputKey::Enter);
+    b.serve_now();
     // Then why: what the person types is the trigger reason.
     assert!(b.input.is_some(), "the reason is asked");
     while b.input.as_ref().is_some_and(|(_, t)| !t.is_empty()) {
@@ -260,6 +271,7 @@ fn two_marked_samples_export_as_a_handoff_with_their_index_entries_and_a_size_ch
         b.input_key(InputKey::Char(c));
     }
     b.input_key(InputKey::Enter);
+    b.serve_now();
     let (text, _) = b.flash.clone().expect("said");
     assert!(
         text.starts_with(&format!("wrote {}", out.display())),

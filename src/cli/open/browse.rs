@@ -10,9 +10,9 @@ use crate::model::state::RunState;
 use crate::tui::app::{Screen, UiState};
 use crate::tui::application::App;
 use crate::tui::application::ReplaySettings;
-use crate::tui::driver::run_loop;
 use crate::tui::loader::Loader;
 use crate::tui::replay_feed::StartAt;
+use crate::tui::run_screen::run_loop;
 use crate::tui::terminal::TerminalGuard;
 
 /// How a run is opened from its log: where its replay starts and how it plays.
@@ -90,6 +90,8 @@ pub async fn browse_tui_on(
         replay_settings: options.settings,
         open_at: options.start,
         replay_generation: 0,
+        engine_running: false,
+        last_spin: tokio::time::Instant::now(),
     };
     match run_id.clone() {
         Some(id) => app.open_replay(id, options.start),

@@ -11,9 +11,9 @@ use crate::model::plan::Plan;
 use crate::model::state::RunState;
 use crate::tui::app::UiState;
 use crate::tui::application::App;
-use crate::tui::driver::run_loop;
 use crate::tui::loader::{fold_run, Loader};
 use crate::tui::replay_feed::StartAt;
+use crate::tui::run_screen::run_loop;
 use crate::tui::terminal::TerminalGuard;
 
 /// Runs a plan (or resumes a run) with the TUI attached. Returns how the run ended.
@@ -87,6 +87,8 @@ async fn attach(
         replay_settings: Default::default(),
         open_at: StartAt::End,
         replay_generation: 0,
+        engine_running: false,
+        last_spin: tokio::time::Instant::now(),
     };
     app.run.run_id = run_id.clone();
     // The engine's end is signalled to the loop; the outcome is collected afterwards.

@@ -67,9 +67,14 @@ fn draw_head(buf: &mut Buffer, r: Rect, s: &EvalScreen, theme: &Theme) {
         .as_ref()
         .map(|p| format!(" vs {} ({})", p.iteration, p.eval_id))
         .unwrap_or_default();
+    let status = if s.reading {
+        format!("{} (reading…)", row.status)
+    } else {
+        row.status.clone()
+    };
     let mut head = format!(
-        " plexus eval · {} · {} · iteration {}{parent} · {}",
-        row.name, row.status, row.iteration, row.eval_id
+        " plexus eval · {} · {status} · iteration {}{parent} · {}",
+        row.name, row.iteration, row.eval_id
     );
     if crate::base::text::sanitize::display_width(&head) > usize::from(r.width) {
         // Narrow: the parent by its iteration alone, this eval's id kept.
@@ -79,8 +84,8 @@ fn draw_head(buf: &mut Buffer, r: Rect, s: &EvalScreen, theme: &Theme) {
             .map(|p| format!(" vs {}", p.iteration))
             .unwrap_or_default();
         head = format!(
-            " eval {} · {} · iteration {}{vs} · {}",
-            row.name, row.status, row.iteration, row.eval_id
+            " eval {} · {status} · iteration {}{vs} · {}",
+            row.name, row.iteration, row.eval_id
         );
     }
     fill(buf, r.x, r.y, r.width, theme.style_base());

@@ -9,13 +9,17 @@
 //! - [`state`]: the filters, the focus, the marks, and how keys change them.
 //! - [`detail`]: one sample opened.
 //! - [`draw`], [`draw_checks`], [`draw_detail`]: the screen drawn into a ratatui buffer.
-//! - [`run`]: the terminal loop.
+//! - [`reader`]: the reads and writes, on the screen's reader thread; [`answers`]:
+//!   what the screen asks it and how its answers change the screen.
+//! - [`run`]: the screen on the driver loop.
 
+pub mod answers;
 pub mod detail;
 pub mod draw;
 pub mod draw_checks;
 pub mod draw_detail;
 pub mod model;
+pub mod reader;
 pub mod run;
 pub mod state;
 

@@ -293,6 +293,17 @@ impl EvalModel {
         EvalModel::load_with(conn, row, self.parent_side.clone())
     }
 
+    /// Reads eval `eval_id` again, with the parent side already read (a parent that
+    /// has ended does not change).
+    pub fn read_again(
+        conn: &Connection,
+        eval_id: &str,
+        parent_side: Option<Arc<ParentSide>>,
+    ) -> Result<EvalModel, ReadError> {
+        let row = read::find_eval(conn, eval_id)?;
+        EvalModel::load_with(conn, row, parent_side)
+    }
+
     fn load_with(
         conn: &Connection,
         row: EvalRow,
@@ -440,28 +451,45 @@ impl EvalModel {
         conn: &Connection,
         key: &str,
     ) -> Result<Vec<Option<String>>, ReadError> {
-        let mut st = conn.prepare(
-            "SELECT sample_id, content -> '$.metadata' FROM eval_samples WHERE eval_id = ?1",
-        )?;
-        let mut rows = st.query([&self.row.eval_id])?;
-        let mut by_id: HashMap<String, String> = HashMap::new();
-        while let Some(r) = rows.next()? {
-            let Some(meta) = r.get::<_, Option<String>>(1)? else {
-                continue;
-            };
-            let Ok(serde_json::Value::Object(mut m)) = serde_json::from_str(&meta) else {
-                continue;
-            };
-            if let Some(v) = m.remove(key) {
-                let text = match v {
-                    serde_json::Value::String(s) => s,
-                    other => other.to_string(),
-                };
-                by_id.insert(r.get(0)?, text);
-            }
-        }
-        Ok(self.samples.iter().map(|s| by_id.remove(&s.id)).collect())
+        let by_id = metadata_by_id(conn, &self.row.eval_id, key)?;
+        Ok(self.in_sample_order(by_id))
     }
+
+    /// Values by sample id put in the order of [`EvalModel::samples`].
+    pub fn in_sample_order(&self, mut by_id: HashMap<String, String>) -> Vec<Option<String>> {
+        self.samples.iter().map(|s| by_id.remove(&s.id)).collect()
+    }
+}
+
+/// Each sample's value of metadata field `key` in eval `eval_id`, by sample id (as
+/// `--where` reads it: a string's text, or another value's JSON); samples without the
+/// field are left out.
+pub fn metadata_by_id(
+    conn: &Connection,
+    eval_id: &str,
+    key: &str,
+) -> Result<HashMap<String, String>, ReadError> {
+    let mut st = conn.prepare(
+        "SELECT sample_id, content -> '$.metadata' FROM eval_samples WHERE eval_id = ?1",
+    )?;
+    let mut rows = st.query([eval_id])?;
+    let mut by_id: HashMap<String, String> = HashMap::new();
+    while let Some(r) = rows.next()? {
+        let Some(meta) = r.get::<_, Option<String>>(1)? else {
+            continue;
+        };
+        let Ok(serde_json::Value::Object(mut m)) = serde_json::from_str(&meta) else {
+            continue;
+        };
+        if let Some(v) = m.remove(key) {
+            let text = match v {
+                serde_json::Value::String(s) => s,
+                other => other.to_string(),
+            };
+            by_id.insert(r.get(0)?, text);
+        }
+    }
+    Ok(by_id)
 }
 
 #[cfg(test)]

@@ -1,27 +1,26 @@
-//! The Eval screen's terminal loop: draw, wait for a key, apply it, and do what it asks
-//! that needs the database (open a sample, read a metadata field, write the handoff or
-//! the marks). A running eval is read again every second, so the screen follows an
-//! eval that another plexus process is running on the same database.
+//! The Eval screen on the driver loop: keys applied at once, and what they ask that
+//! needs the database (open a sample, read a metadata field, write the handoff or the
+//! marks) sent to the screen's reader thread, whose answers arrive as messages. A
+//! running eval is read again every second (a large one less often), also on the
+//! reader, so the screen follows an eval that another plexus process is running on
+//! the same database while keys keep being answered.
 
-use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
 
-use crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers, MouseEventKind};
+use crossterm::event::{Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEventKind};
+use tokio::time::Instant;
 
-use super::detail;
 use super::model::EvalModel;
-use super::state::{EvalScreen, Request};
-use crate::data::store::Store;
-use crate::features::eval::finish::{write_end, ToolsByRun};
-use crate::features::eval::read::find_eval;
+use super::reader::{serve, EvalAnswer, EvalQuery, Reader};
+use super::state::EvalScreen;
 use crate::tui::app::input::InputKey;
 use crate::tui::app::keymap::Keymap;
 use crate::tui::app::Action;
+use crate::tui::driver::{drive, Screen};
 use crate::tui::terminal::TerminalGuard;
 use crate::tui::ui::theme::Theme;
-
-/// How often a running eval is read again.
-const REREAD: Duration = Duration::from_secs(1);
+use crate::tui::worker::Worker;
 
 /// The file the marks for a rerun are written to: beside the eval's failure tree.
 pub fn marks_file(model: &EvalModel) -> PathBuf {
@@ -43,193 +42,181 @@ pub fn marks_line(id: &str) -> String {
     }
 }
 
-/// Does what the last key asked that needs the database.
-pub fn serve(s: &mut EvalScreen, store: &Store, tools: &mut ToolsByRun) {
-    let Some(req) = s.request.take() else {
-        return;
-    };
-    match req {
-        Request::Open(i) => {
-            let id = s.model.samples[i].id.clone();
-            // A running eval's log grows: its tool calls are read again.
-            if s.model.running() || s.followed() {
-                tools.clear();
-            }
-            match detail::load(store, tools, &s.model.row, &s.model.scoring, &id) {
-                Ok(d) => {
-                    let tab = s.detail.as_ref().map_or(0, |o| o.tab);
-                    s.detail = Some(detail::Detail { tab, ..d });
-                }
-                Err(e) => s.say(format!("cannot open {id}: {e}"), true),
-            }
-        }
-        Request::Meta(k, v) => match s.model.metadata_values(store.conn(), &k) {
-            Ok(values) => {
-                let found = values
-                    .iter()
-                    .filter(|x| x.as_deref() == Some(v.as_str()))
-                    .count();
-                s.meta_values = Some((k.clone(), values));
-                s.refresh();
-                if found == 0 {
-                    s.say(format!("no sample has meta.{k}={v}"), true);
-                }
-            }
-            Err(e) => s.say(format!("cannot read the metadata: {e}"), true),
-        },
-        Request::Handoff => {
-            if s.model.running() || s.followed() {
-                s.say(
-                    "the eval is running: it writes its handoff when it ends (or stops)",
-                    true,
-                );
-                return;
-            }
-            let Some(out) = s.model.row.out_dir.clone() else {
-                s.say(
-                    "this eval has no failure tree to write the handoff into",
-                    true,
-                );
-                return;
-            };
-            let at = crate::base::clock::now_rfc3339();
-            let incomplete = s.model.row.status != "finished";
-            // `out_dir` is as the eval was given it: relative to where it ran, which is
-            // where this screen was opened in the common case.
-            match write_end(
-                store.conn(),
-                crate::features::eval::finish::SampleFiles::Written,
-                &s.model.row,
-                out.as_ref(),
-                &at,
-                incomplete,
-            ) {
-                Ok(_) => s.say(
-                    format!(
-                        "handoff written: {}{}",
-                        PathBuf::from(&out)
-                            .join(crate::features::eval::tree::HANDOFF_FILE)
-                            .display(),
-                        if incomplete {
-                            " (incomplete: the eval has not finished)"
-                        } else {
-                            ""
-                        }
-                    ),
-                    false,
-                ),
-                Err(e) => s.say(format!("cannot write the handoff: {e}"), true),
+/// How often a running eval is read again, at least.
+const REREAD: Duration = Duration::from_secs(1);
+/// A reading that takes longer than this is shown in the head.
+const SHOW_READING: Duration = Duration::from_millis(250);
+
+/// The Eval screen on the driver: the screen, its reader thread and when it reads the
+/// eval again.
+struct EvalProgram<'a> {
+    s: &'a mut EvalScreen,
+    theme: &'a Theme,
+    keys: &'a Keymap,
+    reader: Worker<EvalQuery>,
+    may_quit: &'a mut dyn FnMut(&mut EvalScreen) -> bool,
+    /// When the last reading was asked for.
+    read_at: Instant,
+    /// Time between readings: longer for a large eval (at most a fifth of the time
+    /// reading).
+    reread: Duration,
+    /// A reading in flight: when it was asked for, and the seconds since the one before.
+    reading: Option<(Instant, f64)>,
+    /// The followed process was alive at the last reading.
+    was_followed: bool,
+    /// A stop signal or a lost terminal closed the screen.
+    stopped: bool,
+}
+
+impl EvalProgram<'_> {
+    /// Sends what the last key (or answer) asked for to the reader.
+    fn ask(&mut self) {
+        if let Some(q) = self.s.take_query() {
+            if !self.reader.ask(q) {
+                self.s
+                    .say("the database reader stopped; nothing can be read", true);
             }
         }
-        Request::SaveMarks => {
-            let path = marks_file(&s.model);
-            let text: String = s.marked.iter().map(|id| marks_line(id)).collect();
-            match crate::data::failures::write::write_bytes_atomic(&path, text.as_bytes()) {
-                Ok(()) => s.say(
-                    format!(
-                        "{} marked · plexus eval rerun {} --samples {}",
-                        s.marked.len(),
-                        s.model.row.eval_id,
-                        path.display()
-                    ),
-                    false,
-                ),
-                Err(e) => s.say(format!("cannot write {}: {e}", path.display()), true),
+    }
+
+    /// A key: the screen's own keys, then what it asked for.
+    fn on_key(&mut self, k: KeyEvent) {
+        if self.s.input.is_some() {
+            if let Some(key) = InputKey::from_code(k.code) {
+                self.s.input_key(key);
             }
+        } else {
+            self.s.flash = None;
+            // `h` writes the handoff from the lists (in a sample it is a tab).
+            let handoff = k.code == KeyCode::Char('h')
+                && k.modifiers == KeyModifiers::NONE
+                && self.s.detail.is_none()
+                && !self.s.help;
+            if handoff {
+                self.s.act(Action::ExportHandoff);
+            } else if let Some(a) = self.keys.lookup(&k) {
+                self.s.act(a);
+            }
+        }
+        self.ask();
+        if self.s.quitting && !(self.may_quit)(self.s) {
+            self.s.quitting = false;
         }
     }
 }
 
-/// Runs the screen until the person quits (and `may_quit` lets them: it may ask first)
-/// or the terminal goes away.
-pub fn run(
+impl Screen for EvalProgram<'_> {
+    type Msg = EvalAnswer;
+
+    fn on_terminal(&mut self, ev: Event) -> bool {
+        match ev {
+            Event::Key(k) if k.kind != KeyEventKind::Release => self.on_key(k),
+            Event::Mouse(m) => match m.kind {
+                MouseEventKind::ScrollUp => (0..3).for_each(|_| self.s.act(Action::Up)),
+                MouseEventKind::ScrollDown => (0..3).for_each(|_| self.s.act(Action::Down)),
+                _ => return false,
+            },
+            Event::Resize(..) => {}
+            _ => return false,
+        }
+        true
+    }
+
+    fn on_msg(&mut self, a: EvalAnswer) -> bool {
+        let mut seconds = 0.0;
+        if let EvalAnswer::Reread(_, took) = &a {
+            seconds = self.reading.take().map_or(0.0, |(_, s)| s);
+            self.s.reading = false;
+            self.reread = REREAD.max(*took * 5);
+        }
+        self.s.apply(a, seconds);
+        self.ask();
+        true
+    }
+
+    fn on_time(&mut self, now: Instant, _last_frame: Instant) -> (bool, Option<Instant>) {
+        if let Some((asked, _)) = self.reading {
+            let show = now.duration_since(asked) >= SHOW_READING;
+            let changed = show != self.s.reading;
+            self.s.reading = show;
+            return (changed, (!show).then_some(asked + SHOW_READING));
+        }
+        // Read again while the eval runs, and once after the process that ran it ended.
+        let followed = self.s.followed();
+        let going = self.s.model.running() || followed || self.was_followed;
+        if !going {
+            return (false, None);
+        }
+        let due = self.read_at + self.reread;
+        if now < due {
+            // The followed process may end meanwhile: look again then.
+            return (false, Some(due));
+        }
+        self.was_followed = followed;
+        let seconds = now.duration_since(self.read_at).as_secs_f64();
+        self.read_at = now;
+        let q = EvalQuery::Reread {
+            eval_id: self.s.model.row.eval_id.clone(),
+            parent_side: self.s.model.parent_side.clone(),
+        };
+        if self.reader.ask(q) {
+            self.reading = Some((now, seconds));
+            (false, Some(now + SHOW_READING))
+        } else {
+            self.s.say(
+                "the database reader stopped; the eval is not read again",
+                true,
+            );
+            self.was_followed = false;
+            (true, None)
+        }
+    }
+
+    fn draw(&mut self, f: &mut ratatui::Frame) {
+        let area = f.area();
+        super::draw::draw(f.buffer_mut(), area, self.s, self.theme);
+    }
+
+    fn done(&self) -> bool {
+        self.s.quitting || self.stopped
+    }
+
+    fn stop(&mut self) {
+        self.stopped = true;
+    }
+}
+
+/// Runs the screen over database `db` until the person quits (and `may_quit` lets
+/// them: it may ask first), a stop signal arrives or the terminal goes away.
+pub async fn run(
     s: &mut EvalScreen,
-    store: &Store,
+    db: &Path,
     theme: &Theme,
     keys: &Keymap,
     may_quit: &mut dyn FnMut(&mut EvalScreen) -> bool,
 ) -> color_eyre::Result<()> {
     let mut guard = TerminalGuard::enter()?;
-    let mut tools = ToolsByRun::new();
-    let mut read_at = Instant::now();
-    let mut was_followed = false;
-    let mut reread = REREAD;
-    let mut dirty = true;
-    while !s.quitting {
-        if dirty {
-            guard
-                .terminal
-                .draw(|f| {
-                    let area = f.area();
-                    super::draw::draw(f.buffer_mut(), area, s, theme);
-                })
-                .map(|_| ())?;
-            dirty = false;
-        }
-        // Read again while the eval runs, and once after the process that ran it ended.
-        let followed = s.followed();
-        let going = s.model.running() || followed || was_followed;
-        if going && read_at.elapsed() >= reread {
-            was_followed = followed;
-            let seconds = read_at.elapsed().as_secs_f64();
-            read_at = Instant::now();
-            let t = Instant::now();
-            let fresh = find_eval(store.conn(), &s.model.row.eval_id)
-                .and_then(|row| s.model.reload(store.conn(), row));
-            // A large eval is read less often: at most a fifth of the time reading.
-            reread = REREAD.max(t.elapsed() * 5);
-            match fresh {
-                Ok(m) => s.replace(m, seconds),
-                Err(e) => s.say(format!("cannot read the eval again: {e}"), true),
-            }
-            serve(s, store, &mut tools);
-            dirty = true;
-        }
-        // A stop signal (SIGTERM, SIGINT from outside) closes the screen.
-        if crate::base::signals::pending().is_some() {
-            break;
-        }
-        if !event::poll(Duration::from_millis(200))? {
-            if crate::tui::terminal::terminal_gone() {
-                break;
-            }
-            continue;
-        }
-        dirty = true;
-        match event::read()? {
-            Event::Key(k) if k.kind != KeyEventKind::Release => {
-                if s.input.is_some() {
-                    let Some(key) = InputKey::from_code(k.code) else {
-                        continue;
-                    };
-                    s.input_key(key);
-                } else {
-                    s.flash = None;
-                    // `h` writes the handoff from the lists (in a sample it is a tab).
-                    let handoff = k.code == KeyCode::Char('h')
-                        && k.modifiers == KeyModifiers::NONE
-                        && s.detail.is_none()
-                        && !s.help;
-                    if handoff {
-                        s.act(Action::ExportHandoff);
-                    } else if let Some(a) = keys.lookup(&k) {
-                        s.act(a);
-                    }
-                }
-                serve(s, store, &mut tools);
-                if s.quitting && !may_quit(s) {
-                    s.quitting = false;
-                }
-            }
-            Event::Mouse(m) => match m.kind {
-                MouseEventKind::ScrollUp => (0..3).for_each(|_| s.act(Action::Up)),
-                MouseEventKind::ScrollDown => (0..3).for_each(|_| s.act(Action::Down)),
-                _ => dirty = false,
-            },
-            Event::Resize(..) => {}
-            _ => dirty = false,
-        }
-    }
+    let (tx, mut answers) = tokio::sync::mpsc::unbounded_channel();
+    let db = db.to_path_buf();
+    let reader = Worker::spawn(
+        "plexus-eval-reader",
+        tx,
+        move || Reader::open(&db),
+        |r, q| Some(serve(r, q)),
+    );
+    let mut program = EvalProgram {
+        s,
+        theme,
+        keys,
+        reader,
+        may_quit,
+        read_at: Instant::now(),
+        reread: REREAD,
+        reading: None,
+        was_followed: false,
+        stopped: false,
+    };
+    drive(&mut guard, &mut program, &mut answers).await?;
     drop(guard);
     Ok(())
 }

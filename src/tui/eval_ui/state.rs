@@ -132,6 +132,9 @@ pub struct EvalScreen {
     /// The followed process's latest status line while its model calls are in flight
     /// (calls, tokens streamed, the slowest call); empty when none is.
     pub calls: Option<std::sync::Arc<std::sync::Mutex<String>>>,
+    /// Set while a reading of the eval has been going on for a while (shown in the
+    /// head; keys are answered meanwhile).
+    pub reading: bool,
 }
 
 impl EvalScreen {
@@ -158,6 +161,7 @@ impl EvalScreen {
             request: None,
             follow: None,
             calls: None,
+            reading: false,
         };
         s.refresh();
         s

@@ -1,8 +1,9 @@
 //! Keys of the design view of an Init→Execute context: moving through its design files,
 //! opening one (its tokens counted in the on-demand budget), scrolling it.
 
+use super::reader::TreeRequest;
 use super::state::Browser;
-use crate::data::failures::DocStatus;
+use crate::data::failures::{DesignFile, Doc, DocStatus};
 use crate::tui::app::Action;
 
 impl Browser {
@@ -37,7 +38,7 @@ impl Browser {
         }
     }
 
-    /// Opens the selected design file and counts its tokens in the budget.
+    /// Asks for the selected design file to be opened.
     pub fn open_design(&mut self) {
         let Some(file) = self
             .tree
@@ -49,7 +50,11 @@ impl Browser {
             self.say("no design file to open", true);
             return;
         };
-        let doc = file.load(&self.tree.options);
+        self.request = Some(TreeRequest::Design(file));
+    }
+
+    /// Shows design file `file`, read, and counts its tokens in the budget.
+    pub(crate) fn design_opened(&mut self, file: &DesignFile, doc: Doc) {
         let before = self.budget.total();
         if doc.tokens > 0 {
             self.budget.open(&doc);

@@ -10,7 +10,8 @@
 //! - [`design`] and [`draw_design`]: an Init→Execute context's design files.
 //! - [`prompt`]: the input line: search, and the handoff's path and reason.
 //! - [`draw`]: the screens drawn into a ratatui buffer.
-//! - [`run`]: the terminal loop.
+//! - [`reader`]: the reads and writes, on the browser's reader thread.
+//! - [`run`]: the browser on the driver loop.
 
 pub mod design;
 mod design_keys;
@@ -18,6 +19,7 @@ pub mod detail;
 pub mod draw;
 pub mod draw_design;
 pub mod prompt;
+pub mod reader;
 pub mod run;
 pub mod state;
 

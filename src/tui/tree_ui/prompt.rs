@@ -4,8 +4,9 @@
 
 use std::path::PathBuf;
 
+use super::reader::TreeRequest;
 use super::state::{Browser, Prompt};
-use crate::data::failures::{build_handoff, fired_rule, write_handoff, HandoffSpec};
+use crate::data::failures::{fired_rule, HandoffSpec};
 use crate::tui::app::input::InputKey;
 
 impl Browser {
@@ -95,27 +96,11 @@ impl Browser {
         self.write(path, spec, reason);
     }
 
+    /// Asks for the handoff to be written with `reason` as its trigger reason.
     fn write(&mut self, path: PathBuf, mut spec: HandoffSpec, reason: &str) {
         let rows = self.export_rows();
         let reason = reason.trim();
         spec.trigger_reason = (!reason.is_empty()).then(|| reason.to_string());
-        let ctx = build_handoff(&self.tree, &rows, &spec);
-        match write_handoff(&path, &ctx, &self.tree.options.counter) {
-            Ok(check) => {
-                let mut text = format!(
-                    "wrote {} · {} sample(s) · {} tokens",
-                    path.display(),
-                    rows.len(),
-                    check.tokens
-                );
-                for extra in check.warning.iter().chain(&spec.notes) {
-                    text.push_str(" · ");
-                    text.push_str(extra);
-                }
-                let warn = check.warning.is_some() || !spec.notes.is_empty();
-                self.say(text, warn);
-            }
-            Err(e) => self.say(format!("cannot write {}: {e}", path.display()), true),
-        }
+        self.request = Some(TreeRequest::Export { path, spec, rows });
     }
 }

@@ -8,9 +8,11 @@
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use super::design::DesignView;
 use super::detail::Detail;
+use super::reader::{serve, TreeAnswer, TreeRequest};
 use crate::base::protocol::handoff::FailurePriority;
 use crate::data::failures::{
     query::SortKey, Filter, HandoffSpec, ProblemsReport, Selector, Sort, TokenBudget, Tree,
@@ -43,8 +45,8 @@ pub enum Prompt {
 
 /// The browser.
 pub struct Browser {
-    /// The tree opened.
-    pub tree: Tree,
+    /// The tree opened (shared with the reader thread).
+    pub tree: Arc<Tree>,
     /// Its problems report (read at open; it is small).
     pub report: Option<ProblemsReport>,
     /// Filters and search.
@@ -82,6 +84,8 @@ pub struct Browser {
     pub design: DesignView,
     /// A handoff waiting for its reason: where it goes and what it says besides.
     pub(crate) pending_export: Option<(PathBuf, HandoffSpec)>,
+    /// What the last key asked that needs the files (the driver's reader does it).
+    pub request: Option<TreeRequest>,
 }
 
 impl Browser {
@@ -89,7 +93,7 @@ impl Browser {
     pub fn new(tree: Tree, budget: u64) -> Browser {
         let report = tree.load_report(None);
         let mut b = Browser {
-            tree,
+            tree: Arc::new(tree),
             report,
             filter: Filter::default(),
             sort: Sort::default(),
@@ -109,6 +113,7 @@ impl Browser {
             quitting: false,
             design: DesignView::default(),
             pending_export: None,
+            request: None,
         };
         if b.tree.init.is_some() {
             b.view = View::Design;
@@ -139,11 +144,38 @@ impl Browser {
         self.flash = Some((text.into(), warn));
     }
 
-    /// Opens sample `row` in the detail view and counts its documents in the budget.
+    /// Asks for sample `row` to be opened in the detail view.
     pub fn open_sample(&mut self, row: u32) {
-        let Some(d) = Detail::open(&self.tree, row) else {
-            return;
-        };
+        self.request = Some(TreeRequest::Open { row, tab: None });
+    }
+
+    /// Does what the last key asked at once, on this thread (for tests and tools with
+    /// no driver; the driver's reader thread does it otherwise).
+    pub fn serve_now(&mut self) {
+        if let Some(req) = self.request.take() {
+            let answer = serve(&self.tree, req);
+            self.apply(answer);
+        }
+    }
+
+    /// Applies the reader's answer.
+    pub fn apply(&mut self, a: TreeAnswer) {
+        match a {
+            TreeAnswer::Opened(row, Some(d), tab) => {
+                self.opened(row, *d);
+                if let (Some(tab), Some(d)) = (tab, self.detail.as_mut()) {
+                    d.tab = tab;
+                }
+            }
+            TreeAnswer::Opened(..) => {}
+            TreeAnswer::Design(file, doc) => self.design_opened(&file, doc),
+            TreeAnswer::Say(text, warn) => self.say(text, warn),
+        }
+    }
+
+    /// Shows sample `row`, read, in the detail view and counts its documents in the
+    /// budget.
+    fn opened(&mut self, row: u32, d: Detail) {
         let before = self.budget.total();
         for doc in &d.docs {
             if doc.tokens > 0 {
@@ -416,10 +448,10 @@ impl Browser {
                         (p + n - 1) % n
                     };
                     let tab = self.detail.as_ref().map_or(1, |d| d.tab);
-                    self.open_sample(self.rows[next]);
-                    if let Some(d) = self.detail.as_mut() {
-                        d.tab = tab;
-                    }
+                    self.request = Some(TreeRequest::Open {
+                        row: self.rows[next],
+                        tab: Some(tab),
+                    });
                 }
             }
             _ => {}

@@ -69,7 +69,7 @@ pub async fn eval(
             };
             rerun(g, &eval, choice, json).await
         }
-        Some(EvalCommand::Open { eval }) => open::open(&g.db, &eval, tui),
+        Some(EvalCommand::Open { eval }) => open::open(&g.db, &eval, tui).await,
         Some(EvalCommand::Rescore {
             eval,
             checks,

@@ -14,7 +14,7 @@ use crate::tui::eval_ui::{EvalModel, EvalScreen};
 
 /// Opens eval `eval` of database `db` on the Eval screen (`tui`: the terminal's theme
 /// and keys; `None` without a terminal).
-pub fn open(db: &Path, eval: &str, tui: Option<UiSetup>) -> Result<ExitCode> {
+pub async fn open(db: &Path, eval: &str, tui: Option<UiSetup>) -> Result<ExitCode> {
     let Some(setup) = tui else {
         return Err(eyre!(
             "the Eval screen needs a terminal; `plexus eval show {eval} --json` prints the results"
@@ -27,10 +27,10 @@ pub fn open(db: &Path, eval: &str, tui: Option<UiSetup>) -> Result<ExitCode> {
     if let Some(w) = setup.warning {
         screen.flash = Some((w, true));
     }
-    run(&mut screen, &store, &setup.theme, &setup.keys, &mut |_| {
-        true
-    })
-    .wrap_err("the terminal UI failed")?;
+    drop(store);
+    run(&mut screen, db, &setup.theme, &setup.keys, &mut |_| true)
+        .await
+        .wrap_err("the terminal UI failed")?;
     if !screen.marked.is_empty() {
         crate::outln!(
             "{} sample(s) marked for rerun: plexus eval rerun {} --samples {}",

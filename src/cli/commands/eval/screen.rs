@@ -234,14 +234,17 @@ pub fn run_with_screen(g: &Globals, setup: UiSetup) -> Result<ExitCode> {
         eval.stop();
         true
     };
-    let shown = run(
-        &mut screen,
-        &store,
-        &setup.theme,
-        &setup.keys,
-        &mut may_quit,
-    )
-    .wrap_err("the terminal UI failed");
+    drop(store);
+    // Called inside `block_in_place`: the screen's loop runs on this thread.
+    let shown = tokio::runtime::Handle::current()
+        .block_on(run(
+            &mut screen,
+            &g.db,
+            &setup.theme,
+            &setup.keys,
+            &mut may_quit,
+        ))
+        .wrap_err("the terminal UI failed");
     // The screen closed on a signal, a terminal gone or an error: the eval stops too.
     if alive.load(Ordering::SeqCst) {
         eval.stop();

@@ -33,7 +33,9 @@ pub async fn open(
             if let Some(w) = setup.warning {
                 b.flash = Some((w, true));
             }
-            run(&mut b, &setup.theme, &setup.keys).wrap_err("the terminal UI failed")?;
+            run(&mut b, &setup.theme, &setup.keys)
+                .await
+                .wrap_err("the terminal UI failed")?;
         }
         Target::Run(r) => {
             browse_tui_on(g, Some(&r), setup, ReplayOptions::browse(), true).await?;

@@ -41,3 +41,6 @@ pub use settings::{Config, UiConfig};
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod schema_tests;

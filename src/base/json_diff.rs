@@ -101,12 +101,7 @@ pub fn show(v: Option<&Value>) -> String {
         Some(Value::String(s)) => s.clone(),
         Some(other) => other.to_string(),
     };
-    if text.chars().count() > EXCERPT_CHARS * 2 {
-        let cut: String = text.chars().take(EXCERPT_CHARS * 2).collect();
-        format!("{cut}…")
-    } else {
-        text
-    }
+    super::text::cut::cut_chars(&text, EXCERPT_CHARS * 2).into_owned()
 }
 
 /// Both strings cut to a window that starts a little before their first difference.

@@ -156,7 +156,8 @@ impl TaskLoop {
     }
 }
 
-/// `text` on one line: its lines joined by ` ⏎ `, cut to `max` characters with `…`.
+/// `text` on one line: its lines joined by ` ⏎ `, at most `max` characters (cut at a
+/// word, ending in `…`).
 pub fn one_line(text: &str, max: usize) -> String {
     let joined = text
         .lines()
@@ -164,11 +165,7 @@ pub fn one_line(text: &str, max: usize) -> String {
         .filter(|l| !l.is_empty())
         .collect::<Vec<_>>()
         .join(" ⏎ ");
-    let mut out: String = joined.chars().take(max).collect();
-    if joined.chars().count() > max {
-        out.push('…');
-    }
-    out
+    crate::base::text::cut::cut_chars(&joined, max).into_owned()
 }
 
 /// What an observation says, on one line: for an error, its code and message (the
@@ -334,6 +331,7 @@ mod tests {
             observation_preview("\n# Skill\n\nStep one.\n", false, 200),
             "# Skill ⏎ Step one."
         );
-        assert_eq!(one_line("abcdef", 3), "abc…");
+        assert_eq!(one_line("abcdef", 3), "ab…");
+        assert_eq!(one_line("one two three", 9), "one two…");
     }
 }

@@ -228,7 +228,8 @@ pub fn observe(
 
 /// The failure message of `e`: the unified error observation of seed 003.
 pub fn error_result(tool_call_id: &str, level: OutputLevel, e: &ToolError) -> ToolResultMessage {
-    let message: String = e.message.chars().take(MAX_ERROR_MESSAGE_CHARS).collect();
+    let message =
+        crate::base::text::cut::cut_chars(&e.message, MAX_ERROR_MESSAGE_CHARS).into_owned();
     let mut result = ToolResultMessage {
         tool_call_id: tool_call_id.to_string(),
         observation: String::new(),

@@ -54,7 +54,7 @@ impl ToolRegistry {
                 ToolErrorCode::UnknownTool,
                 format!(
                     "no tool named `{}`; the tools are: {}",
-                    name.chars().take(100).collect::<String>(),
+                    crate::base::text::cut::cut_chars(name, 100),
                     known.join(", ")
                 ),
             )

@@ -24,7 +24,7 @@ pub fn parse_zone(name: Option<&str>) -> Result<Tz, ToolError> {
             ToolErrorCode::InvalidTimeZone,
             format!(
                 "`{}` is not an IANA time zone name (e.g. UTC, Europe/Paris, America/New_York, Asia/Shanghai)",
-                name.chars().take(100).collect::<String>()
+                crate::base::text::cut::cut_chars(name, 100)
             ),
         )
     })
@@ -185,7 +185,7 @@ fn base_date(ctx: &ToolContext, tz: Tz, given: Option<&str>) -> Result<NaiveDate
     }
     Err(invalid_date(format!(
         "`{}` is not a valid date (YYYY-MM-DD, e.g. 2024-02-29, or an ISO 8601 date-time with offset)",
-        s.chars().take(64).collect::<String>()
+        crate::base::text::cut::cut_chars(s, 64)
     )))
 }
 
@@ -193,7 +193,7 @@ fn parse_weekday(s: &str) -> Result<Weekday, ToolError> {
     s.trim().parse::<Weekday>().map_err(|_| {
         ToolError::arguments(format!(
             "`{}` is not a weekday (monday, tuesday, … sunday)",
-            s.chars().take(16).collect::<String>()
+            crate::base::text::cut::cut_chars(s, 16)
         ))
     })
 }

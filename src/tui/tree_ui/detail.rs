@@ -200,13 +200,7 @@ fn tool_call_lines(
 }
 
 fn compact(v: &Value) -> String {
-    let s = v.to_string();
-    if s.chars().count() > 400 {
-        let cut: String = s.chars().take(400).collect();
-        format!("{cut}…")
-    } else {
-        s
-    }
+    crate::base::text::cut::cut_chars(&v.to_string(), 400).into_owned()
 }
 
 /// Pretty JSON with levels at `depth` and deeper shown as `{…N keys}` / `[…N items]`.

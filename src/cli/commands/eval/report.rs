@@ -225,11 +225,7 @@ fn short(v: &serde_json::Value) -> String {
         serde_json::Value::String(s) => s.clone(),
         other => other.to_string(),
     };
-    let mut out: String = s.chars().take(100).collect();
-    if s.chars().count() > 100 {
-        out.push('…');
-    }
-    out.replace('\n', " ")
+    crate::base::text::cut::cut_chars(&s, 100).replace('\n', " ")
 }
 
 /// Prints a comparison of evals `a` and `b`.

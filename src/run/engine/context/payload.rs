@@ -89,11 +89,10 @@ pub(super) fn reference_payload(
                 .take(preview)
                 .map(|x| {
                     let text = x.get("content").map(text_of).unwrap_or_else(|| text_of(x));
-                    let cut: String = text.chars().take(80).collect();
                     json!({
                         "atom_id": x.get("asset_id").or_else(|| x.get("atom_id")).cloned().unwrap_or(Value::Null),
                         "atom_type": x.get("atom_type").cloned().unwrap_or(Value::Null),
-                        "content_preview": if text.chars().count() > 80 { format!("{cut}…") } else { cut },
+                        "content_preview": crate::base::text::cut::cut_chars(&text, 80),
                     })
                 })
                 .collect()

@@ -266,12 +266,11 @@ fn best_grade(
     Ok(())
 }
 
-/// The answer of call `inv`: the text checks read, and its atoms when it has some.
-fn answer(
-    conn: &Connection,
-    run_id: &str,
-    inv: &str,
-) -> Result<Option<(String, Option<Vec<Value>>)>, StoreError> {
+/// An answer: the text checks read, and its atoms when it has some.
+type Answer = (String, Option<Vec<Value>>);
+
+/// The answer of call `inv`.
+fn answer(conn: &Connection, run_id: &str, inv: &str) -> Result<Option<Answer>, StoreError> {
     let text: Option<String> = conn
         .prepare_cached(
             "SELECT json_extract(response_json, '$.output') FROM invocations

@@ -330,36 +330,7 @@ impl JsonPath {
         for step in &self.steps {
             let mut next = Vec::new();
             for v in current {
-                match step {
-                    Step::Key(k) => {
-                        if let Some(x) = v.get(k.as_str()) {
-                            next.push(x);
-                        }
-                    }
-                    Step::Index(i) => {
-                        if let Some(arr) = v.as_array() {
-                            let idx = if *i < 0 { arr.len() as i64 + *i } else { *i };
-                            if idx >= 0 {
-                                if let Some(x) = arr.get(idx as usize) {
-                                    next.push(x);
-                                }
-                            }
-                        }
-                    }
-                    Step::Wildcard => match v {
-                        Value::Array(a) => next.extend(a.iter()),
-                        Value::Object(o) => next.extend(o.values()),
-                        _ => {}
-                    },
-                    Step::Filter(f) => {
-                        let items: Box<dyn Iterator<Item = &Value>> = match v {
-                            Value::Array(a) => Box::new(a.iter()),
-                            Value::Object(o) => Box::new(o.values()),
-                            _ => Box::new(std::iter::empty()),
-                        };
-                        next.extend(items.filter(|item| f.matches(item)));
-                    }
-                }
+                step_into(step, v, &mut next);
             }
             current = next;
         }
@@ -376,6 +347,36 @@ impl JsonPath {
             found.into_iter().next().cloned()
         }
     }
+}
+
+/// Pushes onto `next` what `step` selects in `v`.
+fn step_into<'v>(step: &Step, v: &'v Value, next: &mut Vec<&'v Value>) {
+    match step {
+        Step::Key(k) => next.extend(v.get(k.as_str())),
+        Step::Index(i) => next.extend(v.as_array().and_then(|arr| at_index(arr, *i))),
+        Step::Wildcard => match v {
+            Value::Array(a) => next.extend(a.iter()),
+            Value::Object(o) => next.extend(o.values()),
+            _ => {}
+        },
+        Step::Filter(f) => {
+            let items: Box<dyn Iterator<Item = &Value>> = match v {
+                Value::Array(a) => Box::new(a.iter()),
+                Value::Object(o) => Box::new(o.values()),
+                _ => Box::new(std::iter::empty()),
+            };
+            next.extend(items.filter(|item| f.matches(item)));
+        }
+    }
+}
+
+/// The item of `arr` at index `i`, counted from the end when negative.
+fn at_index(arr: &[Value], i: i64) -> Option<&Value> {
+    let idx = if i < 0 { arr.len() as i64 + i } else { i };
+    if idx < 0 {
+        return None;
+    }
+    arr.get(idx as usize)
 }
 
 impl FilterExpr {

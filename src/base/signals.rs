@@ -69,22 +69,13 @@ pub fn install() {
     }
     #[cfg(unix)]
     {
-        use tokio::signal::unix::{signal, SignalKind};
+        use tokio::signal::unix::SignalKind;
         for (kind, name) in [
             (SignalKind::interrupt(), "SIGINT"),
             (SignalKind::terminate(), "SIGTERM"),
             (SignalKind::hangup(), "SIGHUP"),
         ] {
-            match signal(kind) {
-                Ok(mut s) => {
-                    tokio::spawn(async move {
-                        while s.recv().await.is_some() {
-                            deliver(name);
-                        }
-                    });
-                }
-                Err(e) => tracing::warn!("cannot listen for {name}: {e}"),
-            }
+            listen(kind, name);
         }
     }
     #[cfg(not(unix))]
@@ -94,6 +85,21 @@ pub fn install() {
                 deliver("Ctrl-C");
             }
         });
+    }
+}
+
+/// Listens for signal `kind` (named `name`) in a task of its own, handing each one on.
+#[cfg(unix)]
+fn listen(kind: tokio::signal::unix::SignalKind, name: &'static str) {
+    match tokio::signal::unix::signal(kind) {
+        Ok(mut s) => {
+            tokio::spawn(async move {
+                while s.recv().await.is_some() {
+                    deliver(name);
+                }
+            });
+        }
+        Err(e) => tracing::warn!("cannot listen for {name}: {e}"),
     }
 }
 

@@ -136,6 +136,18 @@ fn without_refs(text: &str) -> String {
         .join("\n")
 }
 
+/// The data-file references of a tool result whose text is `text`: those in the text,
+/// and the block's own `data_file` when the text does not name it.
+fn result_files(b: &ContentBlock, text: &str) -> Vec<String> {
+    let mut files = data_file_refs(text);
+    if let Some(serde_json::Value::String(f)) = b.extra.get("data_file") {
+        if !files.iter().any(|r| r.contains(f.as_str())) {
+            files.push(format!("{DATA_FILE_MARK} {f}"));
+        }
+    }
+    files
+}
+
 /// Summarises the messages of one round; `source_tokens` are the round's own tokens.
 pub fn summarise_round(
     messages: &[Message],
@@ -189,13 +201,10 @@ pub fn summarise_round(
                     let id = b.tool_use_id.as_deref().unwrap_or("?");
                     let (name, input) = calls.get(id).map_or(("?", ""), |(n, i)| (*n, i.as_str()));
                     let text = result_text(b);
-                    let mut files = data_file_refs(&text);
-                    if let Some(serde_json::Value::String(f)) = b.extra.get("data_file") {
-                        if !files.iter().any(|r| r.contains(f.as_str())) {
-                            files.push(format!("{DATA_FILE_MARK} {f}"));
-                        }
-                    }
-                    let files: String = files.iter().map(|f| format!("; {f}")).collect();
+                    let files: String = result_files(b, &text)
+                        .iter()
+                        .map(|f| format!("; {f}"))
+                        .collect();
                     let error = if b.is_error { " (error)" } else { "" };
                     let _ = writeln!(refs, "  {name} [{id}]{error}{files}");
                     let obs = extract(&without_refs(&text), OBSERVATION_CHARS);

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use serde_yaml_ng::Value;
+use serde_yaml_ng::{Mapping, Value};
 
 use super::error::SkillError;
 
@@ -179,46 +179,10 @@ fn kind(v: &Value) -> &'static str {
 /// Parses and checks the front matter YAML of the SKILL.md at `path`; `folder` is the
 /// name of the skill's folder, which `name` must equal.
 pub(crate) fn parse(yaml: &str, path: &Path, folder: &str) -> Result<FrontMatter, SkillError> {
-    let err = |line: usize, message: String| SkillError::FrontMatter {
-        path: path.to_path_buf(),
-        line,
-        message,
-    };
-    let value: Value = serde_yaml_ng::from_str(yaml).map_err(|e| {
-        let line = e.location().map_or(1, |l| l.line() + 1);
-        err(
-            line,
-            format!("malformed YAML in the front matter: {}", yaml_message(&e)),
-        )
-    })?;
-    let map = match value {
-        Value::Mapping(m) => m,
-        Value::Null => return Err(err(1, "empty front matter: no `name`".into())),
-        other => {
-            return Err(err(
-                2,
-                format!(
-                    "the front matter must be a mapping of fields, not a {}",
-                    kind(&other)
-                ),
-            ))
-        }
-    };
-    let text_field = |key: &str| -> Result<String, SkillError> {
-        match map.get(key) {
-            None | Some(Value::Null) => Err(err(1, format!("the front matter has no `{key}`"))),
-            Some(Value::String(s)) if s.trim().is_empty() => {
-                Err(err(key_line(yaml, key), format!("`{key}` is empty")))
-            }
-            Some(Value::String(s)) => Ok(s.trim().to_string()),
-            Some(other) => Err(err(
-                key_line(yaml, key),
-                format!("`{key}` must be a string, not a {}", kind(other)),
-            )),
-        }
-    };
-    let name = text_field("name")?;
-    let description = text_field("description")?;
+    let err = |line: usize, message: String| front_matter_error(path, line, message);
+    let map = mapping(yaml, path)?;
+    let name = text_field(&map, yaml, "name", path)?;
+    let description = text_field(&map, yaml, "description", path)?;
     if let Err(reason) = check_name(&name) {
         return Err(err(
             key_line(yaml, "name"),
@@ -239,34 +203,69 @@ pub(crate) fn parse(yaml: &str, path: &Path, folder: &str) -> Result<FrontMatter
             format!("`description` is longer than {MAX_DESCRIPTION_CHARS} characters"),
         ));
     }
-    let uses = match map.get("uses") {
-        None | Some(Value::Null) => Vec::new(),
-        Some(Value::Sequence(items)) => {
-            let line = key_line(yaml, "uses");
-            if items.len() > MAX_USES {
-                return Err(err(
-                    line,
-                    format!("`uses` names {} skills, more than {MAX_USES}", items.len()),
-                ));
-            }
-            let mut uses = Vec::with_capacity(items.len());
-            for item in items {
-                let Value::String(s) = item else {
-                    return Err(err(
-                        line,
-                        format!("`uses` must list skill names, not a {}", kind(item)),
-                    ));
-                };
-                check_name(s).map_err(|reason| {
-                    err(
-                        line,
-                        format!("`uses` entry `{s}` is not a valid skill name: {reason}"),
-                    )
-                })?;
-                uses.push(s.clone());
-            }
-            uses
+    let uses = uses_field(&map, yaml, path)?;
+    Ok(FrontMatter {
+        name,
+        description,
+        uses,
+    })
+}
+
+/// An error of the front matter of the SKILL.md at `path`, at file line `line`.
+fn front_matter_error(path: &Path, line: usize, message: String) -> SkillError {
+    SkillError::FrontMatter {
+        path: path.to_path_buf(),
+        line,
+        message,
+    }
+}
+
+/// The front matter `yaml` parsed, as the mapping of fields it must be.
+fn mapping(yaml: &str, path: &Path) -> Result<Mapping, SkillError> {
+    let err = |line: usize, message: String| front_matter_error(path, line, message);
+    let value: Value = serde_yaml_ng::from_str(yaml).map_err(|e| {
+        let line = e.location().map_or(1, |l| l.line() + 1);
+        err(
+            line,
+            format!("malformed YAML in the front matter: {}", yaml_message(&e)),
+        )
+    })?;
+    match value {
+        Value::Mapping(m) => Ok(m),
+        Value::Null => Err(err(1, "empty front matter: no `name`".into())),
+        other => Err(err(
+            2,
+            format!(
+                "the front matter must be a mapping of fields, not a {}",
+                kind(&other)
+            ),
+        )),
+    }
+}
+
+/// The required text field `key`, trimmed (an error when it is missing, empty or not a
+/// string).
+fn text_field(map: &Mapping, yaml: &str, key: &str, path: &Path) -> Result<String, SkillError> {
+    let err = |line: usize, message: String| front_matter_error(path, line, message);
+    match map.get(key) {
+        None | Some(Value::Null) => Err(err(1, format!("the front matter has no `{key}`"))),
+        Some(Value::String(s)) if s.trim().is_empty() => {
+            Err(err(key_line(yaml, key), format!("`{key}` is empty")))
         }
+        Some(Value::String(s)) => Ok(s.trim().to_string()),
+        Some(other) => Err(err(
+            key_line(yaml, key),
+            format!("`{key}` must be a string, not a {}", kind(other)),
+        )),
+    }
+}
+
+/// The optional `uses` list: at most [`MAX_USES`] valid skill names (none when absent).
+fn uses_field(map: &Mapping, yaml: &str, path: &Path) -> Result<Vec<String>, SkillError> {
+    let err = |line: usize, message: String| front_matter_error(path, line, message);
+    let items = match map.get("uses") {
+        None | Some(Value::Null) => return Ok(Vec::new()),
+        Some(Value::Sequence(items)) => items,
         Some(other) => {
             return Err(err(
                 key_line(yaml, "uses"),
@@ -277,11 +276,30 @@ pub(crate) fn parse(yaml: &str, path: &Path, folder: &str) -> Result<FrontMatter
             ))
         }
     };
-    Ok(FrontMatter {
-        name,
-        description,
-        uses,
-    })
+    let line = key_line(yaml, "uses");
+    if items.len() > MAX_USES {
+        return Err(err(
+            line,
+            format!("`uses` names {} skills, more than {MAX_USES}", items.len()),
+        ));
+    }
+    let mut uses = Vec::with_capacity(items.len());
+    for item in items {
+        let Value::String(s) = item else {
+            return Err(err(
+                line,
+                format!("`uses` must list skill names, not a {}", kind(item)),
+            ));
+        };
+        check_name(s).map_err(|reason| {
+            err(
+                line,
+                format!("`uses` entry `{s}` is not a valid skill name: {reason}"),
+            )
+        })?;
+        uses.push(s.clone());
+    }
+    Ok(uses)
 }
 
 #[cfg(test)]

@@ -174,41 +174,51 @@ fn sanitize_slow(s: &str) -> String {
 fn skip_sequence(chars: &mut std::iter::Peekable<std::str::Chars<'_>>, seq: Seq) -> bool {
     match seq {
         Seq::Csi => {
-            while let Some(&c) = chars.peek() {
-                match c {
-                    // Parameter and intermediate bytes.
-                    '\x20'..='\x3f' => {
-                        chars.next();
-                    }
-                    // The final byte ends the sequence.
-                    '\x40'..='\x7e' => {
-                        chars.next();
-                        return false;
-                    }
-                    // Anything else aborts the sequence; it is handled on its own.
-                    _ => return false,
-                }
-            }
+            skip_csi(chars);
             false
         }
-        Seq::Osc | Seq::Str => {
-            while let Some(c) = chars.next() {
-                match c {
-                    '\x07' if matches!(seq, Seq::Osc) => return false,
-                    '\u{9c}' => return false,
-                    '\x1b' => {
-                        if chars.peek() == Some(&'\\') {
-                            chars.next();
-                            return false;
-                        }
-                        return true;
-                    }
-                    _ => {}
-                }
+        Seq::Osc | Seq::Str => skip_string(chars, matches!(seq, Seq::Osc)),
+    }
+}
+
+/// Consumes the body of a CSI sequence: up to its final byte, or up to the first
+/// character that cannot be part of it (left for the caller).
+fn skip_csi(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
+    while let Some(&c) = chars.peek() {
+        match c {
+            // Parameter and intermediate bytes.
+            '\x20'..='\x3f' => {
+                chars.next();
             }
-            false
+            // The final byte ends the sequence.
+            '\x40'..='\x7e' => {
+                chars.next();
+                return;
+            }
+            // Anything else aborts the sequence; it is handled on its own.
+            _ => return,
         }
     }
+}
+
+/// Consumes the body of a string sequence up to its terminator (BEL too for an OSC,
+/// `osc`). Returns `true` when an ESC that is not ST ended it (the ESC is consumed).
+fn skip_string(chars: &mut std::iter::Peekable<std::str::Chars<'_>>, osc: bool) -> bool {
+    while let Some(c) = chars.next() {
+        match c {
+            '\x07' if osc => return false,
+            '\u{9c}' => return false,
+            '\x1b' => {
+                if chars.peek() == Some(&'\\') {
+                    chars.next();
+                    return false;
+                }
+                return true;
+            }
+            _ => {}
+        }
+    }
+    false
 }
 
 /// Consumes the rest of a short `ESC [intermediates] final` sequence (`ESC c`, `ESC ( B`).

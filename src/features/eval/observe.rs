@@ -3,7 +3,7 @@
 //! cost, the best grade, and a trace of its tasks and calls. The same reading serves the
 //! live eval, a rescore and the failure tree written again from the database.
 
-use rusqlite::{params, OptionalExtension};
+use rusqlite::{params, Connection, OptionalExtension};
 use serde_json::{json, Value};
 
 use super::checks::{Observed, ToolCall};
@@ -57,133 +57,38 @@ pub fn observe(
 ) -> Result<Observation, StoreError> {
     let conn = store.conn();
     let mut trace_tasks = Vec::with_capacity(copy.tasks.len());
-    let (mut tokens, mut cost, mut priced) = (0u64, 0.0f64, true);
-    let (mut first, mut last): (Option<i64>, Option<i64>) = (None, None);
+    let mut tally = Tally::default();
     let mut error: Option<String> = None;
     let mut output = String::new();
     let mut atoms = Vec::new();
     let mut grade: Option<Grade> = None;
-    let mut any_call = false;
     for task in &copy.tasks {
-        let row: Option<(String, Option<String>, Option<String>, i64)> = conn
-            .prepare_cached(
-                "SELECT status, error_code, final_invocation_id, attempts FROM tasks
-                 WHERE run_id = ?1 AND task_id = ?2",
-            )?
-            .query_row(params![run_id, task], |r| {
-                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
-            })
-            .optional()?;
-        let Some((status, code, final_inv, attempts)) = row else {
+        let Some(row) = task_row(conn, run_id, task)? else {
             error.get_or_insert_with(|| format!("task {task} is not in the run"));
             continue;
         };
-        let mut calls = Vec::new();
-        let mut st = conn.prepare_cached(
-            "SELECT invocation_id, attempt, status, started_at, execution_time_ms, prompt_tokens,
-                    output_tokens, error_codes, cost_usd
-             FROM invocations WHERE run_id = ?1 AND task_id = ?2 ORDER BY rowid",
-        )?;
-        let mut rows = st.query(params![run_id, task])?;
-        while let Some(r) = rows.next()? {
-            any_call = true;
-            let started: String = r.get(3)?;
-            let ms: Option<i64> = r.get(4)?;
-            let prompt: i64 = r.get(5)?;
-            let out: Option<i64> = r.get(6)?;
-            let c: Option<f64> = r.get(8)?;
-            tokens += prompt.max(0) as u64 + out.unwrap_or(0).max(0) as u64;
-            match c {
-                Some(c) => cost += c,
-                None => priced = false,
-            }
-            if let Ok(t) = chrono::DateTime::parse_from_rfc3339(&started) {
-                let start = t.timestamp_millis();
-                let end = start + ms.unwrap_or(0).max(0);
-                first = Some(first.map_or(start, |f| f.min(start)));
-                last = Some(last.map_or(end, |l| l.max(end)));
-            }
-            calls.push(json!({
-                "invocation_id": r.get::<_, String>(0)?,
-                "attempt": r.get::<_, i64>(1)?,
-                "status": r.get::<_, Option<String>>(2)?,
-                "execution_time_ms": ms,
-                "prompt_tokens": prompt,
-                "output_tokens": out,
-                "error_codes": r.get::<_, Option<String>>(7)?,
-                "cost_usd": c,
-            }));
+        let calls = task_calls(conn, run_id, task, &mut tally)?;
+        if error.is_none() {
+            error = task_error(run_id, task, &row, &calls);
         }
-        let call_unreached = code.as_deref().is_some_and(|c| {
-            UNREACHED_CODES.contains(&c)
-                && calls.iter().any(|call| {
-                    call["error_codes"]
-                        .as_str()
-                        .is_some_and(|codes| codes.split(',').any(|x| x.trim() == c))
-                })
-        });
-        // A task that failed before any call (a prompt over the agent's input limit, a
-        // log that could not be written) never reached the model: an error, not a
-        // failure of the model's.
-        let never_sent = status == "failed" && calls.is_empty() && code.as_deref() == Some("E008");
-        if error.is_none() && never_sent {
-            error = Some(format!(
-                "task {task} was never sent to the model (E008: it failed before any call; `plexus show {run_id}` says why)"
-            ));
-        }
-        if error.is_none() && (UNREACHED.contains(&status.as_str()) || call_unreached) {
-            error = Some(format!(
-                "task {task} ended {status}{}: the model was not reached",
-                code.as_deref()
-                    .map(|c| format!(" ({c})"))
-                    .unwrap_or_default()
-            ));
-        }
-        let mut gst = conn.prepare_cached(
-            "SELECT grade FROM knowledge_atoms WHERE run_id = ?1 AND task_id = ?2 AND grade IS NOT NULL",
-        )?;
-        let mut g = gst.query(params![run_id, task])?;
-        while let Some(r) = g.next()? {
-            if let Some(found) = Grade::parse(&r.get::<_, String>(0)?) {
-                grade = Some(grade.map_or(found, |b| b.min(found)));
-            }
-        }
-        if *task == copy.output_task && matches!(status.as_str(), "success" | "partial") {
-            if let Some(inv) = &final_inv {
-                let text: Option<String> = conn
-                    .prepare_cached(
-                        "SELECT json_extract(response_json, '$.output') FROM invocations
-                         WHERE run_id = ?1 AND invocation_id = ?2",
-                    )?
-                    .query_row(params![run_id, inv], |r| r.get(0))
-                    .optional()?
-                    .flatten();
-                if let Some(text) = text {
-                    let v = serde_json::from_str::<Value>(&text).ok();
-                    if let Some(a) = v
-                        .as_ref()
-                        .and_then(|v| v.get("atoms"))
-                        .and_then(Value::as_array)
-                    {
-                        atoms = a.clone();
-                    }
-                    // A task whose output is text: its plain answer is what checks read.
-                    output = match v
-                        .as_ref()
-                        .and_then(|v| v.get("text"))
-                        .and_then(Value::as_str)
-                    {
-                        Some(plain) => plain.to_string(),
-                        None => text,
-                    };
-                }
+        best_grade(conn, run_id, task, &mut grade)?;
+        let answered =
+            *task == copy.output_task && matches!(row.status.as_str(), "success" | "partial");
+        let kept = match (&row.final_inv, answered) {
+            (Some(inv), true) => answer(conn, run_id, inv)?,
+            _ => None,
+        };
+        if let Some((text, found_atoms)) = kept {
+            output = text;
+            if let Some(a) = found_atoms {
+                atoms = a;
             }
         }
         trace_tasks.push(json!({
             "task_id": task,
-            "status": status,
-            "attempts": attempts,
-            "error_code": code,
+            "status": row.status,
+            "attempts": row.attempts,
+            "error_code": row.code,
             "invocations": calls,
         }));
     }
@@ -197,15 +102,202 @@ pub fn observe(
         trace: json!({"tasks": trace_tasks, "tools": tool_trace}),
         tools,
         grade,
-        tokens,
-        latency_ms: match (first, last) {
+        tokens: tally.tokens,
+        latency_ms: match (tally.first, tally.last) {
             (Some(f), Some(l)) => (l - f).max(0) as u64,
             _ => 0,
         },
-        cost_usd: (priced && any_call).then_some(cost),
+        cost_usd: (tally.priced && tally.any_call).then_some(tally.cost),
         judgments: Default::default(),
     };
     Ok(Observation { seen, error })
+}
+
+/// What a copy's calls add up to: tokens, cost, and the span of time they took.
+struct Tally {
+    /// Tokens used (prompt and completion).
+    tokens: u64,
+    /// Dollars of the priced calls.
+    cost: f64,
+    /// Every call had a price.
+    priced: bool,
+    /// Start of the earliest call, ms since the epoch.
+    first: Option<i64>,
+    /// End of the latest call, ms since the epoch.
+    last: Option<i64>,
+    /// Some call was made.
+    any_call: bool,
+}
+
+impl Default for Tally {
+    fn default() -> Self {
+        Tally {
+            tokens: 0,
+            cost: 0.0,
+            priced: true,
+            first: None,
+            last: None,
+            any_call: false,
+        }
+    }
+}
+
+/// A task's row in the run's record.
+struct TaskRow {
+    /// How it ended.
+    status: String,
+    /// Its error code, if any.
+    code: Option<String>,
+    /// The call whose answer it kept.
+    final_inv: Option<String>,
+    /// Attempts made.
+    attempts: i64,
+}
+
+/// Task `task` of run `run_id`, if the run has it.
+fn task_row(conn: &Connection, run_id: &str, task: &str) -> Result<Option<TaskRow>, StoreError> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT status, error_code, final_invocation_id, attempts FROM tasks
+             WHERE run_id = ?1 AND task_id = ?2",
+        )?
+        .query_row(params![run_id, task], |r| {
+            Ok(TaskRow {
+                status: r.get(0)?,
+                code: r.get(1)?,
+                final_inv: r.get(2)?,
+                attempts: r.get(3)?,
+            })
+        })
+        .optional()?)
+}
+
+/// The calls of task `task`, in order, as the trace shows them; each is added to `tally`.
+fn task_calls(
+    conn: &Connection,
+    run_id: &str,
+    task: &str,
+    tally: &mut Tally,
+) -> Result<Vec<Value>, StoreError> {
+    let mut calls = Vec::new();
+    let mut st = conn.prepare_cached(
+        "SELECT invocation_id, attempt, status, started_at, execution_time_ms, prompt_tokens,
+                output_tokens, error_codes, cost_usd
+         FROM invocations WHERE run_id = ?1 AND task_id = ?2 ORDER BY rowid",
+    )?;
+    let mut rows = st.query(params![run_id, task])?;
+    while let Some(r) = rows.next()? {
+        tally.any_call = true;
+        let started: String = r.get(3)?;
+        let ms: Option<i64> = r.get(4)?;
+        let prompt: i64 = r.get(5)?;
+        let out: Option<i64> = r.get(6)?;
+        let c: Option<f64> = r.get(8)?;
+        tally.tokens += prompt.max(0) as u64 + out.unwrap_or(0).max(0) as u64;
+        match c {
+            Some(c) => tally.cost += c,
+            None => tally.priced = false,
+        }
+        if let Ok(t) = chrono::DateTime::parse_from_rfc3339(&started) {
+            let start = t.timestamp_millis();
+            let end = start + ms.unwrap_or(0).max(0);
+            tally.first = Some(tally.first.map_or(start, |f| f.min(start)));
+            tally.last = Some(tally.last.map_or(end, |l| l.max(end)));
+        }
+        calls.push(json!({
+            "invocation_id": r.get::<_, String>(0)?,
+            "attempt": r.get::<_, i64>(1)?,
+            "status": r.get::<_, Option<String>>(2)?,
+            "execution_time_ms": ms,
+            "prompt_tokens": prompt,
+            "output_tokens": out,
+            "error_codes": r.get::<_, Option<String>>(7)?,
+            "cost_usd": c,
+        }));
+    }
+    Ok(calls)
+}
+
+/// Why task `task` (with its `calls`) cannot be scored: it never reached the model.
+fn task_error(run_id: &str, task: &str, row: &TaskRow, calls: &[Value]) -> Option<String> {
+    let (status, code) = (&row.status, row.code.as_deref());
+    let call_unreached = code.is_some_and(|c| {
+        UNREACHED_CODES.contains(&c)
+            && calls.iter().any(|call| {
+                call["error_codes"]
+                    .as_str()
+                    .is_some_and(|codes| codes.split(',').any(|x| x.trim() == c))
+            })
+    });
+    // A task that failed before any call (a prompt over the agent's input limit, a
+    // log that could not be written) never reached the model: an error, not a
+    // failure of the model's.
+    let never_sent = status == "failed" && calls.is_empty() && code == Some("E008");
+    if never_sent {
+        return Some(format!(
+            "task {task} was never sent to the model (E008: it failed before any call; `plexus show {run_id}` says why)"
+        ));
+    }
+    if UNREACHED.contains(&status.as_str()) || call_unreached {
+        return Some(format!(
+            "task {task} ended {status}{}: the model was not reached",
+            code.map(|c| format!(" ({c})")).unwrap_or_default()
+        ));
+    }
+    None
+}
+
+/// Lowers `grade` to the best grade of task `task`'s atoms.
+fn best_grade(
+    conn: &Connection,
+    run_id: &str,
+    task: &str,
+    grade: &mut Option<Grade>,
+) -> Result<(), StoreError> {
+    let mut gst = conn.prepare_cached(
+        "SELECT grade FROM knowledge_atoms WHERE run_id = ?1 AND task_id = ?2 AND grade IS NOT NULL",
+    )?;
+    let mut g = gst.query(params![run_id, task])?;
+    while let Some(r) = g.next()? {
+        if let Some(found) = Grade::parse(&r.get::<_, String>(0)?) {
+            *grade = Some(grade.map_or(found, |b| b.min(found)));
+        }
+    }
+    Ok(())
+}
+
+/// An answer: the text checks read, and its atoms when it has some.
+type Answer = (String, Option<Vec<Value>>);
+
+/// The answer of call `inv`.
+fn answer(conn: &Connection, run_id: &str, inv: &str) -> Result<Option<Answer>, StoreError> {
+    let text: Option<String> = conn
+        .prepare_cached(
+            "SELECT json_extract(response_json, '$.output') FROM invocations
+             WHERE run_id = ?1 AND invocation_id = ?2",
+        )?
+        .query_row(params![run_id, inv], |r| r.get(0))
+        .optional()?
+        .flatten();
+    let Some(text) = text else {
+        return Ok(None);
+    };
+    let v = serde_json::from_str::<Value>(&text).ok();
+    let atoms = v
+        .as_ref()
+        .and_then(|v| v.get("atoms"))
+        .and_then(Value::as_array)
+        .cloned();
+    // A task whose output is text: its plain answer is what checks read.
+    let output = match v
+        .as_ref()
+        .and_then(|v| v.get("text"))
+        .and_then(Value::as_str)
+    {
+        Some(plain) => plain.to_string(),
+        None => text,
+    };
+    Ok(Some((output, atoms)))
 }
 
 /// Tool calls by task.

@@ -126,33 +126,79 @@ pub fn report(
     iteration: u32,
     generated_at: &str,
 ) -> Layer1ProblemsReport {
-    let mut by_check: BTreeMap<String, Vec<&Failed>> = BTreeMap::new();
-    let mut unreached = Vec::new();
-    let mut near: BTreeMap<String, Vec<(String, f64)>> = BTreeMap::new();
+    let sorted = sort_failed(scoring, failed);
+    let mut groups: Vec<Group> = check_groups(scoring, &sorted.by_check);
+    groups.extend(near_miss_groups(&sorted.near));
+    if let Some(g) = disagreements(scoring, failed) {
+        groups.push(g);
+    }
+    groups.extend(error_groups(sorted.unreached));
+    groups.sort_by_key(|g| std::cmp::Reverse(g.samples.len()));
+    let (problems, priority) = numbered(groups, total);
+    let failed_n = failed.len() as u32;
+    let total32 = u32::try_from(total).unwrap_or(u32::MAX).max(failed_n);
+    Layer1ProblemsReport {
+        report_version: "1.0".into(),
+        generated_at: generated_at.into(),
+        iteration,
+        total_samples: total32,
+        failed_samples: failed_n,
+        failure_rate: crate::data::failures::summary::rounded_failure_rate(failed_n, total32),
+        layer1_problems: problems,
+        modification_priority: priority,
+        extra: Default::default(),
+    }
+}
+
+/// The failed samples sorted for the report.
+struct Sorted<'a> {
+    /// The failed samples by the check that failed them.
+    by_check: BTreeMap<String, Vec<&'a Failed>>,
+    /// The samples that errored (not scored).
+    unreached: Vec<&'a Failed>,
+    /// Numeric near-misses by check: the sample and how far off it was.
+    near: BTreeMap<String, Vec<(String, f64)>>,
+}
+
+/// Sorts `failed` by the checks that failed them, errors apart, near-misses noted.
+fn sort_failed<'a>(scoring: &Scoring, failed: &'a [Failed]) -> Sorted<'a> {
+    let mut sorted = Sorted {
+        by_check: BTreeMap::new(),
+        unreached: Vec::new(),
+        near: BTreeMap::new(),
+    };
     for f in failed {
         if f.status == "error" {
-            unreached.push(f);
+            sorted.unreached.push(f);
             continue;
         }
         let checks = f.attribution["failing_checks"].as_array();
         for c in checks.into_iter().flatten().filter_map(Value::as_str) {
-            by_check.entry(c.to_string()).or_default().push(f);
+            sorted.by_check.entry(c.to_string()).or_default().push(f);
         }
         for e in f.attribution["evidence"].as_array().into_iter().flatten() {
             let Some(name) = e["check"].as_str() else {
                 continue;
             };
-            if let Some(c) = scoring.checks.iter().find(|c| c.name == name) {
-                if let Some(off) = near_miss(&c.kind, e) {
-                    near.entry(name.to_string())
-                        .or_default()
-                        .push((f.file_id.clone(), off));
-                }
+            let Some(c) = scoring.checks.iter().find(|c| c.name == name) else {
+                continue;
+            };
+            if let Some(off) = near_miss(&c.kind, e) {
+                sorted
+                    .near
+                    .entry(name.to_string())
+                    .or_default()
+                    .push((f.file_id.clone(), off));
             }
         }
     }
-    let mut groups: Vec<Group> = Vec::new();
-    for (check, samples) in &by_check {
+    sorted
+}
+
+/// One problem per failing check: the samples it fails.
+fn check_groups(scoring: &Scoring, by_check: &BTreeMap<String, Vec<&Failed>>) -> Vec<Group> {
+    let mut groups = Vec::new();
+    for (check, samples) in by_check {
         let c = scoring.checks.iter().find(|c| &c.name == check);
         let ft = c
             .and_then(|c| c.failure_type.clone())
@@ -184,7 +230,13 @@ pub fn report(
             },
         });
     }
-    for (check, misses) in &near {
+    groups
+}
+
+/// One problem per numeric check its failures miss by little: maybe too strict.
+fn near_miss_groups(near: &BTreeMap<String, Vec<(String, f64)>>) -> Vec<Group> {
+    let mut groups = Vec::new();
+    for (check, misses) in near {
         let worst = misses.iter().map(|(_, off)| *off).fold(0.0, f64::max);
         groups.push(Group {
             problem_type: "Checker_Design".into(),
@@ -205,11 +257,15 @@ pub fn report(
             },
         });
     }
-    if let Some(g) = disagreements(scoring, failed) {
-        groups.push(g);
-    }
+    groups
+}
+
+/// The problems of the samples that errored: a judge that could not judge, and a model
+/// that could not be reached.
+fn error_groups(errored: Vec<&Failed>) -> Vec<Group> {
+    let mut groups = Vec::new();
     // Errors of a judge are apart from those of the plan's model.
-    let (unjudged, unreached): (Vec<&Failed>, Vec<&Failed>) = unreached
+    let (unjudged, unreached): (Vec<&Failed>, Vec<&Failed>) = errored
         .into_iter()
         .partition(|f| f.attribution["failure_type"] == "judge_unscored");
     if !unjudged.is_empty() {
@@ -221,10 +277,7 @@ pub fn report(
                 unjudged.len()
             ),
             samples: unjudged.iter().map(|f| f.file_id.clone()).collect(),
-            evidence: unjudged[0].attribution["error"]
-                .as_str()
-                .unwrap_or("")
-                .to_string(),
+            evidence: first_error(&unjudged),
             fix: SuggestedFix {
                 target: "the judges".into(),
                 section: "the judge check's rubric and judges".into(),
@@ -243,10 +296,7 @@ pub fn report(
                 unreached.len()
             ),
             samples: unreached.iter().map(|f| f.file_id.clone()).collect(),
-            evidence: unreached[0].attribution["error"]
-                .as_str()
-                .unwrap_or("")
-                .to_string(),
+            evidence: first_error(&unreached),
             fix: SuggestedFix {
                 target: "the provider".into(),
                 section: "concurrency and timeouts".into(),
@@ -256,7 +306,19 @@ pub fn report(
             },
         });
     }
-    groups.sort_by_key(|g| std::cmp::Reverse(g.samples.len()));
+    groups
+}
+
+/// The error of the first of `samples` (which is not empty).
+fn first_error(samples: &[&Failed]) -> String {
+    samples[0].attribution["error"]
+        .as_str()
+        .unwrap_or("")
+        .to_string()
+}
+
+/// The groups (largest first) as numbered problems, and the order to fix them in.
+fn numbered(groups: Vec<Group>, total: u64) -> (Vec<Layer1Problem>, Vec<ModificationPriority>) {
     let total_n = total.max(1) as f64;
     let mut problems = Vec::new();
     let mut priority = Vec::new();
@@ -284,19 +346,7 @@ pub fn report(
             extra: Default::default(),
         });
     }
-    let failed_n = failed.len() as u32;
-    let total32 = u32::try_from(total).unwrap_or(u32::MAX).max(failed_n);
-    Layer1ProblemsReport {
-        report_version: "1.0".into(),
-        generated_at: generated_at.into(),
-        iteration,
-        total_samples: total32,
-        failed_samples: failed_n,
-        failure_rate: crate::data::failures::summary::rounded_failure_rate(failed_n, total32),
-        layer1_problems: problems,
-        modification_priority: priority,
-        extra: Default::default(),
-    }
+    (problems, priority)
 }
 
 /// The rule that fires a handoff, in words, or `None`: a critical problem (one that

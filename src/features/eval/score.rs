@@ -4,7 +4,7 @@
 
 use serde_json::{json, Value};
 
-use super::checks::{evaluate, CheckResult};
+use super::checks::{evaluate, CheckResult, Observed};
 use super::epochs::{EpochResult, Reducer};
 use super::observe::Observation;
 use super::record::{AttemptRow, CheckRow};
@@ -21,41 +21,11 @@ pub fn score_attempt(
     expected: Option<&Value>,
 ) -> AttemptRow {
     let seen = &obs.seen;
-    let base = AttemptRow {
-        sample_id: sample_id.to_string(),
-        epoch,
-        run_id: run_id.to_string(),
-        status: String::new(),
-        score: 0.0,
-        tokens: seen.tokens,
-        latency_ms: seen.latency_ms,
-        cost_usd: seen.cost_usd,
-        error: obs.error.clone(),
-        checks: Vec::new(),
-        judge_tokens: seen.judgments.values().map(|j| j.tokens).sum(),
-        judge_cost_usd: if seen.judgments.is_empty() {
-            None
-        } else {
-            seen.judgments
-                .values()
-                .map(|j| j.cost_usd)
-                .sum::<Option<f64>>()
-        },
-    };
+    let base = unscored_attempt(sample_id, epoch, run_id, obs);
     if let Some(why) = &obs.error {
-        let checks = scoring
-            .checks
-            .iter()
-            .map(|c| CheckRow {
-                name: c.name.clone(),
-                passed: None,
-                score: None,
-                result: Some(json!({"why": format!("not scored: {why}")}).to_string()),
-            })
-            .collect();
         return AttemptRow {
             status: "error".into(),
-            checks,
+            checks: not_scored_rows(scoring, why),
             ..base
         };
     }
@@ -78,32 +48,7 @@ pub fn score_attempt(
         .checks
         .iter()
         .zip(evaluated)
-        .map(|(c, r)| match r {
-            Ok(r) => CheckRow {
-                name: r.check,
-                passed: Some(r.outcome.passed),
-                score: Some(r.outcome.score),
-                result: Some(
-                    json!({
-                        "expected": r.outcome.expected,
-                        "found": r.outcome.found,
-                        "at": r.outcome.at,
-                        "why": r.outcome.why,
-                    })
-                    .to_string(),
-                ),
-            },
-            // Not scored (a judge that could not judge): the judgment says why.
-            Err(why) => CheckRow {
-                name: c.name.clone(),
-                passed: None,
-                score: None,
-                result: Some(
-                    json!({"why": why, "at": "judge", "found": seen.judgments.get(&c.name)})
-                        .to_string(),
-                ),
-            },
-        })
+        .map(|(c, r)| check_row(&c.name, r, seen))
         .collect();
     AttemptRow {
         status: if v.errored {
@@ -118,6 +63,75 @@ pub fn score_attempt(
         checks,
         error: unscored,
         ..base
+    }
+}
+
+/// The attempt's row before its checks are scored: what the copy used, and its error.
+fn unscored_attempt(sample_id: &str, epoch: u32, run_id: &str, obs: &Observation) -> AttemptRow {
+    let seen = &obs.seen;
+    AttemptRow {
+        sample_id: sample_id.to_string(),
+        epoch,
+        run_id: run_id.to_string(),
+        status: String::new(),
+        score: 0.0,
+        tokens: seen.tokens,
+        latency_ms: seen.latency_ms,
+        cost_usd: seen.cost_usd,
+        error: obs.error.clone(),
+        checks: Vec::new(),
+        judge_tokens: seen.judgments.values().map(|j| j.tokens).sum(),
+        judge_cost_usd: if seen.judgments.is_empty() {
+            None
+        } else {
+            seen.judgments
+                .values()
+                .map(|j| j.cost_usd)
+                .sum::<Option<f64>>()
+        },
+    }
+}
+
+/// A row per check of an attempt whose model could not be reached: not scored, and why.
+fn not_scored_rows(scoring: &Scoring, why: &str) -> Vec<CheckRow> {
+    scoring
+        .checks
+        .iter()
+        .map(|c| CheckRow {
+            name: c.name.clone(),
+            passed: None,
+            score: None,
+            result: Some(json!({"why": format!("not scored: {why}")}).to_string()),
+        })
+        .collect()
+}
+
+/// The row of check `name`'s result on the copy that produced `seen`.
+fn check_row(name: &str, result: Result<CheckResult, String>, seen: &Observed) -> CheckRow {
+    match result {
+        Ok(r) => CheckRow {
+            name: r.check,
+            passed: Some(r.outcome.passed),
+            score: Some(r.outcome.score),
+            result: Some(
+                json!({
+                    "expected": r.outcome.expected,
+                    "found": r.outcome.found,
+                    "at": r.outcome.at,
+                    "why": r.outcome.why,
+                })
+                .to_string(),
+            ),
+        },
+        // Not scored (a judge that could not judge): the judgment says why.
+        Err(why) => CheckRow {
+            name: name.to_string(),
+            passed: None,
+            score: None,
+            result: Some(
+                json!({"why": why, "at": "judge", "found": seen.judgments.get(name)}).to_string(),
+            ),
+        },
     }
 }
 

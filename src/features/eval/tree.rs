@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Map, Value};
 
-use super::checks::Severity;
+use super::checks::{Check, Severity};
 use super::record::{AttemptRow, EvalRow, SampleRow};
 use super::spec::Scoring;
 use crate::base::protocol::handoff::{FailurePriority, FailureSampleIndexEntry};
@@ -121,52 +121,10 @@ pub fn documents(
             "trace": e.trace,
         })).collect::<Vec<_>>(),
     });
-    let check_of = |name: &str| scoring.checks.iter().find(|c| c.name == name);
-    let mut failing: Vec<String> = Vec::new();
-    let mut evidence = Vec::new();
+    let mut failing = Failing::default();
     let epoch_docs: Vec<Value> = epochs
         .iter()
-        .map(|doc| {
-            let e = &doc.attempt;
-            let checks: Vec<Value> = e
-                .checks
-                .iter()
-                .map(|row| {
-                    let (name, passed, score) = (&row.name, &row.passed, &row.score);
-                    let r = parsed(&row.result);
-                    let c = check_of(name);
-                    if *passed == Some(false)
-                        && c.is_some_and(|c| c.severity == Severity::Error)
-                    {
-                        if !failing.contains(name) {
-                            failing.push(name.clone());
-                        }
-                        evidence.push(json!({
-                            "check": name, "epoch": e.epoch,
-                            "expected": r.get("expected"), "found": r.get("found"),
-                            "at": r.get("at"), "why": r.get("why"),
-                        }));
-                    }
-                    json!({
-                        "check": name,
-                        "passed": passed,
-                        "score": score,
-                        "severity": c.map(|c| c.severity),
-                        "failure_type": c.map(|c| c.failure_type.clone().unwrap_or_else(|| c.name.clone())),
-                        "expected": r.get("expected"),
-                        "found": r.get("found"),
-                        "at": r.get("at"),
-                        "why": r.get("why"),
-                    })
-                })
-                .collect();
-            json!({
-                "epoch": e.epoch, "status": e.status, "score": e.score,
-                "tokens": e.tokens, "latency_ms": e.latency_ms, "cost_usd": e.cost_usd,
-                "judge_tokens": e.judge_tokens, "judge_cost_usd": e.judge_cost_usd,
-                "error": e.error, "checker_results": checks,
-            })
-        })
+        .map(|doc| epoch_doc(scoring, &doc.attempt, &mut failing))
         .collect();
     let evaluation = json!({
         "sample_id": s.sample_id,
@@ -179,53 +137,9 @@ pub fn documents(
     });
     let (attribution, entry) = match s.status.as_str() {
         "failed" | "error" => {
-            let error = epochs.iter().find_map(|e| e.attempt.error.clone());
-            let by_judge = error
-                .as_deref()
-                .is_some_and(|e| e.starts_with(super::score::JUDGE_UNSCORED));
-            let failure_type = if s.status == "error" && by_judge {
-                "judge_unscored".to_string()
-            } else if s.status == "error" {
-                "model_not_reached".to_string()
-            } else {
-                failing
-                    .first()
-                    .and_then(|n| check_of(n))
-                    .map(|c| c.failure_type.clone().unwrap_or_else(|| c.name.clone()))
-                    .unwrap_or_else(|| "check_failed".into())
-            };
-            let attribution = json!({
-                "sample_id": s.sample_id,
-                "failure_type": failure_type,
-                "cause": match (s.status.as_str(), by_judge) {
-                    ("error", true) => "a judge could not judge the output",
-                    ("error", false) => "the model was not reached",
-                    _ => "checks failed",
-                },
-                "failing_checks": failing,
-                "evidence": evidence,
-                "error": error,
-            });
-            let sample = crate::data::failures::index::Sample::new(&s.file_id, eval.iteration);
-            use crate::data::failures::doc::DocKind;
-            let entry = FailureSampleIndexEntry {
-                sample_id: s.file_id.clone(),
-                sample_path: sample.rel_path(DocKind::Sample),
-                trace_path: sample.rel_path(DocKind::Trace),
-                evaluation_path: sample.rel_path(DocKind::Evaluation),
-                attribution_path: sample.rel_path(DocKind::Attribution),
-                failure_type: Some(failure_type),
-                conversation_turns: None,
-                checkers_failed: Some(failing.clone()),
-                priority: Some(if s.status == "error" {
-                    FailurePriority::Medium
-                } else {
-                    FailurePriority::High
-                }),
-                extra: [("dataset_id".to_string(), json!(s.sample_id))]
-                    .into_iter()
-                    .collect(),
-            };
+            let checkers_failed = failing.names.clone();
+            let (attribution, failure_type) = attribution(scoring, s, epochs, failing);
+            let entry = index_entry(eval, s, failure_type, checkers_failed);
             (Some(attribution), Some(entry))
         }
         _ => (None, None),
@@ -235,6 +149,132 @@ pub fn documents(
         evaluation,
         attribution,
         entry,
+    }
+}
+
+/// The checks of severity `error` a sample failed, and what each found, epoch by epoch.
+#[derive(Default)]
+struct Failing {
+    /// The checks' names, each once, in the order first failed.
+    names: Vec<String>,
+    /// What each failure expected and found, where and why.
+    evidence: Vec<Value>,
+}
+
+/// The check of `scoring` named `name`.
+fn check_of<'a>(scoring: &'a Scoring, name: &str) -> Option<&'a Check> {
+    scoring.checks.iter().find(|c| c.name == name)
+}
+
+/// The failure type a check's failures are filed under.
+fn failure_type_of(c: &Check) -> String {
+    c.failure_type.clone().unwrap_or_else(|| c.name.clone())
+}
+
+/// One epoch in the evaluation document; its failed checks are added to `failing`.
+fn epoch_doc(scoring: &Scoring, e: &AttemptRow, failing: &mut Failing) -> Value {
+    let checks: Vec<Value> = e
+        .checks
+        .iter()
+        .map(|row| {
+            let (name, passed, score) = (&row.name, &row.passed, &row.score);
+            let r = parsed(&row.result);
+            let c = check_of(scoring, name);
+            if *passed == Some(false) && c.is_some_and(|c| c.severity == Severity::Error) {
+                if !failing.names.contains(name) {
+                    failing.names.push(name.clone());
+                }
+                failing.evidence.push(json!({
+                    "check": name, "epoch": e.epoch,
+                    "expected": r.get("expected"), "found": r.get("found"),
+                    "at": r.get("at"), "why": r.get("why"),
+                }));
+            }
+            json!({
+                "check": name,
+                "passed": passed,
+                "score": score,
+                "severity": c.map(|c| c.severity),
+                "failure_type": c.map(failure_type_of),
+                "expected": r.get("expected"),
+                "found": r.get("found"),
+                "at": r.get("at"),
+                "why": r.get("why"),
+            })
+        })
+        .collect();
+    json!({
+        "epoch": e.epoch, "status": e.status, "score": e.score,
+        "tokens": e.tokens, "latency_ms": e.latency_ms, "cost_usd": e.cost_usd,
+        "judge_tokens": e.judge_tokens, "judge_cost_usd": e.judge_cost_usd,
+        "error": e.error, "checker_results": checks,
+    })
+}
+
+/// The attribution of a sample that failed or could not be scored, and its failure type.
+fn attribution(
+    scoring: &Scoring,
+    s: &SampleRow,
+    epochs: &[EpochDoc],
+    failing: Failing,
+) -> (Value, String) {
+    let error = epochs.iter().find_map(|e| e.attempt.error.clone());
+    let by_judge = error
+        .as_deref()
+        .is_some_and(|e| e.starts_with(super::score::JUDGE_UNSCORED));
+    let failure_type = if s.status == "error" && by_judge {
+        "judge_unscored".to_string()
+    } else if s.status == "error" {
+        "model_not_reached".to_string()
+    } else {
+        failing
+            .names
+            .first()
+            .and_then(|n| check_of(scoring, n))
+            .map(failure_type_of)
+            .unwrap_or_else(|| "check_failed".into())
+    };
+    let attribution = json!({
+        "sample_id": s.sample_id,
+        "failure_type": failure_type,
+        "cause": match (s.status.as_str(), by_judge) {
+            ("error", true) => "a judge could not judge the output",
+            ("error", false) => "the model was not reached",
+            _ => "checks failed",
+        },
+        "failing_checks": failing.names,
+        "evidence": failing.evidence,
+        "error": error,
+    });
+    (attribution, failure_type)
+}
+
+/// The summary's index entry of a sample that failed or could not be scored.
+fn index_entry(
+    eval: &EvalRow,
+    s: &SampleRow,
+    failure_type: String,
+    checkers_failed: Vec<String>,
+) -> FailureSampleIndexEntry {
+    use crate::data::failures::doc::DocKind;
+    let sample = crate::data::failures::index::Sample::new(&s.file_id, eval.iteration);
+    FailureSampleIndexEntry {
+        sample_id: s.file_id.clone(),
+        sample_path: sample.rel_path(DocKind::Sample),
+        trace_path: sample.rel_path(DocKind::Trace),
+        evaluation_path: sample.rel_path(DocKind::Evaluation),
+        attribution_path: sample.rel_path(DocKind::Attribution),
+        failure_type: Some(failure_type),
+        conversation_turns: None,
+        checkers_failed: Some(checkers_failed),
+        priority: Some(if s.status == "error" {
+            FailurePriority::Medium
+        } else {
+            FailurePriority::High
+        }),
+        extra: [("dataset_id".to_string(), json!(s.sample_id))]
+            .into_iter()
+            .collect(),
     }
 }
 

@@ -9,6 +9,7 @@ mod debate;
 mod fold;
 mod fold_parts;
 pub mod live;
+mod notes;
 pub mod send;
 pub mod settings;
 pub mod stored;

@@ -181,141 +181,159 @@ pub fn grade_atom<K: KnowsAssets + ?Sized>(
     known_assets: &K,
     cfg: &QualityConfig,
 ) -> AtomVerdict {
-    let mut raw = None;
-    let id = atom.asset_id.clone();
-    let mut issues = Vec::new();
-    let mut score: f64 = 1.0;
-    let mut issue = |issue_type: &str, field: &str, severity: IssueSeverity, message: String| {
-        issues.push(QualityIssue {
-            atom_id: id.clone(),
-            issue_type: issue_type.to_string(),
-            field: field.to_string(),
-            severity,
-            message,
-        });
+    let mut g = Grading {
+        atom_id: atom.asset_id.clone(),
+        issues: Vec::new(),
+        score: 1.0,
     };
+    let mut raw = None;
     for f in required_fields {
         if !required_present(atom, f, &mut raw) {
-            score -= penalty::MISSING_REQUIRED;
-            issue(
-                "missing_field",
-                f,
-                IssueSeverity::Error,
+            g.flag(
+                penalty::MISSING_REQUIRED,
+                ("missing_field", f, IssueSeverity::Error),
                 format!("required field `{f}` is missing or empty"),
             );
         }
     }
-    let anchored = non_empty(
-        atom.provenance
-            .paper_location
-            .as_ref()
-            .map(|s| Value::String(s.clone()))
-            .as_ref(),
-    ) || non_empty(
-        atom.provenance
-            .code_link
-            .as_ref()
-            .map(|s| Value::String(s.clone()))
-            .as_ref(),
-    );
+    let anchored = non_empty_text(&atom.provenance.paper_location)
+        || non_empty_text(&atom.provenance.code_link);
     if !anchored {
-        score -= penalty::NO_PROVENANCE;
-        issue(
-            "unanchored",
-            "provenance.paper_location",
-            IssueSeverity::Error,
+        g.flag(
+            penalty::NO_PROVENANCE,
+            (
+                "unanchored",
+                "provenance.paper_location",
+                IssueSeverity::Error,
+            ),
             "no paper location or code link anchors this atom to its source".into(),
         );
     }
-    match atom
-        .extra
-        .get("confidence")
-        .or_else(|| atom.metadata.extra.get("confidence"))
-    {
-        None => {}
-        Some(Value::Number(n)) => {
-            let c = n.as_f64().unwrap_or(f64::NAN);
-            if !(0.0..=1.0).contains(&c) {
-                score -= penalty::BAD_CONFIDENCE;
-                issue(
-                    "invalid_confidence",
-                    "confidence",
-                    IssueSeverity::Error,
-                    format!("confidence {c} is outside [0, 1]"),
-                );
-            } else if c < 0.5 {
-                score -= penalty::LOW_CONFIDENCE;
-                issue(
-                    "low_confidence",
-                    "confidence",
-                    IssueSeverity::Warning,
-                    format!("confidence {c} is below 0.5"),
-                );
-            }
-        }
-        Some(_) => {
-            score -= penalty::BAD_CONFIDENCE;
-            issue(
-                "invalid_confidence",
-                "confidence",
-                IssueSeverity::Error,
-                "confidence is not a number".into(),
-            );
-        }
-    }
+    grade_confidence(atom, &mut g);
     let content_len = text_len(&atom.content);
     if content_len < cfg.min_content_chars {
-        score -= penalty::SHORT_CONTENT;
-        issue(
-            "content_too_short",
-            "content",
-            IssueSeverity::Error,
+        g.flag(
+            penalty::SHORT_CONTENT,
+            ("content_too_short", "content", IssueSeverity::Error),
             format!(
                 "content has {content_len} characters of text, fewer than {}",
                 cfg.min_content_chars
             ),
         );
     }
-    let mut fabricated = Vec::new();
-    let refs = atom.delta_audit.existing_assets.clone().unwrap_or_default();
-    for r in &refs {
-        if !known_assets.knows(r) {
-            fabricated.push(r.clone());
-        }
-    }
-    if !fabricated.is_empty() {
-        score -= penalty::UNKNOWN_ASSET;
-        issue(
-            "unknown_asset",
-            "delta_audit.existing_assets",
-            IssueSeverity::Error,
-            format!("{UNKNOWN_ASSET_NOTE}{}", fabricated.join(", ")),
-        );
-    }
-    if !refs.is_empty()
-        && !non_empty(
-            atom.delta_audit
-                .incremental_value
-                .as_ref()
-                .map(|s| Value::String(s.clone()))
-                .as_ref(),
-        )
-    {
-        score -= penalty::NO_INCREMENTAL_VALUE;
-        issue(
-            "missing_field",
-            "delta_audit.incremental_value",
-            IssueSeverity::Warning,
-            "relates to existing assets without saying what it adds".into(),
-        );
-    }
-    let score = (score.clamp(0.0, 1.0) * 1000.0).round() / 1000.0;
+    let fabricated = grade_assets(atom, known_assets, &mut g);
+    let score = (g.score.clamp(0.0, 1.0) * 1000.0).round() / 1000.0;
     AtomVerdict {
         score,
         grade: cfg.grade(score),
-        issues,
+        issues: g.issues,
         fabricated_refs: fabricated,
     }
+}
+
+/// An atom being graded: its score so far and the issues found.
+struct Grading {
+    /// The atom's id, for its issues.
+    atom_id: String,
+    /// Issues found so far.
+    issues: Vec<QualityIssue>,
+    /// 1.0 less the penalties so far.
+    score: f64,
+}
+
+impl Grading {
+    /// Subtracts `penalty` and files an issue (type, field, severity) saying `message`.
+    fn flag(
+        &mut self,
+        penalty: f64,
+        (issue_type, field, severity): (&str, &str, IssueSeverity),
+        message: String,
+    ) {
+        self.score -= penalty;
+        self.issues.push(QualityIssue {
+            atom_id: self.atom_id.clone(),
+            issue_type: issue_type.to_string(),
+            field: field.to_string(),
+            severity,
+            message,
+        });
+    }
+}
+
+/// Whether an optional text is present and not blank.
+fn non_empty_text(text: &Option<String>) -> bool {
+    non_empty(text.as_ref().map(|s| Value::String(s.clone())).as_ref())
+}
+
+/// The atom's `confidence`, when it gives one: a number in [0, 1], at least 0.5.
+fn grade_confidence(atom: &Atom, g: &mut Grading) {
+    let confidence = atom
+        .extra
+        .get("confidence")
+        .or_else(|| atom.metadata.extra.get("confidence"));
+    let invalid = ("invalid_confidence", "confidence", IssueSeverity::Error);
+    match confidence {
+        None => {}
+        Some(Value::Number(n)) => {
+            let c = n.as_f64().unwrap_or(f64::NAN);
+            if !(0.0..=1.0).contains(&c) {
+                g.flag(
+                    penalty::BAD_CONFIDENCE,
+                    invalid,
+                    format!("confidence {c} is outside [0, 1]"),
+                );
+            } else if c < 0.5 {
+                g.flag(
+                    penalty::LOW_CONFIDENCE,
+                    ("low_confidence", "confidence", IssueSeverity::Warning),
+                    format!("confidence {c} is below 0.5"),
+                );
+            }
+        }
+        Some(_) => g.flag(
+            penalty::BAD_CONFIDENCE,
+            invalid,
+            "confidence is not a number".into(),
+        ),
+    }
+}
+
+/// The atom's references to existing assets: each must be known, and the atom must say
+/// what it adds to them. Returns the references to assets that do not exist.
+fn grade_assets<K: KnowsAssets + ?Sized>(
+    atom: &Atom,
+    known_assets: &K,
+    g: &mut Grading,
+) -> Vec<String> {
+    let refs = atom.delta_audit.existing_assets.clone().unwrap_or_default();
+    let fabricated: Vec<String> = refs
+        .iter()
+        .filter(|r| !known_assets.knows(r))
+        .cloned()
+        .collect();
+    if !fabricated.is_empty() {
+        g.flag(
+            penalty::UNKNOWN_ASSET,
+            (
+                "unknown_asset",
+                "delta_audit.existing_assets",
+                IssueSeverity::Error,
+            ),
+            format!("{UNKNOWN_ASSET_NOTE}{}", fabricated.join(", ")),
+        );
+    }
+    if !refs.is_empty() && !non_empty_text(&atom.delta_audit.incremental_value) {
+        g.flag(
+            penalty::NO_INCREMENTAL_VALUE,
+            (
+                "missing_field",
+                "delta_audit.incremental_value",
+                IssueSeverity::Warning,
+            ),
+            "relates to existing assets without saying what it adds".into(),
+        );
+    }
+    fabricated
 }
 
 /// Grades all atoms and computes the quality_check.

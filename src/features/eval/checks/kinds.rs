@@ -1,9 +1,11 @@
 //! What each kind of check compares.
 
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
+
+use crate::base::protocol::Grade;
 
 use super::compare::{as_number, as_text, normalized};
-use super::compiled::{Path, Schema};
+use super::compiled::{Path, Pattern, Schema};
 use super::spec::{CheckKind, Normalize, Over};
 use super::{Observed, Outcome};
 
@@ -15,57 +17,10 @@ pub fn evaluate_kind(kind: &CheckKind, seen: &Observed, expected: Option<&Value>
             normalize,
             path,
         } => exact(value, normalize, path, seen, expected),
-        CheckKind::Contains { text, ignore_case } => {
-            let Some(want) = text.clone().or_else(|| expected.map(as_text)) else {
-                return no_expected("output");
-            };
-            let passed = if *ignore_case {
-                seen.output.to_lowercase().contains(&want.to_lowercase())
-            } else {
-                seen.output.contains(&want)
-            };
-            let why = if passed { "found" } else { "not in the output" };
-            out(
-                passed,
-                json!(want),
-                json!(excerpt(&seen.output)),
-                "output",
-                why.into(),
-            )
-        }
-        CheckKind::Regex { pattern } => match pattern.regex().find(&seen.output) {
-            Some(m) => out(
-                true,
-                json!(pattern),
-                json!(m.as_str()),
-                "output",
-                format!("matched at byte {}", m.start()),
-            ),
-            None => out(
-                false,
-                json!(pattern),
-                json!(excerpt(&seen.output)),
-                "output",
-                "no match".into(),
-            ),
-        },
+        CheckKind::Contains { text, ignore_case } => contains(text, *ignore_case, seen, expected),
+        CheckKind::Regex { pattern } => regex(pattern, seen),
         CheckKind::JsonSchema { schema, path } => json_schema(schema, path, seen),
-        CheckKind::JsonValid => match serde_json::from_str::<Value>(&seen.output) {
-            Ok(_) => out(
-                true,
-                json!("valid JSON"),
-                Value::Null,
-                "output",
-                "parses".into(),
-            ),
-            Err(e) => out(
-                false,
-                json!("valid JSON"),
-                json!(excerpt(&seen.output)),
-                "output",
-                format!("not valid JSON: {e}"),
-            ),
-        },
+        CheckKind::JsonValid => json_valid(seen),
         CheckKind::Jsonpath { path, over, equals } => jsonpath(path, over, equals, seen),
         CheckKind::Numeric {
             value,
@@ -73,78 +28,10 @@ pub fn evaluate_kind(kind: &CheckKind, seen: &Observed, expected: Option<&Value>
             abs_tol,
             rel_tol,
         } => numeric((value, path), (*abs_tol, *rel_tol), seen, expected),
-        CheckKind::ToolCalled { tool, min } => {
-            let n = seen.tools.iter().filter(|c| &c.name == tool).count();
-            let passed = n >= *min;
-            out(
-                passed,
-                json!({"tool": tool, "at_least": min}),
-                json!(n),
-                "tools",
-                format!("called {n} time(s)"),
-            )
-        }
-        CheckKind::ToolSequence { tools, strict } => {
-            let names: Vec<&str> = seen.tools.iter().map(|c| c.name.as_str()).collect();
-            let passed = if *strict {
-                names == tools.iter().map(String::as_str).collect::<Vec<_>>()
-            } else {
-                let mut want = tools.iter().peekable();
-                for n in &names {
-                    if want.peek().is_some_and(|w| w.as_str() == *n) {
-                        want.next();
-                    }
-                }
-                want.peek().is_none()
-            };
-            let why = if passed {
-                "in order"
-            } else {
-                "not in this order"
-            };
-            out(passed, json!(tools), json!(names), "tools", why.into())
-        }
-        CheckKind::ToolArgs { tool, args } => {
-            let calls: Vec<&Value> = seen
-                .tools
-                .iter()
-                .filter(|c| &c.name == tool)
-                .map(|c| &c.args)
-                .collect();
-            let matches = |a: &Value| args.iter().all(|(k, v)| a.get(k) == Some(v));
-            let passed = calls.iter().any(|a| matches(a));
-            let why = match (calls.is_empty(), passed) {
-                (true, _) => format!("`{tool}` was not called"),
-                (false, true) => "a call has these arguments".into(),
-                (false, false) => "no call has these arguments".into(),
-            };
-            out(
-                passed,
-                Value::Object(args.clone()),
-                json!(calls),
-                "tools",
-                why,
-            )
-        }
-        CheckKind::GradeAtLeast { grade } => match seen.grade {
-            None => out(
-                false,
-                json!(grade.as_str()),
-                Value::Null,
-                "grade",
-                "no atom was graded".into(),
-            ),
-            Some(g) => {
-                let passed = g <= *grade;
-                out(
-                    passed,
-                    json!(grade.as_str()),
-                    json!(g.as_str()),
-                    "grade",
-                    format!("graded {}", g.as_str()),
-                )
-            }
-        },
+        CheckKind::ToolCalled { tool, min } => tool_called(tool, *min, seen),
+        CheckKind::ToolSequence { tools, strict } => tool_sequence(tools, *strict, seen),
+        CheckKind::ToolArgs { tool, args } => tool_args(tool, args, seen),
+        CheckKind::GradeAtLeast { grade } => grade_at_least(*grade, seen),
         CheckKind::TokensAtMost { tokens } => {
             let passed = seen.tokens <= *tokens;
             out(
@@ -165,16 +52,7 @@ pub fn evaluate_kind(kind: &CheckKind, seen: &Observed, expected: Option<&Value>
                 format!("{} ms", seen.latency_ms),
             )
         }
-        CheckKind::CostAtMost { usd } => match seen.cost_usd {
-            None => out(
-                false,
-                json!(usd),
-                Value::Null,
-                "cost_usd",
-                "the cost is unknown: the model has no price".into(),
-            ),
-            Some(c) => out(c <= *usd, json!(usd), json!(c), "cost_usd", format!("${c}")),
-        },
+        CheckKind::CostAtMost { usd } => cost_at_most(*usd, seen),
         CheckKind::All { checks }
         | CheckKind::Any { checks }
         | CheckKind::AtLeastK { checks, .. } => combined(kind, checks, seen, expected),
@@ -200,6 +78,168 @@ pub fn evaluate_kind(kind: &CheckKind, seen: &Observed, expected: Option<&Value>
                 ..inner
             }
         }
+    }
+}
+
+/// `contains`: the output holds the text (or the expected value), in any case when asked.
+fn contains(
+    text: &Option<String>,
+    ignore_case: bool,
+    seen: &Observed,
+    expected: Option<&Value>,
+) -> Outcome {
+    let Some(want) = text.clone().or_else(|| expected.map(as_text)) else {
+        return no_expected("output");
+    };
+    let passed = if ignore_case {
+        seen.output.to_lowercase().contains(&want.to_lowercase())
+    } else {
+        seen.output.contains(&want)
+    };
+    let why = if passed { "found" } else { "not in the output" };
+    out(
+        passed,
+        json!(want),
+        json!(excerpt(&seen.output)),
+        "output",
+        why.into(),
+    )
+}
+
+/// `regex`: the pattern matches somewhere in the output.
+fn regex(pattern: &Pattern, seen: &Observed) -> Outcome {
+    match pattern.regex().find(&seen.output) {
+        Some(m) => out(
+            true,
+            json!(pattern),
+            json!(m.as_str()),
+            "output",
+            format!("matched at byte {}", m.start()),
+        ),
+        None => out(
+            false,
+            json!(pattern),
+            json!(excerpt(&seen.output)),
+            "output",
+            "no match".into(),
+        ),
+    }
+}
+
+/// `json_valid`: the output parses as JSON.
+fn json_valid(seen: &Observed) -> Outcome {
+    match serde_json::from_str::<Value>(&seen.output) {
+        Ok(_) => out(
+            true,
+            json!("valid JSON"),
+            Value::Null,
+            "output",
+            "parses".into(),
+        ),
+        Err(e) => out(
+            false,
+            json!("valid JSON"),
+            json!(excerpt(&seen.output)),
+            "output",
+            format!("not valid JSON: {e}"),
+        ),
+    }
+}
+
+/// `tool_called`: the tool was called at least `min` times.
+fn tool_called(tool: &str, min: usize, seen: &Observed) -> Outcome {
+    let n = seen.tools.iter().filter(|c| c.name == tool).count();
+    let passed = n >= min;
+    out(
+        passed,
+        json!({"tool": tool, "at_least": min}),
+        json!(n),
+        "tools",
+        format!("called {n} time(s)"),
+    )
+}
+
+/// `tool_sequence`: the tools were called in this order — exactly these calls when
+/// `strict`, else with other calls between them allowed.
+fn tool_sequence(tools: &[String], strict: bool, seen: &Observed) -> Outcome {
+    let names: Vec<&str> = seen.tools.iter().map(|c| c.name.as_str()).collect();
+    let passed = if strict {
+        names == tools.iter().map(String::as_str).collect::<Vec<_>>()
+    } else {
+        let mut want = tools.iter().peekable();
+        for n in &names {
+            if want.peek().is_some_and(|w| w.as_str() == *n) {
+                want.next();
+            }
+        }
+        want.peek().is_none()
+    };
+    let why = if passed {
+        "in order"
+    } else {
+        "not in this order"
+    };
+    out(passed, json!(tools), json!(names), "tools", why.into())
+}
+
+/// `tool_args`: some call of the tool has these arguments (among others).
+fn tool_args(tool: &str, args: &Map<String, Value>, seen: &Observed) -> Outcome {
+    let calls: Vec<&Value> = seen
+        .tools
+        .iter()
+        .filter(|c| c.name == tool)
+        .map(|c| &c.args)
+        .collect();
+    let matches = |a: &Value| args.iter().all(|(k, v)| a.get(k) == Some(v));
+    let passed = calls.iter().any(|a| matches(a));
+    let why = match (calls.is_empty(), passed) {
+        (true, _) => format!("`{tool}` was not called"),
+        (false, true) => "a call has these arguments".into(),
+        (false, false) => "no call has these arguments".into(),
+    };
+    out(
+        passed,
+        Value::Object(args.clone()),
+        json!(calls),
+        "tools",
+        why,
+    )
+}
+
+/// `grade_at_least`: the sample's best atom is graded this well or better.
+fn grade_at_least(grade: Grade, seen: &Observed) -> Outcome {
+    match seen.grade {
+        None => out(
+            false,
+            json!(grade.as_str()),
+            Value::Null,
+            "grade",
+            "no atom was graded".into(),
+        ),
+        Some(g) => {
+            let passed = g <= grade;
+            out(
+                passed,
+                json!(grade.as_str()),
+                json!(g.as_str()),
+                "grade",
+                format!("graded {}", g.as_str()),
+            )
+        }
+    }
+}
+
+/// `cost_at_most`: the sample cost at most `usd` (it fails when the cost is unknown).
+fn cost_at_most(usd: f64, seen: &Observed) -> Outcome {
+    match seen.cost_usd {
+        None => out(
+            false,
+            json!(usd),
+            Value::Null,
+            "cost_usd",
+            "the cost is unknown: the model has no price".into(),
+        ),
+        Some(c) => out(c <= usd, json!(usd), json!(c), "cost_usd", format!("${c}")),
     }
 }
 

@@ -38,17 +38,31 @@ fn passes(v: Value, seen: &Observed, expected: Option<&Value>) -> (bool, Outcome
     (o.passed, o)
 }
 
-#[test]
-fn every_kind_passes_and_fails_on_the_samples_it_should() {
-    let s = seen();
-    let json_out = Observed {
+/// The output of [`seen`] replaced by a JSON object.
+fn json_out() -> Observed {
+    Observed {
         output: r#"{"total": "1,234.5", "items": [1, 2]}"#.into(),
         ..seen()
-    };
+    }
+}
+
+/// Asserts each case — (check, observed, the sample's expected value, should pass) —
+/// passes or fails as it should, saying where it looked and why.
+fn assert_cases(cases: Vec<(Value, &Observed, Option<&Value>, bool)>) {
+    for (check, observed, expected, want) in cases {
+        let (got, o) = passes(check.clone(), observed, expected);
+        assert_eq!(got, want, "{check}: {o:?}");
+        assert!(!o.why.is_empty() && !o.at.is_empty(), "{check}: {o:?}");
+    }
+}
+
+#[test]
+fn exact_passes_and_fails_on_the_samples_it_should() {
+    let s = seen();
+    let json_out = json_out();
     let forty_two = json!("the answer is 42.");
     let (n42, n1235) = (json!(42), json!("1235"));
-    // (check, observed, the sample's expected value, should pass)
-    let cases: Vec<(Value, &Observed, Option<&Value>, bool)> = vec![
+    assert_cases(vec![
         (
             json!({"kind": "exact", "normalize": ["trim", "lowercase"]}),
             &s,
@@ -81,6 +95,14 @@ fn every_kind_passes_and_fails_on_the_samples_it_should() {
             None,
             false,
         ),
+    ]);
+}
+
+#[test]
+fn contains_and_regex_pass_and_fail_on_the_samples_they_should() {
+    let s = seen();
+    let n42 = json!(42);
+    assert_cases(vec![
         (
             json!({"kind": "contains", "text": "ANSWER", "ignore_case": true}),
             &s,
@@ -106,6 +128,14 @@ fn every_kind_passes_and_fails_on_the_samples_it_should() {
             None,
             false,
         ),
+    ]);
+}
+
+#[test]
+fn json_kinds_pass_and_fail_on_the_samples_they_should() {
+    let s = seen();
+    let json_out = json_out();
+    assert_cases(vec![
         (json!({"kind": "json_valid"}), &json_out, None, true),
         (
             json!({"kind": "json_schema", "schema": {"type": "object", "required": ["total", "items"],
@@ -158,6 +188,15 @@ fn every_kind_passes_and_fails_on_the_samples_it_should() {
             None,
             false,
         ),
+    ]);
+}
+
+#[test]
+fn numeric_passes_and_fails_on_the_samples_it_should() {
+    let s = seen();
+    let json_out = json_out();
+    let n1235 = json!("1235");
+    assert_cases(vec![
         (
             json!({"kind": "numeric", "path": "$.total", "value": 1234.49, "abs_tol": 0.02}),
             &json_out,
@@ -185,6 +224,13 @@ fn every_kind_passes_and_fails_on_the_samples_it_should() {
             true,
         ),
         (json!({"kind": "numeric", "value": 42}), &s, None, false),
+    ]);
+}
+
+#[test]
+fn tool_kinds_pass_and_fail_on_the_samples_they_should() {
+    let s = seen();
+    assert_cases(vec![
         (
             json!({"kind": "tool_called", "tool": "search", "min": 2}),
             &s,
@@ -233,6 +279,13 @@ fn every_kind_passes_and_fails_on_the_samples_it_should() {
             None,
             false,
         ),
+    ]);
+}
+
+#[test]
+fn grade_and_budget_kinds_pass_and_fail_on_the_samples_they_should() {
+    let s = seen();
+    assert_cases(vec![
         (
             json!({"kind": "grade_at_least", "grade": "B"}),
             &s,
@@ -276,6 +329,14 @@ fn every_kind_passes_and_fails_on_the_samples_it_should() {
             None,
             false,
         ),
+    ]);
+}
+
+#[test]
+fn combining_kinds_pass_and_fail_on_the_samples_they_should() {
+    let s = seen();
+    let json_out = json_out();
+    assert_cases(vec![
         (
             json!({"kind": "all", "checks": [{"kind": "json_valid"}, {"kind": "tokens_at_most", "tokens": 5000}]}),
             &json_out,
@@ -324,12 +385,7 @@ fn every_kind_passes_and_fails_on_the_samples_it_should() {
             None,
             false,
         ),
-    ];
-    for (check, observed, expected, want) in cases {
-        let (got, o) = passes(check.clone(), observed, expected);
-        assert_eq!(got, want, "{check}: {o:?}");
-        assert!(!o.why.is_empty() && !o.at.is_empty(), "{check}: {o:?}");
-    }
+    ]);
 }
 
 #[test]

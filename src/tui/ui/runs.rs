@@ -127,7 +127,7 @@ fn draw_rows(
     c: &Cols,
     theme: &Theme,
 ) {
-    let mut y = area.y;
+    let y = area.y;
     let rows = area.bottom().saturating_sub(y) as usize;
     ui.list_rows = rows;
     if view.is_empty() {
@@ -149,7 +149,8 @@ fn draw_rows(
         return;
     };
     let none = RunFacts::default();
-    for (k, &i) in view.iter().enumerate().skip(top).take(rows) {
+    let shown = view.iter().enumerate().skip(top).take(rows);
+    for ((k, &i), y) in shown.zip(area.y..) {
         let run = &list[i];
         let line = RunRow {
             run,
@@ -159,7 +160,6 @@ fn draw_rows(
             now: ui.now_ms,
         };
         line.draw(buf, Rect { y, ..area }, c, theme);
-        y += 1;
     }
     ui.runs.selected = selected;
     ui.runs.top = top;

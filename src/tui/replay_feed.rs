@@ -266,85 +266,16 @@ impl ReplayFeed {
             self.clock = None;
             return (false, None);
         }
-        let mut changed = false;
         if t.follow {
-            // At the live edge: new events are shown as they come.
-            while self.fold_next(run, t) {
-                changed = true;
-            }
-            if !t.live && t.position >= t.total {
-                // The run ended and every event of it is shown.
-                t.follow = false;
-            }
-            self.read_ahead(t);
-            return (changed, None);
+            return (self.follow_edge(run, t), None);
         }
         if !t.playing {
             self.clock = None;
             return (false, None);
         }
-        let wake = match t.speed.factor() {
-            None => {
-                let mut n = 0;
-                while n < MAX_PER_FRAME && self.fold_next(run, t) {
-                    n += 1;
-                }
-                changed = n > 0;
-                // More is due at once only if more is read; a page on its way wakes
-                // the loop when it arrives.
-                (!self.ahead.is_empty() || self.read_to > t.position).then_some(now)
-            }
-            Some(speed) => {
-                let mut clock = match self.clock {
-                    Some(c) if c.speed == speed => c,
-                    // A new speed keeps the run time reached so far.
-                    Some(c) => Clock {
-                        start: now
-                            - Duration::from_secs_f64(c.run_ms(now) / speed / 1000.0)
-                                .min(now.saturating_duration_since(c.start)),
-                        speed,
-                        released: c.released,
-                    },
-                    None => Clock {
-                        start: now,
-                        speed,
-                        released: 0.0,
-                    },
-                };
-                let mut last = self.ts_at(t);
-                let mut wake = None;
-                while let Some(next) = self.ahead.front() {
-                    let gap = match last {
-                        Some(l) => next.ts.saturating_sub(l).clamp(0, cap(t.max_gap_ms)) as f64,
-                        None => 0.0,
-                    };
-                    let run_ms = clock.run_ms(now);
-                    if clock.released + gap > run_ms {
-                        let wait = (clock.released + gap - run_ms) / speed;
-                        wake = Some(now + Duration::from_secs_f64(wait / 1000.0));
-                        break;
-                    }
-                    last = Some(next.ts);
-                    if !self.fold_next(run, t) {
-                        break;
-                    }
-                    clock.released += gap;
-                    changed = true;
-                }
-                if self.ahead.is_empty() {
-                    // Waiting for events to be read: the clock waits too, so they do not
-                    // all come out at once when they arrive.
-                    let behind = clock.run_ms(now) - clock.released;
-                    if behind > 0.0 {
-                        clock.start += Duration::from_secs_f64(behind / speed / 1000.0);
-                    }
-                    if self.read_to > t.position && self.fold_next(run, t) {
-                        changed = true;
-                    }
-                }
-                self.clock = Some(clock);
-                wake
-            }
+        let (changed, wake) = match t.speed.factor() {
+            None => self.play_at_once(now, run, t),
+            Some(speed) => self.play_timed(now, speed, run, t),
         };
         self.read_ahead(t);
         if t.position >= t.total && self.ahead.is_empty() {
@@ -357,6 +288,117 @@ impl ReplayFeed {
             return (true, None);
         }
         (changed, wake)
+    }
+
+    /// At the live edge: folds every event read (new events are shown as they come);
+    /// returns whether anything changed.
+    fn follow_edge(&mut self, run: &mut RunState, t: &mut Transport) -> bool {
+        let mut changed = false;
+        while self.fold_next(run, t) {
+            changed = true;
+        }
+        if !t.live && t.position >= t.total {
+            // The run ended and every event of it is shown.
+            t.follow = false;
+        }
+        self.read_ahead(t);
+        changed
+    }
+
+    /// As fast as possible: folds up to a frame's worth of events; returns whether any
+    /// folded and `now` when more are due at once.
+    fn play_at_once(
+        &mut self,
+        now: Instant,
+        run: &mut RunState,
+        t: &mut Transport,
+    ) -> (bool, Option<Instant>) {
+        let mut n = 0;
+        while n < MAX_PER_FRAME && self.fold_next(run, t) {
+            n += 1;
+        }
+        // More is due at once only if more is read; a page on its way wakes
+        // the loop when it arrives.
+        let wake = (!self.ahead.is_empty() || self.read_to > t.position).then_some(now);
+        (n > 0, wake)
+    }
+
+    /// At `speed` times the run's pace: folds the events due by the clock at `now`;
+    /// returns whether any folded and when the next one is due.
+    fn play_timed(
+        &mut self,
+        now: Instant,
+        speed: f64,
+        run: &mut RunState,
+        t: &mut Transport,
+    ) -> (bool, Option<Instant>) {
+        let mut clock = self.clock_at(now, speed);
+        let (mut changed, wake) = self.release_due(&mut clock, now, run, t);
+        if self.ahead.is_empty() {
+            // Waiting for events to be read: the clock waits too, so they do not
+            // all come out at once when they arrive.
+            let behind = clock.run_ms(now) - clock.released;
+            if behind > 0.0 {
+                clock.start += Duration::from_secs_f64(behind / speed / 1000.0);
+            }
+            if self.read_to > t.position && self.fold_next(run, t) {
+                changed = true;
+            }
+        }
+        self.clock = Some(clock);
+        (changed, wake)
+    }
+
+    /// The playing clock at `speed`: the one running, a new one from `now`, or (at a
+    /// new speed) one that keeps the run time reached so far.
+    fn clock_at(&self, now: Instant, speed: f64) -> Clock {
+        match self.clock {
+            Some(c) if c.speed == speed => c,
+            // A new speed keeps the run time reached so far.
+            Some(c) => Clock {
+                start: now
+                    - Duration::from_secs_f64(c.run_ms(now) / speed / 1000.0)
+                        .min(now.saturating_duration_since(c.start)),
+                speed,
+                released: c.released,
+            },
+            None => Clock {
+                start: now,
+                speed,
+                released: 0.0,
+            },
+        }
+    }
+
+    /// Folds the events read ahead whose (capped) gaps `clock` has released by `now`;
+    /// returns whether any folded and when the first one still waiting is due.
+    fn release_due(
+        &mut self,
+        clock: &mut Clock,
+        now: Instant,
+        run: &mut RunState,
+        t: &mut Transport,
+    ) -> (bool, Option<Instant>) {
+        let mut changed = false;
+        let mut last = self.ts_at(t);
+        while let Some(next) = self.ahead.front() {
+            let gap = match last {
+                Some(l) => next.ts.saturating_sub(l).clamp(0, cap(t.max_gap_ms)) as f64,
+                None => 0.0,
+            };
+            let run_ms = clock.run_ms(now);
+            if clock.released + gap > run_ms {
+                let wait = (clock.released + gap - run_ms) / clock.speed;
+                return (changed, Some(now + Duration::from_secs_f64(wait / 1000.0)));
+            }
+            last = Some(next.ts);
+            if !self.fold_next(run, t) {
+                break;
+            }
+            clock.released += gap;
+            changed = true;
+        }
+        (changed, None)
     }
 }
 

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use super::action::{Action, Screen};
 use super::effect::Effect;
-use super::failures_list::{cycle, status_of, Window};
+use super::failures_list::{cycle, status_of, FailuresList, Window};
 use super::nav::{move_in_list, scroll_value};
 use super::select::{ask, select_task};
 use super::ui_state::{AttemptView, OutputView, Overlay, Scroll, UiState};
@@ -72,15 +72,29 @@ pub fn failures_screen(ui: &mut UiState, run: &RunState, action: Action, fx: &mu
         return;
     }
     let t = now(ui);
-    let f = &mut ui.failures;
     match action {
         Action::NextFailure | Action::PrevFailure if n > 0 => {
+            let f = &mut ui.failures;
             f.selected = if action == Action::NextFailure {
                 (f.selected + 1) % n
             } else {
                 (f.selected + n - 1) % n
             };
         }
+        Action::FilterRun => filter_run(ui, run, t, fx),
+        Action::Open => {
+            if let Some(row) = ui.failures.selected_row().cloned() {
+                open_attempt(ui, &row, OutputView::Issues, fx);
+            }
+        }
+        _ => sort_or_filter(&mut ui.failures, action, t),
+    }
+}
+
+/// Sorts the list or cycles one of its filters (`t` the clock the time filter counts
+/// back from); other actions do nothing.
+fn sort_or_filter(f: &mut FailuresList, action: Action, t: i64) {
+    match action {
         Action::Sort => {
             // Only by a column on screen.
             f.query.sort = f.next_sort();
@@ -117,41 +131,39 @@ pub fn failures_screen(ui: &mut UiState, run: &RunState, action: Action, fx: &mu
             f.selected = 0;
             f.refilter(t);
         }
-        Action::FilterRun => {
-            // This run → every run → each run in the list in turn → this run again.
-            let here = (!run.run_id.is_empty())
-                .then(|| run.run_id.clone())
-                .or_else(|| ui.failures_run.clone());
-            f.selected = 0;
-            if f.this_run_only {
-                f.this_run_only = false;
-                f.query.run = None;
-                load_for(ui, None, fx);
-                return;
-            }
-            let runs = f.values(|r| vec![r.run_id.clone()]);
-            let next = cycle(&f.query.run, &runs);
-            if next.is_none() && here.is_some() {
-                f.this_run_only = true;
-                f.query.run = None;
-                ui.failures_run = here.clone();
-                load_for(ui, here.as_deref(), fx);
-            } else {
-                f.query.run = next;
-                f.refilter(t);
-            }
-        }
         Action::ClearFilters => {
             f.query = Default::default();
             f.selected = 0;
             f.refilter(t);
         }
-        Action::Open => {
-            if let Some(row) = f.selected_row().cloned() {
-                open_attempt(ui, &row, OutputView::Issues, fx);
-            }
-        }
         _ => {}
+    }
+}
+
+/// The run filter: this run → every run → each run in the list in turn → this run
+/// again (a change of scope loads the list anew).
+fn filter_run(ui: &mut UiState, run: &RunState, t: i64, fx: &mut Vec<Effect>) {
+    let here = (!run.run_id.is_empty())
+        .then(|| run.run_id.clone())
+        .or_else(|| ui.failures_run.clone());
+    let f = &mut ui.failures;
+    f.selected = 0;
+    if f.this_run_only {
+        f.this_run_only = false;
+        f.query.run = None;
+        load_for(ui, None, fx);
+        return;
+    }
+    let runs = f.values(|r| vec![r.run_id.clone()]);
+    let next = cycle(&f.query.run, &runs);
+    if next.is_none() && here.is_some() {
+        f.this_run_only = true;
+        f.query.run = None;
+        ui.failures_run = here.clone();
+        load_for(ui, here.as_deref(), fx);
+    } else {
+        f.query.run = next;
+        f.refilter(t);
     }
 }
 

@@ -41,36 +41,11 @@ impl InputKey {
 /// Handles a key while a search is typed. On the Atoms screen the table filters as you
 /// type; on the Run screen Enter selects the next task whose id contains the text.
 pub fn input(ui: &mut UiState, run: &RunState, key: InputKey) -> Vec<Effect> {
-    let mut fx = Vec::new();
     let Some(mut text) = ui.input.take() else {
-        return fx;
+        return Vec::new();
     };
     if ui.command_prompt {
-        if key != InputKey::Tab {
-            ui.completions = None;
-        }
-        match key {
-            InputKey::Esc => ui.command_prompt = false,
-            InputKey::Enter => {
-                ui.command_prompt = false;
-                return command_line::run(ui, run, &text);
-            }
-            InputKey::Tab => {
-                let (done, hits) = command_line::complete(&text, run);
-                ui.completions = command_line::Completions::of(&done, hits);
-                ui.input = Some(done);
-            }
-            InputKey::Backspace => {
-                text.pop();
-                ui.input = Some(text);
-            }
-            InputKey::Char(c) if !c.is_control() && text.chars().count() < 200 => {
-                text.push(c);
-                ui.input = Some(text);
-            }
-            InputKey::Char(_) => ui.input = Some(text),
-        }
-        return fx;
+        return command_input(ui, run, text, key);
     }
     match key {
         InputKey::Tab => {}
@@ -83,75 +58,115 @@ pub fn input(ui: &mut UiState, run: &RunState, key: InputKey) -> Vec<Effect> {
         InputKey::Backspace => {
             text.pop();
         }
-        InputKey::Esc if ui.reason_for.is_some() => {
-            ui.reason_for = None;
-            ui.flash("not rejected", false);
-            return fx;
-        }
-        InputKey::Enter if ui.reason_for.is_some() => {
-            let (run, task) = ui.reason_for.take().unwrap_or_default();
-            if text.trim().is_empty() {
-                ui.flash("a rejection needs a reason: X again to write one", true);
-            } else {
-                ui.flash(format!("rejecting {task}…"), false);
-                fx.push(Effect::Review {
-                    run,
-                    task,
-                    verdict: crate::run::review::Verdict::Reject {
-                        reason: text.trim().to_string(),
-                    },
-                });
-            }
-            return fx;
-        }
         InputKey::Esc => {
-            if ui.seek_prompt {
-                ui.seek_prompt = false;
-            } else if ui.screen == Screen::Atoms {
-                ui.atoms.query.clear();
-            } else if ui.screen == Screen::Runs {
-                ui.runs.query.clear();
-                ui.runs.selected = 0;
-            } else if ui.screen == Screen::Failures {
-                ui.failures.query.text.clear();
-                let now = ui.now_ms;
-                ui.failures.refilter(now);
-            }
-            return fx;
+            escape(ui);
+            return Vec::new();
         }
-        InputKey::Enter => {
-            if ui.seek_prompt {
-                ui.seek_prompt = false;
-                if let Some(t) = ui.replay.as_mut() {
-                    match t.parse_target(&text) {
-                        Ok(to) => fx.push(t.seek(to)),
-                        Err(e) => ui.flash(e, true),
-                    }
-                }
-            } else if ui.screen == Screen::Run {
-                find_task(ui, run, &text, &mut fx);
-            }
-            return fx;
-        }
+        InputKey::Enter => return enter(ui, run, &text),
     }
     if ui.seek_prompt || ui.reason_for.is_some() {
         ui.input = Some(text);
-        return fx;
+        return Vec::new();
     }
-    if ui.screen == Screen::Atoms {
-        ui.atoms.query = text.clone();
-        ui.atoms.selected = 0;
+    filter(ui, &text);
+    ui.input = Some(text);
+    Vec::new()
+}
+
+/// A key typed on the command line (`text` so far): Enter runs it, Tab completes it.
+fn command_input(ui: &mut UiState, run: &RunState, mut text: String, key: InputKey) -> Vec<Effect> {
+    if key != InputKey::Tab {
+        ui.completions = None;
+    }
+    match key {
+        InputKey::Esc => ui.command_prompt = false,
+        InputKey::Enter => {
+            ui.command_prompt = false;
+            return command_line::run(ui, run, &text);
+        }
+        InputKey::Tab => {
+            let (done, hits) = command_line::complete(&text, run);
+            ui.completions = command_line::Completions::of(&done, hits);
+            ui.input = Some(done);
+        }
+        InputKey::Backspace => {
+            text.pop();
+            ui.input = Some(text);
+        }
+        InputKey::Char(c) if !c.is_control() && text.chars().count() < 200 => {
+            text.push(c);
+            ui.input = Some(text);
+        }
+        InputKey::Char(_) => ui.input = Some(text),
+    }
+    Vec::new()
+}
+
+/// Esc: abandons a rejection, the seek prompt, or the screen's search (clearing it).
+fn escape(ui: &mut UiState) {
+    if ui.reason_for.is_some() {
+        ui.reason_for = None;
+        ui.flash("not rejected", false);
+    } else if ui.seek_prompt {
+        ui.seek_prompt = false;
+    } else if ui.screen == Screen::Atoms {
+        ui.atoms.query.clear();
     } else if ui.screen == Screen::Runs {
-        ui.runs.query = text.clone();
+        ui.runs.query.clear();
         ui.runs.selected = 0;
     } else if ui.screen == Screen::Failures {
-        ui.failures.query.text = text.clone();
+        ui.failures.query.text.clear();
+        let now = ui.now_ms;
+        ui.failures.refilter(now);
+    }
+}
+
+/// Enter on `text`: rejects with it as the reason, seeks the replay to it, or (on the Run
+/// screen) finds the next task it names.
+fn enter(ui: &mut UiState, run: &RunState, text: &str) -> Vec<Effect> {
+    let mut fx = Vec::new();
+    if ui.reason_for.is_some() {
+        let (run, task) = ui.reason_for.take().unwrap_or_default();
+        if text.trim().is_empty() {
+            ui.flash("a rejection needs a reason: X again to write one", true);
+        } else {
+            ui.flash(format!("rejecting {task}…"), false);
+            fx.push(Effect::Review {
+                run,
+                task,
+                verdict: crate::run::review::Verdict::Reject {
+                    reason: text.trim().to_string(),
+                },
+            });
+        }
+    } else if ui.seek_prompt {
+        ui.seek_prompt = false;
+        if let Some(t) = ui.replay.as_mut() {
+            match t.parse_target(text) {
+                Ok(to) => fx.push(t.seek(to)),
+                Err(e) => ui.flash(e, true),
+            }
+        }
+    } else if ui.screen == Screen::Run {
+        find_task(ui, run, text, &mut fx);
+    }
+    fx
+}
+
+/// Filters the current screen's list by `text` as it is typed, from its first row.
+fn filter(ui: &mut UiState, text: &str) {
+    if ui.screen == Screen::Atoms {
+        ui.atoms.query = text.to_string();
+        ui.atoms.selected = 0;
+    } else if ui.screen == Screen::Runs {
+        ui.runs.query = text.to_string();
+        ui.runs.selected = 0;
+    } else if ui.screen == Screen::Failures {
+        ui.failures.query.text = text.to_string();
         ui.failures.selected = 0;
         let now = ui.now_ms;
         ui.failures.refilter(now);
     }
-    ui.input = Some(text);
-    fx
 }
 
 fn find_task(ui: &mut UiState, run: &RunState, text: &str, fx: &mut Vec<Effect>) {

@@ -18,38 +18,7 @@ pub fn overlay_action(
     fx: &mut Vec<Effect>,
 ) {
     match overlay {
-        Overlay::Confirm(q) => {
-            ui.overlay = None;
-            // Quit pressed again (ctrl-c ctrl-c, q q) confirms the quit.
-            let again = matches!(q, Question::Quit | Question::QuitWithReviews(_))
-                && action == Action::Quit;
-            if action == Action::Confirm || again {
-                match q {
-                    Question::Quit => {
-                        fx.push(Effect::Engine(Control::Interrupt));
-                        fx.push(Effect::Quit);
-                        ui.quitting = true;
-                    }
-                    Question::QuitWithReviews(_) => {
-                        if ui.engine_attached {
-                            fx.push(Effect::Engine(Control::Interrupt));
-                        }
-                        fx.push(Effect::Quit);
-                        ui.quitting = true;
-                    }
-                    Question::Accept => super::review_keys::accept_confirmed(ui, fx),
-                    Question::Cancel => {
-                        if run.is_live() {
-                            fx.push(Effect::Engine(Control::Cancel(
-                                "cancelled from the terminal".into(),
-                            )));
-                        }
-                    }
-                }
-            }
-            // An acceptance not confirmed is dropped.
-            ui.accept_pending = None;
-        }
+        Overlay::Confirm(q) => confirm_action(ui, run, q, action, fx),
         Overlay::Help { top } => match action {
             Action::Back | Action::Help | Action::Quit => ui.overlay = None,
             _ => {
@@ -86,4 +55,45 @@ pub fn overlay_action(
             }
         },
     }
+}
+
+/// Answers the confirm question `q` with `action`: Confirm (or Quit pressed again for a
+/// quit) carries it out, anything else drops it.
+fn confirm_action(
+    ui: &mut UiState,
+    run: &RunState,
+    q: Question,
+    action: Action,
+    fx: &mut Vec<Effect>,
+) {
+    ui.overlay = None;
+    // Quit pressed again (ctrl-c ctrl-c, q q) confirms the quit.
+    let again =
+        matches!(q, Question::Quit | Question::QuitWithReviews(_)) && action == Action::Quit;
+    if action == Action::Confirm || again {
+        match q {
+            Question::Quit => {
+                fx.push(Effect::Engine(Control::Interrupt));
+                fx.push(Effect::Quit);
+                ui.quitting = true;
+            }
+            Question::QuitWithReviews(_) => {
+                if ui.engine_attached {
+                    fx.push(Effect::Engine(Control::Interrupt));
+                }
+                fx.push(Effect::Quit);
+                ui.quitting = true;
+            }
+            Question::Accept => super::review_keys::accept_confirmed(ui, fx),
+            Question::Cancel => {
+                if run.is_live() {
+                    fx.push(Effect::Engine(Control::Cancel(
+                        "cancelled from the terminal".into(),
+                    )));
+                }
+            }
+        }
+    }
+    // An acceptance not confirmed is dropped.
+    ui.accept_pending = None;
 }

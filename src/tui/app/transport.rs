@@ -199,23 +199,8 @@ impl Transport {
         let here = self.target();
         let mut fx = Vec::new();
         let mut say = None;
-        let mut task = None;
         match action {
-            Action::TogglePause => {
-                if self.follow {
-                    self.follow = false;
-                    self.playing = false;
-                    say = Some("paused at the live edge (> goes back to it)".to_string());
-                } else if self.playing {
-                    self.playing = false;
-                } else if self.at_end() && self.live {
-                    self.follow = true;
-                } else if self.at_end() {
-                    say = Some("at the end (< to start)".to_string());
-                } else {
-                    self.playing = true;
-                }
-            }
+            Action::TogglePause => say = self.toggle_pause(),
             Action::ReplayStepForward => {
                 self.playing = false;
                 self.follow = false;
@@ -235,49 +220,10 @@ impl Transport {
                     fx.push(self.seek(here - 1));
                 }
             }
-            Action::ReplayNextStart
-            | Action::ReplayPrevStart
-            | Action::ReplayNextFailure
-            | Action::ReplayPrevFailure => {
-                let (dir, failure) = match action {
-                    Action::ReplayNextStart => (Dir::Forward, false),
-                    Action::ReplayPrevStart => (Dir::Back, false),
-                    Action::ReplayNextFailure => (Dir::Forward, true),
-                    _ => (Dir::Back, true),
-                };
-                let found = self.marks.read().ok().and_then(|m| {
-                    if failure {
-                        m.failure(here, dir).cloned()
-                    } else {
-                        m.start(here, dir).cloned()
-                    }
-                });
-                let what = if failure { "failure" } else { "task start" };
-                match found {
-                    Some(mark) => {
-                        fx.push(self.seek(mark.seq));
-                        // The status line shows the event; the message names the task.
-                        say = Some(match &mark.task {
-                            Some(t) => format!("{t} · {}", mark.what),
-                            None => format!("{what}: {}", mark.what),
-                        });
-                        task = mark.task;
-                    }
-                    None => {
-                        let more = dir == Dir::Forward && self.indexed < self.total;
-                        say = Some(match (dir, more) {
-                            (Dir::Forward, true) => {
-                                format!(
-                                    "no {what} in the events read so far ({} of {})",
-                                    self.indexed, self.total
-                                )
-                            }
-                            (Dir::Forward, false) => format!("no later {what}"),
-                            (Dir::Back, _) => format!("no earlier {what}"),
-                        });
-                    }
-                }
-            }
+            Action::ReplayNextStart => return Some(self.jump(here, Dir::Forward, false)),
+            Action::ReplayPrevStart => return Some(self.jump(here, Dir::Back, false)),
+            Action::ReplayNextFailure => return Some(self.jump(here, Dir::Forward, true)),
+            Action::ReplayPrevFailure => return Some(self.jump(here, Dir::Back, true)),
             Action::ReplayFaster => {
                 self.speed = self.speed.faster();
                 say = Some(format!("speed {}", self.speed.label()));
@@ -293,8 +239,76 @@ impl Transport {
         Some(Acted {
             effects: fx,
             say,
-            task,
+            task: None,
         })
+    }
+
+    /// Space: leaves the live edge, pauses, follows the live edge again, or plays; says
+    /// why when it cannot play.
+    fn toggle_pause(&mut self) -> Option<String> {
+        if self.follow {
+            self.follow = false;
+            self.playing = false;
+            Some("paused at the live edge (> goes back to it)".to_string())
+        } else if self.playing {
+            self.playing = false;
+            None
+        } else if self.at_end() && self.live {
+            self.follow = true;
+            None
+        } else if self.at_end() {
+            Some("at the end (< to start)".to_string())
+        } else {
+            self.playing = true;
+            None
+        }
+    }
+
+    /// Jumps from `here` to the next (or previous, by `dir`) task start or, with
+    /// `failure`, failure; names the task it reached, or says there is none.
+    fn jump(&mut self, here: u64, dir: Dir, failure: bool) -> Acted {
+        let found = self.marks.read().ok().and_then(|m| {
+            if failure {
+                m.failure(here, dir).cloned()
+            } else {
+                m.start(here, dir).cloned()
+            }
+        });
+        let what = if failure { "failure" } else { "task start" };
+        let Some(mark) = found else {
+            return Acted {
+                effects: Vec::new(),
+                say: Some(self.no_mark(dir, what)),
+                task: None,
+            };
+        };
+        let effects = vec![self.seek(mark.seq)];
+        // The status line shows the event; the message names the task.
+        let say = match &mark.task {
+            Some(t) => format!("{t} · {}", mark.what),
+            None => format!("{what}: {}", mark.what),
+        };
+        Acted {
+            effects,
+            say: Some(say),
+            task: mark.task,
+        }
+    }
+
+    /// Why a jump `dir` to the next `what` found none: none yet in the events indexed so
+    /// far, or none at all that way.
+    fn no_mark(&self, dir: Dir, what: &str) -> String {
+        let more = dir == Dir::Forward && self.indexed < self.total;
+        match (dir, more) {
+            (Dir::Forward, true) => {
+                format!(
+                    "no {what} in the events read so far ({} of {})",
+                    self.indexed, self.total
+                )
+            }
+            (Dir::Forward, false) => format!("no later {what}"),
+            (Dir::Back, _) => format!("no earlier {what}"),
+        }
     }
 
     /// Parses a seek target typed at the prompt: `40%`, an event number (`1234` or

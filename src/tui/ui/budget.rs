@@ -19,98 +19,156 @@ pub fn draw(buf: &mut Buffer, inner: Rect, run: &RunState, theme: &Theme) {
     if inner.height == 0 || inner.width < 10 {
         return;
     }
-    let w = inner.width as usize;
-    let wide = w >= 90;
-
-    // Numbers are right-aligned after one space, so a gauge never touches them.
-    let nums_w = if wide { 13 } else { 11 };
-    let reported_col = w >= 104 && run.agents.iter().any(|a| a.reported.calls > 0);
-    // The cost of each agent's calls from 56 columns on; per call when wide.
-    let cost_col = w >= 56;
-    let per_call_col = w >= 130;
-    let cost_w = if cost_col { COST_W + 1 } else { 0 } + if per_call_col { COST_W + 1 } else { 0 };
-    let gauge_w = if w >= 110 + cost_w + if reported_col { 14 } else { 0 } {
-        12
-    } else {
-        6
-    };
-    let extras = if wide { 40 } else { 0 } + if reported_col { 14 } else { 0 } + cost_w;
-    let fixed = 1 + gauge_w + nums_w + 1 + gauge_w + nums_w + extras;
-    let name_w = w.saturating_sub(fixed).clamp(4, 22);
+    let cols = Cols::new(inner.width as usize, run);
     let mut y = inner.y;
-    let mut header = format!(
-        "{:name_w$} {:<gw$}{:>nw$} {:<gw$}{:>nw$}",
-        "agent",
-        if gauge_w > 7 { "context" } else { "ctx" },
-        "",
-        "output",
-        "",
-        gw = gauge_w,
-        nw = nums_w
-    );
-    if wide {
-        header.push_str(&format!(
-            " {:>8} {:>8} {:>9} {:>5} {:>5}",
-            "in", "out", "calls", "trims", "batch"
-        ));
-    }
-    if reported_col {
-        header.push_str(&format!(" {:>13}", "provider i/o"));
-    }
-    if cost_col {
-        header.push_str(&format!(" {:>COST_W$}", "cost"));
-    }
-    if per_call_col {
-        header.push_str(&format!(" {:>COST_W$}", "per call"));
-    }
-    put(buf, inner.x, y, inner.width, &header, theme.muted());
+    put(buf, inner.x, y, inner.width, &cols.header(), theme.muted());
     y += 1;
     if run.agents.is_empty() {
         put(buf, inner.x, y, inner.width, "no agents yet", theme.muted());
     }
-    let right = inner.right();
     for (i, a) in run.agents.iter().enumerate() {
         if y >= inner.bottom() {
             break;
         }
-        let room = |x: u16| right.saturating_sub(x);
-        let mut x = inner.x;
-        let flagged = a.reported.disagrees();
-        let name = pad_or_truncate(&a.name, name_w.saturating_sub(if flagged { 2 } else { 0 }));
-        x += put(
-            buf,
-            x,
+        let mut row = Row {
+            buf: &mut *buf,
+            x: inner.x,
             y,
-            room(x),
-            &name,
-            Style::default().fg(theme.agent(i)),
-        );
-        if flagged {
-            x += put(buf, x, y, room(x), " ≠", theme.warn());
+            right: inner.right(),
+            theme,
+        };
+        row.agent(&cols, i, a);
+        y += 1;
+    }
+}
+
+/// Which columns the pane shows at its width, and how wide they are.
+struct Cols {
+    /// Wide enough for cumulative in/out, calls, trims and batches.
+    wide: bool,
+    /// Width of the numbers after each gauge.
+    nums_w: usize,
+    /// The provider's own counts are shown.
+    reported_col: bool,
+    /// The cost of each agent's calls is shown.
+    cost_col: bool,
+    /// The cost per call is shown.
+    per_call_col: bool,
+    /// Width of each gauge.
+    gauge_w: usize,
+    /// Width of the agent's name.
+    name_w: usize,
+}
+
+impl Cols {
+    /// The columns for a pane `w` wide showing `run`.
+    fn new(w: usize, run: &RunState) -> Self {
+        let wide = w >= 90;
+        // Numbers are right-aligned after one space, so a gauge never touches them.
+        let nums_w = if wide { 13 } else { 11 };
+        let reported_col = w >= 104 && run.agents.iter().any(|a| a.reported.calls > 0);
+        // The cost of each agent's calls from 56 columns on; per call when wide.
+        let cost_col = w >= 56;
+        let per_call_col = w >= 130;
+        let cost_w =
+            if cost_col { COST_W + 1 } else { 0 } + if per_call_col { COST_W + 1 } else { 0 };
+        let gauge_w = if w >= 110 + cost_w + if reported_col { 14 } else { 0 } {
+            12
+        } else {
+            6
+        };
+        let extras = if wide { 40 } else { 0 } + if reported_col { 14 } else { 0 } + cost_w;
+        let fixed = 1 + gauge_w + nums_w + 1 + gauge_w + nums_w + extras;
+        let name_w = w.saturating_sub(fixed).clamp(4, 22);
+        Cols {
+            wide,
+            nums_w,
+            reported_col,
+            cost_col,
+            per_call_col,
+            gauge_w,
+            name_w,
         }
-        x += 1;
-        let limit = a.max_input_tokens;
-        let frac = ratio(a.last_prompt, limit);
-        x += gauge(buf, x, y, gauge_w.min(room(x) as usize), frac, theme);
-        let unused = a.invocations == 0;
-        let nums = format!(
-            "{:>nums_w$}",
-            format!(" {}/{}", or_dash(a.last_prompt, unused), compact(limit))
+    }
+
+    /// The header row naming the columns shown.
+    fn header(&self) -> String {
+        let mut header = format!(
+            "{:name_w$} {:<gw$}{:>nw$} {:<gw$}{:>nw$}",
+            "agent",
+            if self.gauge_w > 7 { "context" } else { "ctx" },
+            "",
+            "output",
+            "",
+            name_w = self.name_w,
+            gw = self.gauge_w,
+            nw = self.nums_w
         );
-        x += put(buf, x, y, room(x), &nums, level(frac, theme));
-        x += 1;
-        let ofrac = ratio(a.last_output, a.max_tokens as u64);
-        x += gauge(buf, x, y, gauge_w.min(room(x) as usize), ofrac, theme);
-        let onums = format!(
-            "{:>nums_w$}",
-            format!(
-                " {}/{}",
-                compact(a.last_output),
-                compact(a.max_tokens as u64)
-            )
+        if self.wide {
+            header.push_str(&format!(
+                " {:>8} {:>8} {:>9} {:>5} {:>5}",
+                "in", "out", "calls", "trims", "batch"
+            ));
+        }
+        if self.reported_col {
+            header.push_str(&format!(" {:>13}", "provider i/o"));
+        }
+        if self.cost_col {
+            header.push_str(&format!(" {:>COST_W$}", "cost"));
+        }
+        if self.per_call_col {
+            header.push_str(&format!(" {:>COST_W$}", "per call"));
+        }
+        header
+    }
+}
+
+/// One agent's row being drawn, left to right from `x`.
+struct Row<'a> {
+    /// The buffer drawn into.
+    buf: &'a mut Buffer,
+    /// Where the next cell starts.
+    x: u16,
+    /// The row's line.
+    y: u16,
+    /// The pane's right edge.
+    right: u16,
+    /// The theme's styles.
+    theme: &'a Theme,
+}
+
+impl Row<'_> {
+    /// Columns left before the pane's right edge.
+    fn room(&self) -> u16 {
+        self.right.saturating_sub(self.x)
+    }
+
+    /// Puts `text` at the cursor and moves past it.
+    fn put(&mut self, text: &str, style: Style) {
+        self.x += put(self.buf, self.x, self.y, self.room(), text, style);
+    }
+
+    /// Draws a gauge `w` wide at the cursor and moves past it.
+    fn gauge(&mut self, w: usize, frac: f64) {
+        let w = w.min(self.room() as usize);
+        self.x += gauge(self.buf, self.x, self.y, w, frac, self.theme);
+    }
+
+    /// Draws agent `a` (the `i`-th) in the columns `cols`.
+    fn agent(&mut self, cols: &Cols, i: usize, a: &AgentView) {
+        let theme = self.theme;
+        let flagged = a.reported.disagrees();
+        let name = pad_or_truncate(
+            &a.name,
+            cols.name_w.saturating_sub(if flagged { 2 } else { 0 }),
         );
-        x += put(buf, x, y, room(x), &onums, level(ofrac, theme));
-        if wide {
+        self.put(&name, Style::default().fg(theme.agent(i)));
+        if flagged {
+            self.put(" ≠", theme.warn());
+        }
+        self.x += 1;
+        self.gauges(cols, a);
+        if cols.wide {
             let rest = format!(
                 " {:>8} {:>8} {:>9} {:>5} {:>5}",
                 compact(a.tokens_in),
@@ -119,46 +177,73 @@ pub fn draw(buf: &mut Buffer, inner: Rect, run: &RunState, theme: &Theme) {
                 a.trims,
                 a.batches
             );
-            x += put(buf, x, y, room(x), &rest, theme.style_base());
+            self.put(&rest, theme.style_base());
         }
-        if reported_col {
-            let r = &a.reported;
-            let cell = if r.calls == 0 {
-                format!(" {:>13}", "—")
-            } else {
-                format!(
-                    " {:>13}",
-                    format!("{}/{}", compact(r.prompt), compact(r.output))
-                )
-            };
-            let style = if flagged {
-                theme.warn()
-            } else {
-                theme.style_base()
-            };
-            x += put(buf, x, y, room(x), &cell, style);
+        if cols.reported_col {
+            self.reported(a, flagged);
         }
-        if cost_col {
+        if cols.cost_col {
             let cell = format!(" {:>COST_W$}", a.spend.label());
-            x += put(buf, x, y, room(x), &cell, theme.style_base());
+            self.put(&cell, theme.style_base());
         }
-        if per_call_col {
-            let per_call = match a.spend.known() {
-                Some(usd) if a.spend.priced > 0 => {
-                    crate::base::cost::usd(usd / a.spend.priced as f64)
-                }
-                _ => crate::base::cost::NO_PRICE.to_string(),
-            };
-            put(
-                buf,
-                x,
-                y,
-                room(x),
-                &format!(" {per_call:>COST_W$}"),
-                theme.muted(),
-            );
+        if cols.per_call_col {
+            self.per_call(a);
         }
-        y += 1;
+    }
+
+    /// The context gauge (latest prompt against the limit) and the output gauge (latest
+    /// output against max_tokens), each with its numbers.
+    fn gauges(&mut self, cols: &Cols, a: &AgentView) {
+        let nums_w = cols.nums_w;
+        let limit = a.max_input_tokens;
+        let frac = ratio(a.last_prompt, limit);
+        self.gauge(cols.gauge_w, frac);
+        let unused = a.invocations == 0;
+        let nums = format!(
+            "{:>nums_w$}",
+            format!(" {}/{}", or_dash(a.last_prompt, unused), compact(limit))
+        );
+        self.put(&nums, level(frac, self.theme));
+        self.x += 1;
+        let ofrac = ratio(a.last_output, a.max_tokens as u64);
+        self.gauge(cols.gauge_w, ofrac);
+        let onums = format!(
+            "{:>nums_w$}",
+            format!(
+                " {}/{}",
+                compact(a.last_output),
+                compact(a.max_tokens as u64)
+            )
+        );
+        self.put(&onums, level(ofrac, self.theme));
+    }
+
+    /// The provider's own prompt/output counts, warned when they disagree with ours.
+    fn reported(&mut self, a: &AgentView, flagged: bool) {
+        let r = &a.reported;
+        let cell = if r.calls == 0 {
+            format!(" {:>13}", "—")
+        } else {
+            format!(
+                " {:>13}",
+                format!("{}/{}", compact(r.prompt), compact(r.output))
+            )
+        };
+        let style = if flagged {
+            self.theme.warn()
+        } else {
+            self.theme.style_base()
+        };
+        self.put(&cell, style);
+    }
+
+    /// What a priced call cost on average, `—` when none was priced.
+    fn per_call(&mut self, a: &AgentView) {
+        let per_call = match a.spend.known() {
+            Some(usd) if a.spend.priced > 0 => crate::base::cost::usd(usd / a.spend.priced as f64),
+            _ => crate::base::cost::NO_PRICE.to_string(),
+        };
+        self.put(&format!(" {per_call:>COST_W$}"), self.theme.muted());
     }
 }
 

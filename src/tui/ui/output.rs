@@ -59,6 +59,9 @@ impl Lines for Vec<&str> {
     }
 }
 
+/// The invocation an output view shows: its id, which attempt it is and how many there are.
+type Shown = Option<(std::sync::Arc<str>, usize, usize)>;
+
 /// Draws the output of the selected task into `inner`.
 pub fn draw(buf: &mut Buffer, inner: Rect, run: &RunState, ui: &mut UiState, theme: &Theme) {
     ui.output_rows = inner.height as usize;
@@ -87,72 +90,8 @@ pub fn draw(buf: &mut Buffer, inner: Rect, run: &RunState, ui: &mut UiState, the
             lines.extend(text.lines());
             draw_lines(buf, inner, &lines, ui, theme);
         }
-        OutputView::Raw => {
-            let mut area = inner;
-            // A running invocation: how long it runs, how long it has been quiet.
-            if let Some(a) = task.activity(super::status::screen_now(run, ui)) {
-                let style = if a.stalled() {
-                    theme.warn()
-                } else {
-                    theme.muted()
-                };
-                put(buf, area.x, area.y, area.width, &a.describe(), style);
-                area.y += 1;
-                area.height = area.height.saturating_sub(1);
-            }
-            if task.spilled || task.output.dropped() > 0 {
-                let text = format!(
-                    "… {} earlier line(s) are in the log{}",
-                    task.output.dropped(),
-                    if task.spilled { " (loading…)" } else { "" }
-                );
-                put(buf, area.x, area.y, area.width, &text, theme.muted());
-                area.y += 1;
-                area.height = area.height.saturating_sub(1);
-            }
-            if task.output.is_empty() {
-                let msg = waiting_text(task);
-                put(buf, area.x, area.y, area.width, &msg, theme.muted());
-                return;
-            }
-            match ui.folds.get(&ui.task).cloned() {
-                Some(folds) if folds.any() => {
-                    let out = &task.output;
-                    let lines = super::loop_fold::fold_lines(out.len(), |i| out.line(i), &folds);
-                    let lines: Vec<&str> = lines.iter().map(|l| l.as_ref()).collect();
-                    draw_lines(buf, area, &lines, ui, theme);
-                }
-                _ => draw_lines(buf, area, &task.output, ui, theme),
-            }
-        }
-        OutputView::Issues => {
-            let mut lines: Vec<&str> = Vec::new();
-            let header;
-            let latest = !ui.earlier_attempt(task);
-            if let (Some((inv, k, n)), false) = (&shown, latest) {
-                header = format!("attempt {k}/{n} · {inv} (the quality check and errors below are this attempt's)");
-                lines.push(&header);
-            } else if let Some(last) = &task.last {
-                header = format!(
-                    "latest invocation: {} · {} atom(s) · avg score {:.2} · {} issue(s)",
-                    last.status.map_or("stopped", |s| s.as_str()),
-                    last.atoms,
-                    last.avg_score,
-                    last.issues
-                );
-                lines.push(&header);
-            }
-            for n in &task.notes {
-                lines.push(n);
-            }
-            let doc = shown
-                .clone()
-                .map(|(inv, _, _)| doc_text(ui, &DocKey::Issues(inv)));
-            let doc = doc.unwrap_or_else(|| "no invocation yet".into());
-            lines.push("");
-            lines.extend(doc.lines());
-            draw_lines(buf, inner, &lines, ui, theme);
-        }
+        OutputView::Raw => draw_raw(buf, inner, run, task, ui, theme),
+        OutputView::Issues => draw_issues(buf, inner, task, &shown, ui, theme),
         OutputView::Context => {
             let text = context_lines(task);
             let lines: Vec<&str> = text.iter().map(String::as_str).collect();
@@ -168,6 +107,94 @@ pub fn draw(buf: &mut Buffer, inner: Rect, run: &RunState, ui: &mut UiState, the
             draw_lines(buf, inner, &lines, ui, theme);
         }
     }
+}
+
+/// The latest attempt's live stream: what the invocation is doing, how many earlier
+/// lines are only in the log, then the stream (folded where the person folded it).
+fn draw_raw(
+    buf: &mut Buffer,
+    inner: Rect,
+    run: &RunState,
+    task: &TaskView,
+    ui: &mut UiState,
+    theme: &Theme,
+) {
+    let mut area = inner;
+    // A running invocation: how long it runs, how long it has been quiet.
+    if let Some(a) = task.activity(super::status::screen_now(run, ui)) {
+        let style = if a.stalled() {
+            theme.warn()
+        } else {
+            theme.muted()
+        };
+        put(buf, area.x, area.y, area.width, &a.describe(), style);
+        area.y += 1;
+        area.height = area.height.saturating_sub(1);
+    }
+    if task.spilled || task.output.dropped() > 0 {
+        let text = format!(
+            "… {} earlier line(s) are in the log{}",
+            task.output.dropped(),
+            if task.spilled { " (loading…)" } else { "" }
+        );
+        put(buf, area.x, area.y, area.width, &text, theme.muted());
+        area.y += 1;
+        area.height = area.height.saturating_sub(1);
+    }
+    if task.output.is_empty() {
+        let msg = waiting_text(task);
+        put(buf, area.x, area.y, area.width, &msg, theme.muted());
+        return;
+    }
+    match ui.folds.get(&ui.task).cloned() {
+        Some(folds) if folds.any() => {
+            let out = &task.output;
+            let lines = super::loop_fold::fold_lines(out.len(), |i| out.line(i), &folds);
+            let lines: Vec<&str> = lines.iter().map(|l| l.as_ref()).collect();
+            draw_lines(buf, area, &lines, ui, theme);
+        }
+        _ => draw_lines(buf, area, &task.output, ui, theme),
+    }
+}
+
+/// The quality issues of the shown attempt: which attempt (or the latest invocation's
+/// figures), the task's notes, then the issues document.
+fn draw_issues(
+    buf: &mut Buffer,
+    inner: Rect,
+    task: &TaskView,
+    shown: &Shown,
+    ui: &mut UiState,
+    theme: &Theme,
+) {
+    let mut lines: Vec<&str> = Vec::new();
+    let header;
+    let latest = !ui.earlier_attempt(task);
+    if let (Some((inv, k, n)), false) = (shown, latest) {
+        header = format!(
+            "attempt {k}/{n} · {inv} (the quality check and errors below are this attempt's)"
+        );
+        lines.push(&header);
+    } else if let Some(last) = &task.last {
+        header = format!(
+            "latest invocation: {} · {} atom(s) · avg score {:.2} · {} issue(s)",
+            last.status.map_or("stopped", |s| s.as_str()),
+            last.atoms,
+            last.avg_score,
+            last.issues
+        );
+        lines.push(&header);
+    }
+    for n in &task.notes {
+        lines.push(n);
+    }
+    let doc = shown
+        .clone()
+        .map(|(inv, _, _)| doc_text(ui, &DocKey::Issues(inv)));
+    let doc = doc.unwrap_or_else(|| "no invocation yet".into());
+    lines.push("");
+    lines.extend(doc.lines());
+    draw_lines(buf, inner, &lines, ui, theme);
 }
 
 /// The context report of a task as a table: each input with its tokens, priority, mode,

@@ -53,29 +53,12 @@ pub fn draw(buf: &mut Buffer, inner: Rect, ui: &mut UiState, theme: &Theme) {
     }
     let mut y = inner.y;
     let c = Cols::for_width(inner.width as usize);
-    let mut header = format!(
-        "{:<22}{:<16}{:<started$}{:>8} {:<outcomes$}{:<10}",
-        "run",
-        "status",
-        "started",
-        "time",
-        "tasks",
-        "review",
-        started = c.started,
-        outcomes = c.outcomes,
-    );
-    if c.events {
-        header.push_str(&format!("{:>7}{:>7} ", "events", "atoms"));
-    }
-    if c.plan > 0 {
-        header.push_str(&pad_or_truncate("plan", c.plan));
-    }
     put(
         buf,
         inner.x,
         y,
         inner.width,
-        &header,
+        &header(&c),
         theme.title().add_modifier(Modifier::BOLD),
     );
     y += 1;
@@ -109,14 +92,50 @@ pub fn draw(buf: &mut Buffer, inner: Rect, ui: &mut UiState, theme: &Theme) {
         put(buf, inner.x, y, inner.width, &line, theme.accent());
         y += 1;
     }
-    let rows = inner.bottom().saturating_sub(y) as usize;
+    draw_rows(buf, Rect { y, ..inner }, ui, &view, &c, theme);
+}
+
+/// The header row naming the columns `c` shows.
+fn header(c: &Cols) -> String {
+    let mut header = format!(
+        "{:<22}{:<16}{:<started$}{:>8} {:<outcomes$}{:<10}",
+        "run",
+        "status",
+        "started",
+        "time",
+        "tasks",
+        "review",
+        started = c.started,
+        outcomes = c.outcomes,
+    );
+    if c.events {
+        header.push_str(&format!("{:>7}{:>7} ", "events", "atoms"));
+    }
+    if c.plan > 0 {
+        header.push_str(&pad_or_truncate("plan", c.plan));
+    }
+    header
+}
+
+/// Draws the filtered rows `view` from `area.y` to the bottom of `area`, keeping the
+/// selection in sight, and records the rows shown for the mouse and paging.
+fn draw_rows(
+    buf: &mut Buffer,
+    area: Rect,
+    ui: &mut UiState,
+    view: &[usize],
+    c: &Cols,
+    theme: &Theme,
+) {
+    let y = area.y;
+    let rows = area.bottom().saturating_sub(y) as usize;
     ui.list_rows = rows;
     if view.is_empty() {
         put(
             buf,
-            inner.x,
+            area.x,
             y,
-            inner.width,
+            area.width,
             "no run matches (Esc or x clears the filter)",
             theme.muted(),
         );
@@ -125,27 +144,59 @@ pub fn draw(buf: &mut Buffer, inner: Rect, ui: &mut UiState, theme: &Theme) {
     }
     let selected = ui.runs.selected.min(view.len() - 1);
     let top = super::text::keep_visible(selected, ui.runs.top, rows);
-    ui.layout.list = Some((Rect::new(inner.x, y, inner.width, rows as u16), top));
-    let now = ui.now_ms;
+    ui.layout.list = Some((Rect::new(area.x, y, area.width, rows as u16), top));
+    let Some(list) = &ui.runs.rows else {
+        return;
+    };
     let none = RunFacts::default();
-    for (k, &i) in view.iter().enumerate().skip(top).take(rows) {
+    let shown = view.iter().enumerate().skip(top).take(rows);
+    for ((k, &i), y) in shown.zip(area.y..) {
         let run = &list[i];
-        let facts = ui.runs.facts.get(&run.run_id).unwrap_or(&none);
-        let style = if k == selected {
+        let line = RunRow {
+            run,
+            facts: ui.runs.facts.get(&run.run_id).unwrap_or(&none),
+            marked: ui.runs.marked.as_deref() == Some(&*run.run_id),
+            selected: k == selected,
+            now: ui.now_ms,
+        };
+        line.draw(buf, Rect { y, ..area }, c, theme);
+    }
+    ui.runs.selected = selected;
+    ui.runs.top = top;
+}
+
+/// One run's row and what it is drawn from.
+struct RunRow<'a> {
+    /// The run.
+    run: &'a RunSummary,
+    /// Its tasks by outcome and the reviews waiting.
+    facts: &'a RunFacts,
+    /// The run is marked (`◆`).
+    marked: bool,
+    /// The row is the selected one.
+    selected: bool,
+    /// The time now, for a running run's duration.
+    now: i64,
+}
+
+impl RunRow<'_> {
+    /// Draws the row on line `area.y`, across `area`.
+    fn draw(&self, buf: &mut Buffer, area: Rect, c: &Cols, theme: &Theme) {
+        let (run, facts, y) = (self.run, self.facts, area.y);
+        let style = if self.selected {
             theme.selected()
         } else {
             theme.style_base()
         };
-        fill(buf, inner.x, y, inner.width, style);
-        let marked = ui.runs.marked.as_deref() == Some(&*run.run_id);
-        let id = if marked {
+        fill(buf, area.x, y, area.width, style);
+        let id = if self.marked {
             format!("◆ {}", run.run_id)
         } else {
             run.run_id.clone()
         };
-        let mut x = inner.x;
+        let mut x = area.x;
         x += put(buf, x, y, 22, &pad_or_truncate(&id, 21), style) + 1;
-        let status_style = if k == selected {
+        let status_style = if self.selected {
             style
         } else {
             theme.status(run_status_role(&run.status))
@@ -158,23 +209,20 @@ pub fn draw(buf: &mut Buffer, inner: Rect, ui: &mut UiState, theme: &Theme) {
             &pad_or_truncate(&run.status, 15),
             status_style,
         ) + 1;
-        let started = started(&run.created_at, c.started > 12);
-        let mut rest = format!("{:<w$}{:>8} ", started, duration(run, now), w = c.started);
-        let outcomes = if c.words {
-            outcome_words(facts).join(" · ")
-        } else {
-            outcome_glyphs(facts)
-        };
-        // One column kept free before the reviews.
-        rest.push_str(&pad_or_truncate(&outcomes, c.outcomes.saturating_sub(1)));
-        rest.push(' ');
-        x += put(buf, x, y, inner.right().saturating_sub(x), &rest, style);
+        x += put(
+            buf,
+            x,
+            y,
+            area.right().saturating_sub(x),
+            &self.middle(c),
+            style,
+        );
         let review = if facts.reviews_waiting > 0 {
             format!("{} waiting", facts.reviews_waiting)
         } else {
             "—".to_string()
         };
-        let review_style = if facts.reviews_waiting > 0 && k != selected {
+        let review_style = if facts.reviews_waiting > 0 && !self.selected {
             theme.warn().add_modifier(Modifier::BOLD)
         } else {
             style
@@ -183,10 +231,44 @@ pub fn draw(buf: &mut Buffer, inner: Rect, ui: &mut UiState, theme: &Theme) {
             buf,
             x,
             y,
-            inner.right().saturating_sub(x),
+            area.right().saturating_sub(x),
             &pad_or_truncate(&review, 10),
             review_style,
         );
+        put(
+            buf,
+            x,
+            y,
+            area.right().saturating_sub(x),
+            &self.tail(c),
+            style,
+        );
+    }
+
+    /// Start, duration and the tasks by outcome, before the reviews.
+    fn middle(&self, c: &Cols) -> String {
+        let run = self.run;
+        let started = started(&run.created_at, c.started > 12);
+        let mut rest = format!(
+            "{:<w$}{:>8} ",
+            started,
+            duration(run, self.now),
+            w = c.started
+        );
+        let outcomes = if c.words {
+            outcome_words(self.facts).join(" · ")
+        } else {
+            outcome_glyphs(self.facts)
+        };
+        // One column kept free before the reviews.
+        rest.push_str(&pad_or_truncate(&outcomes, c.outcomes.saturating_sub(1)));
+        rest.push(' ');
+        rest
+    }
+
+    /// Event and atom counts and the plan, after the reviews, as far as they are shown.
+    fn tail(&self, c: &Cols) -> String {
+        let run = self.run;
         let mut tail = String::new();
         if c.events {
             tail.push_str(&format!("{:>7}{:>7} ", run.events, run.atoms));
@@ -203,11 +285,8 @@ pub fn draw(buf: &mut Buffer, inner: Rect, ui: &mut UiState, theme: &Theme) {
                 c.plan,
             ));
         }
-        put(buf, x, y, inner.right().saturating_sub(x), &tail, style);
-        y += 1;
+        tail
     }
-    ui.runs.selected = selected;
-    ui.runs.top = top;
 }
 
 /// `2026-11-27 21:03` (long) or `11-27 21:03`.

@@ -46,6 +46,14 @@ pub fn draw_buffer(
     }
     let (header, body, status) = frame_rows(area);
     draw_header(buf, header, run, ui, theme);
+    draw_screen(buf, body, run, ui, theme);
+    super::status::draw(buf, status, run, ui, theme);
+    super::completions::draw(buf, area, status, ui, theme);
+    draw_overlay(buf, area, run, ui, theme, keys);
+}
+
+/// Draws the current screen into `body`.
+fn draw_screen(buf: &mut Buffer, body: Rect, run: &RunState, ui: &mut UiState, theme: &Theme) {
     match ui.screen {
         Screen::Run if run.debate.is_some() => super::debate::draw(buf, body, run, ui, theme),
         Screen::Run => draw_run(buf, body, run, ui, theme),
@@ -74,8 +82,17 @@ pub fn draw_buffer(
             failures::draw(buf, inner, ui, theme);
         }
     }
-    super::status::draw(buf, status, run, ui, theme);
-    super::completions::draw(buf, area, status, ui, theme);
+}
+
+/// Draws the open overlay, if any, over the frame `area`, keeping where it scrolled to.
+fn draw_overlay(
+    buf: &mut Buffer,
+    area: Rect,
+    run: &RunState,
+    ui: &mut UiState,
+    theme: &Theme,
+    keys: &Keymap,
+) {
     match ui.overlay.clone() {
         Some(Overlay::Help { top }) => {
             let lines = help::lines(keys);
@@ -123,57 +140,68 @@ pub fn draw_buffer(
             ui.overlay = Some(Overlay::AtomDetail { atom, top });
         }
         Some(Overlay::Confirm(q)) => {
-            let text = match q {
-                Question::Quit if run.debate.is_some() => {
-                    "Quit? The debate stops here. y / n".to_string()
-                }
-                Question::Quit => format!(
-                    "Quit? The run stops and stays resumable ({}). y / n",
-                    ui.resume_hint
-                ),
-                Question::QuitWithReviews(n) => format!(
-                    "Quit? {} for your review: 4 v shows {}; later, plexus review {}. y / n",
-                    if n == 1 {
-                        "1 task waits".to_string()
-                    } else {
-                        format!("{n} tasks wait")
-                    },
-                    if n == 1 { "it" } else { "them" },
-                    run.run_id
-                ),
-                Question::Accept => format!(
-                    "Accept the atoms of {}? They are stored as reviewed and its dependents may run. y / n",
-                    ui.accept_pending.as_ref().map_or("this task", |(_, t)| t.as_str())
-                ),
-                Question::Cancel if run.debate.is_some() => {
-                    "Stop the debate? The session ends cancelled. y / n".to_string()
-                }
-                Question::Cancel => {
-                    "Cancel the run? Unfinished tasks end cancelled. y / n".to_string()
-                }
-            };
-            // One line when it fits, else wrapped: the question is never cut.
-            let lines = wrapped(&[text], area.width.saturating_sub(6));
-            let widest = lines
-                .iter()
-                .map(|l| crate::base::text::sanitize::display_width(l))
-                .max()
-                .unwrap_or(0) as u16;
-            let r = centered(area, (widest + 4).min(area.width), lines.len() as u16 + 2);
-            Clear.render(r, buf);
-            let inner = pane(buf, r, "Confirm", true, theme);
-            for (k, line) in lines.iter().enumerate().take(inner.height as usize) {
-                put(
-                    buf,
-                    inner.x + 1,
-                    inner.y + k as u16,
-                    inner.width.saturating_sub(1),
-                    line,
-                    theme.warn(),
-                );
-            }
+            let text = confirm_text(q, run, ui);
+            draw_confirm(buf, area, text, theme);
         }
         None => {}
+    }
+}
+
+/// The question a confirm overlay asks.
+fn confirm_text(q: Question, run: &RunState, ui: &UiState) -> String {
+    match q {
+        Question::Quit if run.debate.is_some() => "Quit? The debate stops here. y / n".to_string(),
+        Question::Quit => format!(
+            "Quit? The run stops and stays resumable ({}). y / n",
+            ui.resume_hint
+        ),
+        Question::QuitWithReviews(n) => format!(
+            "Quit? {} for your review: 4 v shows {}; later, plexus review {}. y / n",
+            if n == 1 {
+                "1 task waits".to_string()
+            } else {
+                format!("{n} tasks wait")
+            },
+            if n == 1 { "it" } else { "them" },
+            run.run_id
+        ),
+        Question::Accept => {
+            let task = ui
+                .accept_pending
+                .as_ref()
+                .map_or("this task", |(_, t)| t.as_str());
+            format!(
+                "Accept the atoms of {task}? They are stored as reviewed and its dependents may run. y / n"
+            )
+        }
+        Question::Cancel if run.debate.is_some() => {
+            "Stop the debate? The session ends cancelled. y / n".to_string()
+        }
+        Question::Cancel => "Cancel the run? Unfinished tasks end cancelled. y / n".to_string(),
+    }
+}
+
+/// Draws the confirm box with `text` centred in `area`.
+fn draw_confirm(buf: &mut Buffer, area: Rect, text: String, theme: &Theme) {
+    // One line when it fits, else wrapped: the question is never cut.
+    let lines = wrapped(&[text], area.width.saturating_sub(6));
+    let widest = lines
+        .iter()
+        .map(|l| crate::base::text::sanitize::display_width(l))
+        .max()
+        .unwrap_or(0) as u16;
+    let r = centered(area, (widest + 4).min(area.width), lines.len() as u16 + 2);
+    Clear.render(r, buf);
+    let inner = pane(buf, r, "Confirm", true, theme);
+    for (k, line) in lines.iter().enumerate().take(inner.height as usize) {
+        put(
+            buf,
+            inner.x + 1,
+            inner.y + k as u16,
+            inner.width.saturating_sub(1),
+            line,
+            theme.warn(),
+        );
     }
 }
 

@@ -10,6 +10,7 @@ use super::lines::{num, Line, Lines};
 use crate::base::protocol::debate_spec::Thresholds;
 use crate::base::text::sanitize::sanitize;
 use crate::base::text::wrap::pad_or_truncate;
+use crate::model::event::debate::PositionsCompared;
 use crate::model::state::debate::RoundView;
 use crate::tui::ui::theme::Theme;
 
@@ -37,9 +38,6 @@ pub fn lines(
         .max()
         .unwrap_or(0)
         .clamp(4, 10);
-    let pair = c.most_different_pair;
-    let marked =
-        |i: usize, j: usize| n > 1 && pair[0] != pair[1] && (pair == [i, j] || pair == [j, i]);
     let mut head: Line = vec![(" ".repeat(label_w + 1), theme.style_base())];
     for a in &c.agents {
         head.push((
@@ -48,31 +46,8 @@ pub fn lines(
         ));
     }
     out.push(head);
-    for (i, a) in c.agents.iter().enumerate() {
-        let mut row: Line = vec![(
-            format!("{} ", pad_or_truncate(&sanitize(a.as_str()), label_w)),
-            agent_style(a, theme),
-        )];
-        for j in 0..n {
-            let v = c
-                .similarity_matrix
-                .get(i)
-                .and_then(|r| r.get(j))
-                .copied()
-                .unwrap_or(f64::NAN);
-            let mark = if marked(i, j) { "◆" } else { " " };
-            let style = if i == j {
-                theme.muted().add_modifier(Modifier::DIM)
-            } else if v.is_finite() {
-                theme.badge(similarity_color(v, t, theme))
-            } else {
-                theme.muted()
-            };
-            let text = if v.is_finite() { num(v) } else { " ?  ".into() };
-            row.push((format!(" {text}{mark} "), style));
-            row.push((" ".into(), theme.style_base()));
-        }
-        out.push(row);
+    for i in 0..n {
+        out.push(matrix_row(c, i, label_w, t, theme));
     }
     if c.similarity_matrix.len() != n || c.similarity_matrix.iter().any(|r| r.len() != n) {
         out.push(vec![(
@@ -80,6 +55,63 @@ pub fn lines(
             theme.error(),
         )]);
     }
+    out.push(mean_line(c, t, detail, theme));
+    out.push(self_line(c, t, detail, theme));
+    if detail {
+        out.push(vec![(
+            format!(
+                "{} ({}) · {} embedded, {} cached",
+                c.method, c.embedder, c.embedded, c.cached
+            ),
+            theme.muted(),
+        )]);
+    }
+    out
+}
+
+/// Agent `i`'s row of the matrix: its label, then its similarity to each agent on a
+/// background coloured by the thresholds, `◆` on the most different pair.
+fn matrix_row(
+    c: &PositionsCompared,
+    i: usize,
+    label_w: usize,
+    t: &Thresholds,
+    theme: &Theme,
+) -> Line {
+    let n = c.agents.len();
+    let pair = c.most_different_pair;
+    let marked =
+        |i: usize, j: usize| n > 1 && pair[0] != pair[1] && (pair == [i, j] || pair == [j, i]);
+    let a = &c.agents[i];
+    let mut row: Line = vec![(
+        format!("{} ", pad_or_truncate(&sanitize(a.as_str()), label_w)),
+        agent_style(a, theme),
+    )];
+    for j in 0..n {
+        let v = c
+            .similarity_matrix
+            .get(i)
+            .and_then(|r| r.get(j))
+            .copied()
+            .unwrap_or(f64::NAN);
+        let mark = if marked(i, j) { "◆" } else { " " };
+        let style = if i == j {
+            theme.muted().add_modifier(Modifier::DIM)
+        } else if v.is_finite() {
+            theme.badge(similarity_color(v, t, theme))
+        } else {
+            theme.muted()
+        };
+        let text = if v.is_finite() { num(v) } else { " ?  ".into() };
+        row.push((format!(" {text}{mark} "), style));
+        row.push((" ".into(), theme.style_base()));
+    }
+    row
+}
+
+/// The mean similarity, and which pair is the most different.
+fn mean_line(c: &PositionsCompared, t: &Thresholds, detail: bool, theme: &Theme) -> Line {
+    let pair = c.most_different_pair;
     let mut mean: Line = vec![
         ("mean ".into(), theme.muted()),
         (
@@ -100,39 +132,33 @@ pub fn lines(
             ));
         }
     }
-    out.push(mean);
-    if !c.self_similarity.is_empty() {
-        let what = if detail {
-            "self vs last round "
-        } else {
-            "self "
-        };
-        let mut l: Line = vec![(what.into(), theme.muted())];
-        for (k, (a, v)) in c.self_similarity.iter().enumerate() {
-            let sep = if k > 0 { " · " } else { "" };
-            l.push((format!("{sep}{} ", sanitize(a)), theme.muted()));
-            let stubborn = *v > t.stubborn_self_similarity;
-            l.push((
-                num(*v),
-                if stubborn {
-                    theme.warn()
-                } else {
-                    theme.style_base()
-                },
-            ));
-        }
-        out.push(l);
+    mean
+}
+
+/// Each agent's similarity to its own previous position, warned when stubborn; or that
+/// this is the first round.
+fn self_line(c: &PositionsCompared, t: &Thresholds, detail: bool, theme: &Theme) -> Line {
+    if c.self_similarity.is_empty() {
+        return vec![("self: first round".into(), theme.muted())];
+    }
+    let what = if detail {
+        "self vs last round "
     } else {
-        out.push(vec![("self: first round".into(), theme.muted())]);
+        "self "
+    };
+    let mut l: Line = vec![(what.into(), theme.muted())];
+    for (k, (a, v)) in c.self_similarity.iter().enumerate() {
+        let sep = if k > 0 { " · " } else { "" };
+        l.push((format!("{sep}{} ", sanitize(a)), theme.muted()));
+        let stubborn = *v > t.stubborn_self_similarity;
+        l.push((
+            num(*v),
+            if stubborn {
+                theme.warn()
+            } else {
+                theme.style_base()
+            },
+        ));
     }
-    if detail {
-        out.push(vec![(
-            format!(
-                "{} ({}) · {} embedded, {} cached",
-                c.method, c.embedder, c.embedded, c.cached
-            ),
-            theme.muted(),
-        )]);
-    }
-    out
+    l
 }

@@ -17,6 +17,7 @@ pub mod trend;
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Direction, Layout, Rect};
 
+use crate::base::protocol::debate_spec::Thresholds;
 use crate::model::state::debate::DebateState;
 use crate::model::state::RunState;
 use crate::tui::app::debate::DebateTab;
@@ -208,31 +209,7 @@ fn wide(
             Constraint::Min(8),
         ],
     );
-    let inner = pane(buf, rows[0], "Debate", false, theme);
-    let mut info = vec![report::status_line(d, theme)];
-    if !rounds_pane {
-        info.push(timeline::line(d, sel, tick, theme));
-    }
-    info.push(vec![(
-        format!(
-            "provider {} · embedder {} · converge > {} · continue > {} · {} events",
-            if d.provider.is_empty() {
-                "—"
-            } else {
-                &d.provider
-            },
-            if d.embedder.is_empty() {
-                "—"
-            } else {
-                &d.embedder
-            },
-            lines::num(t.converge_above),
-            lines::num(t.continue_above),
-            d.events
-        ),
-        theme.muted(),
-    )]);
-    lines::draw(buf, inner, &info, 0);
+    session_pane(buf, rows[0], d, (sel, tick), &t, rounds_pane, theme);
     // The similarity pane as wide as its matrix (the method too when there is room);
     // the rounds pane as wide as its lines; the positions get the rest.
     let round = sel.and_then(|n| d.round(n));
@@ -261,23 +238,7 @@ fn wide(
         ],
     );
     if rounds_pane {
-        let max = d.spec.as_ref().map_or(0, |s| s.max_rounds);
-        let inner = pane(
-            buf,
-            mid[0],
-            &format!("Rounds {}/{max}", d.rounds.len()),
-            false,
-            theme,
-        );
-        let tl = timeline::lines(inner.width, d, sel, tick, theme);
-        let sel_line = d
-            .rounds
-            .iter()
-            .position(|r| Some(r.round) == sel)
-            .map_or(0, |i| i * 2);
-        // The selected round's two lines stay in view.
-        let top = (sel_line + 2).saturating_sub(usize::from(inner.height));
-        lines::draw(buf, inner, &tl.out, top);
+        rounds_list(buf, mid[0], d, (sel, tick), theme);
     }
     let detail = right.saturating_sub(2) >= full;
     round_panes(buf, mid[2], d, ui, theme, detail);
@@ -290,6 +251,72 @@ fn wide(
     let inner = pane(buf, bottom[0], "Consensus trend", false, theme);
     trend::draw(buf, inner, &d.consensus_trend, sel, &t, theme);
     report_pane(buf, bottom[1], d, ui, (now_ms, theme), "Report (w: focus)");
+}
+
+/// The session pane in `r`: its status, the timeline when there is no rounds pane, and
+/// the provider, embedder, thresholds and event count; `(sel, tick)` are the selected
+/// round and the animation tick, `rounds_pane` whether the rounds have a pane of their own.
+fn session_pane(
+    buf: &mut Buffer,
+    r: Rect,
+    d: &DebateState,
+    (sel, tick): (Option<u32>, u64),
+    t: &Thresholds,
+    rounds_pane: bool,
+    theme: &Theme,
+) {
+    let inner = pane(buf, r, "Debate", false, theme);
+    let mut info = vec![report::status_line(d, theme)];
+    if !rounds_pane {
+        info.push(timeline::line(d, sel, tick, theme));
+    }
+    info.push(vec![(
+        format!(
+            "provider {} · embedder {} · converge > {} · continue > {} · {} events",
+            if d.provider.is_empty() {
+                "—"
+            } else {
+                &d.provider
+            },
+            if d.embedder.is_empty() {
+                "—"
+            } else {
+                &d.embedder
+            },
+            lines::num(t.converge_above),
+            lines::num(t.continue_above),
+            d.events
+        ),
+        theme.muted(),
+    )]);
+    lines::draw(buf, inner, &info, 0);
+}
+
+/// The rounds pane in `r`: the timeline, scrolled so the selected round stays in view.
+fn rounds_list(
+    buf: &mut Buffer,
+    r: Rect,
+    d: &DebateState,
+    (sel, tick): (Option<u32>, u64),
+    theme: &Theme,
+) {
+    let max = d.spec.as_ref().map_or(0, |s| s.max_rounds);
+    let inner = pane(
+        buf,
+        r,
+        &format!("Rounds {}/{max}", d.rounds.len()),
+        false,
+        theme,
+    );
+    let tl = timeline::lines(inner.width, d, sel, tick, theme);
+    let sel_line = d
+        .rounds
+        .iter()
+        .position(|r| Some(r.round) == sel)
+        .map_or(0, |i| i * 2);
+    // The selected round's two lines stay in view.
+    let top = (sel_line + 2).saturating_sub(usize::from(inner.height));
+    lines::draw(buf, inner, &tl.out, top);
 }
 
 /// The speakers' positions side by side, one pane each.

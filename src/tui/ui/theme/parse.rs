@@ -92,26 +92,7 @@ impl ThemeParser<'_> {
                         return Err(self.invalid(value.span(), "`name` must be a string".into()))
                     }
                 },
-                "extends" => {
-                    let canonical = value
-                        .get_ref()
-                        .as_str()
-                        .and_then(builtin_source)
-                        .map(|builtin| builtin.name);
-                    match canonical {
-                        Some(name) => parsed.extends = Some(name),
-                        None => {
-                            return Err(ThemeError::UnknownExtends {
-                                path: self.path.to_path_buf(),
-                                line: self.line(value.span()),
-                                name: value
-                                    .get_ref()
-                                    .as_str()
-                                    .map_or_else(|| value.get_ref().type_str().into(), Into::into),
-                            })
-                        }
-                    }
-                }
+                "extends" => parsed.extends = Some(self.extends(value)?),
                 "colors" => match value.get_ref() {
                     DeValue::Table(colors) => self.colors(colors, &mut parsed.overrides)?,
                     _ => {
@@ -129,6 +110,23 @@ impl ThemeParser<'_> {
             }
         }
         Ok(parsed)
+    }
+
+    /// The canonical name of the built-in theme `extends` names.
+    fn extends(&self, value: &Spanned<DeValue<'_>>) -> Result<&'static str, ThemeError> {
+        let canonical = value
+            .get_ref()
+            .as_str()
+            .and_then(builtin_source)
+            .map(|builtin| builtin.name);
+        canonical.ok_or_else(|| ThemeError::UnknownExtends {
+            path: self.path.to_path_buf(),
+            line: self.line(value.span()),
+            name: value
+                .get_ref()
+                .as_str()
+                .map_or_else(|| value.get_ref().type_str().into(), Into::into),
+        })
     }
 
     fn colors(&self, colors: &DeTable<'_>, out: &mut Overrides) -> Result<(), ThemeError> {

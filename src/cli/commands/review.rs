@@ -55,33 +55,33 @@ pub fn review(db: &Path, args: ReviewArgs) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         (Some(_), _, _) => Err(usage("a decision needs RUN and TASK")),
-        (None, run, task) => {
-            let store = Store::open(db)?;
-            let run_id = match &run {
-                Some(r) => Some(store.run(r)?.run_id),
-                None => None,
-            };
-            let mut items = store.review_queue(run_id.as_deref())?;
-            if let (Some(run_id), Some(task)) = (&run_id, &task) {
-                items.retain(|i| &i.task_id == task);
-                if items.is_empty() {
-                    return Err(report(
-                        crate::run::review::check(&store, run_id, task)
-                            .err()
-                            .unwrap_or_else(|| {
-                                ReviewError::Usage(format!("task `{task}` is not in the queue"))
-                            }),
-                    ));
-                }
-            }
-            if args.json {
-                crate::rawln!("{}", serde_json::to_string_pretty(&items)?);
-            } else {
-                print_queue(&items, run_id.as_deref(), task.is_some());
-            }
-            Ok(ExitCode::SUCCESS)
+        (None, run, task) => show_queue(db, run.as_deref(), task.as_deref(), args.json),
+    }
+}
+
+/// Prints the review queue (of `run`, when one is named; of its `task` alone, when one
+/// is named too, refused when it is not in the queue).
+fn show_queue(db: &Path, run: Option<&str>, task: Option<&str>, json: bool) -> Result<ExitCode> {
+    let store = Store::open(db)?;
+    let run_id = match run {
+        Some(r) => Some(store.run(r)?.run_id),
+        None => None,
+    };
+    let mut items = store.review_queue(run_id.as_deref())?;
+    if let (Some(run_id), Some(task)) = (&run_id, task) {
+        items.retain(|i| i.task_id == task);
+        if items.is_empty() {
+            let why = crate::run::review::check(&store, run_id, task).err();
+            let not_queued = || ReviewError::Usage(format!("task `{task}` is not in the queue"));
+            return Err(report(why.unwrap_or_else(not_queued)));
         }
     }
+    if json {
+        crate::rawln!("{}", serde_json::to_string_pretty(&items)?);
+    } else {
+        print_queue(&items, run_id.as_deref(), task.is_some());
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// A refusal as a report; a database error stays one (so the file is named).

@@ -6,13 +6,14 @@ use std::process::ExitCode;
 use color_eyre::eyre::Result;
 use serde_json::json;
 
-use super::estimate_count::{estimate, Calls};
+use super::estimate_count::{estimate, Calls, Estimate};
 use super::prepare::{copies_plan, Prepared};
 use crate::base::cost::{CallTokens, Price};
 use crate::base::tokens::TokenCounter;
 use crate::cli::launch::profile::{price_of, priced_model, profile_named};
 use crate::cli::launch::Globals;
 use crate::features::eval::read::scoring_of;
+use crate::features::eval::spec::Scoring;
 
 /// The cost of `c`: its prompts alone, and with every answer at its most.
 fn range(c: &Calls, extra_in: u64, price: Option<Price>) -> Option<(f64, f64)> {
@@ -72,8 +73,47 @@ pub fn print_estimate(
         .collect();
     let min_temperature = crate::run::engine::EngineConfig::default().min_temperature;
     let e = estimate(&plan, &scoring, &samples, &counter, min_temperature);
-    let plan_cost = range(&e.plan, 0, price_of(g, &profile)?);
-    // Each judge check's price: its first judge's (the eval's provider when it names none).
+    let costs = Costs {
+        model,
+        plan: range(&e.plan, 0, price_of(g, &profile)?),
+        judges: judge_costs(g, &scoring, &e, provider)?,
+    };
+    if json_out {
+        print_json(p, &e, &costs)?;
+    } else {
+        print_text(p, &e, &costs);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The estimate of one judge check.
+struct JudgeCost {
+    /// The check's name.
+    name: String,
+    calls: Calls,
+    /// Tokens of the output judged, at most, added to each prompt.
+    added: u64,
+    /// The model priced.
+    model: String,
+    cost: Option<(f64, f64)>,
+}
+
+/// What the eval's calls would cost.
+struct Costs {
+    /// The model of the eval's provider, as priced.
+    model: String,
+    /// The plan's calls.
+    plan: Option<(f64, f64)>,
+    judges: Vec<JudgeCost>,
+}
+
+/// Each judge check's price: its first judge's (the eval's provider when it names none).
+fn judge_costs(
+    g: &Globals,
+    scoring: &Scoring,
+    e: &Estimate,
+    provider: &str,
+) -> Result<Vec<JudgeCost>> {
     let mut judges = Vec::new();
     for (name, calls, added) in &e.judges {
         let first = scoring
@@ -84,34 +124,42 @@ pub fn print_estimate(
             .unwrap_or_else(|| provider.to_string());
         let jp = profile_named(g, &first)?;
         let cost = range(calls, *added, price_of(g, &jp)?);
-        judges.push((
-            name.clone(),
-            calls.clone(),
-            *added,
-            priced_model(&jp).to_string(),
+        judges.push(JudgeCost {
+            name: name.clone(),
+            calls: calls.clone(),
+            added: *added,
+            model: priced_model(&jp).to_string(),
             cost,
-        ));
+        });
     }
-    if json_out {
-        crate::rawln!(
-            "{}",
-            serde_json::to_string_pretty(&json!({
-                "samples": p.samples.len(),
-                "epochs": p.spec.epochs,
-                "model": model,
-                "plan": e.plan,
-                "plan_cost_usd": plan_cost.map(|(lo, hi)| json!({"prompts_only": lo, "at_most": hi})),
-                "tasks_reading_upstream": e.reading_upstream,
-                "tasks_using_tools": e.using_tools,
-                "too_large": e.too_large,
-                "judges": judges.iter().map(|(n, c, added, m, cost)| json!({
-                    "check": n, "model": m, "calls": c, "output_judged_at_most_tokens": added,
-                    "cost_usd": cost.map(|(lo, hi)| json!({"prompts_only": lo, "at_most": hi})),
-                })).collect::<Vec<_>>(),
-            }))?
-        );
-        return Ok(ExitCode::SUCCESS);
-    }
+    Ok(judges)
+}
+
+/// Prints the estimate as one JSON document.
+fn print_json(p: &Prepared, e: &Estimate, costs: &Costs) -> Result<()> {
+    crate::rawln!(
+        "{}",
+        serde_json::to_string_pretty(&json!({
+            "samples": p.samples.len(),
+            "epochs": p.spec.epochs,
+            "model": costs.model,
+            "plan": e.plan,
+            "plan_cost_usd": costs.plan.map(|(lo, hi)| json!({"prompts_only": lo, "at_most": hi})),
+            "tasks_reading_upstream": e.reading_upstream,
+            "tasks_using_tools": e.using_tools,
+            "too_large": e.too_large,
+            "judges": costs.judges.iter().map(|j| json!({
+                "check": j.name, "model": j.model, "calls": j.calls, "output_judged_at_most_tokens": j.added,
+                "cost_usd": j.cost.map(|(lo, hi)| json!({"prompts_only": lo, "at_most": hi})),
+            })).collect::<Vec<_>>(),
+        }))?
+    );
+    Ok(())
+}
+
+/// Prints the estimate as text: the plan's calls, what was not counted, each judge.
+fn print_text(p: &Prepared, e: &Estimate, costs: &Costs) {
+    let model = &costs.model;
     crate::outln!(
         "estimate of eval {}: {} samples × {} epoch(s) = {} call(s) of `{model}` (first attempts; retries not counted)",
         p.spec.name,
@@ -124,28 +172,8 @@ pub fn print_estimate(
         e.plan.prompt_tokens,
         e.plan.max_output_tokens
     );
-    crate::outln!("  cost: {}", money(plan_cost, &model));
-    if !e.too_large.is_empty() {
-        crate::outln!(
-            "  would not be sent: {} call(s) whose prompt is over the agent's input limit (their samples are errors):",
-            e.too_large.len()
-        );
-        const SHOWN: usize = 10;
-        for t in e.too_large.iter().take(SHOWN) {
-            crate::outln!(
-                "    {}: {} tokens, limit {}",
-                crate::base::text::sanitize::sanitize(&t.task_id),
-                t.prompt_tokens,
-                t.limit
-            );
-        }
-        if e.too_large.len() > SHOWN {
-            crate::outln!(
-                "    and {} more (--json lists them all)",
-                e.too_large.len() - SHOWN
-            );
-        }
-    }
+    crate::outln!("  cost: {}", money(costs.plan, model));
+    print_too_large(e);
     if e.reading_upstream > 0 {
         crate::outln!(
             "  not counted: what {} task(s) read from other tasks or data references (known once they run)",
@@ -158,19 +186,46 @@ pub fn print_estimate(
             e.using_tools
         );
     }
-    for (name, c, added, m, cost) in &judges {
+    for j in &costs.judges {
+        let (name, c, m) = (&j.name, &j.calls, &j.model);
         crate::outln!(
             "judge `{name}`: {} call(s) of `{m}` · prompts {} tokens, plus the output judged (at most {} tokens) · answers at most {} tokens",
             c.calls,
             c.prompt_tokens,
-            added,
+            j.added,
             c.max_output_tokens
         );
         crate::outln!(
             "  cost: {} (answers already in the judges' cache cost nothing)",
-            money(*cost, m)
+            money(j.cost, m)
         );
     }
     crate::outln!("nothing was run; drop --estimate to run it");
-    Ok(ExitCode::SUCCESS)
+}
+
+/// Prints the calls that would not be sent, their prompts over the input limit (the
+/// first few of them; nothing when there are none).
+fn print_too_large(e: &Estimate) {
+    if e.too_large.is_empty() {
+        return;
+    }
+    crate::outln!(
+        "  would not be sent: {} call(s) whose prompt is over the agent's input limit (their samples are errors):",
+        e.too_large.len()
+    );
+    const SHOWN: usize = 10;
+    for t in e.too_large.iter().take(SHOWN) {
+        crate::outln!(
+            "    {}: {} tokens, limit {}",
+            crate::base::text::sanitize::sanitize(&t.task_id),
+            t.prompt_tokens,
+            t.limit
+        );
+    }
+    if e.too_large.len() > SHOWN {
+        crate::outln!(
+            "    and {} more (--json lists them all)",
+            e.too_large.len() - SHOWN
+        );
+    }
 }

@@ -7,23 +7,24 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
-use std::sync::mpsc::channel;
+use std::sync::mpsc::{channel, Sender};
 use std::sync::Arc;
 
 use color_eyre::eyre::{eyre, Result};
+use tokio::sync::mpsc::UnboundedReceiver;
 
 use super::judging::JudgeSet;
 use super::report::print_results;
 use super::scorer::{Msg, Scorer, TaskFact};
 use super::tree_writer::TreeWriter;
 use crate::cli::launch::headless::spawn_stop_watcher;
-use crate::cli::launch::{start, Globals, Resuming, RunConfig};
+use crate::cli::launch::{start, Globals, Resuming, RunConfig, Started};
 use crate::data::store::{RowsWrite, Store, WriteOp};
 use crate::features::eval::finish::{write_end, SampleFiles};
 use crate::features::eval::read;
 use crate::features::eval::record::{self, EvalRow, SampleRow};
 use crate::features::eval::tree;
-use crate::model::event::RunStatus;
+use crate::model::event::{Envelope, RunStatus};
 use crate::model::plan::Plan;
 
 /// What an eval run starts from.
@@ -59,12 +60,7 @@ pub async fn run_eval(
         &config.engine.retry,
     )?;
     if launch.new_eval {
-        // The eval is stored before its run starts: a crash from here on leaves it for
-        // the same command (or `eval resume`) to find.
-        let conn = crate::data::store::open_connection(&g.db)?;
-        let tx = conn.unchecked_transaction()?;
-        record::insert_eval(&tx, &launch.row, &launch.samples)?;
-        tx.commit()?;
+        store_eval(&g.db, &launch)?;
     }
     // A stop signal also stops the scoring that goes on after the run has ended.
     let stopped = Arc::new(AtomicBool::new(false));
@@ -85,26 +81,10 @@ pub async fn run_eval(
     let mut row = launch.row;
     row.run_id = Some(run_id.clone());
     row.status = "running".into();
-    {
-        let r = row.clone();
-        started
-            .writer
-            .send(WriteOp::Rows(RowsWrite(Box::new(move |tx| {
-                record::set_run(tx, &r.eval_id, r.run_id.as_deref().unwrap_or_default())?;
-                record::set_status(tx, &r.eval_id, "running", None)
-            }))))?;
-        started.writer.flush()?;
-    }
+    store_running(&started, &row)?;
     let out = PathBuf::from(row.out_dir.clone().unwrap_or_else(|| "evals".into()));
     let it = tree::iteration_dir(&out, row.iteration);
-    crate::errln!(
-        "eval {}: {} samples × {} epoch(s) in run {run_id}; database {}; tree {}",
-        row.eval_id,
-        total,
-        read::scoring_of(&row)?.epochs,
-        g.db.display(),
-        it.display()
-    );
+    announce(g, &row, &run_id, total, &it)?;
     let tree = start_tree(&g.db, &row, it, total, resuming)?;
     scorer.on_run(row.clone());
     let (tx, rx) = channel::<Msg>();
@@ -112,7 +92,7 @@ pub async fn run_eval(
         .name("plexus-eval-scorer".into())
         .spawn(move || scorer.run(rx, resuming, tree))
         .map_err(|e| eyre!("cannot start the scorer: {e}"))?;
-    let mut events = std::mem::replace(
+    let events = std::mem::replace(
         &mut started.events,
         tokio::sync::mpsc::unbounded_channel().1,
     );
@@ -122,25 +102,14 @@ pub async fn run_eval(
         Some(stopped.clone()),
     );
     let _status = crate::cli::launch::status::StatusTicker::start();
-    let fwd = tx.clone();
-    let forward = tokio::spawn(async move {
-        while let Some(batch) = events.recv().await {
-            let facts: Vec<TaskFact> = batch.iter().filter_map(|e| TaskFact::of(e)).collect();
-            if !facts.is_empty() && fwd.send(Msg::Facts(facts)).is_err() {
-                break;
-            }
-        }
-    });
+    let forward = tokio::spawn(forward_facts(events, tx.clone()));
     let status = started.finish().await;
     let _ = forward.await;
     let _ = tx.send(Msg::End(
         *status.as_ref().unwrap_or(&RunStatus::Interrupted),
     ));
     drop(tx);
-    let scored = tokio::task::spawn_blocking(move || scorer_thread.join())
-        .await
-        .map_err(|e| eyre!("the scorer stopped: {e}"))?
-        .map_err(|_| eyre!("the scorer crashed"))??;
+    let scored = join_scorer(scorer_thread).await?;
     watcher.abort();
     let run_status = status?;
     conclude(
@@ -153,6 +122,71 @@ pub async fn run_eval(
         resuming,
         launch.json,
     )
+}
+
+/// Says on standard error what the eval runs: its samples and epochs, its run, its
+/// database and its tree (iteration directory `it`).
+fn announce(
+    g: &Globals,
+    row: &EvalRow,
+    run_id: &str,
+    total: usize,
+    it: &std::path::Path,
+) -> Result<()> {
+    crate::errln!(
+        "eval {}: {} samples × {} epoch(s) in run {run_id}; database {}; tree {}",
+        row.eval_id,
+        total,
+        read::scoring_of(row)?.epochs,
+        g.db.display(),
+        it.display()
+    );
+    Ok(())
+}
+
+/// What the scorer's thread scored, once it ends (without blocking the runtime).
+async fn join_scorer(
+    scorer_thread: std::thread::JoinHandle<Result<super::scorer::Scored>>,
+) -> Result<super::scorer::Scored> {
+    tokio::task::spawn_blocking(move || scorer_thread.join())
+        .await
+        .map_err(|e| eyre!("the scorer stopped: {e}"))?
+        .map_err(|_| eyre!("the scorer crashed"))?
+}
+
+/// Stores a new eval and its samples before its run starts: a crash from here on leaves
+/// it for the same command (or `eval resume`) to find.
+fn store_eval(db: &std::path::Path, launch: &Launch) -> Result<()> {
+    let conn = crate::data::store::open_connection(db)?;
+    let tx = conn.unchecked_transaction()?;
+    record::insert_eval(&tx, &launch.row, &launch.samples)?;
+    tx.commit()?;
+    Ok(())
+}
+
+/// Sets the eval's run and its `running` status through the run's writer, and waits
+/// until they are committed.
+fn store_running(started: &Started, row: &EvalRow) -> Result<()> {
+    let r = row.clone();
+    started
+        .writer
+        .send(WriteOp::Rows(RowsWrite(Box::new(move |tx| {
+            record::set_run(tx, &r.eval_id, r.run_id.as_deref().unwrap_or_default())?;
+            record::set_status(tx, &r.eval_id, "running", None)
+        }))))?;
+    started.writer.flush()?;
+    Ok(())
+}
+
+/// Passes the task facts of the run's committed events to the scorer, until the events
+/// end or the scorer is gone.
+async fn forward_facts(mut events: UnboundedReceiver<Vec<Arc<Envelope>>>, fwd: Sender<Msg>) {
+    while let Some(batch) = events.recv().await {
+        let facts: Vec<TaskFact> = batch.iter().filter_map(|e| TaskFact::of(e)).collect();
+        if !facts.is_empty() && fwd.send(Msg::Facts(facts)).is_err() {
+            break;
+        }
+    }
 }
 
 /// Scores what is left of eval `launch.row` whose run ended (`run_status`) before its

@@ -180,26 +180,7 @@ pub fn prepare(args: &EvalRunArgs, provider: &str) -> Result<Prepared> {
     let mut spec = load_spec(&spec_path).map_err(|e| invalid(e.to_string()))?;
     let spec_text = crate::base::text::utf8::read_text(&spec_path)
         .map_err(|e| invalid(format!("{}: {e}", spec_path.display())))?;
-    if let Some(e) = args.epochs {
-        spec.epochs = e;
-    }
-    if let Some(r) = &args.reducer {
-        spec.reducer = r
-            .parse::<Reducer>()
-            .map_err(|e| invalid(format!("--reducer: {e}")))?;
-    }
-    if let Reducer::AtLeast(n) = spec.reducer {
-        if n > spec.epochs {
-            return Err(invalid(format!(
-                "the reducer at_least:{n} can never pass with {} epoch(s)",
-                spec.epochs
-            )));
-        }
-    }
-    gates(&mut spec, &args.fail_under)?;
-    if let Some(d) = &args.data {
-        spec.dataset = d.clone();
-    }
+    apply_options(args, &mut spec)?;
     let data =
         dataset::load(&spec.dataset, spec.id_key.as_deref()).map_err(|e| invalid(e.to_string()))?;
     let samples = choose(
@@ -212,27 +193,7 @@ pub fn prepare(args: &EvalRunArgs, provider: &str) -> Result<Prepared> {
     // `sample` references are filled by the copies; here they are taken as filled.
     let plan_text = crate::base::text::utf8::read_text(&spec.plan)
         .map_err(|e| invalid(format!("{}: {e}", spec.plan.display())))?;
-    let file = spec.plan.display().to_string();
-    match serde_json::from_str::<Value>(&plan_text) {
-        Ok(mut v) => {
-            let tasks = v.get_mut("tasks").and_then(Value::as_array_mut);
-            for t in tasks.into_iter().flatten() {
-                let refs = t.get_mut("data_references").and_then(Value::as_array_mut);
-                for r in refs.into_iter().flatten().filter_map(Value::as_object_mut) {
-                    if r.get("ref_type").and_then(Value::as_str) == Some("sample")
-                        && !r.contains_key("data")
-                    {
-                        r.insert("data".into(), Value::String(String::new()));
-                    }
-                }
-            }
-            crate::model::plan::parse_plan_owned(v.to_string(), &file)?;
-        }
-        // Not JSON: the plan's reader names where.
-        Err(_) => {
-            crate::model::plan::parse_plan_owned(plan_text.clone(), &file)?;
-        }
-    }
+    check_plan(&plan_text, &spec.plan.display().to_string())?;
     let plan: Value = serde_json::from_str(&plan_text)
         .map_err(|e| invalid(format!("{}: {e}", spec.plan.display())))?;
     let (plan_tasks, output_task) = plan_tasks(&plan, spec.output_task.as_deref(), &spec.plan)?;
@@ -240,48 +201,19 @@ pub fn prepare(args: &EvalRunArgs, provider: &str) -> Result<Prepared> {
         .out
         .clone()
         .unwrap_or_else(|| PathBuf::from("evals").join(safe_name(&spec.name)));
-    let mut h = Sha256::new();
-    for part in [
-        spec_text.as_bytes(),
-        plan_text.as_bytes(),
-        provider.as_bytes(),
-        out.to_string_lossy().as_bytes(),
-        spec.dataset.to_string_lossy().as_bytes(),
-        serde_json::to_string(&spec.scoring())?.as_bytes(),
-        format!("{:?}", args.iteration).as_bytes(),
-    ] {
-        h.update((part.len() as u64).to_le_bytes());
-        h.update(part);
-    }
-    for s in &samples {
-        h.update(s.id.as_bytes());
-        h.update(s.hash.as_bytes());
-    }
-    let key = format!("{:x}", h.finalize());
+    let key = eval_key(
+        args,
+        &spec,
+        [&spec_text, &plan_text, provider],
+        &out,
+        &samples,
+    )?;
     let scoring = Scoring {
         plan_tasks: plan_tasks.clone(),
         output_task: output_task.clone(),
         ..spec.scoring()
     };
-    let names = file_ids(samples.iter().map(|s| s.id.as_str()));
-    let sample_rows = samples
-        .iter()
-        .zip(names)
-        .enumerate()
-        .map(|(i, (s, file_id))| SampleRow {
-            sample_id: s.id.clone(),
-            ord: i as u64,
-            file_id,
-            hash: s.hash.clone(),
-            line: s.line as u64,
-            content: json!({"input": s.input, "expected": s.expected, "vars": s.vars, "metadata": s.metadata})
-                .to_string(),
-            status: "pending".into(),
-            score: None,
-            inherited_from: None,
-            marks: None,
-        })
-        .collect();
+    let sample_rows = sample_rows(&samples);
     let row = EvalRow {
         eval_id: new_eval_id(),
         name: spec.name.clone(),
@@ -308,6 +240,109 @@ pub fn prepare(args: &EvalRunArgs, provider: &str) -> Result<Prepared> {
         row,
         sample_rows,
     })
+}
+
+/// Puts the command line's epochs, reducer, gates and dataset in `spec`; a reducer
+/// that can never pass is refused.
+fn apply_options(args: &EvalRunArgs, spec: &mut EvalSpec) -> Result<()> {
+    if let Some(e) = args.epochs {
+        spec.epochs = e;
+    }
+    if let Some(r) = &args.reducer {
+        spec.reducer = r
+            .parse::<Reducer>()
+            .map_err(|e| invalid(format!("--reducer: {e}")))?;
+    }
+    if let Reducer::AtLeast(n) = spec.reducer {
+        if n > spec.epochs {
+            return Err(invalid(format!(
+                "the reducer at_least:{n} can never pass with {} epoch(s)",
+                spec.epochs
+            )));
+        }
+    }
+    gates(spec, &args.fail_under)?;
+    if let Some(d) = &args.data {
+        spec.dataset = d.clone();
+    }
+    Ok(())
+}
+
+/// Checks plan `plan_text` (of `file`) on its own, its `sample` references taken as
+/// filled (an empty `data` where they have none).
+fn check_plan(plan_text: &str, file: &str) -> Result<()> {
+    let Ok(mut v) = serde_json::from_str::<Value>(plan_text) else {
+        // Not JSON: the plan's reader names where.
+        crate::model::plan::parse_plan_owned(plan_text.to_string(), file)?;
+        return Ok(());
+    };
+    let tasks = v.get_mut("tasks").and_then(Value::as_array_mut);
+    let refs = tasks
+        .into_iter()
+        .flatten()
+        .filter_map(|t| t.get_mut("data_references").and_then(Value::as_array_mut))
+        .flatten()
+        .filter_map(Value::as_object_mut);
+    for r in refs {
+        if r.get("ref_type").and_then(Value::as_str) == Some("sample") && !r.contains_key("data") {
+            r.insert("data".into(), Value::String(String::new()));
+        }
+    }
+    crate::model::plan::parse_plan_owned(v.to_string(), file)?;
+    Ok(())
+}
+
+/// The eval's key: a hash of the spec's and the plan's texts, the provider (`texts`),
+/// the tree, the dataset, the scoring, the iteration asked for and the samples chosen.
+fn eval_key(
+    args: &EvalRunArgs,
+    spec: &EvalSpec,
+    texts: [&str; 3],
+    out: &Path,
+    samples: &[Sample],
+) -> Result<String> {
+    let [spec_text, plan_text, provider] = texts;
+    let mut h = Sha256::new();
+    for part in [
+        spec_text.as_bytes(),
+        plan_text.as_bytes(),
+        provider.as_bytes(),
+        out.to_string_lossy().as_bytes(),
+        spec.dataset.to_string_lossy().as_bytes(),
+        serde_json::to_string(&spec.scoring())?.as_bytes(),
+        format!("{:?}", args.iteration).as_bytes(),
+    ] {
+        h.update((part.len() as u64).to_le_bytes());
+        h.update(part);
+    }
+    for s in samples {
+        h.update(s.id.as_bytes());
+        h.update(s.hash.as_bytes());
+    }
+    Ok(format!("{:x}", h.finalize()))
+}
+
+/// The rows of the eval's samples, pending, in order, each with its file id.
+fn sample_rows(samples: &[Sample]) -> Vec<SampleRow> {
+    let names = file_ids(samples.iter().map(|s| s.id.as_str()));
+    samples
+        .iter()
+        .zip(names)
+        .enumerate()
+        .map(|(i, (s, file_id))| SampleRow {
+            sample_id: s.id.clone(),
+            ord: i as u64,
+            file_id,
+            hash: s.hash.clone(),
+            line: s.line as u64,
+            content: json!({"input": s.input, "expected": s.expected, "vars": s.vars, "metadata": s.metadata})
+                .to_string(),
+            status: "pending".into(),
+            score: None,
+            inherited_from: None,
+            marks: None,
+        })
+        .collect()
 }
 
 /// A spec name as a directory name.

@@ -2,6 +2,7 @@
 //! failed ones, the errors, those that failed a check, or those listed in a file such
 //! as the Eval screen's marks), inheriting the parent's other results.
 
+use std::collections::HashSet;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -17,6 +18,8 @@ use crate::data::exit::InvalidOptions;
 use crate::data::store::Store;
 use crate::features::eval::read::{self, find_eval};
 use crate::features::eval::record::{new_eval_id, EvalRow, SampleRow};
+use crate::features::eval::spec::Scoring;
+use crate::model::plan::Plan;
 
 /// Which samples `plexus eval rerun` runs again.
 pub struct RerunChoice {
@@ -88,33 +91,23 @@ pub async fn rerun(g: &Globals, eval: &str, choice: RerunChoice, json: bool) -> 
         .into());
     }
     let scoring = read::scoring_of(&parent)?;
-    for c in checks {
-        if !scoring.checks.iter().any(|k| &k.name == c) {
-            return Err(InvalidOptions(format!(
-                "--check {c}: eval {} has no such check",
-                parent.eval_id
-            ))
-            .into());
-        }
-    }
-    let failed_check: std::collections::HashSet<String> =
-        read::check_results(store.conn(), &parent.eval_id)?
-            .into_iter()
-            .filter(|c| c.passed == Some(false) && checks.contains(&c.check))
-            .map(|c| c.sample_id)
-            .collect();
+    check_checks(&scoring, checks, &parent.eval_id)?;
+    let failed_check: HashSet<String> = read::check_results(store.conn(), &parent.eval_id)?
+        .into_iter()
+        .filter(|c| c.passed == Some(false) && checks.contains(&c.check))
+        .map(|c| c.sample_id)
+        .collect();
     let parent_samples = read::samples(store.conn(), &parent.eval_id)?;
-    let listed = match &listed {
-        Some(file) => listed_ids(file, &parent_samples)?,
-        None => Default::default(),
+    let chosen = Chosen {
+        failing,
+        errors,
+        failed_check,
+        listed: match &listed {
+            Some(file) => listed_ids(file, &parent_samples)?,
+            None => Default::default(),
+        },
     };
-    let chosen = |s: &SampleRow| {
-        (failing && s.status == "failed")
-            || (errors && s.status == "error")
-            || failed_check.contains(&s.sample_id)
-            || listed.contains(&s.sample_id)
-    };
-    let n = parent_samples.iter().filter(|s| chosen(s)).count();
+    let n = parent_samples.iter().filter(|s| chosen.has(s)).count();
     if n == 0 {
         crate::outln!("eval {}: no sample to run again", parent.eval_id);
         return Ok(ExitCode::SUCCESS);
@@ -126,60 +119,10 @@ pub async fn rerun(g: &Globals, eval: &str, choice: RerunChoice, json: bool) -> 
     let (_, plan_json, config_json) = store.run_plan(&run)?;
     let mut config: crate::cli::launch::RunConfig = serde_json::from_str(&config_json)
         .map_err(|e| eyre!("run {run}: its stored config does not decode: {e}"))?;
-    // The child's plan: the parent's copies of the chosen samples.
-    let wanted: std::collections::HashSet<String> = parent_samples
-        .iter()
-        .filter(|s| chosen(s))
-        .flat_map(|s| {
-            (1..=scoring.epochs).flat_map(|e| {
-                crate::features::eval::finish::copy_tasks(&scoring, &s.sample_id, e).tasks
-            })
-        })
-        .collect();
-    let mut plan_value: Value = serde_json::from_str(&plan_json)
-        .map_err(|e| eyre!("the parent run's plan does not read: {e}"))?;
-    if let Some(Value::Array(tasks)) = plan_value.get_mut("tasks") {
-        tasks.retain(|t| t["task_id"].as_str().is_some_and(|id| wanted.contains(id)));
-    }
-    let plan = crate::model::plan::parse_plan(
-        &serde_json::to_string(&plan_value)?,
-        &format!("rerun of eval {}", parent.eval_id),
-    )?;
+    let plan = child_plan(&plan_json, &scoring, &parent_samples, &chosen, &parent)?;
     with_globals(g, &mut config);
-    let samples: Vec<SampleRow> = parent_samples
-        .into_iter()
-        .map(|s| {
-            if chosen(&s) {
-                SampleRow {
-                    status: "pending".into(),
-                    score: None,
-                    inherited_from: None,
-                    marks: None,
-                    ..s
-                }
-            } else {
-                SampleRow {
-                    inherited_from: Some(
-                        s.inherited_from.clone().unwrap_or(parent.eval_id.clone()),
-                    ),
-                    ..s
-                }
-            }
-        })
-        .collect();
-    let out = parent.out_dir.clone().unwrap_or_else(|| "evals".into());
-    let row = EvalRow {
-        eval_id: new_eval_id(),
-        kind: "rerun".into(),
-        eval_key: format!("rerun:{}:{}", parent.eval_id, n),
-        run_id: None,
-        parent_id: Some(parent.eval_id.clone()),
-        iteration: next_iteration(Path::new(&out)).max(parent.iteration + 1),
-        status: "running".into(),
-        created_at: crate::base::clock::now_rfc3339(),
-        finished_at: None,
-        ..parent.clone()
-    };
+    let samples = child_samples(parent_samples, &chosen, &parent.eval_id);
+    let row = child_row(&parent, n);
     rescore::copy_inherited(&g.db, &parent.eval_id, &row, &samples)?;
     crate::errln!(
         "eval {}: running {n} sample(s) of eval {} again; the others are inherited",
@@ -199,6 +142,114 @@ pub async fn rerun(g: &Globals, eval: &str, choice: RerunChoice, json: bool) -> 
         None,
     )
     .await
+}
+
+/// Refuses a `--check` that names no check of eval `eval_id`.
+fn check_checks(scoring: &Scoring, checks: &[String], eval_id: &str) -> Result<()> {
+    for c in checks {
+        if !scoring.checks.iter().any(|k| &k.name == c) {
+            return Err(
+                InvalidOptions(format!("--check {c}: eval {eval_id} has no such check")).into(),
+            );
+        }
+    }
+    Ok(())
+}
+
+/// The samples of the parent chosen to run again.
+struct Chosen {
+    /// Those that failed.
+    failing: bool,
+    /// Those that could not be scored.
+    errors: bool,
+    /// Those that failed one of the checks named.
+    failed_check: HashSet<String>,
+    /// Those listed in the `--samples` file.
+    listed: HashSet<String>,
+}
+
+impl Chosen {
+    /// Whether `s` runs again.
+    fn has(&self, s: &SampleRow) -> bool {
+        (self.failing && s.status == "failed")
+            || (self.errors && s.status == "error")
+            || self.failed_check.contains(&s.sample_id)
+            || self.listed.contains(&s.sample_id)
+    }
+}
+
+/// The child's plan: the parent run's copies (`plan_json`) of the chosen samples.
+fn child_plan(
+    plan_json: &str,
+    scoring: &Scoring,
+    parent_samples: &[SampleRow],
+    chosen: &Chosen,
+    parent: &EvalRow,
+) -> Result<Plan> {
+    let wanted: HashSet<String> = parent_samples
+        .iter()
+        .filter(|s| chosen.has(s))
+        .flat_map(|s| {
+            (1..=scoring.epochs).flat_map(|e| {
+                crate::features::eval::finish::copy_tasks(scoring, &s.sample_id, e).tasks
+            })
+        })
+        .collect();
+    let mut plan_value: Value = serde_json::from_str(plan_json)
+        .map_err(|e| eyre!("the parent run's plan does not read: {e}"))?;
+    if let Some(Value::Array(tasks)) = plan_value.get_mut("tasks") {
+        tasks.retain(|t| t["task_id"].as_str().is_some_and(|id| wanted.contains(id)));
+    }
+    Ok(crate::model::plan::parse_plan(
+        &serde_json::to_string(&plan_value)?,
+        &format!("rerun of eval {}", parent.eval_id),
+    )?)
+}
+
+/// The child's samples: the chosen ones pending again, the others inherited (from the
+/// eval they were first scored in).
+fn child_samples(
+    parent_samples: Vec<SampleRow>,
+    chosen: &Chosen,
+    parent_id: &str,
+) -> Vec<SampleRow> {
+    parent_samples
+        .into_iter()
+        .map(|s| {
+            if chosen.has(&s) {
+                SampleRow {
+                    status: "pending".into(),
+                    score: None,
+                    inherited_from: None,
+                    marks: None,
+                    ..s
+                }
+            } else {
+                SampleRow {
+                    inherited_from: Some(s.inherited_from.clone().unwrap_or(parent_id.to_string())),
+                    ..s
+                }
+            }
+        })
+        .collect()
+}
+
+/// The child eval's row, of `n` samples run again, in the parent's next iteration (or
+/// the tree's, when that is later).
+fn child_row(parent: &EvalRow, n: usize) -> EvalRow {
+    let out = parent.out_dir.clone().unwrap_or_else(|| "evals".into());
+    EvalRow {
+        eval_id: new_eval_id(),
+        kind: "rerun".into(),
+        eval_key: format!("rerun:{}:{}", parent.eval_id, n),
+        run_id: None,
+        parent_id: Some(parent.eval_id.clone()),
+        iteration: next_iteration(Path::new(&out)).max(parent.iteration + 1),
+        status: "running".into(),
+        created_at: crate::base::clock::now_rfc3339(),
+        finished_at: None,
+        ..parent.clone()
+    }
 }
 
 #[cfg(test)]

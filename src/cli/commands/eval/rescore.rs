@@ -14,7 +14,7 @@ use crate::cli::launch::Globals;
 use crate::data::exit::InvalidOptions;
 use crate::data::store::Store;
 use crate::features::eval::checks::Check;
-use crate::features::eval::finish::{copy_tasks, write_end, SampleFiles};
+use crate::features::eval::finish::{copy_tasks, write_end, SampleFiles, ToolsByRun};
 use crate::features::eval::observe::{observe, tool_calls};
 use crate::features::eval::read::{self, find_eval};
 use crate::features::eval::record::{self, new_eval_id, AttemptRow, EvalRow, SampleRow};
@@ -119,39 +119,17 @@ pub fn rescore(
         .map(|p| p.display().to_string())
         .or(parent.out_dir.clone())
         .unwrap_or_else(|| "evals".into());
-    let row = EvalRow {
-        eval_id: new_eval_id(),
-        eval_key: format!("rescore:{}", parent.eval_id),
-        kind: "rescore".into(),
-        parent_id: Some(parent.eval_id.clone()),
-        iteration: next_iteration(Path::new(&out_dir)),
-        spec_path: checks_file.display().to_string(),
-        spec_json: serde_json::to_string(&scoring)?,
-        out_dir: Some(out_dir.clone()),
-        // Finished once its tree is written (a kill before leaves it for `eval resume`).
-        status: "running".into(),
-        created_at: crate::base::clock::now_rfc3339(),
-        finished_at: None,
-        ..parent.clone()
-    };
+    let row = rescore_row(&parent, checks_file, &scoring, &out_dir)?;
     let attempts = read::attempts(store.conn(), &parent.eval_id, None)?;
     let mut samples = read::samples(store.conn(), &parent.eval_id)?;
-    let mut tools = crate::features::eval::finish::ToolsByRun::new();
-    let runs: HashSet<&str> = attempts.iter().map(|a| a.run_id.as_str()).collect();
-    for r in runs {
-        tools.insert(r.to_string(), tool_calls(&store, r)?.0);
-    }
-    let mut per_sample: HashMap<String, Vec<usize>> = HashMap::new();
-    let mut rows = Vec::with_capacity(attempts.len());
-    let provider = match parent.run_id.as_deref() {
-        Some(run) => super::judging::run_provider(&store, run)?,
-        None => {
-            return Err(color_eyre::eyre::eyre!(
-                "eval {} has no run",
-                parent.eval_id
-            ))
-        }
+    let tools = tools_by_run(&store, &attempts)?;
+    let Some(run) = parent.run_id.as_deref() else {
+        return Err(color_eyre::eyre::eyre!(
+            "eval {} has no run",
+            parent.eval_id
+        ));
     };
+    let provider = super::judging::run_provider(&store, run)?;
     let judges = JudgeSet::for_scoring(
         g,
         &scoring,
@@ -159,52 +137,155 @@ pub fn rescore(
         true,
         &crate::run::engine::retry::RetryPolicy::default(),
     )?;
-    // Each sample's expected value, and its input when a judge reads it.
-    let content_of: HashMap<&str, (Option<Value>, Value)> = samples
-        .iter()
-        .filter_map(|s| {
-            let mut c: Value = serde_json::from_str(&s.content).ok()?;
-            let e = c.get("expected").cloned().filter(|v| !v.is_null());
-            let input = match judges {
-                Some(_) => c.get_mut("input").map(Value::take).unwrap_or(Value::Null),
-                None => Value::Null,
+    let rescored = Rescorer {
+        store: &store,
+        scoring: &scoring,
+        tools: &tools,
+        judges: judges.as_deref(),
+    }
+    .score(&attempts, &samples)?;
+    set_verdicts(&mut samples, &scoring, &rescored);
+    let rows = rescored.rows;
+    let finished_at = crate::base::clock::now_rfc3339();
+    let row = EvalRow {
+        finished_at: Some(finished_at.clone()),
+        ..row
+    };
+    store_rescore(db, &row, &samples, &rows)?;
+    crate::errln!(
+        "eval {}: eval {}'s {} attempt(s) scored again without a model call",
+        row.eval_id,
+        parent.eval_id,
+        rows.len()
+    );
+    finish(db, row, Path::new(&out_dir), &finished_at, json)
+}
+
+/// The row of the rescore of `parent` with the checks of `checks_file` (`scoring`), its
+/// tree in `out_dir`: running until its tree is written.
+fn rescore_row(
+    parent: &EvalRow,
+    checks_file: &Path,
+    scoring: &Scoring,
+    out_dir: &str,
+) -> Result<EvalRow> {
+    Ok(EvalRow {
+        eval_id: new_eval_id(),
+        eval_key: format!("rescore:{}", parent.eval_id),
+        kind: "rescore".into(),
+        parent_id: Some(parent.eval_id.clone()),
+        iteration: next_iteration(Path::new(out_dir)),
+        spec_path: checks_file.display().to_string(),
+        spec_json: serde_json::to_string(scoring)?,
+        out_dir: Some(out_dir.to_string()),
+        // Finished once its tree is written (a kill before leaves it for `eval resume`).
+        status: "running".into(),
+        created_at: crate::base::clock::now_rfc3339(),
+        finished_at: None,
+        ..parent.clone()
+    })
+}
+
+/// The tool calls of each run the `attempts` were made in.
+fn tools_by_run(store: &Store, attempts: &[AttemptRow]) -> Result<ToolsByRun> {
+    let mut tools = ToolsByRun::new();
+    let runs: HashSet<&str> = attempts.iter().map(|a| a.run_id.as_str()).collect();
+    for r in runs {
+        tools.insert(r.to_string(), tool_calls(store, r)?.0);
+    }
+    Ok(tools)
+}
+
+/// The attempts scored again, and the places of each sample's among them.
+struct Rescored {
+    rows: Vec<AttemptRow>,
+    per_sample: HashMap<String, Vec<usize>>,
+}
+
+/// What scoring a recorded attempt again reads.
+struct Rescorer<'a> {
+    store: &'a Store,
+    scoring: &'a Scoring,
+    tools: &'a ToolsByRun,
+    /// The judges (from their cache), when a check is judged.
+    judges: Option<&'a JudgeSet>,
+}
+
+impl Rescorer<'_> {
+    /// Scores every attempt again from its recorded outputs.
+    fn score(&self, attempts: &[AttemptRow], samples: &[SampleRow]) -> Result<Rescored> {
+        // Each sample's expected value, and its input when a judge reads it.
+        let content_of: HashMap<&str, (Option<Value>, Value)> = samples
+            .iter()
+            .filter_map(|s| {
+                let mut c: Value = serde_json::from_str(&s.content).ok()?;
+                let e = c.get("expected").cloned().filter(|v| !v.is_null());
+                let input = match self.judges {
+                    Some(_) => c.get_mut("input").map(Value::take).unwrap_or(Value::Null),
+                    None => Value::Null,
+                };
+                Some((s.sample_id.as_str(), (e, input)))
+            })
+            .collect();
+        let mut per_sample: HashMap<String, Vec<usize>> = HashMap::new();
+        let mut rows = Vec::with_capacity(attempts.len());
+        for a in attempts {
+            let (expected, input) = match content_of.get(a.sample_id.as_str()) {
+                Some((e, i)) => (e.as_ref(), i),
+                None => (None, &Value::Null),
             };
-            Some((s.sample_id.as_str(), (e, input)))
-        })
-        .collect();
-    for a in &attempts {
-        let (expected, input) = match content_of.get(a.sample_id.as_str()) {
-            Some((e, i)) => (e.as_ref(), i),
-            None => (None, &Value::Null),
-        };
-        let copy = copy_tasks(&scoring, &a.sample_id, a.epoch);
-        let calls = tools
+            let new = self.attempt(a, expected, input)?;
+            per_sample
+                .entry(a.sample_id.clone())
+                .or_default()
+                .push(rows.len());
+            rows.push(new);
+        }
+        Ok(Rescored { rows, per_sample })
+    }
+
+    /// Attempt `a` scored again, judged when there are judges and it has an output.
+    fn attempt(
+        &self,
+        a: &AttemptRow,
+        expected: Option<&Value>,
+        input: &Value,
+    ) -> Result<AttemptRow> {
+        let copy = copy_tasks(self.scoring, &a.sample_id, a.epoch);
+        let calls = self
+            .tools
             .get(&a.run_id)
             .map(|t| copy.calls_from(t))
             .unwrap_or_default();
-        let mut obs = observe(&store, &a.run_id, &copy, calls)?;
-        if let (Some(j), None) = (&judges, &obs.error) {
+        let mut obs = observe(self.store, &a.run_id, &copy, calls)?;
+        if let (Some(j), None) = (self.judges, &obs.error) {
             obs.seen.judgments = j.judge(&a.sample_id, input, expected, &obs.seen.output);
         }
-        let new = score_attempt(&scoring, &a.sample_id, a.epoch, &a.run_id, &obs, expected);
-        per_sample
-            .entry(a.sample_id.clone())
-            .or_default()
-            .push(rows.len());
-        rows.push(new);
+        Ok(score_attempt(
+            self.scoring,
+            &a.sample_id,
+            a.epoch,
+            &a.run_id,
+            &obs,
+            expected,
+        ))
     }
-    drop(content_of);
-    for s in &mut samples {
+}
+
+/// Each sample's verdict over its epochs scored again (pending when some are missing);
+/// none is inherited any more.
+fn set_verdicts(samples: &mut [SampleRow], scoring: &Scoring, rescored: &Rescored) {
+    for s in samples {
         s.inherited_from = None;
-        match per_sample.get(&s.sample_id) {
+        match rescored.per_sample.get(&s.sample_id) {
             Some(per) if per.len() as u32 >= scoring.epochs => {
-                let done: Vec<&AttemptRow> = per.iter().map(|&k| &rows[k]).collect();
+                let done: Vec<&AttemptRow> = per.iter().map(|&k| &rescored.rows[k]).collect();
                 let epochs: Vec<(String, f64)> =
                     done.iter().map(|a| (a.status.clone(), a.score)).collect();
                 let (status, score) = sample_verdict(scoring.reducer(), &epochs);
                 s.status = status.into();
                 s.score = Some(score);
-                s.marks = Some(check_marks(&scoring, &done));
+                s.marks = Some(check_marks(scoring, &done));
             }
             _ => {
                 s.status = "pending".into();
@@ -213,39 +294,47 @@ pub fn rescore(
             }
         }
     }
-    let finished_at = crate::base::clock::now_rfc3339();
-    let row = EvalRow {
-        finished_at: Some(finished_at.clone()),
-        ..row
-    };
-    {
-        let conn = crate::data::store::open_connection(db)?;
-        let tx = conn.unchecked_transaction()?;
-        record::insert_eval(&tx, &row, &samples)?;
-        for a in &rows {
-            record::put_attempt(&tx, &row.eval_id, a)?;
-        }
-        tx.commit()?;
+}
+
+/// Stores the rescore's row, its samples and its attempts, in one transaction.
+fn store_rescore(
+    db: &Path,
+    row: &EvalRow,
+    samples: &[SampleRow],
+    rows: &[AttemptRow],
+) -> Result<()> {
+    let conn = crate::data::store::open_connection(db)?;
+    let tx = conn.unchecked_transaction()?;
+    record::insert_eval(&tx, row, samples)?;
+    for a in rows {
+        record::put_attempt(&tx, &row.eval_id, a)?;
     }
-    crate::errln!(
-        "eval {}: eval {}'s {} attempt(s) scored again without a model call",
-        row.eval_id,
-        parent.eval_id,
-        rows.len()
-    );
+    tx.commit()?;
+    Ok(())
+}
+
+/// The end of a rescore: its tree written whole from the database, then its status
+/// `finished`, the report and the exit code.
+fn finish(
+    db: &Path,
+    row: EvalRow,
+    out_dir: &Path,
+    finished_at: &str,
+    json: bool,
+) -> Result<ExitCode> {
     let store = Store::open(db)?;
     let results = write_end(
         store.conn(),
         SampleFiles::All(&store),
         &row,
-        Path::new(&out_dir),
-        &finished_at,
+        out_dir,
+        finished_at,
         false,
     )?;
     {
         let conn = crate::data::store::open_connection(db)?;
         let tx = conn.unchecked_transaction()?;
-        record::set_status(&tx, &row.eval_id, "finished", Some(&finished_at))?;
+        record::set_status(&tx, &row.eval_id, "finished", Some(finished_at))?;
         tx.commit()?;
     }
     let row = EvalRow {

@@ -136,55 +136,39 @@ impl Pending {
     }
 }
 
+/// The tree thread: each job written as it comes and, while no job waits, the dispatch
+/// document of the next sample still pending; the summary refreshed as samples fail.
+/// Whether every write succeeded.
 fn write_loop(
     row: EvalRow,
     it: PathBuf,
     total: u64,
-    mut dispatched: Pending,
-    mut failed: BTreeMap<u64, FailureSampleIndexEntry>,
+    dispatched: Pending,
+    failed: BTreeMap<u64, FailureSampleIndexEntry>,
     rx: Receiver<TreeJob>,
 ) -> bool {
-    let mut dispatching = true;
-    let warned = std::cell::Cell::new(false);
-    let mut report = |what: &str, e: &dyn std::fmt::Display| {
-        if !warned.get() {
-            crate::errln!(
-                "eval {}: the failure tree could not be written ({what}: {e}); the results are in the database, and the eval's end writes what is missing",
-                row.eval_id,
-            );
-            warned.set(true);
-        }
+    let mut t = TreeThread {
+        row,
+        it,
+        total,
+        dispatched,
+        dispatching: true,
+        failed,
+        dirty: false,
+        last: Instant::now(),
+        warned: false,
     };
-    if let Err(e) = tree::prepare(&it) {
-        report("its folders", &e);
+    if let Err(e) = tree::prepare(&t.it) {
+        t.report("its folders", &e);
     }
-    let mut dirty = false;
-    let mut last = Instant::now();
-    let mut next_sample = |report: &mut dyn FnMut(&str, &dyn std::fmt::Display)| {
-        dispatched.next().unwrap_or_else(|e| {
-            report("the samples to dispatch", &e);
-            None
-        })
-    };
+    t.last = Instant::now();
     loop {
         // While samples wait for their dispatch document, one is written whenever no
         // job is waiting.
-        let job = if dispatching {
+        let job = if t.dispatching {
             match rx.try_recv() {
                 Ok(job) => Some(job),
-                Err(std::sync::mpsc::TryRecvError::Empty) => match next_sample(&mut report) {
-                    Some(s) => Some(TreeJob::Sample(s)),
-                    None => {
-                        dispatching = false;
-                        None
-                    }
-                },
-                Err(std::sync::mpsc::TryRecvError::Disconnected) => {
-                    next_sample(&mut report).map(TreeJob::Sample).or_else(|| {
-                        dispatching = false;
-                        None
-                    })
-                }
+                Err(_) => t.next_dispatch(),
             }
         } else {
             match rx.recv_timeout(SUMMARY_EVERY) {
@@ -193,47 +177,107 @@ fn write_loop(
                 Err(RecvTimeoutError::Disconnected) => break,
             }
         };
-        match job {
-            Some(TreeJob::Sample(s)) => {
-                let path = it.join(crate::data::failures::layout::sample_path(&s.file_id));
-                if !path.exists() {
-                    if let Err(e) = tree::write_sample(&it, &row, &s) {
-                        report("a sample", &e);
-                    }
-                }
-            }
-            Some(TreeJob::Docs(b)) => {
-                let (s, docs) = *b;
-                let path = it.join(crate::data::failures::layout::sample_path(&s.file_id));
-                if !path.exists() {
-                    if let Err(e) = tree::write_sample(&it, &row, &s) {
-                        report("a sample", &e);
-                    }
-                }
-                if let Err(e) = tree::write_docs(&it, &s, &docs) {
-                    report("a sample's documents", &e);
-                }
-                if let Some(entry) = docs.entry {
-                    failed.insert(s.ord, entry);
-                    dirty = true;
-                }
-            }
-            None => {}
+        if let Some(job) = job {
+            t.write(job);
         }
-        // Written again at most once a second, less often as it grows (it is whole
-        // at the end): 50,000 failures are not rewritten every second.
-        let every = SUMMARY_EVERY * (1 + (failed.len() / 5_000) as u32);
-        if dirty && last.elapsed() >= every {
-            // Written from the entries where they are: 50,000 of them are not copied.
-            let at = crate::base::clock::now_rfc3339();
-            let total = u32::try_from(total).unwrap_or(u32::MAX);
-            let summary = SummaryOf::new(row.iteration, &at, total, failed.values());
-            if let Err(e) = tree::write_summary(&it, &summary) {
-                report("the summary", &e);
-            }
-            dirty = false;
-            last = Instant::now();
+        t.refresh_summary();
+    }
+    !t.warned
+}
+
+/// What the tree thread holds.
+struct TreeThread {
+    row: EvalRow,
+    /// The iteration directory.
+    it: PathBuf,
+    /// The eval's samples.
+    total: u64,
+    /// The samples still to dispatch.
+    dispatched: Pending,
+    /// Whether some may still wait for their dispatch document.
+    dispatching: bool,
+    /// The index entries of the samples that failed, by dataset order.
+    failed: BTreeMap<u64, FailureSampleIndexEntry>,
+    /// Whether `failed` changed since the summary was written.
+    dirty: bool,
+    /// When the summary was last written.
+    last: Instant,
+    /// Whether a write failed (it is reported once).
+    warned: bool,
+}
+
+impl TreeThread {
+    /// Reports the first write that fails; the others are not.
+    fn report(&mut self, what: &str, e: &dyn std::fmt::Display) {
+        if !self.warned {
+            crate::errln!(
+                "eval {}: the failure tree could not be written ({what}: {e}); the results are in the database, and the eval's end writes what is missing",
+                self.row.eval_id,
+            );
+            self.warned = true;
         }
     }
-    !warned.get()
+
+    /// The dispatch job of the next pending sample; `None` (and no more dispatching)
+    /// when there is none or the database cannot be read.
+    fn next_dispatch(&mut self) -> Option<TreeJob> {
+        let next = self.dispatched.next().unwrap_or_else(|e| {
+            self.report("the samples to dispatch", &e);
+            None
+        });
+        if next.is_none() {
+            self.dispatching = false;
+        }
+        next.map(TreeJob::Sample)
+    }
+
+    /// Writes one job's documents; a failed sample's index entry is kept for the summary.
+    fn write(&mut self, job: TreeJob) {
+        match job {
+            TreeJob::Sample(s) => self.write_sample(&s),
+            TreeJob::Docs(b) => {
+                let (s, docs) = *b;
+                self.write_sample(&s);
+                if let Err(e) = tree::write_docs(&self.it, &s, &docs) {
+                    self.report("a sample's documents", &e);
+                }
+                if let Some(entry) = docs.entry {
+                    self.failed.insert(s.ord, entry);
+                    self.dirty = true;
+                }
+            }
+        }
+    }
+
+    /// Writes `samples/ID.json` of `s` when it is not there yet.
+    fn write_sample(&mut self, s: &SampleRow) {
+        let path = self
+            .it
+            .join(crate::data::failures::layout::sample_path(&s.file_id));
+        if path.exists() {
+            return;
+        }
+        if let Err(e) = tree::write_sample(&self.it, &self.row, s) {
+            self.report("a sample", &e);
+        }
+    }
+
+    /// Writes the summary again when samples failed since, at most once a second, less
+    /// often as it grows (it is whole at the end): 50,000 failures are not rewritten
+    /// every second.
+    fn refresh_summary(&mut self) {
+        let every = SUMMARY_EVERY * (1 + (self.failed.len() / 5_000) as u32);
+        if !self.dirty || self.last.elapsed() < every {
+            return;
+        }
+        // Written from the entries where they are: 50,000 of them are not copied.
+        let at = crate::base::clock::now_rfc3339();
+        let total = u32::try_from(self.total).unwrap_or(u32::MAX);
+        let summary = SummaryOf::new(self.row.iteration, &at, total, self.failed.values());
+        if let Err(e) = tree::write_summary(&self.it, &summary) {
+            self.report("the summary", &e);
+        }
+        self.dirty = false;
+        self.last = Instant::now();
+    }
 }

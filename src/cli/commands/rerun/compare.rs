@@ -222,10 +222,59 @@ fn complete(q: &VecDeque<Norm>, done: bool) -> bool {
 }
 
 /// The event with what legitimately varies set to a fixed value; chunks as their text.
+/// Every kind is named here, so that a new one is a decision.
 fn normalise(ev: EngineEvent, o: &CompareOptions) -> (&'static str, Body) {
     let kind = ev.kind();
     let ev = match ev {
         EngineEvent::Chunk(c) => return (kind, Body::Chunk(c.text)),
+        e @ (EngineEvent::RunStarted(_)
+        | EngineEvent::CrashDetected(_)
+        | EngineEvent::LeaseTakenOver(_)
+        | EngineEvent::InvocationFinished(_)
+        | EngineEvent::InvocationLost(_)
+        | EngineEvent::RetryScheduled(_)
+        | EngineEvent::ReferenceFailed(_)
+        | EngineEvent::ReviewAccepted(_)
+        | EngineEvent::ReviewRejected(_)) => fixed_run_fields(e, o),
+        e @ (EngineEvent::ToolAnswered(_)
+        | EngineEvent::ToolCalled(_)
+        | EngineEvent::LoopFinished(_)
+        | EngineEvent::DebateReply(_)
+        | EngineEvent::DebateOutput(_)
+        | EngineEvent::PositionsCompared(_)
+        | EngineEvent::HostDecided(_)) => fixed_tool_and_debate_fields(e),
+        e @ (EngineEvent::RunResumed(_)
+        | EngineEvent::RunPaused(_)
+        | EngineEvent::RunUnpaused(_)
+        | EngineEvent::CancelRequested(_)
+        | EngineEvent::BudgetReached(_)
+        | EngineEvent::RunFinished(_)
+        | EngineEvent::TaskReady(_)
+        | EngineEvent::TaskBlocked(_)
+        | EngineEvent::TaskFinished(_)
+        | EngineEvent::TaskReset(_)
+        | EngineEvent::InvocationStarted(_)
+        | EngineEvent::AtomsGraded(_)
+        | EngineEvent::ContextPlanned(_)
+        | EngineEvent::SkillActivated(_)
+        | EngineEvent::SkillRefused(_)
+        | EngineEvent::ContextCompressed(_)
+        | EngineEvent::DebateStarted(_)
+        | EngineEvent::DebateTurnStarted(_)
+        | EngineEvent::DebateError(_)
+        | EngineEvent::DebateFinished(_)) => e,
+    };
+    let mut v = serde_json::to_value(&ev).unwrap_or(Value::Null);
+    if let Some(o) = v.as_object_mut() {
+        o.remove("kind");
+    }
+    (kind, Body::Event(v))
+}
+
+/// [`normalise`] of the run's, the invocations' and the reviews' events: times, pids,
+/// hosts and providers fixed (other events as they are).
+fn fixed_run_fields(ev: EngineEvent, o: &CompareOptions) -> EngineEvent {
+    match ev {
         EngineEvent::RunStarted(mut r) => {
             r.provider.clear();
             r.concurrency = 0;
@@ -273,32 +322,20 @@ fn normalise(ev: EngineEvent, o: &CompareOptions) -> (&'static str, Body) {
             r.reason.clear();
             EngineEvent::ReviewRejected(r)
         }
+        other => other,
+    }
+}
+
+/// [`normalise`] of the tools' and the debates' events: durations fixed, and what older
+/// recordings do not have (other events as they are).
+fn fixed_tool_and_debate_fields(ev: EngineEvent) -> EngineEvent {
+    match ev {
         // A tool's wall time varies; what it answered does not (a rerun answers the
         // tools from the recording too).
         EngineEvent::ToolAnswered(mut a) => {
             a.duration_ms = 0.0;
             EngineEvent::ToolAnswered(a)
         }
-        e @ (EngineEvent::RunResumed(_)
-        | EngineEvent::RunPaused(_)
-        | EngineEvent::RunUnpaused(_)
-        | EngineEvent::CancelRequested(_)
-        | EngineEvent::BudgetReached(_)
-        | EngineEvent::RunFinished(_)
-        | EngineEvent::TaskReady(_)
-        | EngineEvent::TaskBlocked(_)
-        | EngineEvent::TaskFinished(_)
-        | EngineEvent::TaskReset(_)
-        | EngineEvent::InvocationStarted(_)
-        | EngineEvent::AtomsGraded(_)
-        | EngineEvent::ContextPlanned(_)
-        | EngineEvent::SkillActivated(_)
-        | EngineEvent::SkillRefused(_)
-        | EngineEvent::ContextCompressed(_)
-        | EngineEvent::DebateStarted(_)
-        | EngineEvent::DebateTurnStarted(_)
-        | EngineEvent::DebateError(_)
-        | EngineEvent::DebateFinished(_)) => e,
         // A recording made before a step's message tokens were logged has none.
         EngineEvent::ToolCalled(mut c) => {
             c.message_tokens = None;
@@ -332,12 +369,8 @@ fn normalise(ev: EngineEvent, o: &CompareOptions) -> (&'static str, Body) {
             }
             EngineEvent::HostDecided(h)
         }
-    };
-    let mut v = serde_json::to_value(&ev).unwrap_or(Value::Null);
-    if let Some(o) = v.as_object_mut() {
-        o.remove("kind");
+        other => other,
     }
-    (kind, Body::Event(v))
 }
 
 /// The fields in which two normalised events differ (the kind alone when their kinds

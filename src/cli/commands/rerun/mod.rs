@@ -148,56 +148,86 @@ pub async fn rerun(g: &Globals, tui: Option<UiSetup>, args: RerunArgs) -> Result
         Some(setup) => run_tui(g, plan, config, None, demo_assets, setup).await?,
         None => run_headless(g, plan, config, None, demo_assets).await?,
     };
-    // The result goes to standard output, unless that is kept for the JSON report.
-    let result = |text: &str| {
-        if args.json {
-            crate::base::out::stderr_text(text)
-        } else {
-            crate::base::out::stdout_text(text)
-        }
-    };
-    result(&finished.summary);
-    result(&format!(
-        "\nrun {}: {}\n",
-        finished.run_id,
-        finished.status.as_str()
-    ));
-    if matches!(
-        finished.status,
-        RunStatus::Interrupted | RunStatus::Cancelled
-    ) {
-        if finished.status == RunStatus::Interrupted {
-            crate::errln!("resume with: {}", resume_command(&g.db, &finished.run_id));
-        }
-        crate::errln!("the rerun did not run to its end; it was not compared");
-        return Ok(ExitCode::from(exit::RUN_FAILED));
-    }
-    let old = Store::open(&from)?;
-    let new = Store::open(&g.db)?;
-    let options = CompareOptions {
-        random_jitter: !simulated,
-    };
-    let comparison = compare_runs(&old, &source.run_id, &new, &finished.run_id, options)?;
-    let problems = replay_problems(&old, &source.run_id, &new, &finished.run_id)?;
-    let report = Report {
-        run_id: &finished.run_id,
-        source_run_id: &source.run_id,
-        status: finished.status.as_str(),
+    let rerun = Rerun {
+        from,
+        source_run_id: source.run_id,
         plan_changed,
         config_changed,
-        instant: args.instant,
-        problems: &problems,
-        comparison: &comparison,
+        simulated,
     };
-    result(&report.to_text());
-    if args.json {
-        crate::rawln!("{}", serde_json::to_string_pretty(&report.to_json())?);
+    rerun.conclude(g, &args, &finished)
+}
+
+/// A rerun that has run: what its comparison with the recording needs.
+struct Rerun {
+    /// The database of the recording.
+    from: std::path::PathBuf,
+    /// The recorded run.
+    source_run_id: String,
+    /// Whether the rerun's plan differs from the recorded one.
+    plan_changed: bool,
+    /// Whether its config differs in more than its concurrency.
+    config_changed: bool,
+    /// Whether the recorded answers were the simulated provider's.
+    simulated: bool,
+}
+
+impl Rerun {
+    /// The end of a rerun: its result, then (when it ran to its end) its comparison with
+    /// the recording, reported; the exit code.
+    fn conclude(&self, g: &Globals, args: &RerunArgs, finished: &Finished) -> Result<ExitCode> {
+        // The result goes to standard output, unless that is kept for the JSON report.
+        let result = |text: &str| {
+            if args.json {
+                crate::base::out::stderr_text(text)
+            } else {
+                crate::base::out::stdout_text(text)
+            }
+        };
+        result(&finished.summary);
+        result(&format!(
+            "\nrun {}: {}\n",
+            finished.run_id,
+            finished.status.as_str()
+        ));
+        if matches!(
+            finished.status,
+            RunStatus::Interrupted | RunStatus::Cancelled
+        ) {
+            if finished.status == RunStatus::Interrupted {
+                crate::errln!("resume with: {}", resume_command(&g.db, &finished.run_id));
+            }
+            crate::errln!("the rerun did not run to its end; it was not compared");
+            return Ok(ExitCode::from(exit::RUN_FAILED));
+        }
+        let old = Store::open(&self.from)?;
+        let new = Store::open(&g.db)?;
+        let options = CompareOptions {
+            random_jitter: !self.simulated,
+        };
+        let source = &self.source_run_id;
+        let comparison = compare_runs(&old, source, &new, &finished.run_id, options)?;
+        let problems = replay_problems(&old, source, &new, &finished.run_id)?;
+        let report = Report {
+            run_id: &finished.run_id,
+            source_run_id: source,
+            status: finished.status.as_str(),
+            plan_changed: self.plan_changed,
+            config_changed: self.config_changed,
+            instant: args.instant,
+            problems: &problems,
+            comparison: &comparison,
+        };
+        result(&report.to_text());
+        if args.json {
+            crate::rawln!("{}", serde_json::to_string_pretty(&report.to_json())?);
+        }
+        Ok(ExitCode::from(if report.changed() {
+            exit::for_status(finished.status)
+        } else if report.diverged() {
+            exit::DIVERGED
+        } else {
+            exit::OK
+        }))
     }
-    Ok(ExitCode::from(if report.changed() {
-        exit::for_status(finished.status)
-    } else if report.diverged() {
-        exit::DIVERGED
-    } else {
-        exit::OK
-    }))
 }

@@ -14,6 +14,18 @@ pub(super) fn check_graph(c: &mut Collector<'_>, tasks: &[Task]) {
         .enumerate()
         .map(|(i, t)| (t.task_id.as_str(), i))
         .collect();
+    let edges = edges_of(c, tasks, &index);
+    check_cycles(c, tasks, &edges);
+    check_upstream_refs(c, tasks, &index, &edges);
+}
+
+/// Each task's dependencies as indices into `tasks`; a dependency that is not a task is
+/// reported.
+fn edges_of(
+    c: &mut Collector<'_>,
+    tasks: &[Task],
+    index: &HashMap<&str, usize>,
+) -> Vec<Vec<usize>> {
     let mut edges: Vec<Vec<usize>> = vec![Vec::new(); tasks.len()];
     for (i, t) in tasks.iter().enumerate() {
         for (j, d) in t.depends_on.iter().enumerate() {
@@ -28,7 +40,11 @@ pub(super) fn check_graph(c: &mut Collector<'_>, tasks: &[Task]) {
             }
         }
     }
-    // Cycles: iterative DFS with colours; report each cycle once, naming its members.
+    edges
+}
+
+/// Cycles: iterative DFS with colours; report each cycle once, naming its members.
+fn check_cycles(c: &mut Collector<'_>, tasks: &[Task], edges: &[Vec<usize>]) {
     let mut colour = vec![0u8; tasks.len()]; // 0 new, 1 on stack, 2 done
     let mut reported: HashSet<Vec<usize>> = HashSet::new();
     for start in 0..tasks.len() {
@@ -38,41 +54,58 @@ pub(super) fn check_graph(c: &mut Collector<'_>, tasks: &[Task]) {
         let mut stack: Vec<(usize, usize)> = vec![(start, 0)];
         colour[start] = 1;
         while let Some(&mut (node, ref mut next)) = stack.last_mut() {
-            if *next < edges[node].len() {
-                let child = edges[node][*next];
-                *next += 1;
-                match colour[child] {
-                    0 => {
-                        colour[child] = 1;
-                        stack.push((child, 0));
-                    }
-                    1 => {
-                        let pos = stack.iter().position(|(n, _)| *n == child).unwrap_or(0);
-                        let members: Vec<usize> = stack[pos..].iter().map(|(n, _)| *n).collect();
-                        let mut key = members.clone();
-                        key.sort_unstable();
-                        if reported.insert(key) {
-                            // stack order is dependent -> dependency; show it as "depends on" chain
-                            let mut names: Vec<&str> =
-                                members.iter().map(|&n| tasks[n].task_id.as_str()).collect();
-                            names.push(&tasks[child].task_id);
-                            c.push(
-                                Some(&tasks[child].task_id),
-                                "depends_on",
-                                K::Cycle,
-                                format!("dependency cycle: {}", names.join(" -> ")),
-                            );
-                        }
-                    }
-                    _ => {}
-                }
-            } else {
+            let Some(&child) = edges[node].get(*next) else {
                 colour[node] = 2;
                 stack.pop();
+                continue;
+            };
+            *next += 1;
+            match colour[child] {
+                0 => {
+                    colour[child] = 1;
+                    stack.push((child, 0));
+                }
+                1 => report_cycle(c, tasks, &stack, child, &mut reported),
+                _ => {}
             }
         }
     }
-    // task_output references must point at an upstream task.
+}
+
+/// Reports the cycle that closes at `child` (on the DFS `stack`), unless a cycle of the
+/// same members was reported already.
+fn report_cycle(
+    c: &mut Collector<'_>,
+    tasks: &[Task],
+    stack: &[(usize, usize)],
+    child: usize,
+    reported: &mut HashSet<Vec<usize>>,
+) {
+    let pos = stack.iter().position(|(n, _)| *n == child).unwrap_or(0);
+    let members: Vec<usize> = stack[pos..].iter().map(|(n, _)| *n).collect();
+    let mut key = members.clone();
+    key.sort_unstable();
+    if !reported.insert(key) {
+        return;
+    }
+    // stack order is dependent -> dependency; show it as "depends on" chain
+    let mut names: Vec<&str> = members.iter().map(|&n| tasks[n].task_id.as_str()).collect();
+    names.push(&tasks[child].task_id);
+    c.push(
+        Some(&tasks[child].task_id),
+        "depends_on",
+        K::Cycle,
+        format!("dependency cycle: {}", names.join(" -> ")),
+    );
+}
+
+/// task_output references must point at an upstream task.
+fn check_upstream_refs(
+    c: &mut Collector<'_>,
+    tasks: &[Task],
+    index: &HashMap<&str, usize>,
+    edges: &[Vec<usize>],
+) {
     for t in tasks {
         for (j, r) in t.options().data_references.iter().enumerate() {
             let DataReference::TaskOutput(o) = r else {
@@ -90,7 +123,7 @@ pub(super) fn check_graph(c: &mut Collector<'_>, tasks: &[Task]) {
                 );
                 continue;
             };
-            if !is_upstream(&edges, index[t.task_id.as_str()], target) {
+            if !is_upstream(edges, index[t.task_id.as_str()], target) {
                 c.push(
                     Some(&t.task_id),
                     format!("data_references[{j}].task_id"),

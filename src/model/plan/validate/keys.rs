@@ -102,32 +102,7 @@ pub(crate) fn duplicate_keys(text: &str) -> Vec<DuplicateKey> {
             },
             b'"' => {
                 let end = string_end(bytes, i + 1);
-                if let Some(Frame::Object { key_next, .. }) = stack.last() {
-                    if *key_next {
-                        let raw = &text[i + 1..end.min(text.len())];
-                        let key = unescape(raw);
-                        let dup = match stack.last_mut() {
-                            Some(Frame::Object {
-                                keys,
-                                current,
-                                key_next,
-                            }) => {
-                                *key_next = false;
-                                *current = Some(key.clone());
-                                keys.insert(key.clone(), line)
-                            }
-                            _ => None,
-                        };
-                        if let Some(first_line) = dup {
-                            found.push(DuplicateKey {
-                                path: path_of(&stack),
-                                key: key.into_owned(),
-                                line,
-                                first_line,
-                            });
-                        }
-                    }
-                }
+                found.extend(key_at(text, &mut stack, i + 1, end, line));
                 i = end;
             }
             _ => {}
@@ -135,6 +110,38 @@ pub(crate) fn duplicate_keys(text: &str) -> Vec<DuplicateKey> {
         i += 1;
     }
     found
+}
+
+/// When the string at `start..end` of `text` is a key of the innermost object, records
+/// it there as the object's current key; the duplicate it makes, if it is one.
+fn key_at<'a>(
+    text: &'a str,
+    stack: &mut [Frame<'a>],
+    start: usize,
+    end: usize,
+    line: usize,
+) -> Option<DuplicateKey> {
+    let Some(Frame::Object {
+        keys,
+        current,
+        key_next,
+    }) = stack.last_mut()
+    else {
+        return None;
+    };
+    if !*key_next {
+        return None;
+    }
+    let key = unescape(&text[start..end.min(text.len())]);
+    *key_next = false;
+    *current = Some(key.clone());
+    let first_line = keys.insert(key.clone(), line)?;
+    Some(DuplicateKey {
+        path: path_of(stack),
+        key: key.into_owned(),
+        line,
+        first_line,
+    })
 }
 
 /// Index of the closing quote of the string whose text starts at `from` (or the end).

@@ -21,7 +21,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::error::{PlanError, PlanErrorKind as K, PlanErrors};
-use super::{ExecutionMode, Plan};
+use super::{ExecutionMode, Plan, Task};
 use agents::AgentTable;
 
 pub use json_schema::plan_schema;
@@ -130,6 +130,53 @@ fn parse_text(text: &str, file: &str) -> Result<Plan, PlanErrors> {
         c.push(None, "", K::Syntax, format!("not valid JSON: {why}"));
         return Err(PlanErrors(c.errors));
     }
+    report_duplicate_keys(&mut c, text);
+    // The top level with each field's text; every field but `tasks` decoded at once.
+    let Ok(top) = serde_json::from_str::<BTreeMap<String, &RawValue>>(text) else {
+        c.push(None, "", K::Shape, "a plan must be a JSON object");
+        return Err(PlanErrors(c.errors));
+    };
+    let mut obj: Map<String, Value> = Map::new();
+    for (k, v) in top.iter().filter(|(k, _)| k.as_str() != "tasks") {
+        if let Some(value) = decode(&mut c, text, v, None, k) {
+            obj.insert(k.clone(), value);
+        }
+    }
+    check_top_keys(&mut c, &top, &obj);
+    let plan_id = plan_id_of(&mut c, &obj);
+    let execution_mode = execution_mode_of(&mut c, &obj);
+    let description = description_of(&mut c, &obj);
+
+    // Agents declared by the plan (new agents or changes to built-in ones).
+    let mut agents = AgentTable::parse(&mut c, obj.get("agents"));
+
+    let raw_tasks = task_texts(&mut c, top.get("tasks").copied());
+    let tasks = decode_tasks(&mut c, text, &raw_tasks, &mut agents);
+
+    agents.check_unused(&mut c);
+    graph::check_graph(&mut c, &tasks);
+
+    if !c.errors.is_empty() {
+        return Err(PlanErrors(c.errors));
+    }
+    Ok(Plan {
+        plan_id,
+        execution_mode,
+        description,
+        agents: agents.definitions(tasks.iter().map(|t| &*t.agent)),
+        source: file.to_string(),
+        json: String::new(),
+        index: tasks
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (Box::from(t.task_id.as_str()), i as u32))
+            .collect(),
+        tasks,
+    })
+}
+
+/// Reports every key written twice in one object of `text`, with its line(s).
+fn report_duplicate_keys(c: &mut Collector<'_>, text: &str) {
     for d in keys::duplicate_keys(text) {
         let lines = if d.first_line == d.line {
             format!("on line {}", d.line)
@@ -146,17 +193,15 @@ fn parse_text(text: &str, file: &str) -> Result<Plan, PlanErrors> {
             ),
         );
     }
-    // The top level with each field's text; every field but `tasks` decoded at once.
-    let Ok(top) = serde_json::from_str::<BTreeMap<String, &RawValue>>(text) else {
-        c.push(None, "", K::Shape, "a plan must be a JSON object");
-        return Err(PlanErrors(c.errors));
-    };
-    let mut obj: Map<String, Value> = Map::new();
-    for (k, v) in top.iter().filter(|(k, _)| k.as_str() != "tasks") {
-        if let Some(value) = decode(&mut c, text, v, None, k) {
-            obj.insert(k.clone(), value);
-        }
-    }
+}
+
+/// Checks the top-level keys that were decoded (and `tasks`): unknown ones reported,
+/// `$schema` checked for shape.
+fn check_top_keys(
+    c: &mut Collector<'_>,
+    top: &BTreeMap<String, &RawValue>,
+    obj: &Map<String, Value>,
+) {
     for key in top.keys().filter(|k| obj.contains_key(*k) || *k == "tasks") {
         match schema::PLAN.get(key) {
             // `$schema` names the file's JSON Schema for editors; plexus ignores it.
@@ -180,9 +225,13 @@ fn parse_text(text: &str, file: &str) -> Result<Plan, PlanErrors> {
             }
         }
     }
-    let plan_id = match obj.get("plan_id") {
+}
+
+/// The plan's `plan_id`, checked; empty (reported) when missing or not a non-empty string.
+fn plan_id_of(c: &mut Collector<'_>, obj: &Map<String, Value>) -> String {
+    match obj.get("plan_id") {
         Some(Value::String(s)) if !s.trim().is_empty() => {
-            check_id(&mut c, None, "plan_id", s);
+            check_id(c, None, "plan_id", s);
             s.clone()
         }
         Some(_) => {
@@ -193,8 +242,12 @@ fn parse_text(text: &str, file: &str) -> Result<Plan, PlanErrors> {
             c.push(None, "plan_id", K::Shape, "missing");
             String::new()
         }
-    };
-    let execution_mode = match obj.get("execution_mode") {
+    }
+}
+
+/// The plan's execution mode; the default when absent, or (reported) when not a known name.
+fn execution_mode_of(c: &mut Collector<'_>, obj: &Map<String, Value>) -> ExecutionMode {
+    match obj.get("execution_mode") {
         None => ExecutionMode::DeepInternalization,
         Some(Value::String(s)) => ExecutionMode::parse(s).unwrap_or_else(|| {
             c.push(
@@ -217,8 +270,12 @@ fn parse_text(text: &str, file: &str) -> Result<Plan, PlanErrors> {
             );
             ExecutionMode::DeepInternalization
         }
-    };
-    let description = match obj.get("description") {
+    }
+}
+
+/// The plan's optional description; a non-string is reported.
+fn description_of(c: &mut Collector<'_>, obj: &Map<String, Value>) -> Option<String> {
+    match obj.get("description") {
         None | Some(Value::Null) => None,
         Some(Value::String(s)) => Some(s.clone()),
         Some(v) => {
@@ -230,61 +287,71 @@ fn parse_text(text: &str, file: &str) -> Result<Plan, PlanErrors> {
             );
             None
         }
+    }
+}
+
+/// Each task's text with its place in the file's `tasks`, the objects among them; the
+/// rest, and a missing, empty or non-array `tasks`, reported.
+fn task_texts<'t>(
+    c: &mut Collector<'_>,
+    tasks: Option<&'t RawValue>,
+) -> Vec<(usize, &'t RawValue)> {
+    let Some(raw) = tasks else {
+        c.push(None, "tasks", K::Shape, "missing");
+        return Vec::new();
     };
-
-    // Agents declared by the plan (new agents or changes to built-in ones).
-    let mut agents = AgentTable::parse(&mut c, obj.get("agents"));
-
-    // Each task's text with its place in the file's `tasks`; the objects among them.
-    let raw_tasks: Vec<(usize, &RawValue)> = match top.get("tasks") {
-        Some(raw) => match serde_json::from_str::<Vec<&RawValue>>(raw.get()) {
-            Ok(list) if !list.is_empty() => list
-                .into_iter()
-                .enumerate()
-                .filter(|(i, t)| {
-                    let object = t.get().starts_with('{');
-                    if !object {
-                        c.push(
-                            None,
-                            format!("tasks[{i}]"),
-                            K::Shape,
-                            "a task must be a JSON object",
-                        );
-                    }
-                    object
-                })
-                .collect(),
-            Ok(_) => {
-                c.push(None, "tasks", K::Shape, "a plan needs at least one task");
-                Vec::new()
-            }
-            Err(_) => {
-                c.push(
-                    None,
-                    "tasks",
-                    K::Shape,
-                    format!(
-                        "must be an array of tasks, not {}",
-                        shape::describe_text(raw.get())
-                    ),
-                );
-                Vec::new()
-            }
-        },
-        None => {
-            c.push(None, "tasks", K::Shape, "missing");
+    match serde_json::from_str::<Vec<&RawValue>>(raw.get()) {
+        Ok(list) if !list.is_empty() => list
+            .into_iter()
+            .enumerate()
+            .filter(|(i, t)| {
+                let object = t.get().starts_with('{');
+                if !object {
+                    c.push(
+                        None,
+                        format!("tasks[{i}]"),
+                        K::Shape,
+                        "a task must be a JSON object",
+                    );
+                }
+                object
+            })
+            .collect(),
+        Ok(_) => {
+            c.push(None, "tasks", K::Shape, "a plan needs at least one task");
             Vec::new()
         }
-    };
+        Err(_) => {
+            c.push(
+                None,
+                "tasks",
+                K::Shape,
+                format!(
+                    "must be an array of tasks, not {}",
+                    shape::describe_text(raw.get())
+                ),
+            );
+            Vec::new()
+        }
+    }
+}
 
+/// The typed tasks of `raw_tasks`, decoded one at a time; a task id used twice is
+/// reported and its later task dropped.
+fn decode_tasks(
+    c: &mut Collector<'_>,
+    text: &str,
+    raw_tasks: &[(usize, &RawValue)],
+    agents: &mut AgentTable,
+) -> Vec<Task> {
     let mut tasks = Vec::with_capacity(raw_tasks.len());
     let mut seen_ids: HashSet<String> = HashSet::new();
-    for &(i, raw) in &raw_tasks {
+    for &(i, raw) in raw_tasks {
         // One task's tree at a time: it is dropped once the task is typed. A task that
         // cannot be decoded is an error, never a task less.
         let field = format!("tasks[{i}]");
         let id = task_id_of(raw);
-        let Some(Value::Object(t)) = decode(&mut c, text, raw, id.as_deref(), &field) else {
+        let Some(Value::Object(t)) = decode(c, text, raw, id.as_deref(), &field) else {
             continue;
         };
         if let Some(Value::String(id)) = t.get("task_id") {
@@ -298,33 +365,12 @@ fn parse_text(text: &str, file: &str) -> Result<Plan, PlanErrors> {
                 continue;
             }
         }
-        if let Some(task) = tasks::parse_task(&mut c, i, &t, &mut agents) {
+        if let Some(task) = tasks::parse_task(c, i, &t, agents) {
             tasks.push(task);
         }
     }
     tasks.shrink_to_fit();
-
-    agents.check_unused(&mut c);
-    graph::check_graph(&mut c, &tasks);
-
-    if c.errors.is_empty() {
-        Ok(Plan {
-            plan_id,
-            execution_mode,
-            description,
-            agents: agents.definitions(tasks.iter().map(|t| &*t.agent)),
-            source: file.to_string(),
-            json: String::new(),
-            index: tasks
-                .iter()
-                .enumerate()
-                .map(|(i, t)| (Box::from(t.task_id.as_str()), i as u32))
-                .collect(),
-            tasks,
-        })
-    } else {
-        Err(PlanErrors(c.errors))
-    }
+    tasks
 }
 
 /// The value of `raw`, a part of the plan's `text` at `field`; `None` with an error at

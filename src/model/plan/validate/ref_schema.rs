@@ -32,6 +32,15 @@ const CONDITION: Want = Want::Obj(&Obj {
     required: &["field", "operator", "value"],
 });
 
+/// The `order_by` of a `db_query` reference.
+const ORDER_BY: Want = Want::Obj(&Obj {
+    fields: &[
+        field("field", Want::Str, "A column of the table."),
+        field("direction", Want::Named(DIRECTIONS), ""),
+    ],
+    required: &["field"],
+});
+
 /// Text with more than white space in it (for a string a later check wants so).
 const NOT_BLANK: &str = r"\S";
 
@@ -129,17 +138,7 @@ pub(super) const REFERENCE: Tagged = Tagged {
                         "Conditions on columns of the table, ANDed.",
                     ),
                     field("select", OPT_STRS, "The columns wanted."),
-                    field(
-                        "order_by",
-                        Want::Opt(&Want::Obj(&Obj {
-                            fields: &[
-                                field("field", Want::Str, "A column of the table."),
-                                field("direction", Want::Named(DIRECTIONS), ""),
-                            ],
-                            required: &["field"],
-                        })),
-                        "",
-                    ),
+                    field("order_by", Want::Opt(&ORDER_BY), ""),
                     field("limit", Want::Opt(&Want::Num(&r::DB_LIMIT)), "Most rows."),
                 ],
                 required: &["table"],

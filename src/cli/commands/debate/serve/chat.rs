@@ -8,6 +8,7 @@ use hyper::body::{Bytes, Incoming};
 use hyper::header::HeaderValue;
 use hyper::{Method, Request, Response};
 use serde_json::json;
+use tokio::sync::OwnedSemaphorePermit;
 use tokio::time::Instant;
 
 use super::access::{Headers, Verdict};
@@ -20,6 +21,7 @@ use crate::base::protocol::debate::MultiAgentStartRequest;
 use crate::base::protocol::debate_spec::DebateSpec;
 use crate::cli::commands::debate::options::spec_of;
 use crate::cli::launch::debate::{comparer_for, moderator_for, now_data, start_debate};
+use crate::cli::launch::Started;
 
 type Answer = Response<ServeBody>;
 
@@ -51,6 +53,8 @@ pub async fn handle(req: Request<Incoming>, server: Arc<Server>, due: Instant) -
     }
 }
 
+/// The answer to one request: a preflight, a session's document, a session's stream
+/// (`Ok`), or the refusal that says why not (`Err`).
 async fn respond(
     req: Request<Incoming>,
     server: &Arc<Server>,
@@ -61,33 +65,15 @@ async fn respond(
         Ok(Verdict::Serve(h)) => h,
         Err(r) => return Err(whole(r.status, &r.headers, r.body)),
     };
-    let refuse = |status, extra: &[(&'static str, &'static str)], message: &str, field| {
-        answer(status, &cors, extra, error_body(message, field))
-    };
     if let Some(id) = req.uri().path().strip_prefix(SESSIONS_PATH) {
-        const ALLOW_GET: (&str, &str) = ("allow", "GET, OPTIONS");
-        match *req.method() {
-            Method::GET => {}
-            Method::OPTIONS => return Ok(answer(204, &cors, &[ALLOW_GET], String::new())),
-            ref m => {
-                let message = format!("{m} is not allowed here; use GET");
-                return Err(refuse(405, &[ALLOW_GET], &message, None));
-            }
-        }
-        let (db, id) = (server.db.clone(), id.to_string());
-        let read = tokio::task::spawn_blocking(move || session_document(&db, &id)).await;
-        return match read {
-            Ok(Ok(doc)) => Ok(answer(200, &cors, &[], doc.to_string())),
-            Ok(Err((status, message))) => Err(refuse(status, &[], &message, None)),
-            Err(e) => Err(refuse(500, &[], &format!("the read failed: {e}"), None)),
-        };
+        return session(req.method(), server, &cors, id).await;
     }
     if req.uri().path() != CHAT_PATH {
         let message = format!(
             "no such path {:?}; sessions start at POST {CHAT_PATH} and are read at GET {SESSIONS_PATH}ID",
             req.uri().path()
         );
-        return Err(refuse(404, &[], &message, None));
+        return Err(refuse(&cors, 404, &[], &message, None));
     }
     const ALLOW: (&str, &str) = ("allow", "POST, OPTIONS");
     match *req.method() {
@@ -95,65 +81,128 @@ async fn respond(
         Method::OPTIONS => return Ok(answer(204, &cors, &[ALLOW], String::new())),
         ref m => {
             let message = format!("{m} is not allowed here; use POST");
-            return Err(refuse(405, &[ALLOW], &message, None));
+            return Err(refuse(&cors, 405, &[ALLOW], &message, None));
         }
     }
     let headers = req.headers();
     if !headers.contains_key("content-length") && !headers.contains_key("transfer-encoding") {
         let message = "a POST needs a body with a Content-Length (or sent chunked)";
-        return Err(refuse(411, &[], message, None));
+        return Err(refuse(&cors, 411, &[], message, None));
     }
-    let body = match tokio::time::timeout_at(due, read_body(req.into_body(), MAX_BODY)).await {
-        Ok(Ok(b)) => b,
-        Ok(Err(BodyError::TooLarge(n))) => {
-            let message =
-                format!("the body has {n} bytes or more; at most {MAX_BODY} are accepted");
-            return Err(refuse(413, &[], &message, None));
-        }
-        Ok(Err(BodyError::Broken(e))) => {
-            return Err(refuse(
-                400,
-                &[],
-                &format!("cannot read the body: {e}"),
-                None,
-            ))
-        }
-        Err(_) => {
-            let message = "the request did not arrive within 10 s";
-            return Err(refuse(408, &[], message, None));
-        }
-    };
-    let spec = spec_of_request(server, &body).map_err(|(m, f)| refuse(400, &[], &m, f))?;
+    let body = request_body(req, due, &cors).await?;
+    let spec = spec_of_request(server, &body).map_err(|(m, f)| refuse(&cors, 400, &[], &m, f))?;
     if server.stop.borrow().is_some() {
-        return Err(refuse(503, &[], "the server is stopping", None));
+        return Err(refuse(&cors, 503, &[], "the server is stopping", None));
     }
     let Ok(slot) = server.sessions.clone().try_acquire_owned() else {
         let message = format!("{MAX_SESSIONS} sessions are running; try again when one ends");
-        return Err(refuse(503, &[("retry-after", "10")], &message, None));
+        return Err(refuse(&cors, 503, &[("retry-after", "10")], &message, None));
     };
-    let started = async {
-        let now = now_data(&spec.timezone).await?;
-        // Each session its own cache of embeddings: a long-running server does not grow.
-        let (comparer, _) = comparer_for(&server.profile)?;
-        let moderator = moderator_for(&server.profile)?;
-        start_debate(
-            &server.db,
-            spec,
-            server.provider.clone(),
-            comparer,
-            moderator,
-            now,
-        )
-    }
-    .await;
-    let started = match started {
+    let started = match start_session(server, spec).await {
         Ok(s) => s,
         Err(e) => {
             tracing::warn!("a session could not start: {e}");
             let message = format!("the session could not start: {e}");
-            return Err(refuse(500, &[], &message, None));
+            return Err(refuse(&cors, 500, &[], &message, None));
         }
     };
+    Ok(stream_answer(started, slot, server, cors))
+}
+
+/// A refusal of `status` with `headers` and `extra`: a JSON error body naming `field`.
+fn refuse(
+    headers: &Headers,
+    status: u16,
+    extra: &[(&'static str, &'static str)],
+    message: &str,
+    field: Option<&str>,
+) -> Answer {
+    answer(status, headers, extra, error_body(message, field))
+}
+
+/// The answer to a request for session `id`'s document (a GET; OPTIONS answered with
+/// what is allowed).
+async fn session(
+    method: &Method,
+    server: &Server,
+    cors: &Headers,
+    id: &str,
+) -> Result<Answer, Answer> {
+    const ALLOW_GET: (&str, &str) = ("allow", "GET, OPTIONS");
+    match *method {
+        Method::GET => {}
+        Method::OPTIONS => return Ok(answer(204, cors, &[ALLOW_GET], String::new())),
+        ref m => {
+            let message = format!("{m} is not allowed here; use GET");
+            return Err(refuse(cors, 405, &[ALLOW_GET], &message, None));
+        }
+    }
+    let (db, id) = (server.db.clone(), id.to_string());
+    let read = tokio::task::spawn_blocking(move || session_document(&db, &id)).await;
+    match read {
+        Ok(Ok(doc)) => Ok(answer(200, cors, &[], doc.to_string())),
+        Ok(Err((status, message))) => Err(refuse(cors, status, &[], &message, None)),
+        Err(e) => Err(refuse(
+            cors,
+            500,
+            &[],
+            &format!("the read failed: {e}"),
+            None,
+        )),
+    }
+}
+
+/// The request's body, read within its limit by `due`; the refusal that says why not.
+async fn request_body(
+    req: Request<Incoming>,
+    due: Instant,
+    cors: &Headers,
+) -> Result<Vec<u8>, Answer> {
+    match tokio::time::timeout_at(due, read_body(req.into_body(), MAX_BODY)).await {
+        Ok(Ok(b)) => Ok(b),
+        Ok(Err(BodyError::TooLarge(n))) => {
+            let message =
+                format!("the body has {n} bytes or more; at most {MAX_BODY} are accepted");
+            Err(refuse(cors, 413, &[], &message, None))
+        }
+        Ok(Err(BodyError::Broken(e))) => Err(refuse(
+            cors,
+            400,
+            &[],
+            &format!("cannot read the body: {e}"),
+            None,
+        )),
+        Err(_) => {
+            let message = "the request did not arrive within 10 s";
+            Err(refuse(cors, 408, &[], message, None))
+        }
+    }
+}
+
+/// A debate session of `spec` started on the server's provider.
+async fn start_session(server: &Server, spec: DebateSpec) -> color_eyre::Result<Started> {
+    let now = now_data(&spec.timezone).await?;
+    // Each session its own cache of embeddings: a long-running server does not grow.
+    let (comparer, _) = comparer_for(&server.profile)?;
+    let moderator = moderator_for(&server.profile)?;
+    start_debate(
+        &server.db,
+        spec,
+        server.provider.clone(),
+        comparer,
+        moderator,
+        now,
+    )
+}
+
+/// The answer that streams session `started` (holding its `slot` until it ends), with
+/// the access rules' headers and the session's id.
+fn stream_answer(
+    started: Started,
+    slot: OwnedSemaphorePermit,
+    server: &Arc<Server>,
+    cors: Headers,
+) -> Answer {
     let run_id = started.run_id.clone();
     let body = stream::spawn(started, slot, server.clone());
     let mut r = Response::new(body);
@@ -170,7 +219,7 @@ async fn respond(
     if let Ok(v) = HeaderValue::from_str(&run_id) {
         h.insert("x-plexus-session", v);
     }
-    Ok(crate::base::http_status::with_reason(r))
+    crate::base::http_status::with_reason(r)
 }
 
 /// The session settings of a request body, or the message and field of the 400.

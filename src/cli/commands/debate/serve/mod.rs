@@ -19,8 +19,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use color_eyre::eyre::{eyre, Result, WrapErr};
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{watch, Semaphore};
+use tokio::task::JoinSet;
 
 use self::access::Access;
 use self::chat::error_body;
@@ -116,45 +117,16 @@ pub async fn serve(g: &Globals, args: ServeArgs) -> Result<ExitCode> {
 
 /// Accepts connections until the server stops, then waits for those open to end.
 async fn accept(listener: TcpListener, server: &Arc<Server>) {
-    let mut tasks = tokio::task::JoinSet::new();
-    let connections = Arc::new(Semaphore::new(MAX_CONNECTIONS));
-    let refusing = Arc::new(Semaphore::new(MAX_REFUSING));
+    let mut tasks = JoinSet::new();
+    let limits = Limits {
+        connections: Arc::new(Semaphore::new(MAX_CONNECTIONS)),
+        refusing: Arc::new(Semaphore::new(MAX_REFUSING)),
+    };
     let mut stop = server.stop.clone();
     loop {
         tokio::select! {
             accepted = listener.accept() => match accepted {
-                Ok((stream, peer)) => {
-                    let Ok(slot) = connections.clone().try_acquire_owned() else {
-                        // Past the limit a connection is told so, if a few others are
-                        // not being told already.
-                        if let Ok(r) = refusing.clone().try_acquire_owned() {
-                            tasks.spawn(async move {
-                                let body = error_body(
-                                    &format!("{MAX_CONNECTIONS} connections are open; try again in a moment"),
-                                    None,
-                                );
-                                http::refuse_raw(stream, 503, &[("Retry-After", "1")], &body).await;
-                                drop(r);
-                            });
-                        }
-                        continue;
-                    };
-                    let server = server.clone();
-                    tasks.spawn(async move {
-                        let mut stop = server.stop.clone();
-                        let stopping = async move {
-                            let _ = stop.wait_for(|s| s.is_some()).await;
-                        };
-                        let handler = {
-                            let server = server.clone();
-                            move |req, due| chat::handle(req, server.clone(), due)
-                        };
-                        let late = || error_body("the request did not arrive within 10 s", None);
-                        http::serve_connection(stream, handler, stopping, late).await;
-                        tracing::debug!("connection from {peer} closed");
-                        drop(slot);
-                    });
-                }
+                Ok((stream, peer)) => limits.spawn(&mut tasks, stream, peer, server),
                 Err(e) => {
                     // Out of file descriptors, say: wait rather than spin.
                     tracing::warn!("accept failed: {e}");
@@ -170,4 +142,63 @@ async fn accept(listener: TcpListener, server: &Arc<Server>) {
     // limit, no more.
     let drained = async { while tasks.join_next().await.is_some() {} };
     let _ = tokio::time::timeout(http::WRITE_TIME + Duration::from_secs(5), drained).await;
+}
+
+/// The connections served at once, and those past the limit being refused at once.
+struct Limits {
+    connections: Arc<Semaphore>,
+    refusing: Arc<Semaphore>,
+}
+
+impl Limits {
+    /// Serves connection `stream` from `peer` on a task of `tasks`, when one of the
+    /// connections is free.
+    fn spawn(
+        &self,
+        tasks: &mut JoinSet<()>,
+        stream: TcpStream,
+        peer: SocketAddr,
+        server: &Arc<Server>,
+    ) {
+        let Ok(slot) = self.connections.clone().try_acquire_owned() else {
+            // Past the limit a connection is told so, if a few others are not being
+            // told already.
+            if let Ok(r) = self.refusing.clone().try_acquire_owned() {
+                tasks.spawn(async move {
+                    refuse_busy(stream).await;
+                    drop(r);
+                });
+            }
+            return;
+        };
+        let server = server.clone();
+        tasks.spawn(async move {
+            serve_one(stream, server).await;
+            tracing::debug!("connection from {peer} closed");
+            drop(slot);
+        });
+    }
+}
+
+/// Tells a connection past the limit that too many are open, and closes it.
+async fn refuse_busy(stream: TcpStream) {
+    let body = error_body(
+        &format!("{MAX_CONNECTIONS} connections are open; try again in a moment"),
+        None,
+    );
+    http::refuse_raw(stream, 503, &[("Retry-After", "1")], &body).await;
+}
+
+/// Serves the requests of one connection until it closes or the server stops.
+async fn serve_one(stream: TcpStream, server: Arc<Server>) {
+    let mut stop = server.stop.clone();
+    let stopping = async move {
+        let _ = stop.wait_for(|s| s.is_some()).await;
+    };
+    let handler = {
+        let server = server.clone();
+        move |req, due| chat::handle(req, server.clone(), due)
+    };
+    let late = || error_body("the request did not arrive within 10 s", None);
+    http::serve_connection(stream, handler, stopping, late).await;
 }

@@ -13,7 +13,7 @@ use super::server::Server;
 use crate::base::protocol::debate::{SseData, StreamErrorEvent, StreamEvent};
 use crate::cli::launch::Started;
 use crate::features::debate::sse;
-use crate::model::event::RunStatus;
+use crate::model::event::{EngineEvent, Envelope, RunStatus};
 use crate::run::engine::Control;
 
 /// Frames waiting for the connection; past them the session waits for the client.
@@ -122,20 +122,7 @@ async fn run(mut started: Started, tx: mpsc::Sender<Bytes>, server: &Server) {
                 if !connected {
                     continue;
                 }
-                let mut out = String::new();
-                for env in &batch {
-                    if let crate::model::event::EngineEvent::DebateFinished(f) = &env.event {
-                        finished_why = Some(f.reason.clone());
-                    }
-                    for item in sse::items(env) {
-                        if let SseData::Event(e) = &item {
-                            if let StreamEvent::Error(e) = e.as_ref() {
-                                failure_streamed |= e.reason == "session_failed";
-                            }
-                        }
-                        out.push_str(&sse::frame(&item));
-                    }
-                }
+                let out = frames(&batch, &mut finished_why, &mut failure_streamed);
                 // A client that stops reading fails the connection's write (after
                 // the write limit), which drops the body: the send fails.
                 if !out.is_empty() && tx.send(Bytes::from(out)).await.is_err() {
@@ -180,6 +167,31 @@ async fn run(mut started: Started, tx: mpsc::Sender<Bytes>, server: &Server) {
         Ok(s) => crate::errln!("session {run_id} ended {}", s.as_str()),
         Err(e) => crate::errln!("session {run_id} stopped before its end: {e}"),
     }
+}
+
+/// The stream frames of a batch of events; the reason of a `debate_finished` among them
+/// noted in `finished_why`, and whether the session's own `session_failed` was streamed
+/// in `failure_streamed`.
+fn frames(
+    batch: &[Arc<Envelope>],
+    finished_why: &mut Option<String>,
+    failure_streamed: &mut bool,
+) -> String {
+    let mut out = String::new();
+    for env in batch {
+        if let EngineEvent::DebateFinished(f) = &env.event {
+            *finished_why = Some(f.reason.clone());
+        }
+        for item in sse::items(env) {
+            if let SseData::Event(e) = &item {
+                if let StreamEvent::Error(e) = e.as_ref() {
+                    *failure_streamed |= e.reason == "session_failed";
+                }
+            }
+            out.push_str(&sse::frame(&item));
+        }
+    }
+    out
 }
 
 #[cfg(test)]

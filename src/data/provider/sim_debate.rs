@@ -265,29 +265,19 @@ fn critic(turn: &DebateTurn) -> Value {
     })
 }
 
+/// The reporter's answer: the planner's plan as the final plan, what the speakers agree on,
+/// the concerns resolved and what remains uncertain.
 fn reporter(turn: &DebateTurn) -> Value {
     let t = topic(&turn.question);
     let k = topic_of(&turn.question);
-    let planner = turn
-        .others
-        .iter()
-        .find(|o| o.get("agent_id").and_then(Value::as_str) == Some("planner"));
-    let critic = turn
-        .others
-        .iter()
-        .find(|o| o.get("agent_id").and_then(Value::as_str) == Some("critic"));
+    let planner = output_of(turn, "planner");
+    let critic = output_of(turn, "critic");
     let plan = planner
         .and_then(|p| p.pointer("/metadata/plan"))
         .cloned()
         .unwrap_or_else(|| json!({"phases": [], "total_estimated_hours": 0}));
     let consensus = turn.history.last().and_then(|d| d.consensus).unwrap_or(0.0);
-    let level = if consensus > 0.9 {
-        "high"
-    } else if consensus > 0.7 {
-        "medium"
-    } else {
-        "low"
-    };
+    let level = level_of(consensus);
     let p_reasons = str_list(planner.and_then(|p| p.pointer("/metadata/position/key_reasons")));
     let c_reasons = str_list(critic.and_then(|p| p.pointer("/metadata/position/key_reasons")));
     let agreements: Vec<String> = p_reasons
@@ -301,59 +291,8 @@ fn reporter(turn: &DebateTurn) -> Value {
         .filter(|c| p_reasons.iter().any(|r| r == c.1))
         .map(|c| format!("{} -> {}", c.0, c.1))
         .collect();
-    let mut uncertain: Vec<String> = k
-        .concerns
-        .iter()
-        .filter(|c| c_reasons.iter().any(|r| r == c.0))
-        .map(|c| c.0.to_string())
-        .collect();
-    // What the speakers listed in their closing answers, worst cases included.
-    for o in &turn.others {
-        for key in ["/metadata/remaining_uncertainties", "/metadata/worst_cases"] {
-            for u in str_list(o.pointer(key)) {
-                if !uncertain.contains(&u) {
-                    uncertain.push(u);
-                }
-            }
-        }
-    }
-    if uncertain.is_empty() {
-        uncertain.push(k.planner_closing.0.into());
-    }
-    let divergent = matches!(
-        turn.ending.as_deref(),
-        Some("max_rounds_reached" | "early_stop_divergent" | "terminated")
-    );
-    let mut content = format!(
-        "# {t}\n\nAfter {} round(s) of discussion (consensus {consensus:.2}, {level}):\n",
-        turn.history.len()
-    );
-    if let Some(phases) = plan.get("phases").and_then(Value::as_array) {
-        for ph in phases {
-            content.push_str(&format!(
-                "\n- {} ({})",
-                ph.get("phase_name").and_then(Value::as_str).unwrap_or("?"),
-                ph.get("duration").and_then(Value::as_str).unwrap_or("?")
-            ));
-        }
-    }
-    if divergent {
-        content.push_str("\n\n## Diverging conclusions\n");
-        for d in turn
-            .history
-            .last()
-            .iter()
-            .flat_map(|d| d.conclusions.iter())
-        {
-            content.push_str(&format!("\n- {}: {}", d.0, d.1));
-        }
-    }
-    if !agreements.is_empty() {
-        content.push_str("\n\n## Agreed\n");
-        for a in &agreements {
-            content.push_str(&format!("\n- {a}"));
-        }
-    }
+    let uncertain = uncertainties(turn, k, &c_reasons);
+    let content = report_content(turn, &t, consensus, level, &plan, &agreements);
     json!({
         "agent_id": "reporter",
         "round": turn.round,
@@ -383,6 +322,100 @@ fn reporter(turn: &DebateTurn) -> Value {
         },
         "timestamp": stamp(turn)
     })
+}
+
+/// The output of `agent` among those the turn reads.
+fn output_of<'a>(turn: &'a DebateTurn, agent: &str) -> Option<&'a Value> {
+    turn.others
+        .iter()
+        .find(|o| o.get("agent_id").and_then(Value::as_str) == Some(agent))
+}
+
+/// The consensus level (`high`, `medium`, `low`) of a mean similarity.
+fn level_of(consensus: f64) -> &'static str {
+    if consensus > 0.9 {
+        "high"
+    } else if consensus > 0.7 {
+        "medium"
+    } else {
+        "low"
+    }
+}
+
+/// What remains uncertain: the concerns the critic still holds, then what the speakers
+/// listed in their closing answers; the planner's closing uncertainty when none is left.
+fn uncertainties(turn: &DebateTurn, k: &Topic, c_reasons: &[String]) -> Vec<String> {
+    let mut uncertain: Vec<String> = k
+        .concerns
+        .iter()
+        .filter(|c| c_reasons.iter().any(|r| r == c.0))
+        .map(|c| c.0.to_string())
+        .collect();
+    // What the speakers listed in their closing answers, worst cases included.
+    let closing = turn.others.iter().flat_map(|o| {
+        ["/metadata/remaining_uncertainties", "/metadata/worst_cases"]
+            .into_iter()
+            .flat_map(move |key| str_list(o.pointer(key)))
+    });
+    for u in closing {
+        if !uncertain.contains(&u) {
+            uncertain.push(u);
+        }
+    }
+    if uncertain.is_empty() {
+        uncertain.push(k.planner_closing.0.into());
+    }
+    uncertain
+}
+
+/// The report's text: the plan's phases, the diverging conclusions when the discussion
+/// ended apart, the agreements.
+fn report_content(
+    turn: &DebateTurn,
+    t: &str,
+    consensus: f64,
+    level: &str,
+    plan: &Value,
+    agreements: &[String],
+) -> String {
+    let divergent = matches!(
+        turn.ending.as_deref(),
+        Some("max_rounds_reached" | "early_stop_divergent" | "terminated")
+    );
+    let mut content = format!(
+        "# {t}\n\nAfter {} round(s) of discussion (consensus {consensus:.2}, {level}):\n",
+        turn.history.len()
+    );
+    for ph in plan
+        .get("phases")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        content.push_str(&format!(
+            "\n- {} ({})",
+            ph.get("phase_name").and_then(Value::as_str).unwrap_or("?"),
+            ph.get("duration").and_then(Value::as_str).unwrap_or("?")
+        ));
+    }
+    if divergent {
+        content.push_str("\n\n## Diverging conclusions\n");
+        for d in turn
+            .history
+            .last()
+            .iter()
+            .flat_map(|d| d.conclusions.iter())
+        {
+            content.push_str(&format!("\n- {}: {}", d.0, d.1));
+        }
+    }
+    if !agreements.is_empty() {
+        content.push_str("\n\n## Agreed\n");
+        for a in agreements {
+            content.push_str(&format!("\n- {a}"));
+        }
+    }
+    content
 }
 
 /// A closing answer: the position stands, and the remaining uncertainties and the worst

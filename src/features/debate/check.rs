@@ -5,8 +5,8 @@
 use serde_json::Value;
 
 use crate::base::protocol::debate::{
-    AgentOutput, AgentRole, CriticMetadata, PlannerMetadata, PositionChanges, PositionSummary,
-    ReporterMetadata,
+    AgentOutput, AgentRole, CriticMetadata, OutputType, PlannerMetadata, PositionChanges,
+    PositionSummary, ReporterMetadata,
 };
 
 use crate::base::protocol::debate_turn::output_type_of;
@@ -69,6 +69,10 @@ fn cut(s: &str) -> String {
     crate::base::text::cut::cut_chars(s, 160).into_owned()
 }
 
+/// What the checks read of an output in its agent's shape: agent, round, output type,
+/// content, position.
+type Fields = (AgentRole, u32, OutputType, String, PositionSummary);
+
 /// Checks a reply of `role` for `round`. `tokens` is the reply's token count;
 /// `default_timestamp` fills a missing `timestamp`.
 pub fn check(
@@ -85,17 +89,52 @@ pub fn check(
             "the output has {tokens} tokens; at most {max_tokens} are allowed"
         ));
     }
+    let read = parsed(text, default_timestamp).and_then(|v| typed(role, &v).map(|f| (v, f)));
+    let (v, (agent_id, got_round, output_type, content, position)) = match read {
+        Ok(r) => r,
+        Err(p) => {
+            problems.push(p);
+            return Err(problems);
+        }
+    };
+    if agent_id != *role {
+        problems.push(format!("agent_id is `{agent_id}`, expected `{role}`"));
+    }
+    if got_round != round {
+        problems.push(format!("round is {got_round}, expected {round}"));
+    }
+    if output_type.as_str() != output_type_of(role) {
+        problems.push(format!(
+            "output_type is `{output_type}`, expected `{}`",
+            output_type_of(role)
+        ));
+    }
+    if content.trim().is_empty() {
+        problems.push("content is empty".into());
+    }
+    position_problems(&position, &mut problems);
+    if problems.is_empty() {
+        Ok(Checked {
+            output: v,
+            position,
+        })
+    } else {
+        Err(problems)
+    }
+}
+
+/// The reply's JSON object, a missing or blank `timestamp` filled with
+/// `default_timestamp`; the problem when there is none.
+fn parsed(text: &str, default_timestamp: &str) -> Result<Value, String> {
     let Some(mut v) = json_of(text) else {
-        problems.push(if text.trim().is_empty() {
+        return Err(if text.trim().is_empty() {
             "the reply is empty".to_string()
         } else {
             format!("the reply is not a JSON object: {}", cut(text.trim()))
         });
-        return Err(problems);
     };
     let Some(obj) = v.as_object_mut() else {
-        problems.push("the reply is JSON but not an object".into());
-        return Err(problems);
+        return Err("the reply is JSON but not an object".into());
     };
     if obj
         .get("timestamp")
@@ -104,6 +143,12 @@ pub fn check(
     {
         obj.insert("timestamp".into(), Value::String(default_timestamp.into()));
     }
+    Ok(v)
+}
+
+/// The output `v` read in `role`'s shape; the problem when it does not have it, or when
+/// `role` does not answer through a model.
+fn typed(role: &AgentRole, v: &Value) -> Result<Fields, String> {
     let typed = match role {
         AgentRole::Planner => serde_json::from_value::<AgentOutput<PlannerMetadata>>(v.clone())
             .map(|o| {
@@ -126,48 +171,31 @@ pub fn check(
                 )
             })
         }
-        AgentRole::Reporter => {
-            match serde_json::from_value::<AgentOutput<ReporterMetadata>>(v.clone()) {
-                Ok(o) => match o.metadata.extra.get("position").cloned() {
-                    Some(p) => serde_json::from_value::<PositionSummary>(p)
-                        .map(|p| (o.agent_id, o.round, o.output_type, o.content, p)),
-                    // The protocol's own reporter format has no position: its final plan
-                    // and summary say it.
-                    None => {
-                        let p = reporter_position(&o.metadata, &o.content);
-                        Ok((o.agent_id, o.round, o.output_type, o.content, p))
-                    }
-                },
-                Err(e) => Err(e),
-            }
-        }
+        AgentRole::Reporter => reporter_fields(v),
         AgentRole::Host | AgentRole::Other(_) => {
-            problems.push(format!("{role} does not answer through a model"));
-            return Err(problems);
+            return Err(format!("{role} does not answer through a model"));
         }
     };
-    let (agent_id, got_round, output_type, content, position) = match typed {
-        Ok(t) => t,
-        Err(e) => {
-            problems.push(format!("the output does not have the {role}'s shape: {e}"));
-            return Err(problems);
+    typed.map_err(|e| format!("the output does not have the {role}'s shape: {e}"))
+}
+
+/// A report read in the reporter's shape, its position stated or made from the report.
+fn reporter_fields(v: &Value) -> Result<Fields, serde_json::Error> {
+    let o = serde_json::from_value::<AgentOutput<ReporterMetadata>>(v.clone())?;
+    match o.metadata.extra.get("position").cloned() {
+        Some(p) => serde_json::from_value::<PositionSummary>(p)
+            .map(|p| (o.agent_id, o.round, o.output_type, o.content, p)),
+        // The protocol's own reporter format has no position: its final plan
+        // and summary say it.
+        None => {
+            let p = reporter_position(&o.metadata, &o.content);
+            Ok((o.agent_id, o.round, o.output_type, o.content, p))
         }
-    };
-    if agent_id != *role {
-        problems.push(format!("agent_id is `{agent_id}`, expected `{role}`"));
     }
-    if got_round != round {
-        problems.push(format!("round is {got_round}, expected {round}"));
-    }
-    if output_type.as_str() != output_type_of(role) {
-        problems.push(format!(
-            "output_type is `{output_type}`, expected `{}`",
-            output_type_of(role)
-        ));
-    }
-    if content.trim().is_empty() {
-        problems.push("content is empty".into());
-    }
+}
+
+/// Adds what is missing or out of range in `position` to `problems`.
+fn position_problems(position: &PositionSummary, problems: &mut Vec<String>) {
     if position.conclusion.trim().is_empty() {
         problems.push("metadata.position.conclusion is empty".into());
     }
@@ -179,14 +207,6 @@ pub fn check(
             "metadata.position.confidence is {}, expected 0 to 1",
             position.confidence
         ));
-    }
-    if problems.is_empty() {
-        Ok(Checked {
-            output: v,
-            position,
-        })
-    } else {
-        Err(problems)
     }
 }
 

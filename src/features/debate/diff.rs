@@ -7,11 +7,12 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 use crate::base::json_diff::{differences, show, Difference};
-use crate::model::state::debate::DebateState;
+use crate::model::state::debate::{DebateState, RoundView, TurnView};
 
 /// Most differences listed.
 pub const MAX_DIFFERENCES: usize = 50;
 
+/// The output (`null` when none) without its `timestamp`.
 fn without_time(v: &Option<Value>) -> Value {
     let mut v = v.clone().unwrap_or(Value::Null);
     if let Some(o) = v.as_object_mut() {
@@ -22,45 +23,7 @@ fn without_time(v: &Option<Value>) -> Value {
 
 /// What a session concluded, as compared.
 pub fn digest(s: &DebateState) -> Value {
-    let rounds: Vec<Value> = s
-        .rounds
-        .iter()
-        .map(|r| {
-            let turns: serde_json::Map<String, Value> = r
-                .turns
-                .iter()
-                .map(|t| {
-                    (
-                        t.agent.as_str().to_string(),
-                        json!({
-                            "outcome": t.outcome,
-                            "attempts": t.attempts,
-                            "reused": t.reused,
-                            "output": without_time(&t.output),
-                        }),
-                    )
-                })
-                .collect();
-            json!({
-                "round": r.round,
-                "turns": turns,
-                "similarity": r.comparison.as_ref().map(|c| json!({
-                    "agents": c.agents,
-                    "matrix": c.similarity_matrix,
-                    "mean": c.mean_similarity,
-                    "method": c.method,
-                    "self_similarity": c.self_similarity,
-                })),
-                "decision": r.decision.as_ref().map(|d| json!({
-                    "action": d.action,
-                    "reason": d.reason,
-                    "must_address": d.must_address,
-                    "next_agents": d.next_agents,
-                    "directive": d.directive,
-                })),
-            })
-        })
-        .collect();
+    let rounds: Vec<Value> = s.rounds.iter().map(round_digest).collect();
     json!({
         "spec": s.spec,
         "rounds": rounds,
@@ -73,6 +36,42 @@ pub fn digest(s: &DebateState) -> Value {
         "status": s.status,
         "run_status": s.run_status,
     })
+}
+
+/// One round as compared: its turns by agent, the comparison, the host's decision.
+fn round_digest(r: &RoundView) -> Value {
+    let turns: serde_json::Map<String, Value> = r.turns.iter().map(turn_digest).collect();
+    json!({
+        "round": r.round,
+        "turns": turns,
+        "similarity": r.comparison.as_ref().map(|c| json!({
+            "agents": c.agents,
+            "matrix": c.similarity_matrix,
+            "mean": c.mean_similarity,
+            "method": c.method,
+            "self_similarity": c.self_similarity,
+        })),
+        "decision": r.decision.as_ref().map(|d| json!({
+            "action": d.action,
+            "reason": d.reason,
+            "must_address": d.must_address,
+            "next_agents": d.next_agents,
+            "directive": d.directive,
+        })),
+    })
+}
+
+/// One turn as compared, under its agent's name.
+fn turn_digest(t: &TurnView) -> (String, Value) {
+    (
+        t.agent.as_str().to_string(),
+        json!({
+            "outcome": t.outcome,
+            "attempts": t.attempts,
+            "reused": t.reused,
+            "output": without_time(&t.output),
+        }),
+    )
 }
 
 /// The comparison of two sessions.

@@ -141,34 +141,69 @@ fn everyone(i: HostInstruction) -> BTreeMap<AgentRole, HostInstruction> {
 pub fn decide(input: &HostInput<'_>) -> Decision {
     let t = input.thresholds;
     let stubborn = stubborn_agents(input.self_similarity, input.round, t);
-    let report = |action: HostAction, reason: String, directive: Value, ending| Decision {
+    if let Some(d) = ending(input, &stubborn) {
+        return d;
+    }
+    let rounds_remaining = input.max_rounds - input.round;
+    if let Some(target) = stubborn.first() {
+        return update_command(input, target, &stubborn);
+    }
+    match input.mean {
+        Some(m) if m > t.continue_above => continue_on(input, m, rounds_remaining, stubborn),
+        Some(m) => force_opposition(input, m, stubborn),
+        None => no_comparison(rounds_remaining, stubborn),
+    }
+}
+
+/// A decision that hands over to the reporter, the discussion ended by `ending`.
+fn report(
+    stubborn: &[AgentRole],
+    action: HostAction,
+    reason: String,
+    directive: Value,
+    ending: &'static str,
+) -> Decision {
+    Decision {
         action,
         reason,
         directive,
         must_address: Vec::new(),
         avoid: Vec::new(),
         next_agents: vec![AgentRole::Reporter],
-        stubborn: stubborn.clone(),
+        stubborn: stubborn.to_vec(),
         next: Next::Report { ending },
-    };
-    let converge_directive = json!({
+    }
+}
+
+/// The directive of a convergence: the closing questions, then the reporter.
+fn converge_directive() -> Value {
+    json!({
         "action": "converge",
         "instructions": {
             "to_all_agents": "list the remaining uncertainties and the worst cases",
             "next_step": "reporter_summary"
         }
-    });
+    })
+}
+
+/// The rules that end the discussion, in order: convergence, a stall (early
+/// convergence), the last round held. `None` when none applies.
+fn ending(input: &HostInput<'_>, stubborn: &[AgentRole]) -> Option<Decision> {
+    let t = input.thresholds;
     if let Some(m) = input.mean.filter(|m| *m > t.converge_above) {
-        return report(
-            HostAction::Converge,
-            format!(
-                "similarity {} is above {}: converge",
-                fmt2(m),
-                fmt2(t.converge_above)
-            ),
-            converge_directive,
-            "converged",
+        let reason = format!(
+            "similarity {} is above {}: converge",
+            fmt2(m),
+            fmt2(t.converge_above)
         );
+        let directive = converge_directive();
+        return Some(report(
+            stubborn,
+            HostAction::Converge,
+            reason,
+            directive,
+            "converged",
+        ));
     }
     if no_significant_change(input.trend, t) {
         let last = input.trend.last().copied().unwrap_or_default();
@@ -180,183 +215,204 @@ pub fn decide(input: &HostInput<'_>) -> Decision {
         );
         // A stall converges early whatever its level: more rounds would not move it.
         // The reporter is told how far apart the positions still are.
-        return report(
-            HostAction::Converge,
-            if last > t.continue_above {
-                format!("{reason}: early convergence")
-            } else {
-                format!("{reason}: early convergence without agreement (the positions stay apart)")
-            },
-            converge_directive,
-            "early_stop",
-        );
-    }
-    if input.round >= input.max_rounds {
-        return report(
-            HostAction::Terminate,
-            format!(
-                "round {} of {} held{}: forced summary of the disagreements",
-                input.round,
-                input.max_rounds,
-                input
-                    .mean
-                    .map(|m| format!(" at similarity {}", fmt2(m)))
-                    .unwrap_or_default()
-            ),
-            json!({
-                "status": "max_rounds_reached",
-                "action": "force_summary",
-                "reporter_instruction": "report the diverging conclusions"
-            }),
-            "max_rounds_reached",
-        );
-    }
-    let rounds_remaining = input.max_rounds - input.round;
-    if let Some(target) = stubborn.first() {
-        let requirement = "do at least one of: change a key assumption, lower the confidence, \
-                           point out a flaw in the other side's logic";
-        let reason = format!(
-            "{target} kept its position (self-similarity above {}) for {} rounds",
-            fmt2(t.stubborn_self_similarity),
-            t.stubborn_rounds
-        );
-        let mut instructions = everyone(HostInstruction {
-            action: "continue".into(),
-            reason: format!("{reason}; it is told to update its position"),
-            ..HostInstruction::default()
-        });
-        instructions.insert(
-            target.clone(),
-            HostInstruction {
-                action: "update_command".into(),
-                reason: reason.clone(),
-                requirement: Some(requirement.into()),
-                must_address: focus_points(input.critique),
-                ..HostInstruction::default()
-            },
-        );
-        return Decision {
-            action: HostAction::UpdateCommand,
-            reason: reason.clone(),
-            directive: json!({
-                "action": "update_command",
-                "target_agent": target.as_str(),
-                "reason": reason,
-                "requirement": requirement
-            }),
-            must_address: vec![requirement.to_string()],
-            avoid: vec!["repeating the previous arguments".into()],
-            next_agents: SPEAKERS.to_vec(),
-            stubborn: stubborn.clone(),
-            next: Next::Round(instructions),
+        let reason = if last > t.continue_above {
+            format!("{reason}: early convergence")
+        } else {
+            format!("{reason}: early convergence without agreement (the positions stay apart)")
         };
+        let directive = converge_directive();
+        return Some(report(
+            stubborn,
+            HostAction::Converge,
+            reason,
+            directive,
+            "early_stop",
+        ));
     }
-    match input.mean {
-        Some(m) if m > t.continue_above => {
-            let focus = focus_points(input.critique);
-            let reason = format!(
-                "similarity {} is between {} and {}: continue on the open points",
-                fmt2(m),
-                fmt2(t.continue_above),
-                fmt2(t.converge_above)
-            );
-            Decision {
-                action: HostAction::Continue,
-                reason: reason.clone(),
-                directive: json!({
-                    "action": "continue",
-                    "instructions": {
-                        "to_agents": ["planner", "critic"],
-                        "focus_on": focus,
-                        "rounds_remaining": rounds_remaining
-                    }
-                }),
-                must_address: focus.clone(),
-                avoid: vec!["repeating the previous arguments".into()],
-                next_agents: SPEAKERS.to_vec(),
-                stubborn,
-                next: Next::Round(everyone(HostInstruction {
-                    action: "continue".into(),
-                    reason,
-                    must_address: focus,
-                    avoid: vec!["repeating the previous arguments".into()],
-                    ..HostInstruction::default()
-                })),
+    if input.round < input.max_rounds {
+        return None;
+    }
+    let reason = format!(
+        "round {} of {} held{}: forced summary of the disagreements",
+        input.round,
+        input.max_rounds,
+        input
+            .mean
+            .map(|m| format!(" at similarity {}", fmt2(m)))
+            .unwrap_or_default()
+    );
+    let directive = json!({
+        "status": "max_rounds_reached",
+        "action": "force_summary",
+        "reporter_instruction": "report the diverging conclusions"
+    });
+    Some(report(
+        stubborn,
+        HostAction::Terminate,
+        reason,
+        directive,
+        "max_rounds_reached",
+    ))
+}
+
+/// Another round where `target` (stubborn) is told to update its position.
+fn update_command(input: &HostInput<'_>, target: &AgentRole, stubborn: &[AgentRole]) -> Decision {
+    let t = input.thresholds;
+    let requirement = "do at least one of: change a key assumption, lower the confidence, \
+                       point out a flaw in the other side's logic";
+    let reason = format!(
+        "{target} kept its position (self-similarity above {}) for {} rounds",
+        fmt2(t.stubborn_self_similarity),
+        t.stubborn_rounds
+    );
+    let mut instructions = everyone(HostInstruction {
+        action: "continue".into(),
+        reason: format!("{reason}; it is told to update its position"),
+        ..HostInstruction::default()
+    });
+    instructions.insert(
+        target.clone(),
+        HostInstruction {
+            action: "update_command".into(),
+            reason: reason.clone(),
+            requirement: Some(requirement.into()),
+            must_address: focus_points(input.critique),
+            ..HostInstruction::default()
+        },
+    );
+    Decision {
+        action: HostAction::UpdateCommand,
+        reason: reason.clone(),
+        directive: json!({
+            "action": "update_command",
+            "target_agent": target.as_str(),
+            "reason": reason,
+            "requirement": requirement
+        }),
+        must_address: vec![requirement.to_string()],
+        avoid: vec!["repeating the previous arguments".into()],
+        next_agents: SPEAKERS.to_vec(),
+        stubborn: stubborn.to_vec(),
+        next: Next::Round(instructions),
+    }
+}
+
+/// Another round on the open points, the mean `m` being above the continue threshold.
+fn continue_on(
+    input: &HostInput<'_>,
+    m: f64,
+    rounds_remaining: u32,
+    stubborn: Vec<AgentRole>,
+) -> Decision {
+    let t = input.thresholds;
+    let focus = focus_points(input.critique);
+    let reason = format!(
+        "similarity {} is between {} and {}: continue on the open points",
+        fmt2(m),
+        fmt2(t.continue_above),
+        fmt2(t.converge_above)
+    );
+    Decision {
+        action: HostAction::Continue,
+        reason: reason.clone(),
+        directive: json!({
+            "action": "continue",
+            "instructions": {
+                "to_agents": ["planner", "critic"],
+                "focus_on": focus,
+                "rounds_remaining": rounds_remaining
             }
-        }
-        Some(m) => {
-            let requirement = "argue only from the opposing side, without citing earlier points";
-            let reason = format!(
-                "similarity {} is at or below {}: force opposition",
-                fmt2(m),
-                fmt2(t.continue_above)
-            );
-            // The others go on, told what the critic was told (not the critic's order).
-            let mut instructions = everyone(HostInstruction {
-                action: "continue".into(),
-                reason: format!(
-                    "similarity {} is at or below {}: the critic now argues against your plan as devil's advocate; answer its objections",
-                    fmt2(m),
-                    fmt2(t.continue_above)
-                ),
-                must_address: focus_points(input.critique),
-                ..HostInstruction::default()
-            });
-            instructions.insert(
-                AgentRole::Critic,
-                HostInstruction {
-                    action: "force_opposition".into(),
-                    reason: reason.clone(),
-                    role: Some("devils_advocate".into()),
-                    target: Some(AgentRole::Planner),
-                    requirement: Some(requirement.into()),
-                    ..HostInstruction::default()
-                },
-            );
-            Decision {
-                action: HostAction::ForceOpposition,
-                reason,
-                directive: json!({
-                    "action": "force_opposition",
-                    "instructions": {
-                        "role": "devils_advocate",
-                        "requirement": requirement,
-                        "target": "planner"
-                    }
-                }),
-                must_address: vec![requirement.to_string()],
-                avoid: vec!["citing earlier points".into()],
-                next_agents: SPEAKERS.to_vec(),
-                stubborn,
-                next: Next::Round(instructions),
+        }),
+        must_address: focus.clone(),
+        avoid: vec!["repeating the previous arguments".into()],
+        next_agents: SPEAKERS.to_vec(),
+        stubborn,
+        next: Next::Round(everyone(HostInstruction {
+            action: "continue".into(),
+            reason,
+            must_address: focus,
+            avoid: vec!["repeating the previous arguments".into()],
+            ..HostInstruction::default()
+        })),
+    }
+}
+
+/// Another round where the critic argues the opposite side, the mean `m` being at or
+/// below the continue threshold.
+fn force_opposition(input: &HostInput<'_>, m: f64, stubborn: Vec<AgentRole>) -> Decision {
+    let t = input.thresholds;
+    let requirement = "argue only from the opposing side, without citing earlier points";
+    let reason = format!(
+        "similarity {} is at or below {}: force opposition",
+        fmt2(m),
+        fmt2(t.continue_above)
+    );
+    // The others go on, told what the critic was told (not the critic's order).
+    let mut instructions = everyone(HostInstruction {
+        action: "continue".into(),
+        reason: format!(
+            "similarity {} is at or below {}: the critic now argues against your plan as devil's advocate; answer its objections",
+            fmt2(m),
+            fmt2(t.continue_above)
+        ),
+        must_address: focus_points(input.critique),
+        ..HostInstruction::default()
+    });
+    instructions.insert(
+        AgentRole::Critic,
+        HostInstruction {
+            action: "force_opposition".into(),
+            reason: reason.clone(),
+            role: Some("devils_advocate".into()),
+            target: Some(AgentRole::Planner),
+            requirement: Some(requirement.into()),
+            ..HostInstruction::default()
+        },
+    );
+    Decision {
+        action: HostAction::ForceOpposition,
+        reason,
+        directive: json!({
+            "action": "force_opposition",
+            "instructions": {
+                "role": "devils_advocate",
+                "requirement": requirement,
+                "target": "planner"
             }
-        }
-        None => {
-            let reason =
-                "no new positions to compare (fewer than two, or none given this round): another round"
-                    .to_string();
-            Decision {
-                action: HostAction::Continue,
-                reason: reason.clone(),
-                directive: json!({
-                    "action": "continue",
-                    "instructions": {
-                        "to_agents": ["planner", "critic"],
-                        "focus_on": [],
-                        "rounds_remaining": rounds_remaining
-                    }
-                }),
-                must_address: Vec::new(),
-                avoid: Vec::new(),
-                next_agents: SPEAKERS.to_vec(),
-                stubborn,
-                next: Next::Round(everyone(HostInstruction {
-                    action: "continue".into(),
-                    reason,
-                    ..HostInstruction::default()
-                })),
+        }),
+        must_address: vec![requirement.to_string()],
+        avoid: vec!["citing earlier points".into()],
+        next_agents: SPEAKERS.to_vec(),
+        stubborn,
+        next: Next::Round(instructions),
+    }
+}
+
+/// Another round when the round gave no positions to compare.
+fn no_comparison(rounds_remaining: u32, stubborn: Vec<AgentRole>) -> Decision {
+    let reason =
+        "no new positions to compare (fewer than two, or none given this round): another round"
+            .to_string();
+    Decision {
+        action: HostAction::Continue,
+        reason: reason.clone(),
+        directive: json!({
+            "action": "continue",
+            "instructions": {
+                "to_agents": ["planner", "critic"],
+                "focus_on": [],
+                "rounds_remaining": rounds_remaining
             }
-        }
+        }),
+        must_address: Vec::new(),
+        avoid: Vec::new(),
+        next_agents: SPEAKERS.to_vec(),
+        stubborn,
+        next: Next::Round(everyone(HostInstruction {
+            action: "continue".into(),
+            reason,
+            ..HostInstruction::default()
+        })),
     }
 }
 

@@ -10,8 +10,10 @@ use crate::base::protocol::debate::{
     AgentOutput, AgentRole, AgentStatus, HostAction, PositionSummary, SessionStatus,
 };
 use crate::base::protocol::debate_spec::DebateSpec;
-use crate::model::event::debate::{DebateFinished, PositionsCompared, TurnOutcome};
-use crate::model::event::{EngineEvent, Envelope, RunStatus};
+use crate::model::event::debate::{
+    DebateFinished, DebateOutput, DebateTurnStarted, HostDecided, PositionsCompared, TurnOutcome,
+};
+use crate::model::event::{Chunk, EngineEvent, Envelope, RunFinished, RunStatus};
 
 /// The four agents, in the order the screen lists them.
 pub const AGENTS: [AgentRole; 4] = [
@@ -264,127 +266,14 @@ impl DebateState {
                 self.embedder = d.embedder.clone();
                 self.status = Some(SessionStatus::InProgress);
             }
-            EngineEvent::DebateTurnStarted(t) => {
-                if t.agent != AgentRole::Reporter {
-                    self.current_round = self.current_round.max(t.round);
-                    self.round_mut(t.round);
-                }
-                let a = self.agents.entry(t.agent.clone()).or_default();
-                a.status = AgentStatus::Running;
-                a.attempt = Some(t.attempt);
-                a.closing = t.closing;
-                // The turn's clock runs from its first try; each try streams anew.
-                if t.attempt <= 1 || a.started_ms.is_none() {
-                    a.started_ms = Some(env.ts);
-                }
-                a.stream.clear();
-                a.stream_tokens = 0;
-            }
-            EngineEvent::Chunk(c) => {
-                let role = env.agent.as_deref().map(|r| AgentRole::from(r.to_string()));
-                if let Some(a) = role.and_then(|r| self.agents.get_mut(&r)) {
-                    if a.status == AgentStatus::Running {
-                        a.stream.push_str(&c.text);
-                        a.stream_tokens +=
-                            crate::base::tokens::TokenCounter::default().count(&c.text);
-                    }
-                }
-            }
+            EngineEvent::DebateTurnStarted(t) => self.turn_started(t, env.ts),
+            EngineEvent::Chunk(c) => self.chunk(env, c),
             EngineEvent::DebateReply(r) => {
                 self.agents.entry(r.agent.clone()).or_default().tokens += r.output_tokens;
             }
-            EngineEvent::DebateOutput(o) => {
-                let turn = TurnView {
-                    agent: o.agent.clone(),
-                    outcome: o.outcome,
-                    attempts: o.attempts,
-                    reused: o.reused,
-                    position: o.output.as_ref().and_then(position_of),
-                    content: o
-                        .output
-                        .as_ref()
-                        .and_then(|v| v.get("content"))
-                        .and_then(Value::as_str)
-                        .unwrap_or_default()
-                        .to_string(),
-                    output: o.output.clone(),
-                    output_tokens: o.output_tokens,
-                    duration_ms: o.duration_ms,
-                };
-                let a = self.agents.entry(o.agent.clone()).or_default();
-                a.end_turn();
-                a.status = match o.outcome {
-                    TurnOutcome::Valid => AgentStatus::Completed,
-                    TurnOutcome::TimedOut => AgentStatus::TimedOut,
-                    TurnOutcome::Cancelled => AgentStatus::Cancelled,
-                    TurnOutcome::Invalid | TurnOutcome::Failed => AgentStatus::Failed,
-                };
-                if let Some(out) = &o.output {
-                    a.last_output = Some(out.clone());
-                }
-                if o.agent == AgentRole::Reporter {
-                    self.report = Some(turn);
-                } else if o.closing {
-                    self.closing.retain(|t| t.agent != o.agent);
-                    self.closing.push(turn);
-                } else {
-                    let r = self.round_mut(o.round);
-                    r.turns.retain(|t| t.agent != o.agent);
-                    r.turns.push(turn);
-                }
-            }
-            EngineEvent::PositionsCompared(p) => {
-                self.round_mut(p.round).comparison = Some(p.clone());
-                if self.consensus_trend.len() < p.round as usize {
-                    self.consensus_trend.push(p.mean_similarity);
-                } else if let Some(x) = (p.round as usize)
-                    .checked_sub(1)
-                    .and_then(|i| self.consensus_trend.get_mut(i))
-                {
-                    *x = p.mean_similarity;
-                }
-            }
-            EngineEvent::HostDecided(h) => {
-                let out: Option<AgentOutput<crate::base::protocol::debate::HostMetadata>> =
-                    serde_json::from_value(h.output.clone()).ok();
-                let view = match out {
-                    Some(o) => DecisionView {
-                        action: o.metadata.decision.action.clone(),
-                        reason: o.metadata.decision.reason.clone(),
-                        consensus: o.metadata.analysis.consensus_level,
-                        must_address: o
-                            .metadata
-                            .decision
-                            .constraints
-                            .as_ref()
-                            .map(|c| c.must_address.clone())
-                            .unwrap_or_default(),
-                        next_agents: o.metadata.decision.next_agents.clone(),
-                        stubborn: o.metadata.analysis.stubborn_agents.clone(),
-                        output: h.output.clone(),
-                        directive: h.directive.clone(),
-                    },
-                    None => DecisionView {
-                        action: HostAction::Other("unreadable".into()),
-                        reason: "the host's output does not read".into(),
-                        consensus: None,
-                        must_address: Vec::new(),
-                        next_agents: Vec::new(),
-                        stubborn: Vec::new(),
-                        output: h.output.clone(),
-                        directive: h.directive.clone(),
-                    },
-                };
-                self.round_mut(h.round).decision = Some(view);
-                let host = self.agents.entry(AgentRole::Host).or_default();
-                host.status = AgentStatus::Completed;
-                host.last_output = Some(h.output.clone());
-                for (role, a) in self.agents.iter_mut() {
-                    if *role != AgentRole::Host && a.status == AgentStatus::Completed {
-                        a.status = AgentStatus::Waiting;
-                    }
-                }
-            }
+            EngineEvent::DebateOutput(o) => self.output(o),
+            EngineEvent::PositionsCompared(p) => self.compared(p),
+            EngineEvent::HostDecided(h) => self.host_decided(h),
             EngineEvent::DebateError(e) => self.errors.push(ErrorView {
                 round: e.round,
                 kind: e
@@ -395,36 +284,8 @@ impl DebateState {
                     .to_string(),
                 message: e.message.clone(),
             }),
-            EngineEvent::DebateFinished(f) => {
-                self.status = Some(f.status.clone());
-                self.finished = Some(f.clone());
-                // What each agent was doing when the session ended stays true: one that
-                // waited for another round had finished its part; one still answering
-                // was stopped with the session.
-                for a in self.agents.values_mut() {
-                    a.end_turn();
-                    match a.status {
-                        AgentStatus::Waiting => a.status = AgentStatus::Completed,
-                        AgentStatus::Running => a.status = AgentStatus::Cancelled,
-                        _ => {}
-                    }
-                }
-            }
-            EngineEvent::RunFinished(r) => {
-                self.run_status = Some(r.status);
-                if self.finished.is_none() {
-                    self.status = Some(match r.status {
-                        RunStatus::Cancelled | RunStatus::Interrupted => SessionStatus::Cancelled,
-                        _ => SessionStatus::Terminated,
-                    });
-                }
-                for a in self.agents.values_mut() {
-                    a.end_turn();
-                    if a.status == AgentStatus::Running {
-                        a.status = AgentStatus::Cancelled;
-                    }
-                }
-            }
+            EngineEvent::DebateFinished(f) => self.debate_finished(f),
+            EngineEvent::RunFinished(r) => self.run_finished(r),
             EngineEvent::CrashDetected(_)
             | EngineEvent::LeaseTakenOver(_)
             | EngineEvent::RunResumed(_)
@@ -452,5 +313,171 @@ impl DebateState {
             | EngineEvent::ContextCompressed(_)
             | EngineEvent::LoopFinished(_) => {}
         }
+    }
+
+    /// A try of a turn started (at `ts`): its agent answers.
+    fn turn_started(&mut self, t: &DebateTurnStarted, ts: i64) {
+        if t.agent != AgentRole::Reporter {
+            self.current_round = self.current_round.max(t.round);
+            self.round_mut(t.round);
+        }
+        let a = self.agents.entry(t.agent.clone()).or_default();
+        a.status = AgentStatus::Running;
+        a.attempt = Some(t.attempt);
+        a.closing = t.closing;
+        // The turn's clock runs from its first try; each try streams anew.
+        if t.attempt <= 1 || a.started_ms.is_none() {
+            a.started_ms = Some(ts);
+        }
+        a.stream.clear();
+        a.stream_tokens = 0;
+    }
+
+    /// Streamed text of the agent that answers.
+    fn chunk(&mut self, env: &Envelope, c: &Chunk) {
+        let role = env.agent.as_deref().map(|r| AgentRole::from(r.to_string()));
+        let Some(a) = role.and_then(|r| self.agents.get_mut(&r)) else {
+            return;
+        };
+        if a.status == AgentStatus::Running {
+            a.stream.push_str(&c.text);
+            a.stream_tokens += crate::base::tokens::TokenCounter::default().count(&c.text);
+        }
+    }
+
+    /// A turn ended: kept in its round (or as a closing turn, or as the report).
+    fn output(&mut self, o: &DebateOutput) {
+        let turn = TurnView {
+            agent: o.agent.clone(),
+            outcome: o.outcome,
+            attempts: o.attempts,
+            reused: o.reused,
+            position: o.output.as_ref().and_then(position_of),
+            content: o
+                .output
+                .as_ref()
+                .and_then(|v| v.get("content"))
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string(),
+            output: o.output.clone(),
+            output_tokens: o.output_tokens,
+            duration_ms: o.duration_ms,
+        };
+        let a = self.agents.entry(o.agent.clone()).or_default();
+        a.end_turn();
+        a.status = match o.outcome {
+            TurnOutcome::Valid => AgentStatus::Completed,
+            TurnOutcome::TimedOut => AgentStatus::TimedOut,
+            TurnOutcome::Cancelled => AgentStatus::Cancelled,
+            TurnOutcome::Invalid | TurnOutcome::Failed => AgentStatus::Failed,
+        };
+        if let Some(out) = &o.output {
+            a.last_output = Some(out.clone());
+        }
+        if o.agent == AgentRole::Reporter {
+            self.report = Some(turn);
+        } else if o.closing {
+            self.closing.retain(|t| t.agent != o.agent);
+            self.closing.push(turn);
+        } else {
+            let r = self.round_mut(o.round);
+            r.turns.retain(|t| t.agent != o.agent);
+            r.turns.push(turn);
+        }
+    }
+
+    /// A round's positions compared: kept in the round and the trend.
+    fn compared(&mut self, p: &PositionsCompared) {
+        self.round_mut(p.round).comparison = Some(p.clone());
+        if self.consensus_trend.len() < p.round as usize {
+            self.consensus_trend.push(p.mean_similarity);
+        } else if let Some(x) = (p.round as usize)
+            .checked_sub(1)
+            .and_then(|i| self.consensus_trend.get_mut(i))
+        {
+            *x = p.mean_similarity;
+        }
+    }
+
+    /// The host decided: kept in the round; the speakers that completed wait.
+    fn host_decided(&mut self, h: &HostDecided) {
+        self.round_mut(h.round).decision = Some(decision_view(h));
+        let host = self.agents.entry(AgentRole::Host).or_default();
+        host.status = AgentStatus::Completed;
+        host.last_output = Some(h.output.clone());
+        for (role, a) in self.agents.iter_mut() {
+            if *role != AgentRole::Host && a.status == AgentStatus::Completed {
+                a.status = AgentStatus::Waiting;
+            }
+        }
+    }
+
+    /// The debate ended.
+    fn debate_finished(&mut self, f: &DebateFinished) {
+        self.status = Some(f.status.clone());
+        self.finished = Some(f.clone());
+        // What each agent was doing when the session ended stays true: one that
+        // waited for another round had finished its part; one still answering
+        // was stopped with the session.
+        for a in self.agents.values_mut() {
+            a.end_turn();
+            match a.status {
+                AgentStatus::Waiting => a.status = AgentStatus::Completed,
+                AgentStatus::Running => a.status = AgentStatus::Cancelled,
+                _ => {}
+            }
+        }
+    }
+
+    /// The session's run ended (a session without its `debate_finished` ends by it).
+    fn run_finished(&mut self, r: &RunFinished) {
+        self.run_status = Some(r.status);
+        if self.finished.is_none() {
+            self.status = Some(match r.status {
+                RunStatus::Cancelled | RunStatus::Interrupted => SessionStatus::Cancelled,
+                _ => SessionStatus::Terminated,
+            });
+        }
+        for a in self.agents.values_mut() {
+            a.end_turn();
+            if a.status == AgentStatus::Running {
+                a.status = AgentStatus::Cancelled;
+            }
+        }
+    }
+}
+
+/// The host's decision as the screens show it (an unreadable output says so).
+fn decision_view(h: &HostDecided) -> DecisionView {
+    let out: Option<AgentOutput<crate::base::protocol::debate::HostMetadata>> =
+        serde_json::from_value(h.output.clone()).ok();
+    let Some(o) = out else {
+        return DecisionView {
+            action: HostAction::Other("unreadable".into()),
+            reason: "the host's output does not read".into(),
+            consensus: None,
+            must_address: Vec::new(),
+            next_agents: Vec::new(),
+            stubborn: Vec::new(),
+            output: h.output.clone(),
+            directive: h.directive.clone(),
+        };
+    };
+    DecisionView {
+        action: o.metadata.decision.action.clone(),
+        reason: o.metadata.decision.reason.clone(),
+        consensus: o.metadata.analysis.consensus_level,
+        must_address: o
+            .metadata
+            .decision
+            .constraints
+            .as_ref()
+            .map(|c| c.must_address.clone())
+            .unwrap_or_default(),
+        next_agents: o.metadata.decision.next_agents.clone(),
+        stubborn: o.metadata.analysis.stubborn_agents.clone(),
+        output: h.output.clone(),
+        directive: h.directive.clone(),
     }
 }

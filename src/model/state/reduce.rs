@@ -8,7 +8,9 @@ use super::debate::DebateState;
 use super::ops::{keeps_output, note, set_status};
 use super::view::RunState;
 use super::{fold_invocation, fold_run, fold_task};
-use crate::model::event::{EngineEvent, Envelope, RunStatus, TaskStatus};
+use crate::model::event::{
+    BudgetReached, EngineEvent, Envelope, LeaseTakenOver, RunFinished, RunStatus, TaskStatus,
+};
 
 /// The execution mode of a debate session's `run_started`.
 pub const DEBATE_MODE: &str = "debate";
@@ -32,7 +34,80 @@ fn fold_debate(st: &mut RunState, env: &Envelope) {
     }
 }
 
+/// Folds one event into the run's state: what every event counts, then its family's fold.
 fn reduce_run(st: &mut RunState, env: &Envelope) {
+    let task = count_event(st, env);
+    match (&env.event, task) {
+        (EngineEvent::RunStarted(r), _) => fold_run::started(st, env, r),
+        (EngineEvent::CrashDetected(c), _) => fold_run::crash_detected(st, env, c),
+        (EngineEvent::LeaseTakenOver(l), _) => lease_taken_over(st, env, l),
+        (EngineEvent::RunResumed(r), _) => fold_run::resumed(st, env, r),
+        (EngineEvent::RunPaused(_), _) => {
+            st.status = Some(RunStatus::Paused);
+            note(st, env.ts, "paused: no new tasks start".into());
+        }
+        (EngineEvent::RunUnpaused(_), _) => {
+            st.status = Some(RunStatus::Running);
+            note(st, env.ts, "dispatch resumed".into());
+        }
+        (EngineEvent::CancelRequested(c), _) => {
+            st.cancelling = true;
+            note(st, env.ts, format!("cancel requested: {}", c.reason));
+        }
+        (EngineEvent::BudgetReached(b), _) => budget_reached(st, env, b),
+        (EngineEvent::RunFinished(f), _) => run_finished(st, env, f),
+        (EngineEvent::TaskReady(_), Some(i)) => set_status(st, i, TaskStatus::Ready),
+        (EngineEvent::TaskBlocked(b), Some(i)) => fold_task::blocked(st, i, b),
+        (EngineEvent::TaskFinished(f), Some(i)) => fold_task::finished(st, i, f),
+        (EngineEvent::ContextPlanned(c), Some(i)) => fold_task::context_planned(st, i, c),
+        (EngineEvent::TaskReset(r), Some(i)) => fold_task::reset(st, i, r),
+        (EngineEvent::InvocationStarted(s), Some(i)) => fold_invocation::started(st, env, i, s),
+        (EngineEvent::Chunk(c), Some(i)) if keeps_output(st, i) => {
+            fold_invocation::chunk(st, env, i, c)
+        }
+        // Its text is not kept here, but when it last streamed is.
+        (EngineEvent::Chunk(_), Some(i)) => {
+            Arc::make_mut(&mut st.tasks[i]).last_output_ts = Some(env.ts)
+        }
+        (EngineEvent::InvocationFinished(f), Some(i)) => fold_invocation::finished(st, i, f),
+        (EngineEvent::InvocationLost(l), Some(i)) => fold_invocation::lost(st, env, i, l),
+        (EngineEvent::AtomsGraded(g), Some(i)) => fold_invocation::atoms_graded(st, env, i, g),
+        (EngineEvent::RetryScheduled(r), Some(i)) => fold_task::retry_scheduled(st, i, r),
+        (EngineEvent::ReviewAccepted(r), Some(i)) => super::review::accepted(st, i, env, r),
+        (
+            e @ (EngineEvent::ToolCalled(_)
+            | EngineEvent::ToolAnswered(_)
+            | EngineEvent::SkillActivated(_)
+            | EngineEvent::SkillRefused(_)
+            | EngineEvent::ContextCompressed(_)
+            | EngineEvent::LoopFinished(_)),
+            Some(i),
+        ) => {
+            super::loop_steps::fold(st, i, env.invocation_id.as_ref(), e);
+        }
+        (EngineEvent::ReviewRejected(r), Some(i)) => super::review::rejected(st, i, env, r),
+        // A debate session is folded by `state::debate` (below); its run has no plan
+        // tasks.
+        (
+            EngineEvent::DebateStarted(_)
+            | EngineEvent::DebateTurnStarted(_)
+            | EngineEvent::DebateReply(_)
+            | EngineEvent::DebateOutput(_)
+            | EngineEvent::PositionsCompared(_)
+            | EngineEvent::HostDecided(_)
+            | EngineEvent::DebateError(_)
+            | EngineEvent::DebateFinished(_),
+            _,
+        ) => {}
+        (EngineEvent::ReferenceFailed(r), Some(i)) => fold_task::reference_failed(st, i, r),
+        // An event of a task the run does not know: only counted.
+        (_, None) => {}
+    }
+}
+
+/// What every event counts (events by kind, the last sequence number and time, the
+/// clock, its task's span of events); returns the index of its task, when known.
+fn count_event(st: &mut RunState, env: &Envelope) -> Option<usize> {
     st.events += 1;
     let kind = env.event.kind();
     match st.kinds.get_mut(kind) {
@@ -61,140 +136,43 @@ fn reduce_run(st: &mut RunState, env: &Envelope) {
         }
         t.span.1 = env.seq;
     }
-    match &env.event {
-        EngineEvent::RunStarted(r) => fold_run::started(st, env, r),
-        EngineEvent::CrashDetected(c) => fold_run::crash_detected(st, env, c),
-        EngineEvent::LeaseTakenOver(l) => note(
-            st,
-            env.ts,
-            format!(
-                "run taken over from pid {} on host {} ({})",
-                l.previous_pid,
-                l.previous_host,
-                l.reason.replace('_', " ")
-            ),
+    task
+}
+
+/// Another process took the run over: noted.
+fn lease_taken_over(st: &mut RunState, env: &Envelope, l: &LeaseTakenOver) {
+    note(
+        st,
+        env.ts,
+        format!(
+            "run taken over from pid {} on host {} ({})",
+            l.previous_pid,
+            l.previous_host,
+            l.reason.replace('_', " ")
         ),
-        EngineEvent::RunResumed(r) => fold_run::resumed(st, env, r),
-        EngineEvent::RunPaused(_) => {
-            st.status = Some(RunStatus::Paused);
-            note(st, env.ts, "paused: no new tasks start".into());
-        }
-        EngineEvent::RunUnpaused(_) => {
-            st.status = Some(RunStatus::Running);
-            note(st, env.ts, "dispatch resumed".into());
-        }
-        EngineEvent::CancelRequested(c) => {
-            st.cancelling = true;
-            note(st, env.ts, format!("cancel requested: {}", c.reason));
-        }
-        EngineEvent::BudgetReached(b) => note(
-            st,
-            env.ts,
-            format!(
-                "money budget of {} reached ({} spent): no new call starts",
-                crate::base::cost::usd(b.limit_usd),
-                crate::base::cost::usd(b.spent_usd)
-            ),
+    )
+}
+
+/// The money budget was reached: noted.
+fn budget_reached(st: &mut RunState, env: &Envelope, b: &BudgetReached) {
+    note(
+        st,
+        env.ts,
+        format!(
+            "money budget of {} reached ({} spent): no new call starts",
+            crate::base::cost::usd(b.limit_usd),
+            crate::base::cost::usd(b.spent_usd)
         ),
-        EngineEvent::RunFinished(f) => {
-            st.status = Some(f.status);
-            st.finished_ts = Some(env.ts);
-            st.cancelling = false;
-            for a in &mut st.agents {
-                a.in_flight = 0;
-            }
-            note(st, env.ts, format!("run {}", f.status.as_str()));
-        }
-        EngineEvent::TaskReady(_) => {
-            if let Some(i) = task {
-                set_status(st, i, TaskStatus::Ready);
-            }
-        }
-        EngineEvent::TaskBlocked(b) => {
-            if let Some(i) = task {
-                fold_task::blocked(st, i, b);
-            }
-        }
-        EngineEvent::TaskFinished(f) => {
-            if let Some(i) = task {
-                fold_task::finished(st, i, f);
-            }
-        }
-        EngineEvent::ContextPlanned(c) => {
-            if let Some(i) = task {
-                fold_task::context_planned(st, i, c);
-            }
-        }
-        EngineEvent::TaskReset(r) => {
-            if let Some(i) = task {
-                fold_task::reset(st, i, r);
-            }
-        }
-        EngineEvent::InvocationStarted(s) => {
-            if let Some(i) = task {
-                fold_invocation::started(st, env, i, s);
-            }
-        }
-        EngineEvent::Chunk(c) => match task {
-            Some(i) if keeps_output(st, i) => fold_invocation::chunk(st, env, i, c),
-            // Its text is not kept here, but when it last streamed is.
-            Some(i) => Arc::make_mut(&mut st.tasks[i]).last_output_ts = Some(env.ts),
-            None => {}
-        },
-        EngineEvent::InvocationFinished(f) => {
-            if let Some(i) = task {
-                fold_invocation::finished(st, i, f);
-            }
-        }
-        EngineEvent::InvocationLost(l) => {
-            if let Some(i) = task {
-                fold_invocation::lost(st, env, i, l);
-            }
-        }
-        EngineEvent::AtomsGraded(g) => {
-            if let Some(i) = task {
-                fold_invocation::atoms_graded(st, env, i, g);
-            }
-        }
-        EngineEvent::RetryScheduled(r) => {
-            if let Some(i) = task {
-                fold_task::retry_scheduled(st, i, r);
-            }
-        }
-        EngineEvent::ReviewAccepted(r) => {
-            if let Some(i) = task {
-                super::review::accepted(st, i, env, r);
-            }
-        }
-        e @ (EngineEvent::ToolCalled(_)
-        | EngineEvent::ToolAnswered(_)
-        | EngineEvent::SkillActivated(_)
-        | EngineEvent::SkillRefused(_)
-        | EngineEvent::ContextCompressed(_)
-        | EngineEvent::LoopFinished(_)) => {
-            if let Some(i) = task {
-                super::loop_steps::fold(st, i, env.invocation_id.as_ref(), e);
-            }
-        }
-        EngineEvent::ReviewRejected(r) => {
-            if let Some(i) = task {
-                super::review::rejected(st, i, env, r);
-            }
-        }
-        // A debate session is folded by `state::debate` (below); its run has no plan
-        // tasks.
-        EngineEvent::DebateStarted(_)
-        | EngineEvent::DebateTurnStarted(_)
-        | EngineEvent::DebateReply(_)
-        | EngineEvent::DebateOutput(_)
-        | EngineEvent::PositionsCompared(_)
-        | EngineEvent::HostDecided(_)
-        | EngineEvent::DebateError(_)
-        | EngineEvent::DebateFinished(_) => {}
-        EngineEvent::ReferenceFailed(r) => {
-            if let Some(i) = task {
-                fold_task::reference_failed(st, i, r);
-            }
-        }
+    )
+}
+
+/// The run ended: its status, its end time, no call in flight any more.
+fn run_finished(st: &mut RunState, env: &Envelope, f: &RunFinished) {
+    st.status = Some(f.status);
+    st.finished_ts = Some(env.ts);
+    st.cancelling = false;
+    for a in &mut st.agents {
+        a.in_flight = 0;
     }
+    note(st, env.ts, format!("run {}", f.status.as_str()));
 }

@@ -6,6 +6,7 @@ mod common;
 mod cli;
 mod cli_help;
 mod cli_providers;
+mod code_size;
 mod cost;
 mod diff;
 mod docs;

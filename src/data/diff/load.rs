@@ -20,11 +20,33 @@ const KINDS: &str = "'task_blocked', 'retry_scheduled', 'context_planned', 'refe
 pub fn load(store: &Store, id: &str) -> Result<RunSnapshot, StoreError> {
     let run = store.run(id)?;
     let run_id = run.run_id.clone();
-    let (_, plan_json, _) = store.run_plan(&run_id)?;
-    let order = crate::model::plan::task_order(&plan_json);
+    let mut tasks = tasks_in_plan_order(store, &run_id)?;
+    let index: HashMap<String, usize> = tasks
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (t.task_id.clone(), i))
+        .collect();
+    let call_of = add_calls(store, &run_id, &mut tasks, &index)?;
+    add_events(store, &run_id, &mut tasks, &index, &call_of)?;
+    add_accepted(store, &run_id, &mut tasks, &index)?;
+    Ok(RunSnapshot {
+        wall_ms: wall_ms(store, &run_id)?,
+        run_id,
+        plan_id: run.plan_id,
+        status: run.status,
+        provider: run.provider,
+        created_at: run.created_at,
+        tasks,
+    })
+}
 
+/// The run's tasks as their rows say, in the plan's order (tasks the plan does not
+/// list last, by id).
+fn tasks_in_plan_order(store: &Store, run_id: &str) -> Result<Vec<TaskSnapshot>, StoreError> {
+    let (_, plan_json, _) = store.run_plan(run_id)?;
+    let order = crate::model::plan::task_order(&plan_json);
     let mut tasks: Vec<TaskSnapshot> = store
-        .tasks(&run_id)?
+        .tasks(run_id)?
         .into_iter()
         .map(|t| TaskSnapshot {
             task_id: t.task_id,
@@ -42,15 +64,19 @@ pub fn load(store: &Store, id: &str) -> Result<RunSnapshot, StoreError> {
             t.task_id.clone(),
         )
     });
-    let index: HashMap<String, usize> = tasks
-        .iter()
-        .enumerate()
-        .map(|(i, t)| (t.task_id.clone(), i))
-        .collect();
+    Ok(tasks)
+}
 
-    // Invocations in the order they ended (rows are written when a call ends).
+/// Adds each task's calls, in the order they ended (rows are written when a call ends);
+/// returns where each invocation's call is: `(task index, call index)`.
+fn add_calls(
+    store: &Store,
+    run_id: &str,
+    tasks: &mut [TaskSnapshot],
+    index: &HashMap<String, usize>,
+) -> Result<HashMap<String, (usize, usize)>, StoreError> {
     let mut call_of: HashMap<String, (usize, usize)> = HashMap::new();
-    for inv in store.invocations(&run_id)? {
+    for inv in store.invocations(run_id)? {
         let Some(&ti) = index.get(&inv.task_id) else {
             continue;
         };
@@ -58,26 +84,41 @@ pub fn load(store: &Store, id: &str) -> Result<RunSnapshot, StoreError> {
         call_of.insert(inv.invocation_id.clone(), (ti, calls.len()));
         calls.push(CallSnapshot {
             status: inv.status,
-            errors: inv
-                .error_codes
-                .as_deref()
-                .map(|s| {
-                    s.split(',')
-                        .map(str::trim)
-                        .filter(|c| !c.is_empty())
-                        .map(str::to_string)
-                        .collect()
-                })
-                .unwrap_or_default(),
+            errors: error_list(inv.error_codes.as_deref()),
             prompt_tokens: inv.prompt_tokens,
             output_tokens: inv.output_tokens,
             grades: Vec::new(),
         });
     }
+    Ok(call_of)
+}
 
+/// The codes of a comma-separated list (none for no list).
+fn error_list(codes: Option<&str>) -> Vec<String> {
+    codes
+        .map(|s| {
+            s.split(',')
+                .map(str::trim)
+                .filter(|c| !c.is_empty())
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Reads the run's events into its tasks: what blocked them, their retries, context,
+/// failed references, their calls' grades and their wall time (first call started to
+/// task finished).
+fn add_events(
+    store: &Store,
+    run_id: &str,
+    tasks: &mut [TaskSnapshot],
+    index: &HashMap<String, usize>,
+    call_of: &HashMap<String, (usize, usize)>,
+) -> Result<(), StoreError> {
     let mut started: HashMap<usize, i64> = HashMap::new();
     let mut finished: HashMap<usize, i64> = HashMap::new();
-    for (seq, ts, task, invocation, event) in events(store, &run_id)? {
+    for (seq, ts, task, invocation, event) in events(store, run_id)? {
         let Some(&ti) = task.as_deref().and_then(|t| index.get(t)) else {
             continue;
         };
@@ -88,33 +129,7 @@ pub fn load(store: &Store, id: &str) -> Result<RunSnapshot, StoreError> {
                 continue;
             }
         };
-        let t = &mut tasks[ti];
         match event {
-            EngineEvent::TaskBlocked(b) => t.blocked_by = Some(b.upstream),
-            EngineEvent::RetryScheduled(r) => t.retries.push(format!(
-                "attempt {} after {}{}: {}",
-                r.next_attempt,
-                r.error_code.as_str(),
-                r.batch.map(|b| format!(" (batch {b})")).unwrap_or_default(),
-                r.adjustment
-            )),
-            EngineEvent::ContextPlanned(c) => t.context.extend(c.inputs.iter().map(|i| {
-                format!(
-                    "{}: {} {}{}, {} -> {} tokens",
-                    i.name,
-                    enum_text(&i.mode),
-                    i.action,
-                    if i.batched { " batched" } else { "" },
-                    i.tokens,
-                    i.tokens_after
-                )
-            })),
-            EngineEvent::ReferenceFailed(r) => t.references.push(format!(
-                "#{} {} {}",
-                r.index,
-                r.failure.ref_type,
-                enum_text(&r.failure.error_code)
-            )),
             EngineEvent::AtomsGraded(g) => {
                 if let Some(&(cti, ci)) = invocation.as_ref().and_then(|i| call_of.get(i)) {
                     tasks[cti].calls[ci].grades = g
@@ -130,7 +145,7 @@ pub fn load(store: &Store, id: &str) -> Result<RunSnapshot, StoreError> {
             EngineEvent::TaskFinished(_) => {
                 finished.insert(ti, ts);
             }
-            _ => {}
+            other => describe(&mut tasks[ti], other),
         }
     }
     for (ti, end) in finished {
@@ -138,9 +153,52 @@ pub fn load(store: &Store, id: &str) -> Result<RunSnapshot, StoreError> {
             tasks[ti].wall_ms = end.checked_sub(start).and_then(|d| u64::try_from(d).ok());
         }
     }
+    Ok(())
+}
 
+/// What an event of the task says about it, in the words the comparison shows: what
+/// blocked it, a retry, an input of its context, a failed reference (other events: none).
+fn describe(t: &mut TaskSnapshot, event: EngineEvent) {
+    match event {
+        EngineEvent::TaskBlocked(b) => t.blocked_by = Some(b.upstream),
+        EngineEvent::RetryScheduled(r) => t.retries.push(format!(
+            "attempt {} after {}{}: {}",
+            r.next_attempt,
+            r.error_code.as_str(),
+            r.batch.map(|b| format!(" (batch {b})")).unwrap_or_default(),
+            r.adjustment
+        )),
+        EngineEvent::ContextPlanned(c) => t.context.extend(c.inputs.iter().map(|i| {
+            format!(
+                "{}: {} {}{}, {} -> {} tokens",
+                i.name,
+                enum_text(&i.mode),
+                i.action,
+                if i.batched { " batched" } else { "" },
+                i.tokens,
+                i.tokens_after
+            )
+        })),
+        EngineEvent::ReferenceFailed(r) => t.references.push(format!(
+            "#{} {} {}",
+            r.index,
+            r.failure.ref_type,
+            enum_text(&r.failure.error_code)
+        )),
+        _ => {}
+    }
+}
+
+/// Adds the run's accepted atoms to their tasks, a repeated asset id within a task told
+/// apart by its occurrence (`ID#2`).
+fn add_accepted(
+    store: &Store,
+    run_id: &str,
+    tasks: &mut [TaskSnapshot],
+    index: &HashMap<String, usize>,
+) -> Result<(), StoreError> {
     let mut seen: HashMap<(usize, String), usize> = HashMap::new();
-    for (task, atom) in accepted_atoms(store, &run_id)? {
+    for (task, atom) in accepted_atoms(store, run_id)? {
         let Some(&ti) = index.get(&task) else {
             continue;
         };
@@ -153,16 +211,7 @@ pub fn load(store: &Store, id: &str) -> Result<RunSnapshot, StoreError> {
         }
         tasks[ti].accepted.push(atom);
     }
-
-    Ok(RunSnapshot {
-        wall_ms: wall_ms(store, &run_id)?,
-        run_id,
-        plan_id: run.plan_id,
-        status: run.status,
-        provider: run.provider,
-        created_at: run.created_at,
-        tasks,
-    })
+    Ok(())
 }
 
 /// A unit enum's serde name (`ref_not_found`, `summary`).

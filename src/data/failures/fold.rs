@@ -100,6 +100,22 @@ fn as_turn(v: &Value) -> Option<u32> {
         .and_then(|n| u32::try_from(n).ok())
 }
 
+/// The turns a turn key's value names (a number, or an array of them), each kept
+/// for `reason`.
+fn push_turns(x: &Value, reason: String, out: &mut Vec<KeyTurn>) {
+    match x {
+        Value::Array(a) => out.extend(a.iter().filter_map(as_turn).map(|turn| KeyTurn {
+            turn,
+            reason: reason.clone(),
+        })),
+        other => {
+            if let Some(turn) = as_turn(other) {
+                out.push(KeyTurn { turn, reason });
+            }
+        }
+    }
+}
+
 fn walk(v: &Value, name: Option<&str>, out: &mut Vec<KeyTurn>, budget: &mut usize, depth: usize) {
     if *budget == 0 || depth > 32 {
         return;
@@ -113,20 +129,7 @@ fn walk(v: &Value, name: Option<&str>, out: &mut Vec<KeyTurn>, budget: &mut usiz
             let name = own.or(name);
             for (k, x) in m {
                 if TURN_KEYS.contains(&k.as_str()) {
-                    let reason = name.unwrap_or(k).to_string();
-                    match x {
-                        Value::Array(a) => {
-                            out.extend(a.iter().filter_map(as_turn).map(|turn| KeyTurn {
-                                turn,
-                                reason: reason.clone(),
-                            }))
-                        }
-                        other => {
-                            if let Some(turn) = as_turn(other) {
-                                out.push(KeyTurn { turn, reason });
-                            }
-                        }
-                    }
+                    push_turns(x, name.unwrap_or(k).to_string(), out);
                 }
                 if x.is_object() || x.is_array() {
                     walk(x, name, out, budget, depth + 1);

@@ -14,10 +14,10 @@ use serde_json::{json, Value};
 
 use crate::base::protocol::handoff::FailureSampleIndexEntry;
 use crate::data::store::{FailedInvocation, Store, StoreError};
-use crate::model::event::EngineEvent;
+use crate::model::event::{EngineEvent, RetryScheduled};
 
 use super::doc::DocKind;
-use super::from_run_report::{cause_of, priority_of, problems_report, Attributed};
+use super::from_run_report::{cause_of, priority_of, problems_report, Attributed, Cause};
 use super::from_run_text::Lang;
 use super::index::Sample;
 use super::layout;
@@ -71,14 +71,7 @@ pub fn export_run(db: &Path, run: &str, dir: &Path) -> Result<ExportReport, Expo
         .map(|(_, n)| *n as u32)
         .sum();
     let mut notes = Vec::new();
-    let streams = streams(&store, &run.run_id, &rows, &mut notes)?;
-    let retries = store.retry_history(&run.run_id)?;
-    let tasks: HashMap<String, (String, Option<String>)> = store
-        .tasks(&run.run_id)?
-        .into_iter()
-        .map(|t| (t.task_id, (t.status, t.error_code)))
-        .collect();
-    let (deps, lang) = plan_facts(&store, &run.run_id);
+    let facts = RunFacts::read(&store, &run.run_id, &rows, &mut notes)?;
     let ids = sample_ids(&rows);
     let w = TreeWriter::new(dir)?;
     let it_rel = format!(
@@ -91,85 +84,15 @@ pub fn export_run(db: &Path, run: &str, dir: &Path) -> Result<ExportReport, Expo
     let mut entries = Vec::with_capacity(rows.len());
     let mut attributed = Vec::with_capacity(rows.len());
     for (row, sample_id) in rows.iter().zip(&ids) {
-        let cause = cause_of(row);
-        let request = store
-            .invocation_request(&row.invocation_id)
-            .unwrap_or_else(|e| {
-                notes.push(format!("{}: request: {e}", row.invocation_id));
-                None
-            });
-        let response = store
-            .invocation_response(&row.invocation_id)
-            .unwrap_or_else(|e| {
-                notes.push(format!("{}: response: {e}", row.invocation_id));
-                None
-            });
-        let issues = issues(&store, row)?;
-        let stream = streams
-            .get(&row.invocation_id)
-            .map(String::as_str)
-            .unwrap_or("");
-        let docs = documents(row, sample_id, request, response, stream, &issues);
-        let checkers = failing_checks(row, &issues);
-        let upstream: Vec<Value> = deps
-            .get(&row.task_id)
-            .into_iter()
-            .flatten()
-            .filter_map(|d| {
-                let (status, code) = tasks.get(d)?;
-                (status != "success")
-                    .then(|| json!({"task_id": d, "status": status, "error_code": code}))
-            })
-            .collect();
-        let retry = retries.get(&row.task_id).and_then(|r| {
-            r.iter()
-                .find(|r| r.next_attempt == row.attempt.saturating_add(1))
-        });
-        let attribution = json!({
-            "sample_id": sample_id,
-            "failure_type": cause.failure_type,
-            "cause": cause.key,
-            "error_codes": row.error_codes,
-            "error_message": row.message,
-            "failing_checks": checkers,
-            "upstream_causes": upstream,
-            "retried": row.retried,
-            "retry": retry.map(|r| json!({"next_attempt": r.next_attempt, "error_code": r.error_code,
-                "delay_ms": r.delay_ms, "adjustment": r.adjustment, "feedback": r.feedback})),
-            "turn": 3,
-        });
-        let s = Sample::new(sample_id, RUN_ITERATION);
-        for (kind, v) in DocKind::ALL
-            .iter()
-            .zip([&docs.0, &docs.1, &docs.2, &attribution])
-        {
-            w.write_json(&format!("{it_rel}/{}", s.rel_path(*kind)), v)?;
-        }
-        entries.push(FailureSampleIndexEntry {
-            sample_id: sample_id.clone(),
-            sample_path: s.rel_path(DocKind::Sample),
-            trace_path: s.rel_path(DocKind::Trace),
-            evaluation_path: s.rel_path(DocKind::Evaluation),
-            attribution_path: s.rel_path(DocKind::Attribution),
-            failure_type: Some(cause.failure_type.into()),
-            conversation_turns: Some(3),
-            checkers_failed: Some(checkers),
-            priority: Some(priority_of(row)),
-            extra: [
-                ("task_id".to_string(), json!(row.task_id)),
-                ("attempt".to_string(), json!(row.attempt)),
-                ("invocation_id".to_string(), json!(row.invocation_id)),
-            ]
-            .into_iter()
-            .collect(),
-        });
+        let (entry, cause) = facts.write_sample(&w, &it_rel, row, sample_id, &mut notes)?;
+        entries.push(entry);
         attributed.push(Attributed {
             row,
             sample_id: sample_id.clone(),
             cause,
         });
     }
-    let report = problems_report(&attributed, invocations, RUN_ITERATION, &now, lang);
+    let report = problems_report(&attributed, invocations, RUN_ITERATION, &now, facts.lang);
     let summary = FailureSummary::new(RUN_ITERATION, now, invocations, entries);
     w.write_json(&format!("{it_rel}/{}", layout::SUMMARY_FILE), &summary)?;
     w.write_json(&format!("{it_rel}/{}", layout::REPORT_FILE), &report)?;
@@ -182,6 +105,161 @@ pub fn export_run(db: &Path, run: &str, dir: &Path) -> Result<ExportReport, Expo
         problems: report.layer1_problems.len(),
         notes,
     })
+}
+
+/// What the samples of a run are written from, read once.
+struct RunFacts<'s> {
+    /// The database.
+    store: &'s Store,
+    /// The streamed text of each failed invocation.
+    streams: HashMap<String, String>,
+    /// Each task's retries.
+    retries: HashMap<String, Vec<RetryScheduled>>,
+    /// Each task's status and error code.
+    tasks: HashMap<String, (String, Option<String>)>,
+    /// Each task's upstream tasks.
+    deps: HashMap<String, Vec<String>>,
+    /// The language of the plan's text.
+    lang: Lang,
+}
+
+impl<'s> RunFacts<'s> {
+    /// Reads them for the failed invocations `rows` of `run_id` (what could not be read
+    /// goes to `notes`).
+    fn read(
+        store: &'s Store,
+        run_id: &str,
+        rows: &[FailedInvocation],
+        notes: &mut Vec<String>,
+    ) -> Result<RunFacts<'s>, StoreError> {
+        let streams = streams(store, run_id, rows, notes)?;
+        let retries = store.retry_history(run_id)?;
+        let tasks = store
+            .tasks(run_id)?
+            .into_iter()
+            .map(|t| (t.task_id, (t.status, t.error_code)))
+            .collect();
+        let (deps, lang) = plan_facts(store, run_id);
+        Ok(RunFacts {
+            store,
+            streams,
+            retries,
+            tasks,
+            deps,
+            lang,
+        })
+    }
+
+    /// Writes the sample, trace, evaluation and attribution of `row` under `it_rel`;
+    /// returns its index entry and its cause.
+    fn write_sample(
+        &self,
+        w: &TreeWriter,
+        it_rel: &str,
+        row: &FailedInvocation,
+        sample_id: &str,
+        notes: &mut Vec<String>,
+    ) -> Result<(FailureSampleIndexEntry, Cause), ExportError> {
+        let cause = cause_of(row);
+        let request = self
+            .store
+            .invocation_request(&row.invocation_id)
+            .unwrap_or_else(|e| {
+                notes.push(format!("{}: request: {e}", row.invocation_id));
+                None
+            });
+        let response = self
+            .store
+            .invocation_response(&row.invocation_id)
+            .unwrap_or_else(|e| {
+                notes.push(format!("{}: response: {e}", row.invocation_id));
+                None
+            });
+        let issues = issues(self.store, row)?;
+        let stream = self
+            .streams
+            .get(&row.invocation_id)
+            .map(String::as_str)
+            .unwrap_or("");
+        let docs = documents(row, sample_id, request, response, stream, &issues);
+        let checkers = failing_checks(row, &issues);
+        let attribution = self.attribution(row, sample_id, cause, &checkers);
+        let s = Sample::new(sample_id, RUN_ITERATION);
+        for (kind, v) in DocKind::ALL
+            .iter()
+            .zip([&docs.0, &docs.1, &docs.2, &attribution])
+        {
+            w.write_json(&format!("{it_rel}/{}", s.rel_path(*kind)), v)?;
+        }
+        Ok((index_entry(&s, row, sample_id, cause, checkers), cause))
+    }
+
+    /// The attribution of `row`: its cause, codes and failing checks, the upstream tasks
+    /// that did not succeed, and the retry that followed it.
+    fn attribution(
+        &self,
+        row: &FailedInvocation,
+        sample_id: &str,
+        cause: Cause,
+        checkers: &[String],
+    ) -> Value {
+        let upstream: Vec<Value> = self
+            .deps
+            .get(&row.task_id)
+            .into_iter()
+            .flatten()
+            .filter_map(|d| {
+                let (status, code) = self.tasks.get(d)?;
+                (status != "success")
+                    .then(|| json!({"task_id": d, "status": status, "error_code": code}))
+            })
+            .collect();
+        let retry = self.retries.get(&row.task_id).and_then(|r| {
+            r.iter()
+                .find(|r| r.next_attempt == row.attempt.saturating_add(1))
+        });
+        json!({
+            "sample_id": sample_id,
+            "failure_type": cause.failure_type,
+            "cause": cause.key,
+            "error_codes": row.error_codes,
+            "error_message": row.message,
+            "failing_checks": checkers,
+            "upstream_causes": upstream,
+            "retried": row.retried,
+            "retry": retry.map(|r| json!({"next_attempt": r.next_attempt, "error_code": r.error_code,
+                "delay_ms": r.delay_ms, "adjustment": r.adjustment, "feedback": r.feedback})),
+            "turn": 3,
+        })
+    }
+}
+
+/// The index entry of sample `s` (of `row`).
+fn index_entry(
+    s: &Sample,
+    row: &FailedInvocation,
+    sample_id: &str,
+    cause: Cause,
+    checkers: Vec<String>,
+) -> FailureSampleIndexEntry {
+    FailureSampleIndexEntry {
+        sample_id: sample_id.to_string(),
+        sample_path: s.rel_path(DocKind::Sample),
+        trace_path: s.rel_path(DocKind::Trace),
+        evaluation_path: s.rel_path(DocKind::Evaluation),
+        attribution_path: s.rel_path(DocKind::Attribution),
+        failure_type: Some(cause.failure_type.into()),
+        conversation_turns: Some(3),
+        checkers_failed: Some(checkers),
+        priority: Some(priority_of(row)),
+        extra: [
+            ("task_id".to_string(), json!(row.task_id)),
+            ("attempt".to_string(), json!(row.attempt)),
+            ("invocation_id".to_string(), json!(row.invocation_id)),
+        ]
+        .into_iter()
+        .collect(),
+    }
 }
 
 /// The streamed text of each listed invocation, read from the log a window at a time.

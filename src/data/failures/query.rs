@@ -231,10 +231,10 @@ mod tests {
         s
     }
 
-    #[test]
-    fn filters_and_sorts() {
+    /// Four samples of two layers, priorities and checkers, their ids out of order.
+    fn four_samples() -> Tree {
         use FailurePriority::*;
-        let t = tree(vec![
+        tree(vec![
             sample(
                 "BS_MT_10",
                 "Layer1_BusinessRule",
@@ -257,16 +257,23 @@ mod tests {
                 &["leave_balance_deducted", "date_range_valid"],
             ),
             sample("BS_MT_1", "Layer1_CheckerDesign", Some(Medium), 3, &[]),
-        ]);
-        let ids = |rows: &[u32]| -> Vec<String> {
-            rows.iter()
-                .map(|&i| t.samples[i as usize].id.to_string())
-                .collect()
-        };
+        ])
+    }
+
+    /// The ids of the selected rows, in order.
+    fn ids(t: &Tree, rows: &[u32]) -> Vec<String> {
+        rows.iter()
+            .map(|&i| t.samples[i as usize].id.to_string())
+            .collect()
+    }
+
+    #[test]
+    fn sorts_by_id_priority_turns_and_type() {
+        let t = four_samples();
         let mut q = Selector::new();
         let all = Filter::default();
         assert_eq!(
-            ids(q.run(&t, &all, Sort::default())),
+            ids(&t, q.run(&t, &all, Sort::default())),
             ["BS_MT_1", "BS_MT_2", "BS_MT_3", "BS_MT_10"]
         );
         let desc = Sort {
@@ -274,7 +281,7 @@ mod tests {
             descending: true,
         };
         assert_eq!(
-            ids(q.run(&t, &all, desc)),
+            ids(&t, q.run(&t, &all, desc)),
             ["BS_MT_10", "BS_MT_3", "BS_MT_2", "BS_MT_1"]
         );
         let by_p = Sort {
@@ -282,7 +289,7 @@ mod tests {
             descending: false,
         };
         assert_eq!(
-            ids(q.run(&t, &all, by_p)),
+            ids(&t, q.run(&t, &all, by_p)),
             ["BS_MT_10", "BS_MT_1", "BS_MT_2", "BS_MT_3"]
         );
         let by_turns = Sort {
@@ -290,7 +297,7 @@ mod tests {
             descending: true,
         };
         assert_eq!(
-            ids(q.run(&t, &all, by_turns)),
+            ids(&t, q.run(&t, &all, by_turns)),
             ["BS_MT_2", "BS_MT_3", "BS_MT_10", "BS_MT_1"]
         );
         let by_type = Sort {
@@ -298,36 +305,47 @@ mod tests {
             descending: false,
         };
         assert_eq!(
-            ids(q.run(&t, &all, by_type)),
+            ids(&t, q.run(&t, &all, by_type)),
             ["BS_MT_3", "BS_MT_10", "BS_MT_1", "BS_MT_2"]
         );
+    }
 
+    #[test]
+    fn filters_by_checker_type_priority_search_and_iteration() {
+        let t = four_samples();
+        let mut q = Selector::new();
         let f = Filter {
             checker: Some("leave_balance_deducted".into()),
             ..Filter::default()
         };
-        assert_eq!(ids(q.run(&t, &f, Sort::default())), ["BS_MT_3", "BS_MT_10"]);
+        assert_eq!(
+            ids(&t, q.run(&t, &f, Sort::default())),
+            ["BS_MT_3", "BS_MT_10"]
+        );
         let f = Filter {
             failure_type: Some("Layer1_BusinessRule".into()),
-            priority: Some(High),
+            priority: Some(FailurePriority::High),
             ..Filter::default()
         };
-        assert_eq!(ids(q.run(&t, &f, Sort::default())), ["BS_MT_10"]);
+        assert_eq!(ids(&t, q.run(&t, &f, Sort::default())), ["BS_MT_10"]);
         let f = Filter {
             search: "layer2".into(),
             ..Filter::default()
         };
-        assert_eq!(ids(q.run(&t, &f, Sort::default())), ["BS_MT_2"]);
+        assert_eq!(ids(&t, q.run(&t, &f, Sort::default())), ["BS_MT_2"]);
         let f = Filter {
             search: "DATE_RANGE".into(),
             ..Filter::default()
         };
-        assert_eq!(ids(q.run(&t, &f, Sort::default())), ["BS_MT_3"]);
+        assert_eq!(ids(&t, q.run(&t, &f, Sort::default())), ["BS_MT_3"]);
         let f = Filter {
             search: "mt_1".into(),
             ..Filter::default()
         };
-        assert_eq!(ids(q.run(&t, &f, Sort::default())), ["BS_MT_1", "BS_MT_10"]);
+        assert_eq!(
+            ids(&t, q.run(&t, &f, Sort::default())),
+            ["BS_MT_1", "BS_MT_10"]
+        );
         let f = Filter {
             iteration: Some(2),
             ..Filter::default()

@@ -94,24 +94,28 @@ fn content_text(v: Option<&Value>) -> String {
         None | Some(Value::Null) => String::new(),
         Some(Value::String(s)) => s.clone(),
         Some(Value::Array(blocks)) => {
-            let mut parts = Vec::new();
-            for b in blocks {
-                match b {
-                    Value::String(s) => parts.push(s.clone()),
-                    Value::Object(_) => match b.get("type").and_then(Value::as_str) {
-                        Some("tool_use") => {}
-                        Some("tool_result") => parts.push(content_text(b.get("content"))),
-                        _ => match str_of(b, &["text", "thinking"]) {
-                            Some(t) => parts.push(t),
-                            None => parts.push(b.to_string()),
-                        },
-                    },
-                    other => parts.push(other.to_string()),
-                }
-            }
+            let parts: Vec<String> = blocks.iter().filter_map(block_text).collect();
             parts.join("\n")
         }
         Some(other) => other.to_string(),
+    }
+}
+
+/// Text of one block of a content array: a string; a tool result's content; a text or
+/// thinking block's text; none for a tool call (left to the tool-call list); anything
+/// else as compact JSON.
+fn block_text(b: &Value) -> Option<String> {
+    match b {
+        Value::String(s) => Some(s.clone()),
+        Value::Object(_) => match b.get("type").and_then(Value::as_str) {
+            Some("tool_use") => None,
+            Some("tool_result") => Some(content_text(b.get("content"))),
+            _ => match str_of(b, &["text", "thinking"]) {
+                Some(t) => Some(t),
+                None => Some(b.to_string()),
+            },
+        },
+        other => Some(other.to_string()),
     }
 }
 

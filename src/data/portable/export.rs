@@ -56,153 +56,10 @@ pub fn export_run<W: Write>(
     let id: &str = &run_id;
     let c = &header.counts;
     let mut n = Sections { out, conn: &tx };
-    n.rows(1, &format!("SELECT r.run_id, r.plan_id, r.plan_source, {PLAN_JSON}, r.provider, r.config_json, r.status, r.created_at, r.finished_at, r.task_count FROM runs r WHERE r.run_id = ?1"), id, |r, out| {
-        put(out, &RunRec {
-            t: Kind::Run,
-            run_id: s(r, 0)?,
-            plan_id: s(r, 1)?,
-            plan_source: s(r, 2)?,
-            plan_json: j(r, 3)?,
-            provider: s(r, 4)?,
-            config_json: j(r, 5)?,
-            status: s(r, 6)?,
-            created_at: s(r, 7)?,
-            finished_at: os(r, 8)?,
-            task_count: r.get(9)?,
-        })
-    })?;
-    n.rows(c.tasks, "SELECT task_id, agent, status, attempts, atoms, error_code, final_invocation_id, updated_at FROM tasks WHERE run_id = ?1 ORDER BY rowid", id, |r, out| {
-        put(out, &TaskRec {
-            t: Kind::Task,
-            task_id: s(r, 0)?,
-            agent: s(r, 1)?,
-            status: s(r, 2)?,
-            attempts: r.get(3)?,
-            atoms: r.get(4)?,
-            error_code: os(r, 5)?,
-            final_invocation_id: os(r, 6)?,
-            updated_at: s(r, 7)?,
-        })
-    })?;
-    for hash in &prompts {
-        n.rows(
-            1,
-            "SELECT prompt_hash, text FROM prompts WHERE prompt_hash = ?1",
-            hash,
-            |r, out| {
-                put(
-                    out,
-                    &PromptRec {
-                        t: Kind::Prompt,
-                        prompt_hash: s(r, 0)?,
-                        text: s(r, 1)?,
-                    },
-                )
-            },
-        )?;
-    }
-    n.rows(c.invocations, "SELECT invocation_id, task_id, agent, attempt, status, started_at, execution_time_ms, prompt_tokens, output_tokens, error_codes, request_json, response_json, provider_prompt_tokens, provider_output_tokens FROM invocations WHERE run_id = ?1 ORDER BY rowid", id, |r, out| {
-        put(out, &InvocationRec {
-            t: Kind::Invocation,
-            invocation_id: s(r, 0)?,
-            task_id: s(r, 1)?,
-            agent: s(r, 2)?,
-            attempt: r.get(3)?,
-            status: os(r, 4)?,
-            started_at: s(r, 5)?,
-            execution_time_ms: r.get(6)?,
-            prompt_tokens: r.get(7)?,
-            output_tokens: r.get(8)?,
-            error_codes: os(r, 9)?,
-            request_json: j(r, 10)?,
-            response_json: oj(r, 11)?,
-            provider_prompt_tokens: r.get(12)?,
-            provider_output_tokens: r.get(13)?,
-        })
-    })?;
-    n.rows(
-        c.atoms,
-        &format!("SELECT {ATOM_COLUMNS} FROM knowledge_atoms WHERE run_id = ?1 ORDER BY rowid"),
-        id,
-        |r, out| put(out, &atom(Kind::Atom, r)?),
-    )?;
-    n.rows(c.quality_records, "SELECT task_id, invocation_id, atom_id, grade, score, issues, created_at FROM quality_records WHERE run_id = ?1 ORDER BY record_id", id, |r, out| {
-        put(out, &QualityRec {
-            t: Kind::Quality,
-            task_id: s(r, 0)?,
-            invocation_id: s(r, 1)?,
-            atom_id: s(r, 2)?,
-            grade: s(r, 3)?,
-            score: Real(r.get(4)?),
-            issues: j(r, 5)?,
-            created_at: s(r, 6)?,
-        })
-    })?;
-    n.rows(c.relations, "SELECT source_atom_id, target_atom_id, relation_type, invocation_id, note, created_at FROM relations WHERE run_id = ?1 ORDER BY relation_id", id, |r, out| {
-        put(out, &RelationRec {
-            t: Kind::Relation,
-            source_atom_id: s(r, 0)?,
-            target_atom_id: s(r, 1)?,
-            relation_type: s(r, 2)?,
-            invocation_id: os(r, 3)?,
-            note: os(r, 4)?,
-            created_at: s(r, 5)?,
-        })
-    })?;
-    n.rows(c.reviews, "SELECT task_id, invocation_id, decision, reviewer, note, decided_at, seq FROM reviews WHERE run_id = ?1 ORDER BY seq", id, |r, out| {
-        put(out, &ReviewRec {
-            t: Kind::Review,
-            task_id: s(r, 0)?,
-            invocation_id: s(r, 1)?,
-            decision: s(r, 2)?,
-            reviewer: s(r, 3)?,
-            note: os(r, 4)?,
-            decided_at: s(r, 5)?,
-            seq: r.get(6)?,
-        })
-    })?;
-    n.rows(c.papers, &format!("SELECT paper_id, title, authors, year, venue, domain, pdf_path, arxiv_url, abstract, created_at FROM papers WHERE {} ORDER BY paper_id", papers_where()), id, |r, out| {
-        put(out, &PaperRec {
-            t: Kind::Paper,
-            paper_id: s(r, 0)?,
-            title: os(r, 1)?,
-            authors: os(r, 2)?,
-            year: r.get(3)?,
-            venue: os(r, 4)?,
-            domain: os(r, 5)?,
-            pdf_path: os(r, 6)?,
-            arxiv_url: os(r, 7)?,
-            abstract_text: os(r, 8)?,
-            created_at: s(r, 9)?,
-        })
-    })?;
-    n.rows(
-        c.assets,
-        &format!(
-            "SELECT {ATOM_COLUMNS} FROM knowledge_atoms WHERE {} ORDER BY rowid",
-            assets_where()
-        ),
-        id,
-        |r, out| put(out, &atom(Kind::Asset, r)?),
-    )?;
+    n.run_and_calls(id, c, &prompts)?;
+    n.atoms_and_library(id, c)?;
     let total = c.events;
-    let mut done = 0u64;
-    n.rows(total, &format!("SELECT seq, ts, kind, task_id, invocation_id, agent, payload FROM execution_logs WHERE {} ORDER BY event_id", run_events_sql(RUN_BASE_SQL)), id, |r, out| {
-        done += 1;
-        if done.is_multiple_of(PROGRESS_EVERY) {
-            progress(done, total);
-        }
-        put(out, &EventRec {
-            t: Kind::Event,
-            seq: r.get(0)?,
-            ts: r.get(1)?,
-            kind: s(r, 2)?,
-            task_id: os(r, 3)?,
-            invocation_id: os(r, 4)?,
-            agent: os(r, 5)?,
-            payload: j(r, 6)?,
-        })
-    })?;
+    let done = n.events(id, total, progress)?;
     progress(done, total);
     out.flush().map_err(PortableError::Write)?;
     Ok(header)
@@ -281,6 +138,179 @@ struct Sections<'w, 'c, W: Write> {
 }
 
 impl<W: Write> Sections<'_, '_, W> {
+    /// The run's row, its tasks, the system prompts `prompts` and its invocations.
+    fn run_and_calls(
+        &mut self,
+        id: &str,
+        c: &Counts,
+        prompts: &[String],
+    ) -> Result<(), PortableError> {
+        self.rows(1, &format!("SELECT r.run_id, r.plan_id, r.plan_source, {PLAN_JSON}, r.provider, r.config_json, r.status, r.created_at, r.finished_at, r.task_count FROM runs r WHERE r.run_id = ?1"), id, |r, out| {
+            put(out, &RunRec {
+                t: Kind::Run,
+                run_id: s(r, 0)?,
+                plan_id: s(r, 1)?,
+                plan_source: s(r, 2)?,
+                plan_json: j(r, 3)?,
+                provider: s(r, 4)?,
+                config_json: j(r, 5)?,
+                status: s(r, 6)?,
+                created_at: s(r, 7)?,
+                finished_at: os(r, 8)?,
+                task_count: r.get(9)?,
+            })
+        })?;
+        self.rows(c.tasks, "SELECT task_id, agent, status, attempts, atoms, error_code, final_invocation_id, updated_at FROM tasks WHERE run_id = ?1 ORDER BY rowid", id, |r, out| {
+            put(out, &TaskRec {
+                t: Kind::Task,
+                task_id: s(r, 0)?,
+                agent: s(r, 1)?,
+                status: s(r, 2)?,
+                attempts: r.get(3)?,
+                atoms: r.get(4)?,
+                error_code: os(r, 5)?,
+                final_invocation_id: os(r, 6)?,
+                updated_at: s(r, 7)?,
+            })
+        })?;
+        for hash in prompts {
+            self.rows(
+                1,
+                "SELECT prompt_hash, text FROM prompts WHERE prompt_hash = ?1",
+                hash,
+                |r, out| {
+                    put(
+                        out,
+                        &PromptRec {
+                            t: Kind::Prompt,
+                            prompt_hash: s(r, 0)?,
+                            text: s(r, 1)?,
+                        },
+                    )
+                },
+            )?;
+        }
+        self.rows(c.invocations, "SELECT invocation_id, task_id, agent, attempt, status, started_at, execution_time_ms, prompt_tokens, output_tokens, error_codes, request_json, response_json, provider_prompt_tokens, provider_output_tokens FROM invocations WHERE run_id = ?1 ORDER BY rowid", id, |r, out| {
+            put(out, &InvocationRec {
+                t: Kind::Invocation,
+                invocation_id: s(r, 0)?,
+                task_id: s(r, 1)?,
+                agent: s(r, 2)?,
+                attempt: r.get(3)?,
+                status: os(r, 4)?,
+                started_at: s(r, 5)?,
+                execution_time_ms: r.get(6)?,
+                prompt_tokens: r.get(7)?,
+                output_tokens: r.get(8)?,
+                error_codes: os(r, 9)?,
+                request_json: j(r, 10)?,
+                response_json: oj(r, 11)?,
+                provider_prompt_tokens: r.get(12)?,
+                provider_output_tokens: r.get(13)?,
+            })
+        })?;
+        Ok(())
+    }
+
+    /// The run's atoms, quality records, relations and reviews, then the papers and
+    /// library assets they refer to.
+    fn atoms_and_library(&mut self, id: &str, c: &Counts) -> Result<(), PortableError> {
+        self.rows(
+            c.atoms,
+            &format!("SELECT {ATOM_COLUMNS} FROM knowledge_atoms WHERE run_id = ?1 ORDER BY rowid"),
+            id,
+            |r, out| put(out, &atom(Kind::Atom, r)?),
+        )?;
+        self.rows(c.quality_records, "SELECT task_id, invocation_id, atom_id, grade, score, issues, created_at FROM quality_records WHERE run_id = ?1 ORDER BY record_id", id, |r, out| {
+            put(out, &QualityRec {
+                t: Kind::Quality,
+                task_id: s(r, 0)?,
+                invocation_id: s(r, 1)?,
+                atom_id: s(r, 2)?,
+                grade: s(r, 3)?,
+                score: Real(r.get(4)?),
+                issues: j(r, 5)?,
+                created_at: s(r, 6)?,
+            })
+        })?;
+        self.rows(c.relations, "SELECT source_atom_id, target_atom_id, relation_type, invocation_id, note, created_at FROM relations WHERE run_id = ?1 ORDER BY relation_id", id, |r, out| {
+            put(out, &RelationRec {
+                t: Kind::Relation,
+                source_atom_id: s(r, 0)?,
+                target_atom_id: s(r, 1)?,
+                relation_type: s(r, 2)?,
+                invocation_id: os(r, 3)?,
+                note: os(r, 4)?,
+                created_at: s(r, 5)?,
+            })
+        })?;
+        self.rows(c.reviews, "SELECT task_id, invocation_id, decision, reviewer, note, decided_at, seq FROM reviews WHERE run_id = ?1 ORDER BY seq", id, |r, out| {
+            put(out, &ReviewRec {
+                t: Kind::Review,
+                task_id: s(r, 0)?,
+                invocation_id: s(r, 1)?,
+                decision: s(r, 2)?,
+                reviewer: s(r, 3)?,
+                note: os(r, 4)?,
+                decided_at: s(r, 5)?,
+                seq: r.get(6)?,
+            })
+        })?;
+        self.rows(c.papers, &format!("SELECT paper_id, title, authors, year, venue, domain, pdf_path, arxiv_url, abstract, created_at FROM papers WHERE {} ORDER BY paper_id", papers_where()), id, |r, out| {
+            put(out, &PaperRec {
+                t: Kind::Paper,
+                paper_id: s(r, 0)?,
+                title: os(r, 1)?,
+                authors: os(r, 2)?,
+                year: r.get(3)?,
+                venue: os(r, 4)?,
+                domain: os(r, 5)?,
+                pdf_path: os(r, 6)?,
+                arxiv_url: os(r, 7)?,
+                abstract_text: os(r, 8)?,
+                created_at: s(r, 9)?,
+            })
+        })?;
+        self.rows(
+            c.assets,
+            &format!(
+                "SELECT {ATOM_COLUMNS} FROM knowledge_atoms WHERE {} ORDER BY rowid",
+                assets_where()
+            ),
+            id,
+            |r, out| put(out, &atom(Kind::Asset, r)?),
+        )?;
+        Ok(())
+    }
+
+    /// The run's `total` events, `progress` told every [`PROGRESS_EVERY`]; returns how
+    /// many were written.
+    fn events(
+        &mut self,
+        id: &str,
+        total: u64,
+        progress: &mut dyn FnMut(u64, u64),
+    ) -> Result<u64, PortableError> {
+        let mut done = 0u64;
+        self.rows(total, &format!("SELECT seq, ts, kind, task_id, invocation_id, agent, payload FROM execution_logs WHERE {} ORDER BY event_id", run_events_sql(RUN_BASE_SQL)), id, |r, out| {
+            done += 1;
+            if done.is_multiple_of(PROGRESS_EVERY) {
+                progress(done, total);
+            }
+            put(out, &EventRec {
+                t: Kind::Event,
+                seq: r.get(0)?,
+                ts: r.get(1)?,
+                kind: s(r, 2)?,
+                task_id: os(r, 3)?,
+                invocation_id: os(r, 4)?,
+                agent: os(r, 5)?,
+                payload: j(r, 6)?,
+            })
+        })?;
+        Ok(done)
+    }
+
     /// Writes one record per row of `sql` (bound to `param`) and checks that they are
     /// the `expected` number the header announced.
     fn rows(

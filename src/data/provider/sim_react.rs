@@ -66,27 +66,33 @@ fn calls_made(react: &ReactTurns) -> Vec<Made> {
         for b in &turn.content {
             let text = b.text.as_deref().unwrap_or_default();
             for line in text.lines() {
-                for word in line.split(|c: char| !(c.is_alphanumeric() || c == '_')) {
-                    let Some(rest) = word.strip_prefix("call_") else {
-                        continue;
-                    };
-                    let Some((n, tool)) = rest.split_once('_') else {
-                        continue;
-                    };
-                    let input = summarised_input(line, word);
-                    let known = made.iter().any(|m| m.name == tool && m.input == input);
-                    if n.chars().all(|c| c.is_ascii_digit()) && !tool.is_empty() && !known {
-                        made.push(Made {
-                            name: tool.to_string(),
-                            input,
-                            result: Some((String::new(), false)),
-                        });
-                    }
-                }
+                add_summarised(&mut made, line);
             }
         }
     }
     made
+}
+
+/// Adds the calls a summary line names by id (`call_N_TOOL`) that are not known yet, as
+/// answered.
+fn add_summarised(made: &mut Vec<Made>, line: &str) {
+    for word in line.split(|c: char| !(c.is_alphanumeric() || c == '_')) {
+        let Some(rest) = word.strip_prefix("call_") else {
+            continue;
+        };
+        let Some((n, tool)) = rest.split_once('_') else {
+            continue;
+        };
+        let input = summarised_input(line, word);
+        let known = made.iter().any(|m| m.name == tool && m.input == input);
+        if n.chars().all(|c| c.is_ascii_digit()) && !tool.is_empty() && !known {
+            made.push(Made {
+                name: tool.to_string(),
+                input,
+                result: Some((String::new(), false)),
+            });
+        }
+    }
 }
 
 /// The input of call `id` on a summary line `NAME [ID] INPUT → …`, when it is whole JSON.

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::base::protocol::InvocationStatus;
-use crate::model::event::{EngineEvent, Envelope, TaskStatus};
+use crate::model::event::{EngineEvent, Envelope, InvocationFinished, TaskStatus};
 
 /// Per-event times and jump targets of one run's log, up to the events read so far.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -76,17 +76,7 @@ impl Marks {
         let failure: Option<String> = match &env.event {
             EngineEvent::InvocationStarted(st) => {
                 if let Some(t) = task {
-                    // A start: the task's first attempt since a reset or resume, or a
-                    // later attempt than the one last started (a retry).
-                    let new = self.started.get(t).is_none_or(|&a| st.attempt > a);
-                    if new {
-                        self.started.insert(t.clone(), st.attempt);
-                        self.starts.push(Mark {
-                            seq: env.seq,
-                            task: Some(t.clone()),
-                            what: format!("attempt {} started", st.attempt),
-                        });
-                    }
+                    self.started_attempt(env.seq, t, st.attempt);
                 }
                 None
             }
@@ -100,69 +90,8 @@ impl Marks {
                 self.started.clear();
                 None
             }
-            EngineEvent::InvocationFinished(f) => match f.status {
-                Some(InvocationStatus::Success) | None => None,
-                Some(st) => {
-                    let attempt = task
-                        .and_then(|t| self.started.get(t))
-                        .map(|a| format!("attempt {a} "))
-                        .unwrap_or_default();
-                    let codes: Vec<&str> = f.errors.iter().map(|c| c.as_str()).collect();
-                    Some(format!(
-                        "{attempt}{}{}",
-                        match st {
-                            InvocationStatus::Timeout => "timed out",
-                            InvocationStatus::Partial => "ended partial",
-                            _ => "failed",
-                        },
-                        if codes.is_empty() {
-                            String::new()
-                        } else {
-                            format!(" ({})", codes.join(", "))
-                        }
-                    ))
-                }
-            },
-            EngineEvent::TaskFinished(f) => match f.status {
-                TaskStatus::Failed => Some("task failed".into()),
-                TaskStatus::Timeout => Some("task timed out".into()),
-                TaskStatus::Blocked => Some("task blocked".into()),
-                _ => None,
-            },
-            EngineEvent::TaskBlocked(_) => Some("task blocked".into()),
-            EngineEvent::ReferenceFailed(_) => Some("a reference did not resolve".into()),
-            EngineEvent::SkillRefused(_) => Some("a skill was refused".into()),
-            EngineEvent::CrashDetected(_) => Some("a crash found on resume".into()),
-            EngineEvent::InvocationLost(_) => Some("an attempt lost in a crash".into()),
-            EngineEvent::RunStarted(_)
-            | EngineEvent::LeaseTakenOver(_)
-            | EngineEvent::RunPaused(_)
-            | EngineEvent::RunUnpaused(_)
-            | EngineEvent::CancelRequested(_)
-            | EngineEvent::BudgetReached(_)
-            | EngineEvent::RunFinished(_)
-            | EngineEvent::TaskReady(_)
-            | EngineEvent::Chunk(_)
-            | EngineEvent::AtomsGraded(_)
-            | EngineEvent::RetryScheduled(_)
-            | EngineEvent::ContextPlanned(_)
-            | EngineEvent::ReviewAccepted(_)
-            | EngineEvent::ReviewRejected(_)
-            | EngineEvent::ToolCalled(_)
-            | EngineEvent::ToolAnswered(_)
-            | EngineEvent::SkillActivated(_)
-            | EngineEvent::ContextCompressed(_)
-            | EngineEvent::LoopFinished(_)
-            | EngineEvent::DebateStarted(_)
-            | EngineEvent::DebateTurnStarted(_)
-            | EngineEvent::DebateReply(_)
-            | EngineEvent::PositionsCompared(_)
-            | EngineEvent::HostDecided(_)
-            | EngineEvent::DebateFinished(_) => None,
-            EngineEvent::DebateError(_) => Some("a debate error".into()),
-            EngineEvent::DebateOutput(o) => (o.outcome
-                != crate::model::event::debate::TurnOutcome::Valid)
-                .then(|| "a turn that did not read".into()),
+            EngineEvent::InvocationFinished(f) => self.invocation_failure(task, f),
+            other => failure_of(other),
         };
         if let Some(what) = failure {
             self.failures.push(Mark {
@@ -171,6 +100,51 @@ impl Marks {
                 what,
             });
         }
+    }
+
+    /// Marks event `seq` as a start of task `t` when it is one: the task's first attempt
+    /// since a reset or resume, or a later attempt than the one last started (a retry).
+    fn started_attempt(&mut self, seq: u64, t: &Arc<str>, attempt: u32) {
+        let new = self.started.get(t).is_none_or(|&a| attempt > a);
+        if new {
+            self.started.insert(t.clone(), attempt);
+            self.starts.push(Mark {
+                seq,
+                task: Some(t.clone()),
+                what: format!("attempt {attempt} started"),
+            });
+        }
+    }
+
+    /// What an invocation that did not succeed did (`attempt 2 failed (E003)`); none for
+    /// a success.
+    fn invocation_failure(
+        &self,
+        task: Option<&Arc<str>>,
+        f: &InvocationFinished,
+    ) -> Option<String> {
+        let st = match f.status {
+            Some(InvocationStatus::Success) | None => return None,
+            Some(st) => st,
+        };
+        let attempt = task
+            .and_then(|t| self.started.get(t))
+            .map(|a| format!("attempt {a} "))
+            .unwrap_or_default();
+        let codes: Vec<&str> = f.errors.iter().map(|c| c.as_str()).collect();
+        Some(format!(
+            "{attempt}{}{}",
+            match st {
+                InvocationStatus::Timeout => "timed out",
+                InvocationStatus::Partial => "ended partial",
+                _ => "failed",
+            },
+            if codes.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", codes.join(", "))
+            }
+        ))
     }
 
     /// Records the next event as one that could not be read (it keeps its number and
@@ -215,6 +189,57 @@ fn step(marks: &[Mark], seq: u64, dir: Dir) -> Option<&Mark> {
             .partition_point(|m| m.seq < seq)
             .checked_sub(1)
             .and_then(|i| marks.get(i)),
+    }
+}
+
+/// The failure another event records, if it records one (every event is named, so a
+/// new one is decided on; the ones [`Marks::add`] reads itself record none here).
+fn failure_of(event: &EngineEvent) -> Option<String> {
+    match event {
+        EngineEvent::TaskFinished(f) => match f.status {
+            TaskStatus::Failed => Some("task failed".into()),
+            TaskStatus::Timeout => Some("task timed out".into()),
+            TaskStatus::Blocked => Some("task blocked".into()),
+            _ => None,
+        },
+        EngineEvent::TaskBlocked(_) => Some("task blocked".into()),
+        EngineEvent::ReferenceFailed(_) => Some("a reference did not resolve".into()),
+        EngineEvent::SkillRefused(_) => Some("a skill was refused".into()),
+        EngineEvent::CrashDetected(_) => Some("a crash found on resume".into()),
+        EngineEvent::InvocationLost(_) => Some("an attempt lost in a crash".into()),
+        EngineEvent::InvocationStarted(_)
+        | EngineEvent::TaskReset(_)
+        | EngineEvent::RunResumed(_)
+        | EngineEvent::InvocationFinished(_)
+        | EngineEvent::RunStarted(_)
+        | EngineEvent::LeaseTakenOver(_)
+        | EngineEvent::RunPaused(_)
+        | EngineEvent::RunUnpaused(_)
+        | EngineEvent::CancelRequested(_)
+        | EngineEvent::BudgetReached(_)
+        | EngineEvent::RunFinished(_)
+        | EngineEvent::TaskReady(_)
+        | EngineEvent::Chunk(_)
+        | EngineEvent::AtomsGraded(_)
+        | EngineEvent::RetryScheduled(_)
+        | EngineEvent::ContextPlanned(_)
+        | EngineEvent::ReviewAccepted(_)
+        | EngineEvent::ReviewRejected(_)
+        | EngineEvent::ToolCalled(_)
+        | EngineEvent::ToolAnswered(_)
+        | EngineEvent::SkillActivated(_)
+        | EngineEvent::ContextCompressed(_)
+        | EngineEvent::LoopFinished(_)
+        | EngineEvent::DebateStarted(_)
+        | EngineEvent::DebateTurnStarted(_)
+        | EngineEvent::DebateReply(_)
+        | EngineEvent::PositionsCompared(_)
+        | EngineEvent::HostDecided(_)
+        | EngineEvent::DebateFinished(_) => None,
+        EngineEvent::DebateError(_) => Some("a debate error".into()),
+        EngineEvent::DebateOutput(o) => (o.outcome
+            != crate::model::event::debate::TurnOutcome::Valid)
+            .then(|| "a turn that did not read".into()),
     }
 }
 

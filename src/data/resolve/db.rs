@@ -13,7 +13,7 @@ use serde_json::{Map, Value};
 use super::RefFailure;
 use crate::base::protocol::refs::queryable_columns;
 use crate::base::protocol::refs::RefErrorCode;
-use crate::base::protocol::{DbQueryRef, FilterOp};
+use crate::base::protocol::{DbCondition, DbQueryRef, FilterOp};
 
 /// Most rows a query returns when it gives no limit (or a larger one).
 pub const MAX_ROWS: u64 = 1_000;
@@ -85,60 +85,17 @@ pub fn build(q: &DbQueryRef) -> Result<(String, Vec<SqlValue>), RefFailure> {
             .collect::<Vec<_>>()
             .join(", ")
     );
-    let mut params = Vec::new();
-    let mut wheres = Vec::new();
+    let mut wheres = Wheres::default();
     for c in q.conditions.iter().flatten() {
-        let col = column(table, cols, &c.field)?;
-        let clause = match c.operator {
-            FilterOp::Eq => "= ?",
-            FilterOp::Ne => "IS NOT ?",
-            FilterOp::Gt => "> ?",
-            FilterOp::Gte => ">= ?",
-            FilterOp::Lt => "< ?",
-            FilterOp::Lte => "<= ?",
-            FilterOp::Contains => "",
-            FilterOp::In => "",
-        };
-        match c.operator {
-            FilterOp::In => {
-                let Value::Array(items) = &c.value else {
-                    return Err(fail(
-                        RefErrorCode::RefFormatError,
-                        format!("`in` on `{col}` needs an array"),
-                    ));
-                };
-                if items.is_empty() {
-                    wheres.push("0".to_string());
-                    continue;
-                }
-                let marks = vec!["?"; items.len()].join(", ");
-                wheres.push(format!("\"{col}\" IN ({marks})"));
-                for it in items {
-                    params.push(sql_value(it)?);
-                }
-            }
-            FilterOp::Contains => {
-                wheres.push(format!("instr(\"{col}\", ?) > 0"));
-                params.push(sql_value(&c.value)?);
-            }
-            _ => {
-                wheres.push(format!("\"{col}\" {clause}"));
-                params.push(sql_value(&c.value)?);
-                // The log is keyed by event id: one run's events are one id range, which
-                // SQLite searches instead of reading every run's log (same rows).
-                if table == "execution_logs" && col == "run_id" && c.operator == FilterOp::Eq {
-                    wheres.push(crate::data::store::schema::run_events_sql(
-                        "(SELECT run_no << 32 FROM log_runs WHERE run_id = ?)",
-                    ));
-                    params.push(sql_value(&c.value)?);
-                    params.push(sql_value(&c.value)?);
-                }
-            }
-        }
+        wheres.add(table, column(table, cols, &c.field)?, c)?;
     }
-    if !wheres.is_empty() {
+    let Wheres {
+        clauses,
+        mut params,
+    } = wheres;
+    if !clauses.is_empty() {
         sql.push_str(" WHERE ");
-        sql.push_str(&wheres.join(" AND "));
+        sql.push_str(&clauses.join(" AND "));
     }
     if let Some(o) = &q.order_by {
         let col = column(table, cols, &o.field)?;
@@ -161,6 +118,71 @@ pub fn build(q: &DbQueryRef) -> Result<(String, Vec<SqlValue>), RefFailure> {
     Ok((sql, params))
 }
 
+/// The WHERE clauses of a query (ANDed) and the values they bind, in order.
+#[derive(Default)]
+struct Wheres {
+    clauses: Vec<String>,
+    params: Vec<SqlValue>,
+}
+
+impl Wheres {
+    /// Adds condition `c` on the whitelisted column `col` of `table`.
+    fn add(&mut self, table: &str, col: &'static str, c: &DbCondition) -> Result<(), RefFailure> {
+        let clause = match c.operator {
+            FilterOp::Eq => "= ?",
+            FilterOp::Ne => "IS NOT ?",
+            FilterOp::Gt => "> ?",
+            FilterOp::Gte => ">= ?",
+            FilterOp::Lt => "< ?",
+            FilterOp::Lte => "<= ?",
+            FilterOp::Contains => "",
+            FilterOp::In => "",
+        };
+        match c.operator {
+            FilterOp::In => self.add_in(col, &c.value)?,
+            FilterOp::Contains => {
+                self.clauses.push(format!("instr(\"{col}\", ?) > 0"));
+                self.params.push(sql_value(&c.value)?);
+            }
+            _ => {
+                self.clauses.push(format!("\"{col}\" {clause}"));
+                self.params.push(sql_value(&c.value)?);
+                // The log is keyed by event id: one run's events are one id range, which
+                // SQLite searches instead of reading every run's log (same rows).
+                if table == "execution_logs" && col == "run_id" && c.operator == FilterOp::Eq {
+                    self.clauses
+                        .push(crate::data::store::schema::run_events_sql(
+                            "(SELECT run_no << 32 FROM log_runs WHERE run_id = ?)",
+                        ));
+                    self.params.push(sql_value(&c.value)?);
+                    self.params.push(sql_value(&c.value)?);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Adds `col IN (…)` for the array `value` (an empty array matches nothing).
+    fn add_in(&mut self, col: &'static str, value: &Value) -> Result<(), RefFailure> {
+        let Value::Array(items) = value else {
+            return Err(fail(
+                RefErrorCode::RefFormatError,
+                format!("`in` on `{col}` needs an array"),
+            ));
+        };
+        if items.is_empty() {
+            self.clauses.push("0".to_string());
+            return Ok(());
+        }
+        let marks = vec!["?"; items.len()].join(", ");
+        self.clauses.push(format!("\"{col}\" IN ({marks})"));
+        for it in items {
+            self.params.push(sql_value(it)?);
+        }
+        Ok(())
+    }
+}
+
 /// Runs the query read-only against `db`, giving up after `timeout`.
 pub fn resolve_db(db: &Path, q: &DbQueryRef, timeout: Duration) -> Result<Value, RefFailure> {
     let (sql, params) = build(q)?;
@@ -177,37 +199,7 @@ pub fn resolve_db(db: &Path, q: &DbQueryRef, timeout: Duration) -> Result<Value,
     let _ = conn.busy_timeout(timeout);
     let deadline = Instant::now() + timeout;
     conn.progress_handler(100, Some(move || Instant::now() > deadline));
-    let run = || -> rusqlite::Result<Vec<Value>> {
-        let mut st = conn.prepare(&sql)?;
-        let names: Vec<String> = st.column_names().iter().map(|s| s.to_string()).collect();
-        let rows = st.query_map(params_from_iter(params.iter()), |r| {
-            let mut m = Map::new();
-            for (i, n) in names.iter().enumerate() {
-                let v = match r.get_ref(i)? {
-                    rusqlite::types::ValueRef::Null => Value::Null,
-                    rusqlite::types::ValueRef::Integer(x) => Value::from(x),
-                    rusqlite::types::ValueRef::Real(x) => Value::from(x),
-                    rusqlite::types::ValueRef::Text(t) => {
-                        let s = String::from_utf8_lossy(t).to_string();
-                        // JSON columns come back as JSON.
-                        match s.chars().next() {
-                            Some('{') | Some('[') => {
-                                serde_json::from_str(&s).unwrap_or(Value::String(s))
-                            }
-                            _ => Value::String(s),
-                        }
-                    }
-                    rusqlite::types::ValueRef::Blob(b) => {
-                        Value::from(format!("<{} bytes>", b.len()))
-                    }
-                };
-                m.insert(n.clone(), v);
-            }
-            Ok(Value::Object(m))
-        })?;
-        rows.collect()
-    };
-    match run() {
+    match query_rows(&conn, &sql, &params) {
         Ok(rows) => Ok(serde_json::json!({"table": q.table, "rows": rows})),
         Err(rusqlite::Error::SqliteFailure(e, _))
             if e.code == rusqlite::ErrorCode::OperationInterrupted =>
@@ -221,5 +213,42 @@ pub fn resolve_db(db: &Path, q: &DbQueryRef, timeout: Duration) -> Result<Value,
             RefErrorCode::RefFormatError,
             format!("query on `{}` failed: {e}", q.table),
         )),
+    }
+}
+
+/// The rows of `sql` bound to `params`, each an object of its columns.
+fn query_rows(
+    conn: &rusqlite::Connection,
+    sql: &str,
+    params: &[SqlValue],
+) -> rusqlite::Result<Vec<Value>> {
+    let mut st = conn.prepare(sql)?;
+    let names: Vec<String> = st.column_names().iter().map(|s| s.to_string()).collect();
+    let rows = st.query_map(params_from_iter(params.iter()), |r| {
+        let mut m = Map::new();
+        for (i, n) in names.iter().enumerate() {
+            m.insert(n.clone(), cell_value(r.get_ref(i)?));
+        }
+        Ok(Value::Object(m))
+    })?;
+    rows.collect()
+}
+
+/// A column's value as JSON: text that starts like JSON (a JSON column) as JSON, a
+/// blob as its size.
+fn cell_value(v: rusqlite::types::ValueRef<'_>) -> Value {
+    match v {
+        rusqlite::types::ValueRef::Null => Value::Null,
+        rusqlite::types::ValueRef::Integer(x) => Value::from(x),
+        rusqlite::types::ValueRef::Real(x) => Value::from(x),
+        rusqlite::types::ValueRef::Text(t) => {
+            let s = String::from_utf8_lossy(t).to_string();
+            // JSON columns come back as JSON.
+            match s.chars().next() {
+                Some('{') | Some('[') => serde_json::from_str(&s).unwrap_or(Value::String(s)),
+                _ => Value::String(s),
+            }
+        }
+        rusqlite::types::ValueRef::Blob(b) => Value::from(format!("<{} bytes>", b.len())),
     }
 }

@@ -193,14 +193,7 @@ fn md_headings(text: &str) -> Vec<MdHeading> {
                 depth = depth.saturating_sub(1);
                 if depth == 0 {
                     if let Some((level, span, inner)) = open.take() {
-                        let inner = inner.map_or("", |r| &text[r]);
-                        let parts: Vec<&str> = inner.lines().map(str::trim).collect();
-                        out.push(MdHeading {
-                            level,
-                            text: parts.join(" ").trim().to_string(),
-                            first: line_of(span.start),
-                            last: line_of(span.end.saturating_sub(1).max(span.start)),
-                        });
+                        out.push(heading(text, level, span, inner, &line_of));
                     }
                     continue;
                 }
@@ -215,6 +208,25 @@ fn md_headings(text: &str) -> Vec<MdHeading> {
         }
     }
     out
+}
+
+/// The heading of `level` that spans bytes `span` of `text`, its text (bytes `inner`)
+/// on one line; `line_of` gives the line of a byte offset.
+fn heading(
+    text: &str,
+    level: usize,
+    span: std::ops::Range<usize>,
+    inner: Option<std::ops::Range<usize>>,
+    line_of: &dyn Fn(usize) -> usize,
+) -> MdHeading {
+    let inner = inner.map_or("", |r| &text[r]);
+    let parts: Vec<&str> = inner.lines().map(str::trim).collect();
+    MdHeading {
+        level,
+        text: parts.join(" ").trim().to_string(),
+        first: line_of(span.start),
+        last: line_of(span.end.saturating_sub(1).max(span.start)),
+    }
 }
 
 /// Plain-text sections (PDF text has no markup): a short line naming the section

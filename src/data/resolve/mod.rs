@@ -110,22 +110,7 @@ pub fn resolve_task_output(output: &Value, r: &TaskOutputRef) -> Result<Value, R
         }
     };
     let filtered = match (&r.filter, selected) {
-        (Some(f), Value::Array(items)) => {
-            let mut kept = Vec::new();
-            for it in items {
-                match filter_matches(&it, f) {
-                    Ok(true) => kept.push(it),
-                    Ok(false) => {}
-                    Err(m) => {
-                        return Err(RefFailure {
-                            code: RefErrorCode::RefFilterError,
-                            message: m,
-                        })
-                    }
-                }
-            }
-            Value::Array(kept)
-        }
+        (Some(f), Value::Array(items)) => Value::Array(matching(items, f)?),
         (_, v) => v,
     };
     Ok(match r.transform.unwrap_or(Transform::None) {
@@ -133,6 +118,25 @@ pub fn resolve_task_output(output: &Value, r: &TaskOutputRef) -> Result<Value, R
         Transform::Summary => summarise(&filtered),
         Transform::KeysOnly => keys_only(&filtered),
     })
+}
+
+/// The items that pass filter `f`, in order (a filter that cannot be applied fails with
+/// REF_FILTER_ERROR).
+fn matching(items: Vec<Value>, f: &RefFilter) -> Result<Vec<Value>, RefFailure> {
+    let mut kept = Vec::new();
+    for it in items {
+        match filter_matches(&it, f) {
+            Ok(true) => kept.push(it),
+            Ok(false) => {}
+            Err(m) => {
+                return Err(RefFailure {
+                    code: RefErrorCode::RefFilterError,
+                    message: m,
+                })
+            }
+        }
+    }
+    Ok(kept)
 }
 
 #[cfg(test)]

@@ -128,6 +128,7 @@ mod ops;
 pub mod read;
 pub mod review;
 pub mod review_write;
+mod row_write;
 pub mod run_read;
 pub mod snapshots;
 pub mod wal;

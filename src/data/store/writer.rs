@@ -18,6 +18,7 @@ use super::log_insert::{held, insert_events};
 pub use super::ops::{
     AssetRow, AtomRow, InvocationRecord, PaperRow, ReviewWrite, RowsWrite, RunRow, WriteOp,
 };
+use super::row_write;
 pub use super::writer_stats::WriterStats;
 use super::{open_connection, StoreError};
 use crate::base::clock::now_rfc3339;
@@ -300,6 +301,14 @@ struct WriterState {
     run_nos: rustc_hash::FxHashMap<Arc<str>, i64>,
 }
 
+/// How long until the lease's heartbeat is due (`last`: when it was last refreshed; none
+/// yet: due now).
+fn until_beat(last: Option<Instant>) -> std::time::Duration {
+    last.map_or(std::time::Duration::ZERO, |t| {
+        HEARTBEAT_EVERY.saturating_sub(t.elapsed())
+    })
+}
+
 #[allow(clippy::too_many_arguments)]
 fn run_writer(
     conn: &Connection,
@@ -316,105 +325,149 @@ fn run_writer(
     // before the writer started.
     let mut last_beat: Option<Instant> = None;
     let mut last_commit: Option<Instant> = None;
-    let until_beat = |last: Option<Instant>| {
-        last.map_or(std::time::Duration::ZERO, |t| {
-            HEARTBEAT_EVERY.saturating_sub(t.elapsed())
-        })
-    };
     loop {
         let wait = lease.map(|_| until_beat(last_beat));
         if gather(rx, batch, wait, last_commit) == Gathered::Closed {
             return Ok(());
         }
         let n = batch.len();
-        let frames;
-        {
-            let started = Instant::now();
-            // IMMEDIATE: the write lock is taken (waiting out other processes' writers)
-            // before the lease is read, so the read cannot go stale before the writes.
-            let tx = Transaction::new_unchecked(conn, rusqlite::TransactionBehavior::Immediate)?;
-            // The heartbeat goes in the batch's transaction: a process that lost its
-            // lease while it was stopped finds out before it writes anything else.
-            if let Some(lease) = lease {
-                if until_beat(last_beat).is_zero() {
-                    super::lease::heartbeat(&tx, lease)?;
-                    last_beat = Some(Instant::now());
-                } else {
-                    super::lease::still_held(&tx, lease)?;
-                }
-            }
-            {
-                let mut stmts = Stmts::default();
-                for op in batch.drain(..) {
-                    apply(&tx, op, state, &mut stmts)?;
-                }
-            }
-            insert_events(&tx, &state.events, &mut state.payload, &mut state.run_nos)?;
-            let written = Instant::now();
-            tx.commit()?;
-            let committed = Instant::now();
-            last_commit = Some(committed);
-            frames = super::wal::frames_after_commit();
-            stats
-                .wal_frames_peak
-                .fetch_max(u64::from(frames), Ordering::Relaxed);
-            if n == 0 {
-                // A heartbeat alone: not a batch the figures are about.
-                continue;
-            }
-            stats
-                .longest_write_us
-                .fetch_max(micros(written - started), Ordering::Relaxed);
-            stats
-                .longest_commit_us
-                .fetch_max(micros(committed - written), Ordering::Relaxed);
-        }
-        let events = std::mem::take(&mut state.events);
-        stats.backlog.fetch_sub(n, Ordering::Relaxed);
-        stats.batches.fetch_add(1, Ordering::Relaxed);
+        let times = commit_batch(conn, lease, &mut last_beat, batch, state)?;
+        last_commit = Some(times.committed);
+        let frames = super::wal::frames_after_commit();
         stats
-            .events
-            .fetch_add(events.len() as u64, Ordering::Relaxed);
-        if !events.is_empty() {
-            let now = chrono::Utc::now().timestamp_millis();
-            if let Ok(mut h) = stats.latency_ms.lock() {
-                for e in &events {
-                    let ms = (now - e.ts).clamp(0, 1000) as usize;
-                    h[ms] += 1;
-                }
-            }
-            if let Some(sub) = &subscriber {
-                if sub.send(events).is_err() {
-                    subscriber = None; // the consumer went away; keep persisting
-                }
-            }
+            .wal_frames_peak
+            .fetch_max(u64::from(frames), Ordering::Relaxed);
+        if n == 0 {
+            // A heartbeat alone: not a batch the figures are about.
+            continue;
         }
-        for f in state.flushes.drain(..) {
-            let _ = f.send(());
-        }
-        for c in state.committed.drain(..) {
-            let _ = c.send(());
-        }
-        for (reply, first) in state.reserved.drain(..) {
-            let _ = reply.send(first);
-        }
+        stats
+            .longest_write_us
+            .fetch_max(micros(times.written - times.started), Ordering::Relaxed);
+        stats
+            .longest_commit_us
+            .fetch_max(micros(times.committed - times.written), Ordering::Relaxed);
+        deliver(stats, n, state, &mut subscriber);
+        answer_waiters(state);
         // Once the batch is delivered: keep the log bounded (a failed checkpoint is
         // tried again after a later commit; it never stops the writer).
-        let checkpoint_from = Instant::now();
-        match wal.after_commit(conn, frames, stats.restart_frames()) {
-            Ok(Some(c)) => {
-                stats
-                    .wal_checkpoint_us
-                    .fetch_add(micros(checkpoint_from.elapsed()), Ordering::Relaxed);
-                stats.wal_checkpoints.fetch_add(1, Ordering::Relaxed);
-                if c.copied < c.log {
-                    // A reader still reads frames the copy could not pass.
-                    stats.wal_checkpoints_short.fetch_add(1, Ordering::Relaxed);
-                }
-            }
-            Ok(None) => {}
-            Err(e) => tracing::warn!("checkpoint after a commit failed: {e}"),
+        checkpoint(conn, wal, frames, stats);
+    }
+}
+
+/// When one batch's transaction began, was written and was committed.
+struct BatchTimes {
+    started: Instant,
+    written: Instant,
+    committed: Instant,
+}
+
+/// Writes the batch in one transaction (with the lease's heartbeat, or the check that it
+/// is still held) and commits it. On an error the transaction is rolled back.
+fn commit_batch(
+    conn: &Connection,
+    lease: Option<&Lease>,
+    last_beat: &mut Option<Instant>,
+    batch: &mut Vec<WriteOp>,
+    state: &mut WriterState,
+) -> Result<BatchTimes, StoreError> {
+    let started = Instant::now();
+    // IMMEDIATE: the write lock is taken (waiting out other processes' writers)
+    // before the lease is read, so the read cannot go stale before the writes.
+    let tx = Transaction::new_unchecked(conn, rusqlite::TransactionBehavior::Immediate)?;
+    // The heartbeat goes in the batch's transaction: a process that lost its
+    // lease while it was stopped finds out before it writes anything else.
+    if let Some(lease) = lease {
+        if until_beat(*last_beat).is_zero() {
+            super::lease::heartbeat(&tx, lease)?;
+            *last_beat = Some(Instant::now());
+        } else {
+            super::lease::still_held(&tx, lease)?;
         }
+    }
+    {
+        let mut stmts = Stmts::default();
+        for op in batch.drain(..) {
+            apply(&tx, op, state, &mut stmts)?;
+        }
+    }
+    insert_events(&tx, &state.events, &mut state.payload, &mut state.run_nos)?;
+    let written = Instant::now();
+    tx.commit()?;
+    Ok(BatchTimes {
+        started,
+        written,
+        committed: Instant::now(),
+    })
+}
+
+/// Counts the committed batch of `n` operations and hands its events to the subscriber
+/// (dropped, and the events kept only in the store, once the consumer has gone away).
+fn deliver(
+    stats: &WriterStats,
+    n: usize,
+    state: &mut WriterState,
+    subscriber: &mut Option<Subscriber>,
+) {
+    let events = std::mem::take(&mut state.events);
+    stats.backlog.fetch_sub(n, Ordering::Relaxed);
+    stats.batches.fetch_add(1, Ordering::Relaxed);
+    stats
+        .events
+        .fetch_add(events.len() as u64, Ordering::Relaxed);
+    if events.is_empty() {
+        return;
+    }
+    record_latency(stats, &events);
+    if let Some(sub) = subscriber {
+        if sub.send(events).is_err() {
+            *subscriber = None; // the consumer went away; keep persisting
+        }
+    }
+}
+
+/// Adds each event's time from its stamp to its commit to the latency histogram (ms,
+/// the last bucket for a second or more).
+fn record_latency(stats: &WriterStats, events: &[Arc<Envelope>]) {
+    let now = chrono::Utc::now().timestamp_millis();
+    if let Ok(mut h) = stats.latency_ms.lock() {
+        for e in events {
+            let ms = (now - e.ts).clamp(0, 1000) as usize;
+            h[ms] += 1;
+        }
+    }
+}
+
+/// Answers the barriers and id reservations of the committed batch.
+fn answer_waiters(state: &mut WriterState) {
+    for f in state.flushes.drain(..) {
+        let _ = f.send(());
+    }
+    for c in state.committed.drain(..) {
+        let _ = c.send(());
+    }
+    for (reply, first) in state.reserved.drain(..) {
+        let _ = reply.send(first);
+    }
+}
+
+/// Checkpoints the log if it has grown past its bound, counting the time it took; a
+/// failed checkpoint is only logged.
+fn checkpoint(conn: &Connection, wal: &mut super::wal::WalBound, frames: u32, stats: &WriterStats) {
+    let checkpoint_from = Instant::now();
+    match wal.after_commit(conn, frames, stats.restart_frames()) {
+        Ok(Some(c)) => {
+            stats
+                .wal_checkpoint_us
+                .fetch_add(micros(checkpoint_from.elapsed()), Ordering::Relaxed);
+            stats.wal_checkpoints.fetch_add(1, Ordering::Relaxed);
+            if c.copied < c.log {
+                // A reader still reads frames the copy could not pass.
+                stats.wal_checkpoints_short.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        Ok(None) => {}
+        Err(e) => tracing::warn!("checkpoint after a commit failed: {e}"),
     }
 }
 
@@ -431,6 +484,8 @@ struct Stmts<'t> {
     invocation: Option<CachedStatement<'t>>,
 }
 
+/// Applies one operation inside the batch's transaction `tx`: its rows are written now,
+/// its events and the waiters it carries are kept in `state` for after the commit.
 fn apply<'t>(
     tx: &'t Transaction<'_>,
     op: WriteOp,
@@ -439,31 +494,7 @@ fn apply<'t>(
 ) -> Result<(), StoreError> {
     match op {
         WriteOp::Event(env) => state.events.push(env),
-        WriteOp::CreateRun(run) => {
-            tx.execute(
-                "INSERT INTO runs (run_id, plan_id, plan_source, plan_json, provider, config_json, status, created_at, task_count) VALUES (?1, ?2, ?3, '', ?4, ?5, 'running', ?6, ?7)",
-                params![run.run_id, run.plan_id, run.plan_source, run.provider, run.config_json, run.created_at, run.task_count as i64],
-            )?;
-            // The plan's text beside the row, which then stays small to update; written in
-            // place (see `super::in_place`: 52 MB for a plan of 100,000 tasks).
-            tx.execute(
-                "INSERT INTO run_plans (run_id, plan_json) VALUES (?1, zeroblob(?2))",
-                params![run.run_id, run.plan_json.len() as i64],
-            )?;
-            super::in_place::write(
-                tx,
-                "run_plans",
-                "plan_json",
-                tx.last_insert_rowid(),
-                run.plan_json.as_bytes(),
-            )?;
-            let mut st = tx.prepare_cached(
-                "INSERT INTO tasks (run_id, task_id, agent, status, updated_at) VALUES (?1, ?2, ?3, 'pending', ?4)",
-            )?;
-            for (task, agent) in &run.tasks {
-                st.execute(params![run.run_id, task, agent, run.created_at])?;
-            }
-        }
+        WriteOp::CreateRun(run) => row_write::create_run(tx, &run)?,
         WriteOp::RunStatus {
             run_id,
             status,
@@ -501,72 +532,12 @@ fn apply<'t>(
             run_id,
             task_id,
             agent,
-        } => {
-            let now = now_rfc3339();
-            tx.prepare_cached(
-                "INSERT OR IGNORE INTO tasks (run_id, task_id, agent, status, updated_at) VALUES (?1, ?2, ?3, 'pending', ?4)",
-            )?
-            .execute(params![&*run_id, &*task_id, &*agent, now])?;
-            tx.prepare_cached(
-                "UPDATE runs SET task_count = (SELECT COUNT(*) FROM tasks WHERE run_id = ?1) WHERE run_id = ?1",
-            )?
-            .execute(params![&*run_id])?;
-        }
+        } => row_write::add_task(tx, &run_id, &task_id, &agent)?,
         WriteOp::Invocation(r) => {
-            if !state.prompts.contains(&r.system_prompt.0) {
-                tx.prepare_cached(
-                    "INSERT OR IGNORE INTO prompts (prompt_hash, text) VALUES (?1, ?2)",
-                )?
-                .execute(params![r.system_prompt.0, &*r.system_prompt.1])?;
-                state.prompts.insert(r.system_prompt.0.clone());
-            }
-            held(&mut stmts.invocation, tx,
-                "INSERT INTO invocations (invocation_id, run_id, task_id, agent, attempt, status, started_at, execution_time_ms, prompt_tokens, output_tokens, error_codes, request_json, response_json, provider_prompt_tokens, provider_output_tokens, provider_cached_tokens, cost_usd) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
-            )?
-            .execute(params![
-                &*r.invocation_id,
-                &*r.run_id,
-                &*r.task_id,
-                &*r.agent,
-                r.attempt,
-                r.status,
-                r.started_at,
-                r.execution_time_ms as i64,
-                r.prompt_tokens as i64,
-                r.output_tokens as i64,
-                if r.error_codes.is_empty() { None } else { Some(&r.error_codes) },
-                r.request_json,
-                r.response_json,
-                r.provider_usage
-                    .map(|u| i64::try_from(u.prompt_tokens).unwrap_or(i64::MAX)),
-                r.provider_usage
-                    .map(|u| i64::try_from(u.completion_tokens).unwrap_or(i64::MAX)),
-                r.provider_usage
-                    .map(|u| i64::try_from(u.cached_prompt_tokens).unwrap_or(i64::MAX)),
-                r.cost_usd.filter(|c| c.is_finite())
-            ])?;
+            row_write::invocation(tx, &r, &mut state.prompts, &mut stmts.invocation)?;
         }
-        WriteOp::Atoms { run_id, atoms } => {
-            let now = now_rfc3339();
-            for a in atoms {
-                super::atom_write::store_atom(tx, &run_id, &a, &now, None)?;
-            }
-        }
-        WriteOp::Import { papers, assets } => {
-            let now = now_rfc3339();
-            for p in papers {
-                tx.execute(
-                    "INSERT OR IGNORE INTO papers (paper_id, title, authors, year, domain, abstract, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                    params![p.paper_id, p.title, p.authors, p.year, p.domain, p.abstract_text, now],
-                )?;
-            }
-            for (id, ty, domain, paper, content) in assets {
-                tx.execute(
-                    "INSERT INTO knowledge_atoms (atom_id, atom_type, domain, paper_id, content, grade, score, created_at) SELECT ?1, ?2, ?3, ?4, ?5, 'A', 1.0, ?6 WHERE NOT EXISTS (SELECT 1 FROM knowledge_atoms WHERE atom_id = ?1)",
-                    params![id, ty, domain, paper, content, now],
-                )?;
-            }
-        }
+        WriteOp::Atoms { run_id, atoms } => row_write::atoms(tx, &run_id, &atoms)?,
+        WriteOp::Import { papers, assets } => row_write::import(tx, &papers, &assets)?,
         WriteOp::Review(w) => {
             super::review_write::apply_rows(tx, &w)?;
             state

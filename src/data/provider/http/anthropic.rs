@@ -116,80 +116,14 @@ impl Stream {
         let v = event_json(data, self.events)?;
         let kind = v.get("type").and_then(Value::as_str).unwrap_or_default();
         match kind {
-            "message_start" => {
-                let m = v.get("message");
-                if let Some(model) = m.and_then(|m| m.get("model")).and_then(Value::as_str) {
-                    out.model = Some(model.to_string());
-                }
-                if let Some(u) = m.and_then(|m| m.get("usage")) {
-                    self.take_usage(u);
-                }
-            }
+            "message_start" => self.message_start(&v, out),
             "content_block_start" => {
                 let index = v.get("index").and_then(Value::as_u64).unwrap_or(0) as usize;
                 let b = v.get("content_block").cloned().unwrap_or(Value::Null);
-                let block = match b.get("type").and_then(Value::as_str) {
-                    Some("text") => {
-                        if let Some(t) = b.get("text").and_then(Value::as_str) {
-                            emit.text(t);
-                        }
-                        Block::Text
-                    }
-                    Some("thinking") => {
-                        if let Some(t) = b.get("thinking").and_then(Value::as_str) {
-                            out.thinking.push_str(t);
-                        }
-                        Block::Thinking
-                    }
-                    Some("tool_use")
-                        if b.get("name").and_then(Value::as_str)
-                            == Some(super::structured::ANSWER_TOOL) =>
-                    {
-                        Block::Answer
-                    }
-                    Some("tool_use") => {
-                        out.tool_calls.push(ToolCall {
-                            id: str_of(&b, "id"),
-                            name: str_of(&b, "name"),
-                            arguments: String::new(),
-                        });
-                        Block::Tool(out.tool_calls.len() - 1)
-                    }
-                    _ => Block::Other,
-                };
+                let block = start_block(&b, emit, out);
                 self.blocks.push((index, block));
             }
-            "content_block_delta" => {
-                let index = v.get("index").and_then(Value::as_u64).unwrap_or(0) as usize;
-                let block = self
-                    .blocks
-                    .iter()
-                    .rev()
-                    .find(|(i, _)| *i == index)
-                    .map(|(_, b)| *b)
-                    .ok_or_else(|| {
-                        ProviderError::Malformed(format!(
-                            "stream event {}: delta for content block {index}, which never started",
-                            self.events
-                        ))
-                    })?;
-                let d = v.get("delta").cloned().unwrap_or(Value::Null);
-                match (block, d.get("type").and_then(Value::as_str)) {
-                    (Block::Text, Some("text_delta")) => emit.text(&str_of(&d, "text")),
-                    (Block::Thinking, Some("thinking_delta")) => {
-                        out.thinking.push_str(&str_of(&d, "thinking"))
-                    }
-                    (Block::Answer, Some("input_json_delta")) => {
-                        emit.text(&str_of(&d, "partial_json"))
-                    }
-                    (Block::Tool(t), Some("input_json_delta")) => {
-                        out.tool_calls[t]
-                            .arguments
-                            .push_str(&str_of(&d, "partial_json"));
-                    }
-                    _ => {}
-                }
-            }
+            "content_block_delta" => self.block_delta(&v, emit, out)?,
             "message_delta" => {
                 if let Some(r) = v
                     .get("delta")
@@ -213,6 +147,55 @@ impl Stream {
             _ => {}
         }
         Ok(false)
+    }
+
+    /// `message_start`: the model, and the usage so far.
+    fn message_start(&mut self, v: &Value, out: &mut ProviderOutput) {
+        let m = v.get("message");
+        if let Some(model) = m.and_then(|m| m.get("model")).and_then(Value::as_str) {
+            out.model = Some(model.to_string());
+        }
+        if let Some(u) = m.and_then(|m| m.get("usage")) {
+            self.take_usage(u);
+        }
+    }
+
+    /// `content_block_delta`: more of a started block's text, thinking or tool input
+    /// (an error for a block that never started).
+    fn block_delta(
+        &self,
+        v: &Value,
+        emit: &mut Emit<'_>,
+        out: &mut ProviderOutput,
+    ) -> Result<(), ProviderError> {
+        let index = v.get("index").and_then(Value::as_u64).unwrap_or(0) as usize;
+        let block = self
+            .blocks
+            .iter()
+            .rev()
+            .find(|(i, _)| *i == index)
+            .map(|(_, b)| *b)
+            .ok_or_else(|| {
+                ProviderError::Malformed(format!(
+                    "stream event {}: delta for content block {index}, which never started",
+                    self.events
+                ))
+            })?;
+        let d = v.get("delta").cloned().unwrap_or(Value::Null);
+        match (block, d.get("type").and_then(Value::as_str)) {
+            (Block::Text, Some("text_delta")) => emit.text(&str_of(&d, "text")),
+            (Block::Thinking, Some("thinking_delta")) => {
+                out.thinking.push_str(&str_of(&d, "thinking"))
+            }
+            (Block::Answer, Some("input_json_delta")) => emit.text(&str_of(&d, "partial_json")),
+            (Block::Tool(t), Some("input_json_delta")) => {
+                out.tool_calls[t]
+                    .arguments
+                    .push_str(&str_of(&d, "partial_json"));
+            }
+            _ => {}
+        }
+        Ok(())
     }
 
     /// A tool_use block streamed with no input has input `{}` (as in whole answers).
@@ -291,6 +274,39 @@ pub fn whole(
         out.usage = Some(s.usage);
     }
     Ok(())
+}
+
+/// `content_block_start`: which block `b` is, its first text or thinking passed on, a
+/// tool call begun for a `tool_use` block (other than the structured-output answer).
+fn start_block(b: &Value, emit: &mut Emit<'_>, out: &mut ProviderOutput) -> Block {
+    match b.get("type").and_then(Value::as_str) {
+        Some("text") => {
+            if let Some(t) = b.get("text").and_then(Value::as_str) {
+                emit.text(t);
+            }
+            Block::Text
+        }
+        Some("thinking") => {
+            if let Some(t) = b.get("thinking").and_then(Value::as_str) {
+                out.thinking.push_str(t);
+            }
+            Block::Thinking
+        }
+        Some("tool_use")
+            if b.get("name").and_then(Value::as_str) == Some(super::structured::ANSWER_TOOL) =>
+        {
+            Block::Answer
+        }
+        Some("tool_use") => {
+            out.tool_calls.push(ToolCall {
+                id: str_of(b, "id"),
+                name: str_of(b, "name"),
+                arguments: String::new(),
+            });
+            Block::Tool(out.tool_calls.len() - 1)
+        }
+        _ => Block::Other,
+    }
 }
 
 fn str_of(v: &Value, key: &str) -> String {

@@ -27,6 +27,7 @@ mod headers;
 mod key_match;
 pub mod openai;
 mod openai_chunk;
+mod openai_react;
 pub mod redact;
 pub mod sse;
 mod status;

@@ -7,7 +7,6 @@ use serde_json::{json, Value};
 use super::emit::Emit;
 use super::openai_chunk;
 use super::wire::{api_error, event_json};
-use crate::base::protocol::messages::{ContentBlock, ContentBlockType, MessageType, ReactTurns};
 use crate::base::protocol::AgentRequest;
 use crate::data::provider::profile::ProviderProfile;
 use crate::data::provider::{ProviderError, ProviderOutput, ToolCall, Usage};
@@ -35,73 +34,13 @@ pub fn body(request: &AgentRequest, user_text: &str, profile: &ProviderProfile) 
         body["stream_options"] = json!({"include_usage": true});
     }
     if let Some(react) = request.react() {
-        add_react(&mut body, &react);
+        super::openai_react::add_react(&mut body, &react);
     }
     // Forced JSON (an eval's judge): the server's JSON mode.
     if request.extra.get("force_json") == Some(&json!(true)) {
         body["response_format"] = json!({"type": "json_object"});
     }
     body
-}
-
-/// The tools (`tools[].function`) and the loop's turns: an assistant message with its
-/// `tool_calls`, a `tool` message per result (thinking is not sent back).
-fn add_react(body: &mut Value, react: &ReactTurns) {
-    if !react.tools.is_empty() {
-        body["tools"] = react
-            .tools
-            .iter()
-            .map(|t| {
-                json!({"type": "function", "function": {
-                    "name": t.name, "description": t.description, "parameters": t.input_schema,
-                }})
-            })
-            .collect();
-    }
-    let Some(messages) = body["messages"].as_array_mut() else {
-        return;
-    };
-    for turn in &react.turns {
-        let text = |b: &ContentBlock| {
-            (b.block_type == ContentBlockType::Text).then(|| b.text.clone().unwrap_or_default())
-        };
-        match turn.role {
-            MessageType::Assistant => {
-                let content: Vec<String> = turn.content.iter().filter_map(text).collect();
-                let calls: Vec<Value> = turn
-                    .content
-                    .iter()
-                    .filter(|b| b.block_type == ContentBlockType::ToolUse)
-                    .map(|b| {
-                        json!({"id": b.id, "type": "function", "function": {
-                            "name": b.name, "arguments": b.input_json().to_string(),
-                        }})
-                    })
-                    .collect();
-                let mut m = json!({"role": "assistant", "content": content.join("\n")});
-                if !calls.is_empty() {
-                    m["tool_calls"] = Value::Array(calls);
-                }
-                messages.push(m);
-            }
-            MessageType::User | MessageType::System => {
-                let role = if turn.role == MessageType::User {
-                    "user"
-                } else {
-                    "system"
-                };
-                for b in &turn.content {
-                    if b.block_type == ContentBlockType::ToolResult {
-                        messages.push(json!({
-                            "role": "tool", "tool_call_id": b.tool_use_id, "content": b.result_text(),
-                        }));
-                    } else if let Some(t) = text(b) {
-                        messages.push(json!({"role": role, "content": t}));
-                    }
-                }
-            }
-        }
-    }
 }
 
 /// State of one streamed answer.

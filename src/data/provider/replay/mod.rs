@@ -34,6 +34,7 @@ pub use self::recording::{prompt_difference, PromptDifference};
 use self::recording::{Ending, Recording};
 use super::{ChunkSink, Provider, ProviderError, ProviderFuture, ProviderOutput};
 use crate::base::loop_events::RecordedStep;
+use crate::base::protocol::messages::ReactTurns;
 use crate::base::protocol::AgentRequest;
 use crate::data::store::{Store, StoreError};
 
@@ -148,43 +149,13 @@ impl Provider for ReplayProvider {
                     .get("react_steps")
                     .and_then(|v| serde_json::from_value(v.clone()).ok())
                     .unwrap_or_default();
-                // The step's number (older turns may have been summarised away).
-                let k = match react.step {
-                    0 => react
-                        .turns
-                        .iter()
-                        .filter(|t| {
-                            t.role == crate::base::protocol::messages::MessageType::Assistant
-                        })
-                        .count(),
-                    n => n as usize - 1,
-                };
+                let k = step_number(&react);
                 if let Some(step) = steps.get(k) {
                     // The step's own chunk events, with their recorded pace: the ones
                     // that cover its text in the invocation's stream.
                     let from: usize = steps[..k].iter().map(|s| s.text.len()).sum();
-                    let to = from + step.text.len();
-                    let mut pos = 0;
-                    let t0 = tokio::time::Instant::now();
-                    let mut first_at = None;
-                    for (at, pieces) in rec.pieces(false) {
-                        let len: usize = pieces.iter().map(String::len).sum();
-                        let inside = pos >= from && pos < to;
-                        pos += len;
-                        if !inside {
-                            continue;
-                        }
-                        let start = *first_at.get_or_insert(at);
-                        if !self.source.instant {
-                            tokio::time::sleep_until(
-                                t0 + Duration::from_millis(at.saturating_sub(start)),
-                            )
-                            .await;
-                        }
-                        for p in &pieces {
-                            sink.chunk(p);
-                        }
-                    }
+                    self.stream_span(&rec, from, from + step.text.len(), sink)
+                        .await;
                     if !step.tool_calls.is_empty() {
                         return Ok(ProviderOutput {
                             finish_reason: Some("tool_use".into()),
@@ -195,34 +166,86 @@ impl Provider for ReplayProvider {
                     return end_as_recorded(ending).await;
                 }
             }
-            let user = serde_json::to_value(&request.user_prompt).unwrap_or_default();
-            let system = crate::base::protocol::invocation::prompt_hash(&request.system_prompt);
-            if let Some(d) = prompt_difference(&rec.request, &user, &system) {
-                tracing::warn!(
-                    "replay: task {} attempt {attempt}: the prompt differs from {} at `{}`; answered with the recording",
-                    request.task_id,
-                    rec.invocation_id,
-                    d.part
-                );
-            }
-            let t0 = tokio::time::Instant::now();
-            let instant = self.source.instant;
-            let stall = matches!(ending, Ending::Stall);
-            for (at, pieces) in rec.pieces(stall) {
-                if !instant {
-                    tokio::time::sleep_until(t0 + Duration::from_millis(at)).await;
-                }
-                for p in &pieces {
-                    sink.chunk(p);
-                }
-            }
-            if !instant {
-                if let (Some(end), false) = (rec.finished_after_ms, stall) {
-                    tokio::time::sleep_until(t0 + Duration::from_millis(end)).await;
-                }
-            }
+            warn_if_prompt_differs(&request, attempt, &rec);
+            self.stream_all(&rec, matches!(ending, Ending::Stall), sink)
+                .await;
             end_as_recorded(ending).await
         })
+    }
+}
+
+impl ReplayProvider {
+    /// Streams the recorded chunk events that start within bytes `from..to` of the
+    /// invocation's text, at their recorded pace from the first of them (at once when
+    /// `instant`).
+    async fn stream_span(&self, rec: &Recording, from: usize, to: usize, sink: &mut dyn ChunkSink) {
+        let mut pos = 0;
+        let t0 = tokio::time::Instant::now();
+        let mut first_at = None;
+        for (at, pieces) in rec.pieces(false) {
+            let len: usize = pieces.iter().map(String::len).sum();
+            let inside = pos >= from && pos < to;
+            pos += len;
+            if !inside {
+                continue;
+            }
+            let start = *first_at.get_or_insert(at);
+            if !self.source.instant {
+                tokio::time::sleep_until(t0 + Duration::from_millis(at.saturating_sub(start)))
+                    .await;
+            }
+            for p in &pieces {
+                sink.chunk(p);
+            }
+        }
+    }
+
+    /// Streams the whole recorded answer at its recorded times (at once when `instant`),
+    /// then waits out the rest of the recorded call unless it `stall`s.
+    async fn stream_all(&self, rec: &Recording, stall: bool, sink: &mut dyn ChunkSink) {
+        let t0 = tokio::time::Instant::now();
+        let instant = self.source.instant;
+        for (at, pieces) in rec.pieces(stall) {
+            if !instant {
+                tokio::time::sleep_until(t0 + Duration::from_millis(at)).await;
+            }
+            for p in &pieces {
+                sink.chunk(p);
+            }
+        }
+        if !instant {
+            if let (Some(end), false) = (rec.finished_after_ms, stall) {
+                tokio::time::sleep_until(t0 + Duration::from_millis(end)).await;
+            }
+        }
+    }
+}
+
+/// The number (from 0) of the loop's step `react` asks for (older turns may have been
+/// summarised away: a step of 0 counts the assistant's turns).
+fn step_number(react: &ReactTurns) -> usize {
+    match react.step {
+        0 => react
+            .turns
+            .iter()
+            .filter(|t| t.role == crate::base::protocol::messages::MessageType::Assistant)
+            .count(),
+        n => n as usize - 1,
+    }
+}
+
+/// Logs that the request's prompt differs from the recorded one (it is answered with
+/// the recording all the same).
+fn warn_if_prompt_differs(request: &AgentRequest, attempt: u32, rec: &Recording) {
+    let user = serde_json::to_value(&request.user_prompt).unwrap_or_default();
+    let system = crate::base::protocol::invocation::prompt_hash(&request.system_prompt);
+    if let Some(d) = prompt_difference(&rec.request, &user, &system) {
+        tracing::warn!(
+            "replay: task {} attempt {attempt}: the prompt differs from {} at `{}`; answered with the recording",
+            request.task_id,
+            rec.invocation_id,
+            d.part
+        );
     }
 }
 

@@ -26,42 +26,10 @@ impl App {
                 Effect::LoadRuns => self.loader.ask(Query::Runs),
                 Effect::LoadReviews(scope) => self.loader.ask(Query::Reviews(scope)),
                 Effect::Review { run, task, verdict } => self.review(run, task, verdict),
-                Effect::LoadFailures(scope) => {
-                    let run = (!self.run.run_id.is_empty())
-                        .then(|| self.run.run_id.clone())
-                        .or_else(|| self.ui.failures_run.clone());
-                    let scope = match scope {
-                        None if self.ui.failures.this_run_only => run,
-                        s => s,
-                    };
-                    self.ui.failures_run.clone_from(&scope);
-                    self.loader.ask(Query::Failures(scope));
-                }
+                Effect::LoadFailures(scope) => self.load_failures(scope),
                 Effect::Compare(a, b) => self.loader.ask(Query::Diff(a, b)),
-                Effect::OpenRun(id) => {
-                    // A run opened by hand: an attempt still to find is forgotten.
-                    self.ui.failures.find = None;
-                    if !self.run.run_id.is_empty() && self.run.run_id == id {
-                        self.ui.screen = Screen::Run;
-                    } else if self.ui.engine_attached && self.live_mut().run_id == id {
-                        self.run_effects(vec![Effect::BackToLive]);
-                        self.ui.screen = Screen::Run;
-                    } else {
-                        self.open_replay(id, self.open_at);
-                    }
-                }
-                Effect::FindInRun(id) => {
-                    if self.ui.engine_attached
-                        && self.stashed_live.is_some()
-                        && self.live_mut().run_id == id
-                    {
-                        self.run_effects(vec![Effect::BackToLive]);
-                    }
-                    if self.run.run_id != id {
-                        self.open_replay(id, super::replay_feed::StartAt::End);
-                    }
-                    self.find_pending();
-                }
+                Effect::OpenRun(id) => self.open_run(id),
+                Effect::FindInRun(id) => self.find_in_run(id),
                 Effect::LoadOutput(task) => match (&self.replay, &self.ui.replay) {
                     // A replay reads a task's text back as it was at the position.
                     (Some(f), Some(t)) => f.ask_output(task, t),
@@ -75,41 +43,90 @@ impl App {
                         f.seek(to, token);
                     }
                 }
-                Effect::ReplayStep => {
-                    if let (Some(f), Some(t)) = (self.replay.as_mut(), self.ui.replay.as_mut()) {
-                        if !f.step(&mut self.run, t) {
-                            // Not read yet: go there by a seek.
-                            if let Effect::ReplaySeek { to, token } = t.seek(t.position + 1) {
-                                f.seek(to, token);
-                            }
-                        }
-                    }
-                }
-                Effect::BackToLive => {
-                    if let Some(live) = self.stashed_live.take() {
-                        self.replay = None;
-                        self.ui.replay = None;
-                        self.ui.outputs_asked.clear();
-                        self.run = live;
-                        self.ui.read_only = false;
-                        self.ui.task = 0;
-                        self.ui.debate = Default::default();
-                        self.ui.docs.clear();
-                        self.ui.flash("back to the live run", false);
-                    }
-                }
-                Effect::SetTheme(spec) => {
-                    let dir = crate::base::config::config_dir();
-                    match crate::tui::ui::theme::Theme::load(&spec, dir.as_deref()) {
-                        Ok(t) => {
-                            self.ui.flash(format!("theme {}", t.name), false);
-                            self.theme = t;
-                        }
-                        Err(e) => self.ui.flash(format!(":theme: {e}"), true),
-                    }
-                }
+                Effect::ReplayStep => self.replay_step(),
+                Effect::BackToLive => self.back_to_live(),
+                Effect::SetTheme(spec) => self.set_theme(&spec),
                 Effect::Quit => self.ui.quitting = true,
             }
+        }
+    }
+
+    /// Asks for the failures of `scope` (this run's when the screen shows this run only).
+    fn load_failures(&mut self, scope: Option<String>) {
+        let run = (!self.run.run_id.is_empty())
+            .then(|| self.run.run_id.clone())
+            .or_else(|| self.ui.failures_run.clone());
+        let scope = match scope {
+            None if self.ui.failures.this_run_only => run,
+            s => s,
+        };
+        self.ui.failures_run.clone_from(&scope);
+        self.loader.ask(Query::Failures(scope));
+    }
+
+    /// Shows run `id`: the one on screen, the live one, or a replay from its log.
+    fn open_run(&mut self, id: String) {
+        // A run opened by hand: an attempt still to find is forgotten.
+        self.ui.failures.find = None;
+        if !self.run.run_id.is_empty() && self.run.run_id == id {
+            self.ui.screen = Screen::Run;
+        } else if self.ui.engine_attached && self.live_mut().run_id == id {
+            self.back_to_live();
+            self.ui.screen = Screen::Run;
+        } else {
+            self.open_replay(id, self.open_at);
+        }
+    }
+
+    /// Shows run `id` at its end to find the attempt the Failures screen asked for.
+    fn find_in_run(&mut self, id: String) {
+        if self.ui.engine_attached && self.stashed_live.is_some() && self.live_mut().run_id == id {
+            self.back_to_live();
+        }
+        if self.run.run_id != id {
+            self.open_replay(id, super::replay_feed::StartAt::End);
+        }
+        self.find_pending();
+    }
+
+    /// One event on in the replay (by a seek when it is not read yet).
+    fn replay_step(&mut self) {
+        let (Some(f), Some(t)) = (self.replay.as_mut(), self.ui.replay.as_mut()) else {
+            return;
+        };
+        if f.step(&mut self.run, t) {
+            return;
+        }
+        if let Effect::ReplaySeek { to, token } = t.seek(t.position + 1) {
+            f.seek(to, token);
+        }
+    }
+
+    /// Puts the live run back on screen in place of a replay.
+    fn back_to_live(&mut self) {
+        let Some(live) = self.stashed_live.take() else {
+            return;
+        };
+        self.replay = None;
+        self.ui.replay = None;
+        self.ui.outputs_asked.clear();
+        self.run = live;
+        self.ui.read_only = false;
+        self.ui.task = 0;
+        self.ui.debate = Default::default();
+        self.ui.docs.clear();
+        self.ui.flash("back to the live run", false);
+    }
+
+    /// Loads theme `spec` and uses it, or says why not.
+    fn set_theme(&mut self, spec: &str) {
+        let dir = crate::base::config::config_dir();
+        match crate::tui::ui::theme::Theme::load(spec, dir.as_deref()) {
+            Ok(t) => {
+                self.ui.flash(format!("theme {}", t.name), false);
+                self.theme = t;
+            }
+            Err(e) => self.ui.flash(format!(":theme: {e}"), true),
         }
     }
 

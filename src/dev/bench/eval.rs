@@ -14,23 +14,11 @@ use color_eyre::eyre::{eyre, Result, WrapErr};
 use serde::Serialize;
 use serde_json::json;
 
+use crate::cli::args::EvalBenchOpts;
 use crate::features::eval::compare::compare;
 use crate::features::eval::read::{find_eval, sample_results};
 use crate::features::eval::record::{self, AttemptRow, CheckRow, EvalRow, SampleRow};
 use crate::features::eval::score::{check_marks, sample_verdict};
-
-/// What to measure.
-#[derive(Debug, Clone)]
-pub struct Options {
-    /// Samples of the dataset.
-    pub samples: usize,
-    /// Alternated pairs of eval and bare run (medians are reported).
-    pub runs: usize,
-    /// Model calls in flight.
-    pub concurrency: usize,
-    /// Scratch directory.
-    pub dir: PathBuf,
-}
 
 /// One child process measured.
 #[derive(Debug, Clone, Copy, Default, Serialize)]
@@ -389,7 +377,7 @@ fn write_compare_db(db: &Path, n: usize) -> Result<(String, String)> {
 }
 
 /// Runs the benchmark.
-pub fn run_bench(o: &Options) -> Result<Report> {
+pub fn run_bench(o: &EvalBenchOpts) -> Result<Report> {
     let dir = &o.dir;
     std::fs::create_dir_all(dir)?;
     std::fs::write(dir.join("none.toml"), "")?;

@@ -10,6 +10,7 @@ use ratatui::Terminal;
 
 use super::engine::{peak_rss_mib, rss_mib};
 use crate::base::protocol::{Constraints, Grade, GradeCounts, InvocationStatus};
+use crate::cli::args::UiBenchOpts;
 use crate::model::event::{
     AgentInfo, AtomGrade, AtomsGraded, Chunk, Empty, EngineEvent, Envelope, InvocationFinished,
     InvocationStarted, RunStarted, TaskFinished, TaskInfo, TaskStatus,
@@ -18,25 +19,6 @@ use crate::model::state::{reduce, RunState};
 use crate::tui::app::keymap::Keymap;
 use crate::tui::app::UiState;
 use crate::tui::ui::theme::Theme;
-
-/// Options of the UI benchmark.
-#[derive(Debug, Clone)]
-pub struct UiBenchOptions {
-    /// Tasks in the DAG.
-    pub tasks: usize,
-    /// Lines in the selected task's output buffer.
-    pub lines: usize,
-    /// Frames rendered.
-    pub frames: usize,
-    /// Events per second fed while rendering (at 30 frames per second).
-    pub events_per_s: usize,
-    /// Events folded in the reducer throughput run.
-    pub reducer_events: usize,
-    /// Terminal width.
-    pub width: u16,
-    /// Terminal height.
-    pub height: u16,
-}
 
 /// Figures of the UI benchmark.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -292,7 +274,7 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
 }
 
 /// Runs the UI benchmark.
-pub fn run_ui_bench(o: &UiBenchOptions) -> color_eyre::eyre::Result<UiBenchReport> {
+pub fn run_ui_bench(o: &UiBenchOpts) -> color_eyre::eyre::Result<UiBenchReport> {
     // 1. The reducer alone.
     // Events are made in blocks (not timed) so that memory stays small.
     let (mut st, ids) = started(o.tasks);

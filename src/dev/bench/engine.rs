@@ -397,25 +397,13 @@ async fn measured_run(
         "simulated",
     )?;
     let consumer = tokio::spawn(async move {
-        let (mut all, mut chunk_events, mut streamed) = (0u64, 0u64, 0u64);
-        let (mut finished, mut at) = (0usize, None);
+        let mut tally = Tally::default();
         while let Some(batch) = sub_rx.recv().await {
             for e in batch {
-                all += 1;
-                match &e.event {
-                    crate::model::event::EngineEvent::Chunk(_) => chunk_events += 1,
-                    crate::model::event::EngineEvent::InvocationFinished(f) => streamed += f.chunks,
-                    crate::model::event::EngineEvent::TaskFinished(_) => {
-                        finished += 1;
-                        if finished == rss_at {
-                            at = Some(RssAt::now(finished));
-                        }
-                    }
-                    _ => {}
-                }
+                tally.count(&e, rss_at);
             }
         }
-        (all, chunk_events, streamed, at)
+        (tally.all, tally.chunk_events, tally.streamed, tally.rss_at)
     });
     let stats = writer.stats().clone();
     let watch = super::wal_watch::WalWatch::start(db, &run_id, follow);
@@ -450,6 +438,39 @@ async fn measured_run(
         rss_end,
         retained: outcome.retained.last().copied(),
     })
+}
+
+/// What the run's consumer counts of the committed events.
+#[derive(Default)]
+struct Tally {
+    /// Events seen.
+    all: u64,
+    /// Chunk events.
+    chunk_events: u64,
+    /// Chunks the finished invocations streamed.
+    streamed: u64,
+    /// Tasks finished.
+    finished: usize,
+    /// Resident memory when `rss_at` tasks had finished.
+    rss_at: Option<RssAt>,
+}
+
+impl Tally {
+    /// Counts one event, measuring memory as the `rss_at`-th task finishes.
+    fn count(&mut self, e: &crate::model::event::Envelope, rss_at: usize) {
+        self.all += 1;
+        match &e.event {
+            crate::model::event::EngineEvent::Chunk(_) => self.chunk_events += 1,
+            crate::model::event::EngineEvent::InvocationFinished(f) => self.streamed += f.chunks,
+            crate::model::event::EngineEvent::TaskFinished(_) => {
+                self.finished += 1;
+                if self.finished == rss_at {
+                    self.rss_at = Some(RssAt::now(self.finished));
+                }
+            }
+            _ => {}
+        }
+    }
 }
 
 /// Creates the run `run_id` of `plan` (provider `provider_name`, its config stored with

@@ -338,33 +338,7 @@ fn write_compare_db(db: &Path, n: usize) -> Result<(String, String)> {
         record::insert_eval(&tx, &row, &samples)?;
         let mut rng = fastrand::Rng::with_seed(seed);
         for i in 0..n {
-            let attempt = AttemptRow {
-                sample_id: format!("s{i}"),
-                epoch: 1,
-                run_id: "R-bench".into(),
-                status: "failed".into(),
-                score: 0.5,
-                tokens: 500,
-                latency_ms: 1,
-                cost_usd: None,
-                error: None,
-                judge_tokens: 0,
-                judge_cost_usd: None,
-                checks: (0..10)
-                    .map(|k| {
-                        let passed = rng.f64() < 0.8;
-                        CheckRow {
-                            name: format!("c{k}"),
-                            passed: Some(passed),
-                            score: Some(if passed { 1.0 } else { 0.0 }),
-                            result: Some(
-                                r#"{"at":"output","expected":null,"found":"…","why":"parses"}"#
-                                    .into(),
-                            ),
-                        }
-                    })
-                    .collect(),
-            };
+            let attempt = failed_attempt(i, &mut rng);
             record::put_attempt(&tx, &id, &attempt)?;
             let marks = check_marks(&scoring_of, &[&attempt]);
             let verdict = sample_verdict(scoring_of.reducer(), &[("failed".into(), 0.5)]);
@@ -374,6 +348,36 @@ fn write_compare_db(db: &Path, n: usize) -> Result<(String, String)> {
         ids.push(id);
     }
     Ok((ids[0].clone(), ids[1].clone()))
+}
+
+/// Sample `i`'s failed attempt, with ten checks each passed at random (four in five).
+fn failed_attempt(i: usize, rng: &mut fastrand::Rng) -> AttemptRow {
+    AttemptRow {
+        sample_id: format!("s{i}"),
+        epoch: 1,
+        run_id: "R-bench".into(),
+        status: "failed".into(),
+        score: 0.5,
+        tokens: 500,
+        latency_ms: 1,
+        cost_usd: None,
+        error: None,
+        judge_tokens: 0,
+        judge_cost_usd: None,
+        checks: (0..10)
+            .map(|k| {
+                let passed = rng.f64() < 0.8;
+                CheckRow {
+                    name: format!("c{k}"),
+                    passed: Some(passed),
+                    score: Some(if passed { 1.0 } else { 0.0 }),
+                    result: Some(
+                        r#"{"at":"output","expected":null,"found":"…","why":"parses"}"#.into(),
+                    ),
+                }
+            })
+            .collect(),
+    }
 }
 
 /// Runs the benchmark.

@@ -5,7 +5,8 @@ use std::process::ExitCode;
 use color_eyre::eyre::{eyre, Result};
 
 use plexus::base::config::Config;
-use plexus::cli::commands::log::{print_log_filtered, LogFilter};
+use plexus::cli::commands as cmd;
+use plexus::cli::commands::log::print_log_filtered;
 use plexus::cli::commands::show::{print_run, print_runs_at};
 use plexus::cli::launch::config::{engine_config, run_config, session_of, sim_config};
 use plexus::cli::launch::{prepare_resume, run_headless, Finished, Globals, Resuming, RunConfig};
@@ -19,7 +20,7 @@ use plexus::model::plan::{load_plan_file, parse_plan};
 use plexus::run::engine::retry::RetryPolicy;
 use plexus::run::engine::EngineConfig;
 
-use plexus::cli::args::{Cli, Command, FaultMix};
+use plexus::cli::args::{Cli, Command, FaultMix, RunArgs};
 
 /// The demo task whose first answer (on the simulated provider, with faults) refers to
 /// an asset that does not exist (E007): it stops for review, blocking the critic below.
@@ -30,6 +31,13 @@ const DEMO_HALLUCINATION: &str = "TASK_VALIDATOR_DIFF_01";
 #[cfg(not(feature = "system-alloc"))]
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+/// What `plexus browse` says without a terminal.
+const BROWSE_NEEDS_A_TERMINAL: &str =
+    "browse needs a terminal; use `plexus runs` or `plexus show RUN` instead";
+/// What `plexus replay` says without a terminal.
+const REPLAY_NEEDS_A_TERMINAL: &str =
+    "replay needs a terminal; `plexus log RUN` prints the events, `plexus show RUN` the outcome";
 
 const DEMO_PLAN: &str = include_str!("../fixtures/plans/avp_diffusion_planner.json");
 
@@ -103,36 +111,16 @@ async fn launch(
     }
 }
 
+/// Runs the command the command line names.
 async fn dispatch(cli: Cli) -> Result<ExitCode> {
     let (g, tui) = globals_of(&cli)?;
     match cli.command {
         Command::Demo { faults, sim, .. } => demo(&g, tui, faults, &sim).await,
-        Command::Run {
-            plan,
-            faults,
-            timeout_scale,
-            retry_delay_div,
-            abstractive_summaries,
-            sim,
-            ..
-        } => {
-            let engine = EngineConfig {
-                timeout_scale,
-                retry: RetryPolicy::default().scaled(retry_delay_div),
-                abstractive_summaries,
-                ..EngineConfig::default()
-            };
-            run_plan(&g, tui, &plan, engine, (faults, &sim)).await
-        }
+        Command::Run(args) => run_plan(&g, tui, &args).await,
         Command::Resume { run, pace, .. } => resume(&g, tui, &run, &pace).await,
         Command::Browse { run, .. } => {
-            let Some(setup) = tui else {
-                return Err(eyre!(
-                    "browse needs a terminal; use `plexus runs` or `plexus show RUN` instead"
-                ));
-            };
-            browse_tui(&g, run.as_deref(), setup, ReplayOptions::browse()).await?;
-            Ok(ExitCode::SUCCESS)
+            let options = ReplayOptions::browse();
+            browse(&g, tui, run.as_deref(), options, BROWSE_NEEDS_A_TERMINAL).await
         }
         Command::Replay {
             run,
@@ -143,68 +131,11 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
             ..
         } => {
             let options = replay_options(&at, &speed, max_gap, paused)?;
-            let Some(setup) = tui else {
-                return Err(eyre!(
-                    "replay needs a terminal; `plexus log RUN` prints the events, `plexus show RUN` the outcome"
-                ));
-            };
-            browse_tui(&g, run.as_deref(), setup, options).await?;
-            Ok(ExitCode::SUCCESS)
+            browse(&g, tui, run.as_deref(), options, REPLAY_NEEDS_A_TERMINAL).await
         }
-        Command::Debate(args) => plexus::cli::commands::debate::debate(&g, *args, tui).await,
-        Command::Serve(args) => plexus::cli::commands::debate::serve::serve(&g, *args).await,
-        Command::Validate { plan } => plexus::cli::commands::check::validate(&plan),
-        Command::Runs { json } => {
-            print_runs_at(&g.db, json)?;
-            Ok(ExitCode::SUCCESS)
-        }
-        Command::Show { run, json } => {
-            print_run(&Store::open(&g.db)?, &run, json)?;
-            Ok(ExitCode::SUCCESS)
-        }
-        Command::Log {
-            run,
-            kind,
-            task,
-            since,
-            follow,
-        } => {
-            let filter = LogFilter {
-                kinds: kind,
-                task,
-                since,
-                follow,
-            };
-            print_log_filtered(&g.db, &run, &filter)?;
-            Ok(ExitCode::SUCCESS)
-        }
-        Command::Diff {
-            run_a,
-            run_b,
-            json,
-            timing,
-        } => Ok(plexus::cli::commands::diff::run_diff(
-            &g.db, &run_a, &run_b, json, timing,
-        )),
-        Command::Rerun {
-            run,
-            plan,
-            run_config,
-            from,
-            instant,
-            json,
-            ..
-        } => {
-            let args = plexus::cli::commands::rerun::RerunArgs {
-                run,
-                plan,
-                run_config,
-                from,
-                instant,
-                json,
-            };
-            plexus::cli::commands::rerun::rerun(&g, tui, args).await
-        }
+        Command::Debate(args) => cmd::debate::debate(&g, *args, tui).await,
+        Command::Serve(args) => cmd::debate::serve::serve(&g, *args).await,
+        Command::Rerun { args, .. } => cmd::rerun::rerun(&g, tui, args).await,
         Command::Failures {
             target,
             json,
@@ -212,91 +143,95 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
             budget,
             ..
         } => failures(&g, tui, target.as_deref(), json, (all_iterations, budget)).await,
-        Command::Review {
-            run,
-            task,
-            accept,
-            reject,
-            reason,
-            note,
-            by,
+        Command::Eval(args) => cmd::eval::eval(&g, *args, tui).await,
+        Command::Bench(bench) => plexus::dev::bench::run(bench).await,
+        Command::Dev(dev) => plexus::dev::commands::run(dev),
+        Command::Validate { plan } => cmd::check::validate(&plan),
+        Command::Runs { json } => done(print_runs_at(&g.db, json)),
+        Command::Show { run, json } => done(print_run(&Store::open(&g.db)?, &run, json)),
+        Command::Log { run, filter } => done(print_log_filtered(&g.db, &run, &filter)),
+        Command::Diff {
+            run_a,
+            run_b,
             json,
-        } => plexus::cli::commands::review::review(
-            &g.db,
-            plexus::cli::commands::review::ReviewArgs {
-                run,
-                task,
-                accept,
-                reject,
-                reason,
-                note,
-                reviewer: by,
-                json,
-            },
-        ),
+            timing,
+        } => Ok(cmd::diff::run_diff(&g.db, &run_a, &run_b, json, timing)),
+        Command::Review(args) => cmd::review::review(&g.db, args),
         Command::Export {
             run,
             otlp: Some(url),
             otlp_content,
             ..
-        } => {
-            let cfg = Config::load(g.config.as_deref()).map_err(|e| eyre!("{e}"))?;
-            let opts = plexus::cli::args::OtlpOpts {
-                otlp: Some(url),
-                otlp_content,
-            };
-            let Some(settings) = otlp_settings(&opts, Some(&cfg))? else {
-                return Err(eyre!("--otlp needs a URL"));
-            };
-            plexus::cli::commands::portable::export_otlp(&g.db, &run, settings).await
-        }
+        } => export_otlp(&g, &run, url, otlp_content).await,
         Command::Export { run, output, .. } => {
-            plexus::cli::commands::portable::export(&g.db, &run, output.as_deref())
+            cmd::portable::export(&g.db, &run, output.as_deref())
         }
         Command::Import {
             file,
             rename,
             rename_auto,
-        } => plexus::cli::commands::portable::import(&g.db, &file, rename, rename_auto),
-        Command::ExportFailures { run, dir } => {
-            plexus::cli::commands::failures::export(&g.db, &run, &dir)
-        }
-        Command::InitContext(args) => plexus::cli::commands::failures::init_context(&args),
-        Command::Providers { json } => {
-            plexus::cli::commands::providers::print_providers(&g, json)?;
-            Ok(ExitCode::SUCCESS)
-        }
-        Command::Ping { name, timeout } => {
-            if !(timeout.is_finite() && (0.1..=86_400.0).contains(&timeout)) {
-                return Err(plexus::data::exit::InvalidOptions(format!(
-                    "--timeout {timeout} is out of range (from 0.1 to 86400 seconds)"
-                ))
-                .into());
-            }
-            let ok = plexus::cli::commands::providers::ping(&g, &name, timeout).await?;
-            Ok(if ok {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::from(1)
-            })
-        }
-        Command::Check { upgrade } => plexus::cli::commands::check::check(&g.db, upgrade),
+        } => cmd::portable::import(&g.db, &file, rename, rename_auto),
+        Command::ExportFailures { run, dir } => cmd::failures::export(&g.db, &run, &dir),
+        Command::InitContext(args) => cmd::failures::init_context(&args),
+        Command::Providers { json } => done(cmd::providers::print_providers(&g, json)),
+        Command::Ping { name, timeout } => ping(&g, &name, timeout).await,
+        Command::Check { upgrade } => cmd::check::check(&g.db, upgrade),
         Command::Schema { what, plan, task } => {
-            plexus::cli::commands::schema::print(what, plan.as_deref(), task.as_deref())?;
-            Ok(ExitCode::SUCCESS)
+            done(cmd::schema::print(what, plan.as_deref(), task.as_deref()))
         }
-        Command::Completions { shell } => {
-            plexus::cli::commands::docs_gen::completions(shell)?;
-            Ok(ExitCode::SUCCESS)
-        }
-        Command::Man => {
-            plexus::cli::commands::docs_gen::man()?;
-            Ok(ExitCode::SUCCESS)
-        }
-        Command::Eval(args) => plexus::cli::commands::eval::eval(&g, *args, tui).await,
-        Command::Bench(cmd) => plexus::dev::bench::run(cmd).await,
-        Command::Dev(cmd) => plexus::dev::commands::run(cmd),
+        Command::Completions { shell } => done(cmd::docs_gen::completions(shell)),
+        Command::Man => done(cmd::docs_gen::man()),
     }
+}
+
+/// A command that printed what it was asked: success, or its error.
+fn done(printed: Result<()>) -> Result<ExitCode> {
+    printed.map(|()| ExitCode::SUCCESS)
+}
+
+/// `plexus browse` and `plexus replay`: the terminal UI on the run, or `no_terminal` as
+/// the error without a terminal.
+async fn browse(
+    g: &Globals,
+    tui: Option<UiSetup>,
+    run: Option<&str>,
+    options: ReplayOptions,
+    no_terminal: &str,
+) -> Result<ExitCode> {
+    let Some(setup) = tui else {
+        return Err(eyre!("{no_terminal}"));
+    };
+    browse_tui(g, run, setup, options).await?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `plexus export RUN --otlp URL`: the run sent as traces to the collector at `url`.
+async fn export_otlp(g: &Globals, run: &str, url: String, otlp_content: bool) -> Result<ExitCode> {
+    let cfg = Config::load(g.config.as_deref()).map_err(|e| eyre!("{e}"))?;
+    let opts = plexus::cli::args::OtlpOpts {
+        otlp: Some(url),
+        otlp_content,
+    };
+    let Some(settings) = otlp_settings(&opts, Some(&cfg))? else {
+        return Err(eyre!("--otlp needs a URL"));
+    };
+    cmd::portable::export_otlp(&g.db, run, settings).await
+}
+
+/// `plexus ping NAME`: one tiny call through the profile (exit 1 when it fails).
+async fn ping(g: &Globals, name: &str, timeout: f64) -> Result<ExitCode> {
+    if !(timeout.is_finite() && (0.1..=86_400.0).contains(&timeout)) {
+        return Err(exit::InvalidOptions(format!(
+            "--timeout {timeout} is out of range (from 0.1 to 86400 seconds)"
+        ))
+        .into());
+    }
+    let ok = cmd::providers::ping(g, name, timeout).await?;
+    Ok(if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }
 
 /// What every command shares: the global options, the loaded config (for the commands
@@ -380,20 +315,20 @@ async fn demo(
 }
 
 /// `plexus run PLAN`: the plan file, with the engine's settings the command line gave.
-async fn run_plan(
-    g: &Globals,
-    tui: Option<UiSetup>,
-    plan: &std::path::Path,
-    engine: EngineConfig,
-    (faults, sim): (FaultMix, &plexus::cli::args::SimOpts),
-) -> Result<ExitCode> {
+async fn run_plan(g: &Globals, tui: Option<UiSetup>, args: &RunArgs) -> Result<ExitCode> {
+    let engine = EngineConfig {
+        timeout_scale: args.timeout_scale,
+        retry: RetryPolicy::default().scaled(args.retry_delay_div),
+        abstractive_summaries: args.abstractive_summaries,
+        ..EngineConfig::default()
+    };
     // Until the run has opened, memory freed is given back at once.
     plexus::base::allocator::opening();
-    let plan_file = plan;
+    let plan_file = &args.plan;
     let plan = load_plan_file(plan_file)?;
     let mut engine = engine_config(g, engine);
     engine.skills_dir = plexus::run::engine::config::skills_dir_for(plan_file, &engine.workspace);
-    let simulated = sim_config(engine.seed, sim, faults);
+    let simulated = sim_config(engine.seed, &args.sim, args.faults);
     let config = run_config(g, engine, simulated);
     finish(g, launch(g, tui, plan, config, None, false).await?)
 }

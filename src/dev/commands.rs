@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use color_eyre::eyre::{eyre, Result, WrapErr};
 
-use crate::cli::args::DevCommand;
+use crate::cli::args::{DevCommand, MockServerArgs};
 use crate::data::exit;
 use crate::dev::gen_failures;
 use crate::dev::mock_server::script::Script;
@@ -14,62 +14,33 @@ use crate::dev::mock_server::{MockConfig, MockServer};
 /// Runs one developer tool.
 pub fn run(cmd: DevCommand) -> Result<ExitCode> {
     match cmd {
-        DevCommand::GenPlan {
-            tasks,
-            width,
-            max_atoms,
-        } => {
-            let v = crate::dev::gen_plan::generate(crate::dev::gen_plan::GenSpec {
-                tasks,
-                width,
-                fan_in: 3,
-                max_atoms,
-            });
+        DevCommand::GenPlan(spec) => {
+            let v = crate::dev::gen_plan::generate(spec);
             crate::rawln!("{}", serde_json::to_string_pretty(&v)?);
             Ok(ExitCode::SUCCESS)
         }
-        DevCommand::GenFailures {
-            dir,
-            samples,
-            turns,
-            seed,
-            broken,
-        } => gen_failures(
-            &dir,
-            &crate::dev::gen_failures::GenSpec {
-                samples,
-                turns,
-                seed,
-                broken,
-                ..Default::default()
-            },
-        ),
-        DevCommand::MockServer {
-            port,
-            stream_ms,
-            chunks,
-            require_key,
-            threads,
-            script,
-        } => {
-            let model_script = match script {
-                Some(path) => Some(Script::load(&path).map_err(|e| eyre!(e))?),
-                None => None,
-            };
-            serve_mock(
-                MockConfig {
-                    stream_ms,
-                    chunks,
-                    require_key,
-                    model_script,
-                    ..MockConfig::default()
-                },
-                port,
-                threads,
-            )?;
+        DevCommand::GenFailures { dir, spec } => gen_failures(&dir, &spec),
+        DevCommand::MockServer(args) => {
+            mock_server(args)?;
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// `plexus dev mock-server`: the script loaded, then the mock API served until killed.
+fn mock_server(args: MockServerArgs) -> Result<()> {
+    let model_script = match &args.script {
+        Some(path) => Some(Script::load(path).map_err(|e| eyre!(e))?),
+        None => None,
+    };
+    let config = MockConfig {
+        stream_ms: args.stream_ms,
+        chunks: args.chunks,
+        require_key: args.require_key,
+        model_script,
+        ..MockConfig::default()
+    };
+    serve_mock(config, args.port, args.threads)
 }
 
 /// Serves the mock API until killed.

@@ -26,33 +26,8 @@ use crate::data::failures::write::{TreeWriter, WriteError};
 
 pub use crate::data::failures::layout::CONTEXT_FILE;
 
-/// What to generate.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct GenSpec {
-    /// Samples in the iteration (about two thirds fail).
-    pub samples: usize,
-    /// Typical conversation turns (each sample has between half and one and a half
-    /// times as many).
-    pub turns: usize,
-    /// Random seed.
-    pub seed: u64,
-    /// Documents damaged on purpose.
-    pub broken: usize,
-    /// The iteration's number.
-    pub iteration: u32,
-}
-
-impl Default for GenSpec {
-    fn default() -> Self {
-        GenSpec {
-            samples: 27,
-            turns: 12,
-            seed: 1,
-            broken: 3,
-            iteration: 12,
-        }
-    }
-}
+/// What to generate (defined with the command line's options).
+pub use crate::cli::args::GenFailuresSpec as GenSpec;
 
 /// What was generated.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]

@@ -29,29 +29,8 @@ const AGENTS: [(&str, &str, &[&str]); 4] = [
     ),
 ];
 
-/// Shape of a generated plan.
-#[derive(Debug, Clone, Copy)]
-pub struct GenSpec {
-    /// Number of tasks.
-    pub tasks: usize,
-    /// Tasks per middle layer.
-    pub width: usize,
-    /// Upstream tasks per task (fan-in), at most.
-    pub fan_in: usize,
-    /// Max atoms per task.
-    pub max_atoms: u32,
-}
-
-impl Default for GenSpec {
-    fn default() -> Self {
-        GenSpec {
-            tasks: 10_000,
-            width: 500,
-            fan_in: 3,
-            max_atoms: 1,
-        }
-    }
-}
+/// Shape of a generated plan (defined with the command line's options).
+pub use crate::cli::args::GenPlanSpec as GenSpec;
 
 /// Builds the plan JSON: one root, layers of `width` tasks each depending on up to
 /// `fan_in` tasks of the layer above, and one final sink depending on the whole last

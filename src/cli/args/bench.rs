@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use clap::Subcommand;
+use clap::{Args, Subcommand};
 
 use super::help;
 use super::options::at_least_one;
@@ -18,39 +18,8 @@ pub enum BenchCommand {
     /// durable.
     #[command(after_long_help = help::BENCH_ENGINE)]
     Engine {
-        /// Tasks.
-        #[arg(long, default_value_t = 10_000, value_parser = at_least_one())]
-        tasks: usize,
-        /// Tasks per layer.
-        #[arg(long, default_value_t = 500, value_parser = at_least_one())]
-        width: usize,
-        /// Model calls in flight.
-        #[arg(long, default_value_t = 256, value_parser = at_least_one())]
-        concurrency: usize,
-        /// Minimum streamed chunks per task.
-        #[arg(long, default_value_t = 20, value_parser = at_least_one())]
-        chunks: usize,
-        /// Rows of the bare insert loop.
-        #[arg(long, default_value_t = 1_000_000, value_parser = at_least_one())]
-        bare_rows: usize,
-        /// Most streamed chunks per logged chunk event (1 = one event per chunk).
-        #[arg(long, default_value_t = 2, value_parser = at_least_one())]
-        chunk_flush_max: usize,
-        /// Tasks of the paced run (a chunk every 10 ms) that measures durability
-        /// latency; 0 skips it.
-        #[arg(long, default_value_t = 1000)]
-        paced_tasks: usize,
-        /// Scratch directory.
-        #[arg(long, value_name = "DIR", default_value = "bench-out")]
-        dir: PathBuf,
-        /// Read the run's new events beside it, every 100 ms, as a follower does (the
-        /// log must stay bounded with a reader there).
-        #[arg(long)]
-        follow: bool,
-        /// Also measure resident memory when this many tasks have finished (beside the
-        /// end of the run), to show whether memory grows with finished work.
-        #[arg(long, value_name = "TASKS", default_value_t = 20_000)]
-        rss_at: usize,
+        #[command(flatten)]
+        opts: EngineBenchOpts,
         /// Print the report as JSON.
         #[arg(long)]
         json: bool,
@@ -76,21 +45,8 @@ pub enum BenchCommand {
     /// reducer throughput; memory under a long stream.
     #[command(after_long_help = help::BENCH_UI)]
     Ui {
-        /// Tasks in the DAG.
-        #[arg(long, default_value_t = 1000, value_parser = at_least_one())]
-        tasks: usize,
-        /// Lines in the selected task's output.
-        #[arg(long, default_value_t = 100_000)]
-        lines: usize,
-        /// Frames to draw.
-        #[arg(long, default_value_t = 1000, value_parser = at_least_one())]
-        frames: usize,
-        /// Events per second fed while drawing.
-        #[arg(long, default_value_t = 10_000)]
-        events_per_s: usize,
-        /// Events folded in the reducer throughput run.
-        #[arg(long, default_value_t = 2_000_000)]
-        reducer_events: usize,
+        #[command(flatten)]
+        opts: UiBenchOpts,
         /// Print the report as JSON.
         #[arg(long)]
         json: bool,
@@ -102,24 +58,8 @@ pub enum BenchCommand {
     /// --calls in flight: wall time, CPU and peak memory of plexus itself.
     #[command(after_long_help = help::BENCH_HTTP)]
     Http {
-        /// Tasks.
-        #[arg(long, default_value_t = 5000, value_parser = at_least_one())]
-        tasks: usize,
-        /// Calls in flight.
-        #[arg(long, default_value_t = 1000, value_parser = at_least_one())]
-        calls: usize,
-        /// Milliseconds each answer streams.
-        #[arg(long, value_name = "MS", default_value_t = 1000)]
-        stream_ms: u64,
-        /// Text events per answer.
-        #[arg(long, default_value_t = 20, value_parser = at_least_one())]
-        chunks: usize,
-        /// API the server speaks: openai or anthropic.
-        #[arg(long, default_value = "openai", value_parser = ["openai", "anthropic"])]
-        api: String,
-        /// Scratch directory.
-        #[arg(long, value_name = "DIR", default_value = "bench-out")]
-        dir: PathBuf,
+        #[command(flatten)]
+        opts: HttpBenchOpts,
         /// Print the report as JSON.
         #[arg(long)]
         json: bool,
@@ -130,21 +70,8 @@ pub enum BenchCommand {
     /// first frame, to index the log, the median and p99 of random seeks, peak memory.
     #[command(after_long_help = help::BENCH_REPLAY)]
     Replay {
-        /// Events of the generated run (about).
-        #[arg(long, default_value_t = 1_000_000, value_parser = clap::value_parser!(u64).range(1..))]
-        events: u64,
-        /// Tasks of the generated run.
-        #[arg(long, default_value_t = 5_000, value_parser = at_least_one())]
-        tasks: usize,
-        /// Seeks measured.
-        #[arg(long, default_value_t = 100, value_parser = at_least_one())]
-        seeks: usize,
-        /// Scratch directory.
-        #[arg(long, value_name = "DIR", default_value = "bench-out")]
-        dir: PathBuf,
-        /// Only write the run into this database (the benchmark's child process).
-        #[arg(long, hide = true)]
-        generate: Option<PathBuf>,
+        #[command(flatten)]
+        opts: ReplayBenchOpts,
         /// Print the report as JSON.
         #[arg(long)]
         json: bool,
@@ -157,28 +84,8 @@ pub enum BenchCommand {
     /// from the run's stored snapshot and, interleaved, from its log alone.
     #[command(after_long_help = help::BENCH_OPEN)]
     Open {
-        /// Tasks of the generated run.
-        #[arg(long, default_value_t = 100_000, value_parser = at_least_one())]
-        tasks: usize,
-        /// Tasks per layer of the generated plan.
-        #[arg(long, default_value_t = 1000, value_parser = at_least_one())]
-        width: usize,
-        /// Interleaved rounds (medians are reported).
-        #[arg(long, default_value_t = 3, value_parser = at_least_one())]
-        runs: usize,
-        /// Scratch directory.
-        #[arg(long, value_name = "DIR", default_value = "bench-out")]
-        dir: PathBuf,
-        /// Open this database's run instead of generating one (with --run).
-        #[arg(long = "db-file", value_name = "FILE")]
-        db: Option<PathBuf>,
-        /// The existing run to open (with --db-file).
-        #[arg(long, value_name = "RUN")]
-        run: Option<String>,
-        /// Skip the openings from the log alone (about 10 s each on 1.5M events): only
-        /// the snapshot's figures are measured.
-        #[arg(long)]
-        no_log: bool,
+        #[command(flatten)]
+        opts: OpenBenchOpts,
         /// Print the report as JSON.
         #[arg(long)]
         json: bool,
@@ -190,18 +97,8 @@ pub enum BenchCommand {
     /// Then counting and compressing a generated conversation.
     #[command(after_long_help = help::BENCH_REACT)]
     React {
-        /// Tasks of the generated plan.
-        #[arg(long, default_value_t = 200, value_parser = at_least_one())]
-        tasks: usize,
-        /// Interleaved pairs of runs (medians are reported).
-        #[arg(long, default_value_t = 5, value_parser = at_least_one())]
-        runs: usize,
-        /// Tokens of the generated conversation.
-        #[arg(long, default_value_t = 200_000, value_parser = at_least_one())]
-        conversation_tokens: usize,
-        /// Scratch directory.
-        #[arg(long, value_name = "DIR", default_value = "bench-out")]
-        dir: PathBuf,
+        #[command(flatten)]
+        opts: ReactBenchOpts,
         /// Print the report as JSON.
         #[arg(long)]
         json: bool,
@@ -213,15 +110,8 @@ pub enum BenchCommand {
     /// over the texts' bytes measured in the same run.
     #[command(after_long_help = help::BENCH_DEBATE)]
     Debate {
-        /// Positions compared.
-        #[arg(long, default_value_t = 4, value_parser = at_least_one())]
-        positions: usize,
-        /// Tokens of each position.
-        #[arg(long, default_value_t = 2000, value_parser = at_least_one())]
-        tokens: usize,
-        /// Interleaved repetitions (medians are reported).
-        #[arg(long, default_value_t = 51, value_parser = at_least_one())]
-        runs: usize,
+        #[command(flatten)]
+        opts: DebateBenchOpts,
         /// Print the report as JSON.
         #[arg(long)]
         json: bool,
@@ -233,24 +123,8 @@ pub enum BenchCommand {
     /// first frame.
     #[command(after_long_help = help::BENCH_FAILURES)]
     Failures {
-        /// Samples of the generated tree.
-        #[arg(long, default_value_t = 100_000, value_parser = at_least_one())]
-        samples: usize,
-        /// Typical turns per sample.
-        #[arg(long, default_value_t = 50, value_parser = at_least_one())]
-        turns: usize,
-        /// Repetitions of each measurement (medians are reported).
-        #[arg(long, default_value_t = 5, value_parser = at_least_one())]
-        runs: usize,
-        /// Failed invocations in the benchmark database (0 skips it).
-        #[arg(long, default_value_t = 100_000)]
-        invocations: usize,
-        /// Scratch directory.
-        #[arg(long, value_name = "DIR", default_value = "bench-out")]
-        dir: PathBuf,
-        /// Only measure the tree at this path (the benchmark's child process).
-        #[arg(long, hide = true)]
-        measure: Option<PathBuf>,
+        #[command(flatten)]
+        opts: FailuresBenchOpts,
         /// Print the report as JSON.
         #[arg(long)]
         json: bool,
@@ -265,24 +139,222 @@ pub enum BenchCommand {
     /// checks.
     #[command(after_long_help = help::BENCH_EVAL)]
     Eval {
-        /// Samples of the dataset.
-        #[arg(long, default_value_t = 100_000, value_parser = at_least_one())]
-        samples: usize,
-        /// Alternated pairs of eval and bare run (medians are reported).
-        #[arg(long, default_value_t = 1, value_parser = at_least_one())]
-        runs: usize,
-        /// Model calls in flight.
-        #[arg(long, default_value_t = 64, value_parser = at_least_one())]
-        concurrency: usize,
-        /// Scratch directory.
-        #[arg(long, value_name = "DIR", default_value = "bench-out")]
-        dir: PathBuf,
-        /// Only the readings (compare, the Eval screen's opening and filters) of two
-        /// evals written straight into a database: no eval is run.
-        #[arg(long)]
-        reads_only: bool,
+        #[command(flatten)]
+        opts: EvalBenchOpts,
         /// Print the report as JSON.
         #[arg(long)]
         json: bool,
     },
+}
+
+/// Options of `plexus bench engine`.
+#[derive(Args, Debug, Clone)]
+pub struct EngineBenchOpts {
+    /// Tasks.
+    #[arg(long, default_value_t = 10_000, value_parser = at_least_one())]
+    pub tasks: usize,
+    /// Tasks per layer.
+    #[arg(long, default_value_t = 500, value_parser = at_least_one())]
+    pub width: usize,
+    /// Model calls in flight.
+    #[arg(long, default_value_t = 256, value_parser = at_least_one())]
+    pub concurrency: usize,
+    /// Minimum streamed chunks per task.
+    #[arg(long, default_value_t = 20, value_parser = at_least_one())]
+    pub chunks: usize,
+    /// Rows of the bare insert loop.
+    #[arg(long, default_value_t = 1_000_000, value_parser = at_least_one())]
+    pub bare_rows: usize,
+    /// Most streamed chunks per logged chunk event (1 = one event per chunk).
+    #[arg(long, default_value_t = 2, value_parser = at_least_one())]
+    pub chunk_flush_max: usize,
+    /// Tasks of the paced run (a chunk every 10 ms) that measures durability
+    /// latency; 0 skips it.
+    #[arg(long, default_value_t = 1000)]
+    pub paced_tasks: usize,
+    /// Scratch directory.
+    #[arg(long, value_name = "DIR", default_value = "bench-out")]
+    pub dir: PathBuf,
+    /// Read the run's new events beside it, every 100 ms, as a follower does (the
+    /// log must stay bounded with a reader there).
+    #[arg(long)]
+    pub follow: bool,
+    /// Also measure resident memory when this many tasks have finished (beside the
+    /// end of the run), to show whether memory grows with finished work.
+    #[arg(long, value_name = "TASKS", default_value_t = 20_000)]
+    pub rss_at: usize,
+}
+
+/// Options of `plexus bench ui`.
+#[derive(Args, Debug, Clone)]
+pub struct UiBenchOpts {
+    /// Tasks in the DAG.
+    #[arg(long, default_value_t = 1000, value_parser = at_least_one())]
+    pub tasks: usize,
+    /// Lines in the selected task's output.
+    #[arg(long, default_value_t = 100_000)]
+    pub lines: usize,
+    /// Frames to draw.
+    #[arg(long, default_value_t = 1000, value_parser = at_least_one())]
+    pub frames: usize,
+    /// Events per second fed while drawing.
+    #[arg(long, default_value_t = 10_000)]
+    pub events_per_s: usize,
+    /// Events folded in the reducer throughput run.
+    #[arg(long, default_value_t = 2_000_000)]
+    pub reducer_events: usize,
+    /// Terminal width of the frames drawn (not an option).
+    #[arg(skip = 200u16)]
+    pub width: u16,
+    /// Terminal height of the frames drawn (not an option).
+    #[arg(skip = 60u16)]
+    pub height: u16,
+}
+
+/// Options of `plexus bench http`.
+#[derive(Args, Debug, Clone)]
+pub struct HttpBenchOpts {
+    /// Tasks.
+    #[arg(long, default_value_t = 5000, value_parser = at_least_one())]
+    pub tasks: usize,
+    /// Calls in flight.
+    #[arg(long, default_value_t = 1000, value_parser = at_least_one())]
+    pub calls: usize,
+    /// Milliseconds each answer streams.
+    #[arg(long, value_name = "MS", default_value_t = 1000)]
+    pub stream_ms: u64,
+    /// Text events per answer.
+    #[arg(long, default_value_t = 20, value_parser = at_least_one())]
+    pub chunks: usize,
+    /// API the server speaks: openai or anthropic.
+    #[arg(long, default_value = "openai", value_parser = ["openai", "anthropic"])]
+    pub api: String,
+    /// Scratch directory.
+    #[arg(long, value_name = "DIR", default_value = "bench-out")]
+    pub dir: PathBuf,
+}
+
+/// Options of `plexus bench replay`.
+#[derive(Args, Debug, Clone)]
+pub struct ReplayBenchOpts {
+    /// Events of the generated run (about).
+    #[arg(long, default_value_t = 1_000_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub events: u64,
+    /// Tasks of the generated run.
+    #[arg(long, default_value_t = 5_000, value_parser = at_least_one())]
+    pub tasks: usize,
+    /// Seeks measured.
+    #[arg(long, default_value_t = 100, value_parser = at_least_one())]
+    pub seeks: usize,
+    /// Scratch directory.
+    #[arg(long, value_name = "DIR", default_value = "bench-out")]
+    pub dir: PathBuf,
+    /// Only write the run into this database (the benchmark's child process).
+    #[arg(long, hide = true)]
+    pub generate: Option<PathBuf>,
+}
+
+/// Options of `plexus bench open`.
+#[derive(Args, Debug, Clone)]
+pub struct OpenBenchOpts {
+    /// Tasks of the generated run.
+    #[arg(long, default_value_t = 100_000, value_parser = at_least_one())]
+    pub tasks: usize,
+    /// Tasks per layer of the generated plan.
+    #[arg(long, default_value_t = 1000, value_parser = at_least_one())]
+    pub width: usize,
+    /// Interleaved rounds (medians are reported).
+    #[arg(long, default_value_t = 3, value_parser = at_least_one())]
+    pub runs: usize,
+    /// Scratch directory.
+    #[arg(long, value_name = "DIR", default_value = "bench-out")]
+    pub dir: PathBuf,
+    /// Open this database's run instead of generating one (with --run).
+    #[arg(long = "db-file", value_name = "FILE")]
+    pub db: Option<PathBuf>,
+    /// The existing run to open (with --db-file).
+    #[arg(long, value_name = "RUN")]
+    pub run: Option<String>,
+    /// Skip the openings from the log alone (about 10 s each on 1.5M events): only
+    /// the snapshot's figures are measured.
+    #[arg(long)]
+    pub no_log: bool,
+    /// Terminal size of the frames drawn (not an option).
+    #[arg(skip = (200u16, 60u16))]
+    pub size: (u16, u16),
+}
+
+/// Options of `plexus bench react`.
+#[derive(Args, Debug, Clone)]
+pub struct ReactBenchOpts {
+    /// Tasks of the generated plan.
+    #[arg(long, default_value_t = 200, value_parser = at_least_one())]
+    pub tasks: usize,
+    /// Interleaved pairs of runs (medians are reported).
+    #[arg(long, default_value_t = 5, value_parser = at_least_one())]
+    pub runs: usize,
+    /// Tokens of the generated conversation.
+    #[arg(long, default_value_t = 200_000, value_parser = at_least_one())]
+    pub conversation_tokens: usize,
+    /// Scratch directory.
+    #[arg(long, value_name = "DIR", default_value = "bench-out")]
+    pub dir: PathBuf,
+}
+
+/// Options of `plexus bench debate`.
+#[derive(Args, Debug, Clone)]
+pub struct DebateBenchOpts {
+    /// Positions compared.
+    #[arg(long, default_value_t = 4, value_parser = at_least_one())]
+    pub positions: usize,
+    /// Tokens of each position.
+    #[arg(long, default_value_t = 2000, value_parser = at_least_one())]
+    pub tokens: usize,
+    /// Interleaved repetitions (medians are reported).
+    #[arg(long, default_value_t = 51, value_parser = at_least_one())]
+    pub runs: usize,
+}
+
+/// Options of `plexus bench failures`.
+#[derive(Args, Debug, Clone)]
+pub struct FailuresBenchOpts {
+    /// Samples of the generated tree.
+    #[arg(long, default_value_t = 100_000, value_parser = at_least_one())]
+    pub samples: usize,
+    /// Typical turns per sample.
+    #[arg(long, default_value_t = 50, value_parser = at_least_one())]
+    pub turns: usize,
+    /// Repetitions of each measurement (medians are reported).
+    #[arg(long, default_value_t = 5, value_parser = at_least_one())]
+    pub runs: usize,
+    /// Failed invocations in the benchmark database (0 skips it).
+    #[arg(long, default_value_t = 100_000)]
+    pub invocations: usize,
+    /// Scratch directory.
+    #[arg(long, value_name = "DIR", default_value = "bench-out")]
+    pub dir: PathBuf,
+    /// Only measure the tree at this path (the benchmark's child process).
+    #[arg(long, hide = true)]
+    pub measure: Option<PathBuf>,
+}
+
+/// Options of `plexus bench eval`.
+#[derive(Args, Debug, Clone)]
+pub struct EvalBenchOpts {
+    /// Samples of the dataset.
+    #[arg(long, default_value_t = 100_000, value_parser = at_least_one())]
+    pub samples: usize,
+    /// Alternated pairs of eval and bare run (medians are reported).
+    #[arg(long, default_value_t = 1, value_parser = at_least_one())]
+    pub runs: usize,
+    /// Model calls in flight.
+    #[arg(long, default_value_t = 64, value_parser = at_least_one())]
+    pub concurrency: usize,
+    /// Scratch directory.
+    #[arg(long, value_name = "DIR", default_value = "bench-out")]
+    pub dir: PathBuf,
+    /// Only the readings (compare, the Eval screen's opening and filters) of two
+    /// evals written straight into a database: no eval is run.
+    #[arg(long)]
+    pub reads_only: bool,
 }

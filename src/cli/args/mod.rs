@@ -9,15 +9,20 @@ mod eval;
 mod handoff;
 mod help;
 mod options;
+mod review;
+mod run;
 mod what;
 
 use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 
-pub use bench::BenchCommand;
+pub use bench::{
+    BenchCommand, DebateBenchOpts, EngineBenchOpts, EvalBenchOpts, FailuresBenchOpts,
+    HttpBenchOpts, OpenBenchOpts, ReactBenchOpts, ReplayBenchOpts, UiBenchOpts,
+};
 pub use debate::{DebateArgs, DebateOpts, EventsFormat, ServeArgs};
-pub use dev::DevCommand;
+pub use dev::{DevCommand, GenFailuresSpec, GenPlanSpec, MockServerArgs};
 pub use eval::{EvalArgs, EvalCommand, EvalRunArgs, EvalSession};
 pub use handoff::InitContextArgs;
 pub use help::{command, help_width, parse};
@@ -25,6 +30,8 @@ pub use options::{
     at_least_one, FaultMix, OtlpOpts, ResumePaceOpts, SchemaKind, SessionOpts, SimOpts, ThemeOpt,
     CHUNK_MS, DEMO_SEED, FIRST_CHUNK_MS,
 };
+pub use review::{LogFilter, ReviewArgs};
+pub use run::{RerunArgs, RunArgs};
 
 /// The database file plexus opens when neither `--db` nor `PLEXUS_DB` says otherwise.
 pub const DEFAULT_DB: &str = ".plexus/plexus.db";
@@ -104,30 +111,7 @@ pub enum Command {
     /// with the retries, context budgets and quality gate the plan asks for. Every event
     /// goes to the database; an interrupted run can be resumed.
     #[command(after_long_help = help::RUN)]
-    Run {
-        /// Plan JSON file.
-        plan: PathBuf,
-        /// Faults the simulated provider injects.
-        #[arg(long, value_enum, default_value_t = FaultMix::None)]
-        faults: FaultMix,
-        /// Multiplier on every timeout (1.0 = as the plan says).
-        #[arg(long, value_name = "X", default_value_t = 1.0, value_parser = options::positive_number)]
-        timeout_scale: f64,
-        /// Divide every retry delay by this (1 = the protocol's 5 s, 15 s, 30 s…).
-        #[arg(long, value_name = "N", default_value_t = 1, value_parser = options::divisor())]
-        retry_delay_div: u64,
-        /// Have the provider write summaries of large inputs (abstractive) instead
-        /// of extracting key sentences.
-        #[arg(long)]
-        abstractive_summaries: bool,
-        /// Seed of the simulated provider (same seed, same answers).
-        #[arg(long, default_value_t = 7, help_heading = "Session options")]
-        seed: u64,
-        #[command(flatten)]
-        session: SessionOpts,
-        #[command(flatten)]
-        sim: SimOpts,
-    },
+    Run(RunArgs),
     /// Resume an interrupted or killed run
     ///
     /// Finished tasks are not run again; tasks that were in flight start over. A run
@@ -177,21 +161,8 @@ pub enum Command {
     Log {
         /// Run id (or `latest`, or a unique prefix).
         run: String,
-        /// Only events of these kinds (repeat, or separate with commas), e.g.
-        /// `invocation_started,task_finished`.
-        #[arg(long, value_name = "KIND")]
-        kind: Vec<String>,
-        /// Only events of this task.
-        #[arg(long, value_name = "TASK")]
-        task: Option<String>,
-        /// Only events from this point on: an RFC 3339 time, a time of day `HH:MM[:SS]`,
-        /// an offset from the run's start like `+90s` or `+1h30m`, or an event number
-        /// `#N`.
-        #[arg(long, value_name = "WHEN")]
-        since: Option<String>,
-        /// Keep printing new events as they are written, until the run ends.
-        #[arg(long, short = 'f')]
-        follow: bool,
+        #[command(flatten)]
+        filter: LogFilter,
     },
     /// Debate a question between a planner and a critic
     ///
@@ -285,25 +256,8 @@ pub enum Command {
     /// 5 when an unchanged rerun differs).
     #[command(after_long_help = help::RERUN)]
     Rerun {
-        /// The recorded run (or `latest`, or a unique prefix).
-        run: String,
-        /// Run this plan instead of the recorded one (divergence is then expected and
-        /// reported as information).
-        #[arg(long, value_name = "FILE")]
-        plan: Option<PathBuf>,
-        /// A JSON object merged over the recorded run config, e.g.
-        /// `{"engine": {"timeout_scale": 0.5}}`.
-        #[arg(long, value_name = "FILE")]
-        run_config: Option<PathBuf>,
-        /// The database holding the recorded run [default: --db, where the new run goes].
-        #[arg(long, value_name = "PATH")]
-        from: Option<PathBuf>,
-        /// Stream each recorded answer at once instead of with its recorded timing.
-        #[arg(long)]
-        instant: bool,
-        /// Also print the report as JSON on stdout.
-        #[arg(long)]
-        json: bool,
+        #[command(flatten)]
+        args: RerunArgs,
         /// Seed [default: the recorded run's].
         #[arg(long, help_heading = "Session options")]
         seed: Option<u64>,
@@ -348,30 +302,7 @@ pub enum Command {
     /// the task failed. A decision is final; it is refused (exit 4) while another live
     /// process executes the run.
     #[command(after_long_help = help::REVIEW)]
-    Review {
-        /// Run id (or `latest`, or a prefix); without it, the queue of every run.
-        run: Option<String>,
-        /// The task to show whole or to decide on.
-        task: Option<String>,
-        /// Accept the task's atoms.
-        #[arg(long, requires = "task", conflicts_with = "reject")]
-        accept: bool,
-        /// Reject the task's atoms (with --reason).
-        #[arg(long, requires = "task")]
-        reject: bool,
-        /// Why the atoms are rejected (required with --reject).
-        #[arg(long, value_name = "TEXT", requires = "reject")]
-        reason: Option<String>,
-        /// A note kept with an acceptance.
-        #[arg(long, value_name = "TEXT", requires = "accept")]
-        note: Option<String>,
-        /// Who decides [default: $USER].
-        #[arg(long = "by", visible_alias = "reviewer", value_name = "NAME")]
-        by: Option<String>,
-        /// JSON output.
-        #[arg(long)]
-        json: bool,
-    },
+    Review(ReviewArgs),
     /// Write a run to a portable file of JSON lines
     ///
     /// The plan, tasks, invocations with request and response, atoms, quality records,

@@ -11,7 +11,7 @@ impl Command {
                 self,
                 Command::Check { upgrade: true } | Command::Import { .. }
             )
-            || matches!(self, Command::Review { accept, reject, .. } if *accept || *reject)
+            || matches!(self, Command::Review(r) if r.accept || r.reject)
             || matches!(self, Command::Eval(a) if eval_writes(a))
     }
 

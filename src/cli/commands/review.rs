@@ -10,26 +10,7 @@ use crate::base::table::{Col, TextTable};
 use crate::data::store::Store;
 use crate::run::review::{decide, Decided, DecisionKind, ReviewError, ReviewItem, Verdict};
 
-/// What `plexus review` was asked.
-#[derive(Debug, Clone, Default)]
-pub struct ReviewArgs {
-    /// Run id, prefix or `latest` (`None`: every run).
-    pub run: Option<String>,
-    /// The task to show or decide on.
-    pub task: Option<String>,
-    /// Accept the task's atoms.
-    pub accept: bool,
-    /// Reject them.
-    pub reject: bool,
-    /// Why they are rejected (required with `reject`).
-    pub reason: Option<String>,
-    /// A note kept with an acceptance.
-    pub note: Option<String>,
-    /// Who decides (default: [`crate::run::review::default_reviewer`]).
-    pub reviewer: Option<String>,
-    /// JSON output.
-    pub json: bool,
-}
+pub use crate::cli::args::ReviewArgs;
 
 /// Runs `plexus review` on the database at `db`.
 pub fn review(db: &Path, args: ReviewArgs) -> Result<ExitCode> {

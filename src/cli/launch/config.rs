@@ -58,9 +58,8 @@ pub fn engine_config(g: &Globals, base: EngineConfig) -> EngineConfig {
 /// The session options of `command` (provider, concurrency, UI), its seed and theme.
 pub fn session_of(command: &Command) -> (SessionOpts, Option<u64>) {
     match command {
-        Command::Demo { session, seed, .. } | Command::Run { session, seed, .. } => {
-            (session.clone(), Some(*seed))
-        }
+        Command::Demo { session, seed, .. } => (session.clone(), Some(*seed)),
+        Command::Run(a) => (a.session.clone(), Some(a.seed)),
         Command::Resume { session, seed, .. } => (session.clone(), *seed),
         Command::Rerun {
             seed,

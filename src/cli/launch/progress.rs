@@ -6,7 +6,9 @@ use std::io::Write;
 use std::sync::Arc;
 
 use crate::base::protocol::GradeCounts;
-use crate::model::event::{EngineEvent, Envelope, RunStatus, TaskStatus};
+use crate::model::event::{
+    EngineEvent, Envelope, ReviewAccepted, RunStatus, TaskFinished, TaskStatus,
+};
 
 /// Per-agent token and invocation totals.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -59,8 +61,58 @@ pub struct Progress {
 impl Progress {
     /// Folds one event; returns a progress line worth printing, if any.
     pub fn fold(&mut self, env: &Envelope) -> Option<String> {
+        use EngineEvent as E;
         self.events += 1;
         let task = env.task_id.as_deref().unwrap_or("-");
+        match &env.event {
+            E::RunStarted(_)
+            | E::CrashDetected(_)
+            | E::LeaseTakenOver(_)
+            | E::RunResumed(_)
+            | E::RunPaused(_)
+            | E::RunUnpaused(_)
+            | E::CancelRequested(_)
+            | E::BudgetReached(_)
+            | E::RunFinished(_) => self.fold_run(env),
+            E::InvocationStarted(_) | E::InvocationFinished(_) | E::InvocationLost(_) => {
+                self.fold_invocation(env, task)
+            }
+            E::TaskFinished(f) => self.task_finished(task, f),
+            E::ReviewAccepted(r) => self.review_accepted(task, r),
+            E::RetryScheduled(r) => {
+                self.retries += 1;
+                Some(format!(
+                    "{task}: {} — retry (attempt {}) in {} ms: {}",
+                    r.error_code, r.next_attempt, r.delay_ms, r.adjustment
+                ))
+            }
+            E::TaskBlocked(_)
+            | E::ContextPlanned(_)
+            | E::TaskReset(_)
+            | E::ToolCalled(_)
+            | E::SkillRefused(_)
+            | E::ContextCompressed(_)
+            | E::LoopFinished(_)
+            | E::ReviewRejected(_)
+            | E::ReferenceFailed(_) => task_line(task, &env.event),
+            E::TaskReady(_)
+            | E::Chunk(_)
+            | E::AtomsGraded(_)
+            | E::ToolAnswered(_)
+            | E::SkillActivated(_) => None,
+            e @ (E::DebateStarted(_)
+            | E::DebateTurnStarted(_)
+            | E::DebateReply(_)
+            | E::DebateOutput(_)
+            | E::PositionsCompared(_)
+            | E::HostDecided(_)
+            | E::DebateError(_)
+            | E::DebateFinished(_)) => crate::features::debate::progress::line(e),
+        }
+    }
+
+    /// Folds an event of the run as a whole (started, resumed, paused, ended, …).
+    fn fold_run(&mut self, env: &Envelope) -> Option<String> {
         match &env.event {
             EngineEvent::RunStarted(r) => {
                 self.total = r.tasks.len();
@@ -102,10 +154,10 @@ impl Progress {
             EngineEvent::BudgetReached(b) => {
                 self.budget_reached = Some((b.limit_usd, b.spent_usd));
                 Some(format!(
-                "money budget of {} reached ({} spent): no new call starts; the calls in flight finish",
-                crate::base::cost::usd(b.limit_usd),
-                crate::base::cost::usd(b.spent_usd)
-            ))
+                    "money budget of {} reached ({} spent): no new call starts; the calls in flight finish",
+                    crate::base::cost::usd(b.limit_usd),
+                    crate::base::cost::usd(b.spent_usd)
+                ))
             }
             EngineEvent::RunFinished(f) => {
                 self.status = Some(f.status);
@@ -115,69 +167,23 @@ impl Progress {
                 self.done_before = 0;
                 None
             }
-            EngineEvent::TaskReady(_) | EngineEvent::Chunk(_) | EngineEvent::AtomsGraded(_) => None,
-            EngineEvent::TaskBlocked(b) => Some(format!(
-                "{task}: blocked ({}) — {}",
-                b.error_code, b.message
-            )),
-            EngineEvent::TaskFinished(f) => {
-                *self.finished.entry(f.status).or_insert(0) += 1;
-                let done: u32 = self.done_before + self.finished.values().sum::<u32>();
-                if f.status == TaskStatus::Blocked {
-                    return None;
-                }
-                // A task that failed before any call says why itself; otherwise its last
-                // invocation's error does.
-                let last = self.last_error.remove(task);
-                let why = match (f.status.satisfies_dependents(), f.error_message.as_ref()) {
-                    (false, Some(m)) => format!(" — {}", crate::base::text::sanitize::sanitize(m)),
-                    (false, None) => last
-                        .map(|m| format!(" — {}", crate::base::text::sanitize::sanitize(&m)))
-                        .unwrap_or_default(),
-                    _ => String::new(),
-                };
-                Some(format!(
-                    "[{done:>width$}/{}] {task}: {} after {} attempt(s), {} atom(s){}{why}",
-                    self.total,
-                    f.status.as_str(),
-                    f.attempts,
-                    f.atoms,
-                    f.error_code.map(|c| format!(" [{c}]")).unwrap_or_default(),
-                    width = self.total.to_string().len()
-                ))
-            }
-            EngineEvent::ContextPlanned(c) => {
-                let r = &c.report.resolution;
-                (!r.actions.is_empty() || c.inputs.iter().any(|i| i.batched)).then(|| {
-                    format!(
-                        "{task}: context {} → {} of {} tokens ({} action(s){})",
-                        c.report.total_tokens,
-                        r.final_tokens,
-                        c.report.context_limit,
-                        r.actions.len(),
-                        if r.within_limit {
-                            ""
-                        } else {
-                            "; still over the limit"
-                        }
-                    )
-                })
-            }
-            EngineEvent::TaskReset(r) => Some(format!("{task}: reset — {}", r.reason)),
+            _ => None,
+        }
+    }
+
+    /// Folds the start, end or loss of a model call into its agent's totals.
+    fn fold_invocation(&mut self, env: &Envelope, task: &str) -> Option<String> {
+        let a = self
+            .agents
+            .entry(env.agent.as_deref().unwrap_or("?").to_string())
+            .or_default();
+        match &env.event {
             EngineEvent::InvocationStarted(s) => {
-                let a = self
-                    .agents
-                    .entry(env.agent.as_deref().unwrap_or("?").to_string())
-                    .or_default();
                 a.invocations += 1;
                 a.prompt += s.prompt_tokens;
                 None
             }
             EngineEvent::InvocationFinished(f) => {
-                let a = self
-                    .agents
-                    .entry(env.agent.as_deref().unwrap_or("?").to_string())
-                    .or_default();
                 a.output += f.output_tokens;
                 a.spend.add(f.cost_usd);
                 if let Some(u) = f.provider_usage {
@@ -192,10 +198,6 @@ impl Progress {
                 None
             }
             EngineEvent::InvocationLost(l) => {
-                let a = self
-                    .agents
-                    .entry(env.agent.as_deref().unwrap_or("?").to_string())
-                    .or_default();
                 a.output += l.output_tokens;
                 a.spend.add(l.cost_usd);
                 Some(format!(
@@ -205,73 +207,56 @@ impl Progress {
                     l.output_tokens
                 ))
             }
-            EngineEvent::RetryScheduled(r) => {
-                self.retries += 1;
-                Some(format!(
-                    "{task}: {} — retry (attempt {}) in {} ms: {}",
-                    r.error_code, r.next_attempt, r.delay_ms, r.adjustment
-                ))
-            }
-            EngineEvent::ReviewAccepted(r) => {
-                // The task counted as failed until now.
-                if let Some(n) = self.finished.get_mut(&TaskStatus::Failed) {
-                    *n = n.saturating_sub(1);
-                }
-                *self.finished.entry(r.status).or_insert(0) += 1;
-                Some(format!(
-                    "{task}: review accepted by {} — now {}, {} atom(s) stored{}",
-                    crate::base::text::sanitize::sanitize(&r.reviewer),
-                    r.status.as_str(),
-                    r.atoms,
-                    r.note
-                        .as_deref()
-                        .map(|n| format!(": {}", crate::base::text::sanitize::sanitize(n)))
-                        .unwrap_or_default()
-                ))
-            }
-            EngineEvent::ToolCalled(c) => Some(format!(
-                "{task}: step {}: {}",
-                c.step,
-                crate::base::text::sanitize::sanitize(&c.tool)
-            )),
-            EngineEvent::SkillRefused(r) => Some(format!(
-                "{task}: skill {} refused: {}",
-                crate::base::text::sanitize::sanitize(&r.skill),
-                crate::base::text::sanitize::sanitize(&r.reason)
-            )),
-            EngineEvent::ContextCompressed(c) => Some(format!(
-                "{task}: context compressed from {} to {} tokens",
-                c.before_tokens, c.after_tokens
-            )),
-            EngineEvent::LoopFinished(f) => Some(format!(
-                "{task}: loop ended ({}) after {} steps and {} tool calls",
-                f.stop, f.steps, f.tool_calls
-            )),
-            EngineEvent::ToolAnswered(_) | EngineEvent::SkillActivated(_) => None,
-            e @ (EngineEvent::DebateStarted(_)
-            | EngineEvent::DebateTurnStarted(_)
-            | EngineEvent::DebateReply(_)
-            | EngineEvent::DebateOutput(_)
-            | EngineEvent::PositionsCompared(_)
-            | EngineEvent::HostDecided(_)
-            | EngineEvent::DebateError(_)
-            | EngineEvent::DebateFinished(_)) => crate::features::debate::progress::line(e),
-            EngineEvent::ReviewRejected(r) => Some(format!(
-                "{task}: review rejected by {}: {}",
-                crate::base::text::sanitize::sanitize(&r.reviewer),
-                crate::base::text::sanitize::sanitize(&r.reason)
-            )),
-            EngineEvent::ReferenceFailed(r) => Some(format!(
-                "{task}: reference {} failed: {} {} (fallback {})",
-                r.index,
-                serde_json::to_value(r.failure.error_code)
-                    .ok()
-                    .and_then(|v| v.as_str().map(str::to_string))
-                    .unwrap_or_default(),
-                r.failure.error_message,
-                r.failure.fallback_strategy
-            )),
+            _ => None,
         }
+    }
+
+    /// Counts a finished task; its line (none for a blocked task, which said so when
+    /// it was blocked).
+    fn task_finished(&mut self, task: &str, f: &TaskFinished) -> Option<String> {
+        *self.finished.entry(f.status).or_insert(0) += 1;
+        let done: u32 = self.done_before + self.finished.values().sum::<u32>();
+        if f.status == TaskStatus::Blocked {
+            return None;
+        }
+        // A task that failed before any call says why itself; otherwise its last
+        // invocation's error does.
+        let last = self.last_error.remove(task);
+        let why = match (f.status.satisfies_dependents(), f.error_message.as_ref()) {
+            (false, Some(m)) => format!(" — {}", crate::base::text::sanitize::sanitize(m)),
+            (false, None) => last
+                .map(|m| format!(" — {}", crate::base::text::sanitize::sanitize(&m)))
+                .unwrap_or_default(),
+            _ => String::new(),
+        };
+        Some(format!(
+            "[{done:>width$}/{}] {task}: {} after {} attempt(s), {} atom(s){}{why}",
+            self.total,
+            f.status.as_str(),
+            f.attempts,
+            f.atoms,
+            f.error_code.map(|c| format!(" [{c}]")).unwrap_or_default(),
+            width = self.total.to_string().len()
+        ))
+    }
+
+    /// Counts an accepted review's task under its new status; its line.
+    fn review_accepted(&mut self, task: &str, r: &ReviewAccepted) -> Option<String> {
+        // The task counted as failed until now.
+        if let Some(n) = self.finished.get_mut(&TaskStatus::Failed) {
+            *n = n.saturating_sub(1);
+        }
+        *self.finished.entry(r.status).or_insert(0) += 1;
+        Some(format!(
+            "{task}: review accepted by {} — now {}, {} atom(s) stored{}",
+            crate::base::text::sanitize::sanitize(&r.reviewer),
+            r.status.as_str(),
+            r.atoms,
+            r.note
+                .as_deref()
+                .map(|n| format!(": {}", crate::base::text::sanitize::sanitize(n)))
+                .unwrap_or_default()
+        ))
     }
 
     /// The end-of-run summary table.
@@ -411,4 +396,66 @@ fn agent_table<'a>(title: &str, rows: impl Iterator<Item = AgentRow<'a>>) -> Str
     let mut text = table.render();
     text.push('\n');
     text
+}
+
+/// The progress line of an event that only says what happened to `task`.
+fn task_line(task: &str, event: &EngineEvent) -> Option<String> {
+    match event {
+        EngineEvent::TaskBlocked(b) => Some(format!(
+            "{task}: blocked ({}) — {}",
+            b.error_code, b.message
+        )),
+        EngineEvent::ContextPlanned(c) => {
+            let r = &c.report.resolution;
+            (!r.actions.is_empty() || c.inputs.iter().any(|i| i.batched)).then(|| {
+                format!(
+                    "{task}: context {} → {} of {} tokens ({} action(s){})",
+                    c.report.total_tokens,
+                    r.final_tokens,
+                    c.report.context_limit,
+                    r.actions.len(),
+                    if r.within_limit {
+                        ""
+                    } else {
+                        "; still over the limit"
+                    }
+                )
+            })
+        }
+        EngineEvent::TaskReset(r) => Some(format!("{task}: reset — {}", r.reason)),
+        EngineEvent::ToolCalled(c) => Some(format!(
+            "{task}: step {}: {}",
+            c.step,
+            crate::base::text::sanitize::sanitize(&c.tool)
+        )),
+        EngineEvent::SkillRefused(r) => Some(format!(
+            "{task}: skill {} refused: {}",
+            crate::base::text::sanitize::sanitize(&r.skill),
+            crate::base::text::sanitize::sanitize(&r.reason)
+        )),
+        EngineEvent::ContextCompressed(c) => Some(format!(
+            "{task}: context compressed from {} to {} tokens",
+            c.before_tokens, c.after_tokens
+        )),
+        EngineEvent::LoopFinished(f) => Some(format!(
+            "{task}: loop ended ({}) after {} steps and {} tool calls",
+            f.stop, f.steps, f.tool_calls
+        )),
+        EngineEvent::ReviewRejected(r) => Some(format!(
+            "{task}: review rejected by {}: {}",
+            crate::base::text::sanitize::sanitize(&r.reviewer),
+            crate::base::text::sanitize::sanitize(&r.reason)
+        )),
+        EngineEvent::ReferenceFailed(r) => Some(format!(
+            "{task}: reference {} failed: {} {} (fallback {})",
+            r.index,
+            serde_json::to_value(r.failure.error_code)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default(),
+            r.failure.error_message,
+            r.failure.fallback_strategy
+        )),
+        _ => None,
+    }
 }

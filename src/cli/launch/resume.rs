@@ -67,42 +67,71 @@ pub fn prepare_resume(db: &Path, run: &str) -> Result<(Plan, RunConfig, Resuming
 /// Reads what `resume` needs from the database.
 pub fn load_resume(store: &Store, run_id: &str) -> Result<(Plan, RunConfig, ResumeState)> {
     let summary = store.run(run_id)?;
-    if crate::features::debate::is_debate(&summary.plan_id) {
-        return Err(eyre!(
-            "run {} is a debate session; a debate is not resumed: start a new one with `plexus debate`, or retrace it with `plexus rerun {}`",
-            summary.run_id,
-            summary.run_id
-        ));
-    }
-    // As its last owner left it: a killed run says `running`, and the resume logs the
-    // crash it finds.
-    let stored = store.stored_run_status(&summary.run_id)?;
-    let status = RunStatus::parse(&stored)
-        .ok_or_else(|| eyre!("run {run_id} has an unknown status `{stored}`"))?;
-    // A run that ended is over, except a failed one (or one that waited for review)
-    // whose blocked tasks a person's acceptance of a review has freed since.
-    if matches!(
-        status,
-        RunStatus::Succeeded | RunStatus::Partial | RunStatus::Cancelled
-    ) {
-        return Err(ended(&summary.run_id, status));
-    }
-    let (source, plan_json, config_json) = store.run_plan(&summary.run_id)?;
-    let plan = parse_plan(
-        &plan_json,
-        &format!("{source} (snapshot of run {})", summary.run_id),
-    )
-    .map_err(|e| eyre!("the stored plan no longer validates:\n{e}"))?;
-    let config: RunConfig =
-        serde_json::from_str(&config_json).wrap_err("the stored run config does not decode")?;
+    let status = resumable_status(store, &summary.run_id, &summary.plan_id, run_id)?;
+    let run_id = summary.run_id.as_str();
+    let (plan, config) = stored_plan(store, run_id)?;
     let mut state = ResumeState {
         previous_status: Some(status),
         spent_usd: summary.spend.usd,
         recorded_retry: Some(config.engine.retry.clone()),
         ..Default::default()
     };
+    read_finished(store, run_id, &plan, &mut state)?;
+    go_on_after_review(run_id, status, &mut state)?;
+    read_attempts(store, run_id, &mut state)?;
+    read_recorded(store, run_id, &mut state)?;
+    for (tid, out) in store.task_outputs(run_id)? {
+        if let Ok(v) = serde_json::from_str(&out) {
+            state.outputs.insert(tid, v);
+        }
+    }
+    state.last_event = store.last_event(run_id)?;
+    state.next_seq = state.last_event.0 + 1;
+    state.grades = store.run_grades(run_id)?;
+    Ok((plan, config, state))
+}
+
+/// The run's status as its last owner left it, when a resume can take it up: not a
+/// debate, and not a run that ended (a failed one, or one that waited for review, is
+/// checked once the reviews are read). `asked` is the id the caller gave.
+fn resumable_status(store: &Store, run_id: &str, plan_id: &str, asked: &str) -> Result<RunStatus> {
+    if crate::features::debate::is_debate(plan_id) {
+        return Err(eyre!(
+            "run {} is a debate session; a debate is not resumed: start a new one with `plexus debate`, or retrace it with `plexus rerun {}`",
+            run_id,
+            run_id
+        ));
+    }
+    // As its last owner left it: a killed run says `running`, and the resume logs the
+    // crash it finds.
+    let stored = store.stored_run_status(run_id)?;
+    let status = RunStatus::parse(&stored)
+        .ok_or_else(|| eyre!("run {asked} has an unknown status `{stored}`"))?;
+    // A run that ended is over, except a failed one (or one that waited for review)
+    // whose blocked tasks a person's acceptance of a review has freed since.
+    if matches!(
+        status,
+        RunStatus::Succeeded | RunStatus::Partial | RunStatus::Cancelled
+    ) {
+        return Err(ended(run_id, status));
+    }
+    Ok(status)
+}
+
+/// The run's plan and config as stored with it.
+fn stored_plan(store: &Store, run_id: &str) -> Result<(Plan, RunConfig)> {
+    let (source, plan_json, config_json) = store.run_plan(run_id)?;
+    let plan = parse_plan(&plan_json, &format!("{source} (snapshot of run {run_id})"))
+        .map_err(|e| eyre!("the stored plan no longer validates:\n{e}"))?;
+    let config: RunConfig =
+        serde_json::from_str(&config_json).wrap_err("the stored run config does not decode")?;
+    Ok((plan, config))
+}
+
+/// The finished tasks, those an accepted review unblocked, and those waiting for review.
+fn read_finished(store: &Store, run_id: &str, plan: &Plan, state: &mut ResumeState) -> Result<()> {
     let mut statuses: HashMap<String, TaskStatus> = HashMap::new();
-    for t in store.tasks(&summary.run_id)? {
+    for t in store.tasks(run_id)? {
         let st = TaskStatus::parse(&t.status).unwrap_or(TaskStatus::Pending);
         if st.is_final() {
             state
@@ -111,12 +140,18 @@ pub fn load_resume(store: &Store, run_id: &str) -> Result<(Plan, RunConfig, Resu
         }
         statuses.insert(t.task_id, st);
     }
-    if store.accepted_reviews(&summary.run_id)? > 0 {
-        state.unblocked = crate::run::review::unblocked_tasks(&plan, &statuses);
+    if store.accepted_reviews(run_id)? > 0 {
+        state.unblocked = crate::run::review::unblocked_tasks(plan, &statuses);
     }
-    state.awaiting_review = super::next_steps::waiting_tasks(store, &summary.run_id)?
+    state.awaiting_review = super::next_steps::waiting_tasks(store, run_id)?
         .into_iter()
         .collect();
+    Ok(())
+}
+
+/// A failed run (or one that waited for review) goes on only with the tasks accepted
+/// reviews unblocked: refused without any, else they run again (said on stderr).
+fn go_on_after_review(run_id: &str, status: RunStatus, state: &mut ResumeState) -> Result<()> {
     if status.is_failed_or_waiting() && state.unblocked.is_empty() {
         let waiting = state.awaiting_review.len();
         return Err(if waiting > 0 {
@@ -124,19 +159,19 @@ pub fn load_resume(store: &Store, run_id: &str) -> Result<(Plan, RunConfig, Resu
                 status,
                 message: format!(
                     "run {0} already ended ({1}); {waiting} task(s) wait for review: decide with `plexus review {0} TASK --accept` or `--reject --reason TEXT` (the list: `plexus review {0}`); accepting one lets the tasks it blocked run on `plexus resume {0}`",
-                    summary.run_id,
+                    run_id,
                     status.label()
                 ),
             }
             .into()
         } else {
-            ended(&summary.run_id, status)
+            ended(run_id, status)
         });
     }
     if !state.unblocked.is_empty() {
         crate::errln!(
             "run {}{}: accepted review(s) unblocked {} task(s), which run now: {}",
-            summary.run_id,
+            run_id,
             match status {
                 RunStatus::Failed => " ended failed",
                 RunStatus::AwaitingReview => " ended awaiting review",
@@ -149,15 +184,21 @@ pub fn load_resume(store: &Store, run_id: &str) -> Result<(Plan, RunConfig, Resu
             state.finished.remove(t);
         }
     }
+    Ok(())
+}
+
+/// The attempts of the unfinished tasks: those completed, the calls lost in flight
+/// (their tasks restart), and the retries scheduled with when they are due.
+fn read_attempts(store: &Store, run_id: &str, state: &mut ResumeState) -> Result<()> {
     // Unfinished tasks keep the attempts they completed; in-flight ones restart.
-    for (task, n) in store.invocation_counts(&summary.run_id)? {
+    for (task, n) in store.invocation_counts(run_id)? {
         if !state.finished.contains_key(&task) {
             state.attempts.insert(task, n as u32);
         }
     }
     // Calls in flight when the process died: closed as lost by the resume, their tasks
     // restarted.
-    state.lost = store.open_calls(&summary.run_id)?;
+    state.lost = store.open_calls(run_id)?;
     // (A call left open long ago, of a task that has finished since, is closed too but
     // restarts nothing.)
     state.interrupted = state
@@ -175,7 +216,7 @@ pub fn load_resume(store: &Store, run_id: &str) -> Result<(Plan, RunConfig, Resu
             *n = (*n).max(call.attempt);
         }
     }
-    for (task, list) in store.retry_history_timed(&summary.run_id)? {
+    for (task, list) in store.retry_history_timed(run_id)? {
         if state.finished.contains_key(&task) {
             continue;
         }
@@ -187,10 +228,14 @@ pub fn load_resume(store: &Store, run_id: &str) -> Result<(Plan, RunConfig, Resu
             .retries
             .insert(task, list.into_iter().map(|(_, r)| r).collect());
     }
-    // Calls that succeeded for tasks that had not finished (the process stopped between
-    // the two): the resume ends those tasks with them rather than calling again.
+    Ok(())
+}
+
+/// Calls that succeeded for tasks that had not finished (the process stopped between
+/// the two): the resume ends those tasks with them rather than calling again.
+fn read_recorded(store: &Store, run_id: &str, state: &mut ResumeState) -> Result<()> {
     for (task, batch, invocation_id, attempt, output, grades) in
-        store.unfinished_successes(&summary.run_id)?
+        store.unfinished_successes(run_id)?
     {
         if state.finished.contains_key(&task) {
             continue;
@@ -211,15 +256,7 @@ pub fn load_resume(store: &Store, run_id: &str) -> Result<(Plan, RunConfig, Resu
             },
         );
     }
-    for (tid, out) in store.task_outputs(&summary.run_id)? {
-        if let Ok(v) = serde_json::from_str(&out) {
-            state.outputs.insert(tid, v);
-        }
-    }
-    state.last_event = store.last_event(&summary.run_id)?;
-    state.next_seq = state.last_event.0 + 1;
-    state.grades = store.run_grades(&summary.run_id)?;
-    Ok((plan, config, state))
+    Ok(())
 }
 
 /// The refusal to resume a run that ended: it exits with the run's own outcome.

@@ -11,6 +11,7 @@ use super::config::RunConfig;
 use super::globals::Globals;
 use super::replay::{known_assets_of, replay_provider, replay_source};
 use super::resume::Resuming;
+use crate::data::provider::Provider;
 use crate::data::store::lease::HeldLease;
 use crate::data::store::writer::spawn_writer_holding;
 use crate::data::store::{PaperRow, RunRow, Store, WriteOp};
@@ -97,61 +98,23 @@ pub fn start(
 ) -> Result<Started> {
     config.engine.tokens.encoding.preload();
     let mut config = config;
-    let provider = match replay_source(&config) {
-        // A rerun answers from its recording: its calls cost nothing, so it has no price
-        // and no budget.
-        Some(source) => {
-            let provider = replay_provider(source)?;
-            config.engine.price = None;
-            config.engine.max_cost_usd = None;
-            provider
-        }
-        None => {
-            let profile = super::profile::profile_named(globals, &config.provider)?;
-            config.engine.price = super::profile::price_of(globals, &profile)?;
-            if let (Some(limit), None) = (config.engine.max_cost_usd, config.engine.price) {
-                return Err(eyre!(
-                    "a money budget ({}) needs the price of the model `{}`: add a [prices.\"{}\"] table with `input` and `output` (US dollars per million tokens) to the config file ({}; see docs/providers.md)",
-                    crate::base::cost::usd(limit),
-                    super::profile::priced_model(&profile),
-                    super::profile::priced_model(&profile),
-                    match &super::profile::config(globals)?.path {
-                        Some(p) => p.display().to_string(),
-                        None => "none is read now: write plexus.toml".to_string(),
-                    },
-                ));
-            }
-            crate::data::provider::build(&profile, &config.simulated).map_err(|e| eyre!("{e}"))?
-        }
-    };
+    let provider = provider_for(globals, &mut config)?;
     // A rerun grades against the assets its recording was graded against.
     let replay_known = match replay_source(&config) {
-        Some(source) => Some(known_assets_of(
-            source,
-            &globals.db,
-            resume.as_ref().map(|r| r.run_id.as_str()),
-        )?),
+        Some(source) => {
+            let resumed = resume.as_ref().map(|r| r.run_id.as_str());
+            Some(known_assets_of(source, &globals.db, resumed)?)
+        }
         None => None,
     };
-    // File references resolve against the directory the run started in (stored with the
-    // run, so a resume reads the same files).
-    if resume.is_none() && config.engine.workspace.is_relative() {
-        if let Ok(cwd) = std::env::current_dir() {
-            config.engine.workspace = cwd.join(&config.engine.workspace);
-        }
+    if resume.is_none() {
+        anchor_workspace(&mut config);
     }
     let (sub_tx, sub_rx) = tokio::sync::mpsc::unbounded_channel();
     // A stop signal before the run exists ends the command with nothing written (a held
     // resume lease is given back as `resume` is dropped).
     crate::base::signals::stop_if_signalled()?;
-    let (run_id, lease, resume) = match resume {
-        Some(r) => (r.run_id, r.lease, Some(r.state)),
-        None => {
-            let id = new_run_id();
-            let lease = HeldLease::acquire(&globals.db, &id)?;
-            (id, lease, None)
-        }
-    };
+    let (run_id, lease, resume) = claim(globals, resume)?;
     let (writer, writer_thread) =
         spawn_writer_holding(&globals.db, Some(sub_tx), lease.lease().cloned())?;
     // Committed events pass through the snapshot keeper on their way to the consumer.
@@ -175,38 +138,91 @@ pub fn start(
                 demo_assets,
             )
         });
-    match begun {
-        Ok(known_assets) => {
-            let known_assets = replay_known.unwrap_or(known_assets);
-            let handle = start_run(RunSpec {
-                db: Some(globals.db.clone()),
-                run_id: run_id.clone(),
-                plan: Arc::new(plan),
-                provider,
-                config: config.engine.clone(),
-                writer: writer.clone(),
-                known_assets,
-                resume,
-            });
-            Ok(Started {
-                run_id,
-                handle,
-                writer,
-                writer_thread,
-                keeper,
-                events: keeper_rx,
-                otlp: None,
-            }
-            .with_otlp(globals))
-        }
+    let known_assets = match begun {
+        Ok(known_assets) => replay_known.unwrap_or(known_assets),
         Err(e) => {
             // Let the writer stop (and give the lease back) before the error ends the
             // process.
             drop(writer);
             let _ = writer_thread.join();
-            Err(e)
+            return Err(e);
+        }
+    };
+    let handle = start_run(RunSpec {
+        db: Some(globals.db.clone()),
+        run_id: run_id.clone(),
+        plan: Arc::new(plan),
+        provider,
+        config: config.engine.clone(),
+        writer: writer.clone(),
+        known_assets,
+        resume,
+    });
+    Ok(Started {
+        run_id,
+        handle,
+        writer,
+        writer_thread,
+        keeper,
+        events: keeper_rx,
+        otlp: None,
+    }
+    .with_otlp(globals))
+}
+
+/// A new run's workspace made absolute: file references resolve against the directory
+/// the run started in (stored with the run, so a resume reads the same files).
+fn anchor_workspace(config: &mut RunConfig) {
+    if config.engine.workspace.is_relative() {
+        if let Ok(cwd) = std::env::current_dir() {
+            config.engine.workspace = cwd.join(&config.engine.workspace);
         }
     }
+}
+
+/// The run's id, this process's lease on it, and the state a resume goes on from: the
+/// resumed run's, or a new run's id with the lease just taken.
+fn claim(
+    globals: &Globals,
+    resume: Option<Resuming>,
+) -> Result<(String, HeldLease, Option<crate::run::engine::ResumeState>)> {
+    Ok(match resume {
+        Some(r) => (r.run_id, r.lease, Some(r.state)),
+        None => {
+            let id = new_run_id();
+            let lease = HeldLease::acquire(&globals.db, &id)?;
+            (id, lease, None)
+        }
+    })
+}
+
+/// The provider the run's calls go to, with the run's price set: a rerun's replay of
+/// its recording (no price, no budget), else the profile its config names, whose model
+/// must have a price when the run has a money budget.
+fn provider_for(globals: &Globals, config: &mut RunConfig) -> Result<Arc<dyn Provider>> {
+    if let Some(source) = replay_source(config) {
+        // A rerun answers from its recording: its calls cost nothing, so it has no price
+        // and no budget.
+        let provider = replay_provider(source)?;
+        config.engine.price = None;
+        config.engine.max_cost_usd = None;
+        return Ok(provider);
+    }
+    let profile = super::profile::profile_named(globals, &config.provider)?;
+    config.engine.price = super::profile::price_of(globals, &profile)?;
+    if let (Some(limit), None) = (config.engine.max_cost_usd, config.engine.price) {
+        return Err(eyre!(
+            "a money budget ({}) needs the price of the model `{}`: add a [prices.\"{}\"] table with `input` and `output` (US dollars per million tokens) to the config file ({}; see docs/providers.md)",
+            crate::base::cost::usd(limit),
+            super::profile::priced_model(&profile),
+            super::profile::priced_model(&profile),
+            match &super::profile::config(globals)?.path {
+                Some(p) => p.display().to_string(),
+                None => "none is read now: write plexus.toml".to_string(),
+            },
+        ));
+    }
+    crate::data::provider::build(&profile, &config.simulated).map_err(|e| eyre!("{e}"))
 }
 
 /// What a run needs written before its engine starts: the demo's assets, the run row of
@@ -218,7 +234,7 @@ fn begin(
     plan: &mut Plan,
     config: &RunConfig,
     run_id: &str,
-    provider: &Arc<dyn crate::data::provider::Provider>,
+    provider: &Arc<dyn Provider>,
     writer: &crate::data::store::Writer,
     new_run: bool,
     demo_assets: bool,

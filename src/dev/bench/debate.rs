@@ -9,18 +9,8 @@ use color_eyre::eyre::Result;
 use serde::Serialize;
 
 use crate::base::tokens::TokenCounter;
+use crate::cli::args::DebateBenchOpts;
 use crate::features::debate::similarity::PositionComparer;
-
-/// Options of the benchmark.
-#[derive(Debug, Clone)]
-pub struct DebateBenchOptions {
-    /// Positions compared.
-    pub positions: usize,
-    /// Tokens per position.
-    pub tokens: usize,
-    /// Interleaved repetitions (medians are reported).
-    pub runs: usize,
-}
 
 /// The report.
 #[derive(Debug, Clone, Serialize)]
@@ -93,7 +83,7 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 /// Runs the benchmark.
-pub async fn run_debate_bench(o: &DebateBenchOptions) -> Result<DebateBenchReport> {
+pub async fn run_debate_bench(o: &DebateBenchOpts) -> Result<DebateBenchReport> {
     let counter = TokenCounter::default();
     let texts: Vec<String> = (0..o.positions)
         .map(|i| position_text(i, o.tokens, &counter))

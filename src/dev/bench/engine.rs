@@ -10,37 +10,13 @@ use std::time::Instant;
 use color_eyre::eyre::{eyre, Result};
 use rusqlite::params;
 
+use crate::cli::args::EngineBenchOpts;
 use crate::cli::launch::RunConfig;
 use crate::data::provider::{Provider, SimConfig, SimulatedProvider};
 use crate::data::store::{open_connection, spawn_writer, RunRow, WriteOp, Writer};
 use crate::dev::gen_plan::{generate, GenSpec};
 use crate::model::plan::parse_plan;
 use crate::run::engine::{start_run, EngineConfig, RunOutcome, RunSpec};
-
-/// Options of the benchmark.
-#[derive(Debug, Clone)]
-pub struct BenchOptions {
-    /// Tasks in the generated plan.
-    pub tasks: usize,
-    /// Layer width.
-    pub width: usize,
-    /// Concurrency.
-    pub concurrency: usize,
-    /// Minimum chunks per answer.
-    pub chunks: usize,
-    /// Rows for the bare insert loop.
-    pub bare_rows: usize,
-    /// Most chunks per chunk event (1 = every chunk its own event).
-    pub chunk_flush_max: usize,
-    /// Tasks of the paced run (0: no paced run).
-    pub paced_tasks: usize,
-    /// Directory for the scratch databases.
-    pub dir: std::path::PathBuf,
-    /// Whether a follower reads the run's events beside it.
-    pub follow: bool,
-    /// Finished tasks at which resident memory is measured during the run.
-    pub rss_at: usize,
-}
 
 /// Figures of one benchmark run.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -235,7 +211,7 @@ fn sync_filesystem(dir: &Path) {
 }
 
 /// Runs the benchmark and returns its figures.
-pub async fn run_bench(opts: &BenchOptions) -> Result<BenchReport> {
+pub async fn run_bench(opts: &EngineBenchOpts) -> Result<BenchReport> {
     // As `run` does: the encoder loads while the database and the plan are prepared.
     EngineConfig::default().tokens.encoding.preload();
     std::fs::create_dir_all(&opts.dir).map_err(|e| {
@@ -333,7 +309,7 @@ pub async fn run_bench(opts: &BenchOptions) -> Result<BenchReport> {
 /// The same engine at a pace like a real provider's: durability latency when the writer
 /// is not saturated.
 async fn paced_run(
-    opts: &BenchOptions,
+    opts: &EngineBenchOpts,
     tasks: usize,
     engine: EngineConfig,
 ) -> Result<PacedFigures> {
@@ -360,7 +336,7 @@ async fn paced_run(
 }
 
 /// The simulated provider of the benchmark, streaming at the given pace.
-fn simulated(opts: &BenchOptions, first_chunk_ms: u64, chunk_ms: u64) -> SimConfig {
+fn simulated(opts: &EngineBenchOpts, first_chunk_ms: u64, chunk_ms: u64) -> SimConfig {
     SimConfig {
         seed: 1,
         first_chunk_ms,
@@ -421,25 +397,13 @@ async fn measured_run(
         "simulated",
     )?;
     let consumer = tokio::spawn(async move {
-        let (mut all, mut chunk_events, mut streamed) = (0u64, 0u64, 0u64);
-        let (mut finished, mut at) = (0usize, None);
+        let mut tally = Tally::default();
         while let Some(batch) = sub_rx.recv().await {
             for e in batch {
-                all += 1;
-                match &e.event {
-                    crate::model::event::EngineEvent::Chunk(_) => chunk_events += 1,
-                    crate::model::event::EngineEvent::InvocationFinished(f) => streamed += f.chunks,
-                    crate::model::event::EngineEvent::TaskFinished(_) => {
-                        finished += 1;
-                        if finished == rss_at {
-                            at = Some(RssAt::now(finished));
-                        }
-                    }
-                    _ => {}
-                }
+                tally.count(&e, rss_at);
             }
         }
-        (all, chunk_events, streamed, at)
+        (tally.all, tally.chunk_events, tally.streamed, tally.rss_at)
     });
     let stats = writer.stats().clone();
     let watch = super::wal_watch::WalWatch::start(db, &run_id, follow);
@@ -474,6 +438,39 @@ async fn measured_run(
         rss_end,
         retained: outcome.retained.last().copied(),
     })
+}
+
+/// What the run's consumer counts of the committed events.
+#[derive(Default)]
+struct Tally {
+    /// Events seen.
+    all: u64,
+    /// Chunk events.
+    chunk_events: u64,
+    /// Chunks the finished invocations streamed.
+    streamed: u64,
+    /// Tasks finished.
+    finished: usize,
+    /// Resident memory when `rss_at` tasks had finished.
+    rss_at: Option<RssAt>,
+}
+
+impl Tally {
+    /// Counts one event, measuring memory as the `rss_at`-th task finishes.
+    fn count(&mut self, e: &crate::model::event::Envelope, rss_at: usize) {
+        self.all += 1;
+        match &e.event {
+            crate::model::event::EngineEvent::Chunk(_) => self.chunk_events += 1,
+            crate::model::event::EngineEvent::InvocationFinished(f) => self.streamed += f.chunks,
+            crate::model::event::EngineEvent::TaskFinished(_) => {
+                self.finished += 1;
+                if self.finished == rss_at {
+                    self.rss_at = Some(RssAt::now(self.finished));
+                }
+            }
+            _ => {}
+        }
+    }
 }
 
 /// Creates the run `run_id` of `plan` (provider `provider_name`, its config stored with
@@ -554,7 +551,7 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_small_bench_reports_its_runs() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let r = run_bench(&BenchOptions {
+        let r = run_bench(&EngineBenchOpts {
             tasks: 60,
             width: 20,
             concurrency: 16,

@@ -14,23 +14,11 @@ use color_eyre::eyre::{eyre, Result, WrapErr};
 use serde::Serialize;
 use serde_json::json;
 
+use crate::cli::args::EvalBenchOpts;
 use crate::features::eval::compare::compare;
 use crate::features::eval::read::{find_eval, sample_results};
 use crate::features::eval::record::{self, AttemptRow, CheckRow, EvalRow, SampleRow};
 use crate::features::eval::score::{check_marks, sample_verdict};
-
-/// What to measure.
-#[derive(Debug, Clone)]
-pub struct Options {
-    /// Samples of the dataset.
-    pub samples: usize,
-    /// Alternated pairs of eval and bare run (medians are reported).
-    pub runs: usize,
-    /// Model calls in flight.
-    pub concurrency: usize,
-    /// Scratch directory.
-    pub dir: PathBuf,
-}
 
 /// One child process measured.
 #[derive(Debug, Clone, Copy, Default, Serialize)]
@@ -350,33 +338,7 @@ fn write_compare_db(db: &Path, n: usize) -> Result<(String, String)> {
         record::insert_eval(&tx, &row, &samples)?;
         let mut rng = fastrand::Rng::with_seed(seed);
         for i in 0..n {
-            let attempt = AttemptRow {
-                sample_id: format!("s{i}"),
-                epoch: 1,
-                run_id: "R-bench".into(),
-                status: "failed".into(),
-                score: 0.5,
-                tokens: 500,
-                latency_ms: 1,
-                cost_usd: None,
-                error: None,
-                judge_tokens: 0,
-                judge_cost_usd: None,
-                checks: (0..10)
-                    .map(|k| {
-                        let passed = rng.f64() < 0.8;
-                        CheckRow {
-                            name: format!("c{k}"),
-                            passed: Some(passed),
-                            score: Some(if passed { 1.0 } else { 0.0 }),
-                            result: Some(
-                                r#"{"at":"output","expected":null,"found":"…","why":"parses"}"#
-                                    .into(),
-                            ),
-                        }
-                    })
-                    .collect(),
-            };
+            let attempt = failed_attempt(i, &mut rng);
             record::put_attempt(&tx, &id, &attempt)?;
             let marks = check_marks(&scoring_of, &[&attempt]);
             let verdict = sample_verdict(scoring_of.reducer(), &[("failed".into(), 0.5)]);
@@ -388,8 +350,38 @@ fn write_compare_db(db: &Path, n: usize) -> Result<(String, String)> {
     Ok((ids[0].clone(), ids[1].clone()))
 }
 
+/// Sample `i`'s failed attempt, with ten checks each passed at random (four in five).
+fn failed_attempt(i: usize, rng: &mut fastrand::Rng) -> AttemptRow {
+    AttemptRow {
+        sample_id: format!("s{i}"),
+        epoch: 1,
+        run_id: "R-bench".into(),
+        status: "failed".into(),
+        score: 0.5,
+        tokens: 500,
+        latency_ms: 1,
+        cost_usd: None,
+        error: None,
+        judge_tokens: 0,
+        judge_cost_usd: None,
+        checks: (0..10)
+            .map(|k| {
+                let passed = rng.f64() < 0.8;
+                CheckRow {
+                    name: format!("c{k}"),
+                    passed: Some(passed),
+                    score: Some(if passed { 1.0 } else { 0.0 }),
+                    result: Some(
+                        r#"{"at":"output","expected":null,"found":"…","why":"parses"}"#.into(),
+                    ),
+                }
+            })
+            .collect(),
+    }
+}
+
 /// Runs the benchmark.
-pub fn run_bench(o: &Options) -> Result<Report> {
+pub fn run_bench(o: &EvalBenchOpts) -> Result<Report> {
     let dir = &o.dir;
     std::fs::create_dir_all(dir)?;
     std::fs::write(dir.join("none.toml"), "")?;

@@ -5,7 +5,7 @@
 //! `--invocations` failed invocations measures `Store::failed_invocations` (every run,
 //! one run) and the Failures screen's first frame. Medians of `--runs` repetitions.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -14,29 +14,13 @@ use serde::{Deserialize, Serialize};
 
 use super::engine::peak_rss_mib;
 use crate::base::protocol::handoff::FailurePriority;
+use crate::cli::args::FailuresBenchOpts;
 use crate::data::exit;
 use crate::data::failures::{
     self, key_turns, parse_trace, DocKind, Filter, Folding, Selector, Sort, SortKey, DEFAULT_KEEP,
 };
 use crate::data::store::Store;
 use crate::dev::gen_failures;
-
-/// Options of the benchmark.
-#[derive(Debug, Clone)]
-pub struct Options {
-    /// Samples of the larger tree.
-    pub samples: usize,
-    /// Typical turns per sample.
-    pub turns: usize,
-    /// Repetitions.
-    pub runs: usize,
-    /// Failed invocations in the database (0: skipped).
-    pub invocations: usize,
-    /// Scratch directory.
-    pub dir: PathBuf,
-    /// JSON output.
-    pub json: bool,
-}
 
 /// Figures of one tree, measured in a child process.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -84,9 +68,10 @@ fn ms(t: Instant) -> f64 {
     t.elapsed().as_secs_f64() * 1e3
 }
 
-/// Runs the benchmark (or, with `measure`, measures one tree and prints its figures).
-pub fn main(o: &Options, measure: Option<&Path>) -> Result<ExitCode> {
-    if let Some(tree) = measure {
+/// Runs the benchmark (or, with `--measure`, measures one tree and prints its figures),
+/// printing its report as JSON with `json`.
+pub fn main(o: &FailuresBenchOpts, json: bool) -> Result<ExitCode> {
+    if let Some(tree) = o.measure.as_deref() {
         let f = measure_tree(tree, o.runs)?;
         crate::rawln!("{}", serde_json::to_string(&f)?);
         return Ok(ExitCode::from(exit::OK));
@@ -159,7 +144,7 @@ pub fn main(o: &Options, measure: Option<&Path>) -> Result<ExitCode> {
         run_rows_ms,
         screen_first_frame_ms,
     };
-    if o.json {
+    if json {
         crate::rawln!("{}", serde_json::to_string_pretty(&r)?);
     } else {
         print_report(&r);

@@ -6,35 +6,18 @@
 //! `plexus dev mock-server`.
 
 use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 
 use color_eyre::eyre::{eyre, Result, WrapErr};
 
 use super::engine::{create_run, peak_rss_mib, rss_mib, run_to_end};
+use crate::cli::args::HttpBenchOpts;
 use crate::data::provider::{HttpProvider, Provider, ProviderKind, ProviderProfile, SimConfig};
 use crate::data::store::spawn_writer;
 use crate::dev::gen_plan::{generate, GenSpec};
 use crate::model::plan::parse_plan;
 use crate::run::engine::EngineConfig;
-
-/// Options of the benchmark.
-#[derive(Debug, Clone)]
-pub struct HttpBenchOptions {
-    /// Tasks.
-    pub tasks: usize,
-    /// Calls in flight (engine and profile concurrency).
-    pub calls: usize,
-    /// Time each answer streams, ms.
-    pub stream_ms: u64,
-    /// Text events per answer.
-    pub chunks: usize,
-    /// `openai` or `anthropic`.
-    pub api: String,
-    /// Scratch directory.
-    pub dir: PathBuf,
-}
 
 /// Figures of one run.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -103,7 +86,7 @@ impl Drop for ChildServer {
     }
 }
 
-fn spawn_server(o: &HttpBenchOptions) -> Result<(ChildServer, String)> {
+fn spawn_server(o: &HttpBenchOpts) -> Result<(ChildServer, String)> {
     let exe = std::env::current_exe().wrap_err("cannot find the plexus binary")?;
     let mut child = Command::new(exe)
         .args([
@@ -141,7 +124,7 @@ fn spawn_server(o: &HttpBenchOptions) -> Result<(ChildServer, String)> {
 }
 
 /// Runs the benchmark.
-pub async fn run_http_bench(o: &HttpBenchOptions) -> Result<HttpBenchReport> {
+pub async fn run_http_bench(o: &HttpBenchOpts) -> Result<HttpBenchReport> {
     crate::base::open_files::raise_open_files();
     let kind = match o.api.as_str() {
         "openai" => ProviderKind::Openai,

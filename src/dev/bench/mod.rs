@@ -34,210 +34,56 @@ fn report<R: Serialize>(r: &R, json: bool, human: impl FnOnce(&R)) -> Result<Exi
 
 /// Runs one benchmark.
 pub async fn run(cmd: BenchCommand) -> Result<ExitCode> {
+    use BenchCommand as B;
     match cmd {
-        BenchCommand::Engine {
-            tasks,
-            width,
-            concurrency,
-            chunks,
-            bare_rows,
-            chunk_flush_max,
-            paced_tasks,
-            dir,
-            follow,
-            rss_at,
+        B::Engine { opts, json } => report(
+            &engine::run_bench(&opts).await?,
             json,
-        } => {
-            let opts = engine::BenchOptions {
-                tasks,
-                width,
-                concurrency,
-                chunks,
-                bare_rows,
-                chunk_flush_max,
-                paced_tasks,
-                dir,
-                follow,
-                rss_at,
-            };
-            report(
-                &engine::run_bench(&opts).await?,
-                json,
-                engine_report::print_report,
-            )
-        }
-        BenchCommand::Tokens { bytes, json } => report(
+            engine_report::print_report,
+        ),
+        B::Tokens { bytes, json } => report(
             &tokens::run_token_bench(bytes),
             json,
             tokens::print_token_report,
         ),
-        BenchCommand::Ui {
-            tasks,
-            lines,
-            frames,
-            events_per_s,
-            reducer_events,
+        B::Ui { opts, json } => report(&ui::run_ui_bench(&opts)?, json, ui::print_ui_report),
+        B::Http { opts, json } => report(
+            &http::run_http_bench(&opts).await?,
             json,
-        } => {
-            let opts = ui::UiBenchOptions {
-                tasks,
-                lines,
-                frames,
-                events_per_s,
-                reducer_events,
-                width: 200,
-                height: 60,
-            };
-            report(&ui::run_ui_bench(&opts)?, json, ui::print_ui_report)
-        }
-        BenchCommand::Http {
-            tasks,
-            calls,
-            stream_ms,
-            chunks,
-            api,
-            dir,
-            json,
-        } => {
-            let opts = http::HttpBenchOptions {
-                tasks,
-                calls,
-                stream_ms,
-                chunks,
-                api,
-                dir,
-            };
-            report(
-                &http::run_http_bench(&opts).await?,
-                json,
-                http::print_http_report,
-            )
-        }
-        BenchCommand::Replay {
-            events,
-            tasks,
-            seeks,
-            dir,
-            generate,
-            json,
-        } => {
-            if let Some(db) = generate {
-                replay::generate_run(&db, events, tasks).await?;
+            http::print_http_report,
+        ),
+        B::Replay { opts, json } => {
+            if let Some(db) = &opts.generate {
+                replay::generate_run(db, opts.events, opts.tasks).await?;
                 return Ok(ExitCode::SUCCESS);
             }
-            let opts = replay::ReplayBenchOptions {
-                events,
-                tasks,
-                seeks,
-                dir,
-            };
             report(
                 &replay::run_replay_bench(&opts).await?,
                 json,
                 replay::print_replay_report,
             )
         }
-        BenchCommand::Open {
-            tasks,
-            width,
-            runs,
-            dir,
-            db,
-            run,
-            no_log,
+        B::Open { opts, json } => report(
+            &open::run_open_bench(&opts).await?,
             json,
-        } => {
-            let existing = match (db, run) {
-                (Some(db), Some(run)) => Some((db, run)),
-                (None, None) => None,
-                _ => {
-                    return Err(color_eyre::eyre::eyre!(
-                        "--db-file and --run go together (an existing run to open)"
-                    ))
-                }
-            };
-            let opts = open::OpenBenchOptions {
-                tasks,
-                width,
-                runs,
-                dir,
-                existing,
-                size: (200, 60),
-                from_log: !no_log,
-            };
-            report(
-                &open::run_open_bench(&opts).await?,
-                json,
-                open::print_open_report,
-            )
-        }
-        BenchCommand::React {
-            tasks,
-            runs,
-            conversation_tokens,
-            dir,
+            open::print_open_report,
+        ),
+        B::React { opts, json } => report(
+            &react::run_react_bench(&opts).await?,
             json,
-        } => {
-            let opts = react::ReactBenchOptions {
-                tasks,
-                runs,
-                conversation_tokens,
-                dir,
-            };
-            report(
-                &react::run_react_bench(&opts).await?,
-                json,
-                react::print_react_report,
-            )
-        }
-        BenchCommand::Debate {
-            positions,
-            tokens,
-            runs,
-            json,
-        } => report(
-            &debate::run_debate_bench(&debate::DebateBenchOptions {
-                positions,
-                tokens,
-                runs,
-            })
-            .await?,
+            react::print_react_report,
+        ),
+        B::Debate { opts, json } => report(
+            &debate::run_debate_bench(&opts).await?,
             json,
             debate::print_debate_report,
         ),
-        BenchCommand::Failures {
-            samples,
-            turns,
-            runs,
-            invocations,
-            dir,
-            measure,
-            json,
-        } => failures::main(
-            &failures::Options {
-                samples,
-                turns,
-                runs,
-                invocations,
-                dir,
-                json,
-            },
-            measure.as_deref(),
-        ),
-        BenchCommand::Eval {
-            samples,
-            runs,
-            concurrency,
-            dir,
-            reads_only,
-            json,
-        } => {
-            let opts = eval::Options {
-                samples,
-                runs: if reads_only { 0 } else { runs },
-                concurrency,
-                dir,
-            };
+        B::Failures { opts, json } => failures::main(&opts, json),
+        B::Eval { mut opts, json } => {
+            // Only the readings: no pair of runs.
+            if opts.reads_only {
+                opts.runs = 0;
+            }
             let r = tokio::task::spawn_blocking(move || eval::run_bench(&opts))
                 .await
                 .map_err(|e| color_eyre::eyre::eyre!("bench eval: {e}"))??;

@@ -14,30 +14,12 @@ use ratatui::backend::TestBackend;
 use ratatui::Terminal;
 use serde::Serialize;
 
+use crate::cli::args::OpenBenchOpts;
 use crate::data::replay::log::ReplayLog;
 use crate::data::store::Store;
 use crate::tui::app::keymap::Keymap;
 use crate::tui::app::{Screen, UiState};
 use crate::tui::ui::theme::Theme;
-
-/// Options of `bench open`.
-#[derive(Debug, Clone)]
-pub struct OpenBenchOptions {
-    /// Tasks of the generated run.
-    pub tasks: usize,
-    /// Tasks per layer of the generated plan.
-    pub width: usize,
-    /// Interleaved rounds (medians are reported).
-    pub runs: usize,
-    /// Scratch directory.
-    pub dir: PathBuf,
-    /// An existing database and run to open instead of generating one.
-    pub existing: Option<(PathBuf, String)>,
-    /// Terminal size of the frames drawn.
-    pub size: (u16, u16),
-    /// Also open the run from its log alone (the figures before snapshots).
-    pub from_log: bool,
-}
 
 /// What `bench open` measured (milliseconds are medians over the rounds).
 #[derive(Debug, Clone, Serialize)]
@@ -70,10 +52,22 @@ pub struct OpenBenchReport {
     pub peak_rss_mib: f64,
 }
 
+/// The existing database and run `--db-file` and `--run` name, to open instead of
+/// generating one (both or neither).
+fn existing_run(o: &OpenBenchOpts) -> Result<Option<(PathBuf, String)>> {
+    match (&o.db, &o.run) {
+        (Some(db), Some(run)) => Ok(Some((db.clone(), run.clone()))),
+        (None, None) => Ok(None),
+        _ => Err(color_eyre::eyre::eyre!(
+            "--db-file and --run go together (an existing run to open)"
+        )),
+    }
+}
+
 /// Runs the benchmark.
-pub async fn run_open_bench(o: &OpenBenchOptions) -> Result<OpenBenchReport> {
-    let (db, run, generate_seconds) = match &o.existing {
-        Some((db, run)) => (db.clone(), run.clone(), 0.0),
+pub async fn run_open_bench(o: &OpenBenchOpts) -> Result<OpenBenchReport> {
+    let (db, run, generate_seconds) = match existing_run(o)? {
+        Some((db, run)) => (db, run, 0.0),
         None => generate(o)?,
     };
     let store = Store::open(&db)?;
@@ -89,6 +83,8 @@ pub async fn run_open_bench(o: &OpenBenchOptions) -> Result<OpenBenchReport> {
     let mut failures_log = Vec::new();
     let mut listed = 0;
     let mut decode = Vec::new();
+    // Also open the run from its log alone (the figures before snapshots).
+    let from_log = !o.no_log;
     for _ in 0..o.runs.max(1) {
         if let Some(s) = &snapshot {
             let t = Instant::now();
@@ -98,13 +94,13 @@ pub async fn run_open_bench(o: &OpenBenchOptions) -> Result<OpenBenchReport> {
             drop(st);
         }
         browse.push(first_frame(&db, &run_id, true, false, o.size)?.0);
-        if o.from_log {
+        if from_log {
             browse_log.push(first_frame(&db, &run_id, false, false, o.size)?.0);
         }
         let (ms, n) = first_frame(&db, &run_id, true, true, o.size)?;
         failures.push(ms);
         listed = n;
-        if o.from_log {
+        if from_log {
             failures_log.push(first_frame(&db, &run_id, false, true, o.size)?.0);
         }
     }
@@ -117,9 +113,9 @@ pub async fn run_open_bench(o: &OpenBenchOptions) -> Result<OpenBenchReport> {
         generate_seconds,
         runs: o.runs.max(1),
         browse_ms: median(browse),
-        browse_from_log_ms: o.from_log.then(|| median(browse_log)),
+        browse_from_log_ms: from_log.then(|| median(browse_log)),
         failures_ms: median(failures),
-        failures_from_log_ms: o.from_log.then(|| median(failures_log)),
+        failures_from_log_ms: from_log.then(|| median(failures_log)),
         failures_listed: listed,
         peak_rss_mib: super::engine::peak_rss_mib(),
     })
@@ -163,7 +159,7 @@ fn first_frame(
 
 /// Generates a plan and runs it headless in a child process of this binary (so the run
 /// stores its snapshots as any run does); the database, the run and the seconds taken.
-fn generate(o: &OpenBenchOptions) -> Result<(PathBuf, String, f64)> {
+fn generate(o: &OpenBenchOpts) -> Result<(PathBuf, String, f64)> {
     std::fs::create_dir_all(&o.dir)
         .wrap_err_with(|| format!("cannot create {}", o.dir.display()))?;
     let db = o.dir.join("open.db");

@@ -17,23 +17,11 @@ use serde_json::{json, Value};
 
 use super::engine::{create_run, run_to_end};
 use crate::base::conversation::{bench_conversation, BenchFigures};
+use crate::cli::args::ReactBenchOpts;
 use crate::data::provider::{SimConfig, SimulatedProvider};
 use crate::data::store::spawn_writer;
 use crate::model::plan::parse_plan;
 use crate::run::engine::EngineConfig;
-
-/// Options of the benchmark.
-#[derive(Debug, Clone)]
-pub struct ReactBenchOptions {
-    /// Tasks of the generated plan.
-    pub tasks: usize,
-    /// Interleaved pairs of runs (medians reported).
-    pub runs: usize,
-    /// Tokens of the generated conversation.
-    pub conversation_tokens: usize,
-    /// Scratch directory.
-    pub dir: std::path::PathBuf,
-}
 
 /// What was measured.
 #[derive(Debug, Clone, Serialize)]
@@ -137,7 +125,7 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 /// Runs the benchmark.
-pub async fn run_react_bench(o: &ReactBenchOptions) -> Result<ReactBenchReport> {
+pub async fn run_react_bench(o: &ReactBenchOpts) -> Result<ReactBenchReport> {
     let ws = o.dir.join("workspace");
     std::fs::create_dir_all(ws.join("notes"))
         .map_err(|e| eyre!("cannot create {}: {e}", ws.display()))?;

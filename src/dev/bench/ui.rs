@@ -10,6 +10,7 @@ use ratatui::Terminal;
 
 use super::engine::{peak_rss_mib, rss_mib};
 use crate::base::protocol::{Constraints, Grade, GradeCounts, InvocationStatus};
+use crate::cli::args::UiBenchOpts;
 use crate::model::event::{
     AgentInfo, AtomGrade, AtomsGraded, Chunk, Empty, EngineEvent, Envelope, InvocationFinished,
     InvocationStarted, RunStarted, TaskFinished, TaskInfo, TaskStatus,
@@ -18,25 +19,6 @@ use crate::model::state::{reduce, RunState};
 use crate::tui::app::keymap::Keymap;
 use crate::tui::app::UiState;
 use crate::tui::ui::theme::Theme;
-
-/// Options of the UI benchmark.
-#[derive(Debug, Clone)]
-pub struct UiBenchOptions {
-    /// Tasks in the DAG.
-    pub tasks: usize,
-    /// Lines in the selected task's output buffer.
-    pub lines: usize,
-    /// Frames rendered.
-    pub frames: usize,
-    /// Events per second fed while rendering (at 30 frames per second).
-    pub events_per_s: usize,
-    /// Events folded in the reducer throughput run.
-    pub reducer_events: usize,
-    /// Terminal width.
-    pub width: u16,
-    /// Terminal height.
-    pub height: u16,
-}
 
 /// Figures of the UI benchmark.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -292,59 +274,102 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
 }
 
 /// Runs the UI benchmark.
-pub fn run_ui_bench(o: &UiBenchOptions) -> color_eyre::eyre::Result<UiBenchReport> {
+pub fn run_ui_bench(o: &UiBenchOpts) -> color_eyre::eyre::Result<UiBenchReport> {
     // 1. The reducer alone.
-    // Events are made in blocks (not timed) so that memory stays small.
+    let reducer_events_per_s = reducer_throughput(o.tasks, o.reducer_events);
+
+    // 2. Rendering while folding 10,000 events/s.
     let (mut st, ids) = started(o.tasks);
+    let selected = o.tasks / 2;
+    let seq = fill_output(&mut st, &ids[selected], selected, o.lines);
+    let drawn = draw_under_load(o, &mut st, &ids, selected, seq)?;
+
+    // 3. Memory: a long stream into every task, tasks finishing as they go.
+    let rss_before = rss_mib();
+    let fed = long_stream(&mut st, &ids, selected);
+    Ok(UiBenchReport {
+        tasks: o.tasks,
+        lines: o.lines,
+        size: format!("{}x{}", o.width, o.height),
+        frames: drawn.frames.len(),
+        frame_median_ms: percentile(&drawn.frames, 0.5),
+        frame_p99_ms: percentile(&drawn.frames, 0.99),
+        bare_frame_median_ms: percentile(&drawn.bare, 0.5),
+        events_per_frame: drawn.per_frame,
+        fold_median_ms: percentile(&drawn.folds, 0.5),
+        reducer_events_per_s,
+        reducer_events: o.reducer_events,
+        text_held_mib: st.output_bytes as f64 / (1 << 20) as f64,
+        text_fed_mib: fed as f64 / (1 << 20) as f64,
+        rss_before_mib: rss_before,
+        rss_mib: rss_mib(),
+        peak_rss_mib: peak_rss_mib(),
+    })
+}
+
+/// The reducer's throughput, events/s, folding `events` events into a run of `tasks`
+/// tasks. Events are made in blocks (not timed) so that memory stays small.
+fn reducer_throughput(tasks: usize, events: usize) -> f64 {
+    let (mut st, ids) = started(tasks);
     let mut folded = 0usize;
     let mut busy = 0.0f64;
-    while folded < o.reducer_events {
-        let n = (o.reducer_events - folded).min(100_000);
-        let events = event_mix(&ids, n, 2 + folded as u64);
+    while folded < events {
+        let n = (events - folded).min(100_000);
+        let block = event_mix(&ids, n, 2 + folded as u64);
         let t0 = Instant::now();
-        for e in &events {
+        for e in &block {
             reduce(&mut st, e);
         }
         busy += t0.elapsed().as_secs_f64();
         folded += n;
     }
-    let reducer_events_per_s = folded as f64 / busy.max(1e-9);
-    drop(st);
+    folded as f64 / busy.max(1e-9)
+}
 
-    // 2. Rendering while folding 10,000 events/s.
-    let (mut st, ids) = started(o.tasks);
-    let selected = o.tasks / 2;
-    let sel_id = ids[selected].clone();
+/// Starts a call of the selected task and streams `lines` lines of output into it;
+/// returns the last event's number.
+fn fill_output(st: &mut RunState, sel_id: &Arc<str>, selected: usize, lines: usize) -> u64 {
     let line = "x_{t-1} = 1/sqrt(alpha_t) (x_t - beta_t/sqrt(1-alpha_bar_t) eps_theta(x_t, t)) + sigma_t z  去噪\n";
     let mut seq = 2u64;
-    reduce(
-        &mut st,
-        &env(
-            seq,
-            Some(&sel_id),
-            selected,
-            EngineEvent::InvocationStarted(InvocationStarted {
-                attempt: 1,
-                prompt_tokens: 42_000,
-                constraints: Constraints::default(),
-                quality_threshold: "B".into(),
-            }),
-        ),
-    );
-    for _ in 0..o.lines {
+    let call = EngineEvent::InvocationStarted(InvocationStarted {
+        attempt: 1,
+        prompt_tokens: 42_000,
+        constraints: Constraints::default(),
+        quality_threshold: "B".into(),
+    });
+    reduce(st, &env(seq, Some(sel_id), selected, call));
+    for _ in 0..lines {
         seq += 1;
-        reduce(
-            &mut st,
-            &env(
-                seq,
-                Some(&sel_id),
-                selected,
-                EngineEvent::Chunk(Chunk { text: line.into() }),
-            ),
-        );
+        let chunk = EngineEvent::Chunk(Chunk { text: line.into() });
+        reduce(st, &env(seq, Some(sel_id), selected, chunk));
     }
+    seq
+}
+
+/// Times of the frames drawn under load, sorted, in ms.
+struct Drawn {
+    /// The Run screen's frames.
+    frames: Vec<f64>,
+    /// The yardstick's frames of the same visible content.
+    bare: Vec<f64>,
+    /// Folding one frame's events.
+    folds: Vec<f64>,
+    /// Events folded between two frames.
+    per_frame: usize,
+}
+
+/// Draws `o.frames` frames of the Run screen on the selected task, folding a frame's
+/// share of `o.events_per_s` (at 30 frames a second) before each, beside the bare
+/// yardstick frame.
+fn draw_under_load(
+    o: &UiBenchOpts,
+    st: &mut RunState,
+    ids: &[Arc<str>],
+    selected: usize,
+    seq: u64,
+) -> color_eyre::eyre::Result<Drawn> {
     let per_frame = (o.events_per_s / 30).max(1);
-    let feed = event_mix(&ids, per_frame * o.frames, seq + 1);
+    let feed = event_mix(ids, per_frame * o.frames, seq + 1);
     let mut ui = UiState::new(true);
     ui.task = selected;
     let theme = Theme::dark();
@@ -359,81 +384,62 @@ pub fn run_ui_bench(o: &UiBenchOptions) -> color_eyre::eyre::Result<UiBenchRepor
     for (f, chunk) in feed.chunks(per_frame).enumerate() {
         let t = Instant::now();
         for e in chunk {
-            reduce(&mut st, e);
+            reduce(st, e);
         }
         folds.push(t.elapsed().as_secs_f64() * 1e3);
         ui.tick = f as u64;
         let t = Instant::now();
-        term.draw(|fr| crate::tui::ui::draw(fr, &st, &mut ui, &theme, &keys))?;
+        term.draw(|fr| crate::tui::ui::draw(fr, st, &mut ui, &theme, &keys))?;
         frames.push(t.elapsed().as_secs_f64() * 1e3);
         let t = Instant::now();
-        bare_term.draw(|fr| bare_frame(fr, &st, selected, f))?;
+        bare_term.draw(|fr| bare_frame(fr, st, selected, f))?;
         bare.push(t.elapsed().as_secs_f64() * 1e3);
     }
     bare.sort_by(f64::total_cmp);
     drop(feed);
     frames.sort_by(f64::total_cmp);
     folds.sort_by(f64::total_cmp);
+    Ok(Drawn {
+        frames,
+        bare,
+        folds,
+        per_frame,
+    })
+}
 
-    // 3. Memory: a long stream into every task, tasks finishing as they go.
-    let rss_before = rss_mib();
+/// A long stream: 40 rounds of 25 chunks of 256 bytes into every task, every task but
+/// the selected one finishing in the first; returns the bytes fed.
+fn long_stream(st: &mut RunState, ids: &[Arc<str>], selected: usize) -> usize {
     let mut fed = 0usize;
     let chunk = "y".repeat(255) + "\n";
     let mut seq = st.last_seq + 1;
     for round in 0..40 {
         for (t, id) in ids.iter().enumerate() {
             for _ in 0..25 {
-                reduce(
-                    &mut st,
-                    &env(
-                        seq,
-                        Some(id),
-                        t,
-                        EngineEvent::Chunk(Chunk {
-                            text: chunk.clone(),
-                        }),
-                    ),
-                );
+                let text = EngineEvent::Chunk(Chunk {
+                    text: chunk.clone(),
+                });
+                reduce(st, &env(seq, Some(id), t, text));
                 fed += chunk.len();
                 seq += 1;
             }
             if round == 0 && t != selected {
-                reduce(
-                    &mut st,
-                    &env(
-                        seq,
-                        Some(id),
-                        t,
-                        EngineEvent::TaskFinished(TaskFinished {
-                            status: TaskStatus::Success,
-                            attempts: 1,
-                            atoms: 1,
-                            error_code: None,
-                            error_message: None,
-                        }),
-                    ),
-                );
+                reduce(st, &env(seq, Some(id), t, finished_ok()));
                 seq += 1;
             }
         }
     }
-    Ok(UiBenchReport {
-        tasks: o.tasks,
-        lines: o.lines,
-        size: format!("{}x{}", o.width, o.height),
-        frames: frames.len(),
-        frame_median_ms: percentile(&frames, 0.5),
-        frame_p99_ms: percentile(&frames, 0.99),
-        bare_frame_median_ms: percentile(&bare, 0.5),
-        events_per_frame: per_frame,
-        fold_median_ms: percentile(&folds, 0.5),
-        reducer_events_per_s,
-        reducer_events: o.reducer_events,
-        text_held_mib: st.output_bytes as f64 / (1 << 20) as f64,
-        text_fed_mib: fed as f64 / (1 << 20) as f64,
-        rss_before_mib: rss_before,
-        rss_mib: rss_mib(),
-        peak_rss_mib: peak_rss_mib(),
+    fed
+}
+
+/// A task's end: succeeded after one attempt with one atom.
+fn finished_ok() -> EngineEvent {
+    EngineEvent::TaskFinished(TaskFinished {
+        status: TaskStatus::Success,
+        attempts: 1,
+        atoms: 1,
+        error_code: None,
+        error_message: None,
     })
 }
 

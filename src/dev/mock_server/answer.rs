@@ -140,7 +140,38 @@ pub fn call(api: Api, body: &[u8], task: &str, invocation: &str, sim: &Simulated
 
 /// The tools and the loop's turns of a request body, read back from the API's format.
 fn react_of(api: Api, v: &Value) -> ReactTurns {
-    let mut react = ReactTurns::default();
+    let mut react = ReactTurns {
+        tools: tools_of(api, v),
+        ..ReactTurns::default()
+    };
+    let empty = Vec::new();
+    let msgs = v["messages"].as_array().unwrap_or(&empty);
+    // The turns after the first user message.
+    let first_user = msgs.iter().position(|m| m["role"] == "user").unwrap_or(0);
+    for m in msgs.iter().skip(first_user + 1) {
+        let role = if m["role"] == "assistant" {
+            MessageType::Assistant
+        } else {
+            MessageType::User
+        };
+        let content = match api {
+            Api::Openai => openai_content(m),
+            Api::Anthropic => anthropic_content(m),
+        };
+        // OpenAI sends one `tool` message per result: they join the turn before.
+        match react.turns.last_mut() {
+            Some(last) if last.role == MessageType::User && role == MessageType::User => {
+                last.content.extend(content)
+            }
+            _ => react.turns.push(Message { role, content }),
+        }
+    }
+    react
+}
+
+/// The tools a request body offers, but the structured-output tool.
+fn tools_of(api: Api, v: &Value) -> Vec<ToolDefinition> {
+    let mut tools = Vec::new();
     let empty = Vec::new();
     for t in v["tools"].as_array().unwrap_or(&empty) {
         let f = if api == Api::Openai {
@@ -157,70 +188,58 @@ fn react_of(api: Api, v: &Value) -> ReactTurns {
         } else {
             &f["input_schema"]
         };
-        react.tools.push(ToolDefinition {
+        tools.push(ToolDefinition {
             name: f["name"].as_str().unwrap_or_default().to_string(),
             description: f["description"].as_str().unwrap_or_default().to_string(),
             input_schema: schema.clone(),
         });
     }
-    let msgs = v["messages"].as_array().unwrap_or(&empty);
-    // The turns after the first user message.
-    let first_user = msgs.iter().position(|m| m["role"] == "user").unwrap_or(0);
-    for m in msgs.iter().skip(first_user + 1) {
-        let role = if m["role"] == "assistant" {
-            MessageType::Assistant
-        } else {
-            MessageType::User
-        };
-        let mut content = Vec::new();
-        match api {
-            Api::Openai => {
-                if m["role"] == "tool" {
-                    let text = m["content"].as_str().unwrap_or_default();
-                    let id = m["tool_call_id"].as_str().unwrap_or_default();
-                    content.push(ContentBlock::tool_result(id, text, false));
-                } else if let Some(t) = m["content"].as_str().filter(|t| !t.is_empty()) {
-                    content.push(ContentBlock::text(t));
-                }
-                for c in m["tool_calls"].as_array().unwrap_or(&empty) {
-                    let args = c["function"]["arguments"].as_str().unwrap_or("{}");
-                    content.push(ContentBlock::tool_use(
-                        c["id"].as_str().unwrap_or_default(),
-                        c["function"]["name"].as_str().unwrap_or_default(),
-                        serde_json::from_str(args).unwrap_or(Value::Null),
-                    ));
-                }
-            }
-            Api::Anthropic => {
-                for b in m["content"].as_array().unwrap_or(&empty) {
-                    match b["type"].as_str() {
-                        Some("text") => {
-                            content.push(ContentBlock::text(b["text"].as_str().unwrap_or("")))
-                        }
-                        Some("tool_use") => content.push(ContentBlock::tool_use(
-                            b["id"].as_str().unwrap_or_default(),
-                            b["name"].as_str().unwrap_or_default(),
-                            b["input"].clone(),
-                        )),
-                        Some("tool_result") => content.push(ContentBlock::tool_result(
-                            b["tool_use_id"].as_str().unwrap_or_default(),
-                            b["content"].as_str().unwrap_or_default(),
-                            b["is_error"].as_bool().unwrap_or(false),
-                        )),
-                        _ => {}
-                    }
-                }
-            }
-        }
-        // OpenAI sends one `tool` message per result: they join the turn before.
-        match react.turns.last_mut() {
-            Some(last) if last.role == MessageType::User && role == MessageType::User => {
-                last.content.extend(content)
-            }
-            _ => react.turns.push(Message { role, content }),
-        }
+    tools
+}
+
+/// The content of an OpenAI message: a tool's result, or text and tool calls.
+fn openai_content(m: &Value) -> Vec<ContentBlock> {
+    let mut content = Vec::new();
+    if m["role"] == "tool" {
+        let text = m["content"].as_str().unwrap_or_default();
+        let id = m["tool_call_id"].as_str().unwrap_or_default();
+        content.push(ContentBlock::tool_result(id, text, false));
+    } else if let Some(t) = m["content"].as_str().filter(|t| !t.is_empty()) {
+        content.push(ContentBlock::text(t));
     }
-    react
+    let empty = Vec::new();
+    for c in m["tool_calls"].as_array().unwrap_or(&empty) {
+        let args = c["function"]["arguments"].as_str().unwrap_or("{}");
+        content.push(ContentBlock::tool_use(
+            c["id"].as_str().unwrap_or_default(),
+            c["function"]["name"].as_str().unwrap_or_default(),
+            serde_json::from_str(args).unwrap_or(Value::Null),
+        ));
+    }
+    content
+}
+
+/// The content blocks of an Anthropic message: text, tool uses and tool results.
+fn anthropic_content(m: &Value) -> Vec<ContentBlock> {
+    let empty = Vec::new();
+    let blocks = m["content"].as_array().unwrap_or(&empty);
+    blocks
+        .iter()
+        .filter_map(|b| match b["type"].as_str() {
+            Some("text") => Some(ContentBlock::text(b["text"].as_str().unwrap_or(""))),
+            Some("tool_use") => Some(ContentBlock::tool_use(
+                b["id"].as_str().unwrap_or_default(),
+                b["name"].as_str().unwrap_or_default(),
+                b["input"].clone(),
+            )),
+            Some("tool_result") => Some(ContentBlock::tool_result(
+                b["tool_use_id"].as_str().unwrap_or_default(),
+                b["content"].as_str().unwrap_or_default(),
+                b["is_error"].as_bool().unwrap_or(false),
+            )),
+            _ => None,
+        })
+        .collect()
 }
 
 /// Prompt and completion token counts (cl100k), scaled by `usage_factor`.
@@ -238,139 +257,153 @@ pub fn sse_events(
     usage: (u64, u64),
 ) -> (Vec<String>, Vec<String>, Vec<String>) {
     match call.api {
-        Api::Openai => {
-            let id = "chatcmpl-mock";
-            let chunk = |delta: Value, finish: Value| {
-                sse(
-                    None,
-                    &json!({"id": id, "object": "chat.completion.chunk", "model": call.model,
-                        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}),
-                )
-            };
-            let open = vec![chunk(
-                json!({"role": "assistant", "content": ""}),
+        Api::Openai => openai_events(call, pieces, usage),
+        Api::Anthropic => anthropic_events(call, pieces, usage),
+    }
+}
+
+/// [`sse_events`] in OpenAI's chat-completion chunks.
+fn openai_events(
+    call: &Call,
+    pieces: &[&str],
+    usage: (u64, u64),
+) -> (Vec<String>, Vec<String>, Vec<String>) {
+    let id = "chatcmpl-mock";
+    let chunk = |delta: Value, finish: Value| {
+        sse(
+            None,
+            &json!({"id": id, "object": "chat.completion.chunk", "model": call.model,
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}),
+        )
+    };
+    let open = vec![chunk(
+        json!({"role": "assistant", "content": ""}),
+        Value::Null,
+    )];
+    let answer = crate::data::provider::http::structured::ANSWER_TOOL;
+    let body = pieces
+        .iter()
+        .enumerate()
+        .map(|(i, p)| match (call.answer_tool, i) {
+            (true, 0) => chunk(
+                json!({"tool_calls": [{"index": 0, "id": "call_answer", "type": "function",
+                    "function": {"name": answer, "arguments": p}}]}),
                 Value::Null,
-            )];
-            let answer = crate::data::provider::http::structured::ANSWER_TOOL;
-            let body = pieces
-                .iter()
-                .enumerate()
-                .map(|(i, p)| match (call.answer_tool, i) {
-                    (true, 0) => chunk(
-                        json!({"tool_calls": [{"index": 0, "id": "call_answer", "type": "function",
-                            "function": {"name": answer, "arguments": p}}]}),
-                        Value::Null,
-                    ),
-                    (true, _) => chunk(
-                        json!({"tool_calls": [{"index": 0, "function": {"arguments": p}}]}),
-                        Value::Null,
-                    ),
-                    (false, _) => chunk(json!({"content": p}), Value::Null),
-                })
-                .collect();
-            let mut close: Vec<String> = Vec::new();
-            for (i, t) in call.tool_calls.iter().enumerate() {
-                close.push(chunk(
-                    json!({"tool_calls": [{"index": i, "id": t.id, "type": "function",
-                        "function": {"name": t.name, "arguments": ""}}]}),
-                    Value::Null,
-                ));
-                // The arguments arrive in pieces, as real servers split them.
-                for piece in fragments(&t.arguments, call.fragments) {
-                    close.push(chunk(
-                        json!({"tool_calls": [{"index": i, "function": {"arguments": piece}}]}),
-                        Value::Null,
-                    ));
-                }
-            }
-            let finish = if call.tool_calls.is_empty() && !call.answer_tool {
-                "stop"
-            } else {
-                "tool_calls"
-            };
-            close.extend([
-                chunk(json!({}), json!(finish)),
-                sse(
-                    None,
-                    &json!({"id": id, "object": "chat.completion.chunk", "model": call.model, "choices": [],
-                        "usage": {"prompt_tokens": usage.0, "completion_tokens": usage.1, "total_tokens": usage.0 + usage.1}}),
-                ),
-                "data: [DONE]\n\n".to_string(),
-            ]);
-            (open, body, close)
-        }
-        Api::Anthropic => {
-            let open = vec![
-                sse(
-                    Some("message_start"),
-                    &json!({"type": "message_start", "message": {"id": "msg_mock", "type": "message",
-                        "role": "assistant", "model": call.model, "content": [],
-                        "usage": {"input_tokens": usage.0, "output_tokens": 1}}}),
-                ),
-                sse(
-                    Some("content_block_start"),
-                    &json!({"type": "content_block_start", "index": 0,
-                    "content_block": if call.answer_tool {
-                        json!({"type": "tool_use", "id": "toolu_answer", "name": crate::data::provider::http::structured::ANSWER_TOOL, "input": {}})
-                    } else {
-                        json!({"type": "text", "text": ""})
-                    }}),
-                ),
-                sse(Some("ping"), &json!({"type": "ping"})),
-            ];
-            let body = pieces
-                .iter()
-                .map(|p| {
-                    let delta = if call.answer_tool {
-                        json!({"type": "input_json_delta", "partial_json": p})
-                    } else {
-                        json!({"type": "text_delta", "text": p})
-                    };
-                    sse(
-                        Some("content_block_delta"),
-                        &json!({"type": "content_block_delta", "index": 0, "delta": delta}),
-                    )
-                })
-                .collect();
-            let mut close = vec![sse(
-                Some("content_block_stop"),
-                &json!({"type": "content_block_stop", "index": 0}),
-            )];
-            for (i, t) in call.tool_calls.iter().enumerate() {
-                let index = i + 1;
-                close.push(sse(
-                    Some("content_block_start"),
-                    &json!({"type": "content_block_start", "index": index,
-                        "content_block": {"type": "tool_use", "id": t.id, "name": t.name, "input": {}}}),
-                ));
-                for piece in fragments(&t.arguments, call.fragments) {
-                    close.push(sse(
-                        Some("content_block_delta"),
-                        &json!({"type": "content_block_delta", "index": index,
-                            "delta": {"type": "input_json_delta", "partial_json": piece}}),
-                    ));
-                }
-                close.push(sse(
-                    Some("content_block_stop"),
-                    &json!({"type": "content_block_stop", "index": index}),
-                ));
-            }
-            let stop = if call.tool_calls.is_empty() && !call.answer_tool {
-                "end_turn"
-            } else {
-                "tool_use"
-            };
-            close.extend([
-                sse(
-                    Some("message_delta"),
-                    &json!({"type": "message_delta", "delta": {"stop_reason": stop},
-                        "usage": {"output_tokens": usage.1}}),
-                ),
-                sse(Some("message_stop"), &json!({"type": "message_stop"})),
-            ]);
-            (open, body, close)
+            ),
+            (true, _) => chunk(
+                json!({"tool_calls": [{"index": 0, "function": {"arguments": p}}]}),
+                Value::Null,
+            ),
+            (false, _) => chunk(json!({"content": p}), Value::Null),
+        })
+        .collect();
+    let mut close: Vec<String> = Vec::new();
+    for (i, t) in call.tool_calls.iter().enumerate() {
+        close.push(chunk(
+            json!({"tool_calls": [{"index": i, "id": t.id, "type": "function",
+                "function": {"name": t.name, "arguments": ""}}]}),
+            Value::Null,
+        ));
+        // The arguments arrive in pieces, as real servers split them.
+        for piece in fragments(&t.arguments, call.fragments) {
+            close.push(chunk(
+                json!({"tool_calls": [{"index": i, "function": {"arguments": piece}}]}),
+                Value::Null,
+            ));
         }
     }
+    let finish = if call.tool_calls.is_empty() && !call.answer_tool {
+        "stop"
+    } else {
+        "tool_calls"
+    };
+    close.extend([
+        chunk(json!({}), json!(finish)),
+        sse(
+            None,
+            &json!({"id": id, "object": "chat.completion.chunk", "model": call.model, "choices": [],
+                "usage": {"prompt_tokens": usage.0, "completion_tokens": usage.1, "total_tokens": usage.0 + usage.1}}),
+        ),
+        "data: [DONE]\n\n".to_string(),
+    ]);
+    (open, body, close)
+}
+
+/// [`sse_events`] in Anthropic's message events.
+fn anthropic_events(
+    call: &Call,
+    pieces: &[&str],
+    usage: (u64, u64),
+) -> (Vec<String>, Vec<String>, Vec<String>) {
+    let open = vec![
+        sse(
+            Some("message_start"),
+            &json!({"type": "message_start", "message": {"id": "msg_mock", "type": "message",
+                "role": "assistant", "model": call.model, "content": [],
+                "usage": {"input_tokens": usage.0, "output_tokens": 1}}}),
+        ),
+        sse(
+            Some("content_block_start"),
+            &json!({"type": "content_block_start", "index": 0,
+            "content_block": if call.answer_tool {
+                json!({"type": "tool_use", "id": "toolu_answer", "name": crate::data::provider::http::structured::ANSWER_TOOL, "input": {}})
+            } else {
+                json!({"type": "text", "text": ""})
+            }}),
+        ),
+        sse(Some("ping"), &json!({"type": "ping"})),
+    ];
+    let body = pieces
+        .iter()
+        .map(|p| {
+            let delta = if call.answer_tool {
+                json!({"type": "input_json_delta", "partial_json": p})
+            } else {
+                json!({"type": "text_delta", "text": p})
+            };
+            sse(
+                Some("content_block_delta"),
+                &json!({"type": "content_block_delta", "index": 0, "delta": delta}),
+            )
+        })
+        .collect();
+    let mut close = vec![sse(
+        Some("content_block_stop"),
+        &json!({"type": "content_block_stop", "index": 0}),
+    )];
+    for (i, t) in call.tool_calls.iter().enumerate() {
+        let index = i + 1;
+        close.push(sse(
+            Some("content_block_start"),
+            &json!({"type": "content_block_start", "index": index,
+                "content_block": {"type": "tool_use", "id": t.id, "name": t.name, "input": {}}}),
+        ));
+        for piece in fragments(&t.arguments, call.fragments) {
+            close.push(sse(
+                Some("content_block_delta"),
+                &json!({"type": "content_block_delta", "index": index,
+                    "delta": {"type": "input_json_delta", "partial_json": piece}}),
+            ));
+        }
+        close.push(sse(
+            Some("content_block_stop"),
+            &json!({"type": "content_block_stop", "index": index}),
+        ));
+    }
+    let stop = if call.tool_calls.is_empty() && !call.answer_tool {
+        "end_turn"
+    } else {
+        "tool_use"
+    };
+    close.extend([
+        sse(
+            Some("message_delta"),
+            &json!({"type": "message_delta", "delta": {"stop_reason": stop},
+                "usage": {"output_tokens": usage.1}}),
+        ),
+        sse(Some("message_stop"), &json!({"type": "message_stop"})),
+    ]);
+    (open, body, close)
 }
 
 /// A whole (non-streamed) answer body.

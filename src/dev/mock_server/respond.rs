@@ -46,21 +46,12 @@ fn json(status: u16, body: impl Into<Bytes>) -> Answer {
 pub async fn respond(req: &Request, shared: &Shared) -> Result<Answer, Dropped> {
     let embeddings = req.path.ends_with("/embeddings");
     let moderations = req.path.ends_with("/moderations");
-    let api = if req.path.ends_with("/chat/completions") || embeddings || moderations {
-        Api::Openai
-    } else if req.path.ends_with("/messages") {
-        Api::Anthropic
-    } else {
+    let Some(api) = api_of(&req.path) else {
         let body = r#"{"error":{"type":"not_found_error","message":"no such route"}}"#;
         return Ok(json(404, body));
     };
     let cfg = &shared.config;
-    let given_key = header(&req.headers, "x-api-key")
-        .map(str::to_string)
-        .or_else(|| {
-            header(&req.headers, "authorization")
-                .map(|v| v.trim_start_matches("Bearer ").to_string())
-        });
+    let given_key = given_key(&req.headers);
     if let Some(want) = &cfg.require_key {
         if given_key.as_deref() != Some(want.as_str()) {
             return Ok(unauthorized(cfg.echo_key, given_key));
@@ -76,20 +67,8 @@ pub async fn respond(req: &Request, shared: &Shared) -> Result<Answer, Dropped> 
     }
     let task = header(&req.headers, "x-plexus-task").unwrap_or("");
     if let Some(script) = &cfg.model_script {
-        let agent = header(&req.headers, "x-plexus-agent").unwrap_or("");
-        let asked = super::script::Asked {
-            task,
-            agent,
-            body: std::str::from_utf8(&req.body).unwrap_or_default(),
-        };
-        match shared.next_turn(script, asked) {
-            Some(n) => return Ok(scripted(api, req, shared, &script.turns[n], n).await),
-            None if script.rest == super::script::Rest::Simulated => {}
-            None => {
-                let body = serde_json::json!({"error": {"type": "api_error", "message": format!(
-                    "the mock server's script has no turn left for this request (task `{task}`, agent `{agent}`)")}});
-                return Ok(json(500, body.to_string()));
-            }
+        if let Some(answer) = from_script(api, req, shared, script, task).await {
+            return Ok(answer);
         }
     }
     let invocation =
@@ -122,28 +101,92 @@ pub async fn respond(req: &Request, shared: &Shared) -> Result<Answer, Dropped> 
     let usage = answer::usage(&call, text, factor);
     if !call.stream {
         tokio::time::sleep(Duration::from_millis(cfg.stream_ms)).await;
-        let body = match fault {
-            MockFault::InvalidJson => "{\"choices\": [{\"message\": ".to_string(),
-            MockFault::Oversized => answer::whole(&call, &"x".repeat(256 * 1024), usage),
-            _ => match &keyed {
-                Some(k) => k.whole(&call, usage),
-                None => answer::whole(&call, text, usage),
-            },
-        };
+        let body = whole_body(&call, &fault, keyed.as_ref(), text, usage);
         return Ok(json(200, body));
     }
-    let (open, body, close) = match &keyed {
+    let events = match &keyed {
         Some(k) => k.events(&call, cfg.chunks, usage),
         None => answer::sse_events(&call, &answer::pieces(text, cfg.chunks), usage),
     };
-    let paced = paced(
+    Ok(event_stream(paced(
         api,
         &call,
-        (open, body, close),
+        events,
         &fault,
         cfg.stream_ms,
         usage,
-    );
+    )))
+}
+
+/// A whole answer's body, or the fault that stands for it.
+fn whole_body(
+    call: &answer::Call,
+    fault: &MockFault,
+    keyed: Option<&KeyedAnswer>,
+    text: &str,
+    usage: (u64, u64),
+) -> String {
+    match fault {
+        MockFault::InvalidJson => "{\"choices\": [{\"message\": ".to_string(),
+        MockFault::Oversized => answer::whole(call, &"x".repeat(256 * 1024), usage),
+        _ => match keyed {
+            Some(k) => k.whole(call, usage),
+            None => answer::whole(call, text, usage),
+        },
+    }
+}
+
+/// The API a path is on (embeddings and moderations are OpenAI's); `None` for no route.
+fn api_of(path: &str) -> Option<Api> {
+    if path.ends_with("/chat/completions")
+        || path.ends_with("/embeddings")
+        || path.ends_with("/moderations")
+    {
+        Some(Api::Openai)
+    } else if path.ends_with("/messages") {
+        Some(Api::Anthropic)
+    } else {
+        None
+    }
+}
+
+/// The key a request gives: `x-api-key`, else the `Authorization` bearer token.
+fn given_key(headers: &HeaderMap) -> Option<String> {
+    header(headers, "x-api-key")
+        .map(str::to_string)
+        .or_else(|| {
+            header(headers, "authorization").map(|v| v.trim_start_matches("Bearer ").to_string())
+        })
+}
+
+/// The script's answer to the request: its next turn, or a 500 when it has none left and
+/// the rest is not left to the simulated model (`None`: the simulated model answers).
+async fn from_script(
+    api: Api,
+    req: &Request,
+    shared: &Shared,
+    script: &super::script::Script,
+    task: &str,
+) -> Option<Answer> {
+    let agent = header(&req.headers, "x-plexus-agent").unwrap_or("");
+    let asked = super::script::Asked {
+        task,
+        agent,
+        body: std::str::from_utf8(&req.body).unwrap_or_default(),
+    };
+    match shared.next_turn(script, asked) {
+        Some(n) => Some(scripted(api, req, shared, &script.turns[n], n).await),
+        None if script.rest == super::script::Rest::Simulated => None,
+        None => {
+            let body = serde_json::json!({"error": {"type": "api_error", "message": format!(
+                "the mock server's script has no turn left for this request (task `{task}`, agent `{agent}`)")}});
+            Some(json(500, body.to_string()))
+        }
+    }
+}
+
+/// A 200 streaming `paced` as server-sent events.
+fn event_stream(paced: Paced) -> Answer {
     let mut r = Response::new(MockBody::paced(paced));
     let h = r.headers_mut();
     h.insert(
@@ -151,7 +194,7 @@ pub async fn respond(req: &Request, shared: &Shared) -> Result<Answer, Dropped> 
         HeaderValue::from_static("text/event-stream"),
     );
     h.insert("cache-control", HeaderValue::from_static("no-cache"));
-    Ok(r)
+    r
 }
 
 /// 401, with the key given echoed when the server is told to (padded past a preview's

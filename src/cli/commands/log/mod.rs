@@ -26,22 +26,7 @@ pub const FOLLOW_POLL: Duration = Duration::from_millis(150);
 /// Most task ids an unknown `--task` error lists.
 const LISTED_TASKS: usize = 20;
 
-/// Which events of a run's log to print, and whether to wait for more.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct LogFilter {
-    /// Event kinds to keep, as the envelope's `kind` names them (`task_finished`);
-    /// each element may itself be a comma list. Empty: every kind.
-    pub kinds: Vec<String>,
-    /// Only the events of this task of the run.
-    pub task: Option<String>,
-    /// Only events at or after this: an RFC 3339 time, `HH:MM[:SS]` (UTC, on the run's
-    /// start date), `+DURATION` from the run's start (`+90s`, `+1h30m`) or `#N` (event
-    /// number N and later).
-    pub since: Option<String>,
-    /// After the events there are, print new ones as they are committed until the run
-    /// ends (or at once when no live process is writing it).
-    pub follow: bool,
-}
+pub use crate::cli::args::LogFilter;
 
 /// A filter checked against one run.
 struct Selection {

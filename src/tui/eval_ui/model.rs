@@ -318,99 +318,11 @@ impl EvalModel {
                 .transpose()?,
         };
         let parent = parent_side.as_ref().map(|p| p.row.clone());
-        // Both sides come sorted by id: each of ours meets its parent sample in one walk.
-        let there = parent_side.as_deref();
-        let mut j = 0usize;
         let here = stored(conn, &row.eval_id)?;
-        let n = names.len();
-        let mut tally = vec![(0u64, 0u64, 0u64); n];
-        let mut paired = vec![Paired::default(); n];
-        let mut counts = [0u64; 4];
-        let mut samples = Vec::with_capacity(here.len());
-        for s in here {
-            counts[s.status as usize] += 1;
-            let marks: Box<[u8]> = s.marks.map(String::into_bytes).unwrap_or_default().into();
-            if s.status != Status::Pending {
-                for (k, t) in tally.iter_mut().enumerate() {
-                    t.1 += 1;
-                    match marks.get(k).copied().and_then(mark_result) {
-                        Some(true) => t.0 += 1,
-                        Some(false) => {}
-                        None => t.2 += 1,
-                    }
-                }
-            }
-            let mut flip = Flip::None;
-            let mut check_flipped = false;
-            let found = there.and_then(|p| {
-                while p.ids.get(j).is_some_and(|id| **id < *s.id) {
-                    j += 1;
-                }
-                (p.ids.get(j).is_some_and(|id| **id == *s.id)).then_some((p, j))
-            });
-            if let Some((p, i)) = found {
-                let (hash, status) = p.facts[i];
-                if hash == s.hash && s.status != Status::Pending {
-                    flip = match (status, s.status) {
-                        (Status::Passed, Status::Failed) => Flip::Regressed,
-                        (Status::Failed, Status::Passed) => Flip::Improved,
-                        _ => Flip::None,
-                    };
-                    for (k, pair) in paired.iter_mut().enumerate() {
-                        let mine = marks.get(k).copied().and_then(mark_result);
-                        match (p.result(i, k), mine) {
-                            (Some(true), Some(true)) => pair.both += 1,
-                            (Some(true), Some(false)) => {
-                                pair.first_only += 1;
-                                check_flipped = true;
-                            }
-                            (Some(false), Some(true)) => {
-                                pair.second_only += 1;
-                                check_flipped = true;
-                            }
-                            (Some(false), Some(false)) => pair.neither += 1,
-                            _ => {}
-                        }
-                    }
-                }
-            }
-            samples.push(SampleLine {
-                id: s.id,
-                ord: s.ord,
-                status: s.status,
-                score: s.score,
-                marks,
-                inherited: s.inherited,
-                flip,
-                check_flipped,
-            });
-        }
+        let mut walk = Walk::new(names.len(), parent_side.as_deref());
+        let mut samples: Vec<SampleLine> = here.into_iter().map(|s| walk.add(s)).collect();
         samples.sort_unstable_by_key(|s| s.ord);
-        let checks = scoring
-            .checks
-            .iter()
-            .enumerate()
-            .map(|(k, c)| {
-                let (passed, of, errors) = tally[k];
-                CheckLine {
-                    name: c.name.clone(),
-                    passed,
-                    of,
-                    errors,
-                    rate: wilson(passed, of, Z95),
-                    gate: scoring.fail_under.get(&c.name).copied(),
-                    parent: parent_side
-                        .as_ref()
-                        .filter(|p| p.has[k])
-                        .map(|p| ParentDiff {
-                            parent_rate: p.rates[k],
-                            difference: paired[k].difference(Z95),
-                            regressed: paired[k].first_only,
-                            improved: paired[k].second_only,
-                        }),
-                }
-            })
-            .collect();
+        let checks = walk.check_lines(&scoring);
         let (tokens, cost): (i64, Option<f64>) = conn.query_row(
             "SELECT COALESCE(SUM(tokens), 0), SUM(cost_usd) FROM eval_attempts WHERE eval_id = ?1",
             [&row.eval_id],
@@ -420,10 +332,10 @@ impl EvalModel {
             row,
             scoring,
             parent,
+            counts: walk.counts,
             parent_side,
             samples,
             checks,
-            counts,
             tokens: tokens.max(0) as u64,
             cost_usd: cost,
         })
@@ -458,6 +370,136 @@ impl EvalModel {
     /// Values by sample id put in the order of [`EvalModel::samples`].
     pub fn in_sample_order(&self, mut by_id: HashMap<String, String>) -> Vec<Option<String>> {
         self.samples.iter().map(|s| by_id.remove(&s.id)).collect()
+    }
+}
+
+/// One walk over an eval's stored samples, sorted by id: each check's tally, each
+/// sample met with its parent sample (both sides sorted by id), the counts by status.
+struct Walk<'p> {
+    /// Per check: passed, scored, not scorable.
+    tally: Vec<(u64, u64, u64)>,
+    /// Per check: the pairs with the parent.
+    paired: Vec<Paired>,
+    /// Samples by status.
+    counts: [u64; 4],
+    /// The parent side, and how far through its ids the walk is.
+    there: Option<&'p ParentSide>,
+    j: usize,
+}
+
+impl<'p> Walk<'p> {
+    fn new(checks: usize, there: Option<&'p ParentSide>) -> Walk<'p> {
+        Walk {
+            tally: vec![(0, 0, 0); checks],
+            paired: vec![Paired::default(); checks],
+            counts: [0; 4],
+            there,
+            j: 0,
+        }
+    }
+
+    /// Counts sample `s` and gives its line.
+    fn add(&mut self, mut s: Stored) -> SampleLine {
+        self.counts[s.status as usize] += 1;
+        let marks: Box<[u8]> = s
+            .marks
+            .take()
+            .map(String::into_bytes)
+            .unwrap_or_default()
+            .into();
+        if s.status != Status::Pending {
+            for (k, t) in self.tally.iter_mut().enumerate() {
+                t.1 += 1;
+                match marks.get(k).copied().and_then(mark_result) {
+                    Some(true) => t.0 += 1,
+                    Some(false) => {}
+                    None => t.2 += 1,
+                }
+            }
+        }
+        let (flip, check_flipped) = match self.parent_sample(&s.id) {
+            Some((p, i)) => self.pair(p, i, &s, &marks),
+            None => (Flip::None, false),
+        };
+        SampleLine {
+            id: s.id,
+            ord: s.ord,
+            status: s.status,
+            score: s.score,
+            marks,
+            inherited: s.inherited,
+            flip,
+            check_flipped,
+        }
+    }
+
+    /// The parent's sample `id`, walking on through the parent's sorted ids.
+    fn parent_sample(&mut self, id: &str) -> Option<(&'p ParentSide, usize)> {
+        let p = self.there?;
+        while p.ids.get(self.j).is_some_and(|x| **x < *id) {
+            self.j += 1;
+        }
+        p.ids
+            .get(self.j)
+            .is_some_and(|x| **x == *id)
+            .then_some((p, self.j))
+    }
+
+    /// Sample `s` beside its parent sample `i`: its flip, and whether a check flipped.
+    fn pair(&mut self, p: &ParentSide, i: usize, s: &Stored, marks: &[u8]) -> (Flip, bool) {
+        let (hash, status) = p.facts[i];
+        if hash != s.hash || s.status == Status::Pending {
+            return (Flip::None, false);
+        }
+        let flip = match (status, s.status) {
+            (Status::Passed, Status::Failed) => Flip::Regressed,
+            (Status::Failed, Status::Passed) => Flip::Improved,
+            _ => Flip::None,
+        };
+        let mut check_flipped = false;
+        for (k, pair) in self.paired.iter_mut().enumerate() {
+            let mine = marks.get(k).copied().and_then(mark_result);
+            match (p.result(i, k), mine) {
+                (Some(true), Some(true)) => pair.both += 1,
+                (Some(true), Some(false)) => {
+                    pair.first_only += 1;
+                    check_flipped = true;
+                }
+                (Some(false), Some(true)) => {
+                    pair.second_only += 1;
+                    check_flipped = true;
+                }
+                (Some(false), Some(false)) => pair.neither += 1,
+                _ => {}
+            }
+        }
+        (flip, check_flipped)
+    }
+
+    /// Each check's line: its pass rate and its difference to the parent.
+    fn check_lines(&self, scoring: &Scoring) -> Vec<CheckLine> {
+        scoring
+            .checks
+            .iter()
+            .enumerate()
+            .map(|(k, c)| {
+                let (passed, of, errors) = self.tally[k];
+                CheckLine {
+                    name: c.name.clone(),
+                    passed,
+                    of,
+                    errors,
+                    rate: wilson(passed, of, Z95),
+                    gate: scoring.fail_under.get(&c.name).copied(),
+                    parent: self.there.filter(|p| p.has[k]).map(|p| ParentDiff {
+                        parent_rate: p.rates[k],
+                        difference: self.paired[k].difference(Z95),
+                        regressed: self.paired[k].first_only,
+                        improved: self.paired[k].second_only,
+                    }),
+                }
+            })
+            .collect()
     }
 }
 

@@ -403,13 +403,16 @@ fn parse_atoms(text: &str, max_atoms: Option<u32>) -> Result<ParsedOutput, Error
     })
 }
 
+/// A JSON object.
+type JsonObject = serde_json::Map<String, Value>;
+
 /// The object holding the atoms (`output`, or the response itself for a bare
 /// `{atoms, summary}`) and its path; `None` for an answer that has no atoms but reports
 /// errors (`reports_errors`).
 fn output_of(
-    obj: &serde_json::Map<String, Value>,
+    obj: &JsonObject,
     reports_errors: bool,
-) -> Result<Option<(&serde_json::Map<String, Value>, &'static str)>, ErrorInfo> {
+) -> Result<Option<(&JsonObject, &'static str)>, ErrorInfo> {
     match obj.get("output") {
         Some(Value::Object(o)) => Ok(Some((o, "output"))),
         Some(_) => Err(validation_error(

@@ -134,15 +134,17 @@ fn decide(
     Ok(Ok(decided))
 }
 
+/// The task's index, its review item and what accepting it stores.
+type ToDecide = (usize, ReviewItem, Option<Accepted>);
+
 /// Reads the review item of the request's task (task index, item, what accepting it
 /// stores) once the request and the task's state allow a decision; `Ok(Err(_))` is a
 /// refusal.
-#[allow(clippy::type_complexity)]
 fn read_item(
     ctx: &RunCtx,
     nodes: &[Node],
     req: &ReviewRequest,
-) -> Result<Result<(usize, ReviewItem, Option<Accepted>), ReviewError>, EngineError> {
+) -> Result<Result<ToDecide, ReviewError>, EngineError> {
     if let Err(e) = check_verdict(&req.verdict, &req.reviewer) {
         return Ok(Err(e));
     }

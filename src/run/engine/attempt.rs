@@ -160,149 +160,21 @@ pub(super) fn evaluate(
         elapsed_ms,
         timeout_s: effective_timeout,
     } = took;
-    let mut errors = Vec::new();
-    let mut transient_after = None;
-    let mut atoms = Vec::new();
-    let mut summary = String::new();
-    let mut quality_check = QualityCheck::default();
-    let mut verdicts = Vec::new();
     let provider_fault = matches!(result, Ok(Err(_)));
-    match result {
-        Err(Stopped::Timeout { first_token: false, .. }) => errors.push(ErrorInfo::new(
-            ErrorCode::E004,
-            format!(
-                "no complete answer within {}s; {} bytes had streamed",
-                seconds(effective_timeout),
-                text.len()
-            ),
-        )),
-        Err(Stopped::Timeout { first_token: true, after }) => errors.push(ErrorInfo::new(
-            ErrorCode::E004,
-            format!(
-                "no byte of an answer within {:.1}s (the profile's first_token_timeout_s)",
-                after.as_secs_f64()
-            ),
-        )),
-        Err(Stopped::Runaway { repeated, chars }) => errors.push(ErrorInfo::new(
-            ErrorCode::E009,
-            format!(
-                "the answer repeated itself and was stopped after {chars} characters (it kept writing {:?})",
-                crate::base::text::cut::cut_chars(&repeated, 60)
-            ),
-        )),
-        Err(Stopped::MaxTokens { tokens }) => errors.push(ErrorInfo::new(
-            ErrorCode::E002,
-            format!(
-                "the answer passed its max_tokens and was cut at {tokens} tokens before it ended"
-            ),
-        )),
-        Ok(Err(ProviderError::Transient {
-            message,
-            retry_after_ms,
-        })) => {
-            transient_after = Some(retry_after_ms);
-            errors.push(ErrorInfo::new(ErrorCode::E001, message));
-        }
-        Ok(Err(ProviderError::SourceNotFound(m))) => {
-            errors.push(ErrorInfo::new(ErrorCode::E001, m))
-        }
-        Ok(Err(ProviderError::Timeout(m))) => errors.push(ErrorInfo::new(
-            ErrorCode::E004,
-            format!("{m}; {} bytes had streamed", text.len()),
-        )),
-        Ok(Err(ProviderError::Malformed(m))) => errors.push(ErrorInfo::new(ErrorCode::E002, m)),
-        Ok(Err(ProviderError::Permanent(m))) => errors.push(ErrorInfo::new(ErrorCode::E008, m)),
-        Ok(Ok(out)) if crate::base::text::reasoning::answer(text).trim().is_empty() => {
-            errors.push(ErrorInfo::new(
-                ErrorCode::E002,
-                format!("the model returned an empty completion{}", cut_note(&out)),
-            ))
-        }
-        Ok(Ok(_)) if task.options().text_output => {
-            let answer = crate::base::text::reasoning::answer(text).trim().to_string();
-            // A plain answer is not graded by the gate (its checks are of atoms' fields):
-            // what judges it is the eval's checks.
-            atoms = vec![text_atom(task, answer)];
-            quality_check = QualityCheck {
-                atoms_generated: 1,
-                avg_quality_score: 1.0,
-                grades: crate::base::protocol::GradeCounts {
-                    a: 1,
-                    ..Default::default()
-                },
-                ..QualityCheck::default()
-            };
-            verdicts = vec![AtomVerdict {
-                score: 1.0,
-                grade: Grade::A,
-                issues: Vec::new(),
-                fabricated_refs: Vec::new(),
-            }];
-        }
-        Ok(Ok(out)) => match parse_response(text, task.output_requirements.max_atoms)
-            .and_then(|p| without_secret(p, ctx.provider.secret_redactor()))
-        {
-            Err(mut e) => {
-                e.message.push_str(&cut_note(&out));
-                errors.push(e)
-            }
-            Ok(parsed) if parsed.atoms.is_empty() && !parsed.errors.is_empty() => {
-                // The model says why it has no answer: that is the error, as its code
-                // is handled (its E001 retried as E001).
-                errors.extend(parsed.errors);
-            }
-            Ok(parsed) if parsed.atoms.is_empty() => {
-                let mut e = ErrorInfo::new(
-                    ErrorCode::E003,
-                    "output.atoms: the answer holds no atom; give at least one",
-                );
-                e.extra.insert("field".into(), "output.atoms".into());
-                errors.push(e);
-            }
-            Ok(parsed) => {
-                errors.extend(parsed.errors.iter().cloned());
-                let required = &task.output_requirements.required_fields;
-                let known = ctx
-                    .known_assets
-                    .read()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner);
-                let known = crate::model::gate::known::WithListed {
-                    known: &*known,
-                    listed,
-                };
-                let g = run_gate(&parsed.atoms, required, &known, &ctx.config.quality);
-                if g.fabricated_refs > 0
-                    && g.fabricated_refs >= ctx.config.quality.hallucination_refs
-                {
-                    errors.push(ErrorInfo::new(
-                        ErrorCode::E007,
-                        format!(
-                            "{} reference(s) to assets that do not exist; flagged for human review",
-                            g.fabricated_refs
-                        ),
-                    ));
-                }
-                if !parsed.atoms.is_empty() {
-                    let avg_grade = ctx.config.quality.grade(g.quality_check.avg_quality_score);
-                    if !avg_grade.meets(threshold) {
-                        errors.push(ErrorInfo::new(
-                            ErrorCode::E005,
-                            format!(
-                                "average score {:.2} is grade {avg_grade}, below the threshold {threshold}",
-                                g.quality_check.avg_quality_score
-                            ),
-                        ));
-                    }
-                }
-                atoms = parsed.atoms;
-                summary = parsed.summary;
-                quality_check = g.quality_check;
-                quality_check.issues.extend(parsed.issues.iter().cloned());
-                verdicts = g.verdicts;
-            }
-        },
-    }
-    without_secret_in_messages(&mut errors, ctx.provider.secret_redactor());
+    let mut found = match result {
+        Err(stopped) => Found::error(stopped_error(stopped, text, effective_timeout)),
+        Ok(Err(e)) => provider_failed(e, text),
+        Ok(Ok(out)) => read_answer(ctx, task, threshold, &out, text, listed),
+    };
+    without_secret_in_messages(&mut found.errors, ctx.provider.secret_redactor());
+    let Found {
+        errors,
+        transient_after,
+        atoms,
+        summary,
+        quality_check,
+        verdicts,
+    } = found;
     let status = if errors.iter().any(|e| e.error_code == ErrorCode::E004) {
         InvocationStatus::Timeout
     } else {
@@ -323,6 +195,211 @@ pub(super) fn evaluate(
         summary,
         quality_check,
         verdicts,
+    }
+}
+
+/// What the reading of an attempt's outcome found, before its status is decided.
+#[derive(Default)]
+struct Found {
+    /// Errors, in the order found.
+    errors: Vec<ErrorInfo>,
+    /// `Some(retry_after)` when the provider failed transiently.
+    transient_after: Option<Option<u64>>,
+    atoms: Vec<Atom>,
+    summary: String,
+    quality_check: QualityCheck,
+    verdicts: Vec<AtomVerdict>,
+}
+
+impl Found {
+    /// Nothing found but errors.
+    fn errors(errors: Vec<ErrorInfo>) -> Found {
+        Found {
+            errors,
+            ..Found::default()
+        }
+    }
+
+    /// Nothing found but one error.
+    fn error(e: ErrorInfo) -> Found {
+        Found::errors(vec![e])
+    }
+}
+
+/// The error of a call that was stopped (`text` is what had streamed, `timeout_s` the
+/// time the call had).
+fn stopped_error(stopped: Stopped, text: &str, timeout_s: f64) -> ErrorInfo {
+    match stopped {
+        Stopped::Timeout { first_token: false, .. } => ErrorInfo::new(
+            ErrorCode::E004,
+            format!(
+                "no complete answer within {}s; {} bytes had streamed",
+                seconds(timeout_s),
+                text.len()
+            ),
+        ),
+        Stopped::Timeout { first_token: true, after } => ErrorInfo::new(
+            ErrorCode::E004,
+            format!(
+                "no byte of an answer within {:.1}s (the profile's first_token_timeout_s)",
+                after.as_secs_f64()
+            ),
+        ),
+        Stopped::Runaway { repeated, chars } => ErrorInfo::new(
+            ErrorCode::E009,
+            format!(
+                "the answer repeated itself and was stopped after {chars} characters (it kept writing {:?})",
+                crate::base::text::cut::cut_chars(&repeated, 60)
+            ),
+        ),
+        Stopped::MaxTokens { tokens } => ErrorInfo::new(
+            ErrorCode::E002,
+            format!(
+                "the answer passed its max_tokens and was cut at {tokens} tokens before it ended"
+            ),
+        ),
+    }
+}
+
+/// What a provider's error comes to (`text` is what had streamed).
+fn provider_failed(e: ProviderError, text: &str) -> Found {
+    match e {
+        ProviderError::Transient {
+            message,
+            retry_after_ms,
+        } => Found {
+            transient_after: Some(retry_after_ms),
+            ..Found::error(ErrorInfo::new(ErrorCode::E001, message))
+        },
+        ProviderError::SourceNotFound(m) => Found::error(ErrorInfo::new(ErrorCode::E001, m)),
+        ProviderError::Timeout(m) => Found::error(ErrorInfo::new(
+            ErrorCode::E004,
+            format!("{m}; {} bytes had streamed", text.len()),
+        )),
+        ProviderError::Malformed(m) => Found::error(ErrorInfo::new(ErrorCode::E002, m)),
+        ProviderError::Permanent(m) => Found::error(ErrorInfo::new(ErrorCode::E008, m)),
+    }
+}
+
+/// Reads a finished call's answer `text`: empty, plain text, or atoms parsed and graded.
+fn read_answer(
+    ctx: &RunCtx,
+    task: &Task,
+    threshold: Grade,
+    out: &ProviderOutput,
+    text: &str,
+    listed: &[String],
+) -> Found {
+    if crate::base::text::reasoning::answer(text).trim().is_empty() {
+        return Found::error(ErrorInfo::new(
+            ErrorCode::E002,
+            format!("the model returned an empty completion{}", cut_note(out)),
+        ));
+    }
+    if task.options().text_output {
+        let answer = crate::base::text::reasoning::answer(text)
+            .trim()
+            .to_string();
+        return text_found(task, answer);
+    }
+    match parse_response(text, task.output_requirements.max_atoms)
+        .and_then(|p| without_secret(p, ctx.provider.secret_redactor()))
+    {
+        Err(mut e) => {
+            e.message.push_str(&cut_note(out));
+            Found::error(e)
+        }
+        Ok(parsed) if parsed.atoms.is_empty() && !parsed.errors.is_empty() => {
+            // The model says why it has no answer: that is the error, as its code
+            // is handled (its E001 retried as E001).
+            Found::errors(parsed.errors)
+        }
+        Ok(parsed) if parsed.atoms.is_empty() => {
+            let mut e = ErrorInfo::new(
+                ErrorCode::E003,
+                "output.atoms: the answer holds no atom; give at least one",
+            );
+            e.extra.insert("field".into(), "output.atoms".into());
+            Found::error(e)
+        }
+        Ok(parsed) => graded(ctx, task, threshold, parsed, listed),
+    }
+}
+
+/// A plain answer's one atom. It is not graded by the gate (its checks are of atoms'
+/// fields): what judges it is the eval's checks.
+fn text_found(task: &Task, answer: String) -> Found {
+    Found {
+        atoms: vec![text_atom(task, answer)],
+        quality_check: QualityCheck {
+            atoms_generated: 1,
+            avg_quality_score: 1.0,
+            grades: crate::base::protocol::GradeCounts {
+                a: 1,
+                ..Default::default()
+            },
+            ..QualityCheck::default()
+        },
+        verdicts: vec![AtomVerdict {
+            score: 1.0,
+            grade: Grade::A,
+            issues: Vec::new(),
+            fabricated_refs: Vec::new(),
+        }],
+        ..Found::default()
+    }
+}
+
+/// Runs the quality gate over parsed atoms (references to `listed` assets are no
+/// fabrication): the answer's own errors, then a hallucination, then a low average.
+fn graded(
+    ctx: &RunCtx,
+    task: &Task,
+    threshold: Grade,
+    parsed: super::parse::ParsedOutput,
+    listed: &[String],
+) -> Found {
+    let mut errors: Vec<ErrorInfo> = parsed.errors.to_vec();
+    let required = &task.output_requirements.required_fields;
+    let known = ctx
+        .known_assets
+        .read()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let known = crate::model::gate::known::WithListed {
+        known: &*known,
+        listed,
+    };
+    let g = run_gate(&parsed.atoms, required, &known, &ctx.config.quality);
+    if g.fabricated_refs > 0 && g.fabricated_refs >= ctx.config.quality.hallucination_refs {
+        errors.push(ErrorInfo::new(
+            ErrorCode::E007,
+            format!(
+                "{} reference(s) to assets that do not exist; flagged for human review",
+                g.fabricated_refs
+            ),
+        ));
+    }
+    if !parsed.atoms.is_empty() {
+        let avg_grade = ctx.config.quality.grade(g.quality_check.avg_quality_score);
+        if !avg_grade.meets(threshold) {
+            errors.push(ErrorInfo::new(
+                ErrorCode::E005,
+                format!(
+                    "average score {:.2} is grade {avg_grade}, below the threshold {threshold}",
+                    g.quality_check.avg_quality_score
+                ),
+            ));
+        }
+    }
+    let mut quality_check = g.quality_check;
+    quality_check.issues.extend(parsed.issues.iter().cloned());
+    Found {
+        errors,
+        transient_after: None,
+        atoms: parsed.atoms,
+        summary: parsed.summary,
+        quality_check,
+        verdicts: g.verdicts,
     }
 }
 

@@ -291,22 +291,36 @@ pub(super) fn block(
         )?;
         for d in nodes[i].downstream() {
             if fallback_allows(&ctx.plan, d) {
-                // On resume (no queue) the caller's walk over finished tasks counts it.
-                if let Some(q) = ready.as_deref_mut() {
-                    if nodes[d].status == TaskStatus::Pending {
-                        nodes[d].remaining = nodes[d].remaining.saturating_sub(1);
-                        if nodes[d].remaining == 0 {
-                            nodes[d].status = TaskStatus::Ready;
-                            ctx.emitter
-                                .emit(&task_scope(ctx, d), EngineEvent::TaskReady(Empty {}))?;
-                            q.push_back(d);
-                        }
-                    }
-                }
+                count_lenient(ctx, nodes, d, ready.as_deref_mut())?;
                 continue;
             }
             stack.push((d, i));
         }
+    }
+    Ok(())
+}
+
+/// A lenient dependent `d` of a blocked task counts it as finished: a pending one whose
+/// last dependency that was becomes ready and is queued on `ready`.
+fn count_lenient(
+    ctx: &RunCtx,
+    nodes: &mut [Node],
+    d: usize,
+    ready: Option<&mut VecDeque<usize>>,
+) -> Result<(), EngineError> {
+    // On resume (no queue) the caller's walk over finished tasks counts it.
+    let Some(q) = ready else {
+        return Ok(());
+    };
+    if nodes[d].status != TaskStatus::Pending {
+        return Ok(());
+    }
+    nodes[d].remaining = nodes[d].remaining.saturating_sub(1);
+    if nodes[d].remaining == 0 {
+        nodes[d].status = TaskStatus::Ready;
+        ctx.emitter
+            .emit(&task_scope(ctx, d), EngineEvent::TaskReady(Empty {}))?;
+        q.push_back(d);
     }
     Ok(())
 }

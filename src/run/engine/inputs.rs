@@ -204,7 +204,42 @@ fn degraded(r: &DataReference, code: RefErrorCode) -> Option<DataReference> {
 /// Resolves the task's references, applies fallbacks, and fits the prompt to the budget.
 pub(super) async fn gather_inputs(ctx: &RunCtx, idx: usize, scope: &Scope) -> Gathered {
     let task = &ctx.plan.tasks[idx];
-    let mut assets: Vec<String> = task.context.existing_assets.clone().unwrap_or_default();
+    let outputs = upstream_outputs(ctx, task).await;
+    let assets = known_assets(ctx, task, &outputs);
+    let mut inputs: Vec<Input> = Vec::new();
+    for (i, r) in task.options().data_references.iter().enumerate() {
+        let mut one = Resolving {
+            ctx,
+            scope,
+            index: i,
+            r,
+            outputs: &outputs,
+            fallback: task.options().fallback_config.as_ref(),
+            used_ref: r.clone(),
+            abort: None,
+            unlogged: None,
+        };
+        let resolved = one.resolve().await;
+        // A failure that cannot be logged stops the task before any call.
+        if let Some(e) = one.unlogged.take() {
+            one.abort = Some(format!("the run's log cannot be written: {e}"));
+        }
+        if let Some(a) = one.abort {
+            return Gathered::aborted(a);
+        }
+        if let Ok(data) = resolved {
+            inputs.push(input_of(task, r, &one.used_ref, data));
+        }
+    }
+    super::budget::fit(ctx, idx, scope, inputs, assets).await
+}
+
+/// The outputs of the tasks `task` depends on or refers to: those held in memory, the
+/// others read back from the store.
+async fn upstream_outputs(
+    ctx: &RunCtx,
+    task: &crate::model::plan::Task,
+) -> HashMap<usize, Arc<ResponseOutput>> {
     let needed: Vec<usize> = task
         .depends_on
         .iter()
@@ -233,36 +268,77 @@ pub(super) async fn gather_inputs(ctx: &RunCtx, idx: usize, scope: &Scope) -> Ga
         .filter(|j| !outputs.contains_key(j))
         .collect();
     outputs.extend(read_back(ctx, missing).await);
+    outputs
+}
+
+/// The assets the task's context lists, then those its dependencies produced (each once).
+fn known_assets(
+    ctx: &RunCtx,
+    task: &crate::model::plan::Task,
+    outputs: &HashMap<usize, Arc<ResponseOutput>>,
+) -> Vec<String> {
+    let mut assets: Vec<String> = task.context.existing_assets.clone().unwrap_or_default();
     // A set keeps the merge linear in a wide fan-in.
     let mut seen: rustc_hash::FxHashSet<String> = assets.iter().cloned().collect();
     for d in &task.depends_on {
-        if let Some(out) = ctx.plan.task_index(d).and_then(|j| outputs.get(&j)) {
-            for a in &out.atoms {
-                if seen.insert(a.asset_id.clone()) {
-                    assets.push(a.asset_id.clone());
-                }
+        let Some(out) = ctx.plan.task_index(d).and_then(|j| outputs.get(&j)) else {
+            continue;
+        };
+        for a in &out.atoms {
+            if seen.insert(a.asset_id.clone()) {
+                assets.push(a.asset_id.clone());
             }
         }
     }
-    let fallback: Option<&FallbackConfig> = task.options().fallback_config.as_ref();
-    let mut inputs: Vec<Input> = Vec::new();
-    let mut abort = None;
-    let unlogged: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
-    for (i, r) in task.options().data_references.iter().enumerate() {
-        // A failure that cannot be logged stops the task before any call.
-        let report = |failure: ResolutionFailure| {
-            if let Err(e) = ctx.emitter.emit(
-                scope,
-                EngineEvent::ReferenceFailed(ReferenceFailed { index: i, failure }),
-            ) {
-                if let Ok(mut u) = unlogged.lock() {
-                    u.get_or_insert(e.to_string());
-                }
-            }
-        };
-        let record = |f: &RefFailure, strategy: &str, value: Value| ResolutionFailure {
-            ref_type: r.ref_type().into(),
-            task_id: match r {
+    assets
+}
+
+/// The input of reference `r` (resolved as `used_ref`) holding `data`.
+fn input_of(
+    task: &crate::model::plan::Task,
+    r: &DataReference,
+    used_ref: &DataReference,
+    data: Value,
+) -> Input {
+    let priority = match r {
+        DataReference::TaskOutput(_) => 1,
+        _ => 2,
+    };
+    Input {
+        name: ref_name(r),
+        data_type: data_type_of(r, &data),
+        data,
+        priority,
+        configured: task.options().transfer_config.as_ref().and_then(|c| c.mode),
+        reference: serde_json::to_value(used_ref).unwrap_or(Value::Null),
+        tokens: None,
+    }
+}
+
+/// One data reference being resolved, with its fallbacks.
+struct Resolving<'a> {
+    ctx: &'a RunCtx,
+    scope: &'a Scope,
+    /// Its index among the task's references.
+    index: usize,
+    r: &'a DataReference,
+    outputs: &'a HashMap<usize, Arc<ResponseOutput>>,
+    fallback: Option<&'a FallbackConfig>,
+    /// The reference as finally resolved (a degraded one after `return_full` or
+    /// `ignore_filter`).
+    used_ref: DataReference,
+    /// Why the task stops before any call.
+    abort: Option<String>,
+    /// Why a failure could not be logged (the first time).
+    unlogged: Option<String>,
+}
+
+impl Resolving<'_> {
+    /// Logs a failure of the reference as `reference_failed`.
+    fn report(&mut self, f: &RefFailure, strategy: &str, value: Value) {
+        let failure = ResolutionFailure {
+            ref_type: self.r.ref_type().into(),
+            task_id: match self.r {
                 DataReference::TaskOutput(t) => Some(t.task_id.clone()),
                 _ => None,
             },
@@ -273,107 +349,95 @@ pub(super) async fn gather_inputs(ctx: &RunCtx, idx: usize, scope: &Scope) -> Ga
             timestamp: crate::base::clock::now_rfc3339(),
             extra: Default::default(),
         };
-        let mut resolved = resolve_once(ctx, r, &outputs).await;
-        let mut used_ref = r.clone();
-        if let Err(f) = &resolved {
-            let f = f.clone();
-            let default_value = fallback
-                .map(|c| c.default_value.clone())
-                .unwrap_or(Value::Null);
-            let strategy = match fallback {
-                Some(c) => strategy_name(c.strategy),
-                None => default_strategy(f.code, !default_value.is_null()),
-            };
-            match strategy {
-                "retry" => {
-                    let (count, delay, last) = match fallback {
-                        Some(c) => (
-                            c.retry_count,
-                            c.retry_delay_ms,
-                            c.on_final_failure.unwrap_or(FallbackStrategy::Skip),
-                        ),
-                        None => (3, 1_000, FallbackStrategy::Skip),
-                    };
-                    let mut last_err = f;
-                    for _ in 0..count {
-                        report(record(&last_err, "retry", Value::Null));
-                        tokio::time::sleep(Duration::from_millis(delay)).await;
-                        match resolve_once(ctx, r, &outputs).await {
-                            Ok(v) => {
-                                resolved = Ok(v);
-                                break;
-                            }
-                            Err(e) => last_err = e,
-                        }
-                    }
-                    if resolved.is_err() {
-                        let final_strategy = strategy_name(last);
-                        report(record(&last_err, final_strategy, default_value.clone()));
-                        match last {
-                            FallbackStrategy::Abort => {
-                                abort = Some(format!(
-                                    "{}: {} {}",
-                                    ref_name(r),
-                                    last_err.code.as_str(),
-                                    last_err.message
-                                ))
-                            }
-                            FallbackStrategy::UseDefault if !default_value.is_null() => {
-                                resolved = Ok(default_value.clone())
-                            }
-                            _ => {}
-                        }
-                    }
+        let event = EngineEvent::ReferenceFailed(ReferenceFailed {
+            index: self.index,
+            failure,
+        });
+        if let Err(e) = self.ctx.emitter.emit(self.scope, event) {
+            self.unlogged.get_or_insert(e.to_string());
+        }
+    }
+
+    /// Resolves the reference, and on failure follows its fallback (the task's, else
+    /// the §3.2 default of the failure's code).
+    async fn resolve(&mut self) -> Result<Value, RefFailure> {
+        let resolved = resolve_once(self.ctx, self.r, self.outputs).await;
+        let Err(f) = &resolved else {
+            return resolved;
+        };
+        let f = f.clone();
+        let default_value = self
+            .fallback
+            .map(|c| c.default_value.clone())
+            .unwrap_or(Value::Null);
+        let strategy = match self.fallback {
+            Some(c) => strategy_name(c.strategy),
+            None => default_strategy(f.code, !default_value.is_null()),
+        };
+        match strategy {
+            "retry" => return self.retry(f, default_value).await,
+            "return_full" | "ignore_filter" => {
+                self.report(&f, strategy, Value::Null);
+                if let Some(d) = degraded(self.r, f.code) {
+                    let again = resolve_once(self.ctx, &d, self.outputs).await;
+                    self.used_ref = d;
+                    return again;
                 }
-                "return_full" | "ignore_filter" => {
-                    report(record(&f, strategy, Value::Null));
-                    if let Some(d) = degraded(r, f.code) {
-                        resolved = resolve_once(ctx, &d, &outputs).await;
-                        used_ref = d;
-                    }
+            }
+            "use_default" => {
+                self.report(&f, strategy, default_value.clone());
+                if !default_value.is_null() {
+                    return Ok(default_value);
                 }
-                "use_default" => {
-                    report(record(&f, strategy, default_value.clone()));
-                    if !default_value.is_null() {
-                        resolved = Ok(default_value.clone());
-                    }
-                }
-                "abort" => {
-                    report(record(&f, strategy, Value::Null));
-                    abort = Some(format!(
-                        "{}: {} {}",
-                        ref_name(r),
-                        f.code.as_str(),
-                        f.message
-                    ));
-                }
-                _ => report(record(&f, strategy, Value::Null)),
+            }
+            "abort" => {
+                self.report(&f, strategy, Value::Null);
+                self.abort = Some(format!(
+                    "{}: {} {}",
+                    ref_name(self.r),
+                    f.code.as_str(),
+                    f.message
+                ));
+            }
+            _ => self.report(&f, strategy, Value::Null),
+        }
+        resolved
+    }
+
+    /// The `retry` fallback after failure `f`: the retries, each logged, then the final
+    /// strategy once they are used up.
+    async fn retry(&mut self, f: RefFailure, default_value: Value) -> Result<Value, RefFailure> {
+        let (count, delay, last) = match self.fallback {
+            Some(c) => (
+                c.retry_count,
+                c.retry_delay_ms,
+                c.on_final_failure.unwrap_or(FallbackStrategy::Skip),
+            ),
+            None => (3, 1_000, FallbackStrategy::Skip),
+        };
+        let mut last_err = f;
+        for _ in 0..count {
+            self.report(&last_err, "retry", Value::Null);
+            tokio::time::sleep(Duration::from_millis(delay)).await;
+            match resolve_once(self.ctx, self.r, self.outputs).await {
+                Ok(v) => return Ok(v),
+                Err(e) => last_err = e,
             }
         }
-        if let Some(e) = unlogged.lock().ok().and_then(|mut u| u.take()) {
-            abort = Some(format!("the run's log cannot be written: {e}"));
+        let final_strategy = strategy_name(last);
+        self.report(&last_err, final_strategy, default_value.clone());
+        match last {
+            FallbackStrategy::Abort => {
+                self.abort = Some(format!(
+                    "{}: {} {}",
+                    ref_name(self.r),
+                    last_err.code.as_str(),
+                    last_err.message
+                ))
+            }
+            FallbackStrategy::UseDefault if !default_value.is_null() => return Ok(default_value),
+            _ => {}
         }
-        if abort.is_some() {
-            break;
-        }
-        if let Ok(data) = resolved {
-            let priority = match r {
-                DataReference::TaskOutput(_) => 1,
-                _ => 2,
-            };
-            inputs.push(Input {
-                name: ref_name(r),
-                data_type: data_type_of(r, &data),
-                data,
-                priority,
-                configured: task.options().transfer_config.as_ref().and_then(|c| c.mode),
-                reference: serde_json::to_value(&used_ref).unwrap_or(Value::Null),
-                tokens: None,
-            });
-        }
+        Err(last_err)
     }
-    if let Some(a) = abort {
-        return Gathered::aborted(a);
-    }
-    super::budget::fit(ctx, idx, scope, inputs, assets).await
 }

@@ -360,30 +360,14 @@ fn parse_atoms(text: &str, max_atoms: Option<u32>) -> Result<ParsedOutput, Error
         ));
     };
     let errors = reported_errors(obj.get("errors"));
-    let (output, base) = match obj.get("output") {
-        Some(Value::Object(o)) => (o, "output"),
-        Some(_) => {
-            return Err(validation_error(
-                "output",
-                "must be an object with `atoms` and `summary`",
-            ))
-        }
-        None if obj.contains_key("atoms") => (&obj, ""),
+    let Some((output, base)) = output_of(&obj, !errors.is_empty())? else {
         // An answer that reports only errors: those are its outcome.
-        None if !errors.is_empty() => {
-            return Ok(ParsedOutput {
-                atoms: Vec::new(),
-                summary: String::new(),
-                errors,
-                issues: Vec::new(),
-            })
-        }
-        None => {
-            return Err(validation_error(
-                "output.atoms",
-                "missing: the response has neither `output.atoms` nor `atoms`",
-            ))
-        }
+        return Ok(ParsedOutput {
+            atoms: Vec::new(),
+            summary: String::new(),
+            errors,
+            issues: Vec::new(),
+        });
     };
     let field = |name: &str| {
         if base.is_empty() {
@@ -402,62 +386,7 @@ fn parse_atoms(text: &str, max_atoms: Option<u32>) -> Result<ParsedOutput, Error
         Some(Value::String(s)) => s.clone(),
         Some(_) => return Err(validation_error(&field("summary"), "must be a string")),
     };
-    let mut atoms = Vec::with_capacity(atoms_v.len());
-    let mut ids: std::collections::HashMap<String, &Value> = Default::default();
-    let mut issues = Vec::new();
-    for (i, a) in atoms_v.iter().enumerate() {
-        let f = format!("{}[{i}]", field("atoms"));
-        if !a.is_object() {
-            return Err(validation_error(&f, "each atom must be an object"));
-        }
-        match a.get("asset_id") {
-            Some(Value::String(s)) if !s.trim().is_empty() => match ids.get(s.as_str()) {
-                // The same atom again, word for word: kept once.
-                Some(first) if *first == a => {
-                    issues.push(id_issue(
-                        s,
-                        "repeated_atom",
-                        "the answer gave this atom again, word for word; it is kept once".into(),
-                    ));
-                    continue;
-                }
-                // Another atom under an id already used: stored under an id of its own.
-                Some(_) => {
-                    let new_id = (2..)
-                        .map(|n| format!("{s}_{n}"))
-                        .find(|c| {
-                            !ids.contains_key(c)
-                                && !atoms_v
-                                    .iter()
-                                    .any(|o| o.get("asset_id").and_then(Value::as_str) == Some(c))
-                        })
-                        .unwrap_or_default();
-                    issues.push(id_issue(&new_id, "duplicate_asset_id", format!("the answer gave two different atoms the id `{s}`; this one is stored as `{new_id}`")));
-                    let mut renamed = a.clone();
-                    renamed["asset_id"] = Value::String(new_id.clone());
-                    let atom: Atom =
-                        <Atom as serde::Deserialize>::deserialize(&renamed).map_err(|e| {
-                            validation_error(&format!("{f}{}", bad_member_path(a)), e.to_string())
-                        })?;
-                    ids.insert(new_id, a);
-                    atoms.push(atom);
-                    continue;
-                }
-                None => {
-                    ids.insert(s.clone(), a);
-                }
-            },
-            _ => {
-                return Err(validation_error(
-                    &format!("{f}.asset_id"),
-                    "missing or not a non-empty string",
-                ))
-            }
-        }
-        let atom: Atom = <Atom as serde::Deserialize>::deserialize(a)
-            .map_err(|e| validation_error(&format!("{f}{}", bad_member_path(a)), e.to_string()))?;
-        atoms.push(atom);
-    }
+    let (atoms, issues) = read_atoms(atoms_v, &field("atoms"))?;
     if let Some(max) = max_atoms {
         if atoms.len() > max as usize {
             return Err(validation_error(
@@ -472,6 +401,108 @@ fn parse_atoms(text: &str, max_atoms: Option<u32>) -> Result<ParsedOutput, Error
         errors,
         issues,
     })
+}
+
+/// A JSON object.
+type JsonObject = serde_json::Map<String, Value>;
+
+/// The object holding the atoms (`output`, or the response itself for a bare
+/// `{atoms, summary}`) and its path; `None` for an answer that has no atoms but reports
+/// errors (`reports_errors`).
+fn output_of(
+    obj: &JsonObject,
+    reports_errors: bool,
+) -> Result<Option<(&JsonObject, &'static str)>, ErrorInfo> {
+    match obj.get("output") {
+        Some(Value::Object(o)) => Ok(Some((o, "output"))),
+        Some(_) => Err(validation_error(
+            "output",
+            "must be an object with `atoms` and `summary`",
+        )),
+        None if obj.contains_key("atoms") => Ok(Some((obj, ""))),
+        None if reports_errors => Ok(None),
+        None => Err(validation_error(
+            "output.atoms",
+            "missing: the response has neither `output.atoms` nor `atoms`",
+        )),
+    }
+}
+
+/// Reads the atoms of the array at `field`, keeping their ids apart (see
+/// [`ParsedOutput::issues`]).
+fn read_atoms(
+    atoms_v: &[Value],
+    field: &str,
+) -> Result<(Vec<Atom>, Vec<crate::base::protocol::QualityIssue>), ErrorInfo> {
+    let mut atoms = Vec::with_capacity(atoms_v.len());
+    let mut ids: std::collections::HashMap<String, &Value> = Default::default();
+    let mut issues = Vec::new();
+    for (i, a) in atoms_v.iter().enumerate() {
+        let f = format!("{field}[{i}]");
+        if !a.is_object() {
+            return Err(validation_error(&f, "each atom must be an object"));
+        }
+        let Some(s) = a
+            .get("asset_id")
+            .and_then(Value::as_str)
+            .filter(|s| !s.trim().is_empty())
+        else {
+            return Err(validation_error(
+                &format!("{f}.asset_id"),
+                "missing or not a non-empty string",
+            ));
+        };
+        match ids.get(s) {
+            // The same atom again, word for word: kept once.
+            Some(first) if *first == a => {
+                issues.push(id_issue(
+                    s,
+                    "repeated_atom",
+                    "the answer gave this atom again, word for word; it is kept once".into(),
+                ));
+            }
+            // Another atom under an id already used: stored under an id of its own.
+            Some(_) => {
+                let new_id = fresh_id(s, &ids, atoms_v);
+                issues.push(id_issue(&new_id, "duplicate_asset_id", format!("the answer gave two different atoms the id `{s}`; this one is stored as `{new_id}`")));
+                let mut renamed = a.clone();
+                renamed["asset_id"] = Value::String(new_id.clone());
+                let atom = atom_of(&renamed, a, &f)?;
+                ids.insert(new_id, a);
+                atoms.push(atom);
+            }
+            None => {
+                ids.insert(s.to_string(), a);
+                atoms.push(atom_of(a, a, &f)?);
+            }
+        }
+    }
+    Ok((atoms, issues))
+}
+
+/// The first `ID_N` (N from 2) that is neither an id used so far nor one given in the
+/// answer.
+fn fresh_id(
+    id: &str,
+    ids: &std::collections::HashMap<String, &Value>,
+    atoms_v: &[Value],
+) -> String {
+    (2..)
+        .map(|n| format!("{id}_{n}"))
+        .find(|c| {
+            !ids.contains_key(c)
+                && !atoms_v
+                    .iter()
+                    .any(|o| o.get("asset_id").and_then(Value::as_str) == Some(c))
+        })
+        .unwrap_or_default()
+}
+
+/// Decodes the atom `v` at `f` (`given`, the atom as the answer wrote it, names the
+/// member that does not decode).
+fn atom_of(v: &Value, given: &Value, f: &str) -> Result<Atom, ErrorInfo> {
+    <Atom as serde::Deserialize>::deserialize(v)
+        .map_err(|e| validation_error(&format!("{f}{}", bad_member_path(given)), e.to_string()))
 }
 
 #[cfg(test)]

@@ -122,190 +122,291 @@ pub(super) async fn run_loop(
     step_timeout: Duration,
     meter: &LoopMeter,
 ) -> LoopResult {
-    let mut react = ReactTurns {
-        tools: toolbox.definitions(),
-        turns: Vec::new(),
-        step: 0,
-    };
-    // The conversation as the model sees it, counted exactly and compressed at 80% of
-    // the agent's window: the first request is its head, always kept.
-    let mut conv = Conversation::new(ctx.config.tokens, base.system_prompt.clone());
-    conv.push(Message::user_text(
-        serde_json::to_string(&base.user_prompt).unwrap_or_default(),
-    ));
-    let mut manager = ContextManager::new(window.max(1));
-    let mut steps = Vec::new();
-    let mut ids_used = std::collections::HashSet::new();
-    let mut finished = LoopFinished {
-        stop: "answer".into(),
-        steps: 0,
-        tool_calls: 0,
-        compressions: 0,
-        total_tokens: 0,
-        input_tokens: 0,
-        output_tokens: 0,
-        answer_tokens: None,
-    };
-    let tools_tokens = ctx
-        .config
-        .tokens
-        .count(&serde_json::to_string(&react.tools).unwrap_or_default());
-    let emit = |e: EngineEvent| {
-        if let Err(err) = ctx.emitter.emit(scope, e) {
+    let mut lp = Loop::new(ctx, scope, setup, toolbox, base, window, meter);
+    for step in 1..=setup.max_steps {
+        if let Some(stopped) = lp.stop_before(step) {
+            return stopped;
+        }
+        lp.compress();
+        let conversation = lp.conv.total_tokens() + lp.tools_tokens;
+        if let Some(over) = lp.over_limits(step, conversation) {
+            return over;
+        }
+        let out = lp.call(step, attempt, sink, step_timeout).await;
+        lp.finished.steps = step;
+        lp.finished.total_tokens += conversation;
+        lp.finished.input_tokens += conversation;
+        let out = match out {
+            Ok(Ok(out)) if !out.tool_calls.is_empty() => out,
+            other => return lp.final_answer(other, conversation, sink),
+        };
+        lp.tool_step(step, conversation, out, sink).await;
+    }
+    let message = format!(
+        "the tool-using loop used its {} steps without a final answer",
+        setup.max_steps
+    );
+    lp.end("step_limit", message)
+}
+
+/// One loop's state, carried from step to step.
+struct Loop<'a> {
+    ctx: &'a RunCtx,
+    scope: &'a Scope,
+    setup: &'a ReactSetup,
+    toolbox: &'a dyn Toolbox,
+    base: &'a AgentRequest,
+    window: u64,
+    meter: &'a LoopMeter,
+    react: ReactTurns,
+    /// The conversation as the model sees it.
+    conv: Conversation,
+    manager: ContextManager,
+    steps: Vec<RecordedStep>,
+    ids_used: std::collections::HashSet<String>,
+    finished: LoopFinished,
+    /// The tool schemas' tokens, sent with every step.
+    tools_tokens: u64,
+    pins: Vec<Pinned>,
+    reported: Option<crate::data::provider::Usage>,
+}
+
+impl<'a> Loop<'a> {
+    /// The state before the first step.
+    fn new(
+        ctx: &'a RunCtx,
+        scope: &'a Scope,
+        setup: &'a ReactSetup,
+        toolbox: &'a dyn Toolbox,
+        base: &'a AgentRequest,
+        window: u64,
+        meter: &'a LoopMeter,
+    ) -> Self {
+        let react = ReactTurns {
+            tools: toolbox.definitions(),
+            turns: Vec::new(),
+            step: 0,
+        };
+        // The conversation as the model sees it, counted exactly and compressed at 80% of
+        // the agent's window: the first request is its head, always kept.
+        let mut conv = Conversation::new(ctx.config.tokens, base.system_prompt.clone());
+        conv.push(Message::user_text(
+            serde_json::to_string(&base.user_prompt).unwrap_or_default(),
+        ));
+        let mut manager = ContextManager::new(window.max(1));
+        let tools_tokens = ctx
+            .config
+            .tokens
+            .count(&serde_json::to_string(&react.tools).unwrap_or_default());
+        manager.fixed_tokens = tools_tokens;
+        Loop {
+            ctx,
+            scope,
+            setup,
+            toolbox,
+            base,
+            window,
+            meter,
+            react,
+            conv,
+            manager,
+            steps: Vec::new(),
+            ids_used: std::collections::HashSet::new(),
+            finished: LoopFinished {
+                stop: "answer".into(),
+                steps: 0,
+                tool_calls: 0,
+                compressions: 0,
+                total_tokens: 0,
+                input_tokens: 0,
+                output_tokens: 0,
+                answer_tokens: None,
+            },
+            tools_tokens,
+            pins: Vec::new(),
+            reported: None,
+        }
+    }
+
+    /// Logs one loop event (a failure to log is logged, the loop goes on).
+    fn emit(&self, e: EngineEvent) {
+        if let Err(err) = self.ctx.emitter.emit(self.scope, e) {
             tracing::error!("cannot log a loop event: {err}");
         }
-    };
-    let end = |finished: &mut LoopFinished, stop: &str, message: String| {
-        finished.stop = stop.into();
-        Ok(Err(ProviderError::Permanent(message)))
-    };
-    manager.fixed_tokens = tools_tokens;
-    let mut pins: Vec<Pinned> = Vec::new();
-    let mut reported: Option<crate::data::provider::Usage> = None;
-    for step in 1..=setup.max_steps {
+    }
+
+    /// The loop's result so far with `result` (its steps taken out of the state).
+    fn result(&mut self, result: crate::data::provider::call::Outcome) -> LoopResult {
+        loop_result(result, std::mem::take(&mut self.steps), self.reported)
+    }
+
+    /// Ends the loop with `stop`: logs `loop_finished`, the result a permanent failure
+    /// saying `message`.
+    fn end(&mut self, stop: &str, message: String) -> LoopResult {
+        self.finished.stop = stop.into();
+        self.emit(EngineEvent::LoopFinished(self.finished.clone()));
+        self.result(Ok(Err(ProviderError::Permanent(message))))
+    }
+
+    /// The loop's end before step `step` when the run's log has failed or its money
+    /// budget is spent.
+    fn stop_before(&mut self, step: u32) -> Option<LoopResult> {
         // No new step once the run's log cannot be written: its calls would be paid and
         // never recorded.
-        if let Some(why) = ctx.emitter.writer().failure() {
-            finished.stop = "log_failed".into();
-            return loop_result(
-                Ok(Err(ProviderError::Permanent(format!(
-                    "the run's log cannot be written: {why}"
-                )))),
-                steps,
-                reported,
-            );
+        if let Some(why) = self.ctx.emitter.writer().failure() {
+            self.finished.stop = "log_failed".into();
+            return Some(self.result(Ok(Err(ProviderError::Permanent(format!(
+                "the run's log cannot be written: {why}"
+            ))))));
         }
         // No new step once the run's money budget is spent (the first was let through
         // when the invocation started): the task waits for a resume.
-        if step > 1 && ctx.money.reached() {
-            finished.stop = "money_budget".into();
-            emit(EngineEvent::LoopFinished(finished.clone()));
-            let mut r = loop_result(
-                Ok(Err(ProviderError::Permanent(
-                    "the run's money budget was reached".into(),
-                ))),
-                steps,
-                reported,
-            );
+        if step > 1 && self.ctx.money.reached() {
+            let mut r = self.end("money_budget", "the run's money budget was reached".into());
             r.budget_stopped = true;
-            return r;
+            return Some(r);
         }
+        None
+    }
+
+    /// Compresses the conversation when it is due, and logs a compression that
+    /// summarised rounds.
+    fn compress(&mut self) {
         // The whole prompt (system, messages, tool schemas) is counted before each call:
         // at 80% of the window the older rounds are summarised, the pinned texts kept.
-        if manager.should_compress(&conv) {
-            manager.pinned.clone_from(&pins);
+        if self.manager.should_compress(&self.conv) {
+            self.manager.pinned.clone_from(&self.pins);
         }
-        if let Some(c) = manager
-            .compress_to_fit(&mut conv)
+        if let Some(c) = self
+            .manager
+            .compress_to_fit(&mut self.conv)
             .filter(|c| c.rounds_summarised > 0)
         {
-            finished.compressions += 1;
-            emit(EngineEvent::ContextCompressed(ContextCompressed {
+            self.finished.compressions += 1;
+            self.emit(EngineEvent::ContextCompressed(ContextCompressed {
                 before_tokens: c.before_tokens,
                 after_tokens: c.after_tokens,
                 rounds_summarised: u32::try_from(c.rounds_summarised).unwrap_or(u32::MAX),
                 rounds_kept: u32::try_from(c.rounds_kept).unwrap_or(u32::MAX),
             }));
         }
-        let conversation = conv.total_tokens() + tools_tokens;
-        if conversation > window {
-            let system = conv.system_tokens();
+    }
+
+    /// The loop's end when step `step`'s prompt of `conversation` tokens is over the
+    /// agent's window or the loop's token budget.
+    fn over_limits(&mut self, step: u32, conversation: u64) -> Option<LoopResult> {
+        if conversation > self.window {
+            let system = self.conv.system_tokens();
             let message = format!(
                     "task `{}`: the prompt of step {step} for {} is {} tokens{} (system prompt {}, messages {}, tool schemas {}), over the agent's input limit of {} tokens; nothing was sent to the provider",
-                    base.task_id,
-                    base.agent,
+                    self.base.task_id,
+                    self.base.agent,
                     thousands(conversation),
-                    if finished.compressions > 0 { " after compression" } else { "" },
+                    if self.finished.compressions > 0 { " after compression" } else { "" },
                     thousands(system),
-                    thousands(conv.total_tokens().saturating_sub(system)),
-                    thousands(tools_tokens),
-                    thousands(window),
+                    thousands(self.conv.total_tokens().saturating_sub(system)),
+                    thousands(self.tools_tokens),
+                    thousands(self.window),
             );
-            let result = end(&mut finished, "context_window", message);
-            emit(EngineEvent::LoopFinished(finished.clone()));
-            return loop_result(result, steps, reported);
+            return Some(self.end("context_window", message));
         }
-        if finished.total_tokens + conversation > setup.token_budget {
-            let result = end(
-                &mut finished,
-                "token_budget",
-                format!(
-                    "the tool-using loop would pass its token budget of {} at step {step}",
-                    setup.token_budget
-                ),
+        if self.finished.total_tokens + conversation > self.setup.token_budget {
+            let message = format!(
+                "the tool-using loop would pass its token budget of {} at step {step}",
+                self.setup.token_budget
             );
-            emit(EngineEvent::LoopFinished(finished.clone()));
-            return loop_result(result, steps, reported);
+            return Some(self.end("token_budget", message));
         }
-        react.turns = conv.messages()[1..].to_vec();
-        let mut request = base.clone();
-        react.step = step;
-        request.set_react(&react);
+        None
+    }
+
+    /// Calls the model for step `step` with the conversation so far.
+    async fn call(
+        &mut self,
+        step: u32,
+        attempt: u32,
+        sink: &mut StreamSink<'_>,
+        step_timeout: Duration,
+    ) -> crate::data::provider::call::Outcome {
+        self.react.turns = self.conv.messages()[1..].to_vec();
+        let mut request = self.base.clone();
+        self.react.step = step;
+        request.set_react(&self.react);
         let limits = crate::data::provider::call::Limits::for_call(
-            ctx.provider.as_ref(),
+            self.ctx.provider.as_ref(),
             step_timeout,
             request.constraints.max_tokens,
         );
-        let out = crate::data::provider::call::attempt(
-            ctx.provider.as_ref(),
+        crate::data::provider::call::attempt(
+            self.ctx.provider.as_ref(),
             std::sync::Arc::new(request),
             attempt,
             sink,
             &limits,
         )
-        .await;
-        finished.steps = step;
-        finished.total_tokens += conversation;
-        finished.input_tokens += conversation;
-        let out = match out {
-            Ok(Ok(out)) if !out.tool_calls.is_empty() => out,
-            other => {
-                // The final answer (or a failure): it stays in the sink, to be parsed.
-                steps.push(RecordedStep {
-                    text: sink.text.clone(),
-                    ..RecordedStep::default()
-                });
-                let answer_tokens = ctx.config.tokens.count(&sink.text);
-                let step_usage = match &other {
-                    Ok(Ok(o)) => o.usage,
-                    _ => None,
-                };
-                // A step the provider refused before answering (no usage, no text) is
-                // not billed.
-                let answered =
-                    step_usage.is_some() || matches!(other, Ok(Ok(_))) || answer_tokens > 0;
-                meter.charge(
-                    ctx,
-                    step_usage,
-                    if answered {
-                        crate::base::cost::CallTokens {
-                            input: conversation,
-                            cached_input: 0,
-                            output: answer_tokens,
-                        }
-                    } else {
-                        crate::base::cost::CallTokens::default()
-                    },
-                );
-                finished.total_tokens += answer_tokens;
-                finished.output_tokens += answer_tokens;
-                finished.answer_tokens = Some(answer_tokens);
-                emit(EngineEvent::LoopFinished(finished.clone()));
-                let mut result = other;
-                if let Ok(Ok(o)) = &mut result {
-                    add_usage(&mut reported, o.usage);
-                    o.usage = reported;
-                }
-                return loop_result(result, steps, reported);
-            }
+        .await
+    }
+
+    /// Ends the loop with the final answer (or a failure) of a step whose prompt was
+    /// `conversation` tokens: it stays in the sink, to be parsed.
+    fn final_answer(
+        &mut self,
+        other: crate::data::provider::call::Outcome,
+        conversation: u64,
+        sink: &StreamSink<'_>,
+    ) -> LoopResult {
+        self.steps.push(RecordedStep {
+            text: sink.text.clone(),
+            ..RecordedStep::default()
+        });
+        let answer_tokens = self.ctx.config.tokens.count(&sink.text);
+        let step_usage = match &other {
+            Ok(Ok(o)) => o.usage,
+            _ => None,
         };
-        add_usage(&mut reported, out.usage);
-        let mut out = out;
-        own_ids(&mut out.tool_calls, step, &mut ids_used);
+        // A step the provider refused before answering (no usage, no text) is
+        // not billed.
+        let answered = step_usage.is_some() || matches!(other, Ok(Ok(_))) || answer_tokens > 0;
+        self.meter.charge(
+            self.ctx,
+            step_usage,
+            if answered {
+                crate::base::cost::CallTokens {
+                    input: conversation,
+                    cached_input: 0,
+                    output: answer_tokens,
+                }
+            } else {
+                crate::base::cost::CallTokens::default()
+            },
+        );
+        self.finished.total_tokens += answer_tokens;
+        self.finished.output_tokens += answer_tokens;
+        self.finished.answer_tokens = Some(answer_tokens);
+        self.emit(EngineEvent::LoopFinished(self.finished.clone()));
+        let mut result = other;
+        if let Ok(Ok(o)) = &mut result {
+            add_usage(&mut self.reported, o.usage);
+            o.usage = self.reported;
+        }
+        self.result(result)
+    }
+
+    /// A step whose reply asks for tools: charges its thought, runs each call and adds
+    /// the round (the assistant's message, the results) to the conversation.
+    async fn tool_step(
+        &mut self,
+        step: u32,
+        conversation: u64,
+        mut out: crate::data::provider::ProviderOutput,
+        sink: &mut StreamSink<'_>,
+    ) {
+        add_usage(&mut self.reported, out.usage);
+        own_ids(&mut out.tool_calls, step, &mut self.ids_used);
         let thought = sink.take_text();
-        let thought_tokens = ctx.config.tokens.count(&thought);
-        meter.charge(
-            ctx,
+        let thought_tokens = self.ctx.config.tokens.count(&thought);
+        self.meter.charge(
+            self.ctx,
             out.usage,
             crate::base::cost::CallTokens {
                 input: conversation,
@@ -313,38 +414,19 @@ pub(super) async fn run_loop(
                 output: thought_tokens,
             },
         );
-        finished.total_tokens += thought_tokens;
-        finished.output_tokens += thought_tokens;
-        // The step's assistant message (its thought and every call), counted as the
-        // conversation counts it, so the log can list the conversation's messages.
-        let inputs: Vec<Value> = out
-            .tool_calls
-            .iter()
-            .map(|c| {
-                arguments_of(&c.arguments).unwrap_or_else(|_| Value::String(c.arguments.clone()))
-            })
-            .collect();
-        let mut assistant = Vec::new();
-        if !thought.is_empty() {
-            assistant.push(ContentBlock::text(thought.clone()));
-        }
-        for (call, input) in out.tool_calls.iter().zip(&inputs) {
-            assistant.push(ContentBlock::tool_use(&call.id, &call.name, input.clone()));
-        }
-        let assistant = Message {
-            role: MessageType::Assistant,
-            content: assistant,
-        };
-        let message_tokens = message_tokens(conv.counter(), &assistant);
-        let mut results = Vec::new();
-        let mut answered_tokens = 0u64;
+        self.finished.total_tokens += thought_tokens;
+        self.finished.output_tokens += thought_tokens;
+        let (assistant, inputs) = assistant_message(&thought, &out.tool_calls);
+        let message_tokens = message_tokens(self.conv.counter(), &assistant);
         let mut recorded = RecordedStep {
             text: thought.clone(),
             tool_calls: out.tool_calls.clone(),
             answers: Vec::new(),
         };
+        let mut results = Vec::new();
+        let mut answered_tokens = 0u64;
         for (call, input) in out.tool_calls.iter().zip(inputs) {
-            emit(EngineEvent::ToolCalled(ToolCalled {
+            self.emit(EngineEvent::ToolCalled(ToolCalled {
                 step,
                 tool_call_id: call.id.clone(),
                 tool: call.name.clone(),
@@ -352,51 +434,70 @@ pub(super) async fn run_loop(
                 thought: thought.clone(),
                 message_tokens: Some(message_tokens),
             }));
-            // The reply's calls share the window: the results already answered count
-            // against it for the next call (the 80 % brief rule over their sum).
-            let usage = (conv.total_tokens() + tools_tokens + answered_tokens) as f64
-                / window.max(1) as f64;
-            let outcome = toolbox.call(step, call, usage).await;
-            let mut label = format!("latest {} result", call.name);
-            for e in outcome.events {
-                if let EngineEvent::SkillActivated(s) = &e {
-                    label = format!("active skill {}", s.skill);
-                }
-                emit(e);
-            }
-            let a = outcome.answered;
+            let a = self.run_tool(step, call, answered_tokens).await;
             answered_tokens += a.output_tokens;
-            if a.tool != crate::data::provider::sim_react::ACTIVATE_SKILL
-                || label.starts_with("active skill")
-            {
-                pin(&mut pins, label, &a.tool_call_id, &a.observation);
-            }
-            finished.tool_calls += 1;
+            self.finished.tool_calls += 1;
             results.push(ContentBlock::tool_result(
                 &call.id,
                 &a.observation,
                 a.is_error,
             ));
             recorded.answers.push(a.clone());
-            emit(EngineEvent::ToolAnswered(a));
+            self.emit(EngineEvent::ToolAnswered(a));
         }
-        conv.push(assistant);
-        conv.push(Message {
+        self.conv.push(assistant);
+        self.conv.push(Message {
             role: MessageType::User,
             content: results,
         });
-        steps.push(recorded);
+        self.steps.push(recorded);
     }
-    let result = end(
-        &mut finished,
-        "step_limit",
-        format!(
-            "the tool-using loop used its {} steps without a final answer",
-            setup.max_steps
-        ),
-    );
-    emit(EngineEvent::LoopFinished(finished.clone()));
-    loop_result(result, steps, reported)
+
+    /// Runs one call of step `step` (the reply's results so far being `answered_tokens`),
+    /// logs the events that come before its answer and pins its observation.
+    async fn run_tool(&mut self, step: u32, call: &ToolCall, answered_tokens: u64) -> ToolAnswered {
+        // The reply's calls share the window: the results already answered count
+        // against it for the next call (the 80 % brief rule over their sum).
+        let usage = (self.conv.total_tokens() + self.tools_tokens + answered_tokens) as f64
+            / self.window.max(1) as f64;
+        let outcome = self.toolbox.call(step, call, usage).await;
+        let mut label = format!("latest {} result", call.name);
+        for e in outcome.events {
+            if let EngineEvent::SkillActivated(s) = &e {
+                label = format!("active skill {}", s.skill);
+            }
+            self.emit(e);
+        }
+        let a = outcome.answered;
+        if a.tool != crate::data::provider::sim_react::ACTIVATE_SKILL
+            || label.starts_with("active skill")
+        {
+            pin(&mut self.pins, label, &a.tool_call_id, &a.observation);
+        }
+        a
+    }
+}
+
+/// The step's assistant message (its thought and every call), counted as the
+/// conversation counts it, so the log can list the conversation's messages; and each
+/// call's input as JSON.
+fn assistant_message(thought: &str, calls: &[ToolCall]) -> (Message, Vec<Value>) {
+    let inputs: Vec<Value> = calls
+        .iter()
+        .map(|c| arguments_of(&c.arguments).unwrap_or_else(|_| Value::String(c.arguments.clone())))
+        .collect();
+    let mut assistant = Vec::new();
+    if !thought.is_empty() {
+        assistant.push(ContentBlock::text(thought.to_string()));
+    }
+    for (call, input) in calls.iter().zip(&inputs) {
+        assistant.push(ContentBlock::tool_use(&call.id, &call.name, input.clone()));
+    }
+    let assistant = Message {
+        role: MessageType::Assistant,
+        content: assistant,
+    };
+    (assistant, inputs)
 }
 
 /// A tool call's arguments as JSON: an object, or nothing (`""`, which some servers

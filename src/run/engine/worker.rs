@@ -267,19 +267,49 @@ async fn one_attempt(
     retries: &mut rustc_hash::FxHashMap<&'static str, u32>,
     stop: &mut watch::Receiver<StopSignal>,
 ) -> Next {
+    let started = match start_attempt(call, attempt, adjust, stop).await {
+        Ok(s) => s,
+        Err(outcome) => return Next::Done(outcome),
+    };
+    let judged = match call_and_judge(call, attempt, adjust, stop, started).await {
+        Ok(j) => j,
+        Err(outcome) => return Next::Done(outcome),
+    };
+    end_attempt(call, attempt, adjust, retries, stop, judged).await
+}
+
+/// An attempt whose start is committed: what its call needs.
+struct Started {
+    inv_id: Arc<str>,
+    scope: Scope,
+    request: Arc<crate::base::protocol::AgentRequest>,
+    prompt_tokens: u64,
+    react: Option<crate::model::plan::react::ReactSetup>,
+    toolbox: Option<Box<dyn super::react_loop::Toolbox>>,
+    admission: crate::data::provider::Admission,
+    record: crate::data::store::InvocationRecord,
+}
+
+/// Starts attempt `attempt`: its invocation id and request, the provider's admission,
+/// the budget checked again, and its start committed to the log before its call; `Err`
+/// is how the task ends instead.
+async fn start_attempt(
+    call: &TaskCall<'_>,
+    attempt: u32,
+    adjust: &Adjust,
+    stop: &mut watch::Receiver<StopSignal>,
+) -> Result<Started, TaskOutcome> {
     let TaskCall {
         ctx,
         task,
-        agent_def,
-        batch,
         parts,
         context_report,
         task_scope,
+        ..
     } = *call;
-    let inv_id = match new_invocation_id(ctx, task).await {
-        Ok(id) => id,
-        Err(why) => return Next::Done(TaskOutcome::failed_before_call(attempt - 1, why)),
-    };
+    let inv_id = new_invocation_id(ctx, task)
+        .await
+        .map_err(|why| TaskOutcome::failed_before_call(attempt - 1, why))?;
     let scope = Scope {
         invocation_id: Some(inv_id.clone()),
         ..task_scope.clone()
@@ -295,21 +325,21 @@ async fn one_attempt(
         Ok(p) => p,
         Err(why) => {
             tracing::warn!("task {} failed before any call: {why}", task.task_id);
-            return Next::Done(TaskOutcome::failed_before_call(attempt - 1, why));
+            return Err(TaskOutcome::failed_before_call(attempt - 1, why));
         }
     };
     // The provider's own limits (a slot, a rate token) are waited for before the
     // invocation starts: a queued call is not running, and its timeout has not begun.
     let admission = tokio::select! {
         a = ctx.provider.admit() => a,
-        s = stopped(stop) => return Next::Done(TaskOutcome::stopped(s, attempt - 1, None, inv_id)),
+        s = stopped(stop) => return Err(TaskOutcome::stopped(s, attempt - 1, None, inv_id)),
     };
     // The budget again, now that the call may start: a call that ended while this one
     // waited for its slot may have spent it.
     if ctx.money.reached() {
-        return Next::Done(budget_spent(attempt - 1));
+        return Err(budget_spent(attempt - 1));
     }
-    let mut record = new_record(
+    let record = new_record(
         ctx,
         task,
         &inv_id,
@@ -330,8 +360,58 @@ async fn one_attempt(
     )
     .await;
     if let Err(e) = started {
-        return Next::Done(TaskOutcome::not_recorded(attempt - 1, inv_id, &e));
+        return Err(TaskOutcome::not_recorded(attempt - 1, inv_id, &e));
     }
+    Ok(Started {
+        inv_id,
+        scope,
+        request,
+        prompt_tokens,
+        react,
+        toolbox,
+        admission,
+        record,
+    })
+}
+
+/// An attempt whose answer is judged: what its end needs.
+struct Judged {
+    inv_id: Arc<str>,
+    scope: Scope,
+    record: crate::data::store::InvocationRecord,
+    trace: super::attempt_end::CallTrace,
+    verdict: super::attempt::Verdict,
+    provider_out: Option<crate::data::provider::ProviderOutput>,
+    provider_error: Option<crate::data::provider::StoredProviderError>,
+    output_tokens: u64,
+}
+
+/// Makes the started attempt's call (or loop), settles what it cost and judges its
+/// answer; `Err` is the outcome of a call that was stopped.
+async fn call_and_judge(
+    call: &TaskCall<'_>,
+    attempt: u32,
+    adjust: &Adjust,
+    stop: &mut watch::Receiver<StopSignal>,
+    started: Started,
+) -> Result<Judged, TaskOutcome> {
+    let TaskCall {
+        ctx,
+        task,
+        agent_def,
+        parts,
+        ..
+    } = *call;
+    let Started {
+        inv_id,
+        scope,
+        request,
+        prompt_tokens,
+        react,
+        toolbox,
+        admission,
+        mut record,
+    } = started;
     let effective_timeout = request.constraints.timeout_seconds;
     let Called { result, trace } = call_model(
         ctx,
@@ -361,7 +441,7 @@ async fn one_attempt(
             } else {
                 ctx.money.charge(None, counted)
             };
-            return Next::Done(record_stopped(
+            return Err(record_stopped(
                 ctx, &scope, record, &trace, cost, signal, attempt, inv_id,
             ));
         }
@@ -380,6 +460,46 @@ async fn one_attempt(
             timeout_s: effective_timeout,
         },
     );
+    Ok(Judged {
+        inv_id,
+        scope,
+        record,
+        trace,
+        verdict,
+        provider_out,
+        provider_error,
+        output_tokens,
+    })
+}
+
+/// Ends a judged attempt: its grades logged, its end committed with the accepted atoms,
+/// then the retry (after its wait) or the task's outcome.
+async fn end_attempt(
+    call: &TaskCall<'_>,
+    attempt: u32,
+    adjust: &mut Adjust,
+    retries: &mut rustc_hash::FxHashMap<&'static str, u32>,
+    stop: &mut watch::Receiver<StopSignal>,
+    judged: Judged,
+) -> Next {
+    let TaskCall {
+        ctx,
+        task,
+        agent_def,
+        batch,
+        task_scope,
+        ..
+    } = *call;
+    let Judged {
+        inv_id,
+        scope,
+        mut record,
+        trace,
+        verdict,
+        provider_out,
+        provider_error,
+        output_tokens,
+    } = judged;
     if let Err(e) = record_grades(ctx, &scope, &verdict, agent_def) {
         return Next::Done(TaskOutcome::not_recorded(attempt, inv_id, &e));
     }
@@ -391,18 +511,7 @@ async fn one_attempt(
         &trace,
         (provider_out.as_ref(), provider_error.as_ref()),
     );
-    let retry = if verdict.status == InvocationStatus::Success {
-        None
-    } else {
-        next_retry(
-            ctx,
-            &verdict.errors,
-            verdict.transient_after,
-            retries,
-            &task.task_id,
-            attempt,
-        )
-    };
+    let retry = retry_for(ctx, &verdict, retries, task, attempt);
     let task_status = TaskStatus::from_invocation(verdict.status);
     let usable = retry.is_none() && task_status.satisfies_dependents();
     let accepted = usable.then(|| verdict.atom_rows(task, agent_def, &inv_id, atom_json));
@@ -447,4 +556,25 @@ async fn one_attempt(
         attempt,
         inv_id,
     ))
+}
+
+/// The retry an attempt's verdict earns (none for a success).
+fn retry_for(
+    ctx: &RunCtx,
+    verdict: &super::attempt::Verdict,
+    retries: &mut rustc_hash::FxHashMap<&'static str, u32>,
+    task: &crate::model::plan::Task,
+    attempt: u32,
+) -> Option<(crate::base::protocol::ErrorCode, u64, String)> {
+    if verdict.status == InvocationStatus::Success {
+        return None;
+    }
+    next_retry(
+        ctx,
+        &verdict.errors,
+        verdict.transient_after,
+        retries,
+        &task.task_id,
+        attempt,
+    )
 }

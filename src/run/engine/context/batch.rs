@@ -76,68 +76,84 @@ pub fn split(sizes: &[u64], cfg: &BatchConfig) -> Split {
 /// - `latest`: the last batch's atoms;
 /// - `weighted`: all asset ids, each with the version of highest confidence.
 pub fn aggregate(strategy: &str, batches: &[Vec<Value>]) -> Result<Vec<Value>, String> {
-    let id = |a: &Value| {
-        a.get("asset_id")
-            .or_else(|| a.get("atom_id"))
-            .and_then(Value::as_str)
-            .map(str::to_string)
-            .unwrap_or_else(|| a.to_string())
-    };
     match strategy {
         "merge" => {
             let mut seen = std::collections::HashSet::new();
             Ok(batches
                 .iter()
                 .flatten()
-                .filter(|a| seen.insert(id(a)))
+                .filter(|a| seen.insert(atom_key(a)))
                 .cloned()
                 .collect())
         }
         "latest" => Ok(batches.last().cloned().unwrap_or_default()),
-        "vote" => {
-            let mut votes: HashMap<String, (usize, usize)> = HashMap::new();
-            let mut order = Vec::new();
-            for (b, atoms) in batches.iter().enumerate() {
-                let mut once = std::collections::HashSet::new();
-                for (k, a) in atoms.iter().enumerate() {
-                    let key = id(a);
-                    if once.insert(key.clone()) {
-                        let e = votes.entry(key.clone()).or_insert_with(|| {
-                            order.push((b, k));
-                            (0, order.len() - 1)
-                        });
-                        e.0 += 1;
-                    }
-                }
-            }
-            let need = batches.len() / 2 + 1;
-            Ok(order
-                .iter()
-                .filter(|&&(b, k)| votes.get(&id(&batches[b][k])).is_some_and(|v| v.0 >= need))
-                .map(|&(b, k)| batches[b][k].clone())
-                .collect())
-        }
-        "weighted" => {
-            let conf = |a: &Value| a.get("confidence").and_then(Value::as_f64).unwrap_or(0.0);
-            let mut best: HashMap<String, usize> = HashMap::new();
-            let mut out: Vec<Value> = Vec::new();
-            for a in batches.iter().flatten() {
-                let key = id(a);
-                match best.get(&key) {
-                    Some(&i) if conf(&out[i]) >= conf(a) => {}
-                    Some(&i) => out[i] = a.clone(),
-                    None => {
-                        best.insert(key, out.len());
-                        out.push(a.clone());
-                    }
-                }
-            }
-            Ok(out)
-        }
+        "vote" => Ok(by_vote(batches)),
+        "weighted" => Ok(by_confidence(batches)),
         other => Err(format!(
             "unknown aggregation_strategy `{other}` (merge, vote, latest or weighted)"
         )),
     }
+}
+
+/// What tells an atom apart from the others: its asset id, else its atom id, else its
+/// whole text.
+fn atom_key(a: &Value) -> String {
+    a.get("asset_id")
+        .or_else(|| a.get("atom_id"))
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .unwrap_or_else(|| a.to_string())
+}
+
+/// The `vote` strategy: the first version of each atom found in more than half of the
+/// batches, in the order first found.
+fn by_vote(batches: &[Vec<Value>]) -> Vec<Value> {
+    let mut votes: HashMap<String, (usize, usize)> = HashMap::new();
+    let mut order = Vec::new();
+    for (b, atoms) in batches.iter().enumerate() {
+        let mut once = std::collections::HashSet::new();
+        for (k, a) in atoms.iter().enumerate() {
+            let key = atom_key(a);
+            if !once.insert(key.clone()) {
+                continue;
+            }
+            let e = votes.entry(key.clone()).or_insert_with(|| {
+                order.push((b, k));
+                (0, order.len() - 1)
+            });
+            e.0 += 1;
+        }
+    }
+    let need = batches.len() / 2 + 1;
+    order
+        .iter()
+        .filter(|&&(b, k)| {
+            votes
+                .get(&atom_key(&batches[b][k]))
+                .is_some_and(|v| v.0 >= need)
+        })
+        .map(|&(b, k)| batches[b][k].clone())
+        .collect()
+}
+
+/// The `weighted` strategy: every atom, each in its version of highest confidence (the
+/// first of equals).
+fn by_confidence(batches: &[Vec<Value>]) -> Vec<Value> {
+    let conf = |a: &Value| a.get("confidence").and_then(Value::as_f64).unwrap_or(0.0);
+    let mut best: HashMap<String, usize> = HashMap::new();
+    let mut out: Vec<Value> = Vec::new();
+    for a in batches.iter().flatten() {
+        let key = atom_key(a);
+        match best.get(&key) {
+            Some(&i) if conf(&out[i]) >= conf(a) => {}
+            Some(&i) => out[i] = a.clone(),
+            None => {
+                best.insert(key, out.len());
+                out.push(a.clone());
+            }
+        }
+    }
+    out
 }
 
 #[cfg(test)]

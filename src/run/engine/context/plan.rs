@@ -7,7 +7,7 @@
 use serde_json::{json, Value};
 
 use super::payload::{atoms_of, count, reference_payload, summarize};
-use super::prompt::PromptParts;
+use super::prompt::{PromptList, PromptParts};
 use super::select::{choose, DataType, Rule};
 use super::trim::{atom_priority, trim, Decision, Item, Part};
 pub use crate::base::protocol::context::InputPlan;
@@ -83,46 +83,107 @@ pub fn plan_prompt(
     c: &TokenCounter,
 ) -> Planned {
     // 1. Modes and payloads.
-    let mut payloads = Vec::with_capacity(inputs.len());
-    let mut plans = Vec::with_capacity(inputs.len());
-    for input in inputs {
-        let tokens = input.tokens.unwrap_or_else(|| count(&input.data, c));
-        let choice = choose(tokens, agent, input.data_type, input.configured);
-        let payload = match choice.mode {
-            TransferMode::Full => {
-                json!({"source": input.name, "transfer_mode": "full", "data": input.data})
-            }
-            TransferMode::Summary => {
-                let target = ((tokens as f64 * 0.3) as u64)
-                    .clamp(200.min(tokens), 2_000.max((tokens as f64 * 0.1) as u64));
-                json!({"source": input.name, "transfer_mode": "summary",
-                       "summary_config": {"max_length": target, "preserve_fields": ["atom_id", "asset_id", "atom_type", "confidence"],
-                                          "summarize_fields": ["content"], "summary_ratio": 0.3},
-                       "data": summarize(&input.data, target, c)})
-            }
-            TransferMode::Reference => reference_payload(
-                &input.name,
-                &input.data,
-                &input.reference,
-                tokens,
-                choice.batched,
-                preview_count,
-            ),
-        };
-        plans.push(InputPlan {
-            name: input.name.clone(),
-            tokens,
-            mode: choice.mode,
-            batched: choice.batched,
-            rule: choice.rule,
-            priority: input.priority,
-            action: "keep".into(),
-            tokens_after: 0,
-        });
-        payloads.push(payload);
-    }
+    let (payloads, mut plans): (Vec<Value>, Vec<InputPlan>) = inputs
+        .iter()
+        .map(|input| payload_of(input, agent, preview_count, c))
+        .unzip();
     // 2. Trimming over what would be sent, with the system prompt and instructions.
-    let mut items: Vec<Item> = payloads
+    let mut items = payload_items(&payloads, inputs, c);
+    // The system prompt and the instruction are critical and go whole (§6.3 table).
+    for (name, tokens) in [
+        ("system_prompt", prompt.system_tokens),
+        ("task_instructions", prompt.instruction_tokens),
+    ] {
+        items.push(Item {
+            name: name.into(),
+            priority: 1,
+            tokens,
+            parts: Vec::new(),
+            compressible: false,
+            truncatable: false,
+        });
+    }
+    let first_list = items.len();
+    items.extend(prompt.lists.iter().map(|l| l.item()));
+    let trimmed = trim(task_id, &items, limit);
+    // 3. Apply the decisions.
+    let mut out = Vec::with_capacity(payloads.len());
+    for (i, p) in payloads.into_iter().enumerate() {
+        let d = trimmed.decisions[i];
+        if let Some(p) = apply(d, p, &inputs[i], &mut plans[i], c) {
+            out.push(p);
+        }
+    }
+    // 4. The lists keep the head their decision leaves room for; the report gives what
+    // that head takes.
+    let mut report = trimmed.report;
+    let mut lists = Vec::with_capacity(prompt.lists.len());
+    for (k, l) in prompt.lists.iter().enumerate() {
+        let d = trimmed.decisions[first_list + k];
+        let (kept, plan) = plan_list(l, d, &items[first_list + k], &mut report);
+        plans.push(plan);
+        lists.push(kept);
+    }
+    let prompt_tokens = prompt.system_tokens
+        + prompt.instruction_tokens
+        + plans.iter().map(|p| p.tokens_after).sum::<u64>();
+    Planned {
+        payloads: out,
+        inputs: plans,
+        lists,
+        prompt_tokens,
+        report,
+    }
+}
+
+/// One input's transfer mode for `agent` and its payload in that mode, with its plan
+/// before trimming.
+fn payload_of(
+    input: &Input,
+    agent: &str,
+    preview_count: usize,
+    c: &TokenCounter,
+) -> (Value, InputPlan) {
+    let tokens = input.tokens.unwrap_or_else(|| count(&input.data, c));
+    let choice = choose(tokens, agent, input.data_type, input.configured);
+    let payload = match choice.mode {
+        TransferMode::Full => {
+            json!({"source": input.name, "transfer_mode": "full", "data": input.data})
+        }
+        TransferMode::Summary => {
+            let target = ((tokens as f64 * 0.3) as u64)
+                .clamp(200.min(tokens), 2_000.max((tokens as f64 * 0.1) as u64));
+            json!({"source": input.name, "transfer_mode": "summary",
+                   "summary_config": {"max_length": target, "preserve_fields": ["atom_id", "asset_id", "atom_type", "confidence"],
+                                      "summarize_fields": ["content"], "summary_ratio": 0.3},
+                   "data": summarize(&input.data, target, c)})
+        }
+        TransferMode::Reference => reference_payload(
+            &input.name,
+            &input.data,
+            &input.reference,
+            tokens,
+            choice.batched,
+            preview_count,
+        ),
+    };
+    let plan = InputPlan {
+        name: input.name.clone(),
+        tokens,
+        mode: choice.mode,
+        batched: choice.batched,
+        rule: choice.rule,
+        priority: input.priority,
+        action: "keep".into(),
+        tokens_after: 0,
+    };
+    (payload, plan)
+}
+
+/// The trimming items of the payloads: a full payload of atoms has each atom as a part
+/// of its type's priority.
+fn payload_items(payloads: &[Value], inputs: &[Input], c: &TokenCounter) -> Vec<Item> {
+    payloads
         .iter()
         .zip(inputs)
         .map(|(p, input)| {
@@ -147,118 +208,100 @@ pub fn plan_prompt(
                 truncatable: false,
             }
         })
-        .collect();
-    // The system prompt and the instruction are critical and go whole (§6.3 table).
-    for (name, tokens) in [
-        ("system_prompt", prompt.system_tokens),
-        ("task_instructions", prompt.instruction_tokens),
-    ] {
-        items.push(Item {
-            name: name.into(),
-            priority: 1,
-            tokens,
-            parts: Vec::new(),
-            compressible: false,
-            truncatable: false,
-        });
+        .collect()
+}
+
+/// Applies trimming decision `d` to `input`'s payload `p` and notes it in the input's
+/// plan; `None` when the input is left out.
+fn apply(
+    d: Decision,
+    mut p: Value,
+    input: &Input,
+    plan: &mut InputPlan,
+    c: &TokenCounter,
+) -> Option<Value> {
+    plan.action = match d {
+        Decision::Keep => "keep",
+        Decision::FilterByPriority { .. } => "filter_by_priority",
+        Decision::Summarize { .. } => "summarize",
+        Decision::Omit => "omit",
     }
-    let first_list = items.len();
-    items.extend(prompt.lists.iter().map(|l| l.item()));
-    let trimmed = trim(task_id, &items, limit);
-    // 3. Apply the decisions.
-    let mut out = Vec::with_capacity(payloads.len());
-    for (i, mut p) in payloads.into_iter().enumerate() {
-        let d = trimmed.decisions[i];
-        plans[i].action = match d {
-            Decision::Keep => "keep",
-            Decision::FilterByPriority { .. } => "filter_by_priority",
-            Decision::Summarize { .. } => "summarize",
-            Decision::Omit => "omit",
-        }
-        .into();
-        match d {
-            Decision::Keep => {}
-            Decision::FilterByPriority { max_priority, .. } => {
-                let keep = |a: &Value| {
-                    atom_priority(a.get("atom_type").and_then(Value::as_str).unwrap_or(""))
-                        <= max_priority
-                };
-                if let Some(arr) = p["data"].as_array_mut() {
-                    arr.retain(keep);
-                } else if let Some(arr) = p["data"].get_mut("atoms").and_then(Value::as_array_mut) {
-                    arr.retain(keep);
-                }
-                p["priority_filter"] = json!(format!("priority <= {max_priority}"));
+    .into();
+    match d {
+        Decision::Keep => {}
+        Decision::FilterByPriority { max_priority, .. } => {
+            let keep = |a: &Value| {
+                atom_priority(a.get("atom_type").and_then(Value::as_str).unwrap_or(""))
+                    <= max_priority
+            };
+            if let Some(arr) = p["data"].as_array_mut() {
+                arr.retain(keep);
+            } else if let Some(arr) = p["data"].get_mut("atoms").and_then(Value::as_array_mut) {
+                arr.retain(keep);
             }
-            Decision::Summarize { tokens } => {
-                p = json!({"source": inputs[i].name, "transfer_mode": "summary",
-                           "summary_config": {"max_length": tokens, "summary_ratio": tokens as f64 / plans[i].tokens.max(1) as f64},
-                           "data": summarize(&inputs[i].data, tokens, c)});
-                plans[i].mode = TransferMode::Summary;
-            }
-            Decision::Omit => {
-                plans[i].tokens_after = 0;
-                continue;
-            }
+            p["priority_filter"] = json!(format!("priority <= {max_priority}"));
         }
-        plans[i].tokens_after = count(&p, c);
-        out.push(p);
-    }
-    // 4. The lists keep the head their decision leaves room for; the report gives what
-    // that head takes.
-    let mut report = trimmed.report;
-    let mut lists = Vec::with_capacity(prompt.lists.len());
-    for (k, l) in prompt.lists.iter().enumerate() {
-        let d = trimmed.decisions[first_list + k];
-        let planned = d.tokens_after(&items[first_list + k]);
-        let kept = match d {
-            Decision::Omit => 0,
-            _ => l.kept_within(planned),
-        };
-        let after = l.tokens_of(kept);
-        let action = match (d, kept) {
-            (Decision::Keep, _) => "keep",
-            (_, 0) => "omit",
-            _ => "truncate",
-        };
-        if let Some(a) = report
-            .resolution
-            .actions
-            .iter_mut()
-            .find(|a| a.data == l.name)
-        {
-            a.action = action.into();
-            a.reduced_tokens = after;
-            let r = &mut report.resolution;
-            r.final_tokens = r.final_tokens.saturating_sub(planned.saturating_sub(after));
-            r.within_limit = r.final_tokens <= report.context_limit;
+        Decision::Summarize { tokens } => {
+            p = json!({"source": input.name, "transfer_mode": "summary",
+                       "summary_config": {"max_length": tokens, "summary_ratio": tokens as f64 / plan.tokens.max(1) as f64},
+                       "data": summarize(&input.data, tokens, c)});
+            plan.mode = TransferMode::Summary;
         }
-        plans.push(InputPlan {
-            name: l.name.clone(),
-            tokens: l.tokens(),
-            mode: if action == "truncate" {
-                TransferMode::Summary
-            } else {
-                TransferMode::Full
-            },
-            batched: false,
-            rule: Rule::PromptPart,
-            priority: l.priority,
-            action: action.into(),
-            tokens_after: after,
-        });
-        lists.push(kept);
+        Decision::Omit => {
+            plan.tokens_after = 0;
+            return None;
+        }
     }
-    let prompt_tokens = prompt.system_tokens
-        + prompt.instruction_tokens
-        + plans.iter().map(|p| p.tokens_after).sum::<u64>();
-    Planned {
-        payloads: out,
-        inputs: plans,
-        lists,
-        prompt_tokens,
-        report,
+    plan.tokens_after = count(&p, c);
+    Some(p)
+}
+
+/// The entries a prompt list keeps under decision `d` (its trimming item `item`), and
+/// its plan; the report's action for it says what that head takes.
+fn plan_list(
+    l: &PromptList,
+    d: Decision,
+    item: &Item,
+    report: &mut ContextManagement,
+) -> (usize, InputPlan) {
+    let planned = d.tokens_after(item);
+    let kept = match d {
+        Decision::Omit => 0,
+        _ => l.kept_within(planned),
+    };
+    let after = l.tokens_of(kept);
+    let action = match (d, kept) {
+        (Decision::Keep, _) => "keep",
+        (_, 0) => "omit",
+        _ => "truncate",
+    };
+    if let Some(a) = report
+        .resolution
+        .actions
+        .iter_mut()
+        .find(|a| a.data == l.name)
+    {
+        a.action = action.into();
+        a.reduced_tokens = after;
+        let r = &mut report.resolution;
+        r.final_tokens = r.final_tokens.saturating_sub(planned.saturating_sub(after));
+        r.within_limit = r.final_tokens <= report.context_limit;
     }
+    let plan = InputPlan {
+        name: l.name.clone(),
+        tokens: l.tokens(),
+        mode: if action == "truncate" {
+            TransferMode::Summary
+        } else {
+            TransferMode::Full
+        },
+        batched: false,
+        rule: Rule::PromptPart,
+        priority: l.priority,
+        action: action.into(),
+        tokens_after: after,
+    };
+    (kept, plan)
 }
 
 #[cfg(test)]

@@ -107,88 +107,110 @@ pub fn trim(task_id: &str, items: &[Item], limit: u64) -> Trimmed {
     if total > limit {
         // Critical composites keep only their critical and important parts.
         for &i in &order {
-            let it = &items[i];
-            if it.priority <= 1 && !it.parts.is_empty() && it.compressible {
-                let kept: u64 = it
-                    .parts
-                    .iter()
-                    .filter(|p| p.priority <= 2)
-                    .map(|p| p.tokens)
-                    .sum();
-                let whole: u64 = it.parts.iter().map(|p| p.tokens).sum();
-                if kept < whole {
-                    // Parts may not add up to the item's count exactly (framing).
-                    let tokens = it.tokens.saturating_sub(whole - kept);
-                    decisions[i] = Decision::FilterByPriority {
-                        max_priority: 2,
-                        tokens,
-                    };
-                }
+            if let Some(d) = filtered(&items[i]) {
+                decisions[i] = d;
             }
         }
         for &i in &order {
             let it = &items[i];
             let size = decisions[i].tokens_after(it);
-            let lim = limit as f64;
-            let fits = |share: f64| ((current + size) as f64) < lim * share;
-            match it.priority.clamp(1, 4) {
-                1 => {
-                    if current + size > limit && it.compressible {
-                        let room = limit.saturating_sub(current);
-                        let floor = floor_of(it);
-                        decisions[i] = Decision::Summarize {
-                            tokens: room.max(floor).min(size),
-                        };
-                    }
-                }
-                2 => {
-                    if !fits(0.8) && it.compressible {
-                        let room = ((lim * 0.8) as u64).saturating_sub(current);
-                        let floor = floor_of(it);
-                        decisions[i] = Decision::Summarize {
-                            tokens: room.max(floor).min(size),
-                        };
-                    }
-                }
-                3 => {
-                    if !fits(0.9) {
-                        decisions[i] = Decision::Omit;
-                    }
-                }
-                _ => {
-                    if !fits(0.95) {
-                        decisions[i] = Decision::Omit;
-                    }
-                }
+            if let Some(d) = level_decision(it, size, current, limit) {
+                decisions[i] = d;
             }
             current += decisions[i].tokens_after(it);
         }
         // Report the actions lowest priority first, as the seed lists them.
-        for &i in order.iter().rev() {
-            let it = &items[i];
-            let d = decisions[i];
-            let (action, filter) = match d {
-                Decision::Keep => continue,
-                Decision::FilterByPriority { max_priority, .. } => (
-                    "filter_by_priority",
-                    Some(format!("priority <= {max_priority}")),
-                ),
-                Decision::Summarize { .. } if it.truncatable => ("truncate", None),
-                Decision::Summarize { .. } if it.priority <= 1 => ("compress", None),
-                Decision::Summarize { .. } => ("summarize", None),
-                Decision::Omit => ("omit", None),
-            };
-            actions.push(TrimAction {
-                data: it.name.clone(),
-                action: action.into(),
-                filter,
-                original_tokens: it.tokens,
-                reduced_tokens: d.tokens_after(it),
-            });
-        }
+        actions = order
+            .iter()
+            .rev()
+            .filter_map(|&i| trim_action(&items[i], decisions[i]))
+            .collect();
     } else {
         current = total;
     }
+    Trimmed {
+        decisions,
+        report: report(task_id, items, limit, actions, current),
+    }
+}
+
+/// A critical composite's own filter: only its critical and important parts, when it
+/// has others.
+fn filtered(it: &Item) -> Option<Decision> {
+    if it.priority > 1 || it.parts.is_empty() || !it.compressible {
+        return None;
+    }
+    let kept: u64 = it
+        .parts
+        .iter()
+        .filter(|p| p.priority <= 2)
+        .map(|p| p.tokens)
+        .sum();
+    let whole: u64 = it.parts.iter().map(|p| p.tokens).sum();
+    if kept >= whole {
+        return None;
+    }
+    // Parts may not add up to the item's count exactly (framing).
+    let tokens = it.tokens.saturating_sub(whole - kept);
+    Some(Decision::FilterByPriority {
+        max_priority: 2,
+        tokens,
+    })
+}
+
+/// What item `it` (of `size` tokens so far) becomes by its priority's rule, with
+/// `current` tokens taken before it; `None` leaves its decision as it is.
+fn level_decision(it: &Item, size: u64, current: u64, limit: u64) -> Option<Decision> {
+    let lim = limit as f64;
+    let fits = |share: f64| ((current + size) as f64) < lim * share;
+    let summarize = |room: u64| Decision::Summarize {
+        tokens: room.max(floor_of(it)).min(size),
+    };
+    match it.priority.clamp(1, 4) {
+        1 if current + size > limit && it.compressible => {
+            Some(summarize(limit.saturating_sub(current)))
+        }
+        2 if !fits(0.8) && it.compressible => {
+            Some(summarize(((lim * 0.8) as u64).saturating_sub(current)))
+        }
+        1 | 2 => None,
+        3 => (!fits(0.9)).then_some(Decision::Omit),
+        _ => (!fits(0.95)).then_some(Decision::Omit),
+    }
+}
+
+/// The report's entry for decision `d` on item `it` (none for an item kept as is).
+fn trim_action(it: &Item, d: Decision) -> Option<TrimAction> {
+    let (action, filter) = match d {
+        Decision::Keep => return None,
+        Decision::FilterByPriority { max_priority, .. } => (
+            "filter_by_priority",
+            Some(format!("priority <= {max_priority}")),
+        ),
+        Decision::Summarize { .. } if it.truncatable => ("truncate", None),
+        Decision::Summarize { .. } if it.priority <= 1 => ("compress", None),
+        Decision::Summarize { .. } => ("summarize", None),
+        Decision::Omit => ("omit", None),
+    };
+    Some(TrimAction {
+        data: it.name.clone(),
+        action: action.into(),
+        filter,
+        original_tokens: it.tokens,
+        reduced_tokens: d.tokens_after(it),
+    })
+}
+
+/// The §7.2 report of trimming `items` to `limit` with `actions`, leaving `current`
+/// tokens.
+fn report(
+    task_id: &str,
+    items: &[Item],
+    limit: u64,
+    actions: Vec<TrimAction>,
+    current: u64,
+) -> ContextManagement {
+    let total: u64 = items.iter().map(|i| i.tokens).sum();
     let mut inputs = BTreeMap::new();
     for it in items {
         inputs.insert(
@@ -199,24 +221,21 @@ pub fn trim(task_id: &str, items: &[Item], limit: u64) -> Trimmed {
             },
         );
     }
-    Trimmed {
-        decisions,
-        report: ContextManagement {
-            task_id: task_id.to_string(),
-            total_input_data: inputs,
-            total_tokens: total,
-            context_limit: limit,
-            overflow: total.saturating_sub(limit),
-            resolution: Resolution {
-                strategy: if total > limit {
-                    "priority_based_trimming".into()
-                } else {
-                    "none".into()
-                },
-                actions,
-                final_tokens: current,
-                within_limit: current <= limit,
+    ContextManagement {
+        task_id: task_id.to_string(),
+        total_input_data: inputs,
+        total_tokens: total,
+        context_limit: limit,
+        overflow: total.saturating_sub(limit),
+        resolution: Resolution {
+            strategy: if total > limit {
+                "priority_based_trimming".into()
+            } else {
+                "none".into()
             },
+            actions,
+            final_tokens: current,
+            within_limit: current <= limit,
         },
     }
 }

@@ -22,11 +22,7 @@ fn strings(items: &[&str]) -> Vec<String> {
 
 fn topic(q: &str) -> String {
     let q = q.trim().trim_end_matches(['?', '？', '.', '。']);
-    let mut t: String = q.chars().take(60).collect();
-    if q.chars().count() > 60 {
-        t.push('…');
-    }
-    format!("“{t}”")
+    format!("“{}”", crate::base::text::cut::cut_chars(q, 61))
 }
 
 fn str_list(v: Option<&Value>) -> Vec<String> {

@@ -63,14 +63,7 @@ pub fn filter_matches(item: &Value, f: &RefFilter) -> Result<bool, String> {
 
 fn summarise(v: &Value) -> Value {
     match v {
-        Value::String(s) => {
-            let cut: String = s.chars().take(200).collect();
-            Value::String(if cut.len() < s.len() {
-                format!("{cut}…")
-            } else {
-                cut
-            })
-        }
+        Value::String(s) => Value::String(crate::base::text::cut::cut_chars(s, 201).into_owned()),
         Value::Array(a) => Value::Array(a.iter().map(summarise).collect()),
         Value::Object(o) => {
             let mut m = Map::new();

@@ -6,8 +6,6 @@
 //! function's body (its body is level 0; a struct literal counts like a block, a JSON
 //! value written with `json!` does not).
 
-use std::path::Path;
-
 /// The longest a function may be.
 const MAX_FN_LINES: usize = 200;
 /// A function longer than this counts as long.
@@ -221,30 +219,9 @@ fn body_of(lines: &[&str], start: usize) -> Option<(usize, usize)> {
     None
 }
 
-/// Every `.rs` file under `src/`, with its text.
-fn sources() -> Vec<(String, String)> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut out = Vec::new();
-    let mut dirs = vec![root.join("src")];
-    while let Some(d) = dirs.pop() {
-        for e in std::fs::read_dir(&d).expect("src").flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                dirs.push(p);
-            } else if p.extension().is_some_and(|x| x == "rs") {
-                let rel = p.strip_prefix(root).expect("under the root");
-                let text = std::fs::read_to_string(&p).expect("source");
-                out.push((rel.to_string_lossy().replace('\\', "/"), text));
-            }
-        }
-    }
-    out.sort();
-    out
-}
-
 #[test]
 fn functions_are_short_and_shallow_and_files_small() {
-    let files = sources();
+    let files = crate::common::src_files();
     let total: usize = files.iter().map(|(_, t)| t.lines().count()).sum();
     let mut problems = Vec::new();
     let mut long = Vec::new();

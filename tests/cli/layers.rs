@@ -378,30 +378,12 @@ fn cycles<'a>(graph: &BTreeMap<&'a String, Vec<&'a String>>) -> Vec<Vec<&'a Stri
 }
 
 /// Every `.rs` file under `src/` except the binary's `main.rs`, with its text.
+/// The files of `src/` the layers hold: all but `main.rs` and unit-test files.
 fn sources() -> Vec<(String, String)> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut out = Vec::new();
-    let mut dirs = vec![root.join("src")];
-    while let Some(d) = dirs.pop() {
-        for e in std::fs::read_dir(&d).expect("src").flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                dirs.push(p);
-            } else if p.extension().is_some_and(|x| x == "rs") {
-                let rel = p
-                    .strip_prefix(root)
-                    .expect("under the root")
-                    .to_string_lossy()
-                    .replace('\\', "/");
-                if rel != "src/main.rs" {
-                    out.push((rel, std::fs::read_to_string(&p).expect("source")));
-                }
-            }
-        }
-    }
+    let mut out = crate::common::src_files();
+    out.retain(|(f, _)| f != "src/main.rs");
     let tests: BTreeSet<String> = out.iter().flat_map(|(f, t)| test_files_of(f, t)).collect();
     out.retain(|(f, _)| !tests.contains(f));
-    out.sort();
     out
 }
 

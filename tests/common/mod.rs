@@ -254,3 +254,25 @@ pub fn mock_profile(dir: &std::path::Path, url: &str) {
     )
     .expect("plexus.toml");
 }
+
+/// Every `.rs` file under the crate's `src/`, as (path from the crate root with `/`,
+/// text), sorted by path.
+pub fn src_files() -> Vec<(String, String)> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut out = Vec::new();
+    let mut dirs = vec![root.join("src")];
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(&d).expect("src").flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                dirs.push(p);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                let rel = p.strip_prefix(root).expect("under the root");
+                let text = std::fs::read_to_string(&p).expect("source");
+                out.push((rel.to_string_lossy().replace('\\', "/"), text));
+            }
+        }
+    }
+    out.sort();
+    out
+}

@@ -9,16 +9,23 @@ const TAGS: [&str; 3] = ["think", "thinking", "reasoning"];
 /// `text` split into the reasoning it opens with (empty when none) and the answer after
 /// it. A block never closed (the model stopped while it thought) is all reasoning.
 pub fn split(text: &str) -> (&str, &str) {
-    let start = text.trim_start();
+    // Most answers open with no tag at all: nothing is built for them.
+    let Some(opened) = text.trim_start().strip_prefix('<') else {
+        return ("", text);
+    };
     for tag in TAGS {
-        let open = format!("<{tag}>");
-        if let Some(rest) = start.strip_prefix(open.as_str()) {
-            let close = format!("</{tag}>");
-            return match rest.find(close.as_str()) {
-                Some(end) => (rest[..end].trim(), rest[end + close.len()..].trim_start()),
-                None => (rest.trim(), ""),
-            };
-        }
+        let Some(rest) = opened.strip_prefix(tag).and_then(|r| r.strip_prefix('>')) else {
+            continue;
+        };
+        // The first `</tag>`: `</` cannot overlap itself, so every one is looked at.
+        let close = rest.match_indices("</").find_map(|(i, _)| {
+            let after = rest[i + 2..].strip_prefix(tag)?.strip_prefix('>')?;
+            Some((i, rest.len() - after.len()))
+        });
+        return match close {
+            Some((end, after)) => (rest[..end].trim(), rest[after..].trim_start()),
+            None => (rest.trim(), ""),
+        };
     }
     ("", text)
 }
@@ -39,6 +46,16 @@ mod tests {
         assert_eq!(a, "{\"atoms\": []}");
         assert_eq!(split("<thinking>a</thinking>b"), ("a", "b"));
         assert_eq!(split("<think>never closed {"), ("never closed {", ""));
+        // The close of another tag, or a partial one, does not end the block.
+        assert_eq!(
+            split("<think>a</thinking> b</thin</think>c"),
+            ("a</thinking> b</thin", "c")
+        );
+        assert_eq!(split("<reasoning>r</reasoning>"), ("r", ""));
+        assert_eq!(
+            split("<thinker>x</thinker>y"),
+            ("", "<thinker>x</thinker>y")
+        );
     }
 
     #[test]

@@ -28,6 +28,17 @@ impl Session {
 
     /// Starts plexus with `args` in `dir`, in a terminal of `cols` x `rows`.
     pub fn start_sized(args: &[&str], dir: &Path, cols: u16, rows: u16) -> Session {
+        Session::start_with_env(args, dir, cols, rows, &[])
+    }
+
+    /// Like [`Session::start_sized`], with `env` set for the program.
+    pub fn start_with_env(
+        args: &[&str],
+        dir: &Path,
+        cols: u16,
+        rows: u16,
+        env: &[(&str, &str)],
+    ) -> Session {
         let pty = native_pty_system();
         let pair = pty
             .openpty(PtySize {
@@ -44,6 +55,9 @@ impl Session {
         cmd.env("PLEXUS_CONFIG", dir.join("none.toml"));
         cmd.env_remove("PLEXUS_DB");
         cmd.env_remove("PLEXUS_THEME");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
         std::fs::write(dir.join("none.toml"), "").expect("config");
         let child = pair.slave.spawn_command(cmd).expect("spawn");
         drop(pair.slave);

@@ -3,8 +3,8 @@
 //! to the screen. No reading happens here.
 
 use super::detail::Detail;
+use super::marks::{marks_file, marks_line};
 use super::reader::{EvalAnswer, EvalQuery};
-use super::run::{marks_file, marks_line};
 use super::state::{EvalScreen, Request};
 
 impl EvalScreen {

@@ -11,6 +11,7 @@
 //! - [`draw`], [`draw_checks`], [`draw_detail`]: the screen drawn into a ratatui buffer.
 //! - [`reader`]: the reads and writes, on the screen's reader thread; [`answers`]:
 //!   what the screen asks it and how its answers change the screen.
+//! - [`marks`]: the marks file of a rerun.
 //! - [`run`]: the screen on the driver loop.
 
 pub mod answers;
@@ -18,6 +19,7 @@ pub mod detail;
 pub mod draw;
 pub mod draw_checks;
 pub mod draw_detail;
+pub mod marks;
 pub mod model;
 pub mod reader;
 pub mod run;

@@ -287,12 +287,6 @@ impl EvalModel {
         EvalModel::load_with(conn, row, None)
     }
 
-    /// Reads `row` (this eval, as stored now) again; the parent, finished, is not read
-    /// again.
-    pub fn reload(&self, conn: &Connection, row: EvalRow) -> Result<EvalModel, ReadError> {
-        EvalModel::load_with(conn, row, self.parent_side.clone())
-    }
-
     /// Reads eval `eval_id` again, with the parent side already read (a parent that
     /// has ended does not change).
     pub fn read_again(

@@ -125,9 +125,7 @@ fn each_sample_is_compared_with_the_parent_sample_of_its_id() {
         b.parent_rate
     );
     // A second reading reuses the parent's side and finds the same.
-    let again = m
-        .reload(&conn, read::find_eval(&conn, "C").expect("C"))
-        .expect("reload");
+    let again = EvalModel::read_again(&conn, "C", m.parent_side.clone()).expect("read again");
     let flips2: Vec<Flip> = again.samples.iter().map(|s| s.flip).collect();
     assert_eq!(flips, flips2);
 }

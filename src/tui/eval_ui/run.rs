@@ -5,13 +5,12 @@
 //! reader, so the screen follows an eval that another plexus process is running on
 //! the same database while keys keep being answered.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEventKind};
 use tokio::time::Instant;
 
-use super::model::EvalModel;
 use super::reader::{serve, EvalAnswer, EvalQuery, Reader};
 use super::state::EvalScreen;
 use crate::tui::app::input::InputKey;
@@ -22,30 +21,19 @@ use crate::tui::terminal::TerminalGuard;
 use crate::tui::ui::theme::Theme;
 use crate::tui::worker::Worker;
 
-/// The file the marks for a rerun are written to: beside the eval's failure tree.
-pub fn marks_file(model: &EvalModel) -> PathBuf {
-    PathBuf::from(model.row.out_dir.as_deref().unwrap_or("."))
-        .join(format!("rerun_{}.txt", model.row.eval_id))
-}
-
-/// An id as a line of the marks file: as it is, or as a JSON string when it would
-/// not read back so (a `#` or `"` first, spaces around it, a line break).
-pub fn marks_line(id: &str) -> String {
-    let plain = !id.is_empty()
-        && id.trim() == id
-        && !id.starts_with(['#', '"'])
-        && !id.contains(['\n', '\r']);
-    if plain {
-        format!("{id}\n")
-    } else {
-        format!("{}\n", serde_json::Value::String(id.to_string()))
-    }
-}
-
 /// How often a running eval is read again, at least.
 const REREAD: Duration = Duration::from_secs(1);
-/// A reading that takes longer than this is shown in the head.
+/// A reading that takes longer than this is shown in the head (unless
+/// `PLEXUS_EVAL_READING_SHOWN_MS` says otherwise: the tests show every reading).
 const SHOW_READING: Duration = Duration::from_millis(250);
+
+/// How long a reading goes on before the head says so.
+fn show_reading_after() -> Duration {
+    std::env::var("PLEXUS_EVAL_READING_SHOWN_MS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .map_or(SHOW_READING, Duration::from_millis)
+}
 
 /// The Eval screen on the driver: the screen, its reader thread and when it reads the
 /// eval again.
@@ -66,6 +54,8 @@ struct EvalProgram<'a> {
     was_followed: bool,
     /// A stop signal or a lost terminal closed the screen.
     stopped: bool,
+    /// How long a reading goes on before the head says so.
+    show_after: Duration,
 }
 
 impl EvalProgram<'_> {
@@ -136,10 +126,10 @@ impl Screen for EvalProgram<'_> {
 
     fn on_time(&mut self, now: Instant, _last_frame: Instant) -> (bool, Option<Instant>) {
         if let Some((asked, _)) = self.reading {
-            let show = now.duration_since(asked) >= SHOW_READING;
+            let show = now.duration_since(asked) >= self.show_after;
             let changed = show != self.s.reading;
             self.s.reading = show;
-            return (changed, (!show).then_some(asked + SHOW_READING));
+            return (changed, (!show).then_some(asked + self.show_after));
         }
         // Read again while the eval runs, and once after the process that ran it ended.
         let followed = self.s.followed();
@@ -161,7 +151,7 @@ impl Screen for EvalProgram<'_> {
         };
         if self.reader.ask(q) {
             self.reading = Some((now, seconds));
-            (false, Some(now + SHOW_READING))
+            (false, Some(now + self.show_after))
         } else {
             self.s.say(
                 "the database reader stopped; the eval is not read again",
@@ -215,6 +205,7 @@ pub async fn run(
         reading: None,
         was_followed: false,
         stopped: false,
+        show_after: show_reading_after(),
     };
     drive(&mut guard, &mut program, &mut answers).await?;
     drop(guard);

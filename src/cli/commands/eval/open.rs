@@ -9,7 +9,8 @@ use color_eyre::eyre::{eyre, Result, WrapErr};
 use crate::cli::open::UiSetup;
 use crate::data::store::Store;
 use crate::features::eval::read::find_eval;
-use crate::tui::eval_ui::run::{marks_file, run};
+use crate::tui::eval_ui::marks::marks_file;
+use crate::tui::eval_ui::run::run;
 use crate::tui::eval_ui::{EvalModel, EvalScreen};
 
 /// Opens eval `eval` of database `db` on the Eval screen (`tui`: the terminal's theme

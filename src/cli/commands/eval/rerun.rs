@@ -281,7 +281,7 @@ mod tests {
         let file = dir.path().join("marks.txt");
         let text: String = ids
             .iter()
-            .map(|i| crate::tui::eval_ui::run::marks_line(i))
+            .map(|i| crate::tui::eval_ui::marks::marks_line(i))
             .collect();
         std::fs::write(&file, format!("# marked by hand\n\n{text}")).expect("write");
         let read = listed_ids(&file, &parent).expect("read");

@@ -17,7 +17,8 @@ use crate::cli::launch::Globals;
 use crate::cli::open::UiSetup;
 use crate::data::store::Store;
 use crate::features::eval::read::find_eval;
-use crate::tui::eval_ui::run::{marks_file, run};
+use crate::tui::eval_ui::marks::marks_file;
+use crate::tui::eval_ui::run::run;
 use crate::tui::eval_ui::{EvalModel, EvalScreen};
 
 /// The eval id the headless eval names first on standard error, once it is stored.

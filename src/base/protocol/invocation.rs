@@ -65,6 +65,10 @@ pub struct UserPrompt {
     /// What the agent must produce.
     #[serde(default)]
     pub output_requirements: OutputRequirements,
+    /// The shape the answer must have (a rule, and an example of a JSON answer), as the
+    /// engine rendered it once for every task of the same shape.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer_format: Option<super::SharedJson>,
     /// Fields not modelled here.
     #[serde(flatten, skip_serializing_if = "is_empty_map")]
     pub extra: Extra,

@@ -17,6 +17,7 @@ pub mod lenient;
 pub mod messages;
 pub mod provider;
 pub mod refs;
+pub mod shared_json;
 
 pub use atom::{Atom, AtomMetadata, DeltaAudit, Provenance};
 pub use invocation::{
@@ -28,6 +29,7 @@ pub use refs::{
     DataReference, DbCondition, DbQueryRef, FallbackConfig, FallbackStrategy, FileRef, FilterOp,
     OrderBy, RefFilter, TaskOutputRef, Transform,
 };
+pub use shared_json::SharedJson;
 
 /// A JSON object that keeps fields this crate does not model, so documents round-trip.
 pub type Extra = serde_json::Map<String, serde_json::Value>;

@@ -298,7 +298,19 @@ impl TokenCounter {
 
     /// Tokens of `text`, with the safety factor applied (rounded up).
     pub fn count(&self, text: &str) -> u64 {
-        let n = self.encoding.count(text) as u64;
+        self.scaled(self.encoding.count(text))
+    }
+
+    /// Tokens of a text made of `head` and a tail the encoding counted `tail` tokens
+    /// of, on its own. Exact only where the pre-tokenizer splits the whole text between
+    /// the two, which the caller knows (punctuation before, a letter after).
+    pub fn count_with_tail(&self, head: &str, tail: usize) -> u64 {
+        self.scaled(self.encoding.count(head) + tail)
+    }
+
+    /// `n` tokens of the encoding with the safety factor applied (rounded up).
+    fn scaled(&self, n: usize) -> u64 {
+        let n = n as u64;
         if self.safety_factor == 1.0 {
             n
         } else {

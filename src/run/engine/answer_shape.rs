@@ -4,9 +4,13 @@
 //! number of atoms), and the short example the prompt shows. Both come from one description, so
 //! what the prompt says and what the server enforces never differ.
 
+use std::sync::{Arc, Mutex};
+
 use serde_json::{json, Map, Value};
 
 use crate::base::agents::AgentDef;
+use crate::base::protocol::SharedJson;
+use crate::base::tokens::TokenCounter;
 use crate::model::plan::Task;
 
 /// One field of an atom's shape: its dotted path and whether it holds a list.
@@ -172,6 +176,102 @@ pub fn example(task: &Task, agent: &AgentDef) -> Value {
     })
 }
 
+/// The `answer_format` of the prompts of `task`: the rule and example of its JSON
+/// answer, or the plain-text rule of a task whose answer is text.
+pub fn answer_format(task: &Task, agent: &AgentDef) -> SharedJson {
+    if task.options().text_output {
+        SharedJson::of(&json!({
+            "rule": "Answer in plain text: the answer itself, with no JSON and nothing around it."
+        }))
+    } else {
+        SharedJson::of(&example(task, agent))
+    }
+}
+
+/// A run's answer formats, each rendered and counted once: the tasks that share their
+/// output requirements (the plan holds them once) and their agent share one.
+pub struct AnswerFormats {
+    counter: TokenCounter,
+    /// By the address of the task's requirements and of its agent's name, both held by
+    /// the run's plan for the run's whole life, and whether the answer is text.
+    rendered: Mutex<rustc_hash::FxHashMap<(usize, usize, bool), Rendered>>,
+}
+
+/// One answer format, and the tokens of its prompt's tail (see [`AnswerFormats::prompt_tokens`]).
+#[derive(Clone)]
+struct Rendered {
+    json: SharedJson,
+    /// Tokens of the format after its opening `{"`, with the prompt's closing `}`.
+    tail_tokens: Option<usize>,
+}
+
+impl AnswerFormats {
+    /// The formats of a run whose prompts are counted with `counter`.
+    pub fn new(counter: TokenCounter) -> AnswerFormats {
+        AnswerFormats {
+            counter,
+            rendered: Default::default(),
+        }
+    }
+
+    /// The answer format of `task` (whose agent is `agent`), rendered on first use.
+    pub fn of(&self, task: &Task, agent: &AgentDef) -> SharedJson {
+        self.rendered(task, agent).json
+    }
+
+    fn rendered(&self, task: &Task, agent: &AgentDef) -> Rendered {
+        let key = (
+            Arc::as_ptr(&task.output_requirements) as usize,
+            Arc::as_ptr(&task.agent) as *const u8 as usize,
+            task.options().text_output,
+        );
+        let mut rendered = match self.rendered.lock() {
+            Ok(r) => r,
+            Err(p) => p.into_inner(),
+        };
+        rendered
+            .entry(key)
+            .or_insert_with(|| {
+                let json = answer_format(task, agent);
+                let tail_tokens =
+                    tail(json.get()).map(|t| self.counter.encoding.count(&format!("{t}}}")));
+                Rendered { json, tail_tokens }
+            })
+            .clone()
+    }
+
+    /// Tokens of `prompt`, the rendered user prompt of `task`, which ends with its answer
+    /// format (as [`super::request::user_prompt_for`] writes it): the text before the
+    /// format's first key is counted, the rest is the format's own count. The encoders
+    /// split a piece there (the key's letters after `":{"`), so the sum is the count of
+    /// the whole; a prompt of another shape is counted whole.
+    pub fn prompt_tokens(&self, prompt: &str, task: &Task, agent: &AgentDef) -> u64 {
+        self.two_part_count(prompt, task, agent)
+            .unwrap_or_else(|| self.counter.count(prompt))
+    }
+
+    /// The count of [`AnswerFormats::prompt_tokens`] in two parts, when `prompt` ends
+    /// with the format of `task`.
+    fn two_part_count(&self, prompt: &str, task: &Task, agent: &AgentDef) -> Option<u64> {
+        const KEY: &str = "\"answer_format\":";
+        let r = self.rendered(task, agent);
+        let head = prompt
+            .strip_suffix('}')?
+            .strip_suffix(r.json.get())?
+            .strip_suffix(KEY)?;
+        let tail = r.tail_tokens?;
+        // The head runs to the format's `{"`, before its first key's letters.
+        let head = &prompt[..head.len() + KEY.len() + 2];
+        Some(self.counter.count_with_tail(head, tail))
+    }
+}
+
+/// The format after its opening `{"`, when a letter follows it (the first key's).
+fn tail(json: &str) -> Option<&str> {
+    json.strip_prefix("{\"")
+        .filter(|t| t.starts_with(|c: char| c.is_ascii_alphabetic()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -248,5 +348,69 @@ mod tests {
         let atom = &s["properties"]["output"]["properties"]["atoms"]["items"];
         assert!(atom["properties"]["content"]["properties"]["text"].is_object());
         assert!(atom["properties"].get("delta_audit").is_none());
+    }
+
+    /// A plan of one task with `instruction`, `required` fields and a text or JSON answer.
+    fn plan_of(instruction: &str, required: &[&str], text: bool) -> crate::model::plan::Plan {
+        let plan = format!(
+            r#"{{"plan_id":"P","tasks":[{{"task_id":"A","agent":"Scholar_Internalizer",
+            "instruction":{},"output_format":{},
+            "output_requirements":{{"required_fields":{}}}}}]}}"#,
+            serde_json::to_string(instruction).expect("json"),
+            if text { r#""text""# } else { r#""atoms""# },
+            serde_json::to_string(required).expect("json"),
+        );
+        crate::model::plan::parse_plan(&plan, "p.json").expect("a plan")
+    }
+
+    #[test]
+    fn a_prompt_counted_in_two_parts_counts_as_the_whole() {
+        use crate::base::tokens::Encoding;
+        use crate::run::engine::request::{user_prompt_for, ContextParts};
+        let instructions = [
+            "go",
+            "Analyse \"it\"\n\tnow: 3.14159 and x_{t-1}",
+            "分析这一段：去噪采样公式 x_{t-1}",
+            "ends in punctuation ?!",
+        ];
+        let fields = [&[][..], &["content.mathematical_expression", "tags"][..]];
+        let counters = [
+            (Encoding::Cl100kBase, 1.0),
+            (Encoding::O200kBase, 1.0),
+            (Encoding::Cl100kBase, 1.15),
+        ]
+        .map(|(encoding, safety_factor)| TokenCounter {
+            encoding,
+            safety_factor,
+        });
+        let mut cases = Vec::new();
+        for c in counters {
+            for i in instructions {
+                cases.extend(
+                    fields
+                        .iter()
+                        .flat_map(|f| [false, true].map(|text| (c, i, *f, text))),
+                );
+            }
+        }
+        for (counter, instruction, required, text) in cases {
+            let plan = plan_of(instruction, required, text);
+            let (t, a) = (&plan.tasks[0], &plan.agents["Scholar_Internalizer"]);
+            let formats = AnswerFormats::new(counter);
+            let p = user_prompt_for(
+                t,
+                a,
+                crate::base::protocol::Grade::C,
+                Some("the last answer had no atoms"),
+                ContextParts::default(),
+                formats.of(t, a),
+            );
+            let text = serde_json::to_string(&p).expect("renders");
+            assert_eq!(
+                formats.two_part_count(&text, t, a),
+                Some(counter.count(&text)),
+                "{text}"
+            );
+        }
     }
 }

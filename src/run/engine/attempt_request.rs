@@ -47,6 +47,7 @@ pub(super) fn prepare(
         adjust.threshold,
         adjust.feedback.as_deref(),
         parts.clone(),
+        ctx.answer_formats.of(task, agent_def),
     );
     // Rendered once: counted here, stored as it is (no second parse to validate it).
     let raw_user = render_user_prompt(&user_prompt);
@@ -61,7 +62,8 @@ pub(super) fn prepare(
             .tokens
             .count(&serde_json::to_string(&t.definitions()).unwrap_or_default())
     });
-    let prompt_tokens = system_tokens + ctx.config.tokens.count(user_text) + tools_tokens;
+    let prompt_tokens =
+        system_tokens + ctx.answer_formats.prompt_tokens(user_text, task, agent_def) + tools_tokens;
     if let Some(why) = over_input_limit(task, agent_def, prompt_tokens, system_tokens, tools_tokens)
     {
         return Err(why);

@@ -20,6 +20,7 @@ use super::planned::{abstractive_summaries, batch, Batched};
 use super::request::{dependencies_for, threshold_for, user_prompt_for, ContextParts};
 use super::run_ctx::RunCtx;
 use crate::base::agents::AgentDef;
+use crate::base::protocol::SharedJson;
 use crate::base::tokens::TokenCounter;
 use crate::model::event::{ContextPlanned, EngineEvent};
 use crate::model::plan::Task;
@@ -84,9 +85,10 @@ pub(super) async fn fit(
         Some(agent.data_area_tokens),
     );
     let (_, system_tokens) = ctx.system_prompt_info(&task.agent);
+    let answer_format = ctx.answer_formats.of(task, agent);
     // The common small task: nothing to trim, nothing counted.
     if inputs.is_empty()
-        && system_tokens.saturating_add(bytes_bound(task, agent, &parts, &counter))
+        && system_tokens.saturating_add(bytes_bound(task, &answer_format, &parts, &counter))
             <= lim.effective_data_limit
     {
         return Gathered {
@@ -98,7 +100,7 @@ pub(super) async fn fit(
     }
     let prompt = PromptParts {
         system_tokens,
-        instruction_tokens: instruction_tokens(task, agent, counter).await,
+        instruction_tokens: instruction_tokens(task, agent, answer_format, counter).await,
         lists: lists_of(&parts, &counter),
     };
     let preview = task
@@ -149,13 +151,19 @@ pub(super) async fn fit(
 
 /// Tokens of the task's user prompt without the lists and inputs: the instruction as the
 /// template completes it, the output requirements and the plan's context. Counted once.
-async fn instruction_tokens(task: &Task, agent: &AgentDef, counter: TokenCounter) -> u64 {
+async fn instruction_tokens(
+    task: &Task,
+    agent: &AgentDef,
+    answer_format: SharedJson,
+    counter: TokenCounter,
+) -> u64 {
     let skeleton = user_prompt_for(
         task,
         agent,
         threshold_for(task),
         None,
         ContextParts::default(),
+        answer_format,
     );
     count_text(
         serde_json::to_string(&skeleton).unwrap_or_default(),
@@ -234,9 +242,14 @@ pub(super) fn over_input_limit(
 /// An upper bound of the tokens of the task's user prompt with `parts` and no inputs,
 /// from the JSON bytes of what it is made of (the plan's dependencies and assets may be
 /// counted twice: a bound only needs to be above).
-fn bytes_bound(task: &Task, agent: &AgentDef, parts: &ContextParts, counter: &TokenCounter) -> u64 {
+fn bytes_bound(
+    task: &Task,
+    answer_format: &SharedJson,
+    parts: &ContextParts,
+    counter: &TokenCounter,
+) -> u64 {
     let bytes = json_bytes(&task.instruction)
-        + json_bytes(&super::answer_shape::example(task, agent))
+        + answer_format.get().len() as u64
         + 2 * json_bytes(&task.options().focus)
         + json_bytes(&task.context)
         + json_bytes(&task.output_requirements)
@@ -340,10 +353,18 @@ mod tests {
             inputs: Vec::new(),
             trimmed: None,
         };
-        let p = user_prompt_for(task, agent, threshold_for(task), None, parts.clone());
+        let format = super::super::answer_shape::answer_format(task, agent);
+        let p = user_prompt_for(
+            task,
+            agent,
+            threshold_for(task),
+            None,
+            parts.clone(),
+            format.clone(),
+        );
         let text = serde_json::to_string(&p).expect("renders");
         let counter = TokenCounter::default();
-        assert!(bytes_bound(task, agent, &parts, &counter) >= text.len() as u64);
+        assert!(bytes_bound(task, &format, &parts, &counter) >= text.len() as u64);
         assert!(counter.count(&text) <= text.len() as u64);
     }
 

@@ -6,6 +6,7 @@ use serde_json::Value;
 
 use crate::base::agents::AgentDef;
 pub use crate::base::protocol::invocation::{prompt_hash, render_user_prompt};
+use crate::base::protocol::SharedJson;
 use crate::base::protocol::{
     AgentRequest, Constraints, Dependency, Grade, RequestContext, UserPrompt,
 };
@@ -133,13 +134,15 @@ pub fn dependencies_for(task: &Task) -> Option<Vec<Dependency>> {
     )
 }
 
-/// Builds the user prompt of a task around the context `parts` the engine adds.
+/// Builds the user prompt of a task around the context `parts` the engine adds, with
+/// the answer's shape as `answer_format` shows it (see [`super::answer_shape`]).
 pub fn user_prompt_for(
     task: &Task,
     agent: &AgentDef,
     threshold: Grade,
     feedback: Option<&str>,
     parts: ContextParts,
+    answer_format: SharedJson,
 ) -> UserPrompt {
     let mut extra = task.context.extra.clone();
     extra.remove("focus");
@@ -161,21 +164,13 @@ pub fn user_prompt_for(
         output_requirements.atom_type = Some(agent.atom_type.clone());
     }
     output_requirements.quality_threshold = Some(threshold.as_str().to_string());
-    // The exact shape of the answer, with a short example, whether or not the server is
-    // asked to hold it (see `answer_shape`).
-    let answer_format = if task.options().text_output {
-        serde_json::json!({"rule": "Answer in plain text: the answer itself, with no JSON and nothing around it."})
-    } else {
-        super::answer_shape::example(task, agent)
-    };
     UserPrompt {
         instruction: instruction_for(task, agent, threshold, feedback),
         context,
         focus: task.options().focus.clone(),
         output_requirements,
-        extra: [("answer_format".to_string(), answer_format)]
-            .into_iter()
-            .collect(),
+        answer_format: Some(answer_format),
+        extra: Default::default(),
     }
 }
 

@@ -61,6 +61,8 @@ pub struct RunCtx {
     pub(super) money: super::money::Money,
     /// Model answers streaming at this moment (see [`super::sink`]).
     pub(super) streams: std::sync::atomic::AtomicUsize,
+    /// The answer formats of the prompts, rendered once per shape of task.
+    pub(super) answer_formats: super::answer_shape::AnswerFormats,
 }
 
 /// Numbers `next..end` reserved for one agent short name; `size` is the next block's.
@@ -145,6 +147,7 @@ impl RunCtx {
             tool_cache: Arc::new(crate::run::tools::ToolCache::new(1024)),
             agents,
             streams: Default::default(),
+            answer_formats: super::answer_shape::AnswerFormats::new(spec.config.tokens),
             money: super::money::Money::new(
                 spec.config.price,
                 spec.config.max_cost_usd,

@@ -66,6 +66,7 @@ pub fn estimate(
 ) -> Estimate {
     let mut e = Estimate::default();
     let mut output_max = 0u64;
+    let formats = crate::run::engine::answer_shape::AnswerFormats::new(*counter);
     for task in &plan.tasks {
         let Some(agent) = plan.agents.get(&*task.agent) else {
             continue;
@@ -82,12 +83,14 @@ pub fn estimate(
             inputs: Vec::new(),
             trimmed: None,
         };
-        let user = user_prompt_for(task, agent, threshold_for(task), None, parts);
+        let format = formats.of(task, agent);
+        let user = user_prompt_for(task, agent, threshold_for(task), None, parts, format);
         let text = render_user_prompt(&user)
             .map(|r| r.get().to_string())
             .unwrap_or_default();
         e.plan.calls += 1;
-        let prompt = counter.count(&agent.system_prompt) + counter.count(&text);
+        let prompt =
+            counter.count(&agent.system_prompt) + formats.prompt_tokens(&text, task, agent);
         e.plan.prompt_tokens += prompt;
         if prompt > agent.max_input_tokens {
             e.too_large.push(TooLarge {

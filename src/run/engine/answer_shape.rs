@@ -194,13 +194,14 @@ pub struct AnswerFormats {
     counter: TokenCounter,
     /// By the address of the task's requirements and of its agent's name, both held by
     /// the run's plan for the run's whole life, and whether the answer is text.
-    rendered: Mutex<rustc_hash::FxHashMap<(usize, usize, bool), Rendered>>,
+    rendered: Mutex<rustc_hash::FxHashMap<(usize, usize, bool), AnswerFormat>>,
 }
 
-/// One answer format, and the tokens of its prompt's tail (see [`AnswerFormats::prompt_tokens`]).
+/// One task shape's answer format, rendered, with what counting its prompts needs.
 #[derive(Clone)]
-struct Rendered {
+pub struct AnswerFormat {
     json: SharedJson,
+    counter: TokenCounter,
     /// Tokens of the format after its opening `{"`, with the prompt's closing `}`.
     tail_tokens: Option<usize>,
 }
@@ -215,11 +216,7 @@ impl AnswerFormats {
     }
 
     /// The answer format of `task` (whose agent is `agent`), rendered on first use.
-    pub fn of(&self, task: &Task, agent: &AgentDef) -> SharedJson {
-        self.rendered(task, agent).json
-    }
-
-    fn rendered(&self, task: &Task, agent: &AgentDef) -> Rendered {
+    pub fn of(&self, task: &Task, agent: &AgentDef) -> AnswerFormat {
         let key = (
             Arc::as_ptr(&task.output_requirements) as usize,
             Arc::as_ptr(&task.agent) as *const u8 as usize,
@@ -235,31 +232,41 @@ impl AnswerFormats {
                 let json = answer_format(task, agent);
                 let tail_tokens =
                     tail(json.get()).map(|t| self.counter.encoding.count(&format!("{t}}}")));
-                Rendered { json, tail_tokens }
+                AnswerFormat {
+                    json,
+                    counter: self.counter,
+                    tail_tokens,
+                }
             })
             .clone()
     }
+}
 
-    /// Tokens of `prompt`, the rendered user prompt of `task`, which ends with its answer
-    /// format (as [`super::request::user_prompt_for`] writes it): the text before the
-    /// format's first key is counted, the rest is the format's own count. The encoders
-    /// split a piece there (the key's letters after `":{"`), so the sum is the count of
-    /// the whole; a prompt of another shape is counted whole.
-    pub fn prompt_tokens(&self, prompt: &str, task: &Task, agent: &AgentDef) -> u64 {
-        self.two_part_count(prompt, task, agent)
+impl AnswerFormat {
+    /// The format as the prompt shows it.
+    pub fn json(&self) -> SharedJson {
+        self.json.clone()
+    }
+
+    /// Tokens of `prompt`, a rendered user prompt that ends with this format (as
+    /// [`super::request::user_prompt_for`] writes it): the text before the format's
+    /// first key is counted, the rest is the format's own count. The encoders split a
+    /// piece there (the key's letters after `":{"`), so the sum is the count of the
+    /// whole; a prompt of another shape is counted whole.
+    pub fn prompt_tokens(&self, prompt: &str) -> u64 {
+        self.two_part_count(prompt)
             .unwrap_or_else(|| self.counter.count(prompt))
     }
 
-    /// The count of [`AnswerFormats::prompt_tokens`] in two parts, when `prompt` ends
-    /// with the format of `task`.
-    fn two_part_count(&self, prompt: &str, task: &Task, agent: &AgentDef) -> Option<u64> {
+    /// The count of [`AnswerFormat::prompt_tokens`] in two parts, when `prompt` ends
+    /// with this format.
+    fn two_part_count(&self, prompt: &str) -> Option<u64> {
         const KEY: &str = "\"answer_format\":";
-        let r = self.rendered(task, agent);
         let head = prompt
             .strip_suffix('}')?
-            .strip_suffix(r.json.get())?
+            .strip_suffix(self.json.get())?
             .strip_suffix(KEY)?;
-        let tail = r.tail_tokens?;
+        let tail = self.tail_tokens?;
         // The head runs to the format's `{"`, before its first key's letters.
         let head = &prompt[..head.len() + KEY.len() + 2];
         Some(self.counter.count_with_tail(head, tail))
@@ -396,21 +403,29 @@ mod tests {
         for (counter, instruction, required, text) in cases {
             let plan = plan_of(instruction, required, text);
             let (t, a) = (&plan.tasks[0], &plan.agents["Scholar_Internalizer"]);
-            let formats = AnswerFormats::new(counter);
+            let format = AnswerFormats::new(counter).of(t, a);
             let p = user_prompt_for(
                 t,
                 a,
                 crate::base::protocol::Grade::C,
                 Some("the last answer had no atoms"),
                 ContextParts::default(),
-                formats.of(t, a),
+                format.json(),
             );
             let text = serde_json::to_string(&p).expect("renders");
             assert_eq!(
-                formats.two_part_count(&text, t, a),
+                format.two_part_count(&text),
                 Some(counter.count(&text)),
                 "{text}"
             );
+            // The prompt shows the format as it was built.
+            let shown: Value = serde_json::from_str(&text).expect("JSON");
+            let built: Value = serde_json::from_str(answer_format(t, a).get()).expect("JSON");
+            assert_eq!(shown["answer_format"], built);
+            // A prompt that does not end with the format is counted whole.
+            let other = text.replacen("answer_format", "answer_formats", 1);
+            assert_eq!(format.two_part_count(&other), None);
+            assert_eq!(format.prompt_tokens(&other), counter.count(&other));
         }
     }
 }

@@ -41,13 +41,14 @@ pub(super) fn prepare(
     let agent_def = &ctx.plan.agents[&*task.agent];
     let (prompt_hash, system_tokens) = ctx.system_prompt_info(&task.agent);
     let constraints = attempt_constraints(ctx, agent_def, task, adjust);
+    let format = ctx.answer_formats.of(task, agent_def);
     let user_prompt = user_prompt_for(
         task,
         agent_def,
         adjust.threshold,
         adjust.feedback.as_deref(),
         parts.clone(),
-        ctx.answer_formats.of(task, agent_def),
+        format.json(),
     );
     // Rendered once: counted here, stored as it is (no second parse to validate it).
     let raw_user = render_user_prompt(&user_prompt);
@@ -62,8 +63,7 @@ pub(super) fn prepare(
             .tokens
             .count(&serde_json::to_string(&t.definitions()).unwrap_or_default())
     });
-    let prompt_tokens =
-        system_tokens + ctx.answer_formats.prompt_tokens(user_text, task, agent_def) + tools_tokens;
+    let prompt_tokens = system_tokens + format.prompt_tokens(user_text) + tools_tokens;
     if let Some(why) = over_input_limit(task, agent_def, prompt_tokens, system_tokens, tools_tokens)
     {
         return Err(why);

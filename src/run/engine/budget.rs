@@ -85,7 +85,7 @@ pub(super) async fn fit(
         Some(agent.data_area_tokens),
     );
     let (_, system_tokens) = ctx.system_prompt_info(&task.agent);
-    let answer_format = ctx.answer_formats.of(task, agent);
+    let answer_format = ctx.answer_formats.of(task, agent).json();
     // The common small task: nothing to trim, nothing counted.
     if inputs.is_empty()
         && system_tokens.saturating_add(bytes_bound(task, &answer_format, &parts, &counter))

@@ -84,13 +84,12 @@ pub fn estimate(
             trimmed: None,
         };
         let format = formats.of(task, agent);
-        let user = user_prompt_for(task, agent, threshold_for(task), None, parts, format);
+        let user = user_prompt_for(task, agent, threshold_for(task), None, parts, format.json());
         let text = render_user_prompt(&user)
             .map(|r| r.get().to_string())
             .unwrap_or_default();
         e.plan.calls += 1;
-        let prompt =
-            counter.count(&agent.system_prompt) + formats.prompt_tokens(&text, task, agent);
+        let prompt = counter.count(&agent.system_prompt) + format.prompt_tokens(&text);
         e.plan.prompt_tokens += prompt;
         if prompt > agent.max_input_tokens {
             e.too_large.push(TooLarge {

@@ -90,6 +90,18 @@ fn validation_error(field: &str, message: impl Into<String>) -> ErrorInfo {
     e
 }
 
+/// The body of the first fenced block in `text` (```` ```json ```` … ```` ``` ````, or
+/// a bare fence; to the end when it is not closed), trimmed.
+fn fenced_block(text: &str) -> Option<&str> {
+    const FENCE: &[u8] = b"```";
+    let start = memchr::memmem::find(text.as_bytes(), FENCE)?;
+    let after = &text[start + FENCE.len()..];
+    let body_start = memchr::memchr(b'\n', after.as_bytes()).map_or(after.len(), |i| i + 1);
+    let body = &after[body_start..];
+    let end = memchr::memmem::find(body.as_bytes(), FENCE).unwrap_or(body.len());
+    Some(body[..end].trim())
+}
+
 /// Locates and decodes the JSON object in `text`.
 fn find_json(text: &str) -> Result<Value, ErrorInfo> {
     let trimmed = text.trim();
@@ -108,12 +120,8 @@ fn find_json(text: &str) -> Result<Value, ErrorInfo> {
     }
     let mut last_err = None;
     // fenced block: ```json ... ``` (or a bare ``` fence)
-    if let Some(start) = trimmed.find("```") {
-        let after = &trimmed[start + 3..];
-        let body_start = after.find('\n').map(|i| i + 1).unwrap_or(after.len());
-        let body = &after[body_start..];
-        let body = body.find("```").map(|end| &body[..end]).unwrap_or(body);
-        match serde_json::from_str::<Value>(body.trim()) {
+    if let Some(body) = fenced_block(trimmed) {
+        match serde_json::from_str::<Value>(body) {
             Ok(v) => return Ok(v),
             Err(e) => last_err = Some(format!("the fenced JSON block does not parse: {e}")),
         }
@@ -164,18 +172,7 @@ fn parse_well_formed(text: &str, max_atoms: Option<u32>) -> Option<ParsedOutput>
     }
     // The candidates are found lazily: a plain JSON answer, the usual case, is parsed
     // without scanning it for fences first.
-    let fenced = || {
-        let start = trimmed.find("```")?;
-        let after = &trimmed[start + 3..];
-        let body_start = after.find('\n').map(|i| i + 1).unwrap_or(after.len());
-        let body = &after[body_start..];
-        Some(
-            body.find("```")
-                .map(|end| &body[..end])
-                .unwrap_or(body)
-                .trim(),
-        )
-    };
+    let fenced = || fenced_block(trimmed);
     let braced = || {
         let (open, close) = (trimmed.find('{')?, trimmed.rfind('}')?);
         (open < close).then(|| &trimmed[open..=close])

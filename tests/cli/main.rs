@@ -14,6 +14,7 @@ mod eval;
 mod eval_end;
 mod eval_judge;
 mod eval_kill;
+mod eval_tree_read;
 mod layers;
 mod otlp;
 mod otlp_receiver;

@@ -1,7 +1,9 @@
 //! A review wait at 80x24, end to end: the demo stops with one task waiting for a
 //! person, and the screen says so and says what to do — the status bar names the state,
 //! the first hint is `4 v review`, the Failures title counts it, `q` asks before leaving it undecided, and `Y` inside
-//! the evidence asks for a confirmation before it accepts.
+//! the evidence asks for a confirmation before it accepts. And a second terminal that
+//! browses the run once it has stopped for review keeps following it while the first
+//! one, still open, accepts the review and runs what it unblocked.
 
 #![cfg(unix)]
 
@@ -68,4 +70,59 @@ fn a_review_wait_reads_as_one_at_80x24_and_says_how_to_go_on() {
     let st = s.quit();
     assert!(st.success(), "{st:?}:\n{}", s.screen());
     s.assert_restored();
+}
+
+/// The total of the status bar's `event N/M`, if the bar shows one.
+fn event_total(screen: &str) -> Option<u64> {
+    let bar = last_line(screen);
+    let at = bar.find("event ")? + "event ".len();
+    let rest = &bar[at..];
+    let (_, total) = rest.split_once('/')?;
+    let digits: String = total.chars().take_while(char::is_ascii_digit).collect();
+    digits.parse().ok()
+}
+
+/// The event total once the status bar shows it (a message may stand there a moment).
+fn total_shown(s: &Session, secs: u64) -> u64 {
+    let end = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    loop {
+        let screen = s.screen();
+        if let Some(t) = event_total(&screen) {
+            return t;
+        }
+        assert!(std::time::Instant::now() < end, "no `event N/M`:\n{screen}");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn a_second_terminal_follows_a_run_held_open_after_it_first_ends() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("p.db");
+    let db_s = db.to_string_lossy().to_string();
+    let mut live = Session::start(&["--db", &db_s, "demo", "--chunk-ms", "2"], dir.path());
+    live.wait_for("awaiting review │", 60);
+    // The run has stopped for review; the live terminal still holds it open.
+    let mut browse = Session::start(&["--db", &db_s, "browse", "latest"], dir.path());
+    browse.wait_for("awaiting review", 20);
+    let before = total_shown(&browse, 10);
+    // The live terminal accepts the review: the run goes on and ends succeeded.
+    live.send("4");
+    live.wait_for("1 to review (v)", 10);
+    live.send("v");
+    live.wait_for("Review queue · 1 waiting", 10);
+    live.send("\r");
+    live.wait_for("references to assets that do not exist", 5);
+    live.send("Y");
+    live.wait_for("Accept the atoms of", 5);
+    live.send("y");
+    live.send("1");
+    live.wait_for("succeeded", 60);
+    // The browser follows it there: the new events and the new status.
+    let after = browse.wait_for("succeeded", 20);
+    let total = total_shown(&browse, 10);
+    assert!(total > before, "{before} events, then {total}:\n{after}");
+    assert!(browse.quit().success());
+    browse.assert_restored();
+    assert!(live.quit().success());
 }

@@ -62,8 +62,15 @@ impl DocKind {
                 "conversation",
                 "turns",
                 "history",
+                "epochs",
             ]],
-            DocKind::Evaluation => &[&["checker_results", "checkers", "checks", "quality_check"]],
+            DocKind::Evaluation => &[&[
+                "checker_results",
+                "checkers",
+                "checks",
+                "quality_check",
+                "epochs",
+            ]],
             DocKind::Attribution => {
                 &[&["failure_type", "attribution", "root_cause", "error_codes"]]
             }

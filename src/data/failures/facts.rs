@@ -85,15 +85,24 @@ pub fn evaluation_score(v: &Value) -> Option<f64> {
 }
 
 /// `(checker, passed)` of each entry of an evaluation's checker results that names
-/// its checker and says whether it passed; `None` when there is no such list.
+/// its checker and says whether it passed; `None` when there is no such list. An
+/// evaluation written by `plexus eval` keeps them per epoch (`epochs[].checker_results`):
+/// every epoch's entries count.
 fn checker_verdicts(v: &Value) -> Option<Vec<(String, bool)>> {
-    let list = ["checker_results", "checkers", "checks"]
-        .iter()
-        .find_map(|k| v.get(k).and_then(Value::as_array))?;
+    let list_of = |v: &Value| {
+        ["checker_results", "checkers", "checks"]
+            .iter()
+            .find_map(|k| v.get(k).and_then(Value::as_array))
+            .cloned()
+    };
+    let list = list_of(v).or_else(|| {
+        let epochs = v.get("epochs")?.as_array()?;
+        Some(epochs.iter().filter_map(list_of).flatten().collect())
+    })?;
     Some(
         list.iter()
             .filter_map(|c| {
-                let name = ["checker", "name", "checker_name", "id"]
+                let name = ["checker", "name", "checker_name", "check", "id"]
                     .iter()
                     .find_map(|k| c.get(k).and_then(Value::as_str))?;
                 let passed = c.get("passed").and_then(Value::as_bool)?;
@@ -186,10 +195,13 @@ pub fn sample_facts(tree: &Tree, s: &Sample) -> SampleFacts {
         })
     };
     let from_checks = checker_verdicts(&evaluation).map(|c| {
-        c.into_iter()
-            .filter(|(_, passed)| !passed)
-            .map(|(n, _)| n)
-            .collect()
+        let mut failed: Vec<String> = Vec::new();
+        for (name, passed) in c {
+            if !passed && !failed.contains(&name) {
+                failed.push(name);
+            }
+        }
+        failed
     });
     let conversation = (!trace.is_null()).then(|| parse_trace(&trace));
     let has_history = conversation.as_ref().is_some_and(|c| {
@@ -248,5 +260,21 @@ mod tests {
         assert_eq!(evaluation_score(&json!({"score": 85})), None);
         assert_eq!(evaluation_score(&json!({"score": -1.0})), None);
         assert_eq!(evaluation_score(&json!({})), None);
+    }
+
+    #[test]
+    fn an_eval_evaluation_is_read_through_its_epochs() {
+        let v = json!({"epochs": [
+            {"epoch": 1, "checker_results": [{"check": "exact", "passed": true}]},
+            {"epoch": 2, "checker_results": [{"check": "exact", "passed": false},
+                {"check": "regex", "passed": false}]},
+            {"epoch": 3, "checker_results": [{"check": "exact", "passed": false}]}
+        ]});
+        assert_eq!(evaluation_failed(&v), Some(true));
+        let verdicts = checker_verdicts(&v).expect("verdicts");
+        assert_eq!(verdicts.len(), 4);
+        let passing =
+            json!({"epochs": [{"checker_results": [{"check": "exact", "passed": true}]}]});
+        assert_eq!(evaluation_failed(&passing), Some(false));
     }
 }

@@ -26,6 +26,7 @@
 pub mod budget;
 mod discover;
 pub mod doc;
+mod eval_trace;
 pub mod facts;
 pub mod fold;
 pub mod from_run;

@@ -3,7 +3,8 @@
 //! at it. Liberal in what it accepts: `conversation_history` (or `messages`, `turns`,
 //! `conversation`, `history`); content as a string, content blocks or any JSON; tool
 //! calls inside messages (OpenAI or Anthropic shape) or in a top-level `tool_calls`
-//! list tied to a turn by id or turn number; `states` as a list or a map.
+//! list tied to a turn by id or turn number; `states` as a list or a map; and the
+//! `epochs` list `plexus eval` writes instead of a history.
 
 use serde_json::Value;
 
@@ -195,6 +196,9 @@ pub fn parse_trace(doc: &Value) -> Conversation {
     };
     match history {
         Some(h) => c.turns = h.iter().enumerate().map(|(i, e)| turn_of(e, i)).collect(),
+        None if super::eval_trace::is_eval_trace(doc) => {
+            super::eval_trace::epoch_turns(doc, &mut c)
+        }
         None => c.notes.push("no conversation_history list".into()),
     }
     if let Some(list) = doc.get("tool_calls") {

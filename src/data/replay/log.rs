@@ -11,7 +11,7 @@ use std::sync::{Arc, RwLock};
 use super::feed::{fold_range, page, PAGE};
 use super::marks::Marks;
 use crate::data::store::{Store, StoreError};
-use crate::model::event::{Envelope, RunStatus};
+use crate::model::event::Envelope;
 use crate::model::state::{reduce, OutputBuffer, RunState};
 
 /// Events between two snapshots.
@@ -144,15 +144,11 @@ impl ReplayLog {
         self.snapshots.len()
     }
 
-    /// The run's status as stored, and whether a live process owns it (its events may
-    /// still grow).
+    /// Whether a live process owns the run, so its events may still grow. That holds
+    /// whatever the run's status says: a screen that keeps an ended run open may retry
+    /// a task or review an answer, and its events come after the run's first end.
     pub fn live(&self) -> Result<bool, StoreError> {
-        let status = self.store.run_status(&self.run)?;
-        let running = matches!(
-            RunStatus::parse(&status),
-            Some(RunStatus::Running | RunStatus::Paused)
-        );
-        Ok(running && self.store.run_owner_alive(&self.run)?)
+        self.store.run_owner_alive(&self.run)
     }
 
     /// Looks for events committed since the last look; returns the new total.

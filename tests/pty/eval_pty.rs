@@ -98,6 +98,14 @@ fn the_eval_screen_at_80x24_filters_opens_marks_and_hands_off() {
     let marks = dir.path().join(format!("tree/rerun_{id}.txt"));
     let ids = std::fs::read_to_string(&marks).expect("the marks file");
     assert_eq!(ids.lines().count(), 2, "{ids}");
+    // Opened again, the screen takes the marks back from the file.
+    let mut again =
+        Session::start_sized(&["--db", "e.db", "eval", "open", &id], dir.path(), 80, 24);
+    let reopened = again.wait_for("2 marked", 20);
+    assert_eq!(reopened.matches('◆').count(), 2, "{reopened}");
+    assert!(again.quit().success());
+    again.assert_restored();
+    assert_eq!(std::fs::read_to_string(&marks).expect("marks"), ids);
     // The marks run again, and only they.
     let o = output(plexus(dir.path()).args([
         "--db",

@@ -18,6 +18,7 @@ pub mod epochs;
 pub mod expand;
 pub mod finish;
 pub mod judge;
+pub mod marks;
 pub mod observe;
 pub mod placeholders;
 pub mod problems;

@@ -1,26 +1,58 @@
-//! The marks file of a rerun: where the Eval screen writes it, and how an id is
-//! written as a line of it.
+//! The marks of a rerun on the Eval screen: the file they are kept in, and the marks it
+//! holds taken back when the screen opens (the file's format is the eval's own).
 
 use std::path::PathBuf;
 
+pub use crate::features::eval::marks::marks_line;
+use crate::features::eval::marks::marks_path;
+
 use super::model::EvalModel;
+use super::state::EvalScreen;
 
 /// The file the marks for a rerun are written to: beside the eval's failure tree.
 pub fn marks_file(model: &EvalModel) -> PathBuf {
-    PathBuf::from(model.row.out_dir.as_deref().unwrap_or("."))
-        .join(format!("rerun_{}.txt", model.row.eval_id))
+    marks_path(model.row.out_dir.as_deref(), &model.row.eval_id)
 }
 
-/// An id as a line of the marks file: as it is, or as a JSON string when it would
-/// not read back so (a `#` or `"` first, spaces around it, a line break).
-pub fn marks_line(id: &str) -> String {
-    let plain = !id.is_empty()
-        && id.trim() == id
-        && !id.starts_with(['#', '"'])
-        && !id.contains(['\n', '\r']);
-    if plain {
-        format!("{id}\n")
-    } else {
-        format!("{}\n", serde_json::Value::String(id.to_string()))
+impl EvalScreen {
+    /// Takes back the marks read from the marks file (`read`: its ids with their line
+    /// numbers, or why it could not be read). An id that names no sample of this eval is
+    /// not marked, and the screen says which line it was on.
+    pub fn restore_marks(&mut self, read: Result<Vec<(usize, String)>, String>) {
+        let ids = match read {
+            Ok(ids) => ids,
+            Err(e) => {
+                self.say(format!("the marks file cannot be read: {e}"), true);
+                return;
+            }
+        };
+        let mut unknown = Vec::new();
+        for (line, id) in ids {
+            if self.model.samples.iter().any(|s| s.id == id) {
+                self.marked.insert(id);
+            } else {
+                unknown.push(line.to_string());
+            }
+        }
+        let file = marks_file(&self.model);
+        if !unknown.is_empty() {
+            self.say(
+                format!(
+                    "{}: line {} names no sample of this eval (not marked)",
+                    file.display(),
+                    unknown.join(", ")
+                ),
+                true,
+            );
+        } else if !self.marked.is_empty() {
+            self.say(
+                format!(
+                    "{} marked, as {} keeps them",
+                    self.marked.len(),
+                    file.display()
+                ),
+                false,
+            );
+        }
     }
 }

@@ -129,3 +129,28 @@ fn each_sample_is_compared_with_the_parent_sample_of_its_id() {
     let flips2: Vec<Flip> = again.samples.iter().map(|s| s.flip).collect();
     assert_eq!(flips, flips2);
 }
+
+/// The marks file's ids come back as marks; a line naming no sample is said, not marked.
+#[test]
+fn marks_are_taken_back_from_the_file_and_a_stranger_is_named() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let conn = crate::data::store::open_connection(&dir.path().join("m.db")).expect("db");
+    let row = eval_row("E", None, "finished");
+    store(
+        &conn,
+        &row,
+        &[("q1", "h1", "passed", "p"), ("q2", "h2", "failed", "f")],
+    );
+    let m = EvalModel::load(&conn, read::find_eval(&conn, "E").expect("E")).expect("load");
+    let mut s = crate::tui::eval_ui::EvalScreen::new(m);
+    s.restore_marks(Ok(vec![(1, "q2".into()), (3, "gone".into())]));
+    assert_eq!(s.marked.iter().collect::<Vec<_>>(), ["q2"]);
+    let (said, warn) = s.flash.clone().expect("said");
+    assert!(warn && said.contains("line 3 names no sample"), "{said}");
+    let mut quiet = crate::tui::eval_ui::EvalScreen::new(
+        EvalModel::load(&conn, read::find_eval(&conn, "E").expect("E")).expect("load"),
+    );
+    quiet.restore_marks(Err("rerun_E.txt: denied".into()));
+    assert!(quiet.marked.is_empty());
+    assert!(quiet.flash.expect("said").0.contains("denied"));
+}

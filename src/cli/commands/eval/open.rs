@@ -25,6 +25,9 @@ pub async fn open(db: &Path, eval: &str, tui: Option<UiSetup>) -> Result<ExitCod
     let row = find_eval(store.conn(), eval)?;
     let model = EvalModel::load(store.conn(), row)?;
     let mut screen = EvalScreen::new(model);
+    // The marks a past session left in the marks file are taken back.
+    let marks = crate::features::eval::marks::read_marks(&marks_file(&screen.model));
+    screen.restore_marks(marks);
     if let Some(w) = setup.warning {
         screen.flash = Some((w, true));
     }

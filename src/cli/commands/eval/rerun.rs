@@ -41,26 +41,15 @@ fn listed_ids(file: &Path, parent: &[SampleRow]) -> Result<std::collections::Has
     let known: std::collections::HashSet<&str> =
         parent.iter().map(|s| s.sample_id.as_str()).collect();
     let mut out = std::collections::HashSet::new();
-    for (n, line) in text.lines().enumerate() {
-        let id = line.trim();
-        if id.is_empty() || id.starts_with('#') {
-            continue;
-        }
-        // An id the screen wrote as a JSON string (one that would not read back plain).
-        let quoted: Option<String> = id
-            .starts_with('"')
-            .then(|| serde_json::from_str(id).ok())
-            .flatten();
-        let id = quoted.as_deref().unwrap_or(id);
-        if !known.contains(id) {
+    for (line, id) in crate::features::eval::marks::parse_marks(&text) {
+        if !known.contains(id.as_str()) {
             return Err(InvalidOptions(format!(
-                "--samples {}:{}: the eval has no sample `{id}`",
+                "--samples {}:{line}: the eval has no sample `{id}`",
                 file.display(),
-                n + 1
             ))
             .into());
         }
-        out.insert(id.to_string());
+        out.insert(id);
     }
     Ok(out)
 }

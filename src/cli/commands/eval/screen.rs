@@ -189,6 +189,9 @@ pub fn run_with_screen(g: &Globals, setup: UiSetup) -> Result<ExitCode> {
     let store = Store::open(&g.db)?;
     let row = find_eval(store.conn(), &id)?;
     let mut screen = EvalScreen::new(EvalModel::load(store.conn(), row)?);
+    // The marks a past session left in the marks file are taken back.
+    let marks = crate::features::eval::marks::read_marks(&marks_file(&screen.model));
+    screen.restore_marks(marks);
     if let Some(w) = setup.warning {
         screen.flash = Some((w, true));
     }

@@ -4,7 +4,8 @@
 //!    the command-line definition the binary uses (subcommand, options, values).
 //! 2. Every relative link points at a file that exists, and every `#anchor` at a heading
 //!    (GitHub's slug rules).
-//! 3. README.md stays short and opens with the two commands a newcomer needs.
+//! 3. README.md stays short and opens with the commands a newcomer needs: the source,
+//!    the demo, the tests; run from a fresh clone, the demo and the eval example work.
 //! 4. The documents explain themselves: no references to papers outside the repository.
 
 use std::collections::{BTreeMap, HashSet};
@@ -333,7 +334,7 @@ fn normalise(p: &Path) -> PathBuf {
 }
 
 #[test]
-fn readme_is_short_and_starts_with_the_two_commands() {
+fn readme_is_short_and_starts_with_the_source_the_demo_and_the_tests() {
     let readme = std::fs::read_to_string(root().join("README.md")).expect("README.md");
     let chars = readme.chars().count();
     assert!(chars < 12_000, "README.md has {chars} characters");
@@ -344,10 +345,17 @@ fn readme_is_short_and_starts_with_the_two_commands() {
         .map(|l| l.text.trim())
         .filter(|t| !t.is_empty())
         .collect();
+    let gets_source = first_block
+        .first()
+        .is_some_and(|l| l.starts_with("git clone ") && l.contains("&& cd plexus"));
+    assert!(
+        gets_source,
+        "README.md's first command gets the source and enters it: {first_block:?}"
+    );
     assert_eq!(
-        first_block.get(..2),
+        first_block.get(1..3),
         Some(&["cargo run --release -- demo", "cargo test --locked"][..]),
-        "README.md's first code block must open with the two commands"
+        "README.md's first code block goes on with the demo and the tests"
     );
     let ci = std::fs::read_to_string(root().join(".ci/run")).expect(".ci/run");
     assert!(
@@ -423,4 +431,67 @@ fn the_parsers_of_this_test_work() {
         link_targets("see [a](docs/a.md#x) and `[b](c)` and [d](#e)"),
         vec!["docs/a.md#x".to_string(), "#e".to_string()]
     );
+}
+
+/// The README's examples run where its first line leaves a newcomer: the top folder of a
+/// fresh clone (of the committed tree; the checkout itself when it is not a git one).
+/// The demo (without the terminal UI) stops for its review, the eval example scores
+/// its fixture, the completions are written.
+#[test]
+fn from_a_fresh_clone_the_readmes_demo_and_eval_example_run() {
+    let readme = std::fs::read_to_string(root().join("README.md")).expect("README.md");
+    let eval_line = readme
+        .lines()
+        .find(|l| l.trim_start().starts_with("plexus eval fixtures/"))
+        .expect("the README's eval example");
+    let eval_args = commands_in(eval_line).remove(0);
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let clone = tmp.path().join("plexus");
+    let cloned = std::process::Command::new("git")
+        .args(["clone", "--quiet", "--local", "--no-hardlinks"])
+        .arg(root())
+        .arg(&clone)
+        .status()
+        .is_ok_and(|s| s.success());
+    let top = if cloned {
+        clone
+    } else {
+        eprintln!("not a git checkout: the examples run in the checkout itself");
+        root()
+    };
+    let run = |args: &[String]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_plexus"))
+            .current_dir(&top)
+            .args(["--db"])
+            .arg(tmp.path().join("readme.db"))
+            .args(args)
+            .args(["--chunk-ms", "0", "--first-chunk-ms", "0"])
+            .env_remove("PLEXUS_DB")
+            .env_remove("PLEXUS_CONFIG")
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("plexus")
+    };
+    let demo = run(&["demo".into(), "--headless".into()]);
+    assert_eq!(
+        demo.status.code(),
+        Some(6),
+        "the demo stops for its review: {}",
+        String::from_utf8_lossy(&demo.stderr)
+    );
+    let mut eval = eval_args.clone();
+    eval.push("--json".into());
+    let scored = run(&eval);
+    assert_eq!(
+        scored.status.code(),
+        Some(0),
+        "`{}` from the top folder: {}",
+        eval_line.trim(),
+        String::from_utf8_lossy(&scored.stderr)
+    );
+    let completions = std::process::Command::new(env!("CARGO_BIN_EXE_plexus"))
+        .args(["completions", "bash"])
+        .output()
+        .expect("plexus");
+    assert!(completions.status.success() && !completions.stdout.is_empty());
 }

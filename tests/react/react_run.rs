@@ -157,6 +157,27 @@ fn check_loop(evs: &[(Option<String>, EngineEvent)]) {
         })
         .collect();
     assert_eq!(ends, ["answer", "answer"]);
+    // The whole answer is logged before the loop's end: no chunk of a task comes after
+    // its `loop_finished` until it starts another invocation.
+    let mut ended: std::collections::HashSet<&str> = Default::default();
+    for (t, e) in evs {
+        let t = t.as_deref().unwrap_or("");
+        match e {
+            EngineEvent::LoopFinished(_) => {
+                ended.insert(t);
+            }
+            EngineEvent::InvocationStarted(_) => {
+                ended.remove(t);
+            }
+            EngineEvent::Chunk(c) => {
+                assert!(
+                    !ended.contains(t),
+                    "{t}: a chunk after loop_finished: {c:?}"
+                )
+            }
+            _ => {}
+        }
+    }
     // The log holds each step's message tokens and the final answer's, so the
     // conversation view can list every message with its tokens.
     for (_, e) in evs {

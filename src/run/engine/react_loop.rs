@@ -348,13 +348,15 @@ impl<'a> Loop<'a> {
     }
 
     /// Ends the loop with the final answer (or a failure) of a step whose prompt was
-    /// `conversation` tokens: it stays in the sink, to be parsed.
+    /// `conversation` tokens: it stays in the sink, to be parsed. Its last chunks are
+    /// logged before `loop_finished`, so the log reads the whole answer, then the end.
     fn final_answer(
         &mut self,
         other: crate::data::provider::call::Outcome,
         conversation: u64,
-        sink: &StreamSink<'_>,
+        sink: &mut StreamSink<'_>,
     ) -> LoopResult {
+        sink.flush();
         self.steps.push(RecordedStep {
             text: sink.text.clone(),
             ..RecordedStep::default()

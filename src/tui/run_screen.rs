@@ -89,7 +89,7 @@ impl Screen for App {
         match ev {
             Event::Key(k) if k.kind != KeyEventKind::Release => {
                 if self.ui.input.is_some() {
-                    let Some(key) = InputKey::from_code(k.code) else {
+                    let Some(key) = InputKey::from_key(&k) else {
                         return false;
                     };
                     let fx = input(&mut self.ui, &self.run, key);

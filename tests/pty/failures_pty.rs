@@ -95,11 +95,16 @@ fn demo_failures_attempts_review_and_handoff_from_the_keyboard() {
     t.wait_for("2 marked", 5);
     t.send("E");
     t.wait_for("write the handoff to:", 5);
-    t.send(&"\x7f".repeat(300));
-    t.send("handoff.json\r");
+    // Ctrl-U clears what the prompt offers; what is typed stays in view on its row.
+    t.send("\x15");
+    t.send("handoff.json");
+    t.wait_for("handoff.json▏", 5);
+    t.send("\r");
     t.wait_for("why hand back", 5);
-    t.send(&"\x7f".repeat(300));
-    t.send("two typical cases\r");
+    t.send("\x15");
+    t.send("two typical cases");
+    t.wait_for("two typical cases▏", 5);
+    t.send("\r");
     t.wait_for("wrote handoff.json", 10);
     // Enter opens the selected sample: its documents are read off the key loop and
     // counted in the on-demand budget when they arrive.

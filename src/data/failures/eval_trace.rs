@@ -6,7 +6,7 @@
 
 use serde_json::Value;
 
-use super::trace::{Conversation, ToolCall, Turn};
+use super::conversation::{Conversation, ToolCall, Turn};
 
 /// Whether `doc` is an eval trace: an object with an `epochs` list.
 pub fn is_eval_trace(doc: &Value) -> bool {

@@ -5,7 +5,7 @@
 
 use serde_json::Value;
 
-use super::trace::Conversation;
+use super::conversation::Conversation;
 
 /// How many turns stay visible.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

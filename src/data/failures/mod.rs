@@ -24,6 +24,7 @@
 //! - [`from_run`]: plexus's own failed invocations written as a tree.
 
 pub mod budget;
+mod conversation;
 mod discover;
 pub mod doc;
 mod eval_trace;
@@ -46,6 +47,7 @@ pub mod trace;
 pub mod write;
 
 pub use budget::{BudgetLevel, TokenBudget, DEFAULT_BUDGET};
+pub use conversation::{Conversation, ToolCall, Turn};
 pub use doc::{load_file, load_text, Doc, DocKind, DocStatus, LoadOptions, DEFAULT_DOC_CAP};
 pub use fold::{key_turns, Folding, Keep, KeyTurn, Row, DEFAULT_KEEP};
 pub use from_run::{export_run, ExportError, ExportReport};
@@ -63,4 +65,4 @@ pub use init_context::{
 pub use query::{Filter, Selector, Sort, SortKey};
 pub use report::{PriorityItem, Problem, ProblemsReport};
 pub use summary::FailureSummary;
-pub use trace::{parse_trace, Conversation, ToolCall, Turn};
+pub use trace::parse_trace;

@@ -21,10 +21,28 @@ pub enum InputKey {
     Esc,
     /// Complete the word being typed (the command line).
     Tab,
+    /// Clear the line (Ctrl-U).
+    Clear,
 }
 
 impl InputKey {
-    /// The typing key a terminal key is, if it is one.
+    /// The typing key a terminal key is, if it is one: Ctrl-U clears the line, and a
+    /// letter held with Ctrl or Alt types nothing (it is not put in the text).
+    pub fn from_key(k: &crossterm::event::KeyEvent) -> Option<InputKey> {
+        use crossterm::event::{KeyCode, KeyModifiers};
+        let held = k
+            .modifiers
+            .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
+        match k.code {
+            KeyCode::Char('u') if k.modifiers.contains(KeyModifiers::CONTROL) => {
+                Some(InputKey::Clear)
+            }
+            KeyCode::Char(_) if held => None,
+            code => InputKey::from_code(code),
+        }
+    }
+
+    /// The typing key a terminal key's code is, if it is one.
     pub fn from_code(code: crossterm::event::KeyCode) -> Option<InputKey> {
         use crossterm::event::KeyCode;
         Some(match code {
@@ -58,6 +76,7 @@ pub fn input(ui: &mut UiState, run: &RunState, key: InputKey) -> Vec<Effect> {
         InputKey::Backspace => {
             text.pop();
         }
+        InputKey::Clear => text.clear(),
         InputKey::Esc => {
             escape(ui);
             return Vec::new();
@@ -92,6 +111,10 @@ fn command_input(ui: &mut UiState, run: &RunState, mut text: String, key: InputK
         InputKey::Backspace => {
             text.pop();
             ui.input = Some(text);
+        }
+        InputKey::Clear => {
+            ui.completions = None;
+            ui.input = Some(String::new());
         }
         InputKey::Char(c) if !c.is_control() && text.chars().count() < 200 => {
             text.push(c);

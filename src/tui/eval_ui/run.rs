@@ -72,7 +72,7 @@ impl EvalProgram<'_> {
     /// A key: the screen's own keys, then what it asked for.
     fn on_key(&mut self, k: KeyEvent) {
         if self.s.input.is_some() {
-            if let Some(key) = InputKey::from_code(k.code) {
+            if let Some(key) = InputKey::from_key(&k) {
                 self.s.input_key(key);
             }
         } else {

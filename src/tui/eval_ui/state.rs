@@ -256,10 +256,12 @@ impl EvalScreen {
             return;
         };
         match key {
-            InputKey::Char(c) => text.push(c),
+            InputKey::Char(c) if !c.is_control() => text.push(c),
+            InputKey::Char(_) => {}
             InputKey::Backspace => {
                 text.pop();
             }
+            InputKey::Clear => text.clear(),
             InputKey::Esc => self.input = None,
             InputKey::Tab => {}
             InputKey::Enter => {

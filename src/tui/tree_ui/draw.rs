@@ -410,22 +410,27 @@ fn draw_status(buf: &mut Buffer, r: Rect, b: &Browser, theme: &Theme) {
         BudgetLevel::Near => theme.badge(theme.warn),
         BudgetLevel::Over => theme.badge(theme.error),
     };
+    if let Some((what, typed)) = &b.input {
+        // The input line has the row to itself: what is typed stays in view.
+        put(
+            buf,
+            r.x,
+            r.y,
+            r.width,
+            &input_line(*what, typed, r.width),
+            bar,
+        );
+        return;
+    }
     let w = crate::base::text::sanitize::display_width(&budget) as u16;
     let left_w = r.width.saturating_sub(w);
-    let (text, style) = match (&b.input, &b.flash) {
-        (Some((Prompt::Search, t)), _) => (format!(" /{t}▏"), bar),
-        (Some((Prompt::ExportPath, t)), _) => (format!(" write the handoff to: {t}▏"), bar),
-        (Some((Prompt::ExportReason, t)), _) => {
-            (format!(" why hand back (trigger_reason): {t}▏"), bar)
-        }
-        (None, Some((t, warn))) => (
+    let (text, style) = match &b.flash {
+        Some((t, warn)) => (
             format!(" {t}"),
             if *warn { theme.badge(theme.warn) } else { bar },
         ),
-        (None, None) if b.tree.init.is_some() => {
-            (" ? help · enter open · esc close · q quit".into(), bar)
-        }
-        (None, None) => (
+        None if b.tree.init.is_some() => (" ? help · enter open · esc close · q quit".into(), bar),
+        None => (
             " ? help · enter open · m mark · E handoff · P problems · q quit".into(),
             bar,
         ),
@@ -441,6 +446,32 @@ fn draw_status(buf: &mut Buffer, r: Rect, b: &Browser, theme: &Theme) {
             bstyle.add_modifier(Modifier::BOLD),
         );
     }
+}
+
+/// The input line at `width` columns: the prompt's label (a shorter one when the row is
+/// narrow) and the end of what is typed, with the cursor.
+fn input_line(what: Prompt, typed: &str, width: u16) -> String {
+    use crate::base::text::sanitize::display_width;
+    let labels: &[&str] = match what {
+        Prompt::Search => &[" /"],
+        Prompt::ExportPath => &[" write the handoff to: ", " handoff to: "],
+        Prompt::ExportReason => &[
+            " why hand back (trigger_reason, Enter writes, Esc cancels): ",
+            " why hand back (trigger_reason): ",
+            " why: ",
+        ],
+    };
+    let width = usize::from(width);
+    let typed_w = display_width(typed);
+    // The longest label that leaves the text whole (at least 20 columns of it).
+    let label = labels
+        .iter()
+        .find(|l| display_width(l) + typed_w.max(20) < width)
+        .or(labels.last())
+        .copied()
+        .unwrap_or_default();
+    let room = width.saturating_sub(display_width(label) + 1);
+    format!("{label}{}▏", crate::tui::ui::fit::tail(typed, room))
 }
 
 fn draw_help(buf: &mut Buffer, area: Rect, theme: &Theme, keys: &Keymap) {
@@ -495,5 +526,28 @@ fn draw_help(buf: &mut Buffer, area: Rect, theme: &Theme, keys: &Keymap) {
             l,
             theme.style_base(),
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_input_line_keeps_what_is_typed_in_view_at_every_width() {
+        let typed = "critical problems in 2 of 12 samples, both from the same prompt";
+        for width in [80u16, 120, 200] {
+            let line = input_line(Prompt::ExportReason, typed, width);
+            let w = crate::base::text::sanitize::display_width(&line);
+            assert!(w <= usize::from(width), "{width}: {line}");
+            assert!(line.ends_with("same prompt▏"), "{width}: {line}");
+            assert!(line.contains("why"), "{width}: {line}");
+        }
+        // Wide enough, the whole label and the whole text.
+        let wide = input_line(Prompt::ExportReason, "short", 200);
+        assert!(wide.contains("Enter writes, Esc cancels"), "{wide}");
+        // Narrow, a shorter label and the text's end.
+        let narrow = input_line(Prompt::ExportReason, typed, 40);
+        assert!(narrow.starts_with(" why: …"), "{narrow}");
     }
 }

@@ -21,6 +21,7 @@ impl Browser {
             InputKey::Backspace => {
                 text.pop();
             }
+            InputKey::Clear => text.clear(),
             InputKey::Esc => {
                 match what {
                     Prompt::Search => {

@@ -29,7 +29,7 @@ impl TreeProgram<'_> {
     /// A key: the browser's own keys, then what it asked for.
     fn on_key(&mut self, k: KeyEvent) {
         if self.b.input.is_some() {
-            if let Some(key) = InputKey::from_code(k.code) {
+            if let Some(key) = InputKey::from_key(&k) {
                 self.b.input_key(key);
             }
         } else {

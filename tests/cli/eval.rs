@@ -335,6 +335,14 @@ fn rerun_runs_only_the_failed_samples_rescore_calls_no_model_and_compare_counts_
         "confidence",
     ]));
     assert_eq!(o.code, Some(0), "{}", o.stderr);
+    // The table gives each side's interval, as the JSON does, and no p of 0.
+    let row = o
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("confidence"))
+        .unwrap_or_else(|| panic!("no confidence row:\n{}", o.stdout));
+    assert_eq!(row.matches('[').count(), 3, "{row}");
+    assert!(!row.contains("0.000"), "{row}");
     // The other way round, it is.
     let o = output(plexus(dir.path()).args([
         "--db",
@@ -804,4 +812,32 @@ fn a_regex_a_schema_or_a_path_that_cannot_compile_is_refused_when_the_spec_is_re
             "nothing ran"
         );
     }
+}
+
+#[test]
+fn several_spec_files_are_refused_with_one_clear_sentence() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    fixture(dir.path());
+    std::fs::copy(
+        dir.path().join("arith.eval.json"),
+        dir.path().join("other.eval.json"),
+    )
+    .expect("copy");
+    // What `plexus eval *.eval.json` gives a shell.
+    let o = output(plexus(dir.path()).args([
+        "--db",
+        "e.db",
+        "eval",
+        "arith.eval.json",
+        "other.eval.json",
+    ]));
+    assert_eq!(o.code, Some(2), "{}", o.stderr);
+    assert!(
+        o.stderr.contains("takes one spec file")
+            && o.stderr.contains("arith.eval.json, other.eval.json"),
+        "{}",
+        o.stderr
+    );
+    assert!(!o.stderr.contains("subcommand"), "{}", o.stderr);
+    assert!(!dir.path().join("e.db").exists(), "nothing ran");
 }

@@ -21,6 +21,26 @@ fn last_line(screen: &str) -> String {
         .to_string()
 }
 
+/// The demo's review accepted from the screen: the Failures screen's queue, the
+/// evidence, and Y from inside it (asked, then accepted); its dependent runs and the
+/// demo ends succeeded.
+fn accept_the_review(s: &mut Session) {
+    s.send("4");
+    // The Failures title counts what waits for a decision.
+    s.wait_for("1 to review (v)", 10);
+    s.send("v");
+    s.wait_for("Review queue · 1 waiting", 10);
+    s.send("\r");
+    s.wait_for("references to assets that do not exist", 5);
+    s.send("Y");
+    let confirm = s.wait_for("Accept the atoms of", 5);
+    assert!(confirm.contains("TASK_VALIDATOR_DIFF_01"), "{confirm}");
+    s.send("y");
+    s.wait_for("accepted by", 15);
+    s.send("1");
+    s.wait_for("succeeded", 60);
+}
+
 #[test]
 fn a_review_wait_reads_as_one_at_80x24_and_says_how_to_go_on() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -51,22 +71,8 @@ fn a_review_wait_reads_as_one_at_80x24_and_says_how_to_go_on() {
     s.send("n");
     std::thread::sleep(std::time::Duration::from_millis(300));
     assert!(!s.screen().contains("Quit?"), "n keeps the session open");
-    // The queue, the evidence, and Y from inside it: asked, then accepted.
-    s.send("4");
-    // The Failures title counts what waits for a decision.
-    s.wait_for("1 to review (v)", 10);
-    s.send("v");
-    s.wait_for("Review queue · 1 waiting", 10);
-    s.send("\r");
-    s.wait_for("references to assets that do not exist", 5);
-    s.send("Y");
-    let confirm = s.wait_for("Accept the atoms of", 5);
-    assert!(confirm.contains("TASK_VALIDATOR_DIFF_01"), "{confirm}");
-    s.send("y");
-    s.wait_for("accepted by", 15);
-    // Its dependent runs: the demo ends succeeded, and q leaves without a question.
-    s.send("1");
-    s.wait_for("succeeded", 60);
+    accept_the_review(&mut s);
+    // Nothing waits any more: q leaves without a question.
     let st = s.quit();
     assert!(st.success(), "{st:?}:\n{}", s.screen());
     s.assert_restored();
@@ -107,17 +113,7 @@ fn a_second_terminal_follows_a_run_held_open_after_it_first_ends() {
     browse.wait_for("awaiting review", 20);
     let before = total_shown(&browse, 10);
     // The live terminal accepts the review: the run goes on and ends succeeded.
-    live.send("4");
-    live.wait_for("1 to review (v)", 10);
-    live.send("v");
-    live.wait_for("Review queue · 1 waiting", 10);
-    live.send("\r");
-    live.wait_for("references to assets that do not exist", 5);
-    live.send("Y");
-    live.wait_for("Accept the atoms of", 5);
-    live.send("y");
-    live.send("1");
-    live.wait_for("succeeded", 60);
+    accept_the_review(&mut live);
     // The browser follows it there: the new events and the new status.
     let after = browse.wait_for("succeeded", 20);
     let total = total_shown(&browse, 10);

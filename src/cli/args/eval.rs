@@ -25,6 +25,10 @@ pub struct EvalRunArgs {
     /// The eval spec (JSON: name, plan, dataset, checks; see docs/eval.md).
     #[arg(value_name = "FILE", required = true)]
     pub spec: Option<PathBuf>,
+    /// Further spec files (a shell pattern that matched several): refused with a
+    /// message, as an eval takes one spec.
+    #[arg(value_name = "MORE", hide = true)]
+    pub more: Vec<PathBuf>,
     /// Read the samples from this file instead of the spec's dataset.
     #[arg(long, value_name = "FILE")]
     pub data: Option<PathBuf>,

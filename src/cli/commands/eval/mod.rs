@@ -95,6 +95,20 @@ pub async fn eval(
 
 /// `plexus eval FILE`: a new eval, or the unfinished one the same command made.
 async fn run_spec(g: &Globals, args: EvalRunArgs) -> Result<ExitCode> {
+    if !args.more.is_empty() {
+        let all: Vec<String> = args
+            .spec
+            .iter()
+            .chain(&args.more)
+            .map(|p| p.display().to_string())
+            .collect();
+        return Err(crate::data::exit::InvalidOptions(format!(
+            "`plexus eval` takes one spec file, and {} were given ({}): run `plexus eval FILE` for each",
+            all.len(),
+            all.join(", ")
+        ))
+        .into());
+    }
     let provider = g
         .provider
         .clone()

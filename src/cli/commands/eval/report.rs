@@ -15,6 +15,26 @@ fn pct(x: f64) -> String {
     format!("{:.1}%", 100.0 * x)
 }
 
+/// An adjusted p-value as the table prints it: three places, and `<0.001` below that
+/// (an exact test's p is never 0).
+fn p_text(p: f64) -> String {
+    if p < 0.001 {
+        "<0.001".into()
+    } else {
+        format!("{p:.3}")
+    }
+}
+
+/// A side's pass rate with its 95% interval: `50.0% [25.4, 74.6]`.
+fn rate_with_interval(i: &Interval) -> String {
+    format!(
+        "{} [{:.1}, {:.1}]",
+        pct(i.estimate),
+        100.0 * i.lo,
+        100.0 * i.hi
+    )
+}
+
 fn interval(i: &Interval) -> String {
     format!("[{}, {}]", pct(i.lo), pct(i.hi))
 }
@@ -237,8 +257,8 @@ pub fn print_comparison(a: &str, b: &str, c: &Comparison, group: Option<&str>) {
     }
     let mut t = TextTable::new(&[
         Col::left("CHECK").max(24),
-        Col::right("A"),
-        Col::right("B"),
+        Col::left("A (95%)"),
+        Col::left("B (95%)"),
         Col::left("B − A (95%)"),
         Col::right("P (ADJ.)"),
         Col::right("FLIPS −/+"),
@@ -263,15 +283,15 @@ pub fn print_comparison(a: &str, b: &str, c: &Comparison, group: Option<&str>) {
     for k in c.checks.iter().filter(|k| k.compared) {
         t.row([
             k.check.clone(),
-            pct(k.first.rate.estimate),
-            pct(k.second.rate.estimate),
+            rate_with_interval(&k.first.rate),
+            rate_with_interval(&k.second.rate),
             format!(
                 "{:+.1} [{:+.1}, {:+.1}]",
                 100.0 * k.difference.estimate,
                 100.0 * k.difference.lo,
                 100.0 * k.difference.hi
             ),
-            format!("{:.3}", k.p_adjusted),
+            p_text(k.p_adjusted),
             format!("{}/{}", k.regressed.len(), k.improved.len()),
         ]);
     }
@@ -303,5 +323,23 @@ fn list(ids: &[String]) -> String {
         format!("{} and {} more", shown.join(", "), ids.len() - 8)
     } else {
         shown.join(", ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tiny_p_is_below_a_bound_and_a_rate_carries_its_interval() {
+        assert_eq!(p_text(0.0000004), "<0.001");
+        assert_eq!(p_text(0.0014), "0.001");
+        assert_eq!(p_text(0.5), "0.500");
+        let i = Interval {
+            estimate: 0.5,
+            lo: 0.254,
+            hi: 0.746,
+        };
+        assert_eq!(rate_with_interval(&i), "50.0% [25.4, 74.6]");
     }
 }

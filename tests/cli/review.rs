@@ -91,6 +91,21 @@ async fn an_accepted_hallucination_is_stored_as_reviewed_and_resume_runs_what_it
     let st = statuses(&store, &run);
     assert_eq!((st["A"].as_str(), st["B"].as_str()), ("failed", "blocked"));
     assert_eq!((st["C"].as_str(), st["D"].as_str()), ("blocked", "success"));
+    // B says what it waits for: A's review, not a failure of A.
+    let (last, _) = store.last_event(&run).expect("last");
+    let why: Vec<String> = store
+        .events(&run, 1, last)
+        .expect("events")
+        .into_iter()
+        .filter_map(|e| match e.event {
+            Ok(EngineEvent::TaskBlocked(b)) if b.upstream == "A" => Some(b.message),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        why,
+        ["dependency `A` waits for a person's review (accepted, it runs)"]
+    );
 
     // The queue: A with its evidence, waiting.
     let queue = store.review_queue(Some(&run)).expect("queue");

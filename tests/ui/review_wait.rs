@@ -42,6 +42,20 @@ fn waiting_run() -> RunState {
     st
 }
 
+/// The blocked task's pane says why once: its code and reason, `blocked` not twice.
+#[test]
+fn a_blocked_task_says_why_once() {
+    let st = waiting_run();
+    for (w, h) in [(80u16, 24u16), (120, 40), (200, 60)] {
+        let mut ui = UiState::new(false);
+        ui.screen = Screen::Run;
+        ui.task = 2;
+        let s = render(&st, &mut ui, w, h);
+        assert!(s.contains("E006: blocked:"), "{w}x{h}:\n{s}");
+        assert!(!s.contains("blocked: E006"), "{w}x{h}:\n{s}");
+    }
+}
+
 #[test]
 fn a_review_wait_is_named_counted_and_its_next_step_shown_at_every_size() {
     let st = waiting_run();

@@ -247,6 +247,16 @@ fn release_outputs(ctx: &RunCtx, nodes: &[Node], i: usize) {
     }
 }
 
+/// Why a task is blocked by its dependency `up_id`: the review it waits for when the
+/// dependency was flagged for one, else how the dependency ended.
+fn blocked_message(up_id: &str, up: &Node) -> String {
+    if up.awaiting_review {
+        format!("dependency `{up_id}` waits for a person's review (accepted, it runs)")
+    } else {
+        format!("dependency `{up_id}` ended {}", up.status.as_str())
+    }
+}
+
 /// Marks `i` blocked (E006) because `upstream` failed, and everything below it.
 ///
 /// A lenient dependent (fallback skip / use_default) counts the blocked task as finished;
@@ -272,7 +282,7 @@ pub(super) fn block(
             EngineEvent::TaskBlocked(TaskBlocked {
                 error_code: ErrorCode::E006,
                 upstream: up_id.clone(),
-                message: format!("dependency `{up_id}` ended {}", nodes[up].status.as_str()),
+                message: blocked_message(&up_id, &nodes[up]),
             }),
         )?;
         write_task(ctx, i, &nodes[i], Some(ErrorCode::E006), None)?;

@@ -286,9 +286,10 @@ fn waiting_text(task: &TaskView) -> String {
         Pending => "waiting for its dependencies".into(),
         Ready => "ready: waiting for a free slot".into(),
         Running => "running: waiting for the first chunk…".into(),
-        Blocked => format!(
-            "blocked: {}",
-            task.notes.last().map_or("an upstream task failed", |s| s)
+        // The note says `E006: blocked: …` already.
+        Blocked => task.notes.last().map_or_else(
+            || "blocked: an upstream task failed".into(),
+            |n| n.to_string(),
         ),
         s => format!("{}: no output", s.as_str()),
     }

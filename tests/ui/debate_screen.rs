@@ -97,6 +97,28 @@ fn in_progress_session() {
     insta::assert_snapshot!("in_progress_200x60", big);
 }
 
+/// In round one a position is the first, whatever its answer says about a change, and
+/// the critic that has not spoken yet waits for the planner (it has no output to miss).
+#[test]
+fn round_one_shows_a_first_position_and_a_critic_waiting_its_turn() {
+    let st = fixture::round_one_planner_only().state();
+    for (w, h) in [(80u16, 24u16), (200, 60)] {
+        let mut ui = live_ui();
+        let screen = render(&st, &mut ui, w, h);
+        assert_fits(&screen, usize::from(w));
+        assert!(!screen.contains("unchanged"), "{w}x{h}:\n{screen}");
+        assert!(!screen.contains("(±0)"), "{w}x{h}:\n{screen}");
+        assert!(
+            !screen.contains("no output in this round"),
+            "{w}x{h}:\n{screen}"
+        );
+    }
+    let mut ui = live_ui();
+    let big = render(&st, &mut ui, 200, 60);
+    assert!(big.contains("first position"), "{big}");
+    assert!(big.contains("waiting for the planner"), "{big}");
+}
+
 #[test]
 fn the_selected_rounds_decision_is_shown() {
     let st = fixture::converged().state();

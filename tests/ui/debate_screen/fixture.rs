@@ -493,3 +493,26 @@ pub fn in_progress() -> Log {
     }));
     log
 }
+
+/// Round one under way: the planner has answered, with a `changes_from_last_round` it
+/// had no last round for (a model's habit); the critic has not started.
+pub fn round_one_planner_only() -> Log {
+    let mut log = Log::default();
+    started(&mut log, QUESTION);
+    let p = position(
+        "分三个阶段迁移：先复制，再双写，最后切换。",
+        &["风险可控 low risk"],
+        &[],
+        0.7,
+        Some((false, &[], 0.0)),
+    );
+    turn(
+        &mut log,
+        1,
+        AgentRole::Planner,
+        TurnOutcome::Valid,
+        Some(speaker("planner", 1, "三阶段计划", p)),
+        false,
+    );
+    log
+}

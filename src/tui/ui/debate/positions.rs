@@ -119,12 +119,23 @@ pub fn agent_lines(
             Some(a) if round.is_some_and(|r| r.round == d.current_round) => {
                 answering(out, vec![head], a, live, theme);
             }
+            // The round is under way and this agent has not spoken yet: it waits.
+            _ if round.is_some_and(|r| r.round == d.current_round) && !d.is_finished() => {
+                let waits = match agent {
+                    AgentRole::Critic => " waiting for the planner",
+                    _ => " waiting for its turn",
+                };
+                out.push(vec![head, (waits.into(), theme.muted())]);
+            }
             _ => out.push(vec![
                 head,
                 (" no output in this round".into(), theme.muted()),
             ]),
         },
-        Some(t) => position_lines(out, head, t, theme),
+        Some(t) => {
+            let first_round = round.is_some_and(|r| r.round <= 1);
+            position_lines(out, head, t, first_round, theme);
+        }
     }
 }
 
@@ -151,12 +162,13 @@ fn closing_lines(out: &mut Lines, mut head: Line, t: &TurnView, theme: &Theme) {
     out.bullets(" worst cases", &worst, theme.title(), theme.warn());
 }
 
-/// A turn's position: how it ended, confidence and change, conclusion, reasons,
-/// assumptions.
+/// A turn's position: how it ended, confidence and change (none in the first round,
+/// whatever the answer says), conclusion, reasons, assumptions.
 fn position_lines(
     out: &mut Lines,
     head: (String, ratatui::style::Style),
     t: &TurnView,
+    first_round: bool,
     theme: &Theme,
 ) {
     let (word, style) = outcome(t, theme);
@@ -174,7 +186,7 @@ fn position_lines(
         format!(" confidence {}", num(p.confidence)),
         theme.style_base(),
     )];
-    match &p.changes_from_last_round {
+    match p.changes_from_last_round.as_ref().filter(|_| !first_round) {
         Some(c) => {
             second.push((format!(" ({})", delta(c.confidence_delta)), theme.muted()));
             second.push(if c.conclusion_changed {

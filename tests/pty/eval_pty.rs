@@ -221,7 +221,12 @@ fn an_eval_on_a_terminal_runs_under_the_eval_screen_and_q_stops_it_resumable() {
     // (A frame may be caught half drawn: wait for the list too.)
     s.wait_for("Samples · 12", 10);
     s.send("q");
-    s.wait_for("q again stops it", 5);
+    // The question says how to go on, whole at 80 columns: the eval's id and database.
+    let asked = s.wait_for("q again stops it", 5);
+    assert!(
+        asked.contains("resume: plexus --db e.db eval resume E"),
+        "{asked}"
+    );
     let st = s.quit();
     assert_eq!(st.exit_code(), 3, "stopped, resumable:\n{}", s.screen());
     s.assert_restored();

@@ -222,6 +222,7 @@ pub fn run_with_screen(g: &Globals, setup: UiSetup) -> Result<ExitCode> {
             }
         })
     };
+    let resume = crate::cli::launch::plexus_command(&g.db, &format!("eval resume {id}"));
     let mut asked = false;
     let mut may_quit = |s: &mut EvalScreen| -> bool {
         if !alive.load(Ordering::SeqCst) {
@@ -229,10 +230,7 @@ pub fn run_with_screen(g: &Globals, setup: UiSetup) -> Result<ExitCode> {
         }
         if !asked {
             asked = true;
-            s.say(
-                "the eval is running: q again stops it (it stays resumable: plexus eval resume)",
-                true,
-            );
+            s.say(format!("q again stops it · resume: {resume}"), true);
             return false;
         }
         eval.stop();
@@ -252,7 +250,7 @@ pub fn run_with_screen(g: &Globals, setup: UiSetup) -> Result<ExitCode> {
     // The screen closed on a signal, a terminal gone or an error: the eval stops too.
     if alive.load(Ordering::SeqCst) {
         eval.stop();
-        crate::errln!("stopping the eval (it stays resumable: plexus eval resume {id}) …");
+        crate::errln!("stopping the eval (it stays resumable: {resume}) …");
     }
     let code = eval.wait();
     let _ = watch.join();

@@ -10,9 +10,8 @@
 //! layout never depends on the terminal: nothing is wrapped.
 
 use comfy_table::{presets::NOTHING, Cell, CellAlignment, ContentArrangement, Row, Table};
-use unicode_width::UnicodeWidthChar;
 
-use crate::base::text::sanitize::{display_width, sanitize};
+use crate::base::text::sanitize::sanitize;
 
 /// Widest a cell is shown, in display columns, unless its column says otherwise.
 pub const DEFAULT_MAX: usize = 48;
@@ -155,30 +154,16 @@ impl TextTable {
     }
 }
 
-/// `text` (already sanitised) cut to at most `max` display columns, ending in `…` when
-/// something was cut.
+/// `text` (already sanitised) cut to at most `max` display columns, at a word, ending in
+/// `…` when something was cut.
 pub fn fit(text: &str, max: usize) -> String {
-    if display_width(text) <= max {
-        return text.to_string();
-    }
-    let room = max.saturating_sub(1);
-    let mut out = String::new();
-    let mut used = 0;
-    for ch in text.chars() {
-        let w = ch.width().unwrap_or(0);
-        if used + w > room {
-            break;
-        }
-        used += w;
-        out.push(ch);
-    }
-    out.push('…');
-    out
+    crate::base::text::cut::cut_width(text, max).into_owned()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::base::text::sanitize::display_width;
 
     fn starts(line: &str, cells: &[&str]) -> Vec<usize> {
         let mut from = 0;

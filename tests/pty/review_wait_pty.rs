@@ -122,3 +122,48 @@ fn a_second_terminal_follows_a_run_held_open_after_it_first_ends() {
     browse.assert_restored();
     assert!(live.quit().success());
 }
+
+/// Inside the evidence popup the bar shows the popup's own keys (not the screen's
+/// `4 v review`), and `q` there quits as from the screen: it asks (the review still
+/// waits), and `y` ends the program instead of the next keys landing on the screen.
+#[test]
+fn a_popup_shows_its_own_keys_and_q_inside_it_quits_at_80x24() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("p.db");
+    let db_s = db.to_string_lossy().to_string();
+    let mut s = Session::start_sized(
+        &["--db", &db_s, "demo", "--chunk-ms", "2"],
+        dir.path(),
+        80,
+        24,
+    );
+    s.wait_for("awaiting review │", 60);
+    s.send("4");
+    s.wait_for("1 to review (v)", 10);
+    s.send("v");
+    s.wait_for("Review queue · 1 waiting", 10);
+    s.send("\r");
+    let screen = s.wait_for("references to assets that do not exist", 5);
+    let bar = last_line(&screen);
+    assert!(bar.contains("Y accept · X reject"), "{bar:?}");
+    assert!(
+        !bar.contains("4 v review") && !bar.contains("? help"),
+        "{bar:?}"
+    );
+    s.send("q");
+    let asked = s.wait_for("Quit?", 5);
+    assert!(asked.contains("1 task waits"), "{asked}");
+    assert!(
+        !asked.contains("references to assets that do not exist"),
+        "the popup is closed behind the question:\n{asked}"
+    );
+    // `y`: the program ends, saying a review still waits (its exit code).
+    let st = s.quit();
+    assert_eq!(
+        st.exit_code(),
+        u32::from(plexus::data::exit::REVIEW_WAITING),
+        "{st:?}:\n{}",
+        s.screen()
+    );
+    s.assert_restored();
+}

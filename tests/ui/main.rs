@@ -10,6 +10,7 @@ mod eval_screen;
 mod failures_screen;
 mod keys;
 mod loop_screen;
+mod popups;
 mod reducer;
 mod review_wait;
 mod run_screen;

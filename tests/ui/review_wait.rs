@@ -53,6 +53,19 @@ fn a_blocked_task_says_why_once() {
         let s = render(&st, &mut ui, w, h);
         assert!(s.contains("E006: blocked:"), "{w}x{h}:\n{s}");
         assert!(!s.contains("blocked: E006"), "{w}x{h}:\n{s}");
+        // Wrapped, not cut: the whole reason is on screen.
+        let pane: String = s
+            .lines()
+            .filter_map(|l| l.split("││").nth(1))
+            .collect::<Vec<_>>()
+            .join(" ");
+        let pane = pane.replace('│', " ");
+        let pane = pane.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(
+            pane.contains("E006: blocked: dependency `TASK_B` ended failed"),
+            "{w}x{h}:\n{s}"
+        );
+        insta::assert_snapshot!(format!("blocked_reason_{w}x{h}"), s);
     }
 }
 

@@ -196,6 +196,50 @@ fn a_stalled_invocation_shows_how_long_it_has_been_quiet_and_its_time_limit() {
     );
 }
 
+/// Every `timeout in …` on screen ends in ` s` right after its digits (never cut inside
+/// the figure), and the DAG's quiet time shows whole.
+#[test]
+fn figures_show_whole_with_their_units_or_not_at_all_at_every_size() {
+    let tasks = vec![json!({"task_id": "T00", "agent": "Code_Architect"})];
+    let t0 = 1_795_650_000_000i64;
+    let st = fold(vec![
+        {
+            let mut s = started(&tasks);
+            s["ts"] = json!(t0);
+            s
+        },
+        json!({"kind": "invocation_started", "task_id": "T00", "invocation_id": "INV_T00_001",
+            "attempt": 1, "prompt_tokens": 507, "ts": t0,
+            "constraints": {"timeout_seconds": 150.0, "max_tokens": 4000, "temperature": 0.1},
+            "quality_threshold": "C"}),
+    ]);
+    let figure = regex::Regex::new(r"timeout in (\d+)(.?.?)").expect("a valid pattern");
+    for (w, h) in SIZES {
+        for (quiet_s, dag) in [(1, None), (125, Some("⏸ T00 2m"))] {
+            let mut ui = ui_at(0);
+            ui.read_only = false;
+            ui.engine_attached = true;
+            ui.now_ms = t0 + quiet_s * 1_000;
+            let s = render(&st, &mut ui, w, h);
+            for c in figure.captures_iter(&s) {
+                assert_eq!(&c[2], " s", "a cut figure `{}` at {w}x{h}:\n{s}", &c[0]);
+                assert_eq!(c[1].parse::<i64>().ok(), Some(150 - quiet_s), "{s}");
+            }
+            if let Some(dag) = dag {
+                assert!(s.contains(dag), "{w}x{h}:\n{s}");
+                assert!(s.contains(&format!("no output for {quiet_s} s")), "{s}");
+            }
+            // The running form is 47 columns: at 80 the time left goes whole.
+            let running = "running 1 s · output 1 s ago · timeout in 149 s";
+            if quiet_s == 1 {
+                assert_eq!(s.contains(running), w > 80, "{w}x{h}:\n{s}");
+                assert!(s.contains("running 1 s · output 1 s ago"), "{s}");
+            }
+            insta::assert_snapshot!(format!("figures_whole_{quiet_s}s_{w}x{h}"), s);
+        }
+    }
+}
+
 #[test]
 fn the_atoms_header_counts_the_rows_kept_and_the_atom_detail_wraps_at_every_size() {
     let mut st = RunState::new();

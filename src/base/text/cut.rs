@@ -1,7 +1,9 @@
-//! Shortening a message for display or a log line: cut at a word, never inside one, and
-//! ended with `…`. Only a single word longer than the whole limit is cut inside (there is
-//! no word boundary to cut at). Word boundaries are Unicode's (UAX #29), so Chinese or
-//! Japanese text, which has no spaces, is cut between its characters.
+//! Shortening a message for display or a log line: cut at a word and ended with `…`.
+//! A word is cut inside only when it is long (an identifier or a path: at least
+//! [`LONG_PIECE`] columns of it still show), and a number never is: `timeout in 150 s`
+//! never reads `timeout in 15`. Word boundaries are Unicode's (UAX #29), so Chinese or
+//! Japanese text, which has no spaces, is cut between its characters. Spaces past the
+//! limit are not text: a line that fits without them is not cut.
 
 use std::borrow::Cow;
 
@@ -46,6 +48,10 @@ pub fn cut(text: &str, max: usize, m: Measure) -> Cow<'_, str> {
     if m.of(text) <= max {
         return Cow::Borrowed(text);
     }
+    let trimmed = text.trim_end();
+    if m.of(trimmed) <= max {
+        return Cow::Borrowed(trimmed);
+    }
     if max == 0 {
         return Cow::Borrowed("");
     }
@@ -63,26 +69,72 @@ pub fn cut(text: &str, max: usize, m: Measure) -> Cow<'_, str> {
         used += n;
         end = i + g.len();
     }
-    // Word boundaries up to the cut, judged with a little text after it (a boundary
-    // can depend on the characters that follow, as in "can't").
+    // A number never shows a piece of itself: the cut goes before the whole of it.
+    let at = if splits_number(text, end) {
+        let start = number_start(text, end);
+        last_word_end(text, start, start)
+    } else {
+        // A long word (an id, a path) shows its start rather than nothing.
+        let at = last_word_end(text, end, after);
+        if m.of(text[at..end].trim_start()) >= LONG_PIECE {
+            end
+        } else {
+            at
+        }
+    };
+    let kept = text[..at].trim_end();
+    let kept = if kept.is_empty() { &text[..end] } else { kept };
+    let mut out = String::with_capacity(kept.len() + 1 + ELLIPSIS.len_utf8());
+    out.push_str(kept);
+    // `3 …`, not `3…`, which would read as a longer number, when there is room.
+    if kept.ends_with(|c: char| c.is_ascii_digit()) && m.of(kept) + 2 <= max {
+        out.push(' ');
+    }
+    out.push(ELLIPSIS);
+    Cow::Owned(out)
+}
+
+/// How much of a word must still show for it to be cut inside (columns or characters).
+pub const LONG_PIECE: usize = 8;
+
+/// The last word boundary at or before `end` with some text before it (`end` itself
+/// when there is none), judged with a little text after `after` (a boundary can depend
+/// on the characters that follow, as in "can't").
+fn last_word_end(text: &str, end: usize, after: usize) -> usize {
     let ahead = text[after..]
         .char_indices()
         .nth(4)
         .map_or(text.len(), |(i, _)| after + i);
     let window = &text[..ahead];
-    let at = window
+    window
         .split_word_bound_indices()
         .map(|(i, _)| i)
         .chain(std::iter::once(window.len()).filter(|_| ahead == text.len()))
         .filter(|&i| i <= end)
         .rfind(|&i| !text[..i].trim_end().is_empty())
-        .unwrap_or(end);
-    let kept = text[..at].trim_end();
-    let kept = if kept.is_empty() { &text[..end] } else { kept };
-    let mut out = String::with_capacity(kept.len() + ELLIPSIS.len_utf8());
-    out.push_str(kept);
-    out.push(ELLIPSIS);
-    Cow::Owned(out)
+        .unwrap_or(end)
+}
+
+/// Where the figure that `at` falls inside starts (digits and the marks between them:
+/// `2026-12-03`, `14:03:27`, `0.62`).
+fn number_start(text: &str, at: usize) -> usize {
+    text[..at]
+        .char_indices()
+        .rev()
+        .take_while(|&(_, c)| c.is_ascii_digit() || matches!(c, '.' | ',' | ':' | '-' | '/'))
+        .last()
+        .map_or(at, |(i, _)| i)
+}
+
+/// Whether a cut at byte `at` falls inside a number (`15|0`, `14:0|3`, `0.|62`).
+fn splits_number(text: &str, at: usize) -> bool {
+    let before = text[..at].chars().next_back();
+    let mut next = text[at..].chars();
+    let after = next.next();
+    let digit = |c: Option<char>| c.is_some_and(|c| c.is_ascii_digit());
+    let joiner = |c: Option<char>| matches!(c, Some('.' | ',' | ':' | '-' | '/'));
+    (digit(before) && (digit(after) || (joiner(after) && digit(next.next()))))
+        || (joiner(before) && digit(after) && digit(text[..at].chars().nth_back(1)))
 }
 
 #[cfg(test)]
@@ -107,7 +159,7 @@ mod tests {
             let c = cut_chars(t, max);
             assert!(c.chars().count() <= max, "{max}: {c}");
             assert!(c.ends_with('…'), "{max}: {c}");
-            let kept = c.trim_end_matches('…');
+            let kept = c.trim_end_matches('…').trim_end();
             if max > 4 {
                 // Never a piece of a word: what is kept is whole words of the text.
                 assert!(
@@ -116,6 +168,41 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn a_long_word_shows_its_start_but_a_number_is_never_split() {
+        assert_eq!(
+            cut_chars("10  leave_balance_deduction, date_format", 30),
+            "10  leave_balance_deduction,…"
+        );
+        assert_eq!(
+            cut_chars("checker leave_balance_deduct", 20),
+            "checker leave_balan…"
+        );
+        // Seven letters of a word are not enough to show.
+        assert_eq!(cut_chars("dependency TASK_VALIDATOR", 18), "dependency…");
+        assert_eq!(cut_chars("timeout in 150 s", 14), "timeout in…");
+        assert_eq!(
+            cut_chars("at 2026-12-03 14:03:27 it", 21),
+            "at 2026-12-03 …"
+        );
+        assert_eq!(cut_chars("a score of 1234567890123", 20), "a score of…");
+        assert_eq!(cut_chars("on 2026-12-03 at", 9), "on…");
+        // The mark does not touch a number it would seem to continue.
+        assert_eq!(cut_chars("2   3 · 4 err", 7), "2   3 …");
+        assert_eq!(cut_chars("2   3 · 4 err", 6), "2   3…");
+        // An id that holds digits is a word, not a number: its start shows.
+        assert_eq!(
+            cut_chars("ids 12345678901_ABCDEFGH", 19),
+            "ids 12345678901_AB…"
+        );
+    }
+
+    #[test]
+    fn spaces_past_the_limit_are_not_cut() {
+        assert_eq!(cut_chars("2   3     ", 5), "2   3");
+        assert_eq!(cut_width("汉字   ", 4), "汉字");
     }
 
     #[test]

@@ -15,7 +15,8 @@ pub const ELLIPSIS: char = '…';
 /// Splits an already sanitized line into byte ranges that each fit `width` columns.
 ///
 /// The ranges are contiguous and cover the whole line. A row breaks after its last space
-/// when that space lies in the last third of the row; otherwise it breaks hard, before
+/// when that space lies past the first third of the row (a word shorter than two thirds
+/// of the row is never split); otherwise it breaks hard, before
 /// the first cluster that does not fit (a wide character never straddles two rows). A
 /// cluster wider than `width` gets a row of its own. `width == 0` gives one range for the
 /// whole line; an empty line gives one empty range.
@@ -34,7 +35,7 @@ pub fn wrap_ranges(line: &str, width: u16) -> Vec<Range<usize>> {
         while col > 0 && col + cluster.width > width {
             match space
                 .take()
-                .filter(|&(_, space_col, _)| space_col * 3 >= width * 2)
+                .filter(|&(_, space_col, _)| space_col * 3 >= width)
             {
                 Some((after, _, after_col)) => {
                     rows.push(start..after);
@@ -72,24 +73,15 @@ pub fn truncate_to_width(s: &str, width: usize) -> (&str, usize) {
     (&s[..end], col)
 }
 
-/// `s` made exactly `width` columns wide: padded with spaces, or cut and ended with `…`.
+/// `s` made exactly `width` columns wide: padded with spaces, or cut at a word (the one
+/// cutter, [`crate::base::text::cut::cut_width`]) and ended with `…`.
 pub fn pad_or_truncate(s: &str, width: usize) -> String {
-    let total: usize = clusters(s).map(|c| c.width).sum();
-    if total <= width {
-        let mut out = String::with_capacity(s.len() + width - total);
-        out.push_str(s);
-        out.extend(std::iter::repeat_n(' ', width - total));
-        return out;
-    }
-    if width == 0 {
-        return String::new();
-    }
-    let (prefix, used) = truncate_to_width(s, width - 1);
-    let mut out = String::with_capacity(prefix.len() + 4 + width);
-    out.push_str(prefix);
-    out.push(ELLIPSIS);
+    let shown = crate::base::text::cut::cut_width(s, width);
+    let used: usize = clusters(&shown).map(|c| c.width).sum();
+    let mut out = String::with_capacity(shown.len() + width.saturating_sub(used));
+    out.push_str(&shown);
     // A wide character that did not fit leaves a gap.
-    out.extend(std::iter::repeat_n(' ', width - 1 - used));
+    out.extend(std::iter::repeat_n(' ', width.saturating_sub(used)));
     out
 }
 
@@ -220,14 +212,14 @@ mod tests {
     }
 
     #[test]
-    fn breaks_after_a_space_in_the_last_third() {
+    fn breaks_after_a_space_past_the_first_third() {
         assert_eq!(rows("aaaaaaa bb cc", 10), vec!["aaaaaaa ", "bb cc"]);
         assert_eq!(rows("123456789 abc", 10), vec!["123456789 ", "abc"]);
     }
 
     #[test]
     fn early_space_is_not_used() {
-        // The space at column 2 is not in the last third of a 10-column row.
+        // The space at column 2 is in the first third of a 10-column row.
         assert_eq!(rows("ab cdefghijklm", 10), vec!["ab cdefghi", "jklm"]);
     }
 
@@ -242,9 +234,9 @@ mod tests {
             vec![
                 "the quick brown fox ",
                 "jumps over the lazy ",
-                // The last space is at column 13, short of the last third (14+): hard break.
-                "dog and keeps runnin",
-                "g far away"
+                // No word is split: the last space (column 13) is past the first third.
+                "dog and keeps ",
+                "running far away"
             ]
         );
     }

@@ -121,19 +121,39 @@ impl Activity {
 
     /// `no output for 40 s · timeout in 110 s`, or `running 12 s · output 1 s ago`.
     pub fn describe(&self) -> String {
+        self.parts().join(" · ")
+    }
+
+    /// What [`Activity::describe`] joins, most important first: what it is doing, then
+    /// (when running) since when it streamed, then the time left before its limit. A
+    /// narrow pane leaves out the last ones whole rather than cutting a figure.
+    pub fn parts(&self) -> Vec<String> {
         let secs = |ms: i64| (ms.max(0) + 500) / 1000;
-        let limit = self
-            .timeout_left_ms
-            .map(|l| format!(" · timeout in {} s", secs(l)))
-            .unwrap_or_default();
-        if self.stalled() {
-            format!("no output for {} s{limit}", secs(self.quiet_ms))
+        let mut parts = if self.stalled() {
+            vec![format!("no output for {} s", secs(self.quiet_ms))]
         } else {
-            format!(
-                "running {} s · output {} s ago{limit}",
-                secs(self.running_ms),
-                secs(self.quiet_ms)
-            )
+            vec![
+                format!("running {} s", secs(self.running_ms)),
+                format!("output {} s ago", secs(self.quiet_ms)),
+            ]
+        };
+        if let Some(left) = self.timeout_left_ms {
+            parts.push(format!("timeout in {} s", secs(left)));
+        }
+        parts
+    }
+
+    /// How long it has been quiet, short and whole, longest form first: `45s`;
+    /// `2m05s`, `2m`; `1h02m`, `1h`.
+    pub fn quiet_forms(&self) -> Vec<String> {
+        let s = self.quiet_ms.max(0) / 1000;
+        match s {
+            0..=59 => vec![format!("{s}s")],
+            60..=3599 => vec![format!("{}m{:02}s", s / 60, s % 60), format!("{}m", s / 60)],
+            _ => vec![
+                format!("{}h{:02}m", s / 3600, s / 60 % 60),
+                format!("{}h", s / 3600),
+            ],
         }
     }
 }

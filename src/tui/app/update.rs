@@ -16,8 +16,14 @@ use crate::run::engine::Control;
 pub fn update(ui: &mut UiState, run: &RunState, action: Action) -> Vec<Effect> {
     let mut fx = Vec::new();
     if let Some(overlay) = ui.overlay.clone() {
-        overlay_keys::overlay_action(ui, run, overlay, action, &mut fx);
-        return fx;
+        // `q` quits from a popup as it does from the screen under it (asking while the
+        // run is live); Esc only closes the popup.
+        if action == Action::Quit && !matches!(overlay, Overlay::Confirm(_)) {
+            ui.overlay = None;
+        } else {
+            overlay_keys::overlay_action(ui, run, overlay, action, &mut fx);
+            return fx;
+        }
     }
     if let Some(t) = ui.replay.as_mut() {
         if action == Action::ReplaySeek {
@@ -98,7 +104,8 @@ pub fn update(ui: &mut UiState, run: &RunState, action: Action) -> Vec<Effect> {
         Action::Help => ui.overlay = Some(Overlay::Help { top: 0 }),
         Action::Messages => {
             let lines = ui.message_lines();
-            let top = lines.len().saturating_sub(ui.list_rows.max(1));
+            // The newest at the bottom (the overlay clamps this to its last page).
+            let top = usize::MAX / 2;
             ui.overlay = Some(Overlay::Text {
                 title: " Messages ".into(),
                 lines: Arc::new(lines),

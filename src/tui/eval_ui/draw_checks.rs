@@ -7,6 +7,7 @@ use ratatui::layout::Rect;
 use ratatui::style::Modifier;
 
 use super::state::{EvalScreen, Focus};
+use crate::base::text::sanitize::display_width;
 use crate::base::text::wrap::pad_or_truncate;
 use crate::tui::ui::text::{bar, fill, keep_visible, pane, put};
 use crate::tui::ui::theme::Theme;
@@ -136,11 +137,16 @@ pub fn draw_checks(buf: &mut Buffer, r: Rect, s: &mut EvalScreen, theme: &Theme)
                 None => text.push_str(" (not in the parent)"),
             }
         }
-        if c.errors > 0 {
-            text.push_str(&format!(" · {} err", c.errors));
-        }
-        if let Some(g) = c.gate {
-            text.push_str(&format!(" · gate {}", pct(g)));
+        // The errors and the gate follow when they fit whole; a figure is never cut.
+        let room = usize::from(inner.width.saturating_sub(x - inner.x));
+        let extras = [
+            (c.errors > 0).then(|| format!(" · {} err", c.errors)),
+            c.gate.map(|g| format!(" · gate {}", pct(g))),
+        ];
+        for extra in extras.into_iter().flatten() {
+            if display_width(&text) + display_width(&extra) <= room {
+                text.push_str(&extra);
+            }
         }
         let warn = c.parent.as_ref().is_some_and(|d| d.difference.hi < 0.0) || gate_missed;
         put(

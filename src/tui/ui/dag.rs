@@ -264,12 +264,23 @@ fn draw_cell(
             status_style
         },
     );
-    let attempts = match activity {
+    let id_len = crate::base::text::sanitize::display_width(&task.id).min(3) as u16;
+    // What follows the id, whole or not at all (the glyph still says it), never cut: the
+    // longest form that leaves the id three columns.
+    let forms = match activity {
         // A stalled invocation says for how long it has been quiet.
-        Some(a) if a.stalled() => format!(" {}s", a.quiet_ms / 1000),
-        _ if task.attempts > 1 => format!("×{}", task.attempts),
-        _ => String::new(),
+        Some(a) if a.stalled() => a
+            .quiet_forms()
+            .into_iter()
+            .map(|f| format!(" {f}"))
+            .collect(),
+        _ if task.attempts > 1 => vec![format!("×{}", task.attempts)],
+        _ => Vec::new(),
     };
+    let attempts = forms
+        .into_iter()
+        .find(|f| cell >= 4 + id_len + f.chars().count() as u16)
+        .unwrap_or_default();
     let id_w = cell.saturating_sub(4 + attempts.chars().count() as u16) as usize;
     let clean = crate::base::text::sanitize::sanitize(&task.id);
     let id = crate::base::text::wrap::middle_cut(&clean, id_w);

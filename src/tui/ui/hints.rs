@@ -6,14 +6,18 @@ use super::fit::Part;
 use super::rank;
 use crate::model::event::{RunStatus, TaskStatus};
 use crate::model::state::RunState;
+use crate::tui::app::ui_state::Overlay;
 use crate::tui::app::{Screen, UiState};
 
 fn key(text: &str, rank: u8) -> Part {
     Part::new(text, rank)
 }
 
-/// The keys that work now, in the order shown.
+/// The keys that work now, in the order shown: an open popup's own, else the screen's.
 pub fn hints(run: &RunState, ui: &UiState) -> Vec<Part> {
+    if let Some(o) = &ui.overlay {
+        return popup_hints(o);
+    }
     let help = key("? help", rank::HELP);
     let quit = key("q quit", rank::QUIT);
     if let Some(t) = &ui.replay {
@@ -71,6 +75,33 @@ pub fn hints(run: &RunState, ui: &UiState) -> Vec<Part> {
     if run.awaiting_review > 0 && !run.is_live() && run.debate.is_none() {
         out.insert(0, key("4 v review", rank::NEXT_STEP));
     }
+    out
+}
+
+/// The keys of an open popup (the screen's keys do not reach the screen under it).
+fn popup_hints(o: &Overlay) -> Vec<Part> {
+    let own: &[&str] = match o {
+        Overlay::Confirm(_) => return vec![key("y yes", rank::QUIT), key("n no", rank::QUIT)],
+        // The decision the evidence is opened for goes first and stays longest.
+        Overlay::Evidence { .. } => {
+            let mut out = vec![
+                key("Y accept", rank::NEXT_STEP),
+                key("X reject", rank::NEXT_STEP),
+                key("esc close", rank::HELP),
+                key("q quit", rank::QUIT),
+            ];
+            out.push(key("↑ ↓ scroll", rank::KEY));
+            return out;
+        }
+        Overlay::Attempt(_) => &["o e a i view", "[ ] attempt", "n N row", "enter find"],
+        Overlay::LoopStep(_) => &["← → step", "C conversation", "↑ ↓ scroll"],
+        Overlay::Conversation(_) => &["↑ ↓ move", "enter open step"],
+        Overlay::Help { .. } | Overlay::Text { .. } | Overlay::AtomDetail { .. } => {
+            &["↑ ↓ scroll", "g G ends"]
+        }
+    };
+    let mut out = vec![key("esc close", rank::HELP), key("q quit", rank::QUIT)];
+    out.extend(own.iter().map(|k| key(k, rank::KEY)));
     out
 }
 

@@ -127,7 +127,12 @@ fn draw_raw(
         } else {
             theme.muted()
         };
-        put(buf, area.x, area.y, area.width, &a.describe(), style);
+        // Left out from the right, a part at a time: a figure is never cut.
+        let parts: Vec<Part> = (a.parts().into_iter().enumerate())
+            .map(|(i, p)| Part::new(p, 9u8.saturating_sub(i as u8)))
+            .collect();
+        let line = fit_line(&parts, usize::from(area.width), " · ");
+        put(buf, area.x, area.y, area.width, &line, style);
         area.y += 1;
         area.height = area.height.saturating_sub(1);
     }
@@ -142,8 +147,20 @@ fn draw_raw(
         area.height = area.height.saturating_sub(1);
     }
     if task.output.is_empty() {
-        let msg = waiting_text(task);
-        put(buf, area.x, area.y, area.width, &msg, theme.muted());
+        // Wrapped, not cut: a blocked task's reason is read whole.
+        let msg = crate::base::text::sanitize::sanitize(&waiting_text(task));
+        let rows = wrap_ranges(&msg, area.width);
+        for (k, r) in rows.into_iter().take(usize::from(area.height)).enumerate() {
+            let row = msg[r].trim_end();
+            put(
+                buf,
+                area.x,
+                area.y + k as u16,
+                area.width,
+                row,
+                theme.muted(),
+            );
+        }
         return;
     }
     match ui.folds.get(&ui.task).cloned() {

@@ -9,24 +9,56 @@ use super::text::{fill_rect, pane, put};
 use super::theme::Theme;
 use crate::tui::app::UiState;
 
-/// `lines` wrapped to `width` columns (an overlay's long strings are read whole).
+/// `lines` wrapped to `width` columns (an overlay's long strings are read whole): a line
+/// goes on under itself, indented like its text (`keys  what they do`, `14:03:21  text`).
 pub(super) fn wrapped(lines: &[String], width: u16) -> Vec<String> {
     let width = width.max(10);
     lines
         .iter()
-        .flat_map(|l| {
-            let l = crate::base::text::sanitize::sanitize(l);
-            let parts: Vec<String> = crate::base::text::wrap::wrap_ranges(&l, width)
-                .into_iter()
-                .map(|r| l[r].to_string())
-                .collect();
-            if parts.is_empty() {
-                vec![String::new()]
-            } else {
-                parts
-            }
-        })
+        .flat_map(|l| wrap_hanging(&crate::base::text::sanitize::sanitize(l), width))
         .collect()
+}
+
+/// One sanitized line in rows of `width` columns, the rows after the first indented by
+/// [`hang`].
+fn wrap_hanging(line: &str, width: u16) -> Vec<String> {
+    use crate::base::text::wrap::wrap_ranges;
+    let mut first = wrap_ranges(line, width).into_iter();
+    let Some(head) = first.next() else {
+        return vec![String::new()];
+    };
+    if head.end >= line.len() {
+        return vec![line.to_string()];
+    }
+    let indent = hang(line, usize::from(width));
+    let rest = line[head.end..].trim_start();
+    let pad = " ".repeat(indent);
+    let mut out = vec![line[head].trim_end().to_string()];
+    let room = width.saturating_sub(indent as u16).max(1);
+    out.extend(
+        wrap_ranges(rest, room)
+            .into_iter()
+            .map(|r| format!("{pad}{}", rest[r].trim_end())),
+    );
+    out
+}
+
+/// The column a wrapped line's next rows start at: where its text starts after a gap of
+/// two spaces (`   q ctrl+c  quit…`), else its own indent; 0 past half the width.
+fn hang(line: &str, width: usize) -> usize {
+    use crate::base::text::sanitize::display_width;
+    let lead = line.len() - line.trim_start().len();
+    let body = &line[lead..];
+    let text_at = body
+        .find("  ")
+        .map(|gap| gap + body[gap..].len() - body[gap..].trim_start().len())
+        .filter(|&at| at < body.len())
+        .map(|at| display_width(&line[..lead + at]));
+    match text_at {
+        Some(col) if col <= width / 2 => col,
+        _ if lead <= width / 2 => lead,
+        _ => 0,
+    }
 }
 
 /// A box of `w` by `h` centred in `area` (clamped to it).
@@ -63,6 +95,8 @@ pub(super) fn scroll_overlay(
         .saturating_add(4)
         .max(30)
         .min(area.width.saturating_sub(4).max(10));
+    // Lines wider than the box go on under themselves: none is cut.
+    let lines = wrapped(lines, w.saturating_sub(3));
     let h = u16::try_from(lines.len())
         .unwrap_or(u16::MAX)
         .saturating_add(2)

@@ -7,16 +7,19 @@ use ratatui::style::{Modifier, Style};
 use ratatui::widgets::{Block, BorderType, Borders, Widget};
 
 use super::theme::Theme;
+use crate::base::text::cut::cut_width;
 use crate::base::text::sanitize::sanitize_cow;
 
 /// Writes `text` (sanitized) at `(x, y)` using at most `width` columns; returns the
-/// columns used. Wide characters that would not fit are not drawn.
+/// columns used. A text wider than that is cut at a word and ended with `…` (the one
+/// cutter: a number or a word is never split).
 pub fn put(buf: &mut Buffer, x: u16, y: u16, width: u16, text: &str, style: Style) -> u16 {
     if width == 0 {
         return 0;
     }
     let clean = sanitize_cow(text);
-    let (end, _) = buf.set_stringn(x, y, clean.as_ref(), width as usize, style);
+    let shown = cut_width(clean.as_ref(), width as usize);
+    let (end, _) = buf.set_stringn(x, y, shown.as_ref(), width as usize, style);
     end.saturating_sub(x)
 }
 

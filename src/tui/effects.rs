@@ -238,12 +238,7 @@ impl App {
         let mut fx = Vec::new();
         failures_keys::load(&mut self.ui, &mut fx);
         if self.ui.failures.review {
-            let scope = self
-                .ui
-                .failures_run
-                .clone()
-                .filter(|_| self.ui.failures.this_run_only);
-            fx.push(Effect::LoadReviews(scope));
+            fx.push(Effect::LoadReviews(self.ui.review_scope()));
         }
         self.run_effects(fx);
     }

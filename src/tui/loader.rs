@@ -198,7 +198,7 @@ fn run_facts(store: &Store) -> Result<RunFactsById, String> {
         sort_outcomes(&mut f.outcomes);
     }
     for item in store.review_queue(None).map_err(|e| e.to_string())? {
-        if item.decision.is_none() {
+        if item.waits() {
             facts.entry(item.run_id).or_default().reviews_waiting += 1;
         }
     }

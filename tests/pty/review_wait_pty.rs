@@ -167,3 +167,58 @@ fn a_popup_shows_its_own_keys_and_q_inside_it_quits_at_80x24() {
     );
     s.assert_restored();
 }
+
+/// A flagged task retried from the screen (`:retry`) keeps its flagged answer in the
+/// review trail: the queue lists it as retried (it said nothing waits and showed no row),
+/// and `plexus review` prints it too.
+#[test]
+fn a_retried_flagged_answer_stays_in_the_review_trail_at_80x24() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("p.db");
+    let db_s = db.to_string_lossy().to_string();
+    let mut s = Session::start_sized(
+        &["--db", &db_s, "demo", "--chunk-ms", "2"],
+        dir.path(),
+        80,
+        24,
+    );
+    s.wait_for("awaiting review │", 60);
+    s.send(":retry TASK_VALIDATOR_DIFF_01\r");
+    s.wait_for("retrying TASK_VALIDATOR_DIFF_01", 10);
+    // The retry has run once the run ends again (it is no longer running).
+    let end = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let bar = last_line(&s.screen());
+        if !bar.starts_with(" running") && !bar.contains("retrying") {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < end,
+            "still running:\n{}",
+            s.screen()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    s.send("4");
+    s.send("v");
+    let queue = s.wait_for("retried after try 1", 15);
+    assert!(queue.contains("1 retried · this run"), "{queue}");
+    assert!(!queue.contains("nothing waits for review"), "{queue}");
+    let row = queue
+        .lines()
+        .find(|l| l.contains("retried after try 1"))
+        .unwrap_or_default();
+    assert!(row.contains("TASK_VALIDATOR_DIFF_01"), "{queue}");
+    // The CLI's queue prints the same trail.
+    let out = common::bin::plexus(dir.path())
+        .args(["--db", &db_s, "review", "latest"])
+        .output()
+        .expect("plexus review");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("retried (a later attempt stands)") && text.contains("1 retried"),
+        "{text}"
+    );
+    s.quit();
+    s.assert_restored();
+}

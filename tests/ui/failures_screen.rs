@@ -325,7 +325,60 @@ fn review_item(task: &str, decided: bool) -> plexus::run::review::ReviewItem {
             decided_at: "2026-11-26T01:09:00Z".into(),
             seq: 340,
         }),
+        retried: false,
     }
+}
+
+/// The queue is a trail: an answer whose task was retried stays in it as retried (with
+/// nothing to decide), and rows of several runs name their run by its tag; the title
+/// counts each kind and says whose rows they are, at 80x24 and 120x40.
+#[test]
+fn the_review_trail_keeps_a_retried_answer_and_names_each_run() {
+    let st = demo_state();
+    let mut ui = ui_with_rows(false);
+    // Every run's queue (no run open).
+    ui.failures.this_run_only = false;
+    ui.failures_run = None;
+    let fx = update(&mut ui, &st, Action::ReviewQueue);
+    assert_eq!(fx, vec![Effect::LoadReviews(None)]);
+    let mut retried = review_item("TASK_VALIDATOR_DIFF_01", false);
+    retried.retried = true;
+    let mut other_run = review_item("TASK_VALIDATOR_DIFF_01", false);
+    other_run.run_id = "R20261126-020000-a1b2".into();
+    ui.failures.queue = Some(vec![
+        retried,
+        review_item("TASK_VALIDATOR_DIFF_02", true),
+        other_run,
+    ]);
+    for (w, h) in [(80, 24), (120, 40)] {
+        let screen = render(&st, &mut ui, w, h);
+        assert!(
+            screen.contains("Review queue · 1 waiting · 1 decided · 1 retried · 2 runs"),
+            "{screen}"
+        );
+        let rows: Vec<&str> = screen
+            .lines()
+            .filter(|l| l.contains("TASK_VALIDATOR"))
+            .collect();
+        assert_eq!(rows.len(), 3, "{screen}");
+        assert!(
+            rows[0].contains("7fe5") && rows[0].contains("retried after try 1"),
+            "{screen}"
+        );
+        assert!(
+            rows[2].contains("a1b2") && rows[2].contains("waiting"),
+            "{screen}"
+        );
+        if w == 80 {
+            insta::assert_snapshot!("review_trail_80x24", screen);
+        }
+    }
+    // Y on the retried answer decides nothing and says why.
+    ui.failures.queue_selected = 0;
+    assert!(update(&mut ui, &st, Action::ReviewAccept).is_empty());
+    let screen = render(&st, &mut ui, 120, 40);
+    assert!(screen.contains("the later attempt stands"), "{screen}");
+    assert_eq!(ui.overlay, None);
 }
 
 #[test]
@@ -442,10 +495,10 @@ fn the_title_says_whose_rows_and_s_sorts_by_shown_columns_at_every_size() {
             update(&mut ui, &st, Action::Sort);
             seen.push(ui.failures.query.sort);
         }
-        // The list's width is the terminal's less the pane's borders.
-        let run_shown = w - 2 >= 120;
+        // The list's width is the terminal's less the pane's borders; rows of two runs
+        // name their run at every width (its tag where the id does not fit).
         let agent_shown = w - 2 >= 100;
-        assert_eq!(seen.contains(&FailureSort::Run), run_shown, "{w}: {seen:?}");
+        assert!(seen.contains(&FailureSort::Run), "{w}: {seen:?}");
         assert_eq!(
             seen.contains(&FailureSort::Agent),
             agent_shown,

@@ -125,10 +125,18 @@ fn print_queue(items: &[ReviewItem], run: Option<&str>, whole: bool) {
         }
         return;
     }
-    let waiting = items.iter().filter(|i| i.decision.is_none()).count();
+    let waiting = items.iter().filter(|i| i.waits()).count();
+    let retried = items
+        .iter()
+        .filter(|i| i.retried && i.decision.is_none())
+        .count();
     crate::outln!(
-        "{} task(s) stopped for review, {waiting} waiting for a decision",
-        items.len()
+        "{} answer(s) stopped for review, {waiting} waiting for a decision{}",
+        items.len(),
+        match retried {
+            0 => String::new(),
+            n => format!(", {n} retried (a later attempt stands)"),
+        }
     );
     if whole {
         items.iter().for_each(print_item);
@@ -142,9 +150,10 @@ fn print_queue(items: &[ReviewItem], run: Option<&str>, whole: bool) {
     }
 }
 
-/// What became of an item: `waiting`, or the decision with who and when.
+/// What became of an item: `waiting`, `retried`, or the decision with who and when.
 fn state_of(i: &ReviewItem) -> String {
     match &i.decision {
+        None if i.retried => "retried (a later attempt stands)".to_string(),
         None => "waiting".to_string(),
         Some(d) => format!(
             "{} by {} at {}",

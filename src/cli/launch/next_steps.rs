@@ -11,7 +11,7 @@ pub fn waiting_tasks(store: &Store, run_id: &str) -> Result<Vec<String>, StoreEr
     Ok(store
         .review_queue(Some(run_id))?
         .into_iter()
-        .filter(|i| i.decision.is_none())
+        .filter(|i| i.waits())
         .map(|i| i.task_id)
         .collect())
 }

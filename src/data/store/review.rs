@@ -2,10 +2,12 @@
 //! each with its evidence — the invocation, the references to assets that do not exist,
 //! the atoms as parsed, the quality issues — and the decision once one is made.
 //!
-//! A task is in the queue while it ended failed with E007, and stays there with its
-//! decision once decided (an accepted task is `success` or `partial` from then on). A
-//! task that is retried and ends otherwise leaves it. The queue is one indexed read of
-//! `tasks`, `invocations` and `reviews`; the log is not scanned.
+//! The queue is a trail of answers, one row per invocation a hallucination flagged: the
+//! task's last answer while it ended failed with E007 (waiting, or rejected), an answer
+//! decided on (an accepted task is `success` or `partial` from then on), and an earlier
+//! answer whose task was retried afterwards (kept as `retried`: nothing to decide on it,
+//! the later attempt stands). The queue is one indexed read of `invocations`, `tasks`
+//! and `reviews`; the log is not scanned.
 
 use rusqlite::{params, OptionalExtension, Row};
 use serde::Serialize;
@@ -82,15 +84,33 @@ pub struct ReviewItem {
     pub issues: Vec<QualityIssue>,
     /// The decision, once made.
     pub decision: Option<Decision>,
+    /// The task ran again after this answer (a person retried it): the answer is kept
+    /// in the trail, but a later attempt stands and there is nothing to decide here.
+    pub retried: bool,
 }
 
-const ITEM_SQL: &str = "SELECT t.run_id, t.task_id, t.agent, t.status, t.final_invocation_id, i.attempt, i.response_json,
-        r.decision, r.reviewer, r.note, r.decided_at, r.seq
- FROM tasks t
- LEFT JOIN invocations i ON i.run_id = t.run_id AND i.invocation_id = t.final_invocation_id
- LEFT JOIN reviews r ON r.run_id = t.run_id AND r.invocation_id = t.final_invocation_id
- WHERE t.error_code = 'E007' AND t.final_invocation_id IS NOT NULL
-   AND (t.status = 'failed' OR r.decision IS NOT NULL)";
+impl ReviewItem {
+    /// Whether the item waits for a person's decision: undecided and not retried.
+    pub fn waits(&self) -> bool {
+        self.decision.is_none() && !self.retried
+    }
+}
+
+/// The trail's rows: the invocations that carry E007 (found in the covering index of
+/// failed attempts, not by reading every invocation), each with its task and decision.
+const ITEM_SQL: &str =
+    "SELECT i.run_id, i.task_id, i.agent, t.status, i.invocation_id, i.attempt, i.response_json,
+        r.decision, r.reviewer, r.note, r.decided_at, r.seq,
+        t.final_invocation_id IS NOT i.invocation_id
+ FROM invocations i
+ JOIN tasks t ON t.run_id = i.run_id AND t.task_id = i.task_id
+ LEFT JOIN reviews r ON r.run_id = i.run_id AND r.invocation_id = i.invocation_id
+ WHERE i.rowid IN (SELECT rowid FROM invocations
+                   WHERE status IN ('failed', 'timeout', 'partial', 'lost')
+                     AND instr(error_codes, 'E007') > 0)
+   AND (r.decision IS NOT NULL
+        OR t.final_invocation_id IS NOT i.invocation_id
+        OR (t.status = 'failed' AND t.error_code = 'E007'))";
 
 impl Store {
     /// The review queue of run `run_id` (an exact id), or of every run, ordered by run
@@ -98,16 +118,16 @@ impl Store {
     pub fn review_queue(&self, run_id: Option<&str>) -> Result<Vec<ReviewItem>, StoreError> {
         let rows = match run_id {
             Some(run) => {
-                let mut st = self
-                    .conn()
-                    .prepare(&format!("{ITEM_SQL} AND t.run_id = ?1 ORDER BY t.task_id"))?;
+                let mut st = self.conn().prepare(&format!(
+                    "{ITEM_SQL} AND i.run_id = ?1 ORDER BY i.task_id, i.attempt"
+                ))?;
                 let v = st.query_map([run], item)?.collect::<Result<Vec<_>, _>>()?;
                 v
             }
             None => {
-                let mut st = self
-                    .conn()
-                    .prepare(&format!("{ITEM_SQL} ORDER BY t.run_id, t.task_id"))?;
+                let mut st = self.conn().prepare(&format!(
+                    "{ITEM_SQL} ORDER BY i.run_id, i.task_id, i.attempt"
+                ))?;
                 let v = st.query_map([], item)?.collect::<Result<Vec<_>, _>>()?;
                 v
             }
@@ -115,8 +135,8 @@ impl Store {
         Ok(rows)
     }
 
-    /// The review item of one task, `None` when the task is not (and was not) stopped
-    /// for review.
+    /// The review item of one task's last answer, `None` when that answer is not (and
+    /// was not) stopped for review (an earlier one may be, in the trail, as retried).
     pub fn review_item(
         &self,
         run_id: &str,
@@ -125,7 +145,10 @@ impl Store {
         Ok(self
             .conn()
             .query_row(
-                &format!("{ITEM_SQL} AND t.run_id = ?1 AND t.task_id = ?2"),
+                &format!(
+                    "{ITEM_SQL} AND i.run_id = ?1 AND i.task_id = ?2
+                       AND i.invocation_id = t.final_invocation_id"
+                ),
                 params![run_id, task_id],
                 item,
             )
@@ -235,5 +258,6 @@ fn item(r: &Row<'_>) -> rusqlite::Result<ReviewItem> {
         grades: serde_json::from_value(qc["grades"].clone()).unwrap_or_default(),
         issues,
         decision,
+        retried: r.get::<_, Option<bool>>(12)?.unwrap_or(false),
     })
 }

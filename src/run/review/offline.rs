@@ -99,7 +99,7 @@ impl<'a> Deciding<'a> {
         let waiting: HashSet<String> = store
             .review_queue(Some(&run_id))?
             .into_iter()
-            .filter(|i| i.decision.is_none() && i.task_id != item.task_id)
+            .filter(|i| i.waits() && i.task_id != item.task_id)
             .map(|i| i.task_id)
             .collect();
         Ok(Deciding {

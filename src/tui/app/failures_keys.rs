@@ -54,11 +54,7 @@ pub fn failures_screen(ui: &mut UiState, run: &RunState, action: Action, fx: &mu
     if action == Action::ReviewQueue {
         ui.failures.review = !ui.failures.review;
         if ui.failures.review {
-            let scope = ui
-                .failures_run
-                .clone()
-                .filter(|_| ui.failures.this_run_only);
-            fx.push(Effect::LoadReviews(scope));
+            fx.push(Effect::LoadReviews(ui.review_scope()));
         }
         return;
     }

@@ -82,7 +82,14 @@ pub fn selected(ui: &UiState) -> Option<&ReviewItem> {
         .and_then(|q| q.get(ui.failures.queue_selected))
 }
 
+/// Why no decision can be made on `item` (decided already, or retried since), if so.
 fn decided(item: &ReviewItem) -> Option<String> {
+    if item.retried && item.decision.is_none() {
+        return Some(format!(
+            "{}'s answer of try {} was retried: the later attempt stands, nothing to decide here",
+            item.task_id, item.attempt
+        ));
+    }
     item.decision.as_ref().map(|d| {
         format!(
             "{} was already {} by {} at {}: a decision is final",
@@ -152,6 +159,10 @@ pub fn evidence(item: &ReviewItem) -> Vec<String> {
             d.decided_at,
             d.note.as_deref().map(|n| format!(" — {n}")).unwrap_or_default()
         )),
+        None if item.retried => out.push(
+            "retried: the task ran again after this answer; the later attempt stands · Esc closes"
+                .into(),
+        ),
         None => out.push(
             "Y accepts the atoms (asks first; the task's dependents run) · X rejects with a reason · Esc closes"
                 .into(),

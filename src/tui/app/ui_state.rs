@@ -351,6 +351,14 @@ pub struct UiState {
 }
 
 impl UiState {
+    /// The run whose review queue is read: the one the Failures screen is scoped to,
+    /// `None` for every run's.
+    pub fn review_scope(&self) -> Option<String> {
+        self.failures_run
+            .clone()
+            .filter(|_| self.failures.this_run_only)
+    }
+
     /// Initial state on the Run screen.
     pub fn new(engine_attached: bool) -> UiState {
         UiState {

@@ -29,9 +29,10 @@ pub fn title(f: &FailuresList, waiting: u32, width: u16) -> String {
         format!("Failures · {} of {} · {scope}", f.view.len(), rows.len())
     };
     // Decisions waiting for a person come right after the scope: `v` shows them.
-    let waiting = f.queue.as_ref().map_or(waiting as usize, |q| {
-        q.iter().filter(|i| i.decision.is_none()).count()
-    });
+    let waiting = f
+        .queue
+        .as_ref()
+        .map_or(waiting as usize, |q| q.iter().filter(|i| i.waits()).count());
     if waiting > 0 {
         t.push_str(&format!(" · {waiting} to review (v)"));
     }
@@ -220,6 +221,23 @@ fn filters_line(f: &FailuresList, width: usize) -> String {
     fit_line(&line, width, "   ")
 }
 
+/// Columns of a run's tag, where a whole run id does not fit.
+const TAG_WIDTH: u16 = 5;
+
+/// A run's tag where its whole id does not fit: the random part that ends it
+/// (`R20261203-113000-ab12` → `ab12`, as the Runs screen shows it at the id's end), else
+/// the id's last columns.
+pub fn run_tag(run_id: &str) -> String {
+    let width = usize::from(TAG_WIDTH);
+    match run_id.rsplit_once('-') {
+        Some((_, last)) if !last.is_empty() && last.chars().count() <= width => last.into(),
+        _ => {
+            let chars: Vec<char> = run_id.chars().collect();
+            chars[chars.len().saturating_sub(width)..].iter().collect()
+        }
+    }
+}
+
 /// How a cell is coloured.
 #[derive(Clone, Copy)]
 enum Role {
@@ -246,7 +264,12 @@ impl Columns {
     fn fit(width: u16, all_runs: bool, longest_task: usize) -> Columns {
         let mut c = Columns {
             time: 9,
-            run: if all_runs && width >= 120 { 23 } else { 0 },
+            // Every run's rows name their run: whole when there is room, else its tag.
+            run: match (all_runs, width >= 120) {
+                (false, _) => 0,
+                (true, true) => 23,
+                (true, false) => TAG_WIDTH + 1,
+            },
             task: 0,
             attempt: 5,
             agent: if width >= 100 { 17 } else { 0 },
@@ -314,7 +337,12 @@ impl Columns {
         };
         let mut out = vec![cell(self.time, &time, Role::Muted)];
         if self.run > 0 {
-            out.push(cell(self.run, &r.run_id, Role::Muted));
+            let shown = if self.run > TAG_WIDTH + 1 {
+                r.run_id.clone()
+            } else {
+                run_tag(&r.run_id)
+            };
+            out.push(cell(self.run, &shown, Role::Muted));
         }
         out.push(cell(
             self.task,
@@ -362,23 +390,37 @@ fn middle_cut(s: &str, width: u16) -> String {
     out
 }
 
-/// The review queue's title: how many wait, how many were decided.
-pub fn queue_title(f: &FailuresList) -> String {
+/// The review queue's title: how many wait, how many were decided or retried, and
+/// whose they are (`this run` when the queue was read for one run; else `every run`,
+/// or how many runs its rows come from).
+pub fn queue_title(f: &FailuresList, one_run: bool) -> String {
     match &f.queue {
         None => "Review queue · loading…".into(),
         Some(q) => {
-            let waiting = q.iter().filter(|i| i.decision.is_none()).count();
-            format!(
-                "Review queue · {waiting} waiting · {} decided · {}",
-                q.len() - waiting,
-                if f.this_run_only {
-                    "this run"
-                } else {
-                    "every run"
-                }
-            )
+            let waiting = q.iter().filter(|i| i.waits()).count();
+            let decided = q.iter().filter(|i| i.decision.is_some()).count();
+            let retried = q.len() - waiting - decided;
+            let mut t = format!("Review queue · {waiting} waiting · {decided} decided");
+            if retried > 0 {
+                t.push_str(&format!(" · {retried} retried"));
+            }
+            let scope = match queue_runs(q) {
+                _ if one_run => "this run".to_string(),
+                0 | 1 => "every run".to_string(),
+                n => format!("{n} runs"),
+            };
+            t.push_str(&format!(" · {scope}"));
+            t
         }
     }
+}
+
+/// How many runs the queue's rows come from.
+fn queue_runs(q: &[crate::run::review::ReviewItem]) -> usize {
+    q.iter()
+        .map(|i| i.run_id.as_str())
+        .collect::<std::collections::HashSet<_>>()
+        .len()
 }
 
 /// Draws the review queue: one row per task a hallucination stopped for review.
@@ -397,10 +439,18 @@ pub fn draw_queue(buf: &mut Buffer, inner: Rect, ui: &mut UiState, theme: &Theme
     );
     y += 1;
     let taskw = 24usize.min(usize::from(inner.width) / 3);
+    // Rows of several runs name their run (its tag).
+    let runw = match ui.failures.queue.as_deref().map(queue_runs) {
+        Some(n) if n > 1 => usize::from(TAG_WIDTH) + 1,
+        _ => 0,
+    };
+    // The agent where there is room (the evidence names it too).
+    let agentw = if inner.width >= 100 { 18 } else { 0 };
     let header = format!(
-        "{}{}{}{:>6}  {:>5}  why",
+        "{}{}{}{}{:>6}  {:>5}  why",
+        pad_or_truncate("run", runw),
         pad_or_truncate("task", taskw),
-        pad_or_truncate("agent", 18),
+        pad_or_truncate("agent", agentw),
         pad_or_truncate("decision", 22),
         "refs",
         "score"
@@ -442,6 +492,7 @@ pub fn draw_queue(buf: &mut Buffer, inner: Rect, ui: &mut UiState, theme: &Theme
         };
         fill(buf, inner.x, y, inner.width, base);
         let decision = match &item.decision {
+            None if item.retried => format!("retried after try {}", item.attempt),
             None => "waiting".to_string(),
             Some(d) => format!(
                 "{} by {}",
@@ -452,18 +503,26 @@ pub fn draw_queue(buf: &mut Buffer, inner: Rect, ui: &mut UiState, theme: &Theme
                 d.reviewer
             ),
         };
+        let run = match runw {
+            0 => String::new(),
+            w => pad_or_truncate(&sanitize(&run_tag(&item.run_id)), w),
+        };
+        let agent = match agentw {
+            0 => String::new(),
+            w => pad_or_truncate(&sanitize(&item.agent), w - 1) + " ",
+        };
         let text = format!(
-            "{} {} {} {:>6}  {:>5.2}  {}",
+            "{run}{} {agent}{} {:>6}  {:>5.2}  {}",
             pad_or_truncate(&sanitize(&item.task_id), taskw - 1),
-            pad_or_truncate(&sanitize(&item.agent), 17),
             pad_or_truncate(&sanitize(&decision), 21),
             item.fabricated.len(),
             item.avg_score,
             sanitize(item.message.as_deref().unwrap_or(""))
         );
-        let style = match (&item.decision, k == selected) {
-            (_, true) => base,
-            (None, false) => theme.warn(),
+        let style = match (k == selected, item.waits(), item.retried) {
+            (true, _, _) => base,
+            (false, true, _) => theme.warn(),
+            (false, false, true) => theme.muted(),
             _ => base,
         };
         put(buf, inner.x, y, inner.width, &text, style);

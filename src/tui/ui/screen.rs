@@ -72,7 +72,7 @@ fn draw_screen(buf: &mut Buffer, body: Rect, run: &RunState, ui: &mut UiState, t
             runs::draw(buf, inner, ui, theme);
         }
         Screen::Failures if ui.failures.review => {
-            let title = failures::queue_title(&ui.failures);
+            let title = failures::queue_title(&ui.failures, ui.review_scope().is_some());
             let inner = pane(buf, body, &title, true, theme);
             failures::draw_queue(buf, inner, ui, theme);
         }

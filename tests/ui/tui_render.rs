@@ -570,3 +570,108 @@ fn budget_pane_shows_what_each_agent_s_calls_cost_and_the_run_s_total() {
         "the run's cost fits at 80x24:\n{narrow}"
     );
 }
+
+/// While an agent's latest call streams, the output gauge shows an estimate of its
+/// output so far (`~1.5k`, where it stayed at the last call's `1k` until the end), and the
+/// count once the call ends; at 80x24 and 200x60.
+#[test]
+fn the_output_gauge_moves_while_a_call_streams() {
+    let mut st = priced_usage_state(None);
+    let mut seq = 100;
+    let mut push = |st: &mut RunState, ev| {
+        seq += 1;
+        reduce(
+            st,
+            &env(
+                seq,
+                Some("T0"),
+                Some("inv0b"),
+                Some("Scholar_Internalizer"),
+                ev,
+            ),
+        );
+    };
+    push(
+        &mut st,
+        EngineEvent::InvocationStarted(InvocationStarted {
+            attempt: 2,
+            prompt_tokens: 5_000,
+            constraints: Constraints::default(),
+            quality_threshold: "B".into(),
+        }),
+    );
+    for _ in 0..40 {
+        push(
+            &mut st,
+            EngineEvent::Chunk(Chunk {
+                text: "x".repeat(150),
+            }),
+        );
+    }
+    let row = |screen: &str| {
+        screen
+            .lines()
+            .find(|l| l.contains("Scholar") && l.contains("5k/"))
+            .unwrap_or_else(|| panic!("no budget row:\n{screen}"))
+            .to_string()
+    };
+    for (w, h) in [(80, 24), (200, 60)] {
+        let screen = render(&st, &mut ui_on(Screen::Run), w, h);
+        // 6,000 bytes streamed: about 1,500 tokens.
+        assert!(row(&screen).contains("~1.5k/"), "{w}: {}", row(&screen));
+    }
+    push(
+        &mut st,
+        EngineEvent::InvocationFinished(InvocationFinished {
+            status: Some(InvocationStatus::Success),
+            execution_time_ms: 900,
+            output_tokens: 1_380,
+            chunks: 40,
+            atoms: 1,
+            avg_score: 0.9,
+            grades: GradeCounts::default(),
+            issues: 0,
+            errors: vec![],
+            error_message: None,
+            provider_usage: None,
+            cost_usd: None,
+        }),
+    );
+    let screen = render(&st, &mut ui_on(Screen::Run), 200, 60);
+    let ended = row(&screen);
+    assert!(ended.contains("1.4k/") && !ended.contains('~'), "{ended}");
+}
+
+/// The status bar counts tasks as the DAG draws them: a partial task (`◑`) is `1
+/// partial`, not one of the `ok` (it read `2 ok`), at 80x24 and 200x60.
+#[test]
+fn the_status_bar_counts_partial_tasks_apart_from_ok() {
+    let mut st = priced_usage_state(None);
+    for (seq, task, status) in [
+        (200, "T0", TaskStatus::Partial),
+        (201, "T1", TaskStatus::Success),
+    ] {
+        reduce(
+            &mut st,
+            &env(
+                seq,
+                Some(task),
+                None,
+                None,
+                EngineEvent::TaskFinished(TaskFinished {
+                    status,
+                    attempts: 1,
+                    atoms: 1,
+                    error_code: None,
+                    error_message: None,
+                }),
+            ),
+        );
+    }
+    for (w, h) in [(80, 24), (200, 60)] {
+        let screen = render(&st, &mut ui_on(Screen::Run), w, h);
+        let bar = screen.lines().last().unwrap_or_default();
+        assert!(bar.contains("1 ok · 1 partial"), "{w}: {bar}");
+        assert!(screen.contains('◑'), "{screen}");
+    }
+}

@@ -41,6 +41,7 @@ pub(super) fn started(st: &mut RunState, env: &Envelope, i: usize, s: &Invocatio
     a.peak_prompt = a.peak_prompt.max(s.prompt_tokens);
     a.tokens_in += s.prompt_tokens;
     a.max_tokens = s.constraints.max_tokens;
+    a.streaming = Some((i, 0));
 }
 
 /// `chunk`: streamed text into the task's output, within the output budget.
@@ -51,6 +52,12 @@ pub(super) fn chunk(st: &mut RunState, env: &Envelope, i: usize, c: &Chunk) {
     t.output.push(&c.text);
     let after = t.output.bytes();
     st.output_bytes = (st.output_bytes + after).saturating_sub(before);
+    let agent = st.tasks[i].agent;
+    if let Some((task, bytes)) = &mut st.agents[agent].streaming {
+        if *task == i {
+            *bytes += c.text.len() as u64;
+        }
+    }
     if st.output_bytes > st.output_budget {
         enforce_budget(st);
     }
@@ -90,6 +97,9 @@ pub(super) fn finished(st: &mut RunState, i: usize, f: &InvocationFinished) {
     Arc::make_mut(&mut st.tasks[i]).last = Some(summary);
     let a = &mut st.agents[agent];
     a.in_flight = a.in_flight.saturating_sub(1);
+    if a.streaming.is_some_and(|(task, _)| task == i) {
+        a.streaming = None;
+    }
     a.last_output = f.output_tokens;
     a.peak_output = a.peak_output.max(f.output_tokens);
     a.tokens_out += f.output_tokens;
@@ -129,6 +139,9 @@ pub(super) fn lost(st: &mut RunState, env: &Envelope, i: usize, l: &InvocationLo
         failure: InvocationFailure::boxed(Vec::new(), Some(l.reason.clone())),
     });
     let a = &mut st.agents[agent];
+    if a.streaming.is_some_and(|(task, _)| task == i) {
+        a.streaming = None;
+    }
     a.last_output = l.output_tokens;
     a.peak_output = a.peak_output.max(l.output_tokens);
     a.tokens_out += l.output_tokens;

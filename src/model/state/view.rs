@@ -232,6 +232,11 @@ pub struct AgentView {
     pub last_prompt: u64,
     /// Output tokens of the latest finished invocation.
     pub last_output: u64,
+    /// The latest call while it streams: its task and the bytes it has streamed so far
+    /// (the output gauge estimates its tokens from them until the call ends and counts
+    /// them). Not kept in stored snapshots: a state read back shows the last count.
+    #[serde(skip)]
+    pub streaming: Option<(usize, u64)>,
     /// Largest prompt so far.
     pub peak_prompt: u64,
     /// Largest output so far.

@@ -205,15 +205,20 @@ impl Row<'_> {
         );
         self.put(&nums, level(frac, self.theme));
         self.x += 1;
-        let ofrac = ratio(a.last_output, a.max_tokens as u64);
+        // While the latest call streams, its output so far, estimated from its bytes
+        // (`~`); once it ends, the count of its output.
+        let (output, shown) = match a.streaming {
+            Some((_, bytes)) if bytes > 0 && a.in_flight > 0 => {
+                let est = bytes.div_ceil(BYTES_PER_TOKEN);
+                (est, format!("~{}", compact(est)))
+            }
+            _ => (a.last_output, compact(a.last_output)),
+        };
+        let ofrac = ratio(output, a.max_tokens as u64);
         self.gauge(cols.gauge_w, ofrac);
         let onums = format!(
             "{:>nums_w$}",
-            format!(
-                " {}/{}",
-                compact(a.last_output),
-                compact(a.max_tokens as u64)
-            )
+            format!(" {shown}/{}", compact(a.max_tokens as u64))
         );
         self.put(&onums, level(ofrac, self.theme));
     }
@@ -330,6 +335,9 @@ fn level(frac: f64, theme: &Theme) -> Style {
         theme.style_base()
     }
 }
+
+/// Bytes per token of the streaming estimate (about four for English text and JSON).
+const BYTES_PER_TOKEN: u64 = 4;
 
 fn gauge(buf: &mut Buffer, x: u16, y: u16, w: usize, frac: f64, theme: &Theme) -> u16 {
     let (filled, empty) = bar(frac, w);

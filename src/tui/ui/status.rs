@@ -189,12 +189,14 @@ pub fn clock(run: &RunState, ui: &UiState) -> String {
     }
 }
 
-/// The tasks by outcome: `3 ok · 1 failed · 63 blocked · 4 running · 129 to go`; only
-/// the outcomes that occur.
+/// The tasks by outcome: `3 ok · 1 partial · 1 failed · 63 blocked · 4 running · 129 to
+/// go`; only the outcomes that occur, each as the DAG draws it (a partial task is `◑`
+/// there, not `✓`).
 pub fn outcome_counts(run: &RunState) -> String {
     let c = |s: TaskStatus| run.count(s);
     let parts = [
-        (c(TaskStatus::Success) + c(TaskStatus::Partial), "ok"),
+        (c(TaskStatus::Success), "ok"),
+        (c(TaskStatus::Partial), "partial"),
         (
             (c(TaskStatus::Failed) + c(TaskStatus::Timeout)).saturating_sub(run.awaiting_review),
             "failed",

@@ -478,3 +478,70 @@ fn replay_failure_jumps_select_and_name_the_failed_task_at_80x24() {
     assert!(st.success(), "{st:?}");
     s.assert_restored();
 }
+
+/// One stop per failure: in a replay of the demo, whose validator stops for review
+/// (E007) and blocks its dependent, `)` stops once at the validator (its failed
+/// attempt), not again at its failed end nor twice more at the blocked task (it took
+/// four presses, two of them both `task blocked`).
+#[test]
+fn replay_stops_once_per_failure_at_200x50() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("r.db");
+    let db_s = db.to_string_lossy().to_string();
+    let out = common::bin::output(common::bin::plexus(dir.path()).args([
+        "--db",
+        &db_s,
+        "demo",
+        "--chunk-ms",
+        "0",
+        "--headless",
+    ]));
+    assert_eq!(out.code, Some(6), "demo: {}", out.stderr);
+    let mut s = Session::start_sized(
+        &["--db", &db_s, "replay", "latest", "--paused"],
+        dir.path(),
+        200,
+        50,
+    );
+    s.wait_for("event 1/", 20);
+    let mut at = 1;
+    let mut stops = 0;
+    loop {
+        assert!(stops < 20, "no end to the failures:\n{}", s.screen());
+        s.send(")");
+        let end = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        let moved = loop {
+            let screen = s.screen();
+            if screen.contains("no later failure") {
+                break false;
+            }
+            let (n, _) = position(&screen);
+            if n != at {
+                at = n;
+                break true;
+            }
+            assert!(
+                std::time::Instant::now() < end,
+                "`)` did nothing:\n{screen}"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        };
+        if !moved {
+            break;
+        }
+        stops += 1;
+    }
+    // Every stop's message is kept: the validator's is there once, as its E007.
+    s.send("M");
+    let messages = s.wait_for("Messages", 5);
+    let validator: Vec<&str> = messages
+        .lines()
+        .filter(|l| l.contains("TASK_VALIDATOR_DIFF_01 ·") && !l.contains("Output ·"))
+        .collect();
+    assert_eq!(validator.len(), 1, "{stops} stops:\n{messages}");
+    assert!(validator[0].contains("E007"), "{messages}");
+    assert!(!messages.contains("task blocked"), "{messages}");
+    s.send("\x1b");
+    s.quit();
+    s.assert_restored();
+}

@@ -2,7 +2,7 @@
 //! and where the task starts and the failures are. Built while the log is read once;
 //! small (8 bytes an event), shared with the UI for the transport's jumps and clock.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use crate::base::protocol::InvocationStatus;
@@ -20,11 +20,15 @@ pub struct Marks {
     /// Events where a task starts running: its first attempt, a new attempt after a
     /// retry, or its first attempt after it was reset or the run resumed.
     starts: Vec<Mark>,
-    /// Events that record a failure: an invocation that did not succeed, a task failed
-    /// or blocked, a reference that did not resolve, a crash found on resume.
+    /// Events that record a failure, one stop per failure: an invocation that did not
+    /// succeed, a task that failed with no such invocation since it started (before any
+    /// call), a reference that did not resolve, a crash found on resume. A task blocked
+    /// by a failure is not a stop of its own: the failure that blocked it is.
     failures: Vec<Mark>,
     /// Tasks started since they were last reset, with the attempt last started.
     started: HashMap<Arc<str>, u32>,
+    /// Tasks with a failure marked since their latest start: their end is no new stop.
+    failed: HashSet<Arc<str>>,
 }
 
 /// A jump target: an event, the task it is about and what happened there.
@@ -83,17 +87,24 @@ impl Marks {
             EngineEvent::TaskReset(_) => {
                 if let Some(t) = task {
                     self.started.remove(t);
+                    self.failed.remove(t);
                 }
                 None
             }
             EngineEvent::RunResumed(_) => {
                 self.started.clear();
+                self.failed.clear();
                 None
             }
             EngineEvent::InvocationFinished(f) => self.invocation_failure(task, f),
+            // A task's failed end after its failed attempt is the same failure.
+            EngineEvent::TaskFinished(_) if task.is_some_and(|t| self.failed.contains(t)) => None,
             other => failure_of(other),
         };
         if let Some(what) = failure {
+            if let Some(t) = task {
+                self.failed.insert(t.clone());
+            }
             self.failures.push(Mark {
                 seq: env.seq,
                 task: task.cloned(),
@@ -108,6 +119,7 @@ impl Marks {
         let new = self.started.get(t).is_none_or(|&a| attempt > a);
         if new {
             self.started.insert(t.clone(), attempt);
+            self.failed.remove(t);
             self.starts.push(Mark {
                 seq,
                 task: Some(t.clone()),
@@ -199,15 +211,14 @@ fn failure_of(event: &EngineEvent) -> Option<String> {
         EngineEvent::TaskFinished(f) => match f.status {
             TaskStatus::Failed => Some("task failed".into()),
             TaskStatus::Timeout => Some("task timed out".into()),
-            TaskStatus::Blocked => Some("task blocked".into()),
             _ => None,
         },
-        EngineEvent::TaskBlocked(_) => Some("task blocked".into()),
         EngineEvent::ReferenceFailed(_) => Some("a reference did not resolve".into()),
         EngineEvent::SkillRefused(_) => Some("a skill was refused".into()),
         EngineEvent::CrashDetected(_) => Some("a crash found on resume".into()),
         EngineEvent::InvocationLost(_) => Some("an attempt lost in a crash".into()),
         EngineEvent::InvocationStarted(_)
+        | EngineEvent::TaskBlocked(_)
         | EngineEvent::TaskReset(_)
         | EngineEvent::RunResumed(_)
         | EngineEvent::InvocationFinished(_)

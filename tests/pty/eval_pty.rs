@@ -175,6 +175,9 @@ fn the_eval_screen_at_200x60_compares_with_the_parent_and_filters_metadata() {
         cols.windows(2).any(|w| w == ["0", "6"]),
         "flips ↓0 ↑6: {conf}"
     );
+    // A check where no sample flipped says so, rather than an interval around +0.0.
+    assert!(screen.contains("±0 · none flipped"), "{screen}");
+    assert!(!screen.contains("+0.0 ["), "{screen}");
     // d: the samples that flipped.
     s.send("d");
     let flips = s.wait_for("Samples · 6 of 12", 5);

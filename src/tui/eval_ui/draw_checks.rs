@@ -122,6 +122,11 @@ pub fn draw_checks(buf: &mut Buffer, r: Rect, s: &mut EvalScreen, theme: &Theme)
         );
         if parent {
             match &c.parent {
+                // Nothing flipped: the same outcome on every sample both ran (an
+                // interval around zero read as a change that might be there).
+                Some(d) if d.regressed == 0 && d.improved == 0 => {
+                    text.push_str(&format!(" {:<19} {:>3} {:>3}", "±0 · none flipped", 0, 0));
+                }
                 Some(d) => {
                     let diff = format!(
                         "{} [{},{}]",

@@ -233,6 +233,24 @@ fn an_eval_on_a_terminal_runs_under_the_eval_screen_and_q_stops_it_resumable() {
     let st = s.quit();
     assert_eq!(st.exit_code(), 3, "stopped, resumable:\n{}", s.screen());
     s.assert_restored();
+    // After the screen: how it ended, then the report last; not the child's notice of
+    // the stop nor its progress lines (printed after the report, they hid it).
+    let after = s.wait_for("tree: tree/execution_outputs/iteration_1", 5);
+    assert!(!after.contains("SIGINT"), "{after}");
+    assert!(!after.contains("samples (0 passed"), "{after}");
+    let last = after
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or_default();
+    assert!(
+        last.starts_with("tree: "),
+        "the report comes last:\n{after}"
+    );
+    assert!(
+        after.contains("resume with: plexus --db e.db eval resume E"),
+        "{after}"
+    );
     let conn = rusqlite::Connection::open(dir.path().join("e.db")).expect("db");
     let status: String = conn
         .query_row("SELECT status FROM evals", [], |r| r.get(0))

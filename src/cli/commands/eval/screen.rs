@@ -89,17 +89,23 @@ impl EvalChild {
         }
     }
 
-    /// Prints the eval's report and the end of its progress, removes its files and
-    /// gives its exit code.
+    /// Prints the last words of the eval's standard error (how it ended, an error; not
+    /// its progress or the notice of the stop this screen sent), then its report last,
+    /// removes its files and gives its exit code.
     fn finish(&mut self, code: Option<ExitCode>) -> ExitCode {
         let (out_path, err_path) = &self.files;
         let out = std::fs::read_to_string(out_path).unwrap_or_default();
         let err = std::fs::read_to_string(err_path).unwrap_or_default();
-        crate::base::out::stdout_text(&out);
-        let tail: Vec<&str> = err.lines().rev().take(3).collect();
+        let tail: Vec<&str> = err
+            .lines()
+            .rev()
+            .filter(|l| !is_chatter(l))
+            .take(3)
+            .collect();
         for l in tail.into_iter().rev() {
             crate::errln!("{l}");
         }
+        crate::base::out::stdout_text(&out);
         let _ = std::fs::remove_file(out_path);
         let _ = std::fs::remove_file(err_path);
         self.settled = true;
@@ -116,6 +122,17 @@ impl Drop for EvalChild {
             let _ = std::fs::remove_file(&self.files.1);
         }
     }
+}
+
+/// Whether a line of the headless eval's standard error is its running talk, which the
+/// screen has shown already: its progress (`eval E…: 3/12 samples …`), its status line,
+/// or the notice of a stop signal (the one the screen sent).
+fn is_chatter(line: &str) -> bool {
+    let progress = line.starts_with("eval E") && line.contains(" samples (");
+    progress
+        || line.starts_with("status: ")
+        || (line.starts_with("SIG") && line.contains(": stopping"))
+        || line.trim().is_empty()
 }
 
 /// The status line (calls in flight) the headless eval printed last, without its

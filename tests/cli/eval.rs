@@ -841,3 +841,37 @@ fn several_spec_files_are_refused_with_one_clear_sentence() {
     assert!(!o.stderr.contains("subcommand"), "{}", o.stderr);
     assert!(!dir.path().join("e.db").exists(), "nothing ran");
 }
+
+/// An eval into a `--out` whose iterations another database wrote says so: its number
+/// follows theirs (it overwrites none) and none of them is its parent; the first eval
+/// into an empty tree gets no such note.
+#[test]
+fn an_eval_into_a_tree_another_database_wrote_says_so() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    fixture(dir.path());
+    let run = |db: &str| {
+        let mut c = plexus(dir.path());
+        c.args(["--db", db, "eval", "arith.eval.json", "--out", "tree"])
+            .args(FAST);
+        output(&mut c)
+    };
+    let first = run("a.db");
+    assert!(first.code.is_some(), "{}", first.stderr);
+    assert!(
+        !first.stderr.contains("another database"),
+        "{}",
+        first.stderr
+    );
+    let second = run("b.db");
+    assert!(
+        second
+            .stderr
+            .contains("holds iteration 1 written from another database; this eval is iteration 2"),
+        "{}",
+        second.stderr
+    );
+    assert!(dir
+        .path()
+        .join("tree/execution_outputs/iteration_2")
+        .is_dir());
+}

@@ -55,6 +55,19 @@ pub fn iteration_dir(out: &Path, iteration: u32) -> PathBuf {
         .join(format!("{}{iteration}", layout::ITERATION_PREFIX))
 }
 
+/// The eval that wrote iteration `iteration` under `out`, as its first sample document
+/// names it (`None` when the iteration has no readable sample document).
+pub fn iteration_eval_id(out: &Path, iteration: u32) -> Option<String> {
+    let samples = iteration_dir(out, iteration).join(layout::SAMPLES_DIR);
+    let first = std::fs::read_dir(samples)
+        .ok()?
+        .flatten()
+        .find(|e| e.path().extension().is_some_and(|x| x == "json"))?;
+    let text = std::fs::read_to_string(first.path()).ok()?;
+    let doc: Value = serde_json::from_str(&text).ok()?;
+    doc.get("eval_id")?.as_str().map(str::to_string)
+}
+
 /// `samples/ID.json`: the sample as the dataset gives it, with where it comes from.
 pub fn sample_doc(eval: &EvalRow, s: &SampleRow) -> Value {
     let content: Value = serde_json::from_str(&s.content).unwrap_or(Value::Null);

@@ -85,6 +85,9 @@ pub async fn run_eval(
     let out = PathBuf::from(row.out_dir.clone().unwrap_or_else(|| "evals".into()));
     let it = tree::iteration_dir(&out, row.iteration);
     announce(g, &row, &run_id, total, &it)?;
+    if launch.new_eval {
+        note_foreign_iterations(&g.db, &out, row.iteration);
+    }
     let tree = start_tree(&g.db, &row, it, total, resuming)?;
     scorer.on_run(row.clone());
     let (tx, rx) = channel::<Msg>();
@@ -142,6 +145,35 @@ fn announce(
         it.display()
     );
     Ok(())
+}
+
+/// Says so when the iterations before this one in `out` were written by evals this
+/// database does not have (another database's, which numbered them): this eval's
+/// number follows theirs, so it overwrites none of them, and none of them is its parent.
+fn note_foreign_iterations(db: &std::path::Path, out: &std::path::Path, iteration: u32) {
+    let Ok(store) = crate::data::store::Store::open(db) else {
+        return;
+    };
+    let known = |id: &str| {
+        store
+            .conn()
+            .query_row("SELECT 1 FROM evals WHERE eval_id = ?1", [id], |_| Ok(()))
+            .is_ok()
+    };
+    let foreign: Vec<u32> = (1..iteration)
+        .filter(|&k| tree::iteration_eval_id(out, k).is_some_and(|id| !known(&id)))
+        .collect();
+    if let (Some(first), Some(last)) = (foreign.first(), foreign.last()) {
+        let which = if first == last {
+            format!("iteration {first}")
+        } else {
+            format!("iterations {first}–{last}")
+        };
+        crate::errln!(
+            "note: {} holds {which} written from another database; this eval is iteration {iteration}, after them (none of them is its parent here)",
+            out.join(crate::data::failures::layout::OUTPUTS_DIR).display()
+        );
+    }
 }
 
 /// What the scorer's thread scored, once it ends (without blocking the runtime).

@@ -235,3 +235,34 @@ fn decisions_are_recorded_under_the_configured_name_else_the_login_name() {
     assert_eq!(out.code, Some(1), "{}", out.stderr);
     assert!(out.stderr.contains("review.reviewer"), "{}", out.stderr);
 }
+
+/// A run's listed time is its own clock's: the wait for a review between the demo's
+/// stop and the resume that finished it is left out (`runs` and the Runs screen showed
+/// the time from its start to its end), and it equals the clock the run's log folds to.
+#[test]
+fn a_run_s_listed_time_leaves_out_the_wait_for_its_review() {
+    let (dir, db, run, _) = demo();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let plexus_at = |args: &[&str]| output(plexus(dir.path()).arg("--db").arg(&db).args(args));
+    let acc = plexus_at(&["review", &run, "TASK_VALIDATOR_DIFF_01", "--accept"]);
+    assert_eq!(acc.code, Some(0), "{}", acc.stderr);
+    let resumed = plexus_at(&["resume", &run, "--headless"]);
+    assert_eq!(resumed.code, Some(0), "{}", resumed.stderr);
+    let store = plexus::data::store::Store::open(&db).expect("store");
+    let listed = store
+        .list_runs()
+        .expect("runs")
+        .into_iter()
+        .find(|r| r.run_id == run)
+        .expect("the run");
+    let ms = |t: &str| {
+        chrono::DateTime::parse_from_rfc3339(t)
+            .expect("a time")
+            .timestamp_millis()
+    };
+    let wall = ms(listed.finished_at.as_deref().expect("ended")) - ms(&listed.created_at);
+    let active = listed.active_ms.expect("its clock");
+    assert!(active + 1_000 < wall, "ran {active} ms of {wall} ms");
+    let folded = plexus::tui::loader::fold_run(&store, &run, None, None).expect("fold");
+    assert_eq!(active, folded.clock.active_ms, "the run's own clock");
+}

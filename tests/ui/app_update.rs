@@ -269,6 +269,8 @@ fn summary(id: &str) -> plexus::data::store::RunSummary {
         status: "succeeded".into(),
         created_at: "2026-01-01T00:00:00Z".into(),
         finished_at: None,
+        active_ms: None,
+        ticking_since: None,
         task_count: 1,
         events: 1,
         atoms: 0,

@@ -37,6 +37,8 @@ fn runs_rows(ui: &mut UiState) {
             status: status.into(),
             created_at: format!("2026-11-{start}Z"),
             finished_at: end.map(|e| format!("2026-11-{e}Z")),
+            active_ms: None,
+            ticking_since: None,
             task_count: 5,
             events: 171 + atoms * 10,
             atoms,
@@ -132,4 +134,36 @@ fn slash_filters_the_runs_screen() {
     assert_eq!(fx, vec![Effect::OpenRun("R20261126-005512-c3a0".into())]);
     update(&mut ui, &st, Action::ClearFilters);
     assert_eq!(ui.runs.view().len(), 4);
+}
+
+/// A run's time on the Runs screen is its own clock's, as the Run screen shows it: a
+/// run that ran 6 s, then waited a minute for a review before it ended, reads 0:06
+/// (it read 1:08, from its start to its end); a run whose clock was not read (no start
+/// in its log) keeps its start-to-end time. At 80x24 and 120x40.
+#[test]
+fn the_runs_screen_shows_each_run_s_own_clock() {
+    let st = demo_state();
+    for (w, h) in [(80, 24), (120, 40)] {
+        let mut ui = ui_on(Screen::Runs);
+        runs_rows(&mut ui);
+        let rows = ui.runs.rows.as_mut().expect("rows");
+        // 26T01:08:02 → 26T01:09:10 from start to end; 6 s of running.
+        rows[0].finished_at = Some("2026-11-26T01:09:10Z".into());
+        rows[0].active_ms = Some(6_000);
+        let screen = render(&st, &mut ui, w, h);
+        let row = |id: &str| {
+            screen
+                .lines()
+                .find(|l| l.contains(id) && l.starts_with('│'))
+                .unwrap_or_else(|| panic!("no row {id}:\n{screen}"))
+                .to_string()
+        };
+        let first = row("R20261126-010802-7fe5");
+        assert!(
+            first.contains(" 0:06 ") && !first.contains(" 1:08 "),
+            "{first}"
+        );
+        // 00:55:12 → 00:57:40, no clock read: 2:28.
+        assert!(row("R20261126-005512-c3a0").contains("2:28"), "{screen}");
+    }
 }

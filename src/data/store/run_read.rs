@@ -6,6 +6,7 @@ use serde::Serialize;
 
 use super::schema::{run_events_sql, MAX_SEQ};
 use super::{Store, StoreError};
+use crate::model::state::clock::RunClock;
 
 /// Most runs an ambiguous run-id prefix lists.
 const MAX_CANDIDATES: usize = 10;
@@ -27,6 +28,13 @@ pub struct RunSummary {
     pub created_at: String,
     /// Finished.
     pub finished_at: Option<String>,
+    /// Its running time so far, ms, as its own clock counts it (pauses and the gaps
+    /// before a resume left out); `None` when its log has no start.
+    pub active_ms: Option<i64>,
+    /// When `active_ms` was read, if the run's clock was running then (a screen adds
+    /// the time since).
+    #[serde(skip)]
+    pub ticking_since: Option<i64>,
     /// Tasks.
     pub task_count: i64,
     /// Events logged.
@@ -44,7 +52,61 @@ pub struct RunSummary {
 impl Store {
     /// Runs, newest first (of two started in the same second, the one stored last).
     pub fn list_runs(&self) -> Result<Vec<RunSummary>, StoreError> {
-        self.summaries("", [])
+        let mut runs = self.summaries("", [])?;
+        let mut clocks = self.clocks()?;
+        let now = chrono::Utc::now().timestamp_millis();
+        for r in &mut runs {
+            let Some(clock) = clocks.remove(&r.run_id) else {
+                continue;
+            };
+            // A run that stopped without saying so (a crash) ran until its last event.
+            let until = if r.status == "running" {
+                now
+            } else {
+                self.last_event_ts(&r.run_id, r.events)?.unwrap_or(now)
+            };
+            r.active_ms = Some(clock.active_at(until));
+            r.ticking_since =
+                (r.status == "running" && clock.running_since.is_some()).then_some(now);
+        }
+        Ok(runs)
+    }
+
+    /// The time of event `seq` of run `run_id`, if it is logged.
+    fn last_event_ts(&self, run_id: &str, seq: i64) -> Result<Option<i64>, StoreError> {
+        Ok(self
+            .conn
+            .query_row(
+                "SELECT e.ts FROM log_runs l, execution_logs e
+                  WHERE l.run_id = ?1 AND e.event_id = (l.run_no << 32) | ?2",
+                rusqlite::params![run_id, seq],
+                |r| r.get(0),
+            )
+            .optional()?)
+    }
+
+    /// Every run's clock, folded from the events that start and stop it (read from their
+    /// own index, not from the log).
+    fn clocks(&self) -> Result<std::collections::HashMap<String, RunClock>, StoreError> {
+        let mut st = self.conn.prepare(
+            "SELECT l.run_id, e.kind, e.ts FROM execution_logs e
+               JOIN log_runs l ON l.run_no = (e.event_id >> 32)
+              WHERE e.kind IN ('run_started', 'run_resumed', 'run_paused', 'run_unpaused', 'run_finished')
+              ORDER BY e.event_id",
+        )?;
+        let mut clocks: std::collections::HashMap<String, RunClock> = Default::default();
+        let mut rows = st.query([])?;
+        while let Some(r) = rows.next()? {
+            let (run, kind, ts): (String, String, i64) = (r.get(0)?, r.get(1)?, r.get(2)?);
+            let clock = clocks.entry(run).or_default();
+            match kind.as_str() {
+                "run_started" => clock.start(ts),
+                "run_resumed" | "run_unpaused" => clock.run(ts),
+                "run_paused" => clock.pause(ts),
+                _ => clock.stop(ts),
+            }
+        }
+        Ok(clocks)
     }
 
     /// Summaries of the runs `filter` (an SQL condition on `r`, may be empty) keeps,
@@ -90,6 +152,8 @@ impl Store {
                 status: shown_status(r.get(4)?, owner.as_ref(), now),
                 created_at: r.get(5)?,
                 finished_at: r.get(6)?,
+                active_ms: None,
+                ticking_since: None,
                 task_count: r.get(7)?,
                 events: r.get(8)?,
                 atoms: r.get(9)?,

@@ -6,7 +6,7 @@ use rusqlite::Connection;
 use super::StoreError;
 
 /// Current schema version (stored in `PRAGMA user_version`).
-pub const SCHEMA_VERSION: i64 = 11;
+pub const SCHEMA_VERSION: i64 = 12;
 
 /// Migrations, in order: `MIGRATIONS[i]` takes the schema from version `i` to `i + 1`.
 const MIGRATIONS: &[&str] = &[
@@ -330,6 +330,13 @@ CREATE TABLE IF NOT EXISTS judge_cache (
     answer     TEXT NOT NULL,
     created_at TEXT NOT NULL
 ) WITHOUT ROWID;
+"#,
+    r#"
+-- The events that start and stop a run's own clock, found without reading its log: the
+-- Runs screen shows each run's running time (its pauses and the gaps before a resume
+-- left out, as the run's clock counts it), not the time from its start to its end.
+CREATE INDEX IF NOT EXISTS execution_logs_lifecycle ON execution_logs(event_id, kind, ts)
+    WHERE kind IN ('run_started', 'run_resumed', 'run_paused', 'run_unpaused', 'run_finished');
 "#,
 ];
 

@@ -303,9 +303,14 @@ fn started(created: &str, long: bool) -> String {
     }
 }
 
-/// How long the run took from its start to its end (to now while it runs); `—` when
-/// it is not known.
+/// How long the run has run, as its own clock counts it (the Run screen's clock: pauses
+/// and the gaps before a resume left out); from its start to its end (to now while it
+/// runs) for a log that has no start; `—` when neither is known.
 fn duration(run: &RunSummary, now_ms: i64) -> String {
+    if let Some(ms) = run.active_ms {
+        let since = run.ticking_since.map_or(0, |t| (now_ms - t).max(0));
+        return elapsed(ms + since);
+    }
     let ms = |t: &str| {
         chrono::DateTime::parse_from_rfc3339(t)
             .ok()

@@ -101,7 +101,16 @@ fn the_eval_screen_at_80x24_filters_opens_marks_and_hands_off() {
     // Opened again, the screen takes the marks back from the file.
     let mut again =
         Session::start_sized(&["--db", "e.db", "eval", "open", &id], dir.path(), 80, 24);
-    let reopened = again.wait_for("2 marked", 20);
+    again.wait_for("2 marked", 20);
+    // (A frame may be caught before the list is drawn: wait for its rows.)
+    let end = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let reopened = loop {
+        let screen = again.screen();
+        if screen.matches('◆').count() == 2 || std::time::Instant::now() > end {
+            break screen;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
     assert_eq!(reopened.matches('◆').count(), 2, "{reopened}");
     assert!(again.quit().success());
     again.assert_restored();

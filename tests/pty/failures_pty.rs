@@ -201,12 +201,15 @@ fn failures_of_several_runs_say_so_and_sort_only_by_columns_shown_at_80x24() {
     s.wait_for("Failures · ", 10);
     let screen = s.wait_for("2 runs", 10);
     assert!(!screen.contains("this run"), "{screen}");
+    // Rows of two runs name their run, by its tag where the whole id does not fit.
+    assert!(screen.contains("│time     run   task"), "{screen}");
     let bar = screen.lines().last().unwrap_or("").to_string();
     assert!(
         bar.contains("no run open") && !bar.contains("starting"),
         "{bar}"
     );
-    // `s` cycles through the columns on screen: run and agent are hidden at 80.
+    // `s` cycles through the columns on screen: at 80 the run shows as its tag, the
+    // agent is hidden.
     let mut seen = Vec::new();
     for _ in 0..8 {
         s.send("s");
@@ -220,8 +223,9 @@ fn failures_of_several_runs_say_so_and_sort_only_by_columns_shown_at_80x24() {
         seen.push(sort);
     }
     assert!(seen.contains(&"task".to_string()), "{seen:?}");
+    assert!(seen.contains(&"run".to_string()), "{seen:?}");
     assert!(
-        !seen.iter().any(|s| s == "run" || s == "agent"),
+        !seen.iter().any(|s| s == "agent"),
         "sorted by a hidden column: {seen:?}"
     );
     // One run's rows under the run filter: the title names the run.

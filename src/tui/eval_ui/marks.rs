@@ -27,8 +27,11 @@ impl EvalScreen {
             }
         };
         let mut unknown = Vec::new();
+        // The eval's ids, looked up once each (an eval may have 100,000 samples).
+        let known: std::collections::HashSet<&str> =
+            self.model.samples.iter().map(|s| s.id.as_str()).collect();
         for (line, id) in ids {
-            if self.model.samples.iter().any(|s| s.id == id) {
+            if known.contains(id.as_str()) {
                 self.marked.insert(id);
             } else {
                 unknown.push(line.to_string());

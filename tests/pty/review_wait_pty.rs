@@ -11,6 +11,21 @@ use crate::common;
 
 use common::pty::Session;
 
+/// The demo on the terminal at 80x24 in a fresh database, once it has stopped for its
+/// review: (its folder, the database's path, the session).
+fn demo_awaiting_review_at_80x24() -> (tempfile::TempDir, String, Session) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db_s = dir.path().join("p.db").to_string_lossy().to_string();
+    let s = Session::start_sized(
+        &["--db", &db_s, "demo", "--chunk-ms", "2"],
+        dir.path(),
+        80,
+        24,
+    );
+    s.wait_for("awaiting review │", 60);
+    (dir, db_s, s)
+}
+
 /// The bottom line of the screen (the status bar with the hints).
 fn last_line(screen: &str) -> String {
     screen
@@ -128,16 +143,7 @@ fn a_second_terminal_follows_a_run_held_open_after_it_first_ends() {
 /// waits), and `y` ends the program instead of the next keys landing on the screen.
 #[test]
 fn a_popup_shows_its_own_keys_and_q_inside_it_quits_at_80x24() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let db = dir.path().join("p.db");
-    let db_s = db.to_string_lossy().to_string();
-    let mut s = Session::start_sized(
-        &["--db", &db_s, "demo", "--chunk-ms", "2"],
-        dir.path(),
-        80,
-        24,
-    );
-    s.wait_for("awaiting review │", 60);
+    let (_dir, _db, mut s) = demo_awaiting_review_at_80x24();
     s.send("4");
     s.wait_for("1 to review (v)", 10);
     s.send("v");
@@ -173,16 +179,7 @@ fn a_popup_shows_its_own_keys_and_q_inside_it_quits_at_80x24() {
 /// and `plexus review` prints it too.
 #[test]
 fn a_retried_flagged_answer_stays_in_the_review_trail_at_80x24() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let db = dir.path().join("p.db");
-    let db_s = db.to_string_lossy().to_string();
-    let mut s = Session::start_sized(
-        &["--db", &db_s, "demo", "--chunk-ms", "2"],
-        dir.path(),
-        80,
-        24,
-    );
-    s.wait_for("awaiting review │", 60);
+    let (dir, db_s, mut s) = demo_awaiting_review_at_80x24();
     s.send(":retry TASK_VALIDATOR_DIFF_01\r");
     s.wait_for("retrying TASK_VALIDATOR_DIFF_01", 10);
     // The retry has run once the run ends again (it is no longer running).

@@ -399,8 +399,14 @@ fn replay_without_paused_plays_with_no_key_pressed() {
     }
 }
 
-#[test]
-fn replay_failure_jumps_select_and_name_the_failed_task_at_80x24() {
+/// The demo run headless at full speed into a fresh database, to replay: (its folder,
+/// the database, its path as text, what the demo printed).
+fn demo_logged() -> (
+    tempfile::TempDir,
+    std::path::PathBuf,
+    String,
+    common::bin::Out,
+) {
     let dir = tempfile::tempdir().expect("tempdir");
     let db = dir.path().join("r.db");
     let db_s = db.to_string_lossy().to_string();
@@ -412,6 +418,12 @@ fn replay_failure_jumps_select_and_name_the_failed_task_at_80x24() {
         "0",
         "--headless",
     ]));
+    (dir, db, db_s, out)
+}
+
+#[test]
+fn replay_failure_jumps_select_and_name_the_failed_task_at_80x24() {
+    let (dir, db, db_s, out) = demo_logged();
     assert!(out.code.is_some(), "demo: {}", out.stderr);
     // Where the log says the failures are, and whose they are.
     let marks = {
@@ -485,17 +497,7 @@ fn replay_failure_jumps_select_and_name_the_failed_task_at_80x24() {
 /// four presses, two of them both `task blocked`).
 #[test]
 fn replay_stops_once_per_failure_at_200x50() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let db = dir.path().join("r.db");
-    let db_s = db.to_string_lossy().to_string();
-    let out = common::bin::output(common::bin::plexus(dir.path()).args([
-        "--db",
-        &db_s,
-        "demo",
-        "--chunk-ms",
-        "0",
-        "--headless",
-    ]));
+    let (dir, _db, db_s, out) = demo_logged();
     assert_eq!(out.code, Some(6), "demo: {}", out.stderr);
     let mut s = Session::start_sized(
         &["--db", &db_s, "replay", "latest", "--paused"],

@@ -660,3 +660,44 @@ fn an_atom_type_with_an_invisible_character_is_refused_at_its_path() {
         "{errors:?}"
     );
 }
+
+/// A batch setting outside its list is refused at its place (`avg` validated and then
+/// failed the task when its batches were combined; `batch_priority` was read nowhere,
+/// so `importance` validated and did nothing).
+#[test]
+fn batch_settings_come_from_their_lists() {
+    let text = r#"{"plan_id": "P", "tasks": [
+          {"task_id": "C", "agent": "scholar", "instruction": "x",
+           "data_references": [{"ref_type": "db_query", "table": "papers", "limit": 5}],
+           "transfer_config": {"batch_config": {"enabled": true, "batch_size_tokens": 30000,
+                                                "overlap_tokens": 0, "max_batches": 3,
+                                                "aggregation_strategy": "avg",
+                                                "batch_priority": "importance"}}}]}"#;
+    let errors = text_errors(text);
+    let fields: Vec<&str> = errors.iter().map(|e| e.field.as_str()).collect();
+    assert_eq!(
+        fields,
+        vec![
+            "transfer_config.batch_config.aggregation_strategy",
+            "transfer_config.batch_config.batch_priority"
+        ],
+        "{errors:?}"
+    );
+    let text = errors
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(
+        text.contains("`avg` is not one of merge, vote, latest, weighted"),
+        "{text}"
+    );
+    assert!(
+        text.contains("`importance` is not one of chronological"),
+        "{text}"
+    );
+    assert!(
+        errors.iter().all(|e| e.task.as_deref() == Some("C")),
+        "{text}"
+    );
+}

@@ -228,10 +228,14 @@ pub(super) const TRANSFER_CONFIG: Want = Want::Obj(&Obj {
                     field("max_batches", Want::Num(&r::MAX_BATCHES), "Most batches."),
                     field(
                         "aggregation_strategy",
-                        Want::Str,
-                        "merge, vote, latest or weighted.",
+                        Want::OneOf(&["merge", "vote", "latest", "weighted"]),
+                        "How the batches' atoms are combined.",
                     ),
-                    field("batch_priority", Want::Str, ""),
+                    field(
+                        "batch_priority",
+                        Want::OneOf(&["chronological"]),
+                        "The order the batches are sent in: the data's own (importance and random are not supported).",
+                    ),
                 ],
                 required: &[],
             })),

@@ -322,3 +322,36 @@ async fn a_prompt_that_grows_past_the_limit_after_planning_is_not_sent() {
     assert!(why.contains("input limit of 20,000 tokens"), "{why}");
     assert!(why.contains("user prompt"), "{why}");
 }
+
+/// A plan's transfer settings act on what is sent: `max_tokens` caps the summary of a
+/// file (it stayed at 1,991 tokens under `max_tokens: 300`) and `summary_strategy:
+/// truncate` keeps the file's start; the request says which strategy made it.
+#[tokio::test]
+async fn a_plan_s_transfer_settings_shape_the_summary_sent() {
+    let w = tempfile::tempdir().expect("tempdir");
+    let text: String = (0..300)
+        .map(|i| format!("Note {i} says the guidance weight at step {i} was tuned by hand. "))
+        .collect();
+    std::fs::write(w.path().join("notes.txt"), &text).expect("notes");
+    let plan = json!({"plan_id": "P", "execution_mode": "Deep_Internalization",
+        "tasks": [{"task_id": "A", "agent": "Scholar_Internalizer", "instruction": "Use the notes.",
+            "data_references": [{"ref_type": "file", "path": "notes.txt"}],
+            "transfer_config": {"mode": "summary", "max_tokens": 300, "summary_strategy": "truncate"},
+            "output_requirements": {"quality_threshold": "C", "max_atoms": 2}}]})
+    .to_string();
+    let mut cfg = test_config();
+    cfg.workspace = w.path().to_path_buf();
+    let r = run_plan(&plan, quick_sim(), cfg).await;
+    let (req, _) = request_of(&r, "A");
+    let input = &req["user_prompt"]["context"]["inputs"][0];
+    assert_eq!(input["transfer_mode"], "summary", "{input}");
+    assert_eq!(input["summary_config"]["max_length"], 300, "{input}");
+    assert_eq!(input["summary_config"]["strategy"], "truncate", "{input}");
+    let sent = input["data"].as_str().unwrap_or_default();
+    assert!(
+        sent.contains("Note 0 says") && !sent.contains("Note 299 says"),
+        "{sent}"
+    );
+    let tokens = plexus::base::tokens::TokenCounter::default().count(sent);
+    assert!(tokens <= 330, "{tokens} tokens sent under a cap of 300");
+}

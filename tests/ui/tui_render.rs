@@ -389,7 +389,7 @@ fn context_view_shows_the_report() {
         1_000,
         300,
         &inputs,
-        3,
+        &Default::default(),
         &Default::default(),
     );
     let task = st.tasks[2].id.clone();

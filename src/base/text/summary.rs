@@ -24,6 +24,18 @@ pub enum Strategy {
     Truncate,
 }
 
+impl Strategy {
+    /// Its name in plans and reports (`key_points`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Strategy::Extractive => "extractive",
+            Strategy::Abstractive => "abstractive",
+            Strategy::KeyPoints => "key_points",
+            Strategy::Truncate => "truncate",
+        }
+    }
+}
+
 /// Whether `c` ends a sentence, `next` being the character after it (`None`: the text
 /// ends there): a CJK end mark always, a Latin one before a blank or the end. The one
 /// rule of sentence ends, for summaries and for cuts alike.

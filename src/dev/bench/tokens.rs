@@ -8,7 +8,7 @@ use std::time::Instant;
 use serde_json::{json, Value};
 
 use crate::base::tokens::{Encoding, TokenCounter};
-use crate::run::engine::context::plan::{plan, Input};
+use crate::run::engine::context::plan::{plan, Input, TransferSettings};
 use crate::run::engine::context::select::DataType;
 
 /// Counting figures of one encoding.
@@ -170,7 +170,7 @@ pub fn run_token_bench(bytes: usize) -> TokenBenchReport {
         5_000,
         2_000,
         &inputs,
-        3,
+        &TransferSettings::default(),
         &counter,
     );
     let plan_known_ms = start.elapsed().as_secs_f64() * 1e3;
@@ -185,7 +185,16 @@ pub fn run_token_bench(bytes: usize) -> TokenBenchReport {
     let plan_counting_ms = std::thread::spawn(move || {
         let c = TokenCounter::default();
         let start = Instant::now();
-        let _ = plan("T", "Knowledge_Vault", 76_500, 5_000, 2_000, &cold, 3, &c);
+        let _ = plan(
+            "T",
+            "Knowledge_Vault",
+            76_500,
+            5_000,
+            2_000,
+            &cold,
+            &TransferSettings::default(),
+            &c,
+        );
         start.elapsed().as_secs_f64() * 1e3
     })
     .join()

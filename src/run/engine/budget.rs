@@ -11,7 +11,7 @@
 use serde_json::{json, Value};
 
 use super::context::limits::limits;
-use super::context::plan::{plan_prompt, Input};
+use super::context::plan::{plan_prompt, Input, TransferSettings};
 use super::context::prompt::{
     json_bytes, OverLimit, PromptList, PromptParts, DEPENDENCIES_PRIORITY, EXISTING_ASSETS_PRIORITY,
 };
@@ -103,19 +103,14 @@ pub(super) async fn fit(
         instruction_tokens: instruction_tokens(task, agent, answer_format, counter).await,
         lists: lists_of(&parts, &counter),
     };
-    let preview = task
-        .options()
-        .transfer_config
-        .as_ref()
-        .and_then(|c| c.inline_preview_count)
-        .unwrap_or(3) as usize;
+    let settings = TransferSettings::of(task.options().transfer_config.as_ref());
     let mut planned = plan_prompt(
         &task.task_id,
         &task.agent,
         lim.effective_data_limit,
         &prompt,
         &inputs,
-        preview,
+        &settings,
         &counter,
     );
     let over = planned_over_limit(task, agent, &prompt, planned.prompt_tokens);

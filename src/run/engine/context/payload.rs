@@ -40,16 +40,11 @@ pub(super) fn count(v: &Value, c: &TokenCounter) -> u64 {
     }
 }
 
-/// A summary of `data` within about `target` tokens.
-pub(super) fn summarize(data: &Value, target: u64, c: &TokenCounter) -> Value {
+/// A summary of `data` within about `target` tokens, made by `strategy`.
+pub(super) fn summarize(data: &Value, target: u64, strategy: Strategy, c: &TokenCounter) -> Value {
     match atoms_of(data) {
-        Some(atoms) => summarize_atoms(atoms, target, Strategy::Extractive, c),
-        None => Value::String(summarize_text(
-            &text_of(data),
-            target,
-            Strategy::Extractive,
-            c,
-        )),
+        Some(atoms) => summarize_atoms(atoms, target, strategy, c),
+        None => Value::String(summarize_text(&text_of(data), target, strategy, c)),
     }
 }
 

@@ -523,3 +523,56 @@ fn a_slow_query_times_out() {
         RefErrorCode::RefTimeout
     );
 }
+
+/// An absolute path inside the workspace names a file in it (it was refused as outside
+/// the workspace); one that leaves it by `..` is still denied, and one to a file that is
+/// not there is not found.
+#[test]
+fn an_absolute_path_inside_the_workspace_is_read() {
+    let dir = workspace();
+    let root = dir.path();
+    let real = root.canonicalize().expect("canonical");
+    for base in [root.to_path_buf(), real.clone()] {
+        let p = base.join("papers/notes.txt");
+        let v = resolve_file(root, &file(p.to_str().expect("utf8"))).expect("inside");
+        assert_eq!(v["text"], "plain 文本\n", "{}", p.display());
+    }
+    let escape = format!("{}/papers/../../x.txt", real.display());
+    assert_eq!(
+        code(resolve_file(root, &file(&escape))),
+        RefErrorCode::RefPermissionDenied,
+        "{escape}"
+    );
+    let missing = real.join("papers/none.txt");
+    assert_eq!(
+        code(resolve_file(root, &file(missing.to_str().expect("utf8")))),
+        RefErrorCode::RefNotFound
+    );
+}
+
+/// A section asked for by its numbered title (`1 Introduction`, as the PDF prints it)
+/// is found, as its plain name is (the numbered one was reported missing).
+#[test]
+fn a_numbered_pdf_heading_is_found_by_its_numbered_title() {
+    let dir = workspace();
+    let mut r = file("papers/paper.pdf");
+    r.sections = Some(vec!["1 Introduction".into(), "2 Method".into()]);
+    let v = resolve_file(dir.path(), &r).expect("pdf sections");
+    let s = v["sections"].as_object().expect("sections");
+    let text = |name: &str| {
+        s.iter()
+            .find(|(k, _)| k.contains(name))
+            .map(|(_, v)| v.as_str().unwrap_or("").to_string())
+    };
+    assert_eq!(
+        text("Introduction").as_deref(),
+        Some("Planning is hard."),
+        "{v}"
+    );
+    assert_eq!(text("Method").as_deref(), Some("We sample."), "{v}");
+    assert!(
+        v.get("missing_sections")
+            .is_none_or(|m| m.as_array().is_some_and(Vec::is_empty)),
+        "{v}"
+    );
+}

@@ -1,7 +1,8 @@
 //! `file` references (seed 000 §2.3): md, json, txt (and pdf text) read from inside the
-//! workspace. `..`, absolute paths outside the workspace and symlinks that lead out of it
-//! are REF_PERMISSION_DENIED; `/workspace/…` (the seed's own convention) means the
-//! workspace root.
+//! workspace. An absolute path inside the workspace is taken relative to it; `..`,
+//! absolute paths outside the workspace and symlinks that lead out of it are
+//! REF_PERMISSION_DENIED; `/workspace/…` (the seed's own convention) means the workspace
+//! root.
 
 use std::path::{Component, Path, PathBuf};
 
@@ -32,10 +33,20 @@ pub fn locate(root: &Path, path: &str) -> Result<PathBuf, RefFailure> {
     if path.is_empty() || path.contains('\0') {
         return Err(denied("not a usable path"));
     }
+    let given = Path::new(path);
     let rel: &Path = if let Some(rest) = path.strip_prefix("/workspace/") {
         Path::new(rest)
+    } else if given.is_absolute() {
+        // An absolute path inside the workspace is taken relative to it (as the
+        // workspace is written, or as it resolves); one outside it is refused below.
+        let real_root = root.canonicalize().ok();
+        real_root
+            .as_deref()
+            .and_then(|r| given.strip_prefix(r).ok())
+            .or_else(|| given.strip_prefix(root).ok())
+            .unwrap_or(given)
     } else {
-        Path::new(path)
+        given
     };
     if rel.is_absolute()
         || rel
@@ -246,16 +257,18 @@ pub fn text_sections(text: &str, names: &[String]) -> (Vec<(String, String)>, Ve
         "conclusion",
         "references",
     ];
-    let all: Vec<String> = COMMON
-        .iter()
-        .map(|s| s.to_string())
-        .chain(names.iter().map(|n| n.to_lowercase()))
-        .collect();
+    // A title without its number: "7 Conclusion" and "Conclusion" name one section,
+    // whether the line or the name asked for carries the number.
     let title_of = |l: &str| -> String {
         l.trim()
             .trim_start_matches(|c: char| c.is_ascii_digit() || c == '.' || c == ' ')
             .to_lowercase()
     };
+    let all: Vec<String> = COMMON
+        .iter()
+        .map(|s| s.to_string())
+        .chain(names.iter().map(|n| title_of(n)))
+        .collect();
     let is_title = |l: &str, name: &str| {
         let t = title_of(l);
         !t.is_empty() && t.len() <= name.len() + 12 && t.starts_with(name)
@@ -264,7 +277,7 @@ pub fn text_sections(text: &str, names: &[String]) -> (Vec<(String, String)>, Ve
     let mut found = Vec::new();
     let mut missing = Vec::new();
     for name in names {
-        let want = name.to_lowercase();
+        let want = title_of(name);
         match lines.iter().position(|l| is_title(l, &want)) {
             Some(i) => {
                 let end = lines[i + 1..]

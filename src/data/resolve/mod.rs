@@ -24,7 +24,7 @@ pub struct RefFailure {
 
 /// Tests one item against a filter; `Err` when the filter cannot apply (REF_FILTER_ERROR).
 pub fn filter_matches(item: &Value, f: &RefFilter) -> Result<bool, String> {
-    let Some(v) = item.get(&f.field) else {
+    let Some(v) = field_of(item, &f.field) else {
         return Ok(false);
     };
     Ok(match f.operator {
@@ -59,6 +59,13 @@ pub fn filter_matches(item: &Value, f: &RefFilter) -> Result<bool, String> {
             _ => return Err("`contains` needs a string value".into()),
         },
     })
+}
+
+/// The value of `field` in `item`: a key of it, else a dotted path into it
+/// (`content.text`).
+fn field_of<'a>(item: &'a Value, field: &str) -> Option<&'a Value> {
+    item.get(field)
+        .or_else(|| crate::base::protocol::invocation::value_at_path(item, field))
 }
 
 fn summarise(v: &Value) -> Value {
@@ -96,8 +103,10 @@ pub fn resolve_task_output(output: &Value, r: &TaskOutputRef) -> Result<Value, R
                 code: RefErrorCode::RefPathInvalid,
                 message: format!("JSONPath `{p}`: {e}"),
             })?;
+            // A path that selects nothing is an invalid path (its fallback hands over
+            // the whole output), not a missing output.
             path.select_value(output).ok_or_else(|| RefFailure {
-                code: RefErrorCode::RefNotFound,
+                code: RefErrorCode::RefPathInvalid,
                 message: format!("`{p}` matches nothing in the output of {}", r.task_id),
             })?
         }
@@ -113,9 +122,20 @@ pub fn resolve_task_output(output: &Value, r: &TaskOutputRef) -> Result<Value, R
     })
 }
 
-/// The items that pass filter `f`, in order (a filter that cannot be applied fails with
-/// REF_FILTER_ERROR).
+/// The items that pass filter `f`, in order. A filter that cannot be applied fails with
+/// REF_FILTER_ERROR: a wrong value for its operator, or a field that none of the items
+/// has (a filter on `atom_type` after a path that selected the atoms' `content`).
 fn matching(items: Vec<Value>, f: &RefFilter) -> Result<Vec<Value>, RefFailure> {
+    if !items.is_empty() && items.iter().all(|it| field_of(it, &f.field).is_none()) {
+        return Err(RefFailure {
+            code: RefErrorCode::RefFilterError,
+            message: format!(
+                "filter on `{}`: none of the {} item(s) selected has that field",
+                f.field,
+                items.len()
+            ),
+        });
+    }
     let mut kept = Vec::new();
     for it in items {
         match filter_matches(&it, f) {
@@ -191,5 +211,63 @@ mod tests {
             filter_matches(&json!({}), &f(FilterOp::Eq, json!(1))),
             Ok(false)
         );
+    }
+
+    fn output() -> Value {
+        json!({"atoms": [
+            {"atom_type": "claim", "content": {"text": "attention is all you need"}},
+            {"atom_type": "methodology", "content": {"text": "multi-head self-attention"}},
+        ], "summary": "two atoms"})
+    }
+
+    fn task_ref(path: Option<&str>, filter: Option<RefFilter>) -> TaskOutputRef {
+        TaskOutputRef {
+            task_id: "T".into(),
+            path: path.map(str::to_string),
+            filter,
+            transform: None,
+            extra: Default::default(),
+        }
+    }
+
+    #[test]
+    fn a_filter_reads_a_nested_field_by_its_dotted_path() {
+        let filter = RefFilter {
+            field: "content.text".into(),
+            operator: FilterOp::Contains,
+            value: json!("self-attention"),
+        };
+        let got = resolve_task_output(&output(), &task_ref(Some("$.atoms"), Some(filter)))
+            .expect("resolves");
+        assert_eq!(got.as_array().map(Vec::len), Some(1), "{got}");
+        assert_eq!(got[0]["atom_type"], "methodology");
+    }
+
+    #[test]
+    fn a_path_that_selects_nothing_is_an_invalid_path() {
+        let e = resolve_task_output(&output(), &task_ref(Some("$.validation_results"), None))
+            .expect_err("nothing there");
+        assert_eq!(e.code, RefErrorCode::RefPathInvalid, "{}", e.message);
+    }
+
+    #[test]
+    fn a_filter_on_a_field_no_selected_item_has_cannot_be_applied() {
+        // The seed's own example: the path selects the contents, which have no atom_type.
+        let filter = RefFilter {
+            field: "atom_type".into(),
+            operator: FilterOp::Eq,
+            value: json!("methodology"),
+        };
+        let e = resolve_task_output(
+            &output(),
+            &task_ref(Some("$.atoms[*].content"), Some(filter.clone())),
+        )
+        .expect_err("no item has the field");
+        assert_eq!(e.code, RefErrorCode::RefFilterError, "{}", e.message);
+        assert!(e.message.contains("atom_type"), "{}", e.message);
+        // On the atoms themselves it applies.
+        let got = resolve_task_output(&output(), &task_ref(Some("$.atoms"), Some(filter)))
+            .expect("resolves");
+        assert_eq!(got.as_array().map(Vec::len), Some(1), "{got}");
     }
 }

@@ -7,4 +7,5 @@ mod payload;
 pub mod plan;
 pub mod prompt;
 pub mod select;
+pub mod settings;
 pub mod trim;

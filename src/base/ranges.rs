@@ -74,6 +74,20 @@ pub const INLINE_PREVIEW: NumRange = whole(
     1_000.0,
     "atoms",
 );
+/// Tokens of a summary, as a plan gives them.
+pub const SUMMARY_LENGTH: NumRange = whole(
+    "transfer_config.summary_config.max_length",
+    1.0,
+    1e8,
+    "tokens",
+);
+/// A summary's share of its input.
+pub const SUMMARY_RATIO: NumRange = real(
+    "transfer_config.summary_config.summary_ratio",
+    0.01,
+    1.0,
+    "",
+);
 /// Tokens per batch.
 pub const BATCH_SIZE: NumRange = whole(
     "transfer_config.batch_config.batch_size_tokens",
@@ -125,6 +139,8 @@ pub const PLAN: &[NumRange] = &[
     TRANSFER_MAX_TOKENS,
     PRIORITY_LEVEL,
     INLINE_PREVIEW,
+    SUMMARY_LENGTH,
+    SUMMARY_RATIO,
     BATCH_SIZE,
     BATCH_OVERLAP,
     MAX_BATCHES,

@@ -701,3 +701,37 @@ fn batch_settings_come_from_their_lists() {
         "{text}"
     );
 }
+
+/// A `summary_config` is checked where it stands: a ratio over 1 and a misspelt key are
+/// refused with their place (it was an unknown key of `transfer_config`).
+#[test]
+fn a_summary_config_is_checked_at_its_place() {
+    use PlanErrorKind as K;
+    let text = r#"{"plan_id": "P", "tasks": [
+          {"task_id": "C", "agent": "scholar", "instruction": "x",
+           "transfer_config": {"summary_config": {"max_length": 300, "summary_ratio": 2,
+                                                  "preserve_field": ["asset_id"]}}}]}"#;
+    let errors = text_errors(text);
+    let got = places(&errors);
+    assert_eq!(got.len(), 2, "{errors:?}");
+    for want in [
+        (
+            Some("C"),
+            "transfer_config.summary_config.summary_ratio",
+            K::OutOfRange,
+        ),
+        (
+            Some("C"),
+            "transfer_config.summary_config.preserve_field",
+            K::UnknownField,
+        ),
+    ] {
+        assert!(got.contains(&want), "{want:?} in {errors:?}");
+    }
+    let ok = r#"{"plan_id": "P", "tasks": [
+          {"task_id": "C", "agent": "scholar", "instruction": "x",
+           "transfer_config": {"summary_config": {"max_length": 300, "summary_ratio": 0.1,
+                                                  "preserve_fields": ["asset_id"],
+                                                  "summarize_fields": ["content"]}}}]}"#;
+    assert!(parse_plan(ok, "p.json").is_ok());
+}

@@ -188,6 +188,25 @@ pub fn summarize_text(text: &str, target: u64, s: Strategy, counter: &TokenCount
 /// Fields kept whole in an atom summary (§4.2 `preserve_fields`).
 pub const PRESERVE: [&str; 5] = ["atom_id", "asset_id", "atom_type", "confidence", "category"];
 
+/// Which fields of an atom a summary keeps whole and which it summarises (§4.2
+/// `preserve_fields`, `summarize_fields`); the others are left out and named.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SummaryFields {
+    /// Kept whole.
+    pub preserve: Vec<String>,
+    /// Each summarised into `FIELD_summary`.
+    pub summarize: Vec<String>,
+}
+
+impl Default for SummaryFields {
+    fn default() -> SummaryFields {
+        SummaryFields {
+            preserve: PRESERVE.iter().map(|s| s.to_string()).collect(),
+            summarize: vec!["content".into()],
+        }
+    }
+}
+
 /// Text of a JSON value for summarising: strings joined, keys dropped.
 pub fn text_of(v: &Value) -> String {
     fn walk(v: &Value, out: &mut String) {
@@ -218,8 +237,20 @@ pub fn text_of(v: &Value) -> String {
 /// identifying fields and gets a `content_summary`; when even that does not fit, the
 /// last atoms are left out (`summarized_atoms` says how many made it).
 pub fn summarize_atoms(atoms: &[Value], target: u64, s: Strategy, counter: &TokenCounter) -> Value {
+    summarize_atoms_with(atoms, target, s, &SummaryFields::default(), counter)
+}
+
+/// [`summarize_atoms`] keeping and summarising the fields `fields` names.
+pub fn summarize_atoms_with(
+    atoms: &[Value],
+    target: u64,
+    s: Strategy,
+    fields: &SummaryFields,
+    counter: &TokenCounter,
+) -> Value {
     let n = atoms.len().max(1) as u64;
     let per_atom = (target / n).saturating_sub(24).max(8);
+    let per_field = (per_atom / fields.summarize.len().max(1) as u64).max(8);
     let mut omitted: Vec<String> = Vec::new();
     let mut out = Vec::new();
     let mut used = 20u64;
@@ -227,17 +258,26 @@ pub fn summarize_atoms(atoms: &[Value], target: u64, s: Strategy, counter: &Toke
         let mut m = Map::new();
         if let Value::Object(o) = a {
             for (k, v) in o {
-                if PRESERVE.contains(&k.as_str()) {
+                if fields.preserve.contains(k) {
                     m.insert(k.clone(), v.clone());
-                } else if k != "content" && !omitted.contains(k) {
+                } else if !fields.summarize.contains(k) && !omitted.contains(k) {
                     omitted.push(k.clone());
                 }
             }
-            let content = o.get("content").map(text_of).unwrap_or_default();
-            m.insert(
-                "content_summary".into(),
-                Value::String(summarize_text(&content, per_atom, s, counter)),
-            );
+            for f in &fields.summarize {
+                // `content` is summarised even when empty: every atom has its summary.
+                let Some(text) = o
+                    .get(f)
+                    .map(text_of)
+                    .or_else(|| (f == "content").then(String::new))
+                else {
+                    continue;
+                };
+                m.insert(
+                    format!("{f}_summary"),
+                    Value::String(summarize_text(&text, per_field, s, counter)),
+                );
+            }
         } else {
             m.insert(
                 "content_summary".into(),

@@ -211,6 +211,35 @@ pub(super) const TRANSFER_CONFIG: Want = Want::Obj(&Obj {
             "extractive (default), key_points, truncate or abstractive.",
         ),
         field(
+            "summary_config",
+            Want::Opt(&Want::Obj(&Obj {
+                fields: &[
+                    field(
+                        "max_length",
+                        Want::Opt(&Want::Num(&r::SUMMARY_LENGTH)),
+                        "Tokens of the summary (else its ratio of the input).",
+                    ),
+                    field(
+                        "preserve_fields",
+                        Want::Opt(&STRS),
+                        "Atom fields kept whole.",
+                    ),
+                    field(
+                        "summarize_fields",
+                        Want::Opt(&STRS),
+                        "Atom fields summarised, each as FIELD_summary.",
+                    ),
+                    field(
+                        "summary_ratio",
+                        Want::Opt(&Want::Num(&r::SUMMARY_RATIO)),
+                        "The summary's share of the input (0.3).",
+                    ),
+                ],
+                required: &[],
+            })),
+            "How summaries are made: their size and the fields kept and summarised.",
+        ),
+        field(
             "batch_config",
             Want::Opt(&Want::Obj(&Obj {
                 fields: &[

@@ -3,7 +3,9 @@
 
 use serde_json::{json, Value};
 
-use crate::base::text::summary::{summarize_atoms, summarize_text, text_of, Strategy};
+use crate::base::text::summary::{
+    summarize_atoms_with, summarize_text, text_of, Strategy, SummaryFields,
+};
 use crate::base::tokens::TokenCounter;
 
 /// Atoms of a value: its `atoms` array, or the value itself when it is an array.
@@ -40,10 +42,17 @@ pub(super) fn count(v: &Value, c: &TokenCounter) -> u64 {
     }
 }
 
-/// A summary of `data` within about `target` tokens, made by `strategy`.
-pub(super) fn summarize(data: &Value, target: u64, strategy: Strategy, c: &TokenCounter) -> Value {
+/// A summary of `data` within about `target` tokens, made by `strategy`, the atoms'
+/// `fields` kept or summarised.
+pub(super) fn summarize(
+    data: &Value,
+    target: u64,
+    strategy: Strategy,
+    fields: &SummaryFields,
+    c: &TokenCounter,
+) -> Value {
     match atoms_of(data) {
-        Some(atoms) => summarize_atoms(atoms, target, strategy, c),
+        Some(atoms) => summarize_atoms_with(atoms, target, strategy, fields, c),
         None => Value::String(summarize_text(&text_of(data), target, strategy, c)),
     }
 }

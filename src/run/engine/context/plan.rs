@@ -162,14 +162,12 @@ fn payload_of(
             json!({"source": input.name, "transfer_mode": "full", "data": data})
         }
         TransferMode::Summary => {
-            let target = ((tokens as f64 * 0.3) as u64)
-                .clamp(200.min(tokens), 2_000.max((tokens as f64 * 0.1) as u64));
-            let target = settings.max_tokens.map_or(target, |m| target.min(m));
+            let target = settings.summary_target(tokens);
             json!({"source": input.name, "transfer_mode": "summary",
-                   "summary_config": {"max_length": target, "preserve_fields": ["atom_id", "asset_id", "atom_type", "confidence"],
-                                      "summarize_fields": ["content"], "summary_ratio": 0.3,
+                   "summary_config": {"max_length": target, "preserve_fields": settings.fields.preserve,
+                                      "summarize_fields": settings.fields.summarize, "summary_ratio": settings.summary_ratio,
                                       "strategy": settings.strategy.name()},
-                   "data": summarize(&data, target, settings.strategy, c)})
+                   "data": summarize(&data, target, settings.strategy, &settings.fields, c)})
         }
         TransferMode::Reference => reference_payload(
             &input.name,
@@ -259,7 +257,7 @@ fn apply(
             p = json!({"source": input.name, "transfer_mode": "summary",
                        "summary_config": {"max_length": tokens, "summary_ratio": tokens as f64 / plan.tokens.max(1) as f64,
                                           "strategy": settings.strategy.name()},
-                       "data": summarize(&settings.filtered(&input.data), tokens, settings.strategy, c)});
+                       "data": summarize(&settings.filtered(&input.data), tokens, settings.strategy, &settings.fields, c)});
             plan.mode = TransferMode::Summary;
         }
         Decision::Omit => {

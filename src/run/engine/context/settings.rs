@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use super::payload::atoms_of;
 use super::trim::atom_priority;
-use crate::base::text::summary::Strategy;
+use crate::base::text::summary::{Strategy, SummaryFields};
 
 /// What a task's `transfer_config` sets for its inputs' payloads.
 #[derive(Debug, Clone, PartialEq)]
@@ -22,6 +22,14 @@ pub struct TransferSettings {
     /// Only the atoms of these priority levels are passed (`priority_filter`, 1 claims …
     /// 4 citations and raw text).
     pub priority_filter: Option<Vec<u8>>,
+    /// The summary's size in tokens (`summary_config.max_length`); by its ratio when
+    /// not given.
+    pub summary_length: Option<u64>,
+    /// The summary's share of the input (`summary_config.summary_ratio`, 0.3).
+    pub summary_ratio: f64,
+    /// The atoms' fields a summary keeps whole and summarises
+    /// (`summary_config.preserve_fields`, `summarize_fields`).
+    pub fields: SummaryFields,
 }
 
 impl Default for TransferSettings {
@@ -31,6 +39,9 @@ impl Default for TransferSettings {
             strategy: Strategy::Extractive,
             max_tokens: None,
             priority_filter: None,
+            summary_length: None,
+            summary_ratio: 0.3,
+            fields: SummaryFields::default(),
         }
     }
 }
@@ -46,12 +57,41 @@ impl TransferSettings {
             Some("truncate") => Strategy::Truncate,
             _ => Strategy::Extractive,
         };
+        let summary = c.extra.get("summary_config");
+        let given = |k: &str| summary.and_then(|s| s.get(k));
+        let names = |k: &str| -> Option<Vec<String>> {
+            given(k)?
+                .as_array()?
+                .iter()
+                .map(|v| v.as_str().map(str::to_string))
+                .collect()
+        };
+        let defaults = SummaryFields::default();
         TransferSettings {
             preview_count: c.inline_preview_count.map_or(3, |n| n as usize),
             strategy,
             max_tokens: c.max_tokens,
             priority_filter: c.priority_filter.clone(),
+            summary_length: given("max_length").and_then(Value::as_u64),
+            summary_ratio: given("summary_ratio")
+                .and_then(Value::as_f64)
+                .unwrap_or(0.3),
+            fields: SummaryFields {
+                preserve: names("preserve_fields").unwrap_or(defaults.preserve),
+                summarize: names("summarize_fields").unwrap_or(defaults.summarize),
+            },
         }
+    }
+
+    /// The tokens of a summary of an input of `tokens`: the length given, else its
+    /// share of the input within 200 and 2,000 (or a tenth of the input, when more),
+    /// and never over the task's cap.
+    pub(super) fn summary_target(&self, tokens: u64) -> u64 {
+        let target = self.summary_length.unwrap_or_else(|| {
+            ((tokens as f64 * self.summary_ratio) as u64)
+                .clamp(200.min(tokens), 2_000.max((tokens as f64 * 0.1) as u64))
+        });
+        self.max_tokens.map_or(target, |m| target.min(m))
     }
 
     /// `data` with only the atoms of the filter's levels, when a filter is set and the
@@ -245,8 +285,59 @@ mod tests {
                 strategy: Strategy::KeyPoints,
                 max_tokens: Some(300),
                 priority_filter: Some(vec![1, 2]),
+                ..TransferSettings::default()
             }
         );
         assert_eq!(TransferSettings::of(None), TransferSettings::default());
+    }
+
+    /// A plan's `summary_config` is used as given (it was replaced by defaults: 1,326
+    /// tokens, four fields, 0.3): the length, the one field kept, the ratio.
+    #[test]
+    fn a_summary_config_is_used_as_given() {
+        let config: crate::base::protocol::context::TransferConfig =
+            serde_json::from_value(json!({"summary_config": {
+                "max_length": 300, "preserve_fields": ["asset_id"], "summary_ratio": 0.1
+            }}))
+            .expect("config");
+        let settings = TransferSettings::of(Some(&config));
+        let c = TokenCounter::default();
+        let summarised = Input {
+            configured: Some(TransferMode::Summary),
+            ..input("a", atoms(12, 40), 1)
+        };
+        let p = plan(
+            "t",
+            "Strategic_Critic",
+            82_800,
+            500,
+            200,
+            &[summarised],
+            &settings,
+            &c,
+        );
+        let sent = &p.payloads[0];
+        assert_eq!(sent["transfer_mode"], "summary", "{sent}");
+        let cfg = &sent["summary_config"];
+        assert_eq!(cfg["max_length"], 300, "{cfg}");
+        assert_eq!(cfg["preserve_fields"], json!(["asset_id"]), "{cfg}");
+        assert_eq!(cfg["summary_ratio"], 0.1, "{cfg}");
+        let first = &sent["data"]["atoms_summary"][0];
+        assert!(first.get("asset_id").is_some(), "{first}");
+        assert!(first.get("atom_type").is_none(), "not kept: {first}");
+        assert!(first.get("content_summary").is_some(), "{first}");
+        assert!(
+            count(&sent["data"], &c) <= 330,
+            "{}",
+            count(&sent["data"], &c)
+        );
+        // Without a length, the ratio sizes it (0.1 of the input, at least 200).
+        let ratio_only: crate::base::protocol::context::TransferConfig =
+            serde_json::from_value(json!({"summary_config": {"summary_ratio": 0.1}}))
+                .expect("config");
+        let s = TransferSettings::of(Some(&ratio_only));
+        assert_eq!(s.summary_target(10_000), 1_000);
+        assert_eq!(s.summary_target(1_000), 200);
+        assert_eq!(TransferSettings::default().summary_target(3_000), 900);
     }
 }

@@ -148,18 +148,23 @@ mod tests {
         }
     }
 
-    fn summary_of(settings: &TransferSettings) -> Value {
+    /// The context the Critic (a 100K window) is given for `inputs` under `settings`.
+    fn critic(inputs: &[Input], settings: &TransferSettings) -> super::super::plan::Planned {
         let c = TokenCounter::default();
-        let p = plan(
+        plan(
             "t",
             "Strategic_Critic",
             82_800,
             500,
             200,
-            &[paragraphs()],
+            inputs,
             settings,
             &c,
-        );
+        )
+    }
+
+    fn summary_of(settings: &TransferSettings) -> Value {
+        let p = critic(&[paragraphs()], settings);
         assert_eq!(
             p.payloads[0]["transfer_mode"], "summary",
             "{:?}",
@@ -199,31 +204,13 @@ mod tests {
         assert!(count(&s["data"], &c) <= 330, "{}", count(&s["data"], &c));
         // Small enough to go whole, but over the cap: summarised within it.
         let data = atoms(6, 20);
-        let whole = plan(
-            "t",
-            "Strategic_Critic",
-            82_800,
-            500,
-            200,
-            &[input("a", data.clone(), 1)],
-            &TransferSettings::default(),
-            &c,
-        );
+        let whole = critic(&[input("a", data.clone(), 1)], &TransferSettings::default());
         assert_eq!(whole.inputs[0].mode, TransferMode::Full);
         let small = TransferSettings {
             max_tokens: Some(150),
             ..TransferSettings::default()
         };
-        let p = plan(
-            "t",
-            "Strategic_Critic",
-            82_800,
-            500,
-            200,
-            &[input("a", data, 1)],
-            &small,
-            &c,
-        );
+        let p = critic(&[input("a", data, 1)], &small);
         assert_eq!(p.inputs[0].mode, TransferMode::Summary);
         assert_eq!(p.inputs[0].rule, Rule::Configured);
         assert_eq!(p.payloads[0]["summary_config"]["max_length"], 150);
@@ -231,36 +218,17 @@ mod tests {
 
     #[test]
     fn a_priority_filter_keeps_only_its_levels() {
-        let c = TokenCounter::default();
         // 12 atoms: 9 claims (priority 1), 3 background (priority 3).
         let only_claims = TransferSettings {
             priority_filter: Some(vec![1]),
             ..TransferSettings::default()
         };
-        let p = plan(
-            "t",
-            "Strategic_Critic",
-            82_800,
-            500,
-            200,
-            &[input("a", atoms(12, 2), 1)],
-            &only_claims,
-            &c,
-        );
+        let p = critic(&[input("a", atoms(12, 2), 1)], &only_claims);
         let sent = p.payloads[0]["data"]["atoms"]
             .as_array()
             .map_or(0, Vec::len);
         assert_eq!(sent, 9, "{}", p.payloads[0]);
-        let all = plan(
-            "t",
-            "Strategic_Critic",
-            82_800,
-            500,
-            200,
-            &[input("a", atoms(12, 2), 1)],
-            &TransferSettings::default(),
-            &c,
-        );
+        let all = critic(&[input("a", atoms(12, 2), 1)], &TransferSettings::default());
         assert_eq!(
             all.payloads[0]["data"]["atoms"]
                 .as_array()
@@ -306,16 +274,7 @@ mod tests {
             configured: Some(TransferMode::Summary),
             ..input("a", atoms(12, 40), 1)
         };
-        let p = plan(
-            "t",
-            "Strategic_Critic",
-            82_800,
-            500,
-            200,
-            &[summarised],
-            &settings,
-            &c,
-        );
+        let p = critic(&[summarised], &settings);
         let sent = &p.payloads[0];
         assert_eq!(sent["transfer_mode"], "summary", "{sent}");
         let cfg = &sent["summary_config"];

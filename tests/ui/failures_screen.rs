@@ -373,6 +373,24 @@ fn the_review_trail_keeps_a_retried_answer_and_names_each_run() {
             insta::assert_snapshot!("review_trail_80x24", screen);
         }
     }
+    // Its evidence offers no decision; the waiting answer's does.
+    let bar = |ui: &mut UiState| {
+        let screen = render(&st, ui, 80, 24);
+        screen.lines().last().unwrap_or_default().to_string()
+    };
+    ui.failures.queue_selected = 0;
+    update(&mut ui, &st, Action::Open);
+    let retried_bar = bar(&mut ui);
+    assert!(
+        !retried_bar.contains("Y accept") && retried_bar.contains("esc close"),
+        "{retried_bar}"
+    );
+    update(&mut ui, &st, Action::Back);
+    ui.failures.queue_selected = 2;
+    update(&mut ui, &st, Action::Open);
+    let waiting_bar = bar(&mut ui);
+    assert!(waiting_bar.contains("Y accept · X reject"), "{waiting_bar}");
+    update(&mut ui, &st, Action::Back);
     // Y on the retried answer decides nothing and says why.
     ui.failures.queue_selected = 0;
     assert!(update(&mut ui, &st, Action::ReviewAccept).is_empty());

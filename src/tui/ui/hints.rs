@@ -16,7 +16,9 @@ fn key(text: &str, rank: u8) -> Part {
 /// The keys that work now, in the order shown: an open popup's own, else the screen's.
 pub fn hints(run: &RunState, ui: &UiState) -> Vec<Part> {
     if let Some(o) = &ui.overlay {
-        return popup_hints(o);
+        // The evidence of an answer decided or retried already has nothing to decide.
+        let decidable = crate::tui::app::review_keys::selected(ui).is_none_or(|i| i.waits());
+        return popup_hints(o, decidable);
     }
     let help = key("? help", rank::HELP);
     let quit = key("q quit", rank::QUIT);
@@ -78,18 +80,19 @@ pub fn hints(run: &RunState, ui: &UiState) -> Vec<Part> {
     out
 }
 
-/// The keys of an open popup (the screen's keys do not reach the screen under it).
-fn popup_hints(o: &Overlay) -> Vec<Part> {
+/// The keys of an open popup (the screen's keys do not reach the screen under it);
+/// `decidable`: the review item on screen waits for a decision.
+fn popup_hints(o: &Overlay, decidable: bool) -> Vec<Part> {
     let own: &[&str] = match o {
         Overlay::Confirm(_) => return vec![key("y yes", rank::QUIT), key("n no", rank::QUIT)],
         // The decision the evidence is opened for goes first and stays longest.
         Overlay::Evidence { .. } => {
-            let mut out = vec![
-                key("Y accept", rank::NEXT_STEP),
-                key("X reject", rank::NEXT_STEP),
-                key("esc close", rank::HELP),
-                key("q quit", rank::QUIT),
-            ];
+            let mut out = Vec::new();
+            if decidable {
+                out.push(key("Y accept", rank::NEXT_STEP));
+                out.push(key("X reject", rank::NEXT_STEP));
+            }
+            out.extend([key("esc close", rank::HELP), key("q quit", rank::QUIT)]);
             out.push(key("↑ ↓ scroll", rank::KEY));
             return out;
         }

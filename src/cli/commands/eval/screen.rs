@@ -96,13 +96,7 @@ impl EvalChild {
         let (out_path, err_path) = &self.files;
         let out = std::fs::read_to_string(out_path).unwrap_or_default();
         let err = std::fs::read_to_string(err_path).unwrap_or_default();
-        let tail: Vec<&str> = err
-            .lines()
-            .rev()
-            .filter(|l| !is_chatter(l))
-            .take(3)
-            .collect();
-        for l in tail.into_iter().rev() {
+        for l in closing_lines(&err) {
             crate::errln!("{l}");
         }
         crate::base::out::stdout_text(&out);
@@ -122,6 +116,25 @@ impl Drop for EvalChild {
             let _ = std::fs::remove_file(&self.files.1);
         }
     }
+}
+
+/// What of the headless eval's standard error is shown once the screen closes: its
+/// notes (`note: …`, said when it started and hidden under the screen), then its last
+/// three lines that are not running talk (how it ended, an error).
+fn closing_lines(err: &str) -> Vec<&str> {
+    let mut tail: Vec<&str> = err
+        .lines()
+        .rev()
+        .filter(|l| !is_chatter(l))
+        .take(3)
+        .collect();
+    tail.reverse();
+    let mut out: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("note: ") && !tail.contains(l))
+        .collect();
+    out.extend(tail);
+    out
 }
 
 /// Whether a line of the headless eval's standard error is its running talk, which the
@@ -293,5 +306,30 @@ mod tests {
         assert_eq!(eval_id_in(text).as_deref(), Some("E20261128-150036-9960"));
         assert_eq!(eval_id_in("eval Ebad: no"), None);
         assert_eq!(eval_id_in("error: spec.json: checks"), None);
+    }
+
+    /// The child's notes are shown with how it ended, its running talk is not.
+    #[test]
+    fn the_closing_lines_keep_the_notes_and_the_end() {
+        let note = "note: t/execution_outputs holds iteration 1 written from another database; this eval is iteration 2";
+        let err = format!(
+            "eval E20261203-120000-0001: 12 samples × 1 epoch(s) in run R1; database e.db; tree t\n\
+             {note}\n\
+             eval E20261203-120000-0001: 3/12 samples (3 passed, 0 failed, 0 errors) · 4.0/s\n\
+             status: 2 calls\n\
+             warning: the judge answered late\n\
+             SIGINT: stopping; the run stays resumable (another signal within 2 s exits at once)\n\
+             warning: 2 samples were not scored\n\
+             the eval stopped before its end; resume with: plexus eval resume E20261203-120000-0001\n"
+        );
+        assert_eq!(
+            closing_lines(&err),
+            vec![
+                note,
+                "warning: the judge answered late",
+                "warning: 2 samples were not scored",
+                "the eval stopped before its end; resume with: plexus eval resume E20261203-120000-0001",
+            ]
+        );
     }
 }

@@ -60,7 +60,7 @@ impl Store {
                 continue;
             };
             // A run that stopped without saying so (a crash) ran until its last event.
-            let until = if r.status == "running" {
+            let until = if r.status == "running" || clock.running_since.is_none() {
                 now
             } else {
                 self.last_event_ts(&r.run_id, r.events)?.unwrap_or(now)

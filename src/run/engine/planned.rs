@@ -30,13 +30,9 @@ pub(super) async fn abstractive_summaries(
 ) {
     let task = &ctx.plan.tasks[idx];
     let abstractive = ctx.config.abstractive_summaries
-        || task
-            .options()
-            .transfer_config
-            .as_ref()
-            .and_then(|c| c.extra.get("summary_strategy"))
-            .and_then(Value::as_str)
-            == Some("abstractive");
+        || super::context::settings::TransferSettings::of(task.options().transfer_config.as_ref())
+            .strategy
+            == crate::base::text::summary::Strategy::Abstractive;
     if !abstractive {
         return;
     }

@@ -17,6 +17,23 @@ pub(super) fn atoms_of(v: &Value) -> Option<&Vec<Value>> {
     }
 }
 
+/// Keeps only the atoms of `v` (its `atoms` array, or `v` itself when it is an array)
+/// whose priority level passes `keep`.
+pub(super) fn retain_atoms_by_priority(v: &mut Value, keep: impl Fn(u8) -> bool) {
+    let atoms = match v {
+        Value::Array(a) => Some(a),
+        Value::Object(o) => o.get_mut("atoms").and_then(Value::as_array_mut),
+        _ => None,
+    };
+    if let Some(atoms) = atoms {
+        atoms.retain(|a| {
+            keep(super::trim::atom_priority(
+                a.get("atom_type").and_then(Value::as_str).unwrap_or(""),
+            ))
+        });
+    }
+}
+
 /// Bytes of a value's JSON text, without writing it (escapes not counted).
 fn json_len(v: &Value) -> usize {
     match v {

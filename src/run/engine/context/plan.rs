@@ -6,7 +6,7 @@
 
 use serde_json::{json, Value};
 
-use super::payload::{atoms_of, count, reference_payload, summarize};
+use super::payload::{atoms_of, count, reference_payload, retain_atoms_by_priority, summarize};
 use super::prompt::{PromptList, PromptParts};
 use super::select::{choose, DataType, Rule};
 pub use super::settings::TransferSettings;
@@ -242,15 +242,7 @@ fn apply(
     match d {
         Decision::Keep => {}
         Decision::FilterByPriority { max_priority, .. } => {
-            let keep = |a: &Value| {
-                atom_priority(a.get("atom_type").and_then(Value::as_str).unwrap_or(""))
-                    <= max_priority
-            };
-            if let Some(arr) = p["data"].as_array_mut() {
-                arr.retain(keep);
-            } else if let Some(arr) = p["data"].get_mut("atoms").and_then(Value::as_array_mut) {
-                arr.retain(keep);
-            }
+            retain_atoms_by_priority(&mut p["data"], |level| level <= max_priority);
             p["priority_filter"] = json!(format!("priority <= {max_priority}"));
         }
         Decision::Summarize { tokens } => {

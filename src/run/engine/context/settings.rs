@@ -4,8 +4,7 @@
 
 use serde_json::Value;
 
-use super::payload::atoms_of;
-use super::trim::atom_priority;
+use super::payload::{atoms_of, retain_atoms_by_priority};
 use crate::base::text::summary::{Strategy, SummaryFields};
 
 /// What a task's `transfer_config` sets for its inputs' payloads.
@@ -55,6 +54,7 @@ impl TransferSettings {
         let strategy = match c.extra.get("summary_strategy").and_then(Value::as_str) {
             Some("key_points") => Strategy::KeyPoints,
             Some("truncate") => Strategy::Truncate,
+            Some("abstractive") => Strategy::Abstractive,
             _ => Strategy::Extractive,
         };
         let summary = c.extra.get("summary_config");
@@ -97,25 +97,11 @@ impl TransferSettings {
     /// `data` with only the atoms of the filter's levels, when a filter is set and the
     /// data holds atoms.
     pub(super) fn filtered<'a>(&self, data: &'a Value) -> std::borrow::Cow<'a, Value> {
-        let (Some(levels), Some(atoms)) = (&self.priority_filter, atoms_of(data)) else {
+        let (Some(levels), Some(_)) = (&self.priority_filter, atoms_of(data)) else {
             return std::borrow::Cow::Borrowed(data);
         };
-        let kept: Vec<Value> = atoms
-            .iter()
-            .filter(|a| {
-                levels.contains(&atom_priority(
-                    a.get("atom_type").and_then(Value::as_str).unwrap_or(""),
-                ))
-            })
-            .cloned()
-            .collect();
         let mut out = data.clone();
-        match &mut out {
-            Value::Object(o) => {
-                o.insert("atoms".into(), Value::Array(kept));
-            }
-            other => *other = Value::Array(kept),
-        }
+        retain_atoms_by_priority(&mut out, |p| levels.contains(&p));
         std::borrow::Cow::Owned(out)
     }
 }

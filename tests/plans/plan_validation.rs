@@ -709,12 +709,14 @@ fn a_summary_config_is_checked_at_its_place() {
     use PlanErrorKind as K;
     let text = r#"{"plan_id": "P", "tasks": [
           {"task_id": "C", "agent": "scholar", "instruction": "x",
-           "transfer_config": {"summary_config": {"max_length": 300, "summary_ratio": 2,
+           "transfer_config": {"summary_strategy": "bullets",
+                               "summary_config": {"max_length": 300, "summary_ratio": 2,
                                                   "preserve_field": ["asset_id"]}}}]}"#;
     let errors = text_errors(text);
     let got = places(&errors);
-    assert_eq!(got.len(), 2, "{errors:?}");
+    assert_eq!(got.len(), 3, "{errors:?}");
     for want in [
+        (Some("C"), "transfer_config.summary_strategy", K::Shape),
         (
             Some("C"),
             "transfer_config.summary_config.summary_ratio",

@@ -207,7 +207,7 @@ pub(super) const TRANSFER_CONFIG: Want = Want::Obj(&Obj {
         ),
         field(
             "summary_strategy",
-            OPT_STR,
+            Want::Opt(&Want::OneOf(&["extractive", "key_points", "truncate", "abstractive"])),
             "extractive (default), key_points, truncate or abstractive.",
         ),
         field(

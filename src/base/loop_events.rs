@@ -103,7 +103,8 @@ pub struct ContextCompressed {
 /// The loop ended: why, and its totals (the conversation's metrics).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LoopFinished {
-    /// `answer`, `step_limit`, `token_budget`, `context_window`, or `money_budget` (the
+    /// `answer`, `step_failed` (the provider failed the last step: an error or a
+    /// timeout), `step_limit`, `token_budget`, `context_window`, or `money_budget` (the
     /// run's money budget was spent before the next step: the task waits for a resume).
     pub stop: String,
     /// Model calls made.

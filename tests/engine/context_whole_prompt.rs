@@ -180,7 +180,7 @@ fn fan_in(n: usize, limit: u64, s_refs: Value) -> String {
 
 #[tokio::test]
 async fn a_wide_fan_in_is_trimmed_to_the_agent_limit() {
-    let (n, limit) = (2_000, 30_000);
+    let (n, limit) = (2_000, 18_000);
     let r = run_plan(&fan_in(n, limit, json!([])), quick_sim(), test_config()).await;
     assert_eq!(r.invocations_of("S"), 1, "S was invoked");
     let (req, prompt_tokens) = request_of(&r, "S");

@@ -5,6 +5,8 @@ mod common;
 
 mod attempts;
 mod context_whole_prompt;
+mod context_window;
+mod data_types;
 mod demo_timeouts;
 mod engine_errors;
 mod engine_retry;

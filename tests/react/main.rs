@@ -4,8 +4,11 @@
 mod common;
 
 mod conversation;
+mod fetch_reference;
 mod loop_metrics;
+mod loop_tokens;
 mod plan_react;
+mod provider_problems;
 mod react_run;
 mod scripted_levels;
 mod scripted_run;

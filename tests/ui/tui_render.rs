@@ -153,6 +153,7 @@ fn hostile_state() -> RunState {
             error_message: None,
             provider_usage: None,
             cost_usd: None,
+            loop_prompt_tokens: None,
         }),
     );
     push(
@@ -507,6 +508,7 @@ fn priced_usage_state(cost: Option<f64>) -> RunState {
                 cached_prompt_tokens: 0,
             }),
             cost_usd: cost.map(|c| c * factor.round()),
+            loop_prompt_tokens: None,
         }));
     }
     st
@@ -635,6 +637,7 @@ fn the_output_gauge_moves_while_a_call_streams() {
             error_message: None,
             provider_usage: None,
             cost_usd: None,
+            loop_prompt_tokens: None,
         }),
     );
     let screen = render(&st, &mut ui_on(Screen::Run), 200, 60);

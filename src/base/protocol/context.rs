@@ -284,6 +284,8 @@ pub enum Rule {
     Agent,
     /// §5.3 data type.
     DataType,
+    /// §4.1: under a fifth of the receiving agent's window, passed whole.
+    Window,
     /// A part of the prompt itself (the context's dependencies and existing assets):
     /// passed in place, changed only by trimming.
     PromptPart,

@@ -2,6 +2,7 @@
 //! terminal, display widths and wrapping, and cutting text at whole words or graphemes;
 //! the built-in text embedding. Every layer may use it; it imports nothing of plexus.
 
+pub mod blocks;
 pub mod cut;
 pub mod embed;
 pub mod reasoning;

@@ -85,31 +85,48 @@ pub fn evaluation_score(v: &Value) -> Option<f64> {
 }
 
 /// `(checker, passed)` of each entry of an evaluation's checker results that names
-/// its checker and says whether it passed; `None` when there is no such list. An
-/// evaluation written by `plexus eval` keeps them per epoch (`epochs[].checker_results`):
-/// every epoch's entries count.
+/// its checker and says whether it passed; `None` when there is no such list. The
+/// results may be a list of entries (`[{"checker": "format", "passed": false}]`) or a
+/// map by name (`{"format": false}`, `{"format": {"passed": false}}`). An evaluation
+/// written by `plexus eval` keeps them per epoch (`epochs[].checker_results`): every
+/// epoch's entries count.
 fn checker_verdicts(v: &Value) -> Option<Vec<(String, bool)>> {
     let list_of = |v: &Value| {
         ["checker_results", "checkers", "checks"]
             .iter()
-            .find_map(|k| v.get(k).and_then(Value::as_array))
-            .cloned()
+            .find_map(|k| v.get(k).and_then(verdicts_in))
     };
-    let list = list_of(v).or_else(|| {
+    list_of(v).or_else(|| {
         let epochs = v.get("epochs")?.as_array()?;
         Some(epochs.iter().filter_map(list_of).flatten().collect())
-    })?;
-    Some(
-        list.iter()
-            .filter_map(|c| {
-                let name = ["checker", "name", "checker_name", "check", "id"]
-                    .iter()
-                    .find_map(|k| c.get(k).and_then(Value::as_str))?;
-                let passed = c.get("passed").and_then(Value::as_bool)?;
-                Some((name.to_string(), passed))
-            })
-            .collect(),
-    )
+    })
+}
+
+/// The verdicts of one checker-results value: a list of named entries, or a map from
+/// each checker's name to its verdict (a bool, or an entry with `passed`).
+fn verdicts_in(results: &Value) -> Option<Vec<(String, bool)>> {
+    let passed = |c: &Value| {
+        c.as_bool()
+            .or_else(|| c.get("passed").and_then(Value::as_bool))
+    };
+    match results {
+        Value::Array(list) => Some(
+            list.iter()
+                .filter_map(|c| {
+                    let name = ["checker", "name", "checker_name", "check", "id"]
+                        .iter()
+                        .find_map(|k| c.get(k).and_then(Value::as_str))?;
+                    Some((name.to_string(), passed(c)?))
+                })
+                .collect(),
+        ),
+        Value::Object(map) => Some(
+            map.iter()
+                .filter_map(|(name, c)| Some((name.clone(), passed(c)?)))
+                .collect(),
+        ),
+        _ => None,
+    }
 }
 
 /// Counts the samples of the iteration at `dir` and reads each one's evaluation.
@@ -187,12 +204,22 @@ pub fn sample_facts(tree: &Tree, s: &Sample) -> SampleFacts {
     let attribution = value(DocKind::Attribution);
     let evaluation = value(DocKind::Evaluation);
     let trace = value(DocKind::Trace);
+    // A list of names, or a map from each checker to whether it failed.
     let strings = |v: &Value| -> Option<Vec<String>> {
-        v.as_array().map(|a| {
-            a.iter()
-                .filter_map(|c| c.as_str().map(str::to_string))
-                .collect()
-        })
+        match v {
+            Value::Array(a) => Some(
+                a.iter()
+                    .filter_map(|c| c.as_str().map(str::to_string))
+                    .collect(),
+            ),
+            Value::Object(m) => Some(
+                m.iter()
+                    .filter(|(_, failed)| failed.as_bool() == Some(true))
+                    .map(|(name, _)| name.clone())
+                    .collect(),
+            ),
+            _ => None,
+        }
     };
     let from_checks = checker_verdicts(&evaluation).map(|c| {
         let mut failed: Vec<String> = Vec::new();
@@ -232,6 +259,27 @@ pub fn sample_facts(tree: &Tree, s: &Sample) -> SampleFacts {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn checker_results_as_a_map_by_name_are_read() {
+        let v = checker_verdicts(&json!({"checker_results": {"format": true, "schema": false,
+                                          "judge": {"passed": false, "score": 0.2}}}))
+        .expect("verdicts");
+        let mut v = v;
+        v.sort();
+        assert_eq!(
+            v,
+            [
+                ("format".into(), true),
+                ("judge".into(), false),
+                ("schema".into(), false)
+            ]
+        );
+        assert_eq!(
+            evaluation_failed(&json!({"checkers": {"format": false}})),
+            Some(true)
+        );
+    }
 
     #[test]
     fn verdicts_and_scores_say_only_what_is_written() {

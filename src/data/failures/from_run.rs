@@ -160,7 +160,6 @@ impl<'s> RunFacts<'s> {
         sample_id: &str,
         notes: &mut Vec<String>,
     ) -> Result<(FailureSampleIndexEntry, Cause), ExportError> {
-        let cause = cause_of(row);
         let request = self
             .store
             .invocation_request(&row.invocation_id)
@@ -175,6 +174,7 @@ impl<'s> RunFacts<'s> {
                 notes.push(format!("{}: response: {e}", row.invocation_id));
                 None
             });
+        let cause = cause_of(row, response.as_ref());
         let issues = issues(self.store, row)?;
         let stream = self
             .streams

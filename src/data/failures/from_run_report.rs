@@ -22,10 +22,14 @@ pub(crate) struct Cause {
     pub(crate) failure_type: &'static str,
 }
 
-/// The cause of a failure row.
-pub(crate) fn cause_of(row: &FailedInvocation) -> Cause {
+/// The cause of a failure row whose stored response is `response`: an E001 the provider
+/// returned (an HTTP error, a refused connection: the response keeps its
+/// `provider_error`) is the provider's problem, not a missing data source.
+pub(crate) fn cause_of(row: &FailedInvocation, response: Option<&serde_json::Value>) -> Cause {
     let c = |key, failure_type| Cause { key, failure_type };
+    let from_provider = response.is_some_and(|r| r.get("provider_error").is_some());
     match row.error_code() {
+        Some("E001") if from_provider => c("Provider_Error", "Layer3_Provider"),
         Some("E001") => c("Source_Not_Found", "Layer3_Source"),
         Some("E002") => c("Output_Parse_Error", "Layer2_OutputFormat"),
         Some("E003") => c("Output_Validation", "Layer2_OutputFormat"),

@@ -78,6 +78,8 @@ pub(crate) fn cause_text(key: &str, lang: Lang) -> CauseText {
         "Dependency_Failed" => t("An upstream task failed (E006 dependency_failed)", "plan.fallback_config", "configure skip or use_default for failed dependencies; fix the upstream task first", "failures spread along dependencies"),
         "Hallucination" if zh => t("引用了不存在的资产（E007 hallucination_detected）", "agents.system_prompt", "要求只引用 existing_assets 中给出的资产 id", "需要人工审核"),
         "Hallucination" => t("References to assets that do not exist (E007 hallucination_detected)", "agents.system_prompt", "ask for asset ids from existing_assets only", "a person must review it"),
+        "Provider_Error" if zh => t("模型服务出错（E001：HTTP 错误或连接失败）", "provider", "检查 plexus.toml 中该 provider 的 base_url、model 与密钥，以及服务端日志；错误信息给出了状态码", "问题在模型服务，不在计划的数据引用"),
+        "Provider_Error" => t("The model's server failed the call (E001: an HTTP error or a failed connection)", "provider", "check the provider's profile in plexus.toml (base_url, model, key) and the server's log; the error message gives the status", "the server failed, not the plan's data references"),
         "System_Error" if zh => t("系统错误（E008 system_error）", "provider", "检查 provider 配置与日志", "非模型问题"),
         "System_Error" => t("System error (E008 system_error)", "provider", "check the provider's configuration and the log", "not a problem of the model"),
         "Partial_Output" if zh => t("部分原子质量不足（partial）", "plan.output_requirements", "明确每类原子的必需字段与出处要求", "平均分低于0.7或存在问题"),

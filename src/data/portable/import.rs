@@ -18,6 +18,7 @@ use super::records::{
 use super::{check_run_id, PortableError};
 use crate::data::store::ids::HighestSeq;
 use crate::data::store::schema::{event_base, MAX_SEQ};
+use crate::data::store::{is_clock_kind, note_clock_event};
 use crate::data::store::{open_connection, StoreError};
 
 /// Page cache of the importing connection, KiB.
@@ -474,6 +475,9 @@ impl Loader<'_> {
         self.tx
             .prepare_cached("INSERT INTO execution_logs (event_id, run_id, seq, ts, kind, task_id, invocation_id, agent, payload) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)")?
             .execute(params![event_base(run_no) | r.seq, self.run_id, r.seq, r.ts, r.kind.as_str(), o(&r.task_id), o(&r.invocation_id), o(&r.agent), r.payload.as_str()])?;
+        if is_clock_kind(r.kind.as_str()) {
+            note_clock_event(self.tx, event_base(run_no) | r.seq, r.kind.as_str(), r.ts)?;
+        }
         Ok(())
     }
 }

@@ -204,6 +204,20 @@ fn input_for(tool: &str, made: &[Made]) -> Value {
     }
 }
 
+/// The tool that fetches what a task was given by reference.
+pub const FETCH_REFERENCE: &str = "fetch_reference";
+
+/// A fetch of the first reference the tool offers, 500 tokens of it.
+fn fetch_input(react: &ReactTurns) -> Value {
+    let first = react
+        .tools
+        .iter()
+        .find(|t| t.name == FETCH_REFERENCE)
+        .and_then(|t| t.input_schema.pointer("/properties/ref_id/enum/0").cloned())
+        .unwrap_or(Value::Null);
+    json!({"ref_id": first, "max_tokens": 500})
+}
+
 /// What the simulated model does next in this conversation.
 pub fn next_step(react: &ReactTurns) -> SimStep {
     if react.tools.is_empty() {
@@ -254,7 +268,10 @@ pub fn next_step(react: &ReactTurns) -> SimStep {
         .find(|n| !made.iter().any(|m| m.name == *n));
     match next {
         Some(tool) => {
-            let input = input_for(tool, &made);
+            let input = match tool {
+                FETCH_REFERENCE => fetch_input(react),
+                _ => input_for(tool, &made),
+            };
             SimStep::Act {
                 thought: format!("Thought: I need what {tool} can tell me; I call it.\n"),
                 call: ToolCall {

@@ -299,6 +299,7 @@ mod tests {
             error_message: None,
             provider_usage: None,
             cost_usd: None,
+            loop_prompt_tokens: None,
         })
     }
 

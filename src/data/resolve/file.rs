@@ -295,8 +295,51 @@ pub fn text_sections(text: &str, names: &[String]) -> (Vec<(String, String)>, Ve
     (found, missing)
 }
 
+/// Source files by extension, and the language each is in: passed as code (whole, or as
+/// whole functions), never summarised as prose.
+pub const CODE_EXTENSIONS: [(&str, &str); 30] = [
+    ("py", "python"),
+    ("rs", "rust"),
+    ("ts", "typescript"),
+    ("tsx", "typescript"),
+    ("js", "javascript"),
+    ("jsx", "javascript"),
+    ("mjs", "javascript"),
+    ("go", "go"),
+    ("java", "java"),
+    ("kt", "kotlin"),
+    ("scala", "scala"),
+    ("c", "c"),
+    ("h", "c"),
+    ("cc", "cpp"),
+    ("cpp", "cpp"),
+    ("hpp", "cpp"),
+    ("cs", "csharp"),
+    ("rb", "ruby"),
+    ("php", "php"),
+    ("swift", "swift"),
+    ("sh", "shell"),
+    ("bash", "shell"),
+    ("sql", "sql"),
+    ("r", "r"),
+    ("jl", "julia"),
+    ("lua", "lua"),
+    ("hs", "haskell"),
+    ("ml", "ocaml"),
+    ("toml", "toml"),
+    ("yaml", "yaml"),
+];
+
+/// The language of a source file's extension (lower case), if it is one.
+pub fn code_language(ext: &str) -> Option<&'static str> {
+    CODE_EXTENSIONS
+        .iter()
+        .find(|(e, _)| *e == ext)
+        .map(|(_, l)| *l)
+}
+
 /// Reads a file reference into a JSON value: `{"path", "format", "text" | "data" |
-/// "sections"}`.
+/// "sections"}` (a source file: `"format": "code"` and its `language`).
 pub fn resolve_file(root: &Path, r: &FileRef) -> Result<Value, RefFailure> {
     let real = locate(root, &r.path)?;
     let meta = std::fs::metadata(&real)
@@ -368,12 +411,29 @@ pub fn resolve_file(root: &Path, r: &FileRef) -> Result<Value, RefFailure> {
             Ok(json!({"path": r.path, "format": "json", "data": data}))
         }
         "pdf" => with_sections(super::pdf::extract(&bytes, &r.path)?, false),
-        other => Err(fail(
-            RefErrorCode::RefFormatError,
-            format!(
-                "`{}`: unsupported format `{other}` (md, json, txt, pdf)",
-                r.path
-            ),
-        )),
+        "code" => {
+            let text = decode(&bytes, r.encoding.as_deref(), &r.path)?;
+            let ext = real.extension().and_then(|e| e.to_str()).unwrap_or_default();
+            let language = code_language(&ext.to_ascii_lowercase()).unwrap_or("unknown");
+            Ok(json!({"path": r.path, "format": "code", "language": language, "text": text}))
+        }
+        "tex" | "latex" => {
+            let text = decode(&bytes, r.encoding.as_deref(), &r.path)?;
+            Ok(json!({"path": r.path, "format": "tex", "text": text}))
+        }
+        other => match code_language(other) {
+            Some(language) => {
+                let text = decode(&bytes, r.encoding.as_deref(), &r.path)?;
+                Ok(json!({"path": r.path, "format": "code", "language": language, "text": text}))
+            }
+            None => Err(fail(
+                RefErrorCode::RefFormatError,
+                format!(
+                    "`{}`: unsupported format `{other}` (md, json, txt, pdf, tex, or source code by its extension: {})",
+                    r.path,
+                    CODE_EXTENSIONS.iter().map(|(e, _)| *e).collect::<Vec<_>>().join(", ")
+                ),
+            )),
+        },
     }
 }

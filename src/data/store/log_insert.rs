@@ -109,11 +109,34 @@ pub(super) fn insert_events(
         st.raw_execute()?;
         k += rows;
     }
+    for e in events.iter().filter(|e| is_clock_kind(e.event.kind())) {
+        note_clock_event(tx, event_id(tx, run_nos, e)?, e.event.kind(), e.ts)?;
+    }
     // One big event (a run's start lists every task: 17 MB for 100,000) leaves no buffer
     // of its size behind for the rest of the run.
     if buf.capacity() > KEPT_PAYLOAD_BYTES {
         *buf = Vec::new();
     }
+    Ok(())
+}
+
+/// Whether events of `kind` start or stop a run's clock.
+pub fn is_clock_kind(kind: &str) -> bool {
+    super::schema::CLOCK_KINDS.contains(&kind)
+}
+
+/// Keeps event `event_id` (of `kind`, at `ts`), which starts or stops its run's clock, in
+/// `run_clock_events`: every writer of the log calls it for those events.
+pub fn note_clock_event(
+    conn: &Connection,
+    event_id: i64,
+    kind: &str,
+    ts: i64,
+) -> rusqlite::Result<()> {
+    conn.prepare_cached(
+        "INSERT OR IGNORE INTO run_clock_events (event_id, kind, ts) VALUES (?1, ?2, ?3)",
+    )?
+    .execute(rusqlite::params![event_id, kind, ts])?;
     Ok(())
 }
 

@@ -122,6 +122,7 @@ pub mod ids;
 pub(crate) mod in_place;
 pub mod lease;
 mod log_insert;
+pub use log_insert::{is_clock_kind, note_clock_event};
 pub mod open;
 mod open_calls;
 mod ops;

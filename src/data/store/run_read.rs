@@ -86,13 +86,12 @@ impl Store {
     }
 
     /// Every run's clock, folded from the events that start and stop it (read from their
-    /// own index, not from the log).
+    /// own table, not from the log).
     fn clocks(&self) -> Result<std::collections::HashMap<String, RunClock>, StoreError> {
         let mut st = self.conn.prepare(
-            "SELECT l.run_id, e.kind, e.ts FROM execution_logs e
-               JOIN log_runs l ON l.run_no = (e.event_id >> 32)
-              WHERE e.kind IN ('run_started', 'run_resumed', 'run_paused', 'run_unpaused', 'run_finished')
-              ORDER BY e.event_id",
+            "SELECT l.run_id, c.kind, c.ts FROM run_clock_events c
+               JOIN log_runs l ON l.run_no = (c.event_id >> 32)
+              ORDER BY c.event_id",
         )?;
         let mut clocks: std::collections::HashMap<String, RunClock> = Default::default();
         let mut rows = st.query([])?;

@@ -6,7 +6,7 @@ use rusqlite::Connection;
 use super::StoreError;
 
 /// Current schema version (stored in `PRAGMA user_version`).
-pub const SCHEMA_VERSION: i64 = 12;
+pub const SCHEMA_VERSION: i64 = 13;
 
 /// Migrations, in order: `MIGRATIONS[i]` takes the schema from version `i` to `i + 1`.
 const MIGRATIONS: &[&str] = &[
@@ -338,6 +338,21 @@ CREATE TABLE IF NOT EXISTS judge_cache (
 CREATE INDEX IF NOT EXISTS execution_logs_lifecycle ON execution_logs(event_id, kind, ts)
     WHERE kind IN ('run_started', 'run_resumed', 'run_paused', 'run_unpaused', 'run_finished');
 "#,
+    r#"
+-- The events that start and stop a run's clock, in a table of their own that the writer
+-- fills beside the log: the partial index of version 12 made every event's insert about
+-- twice as slow, though it holds five kinds of rare events. Filled from the log once
+-- here (through that index), which then goes.
+CREATE TABLE IF NOT EXISTS run_clock_events (
+    event_id  INTEGER PRIMARY KEY,       -- the event's id in execution_logs
+    kind      TEXT NOT NULL,             -- run_started | run_resumed | run_paused | run_unpaused | run_finished
+    ts        INTEGER NOT NULL           -- milliseconds since the Unix epoch
+);
+INSERT OR IGNORE INTO run_clock_events (event_id, kind, ts)
+    SELECT event_id, kind, ts FROM execution_logs
+     WHERE kind IN ('run_started', 'run_resumed', 'run_paused', 'run_unpaused', 'run_finished');
+DROP INDEX IF EXISTS execution_logs_lifecycle;
+"#,
 ];
 
 /// SQL for the plan text of the run whose `runs` row is named `r` in the query: from
@@ -348,6 +363,16 @@ pub const PLAN_JSON: &str =
 
 /// The version whose migration creates the id counters, seeded from the file's ids.
 const ID_COUNTERS_VERSION: usize = 7;
+
+/// The kinds of the events that start and stop a run's clock, kept in
+/// `run_clock_events` beside the log.
+pub const CLOCK_KINDS: [&str; 5] = [
+    "run_started",
+    "run_resumed",
+    "run_paused",
+    "run_unpaused",
+    "run_finished",
+];
 
 /// The first event id of run `run_no`'s log; its event `seq` has id `base | seq`.
 pub fn event_base(run_no: i64) -> i64 {
@@ -489,5 +514,37 @@ mod tests {
             ]
         );
         migrate(&mut conn).expect("idempotent");
+    }
+
+    #[test]
+    fn a_version_12_file_keeps_its_clock_events_apart_and_loses_the_index() {
+        let mut conn = Connection::open_in_memory().expect("db");
+        migrate_to(&mut conn, 12).expect("v12");
+        conn.execute("INSERT INTO log_runs (run_id) VALUES ('R1')", [])
+            .expect("run");
+        for (seq, kind) in [(1, "run_started"), (2, "chunk"), (3, "run_paused")] {
+            conn.execute(
+                "INSERT INTO execution_logs VALUES (?1, 'R1', ?2, ?2, ?3, NULL, NULL, NULL, '{}')",
+                rusqlite::params![event_base(1) | seq, seq, kind],
+            )
+            .expect("event");
+        }
+        migrate(&mut conn).expect("migrate");
+        let kept: Vec<(i64, String)> = conn
+            .prepare("SELECT event_id & 4294967295, kind FROM run_clock_events ORDER BY event_id")
+            .expect("prepare")
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .expect("query")
+            .collect::<Result<_, _>>()
+            .expect("rows");
+        assert_eq!(kept, [(1, "run_started".into()), (3, "run_paused".into())]);
+        let indexes: i64 = conn
+            .query_row(
+                "SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = 'execution_logs'",
+                [],
+                |r| r.get(0),
+            )
+            .expect("count");
+        assert_eq!(indexes, 0, "no index slows the log's inserts");
     }
 }

@@ -177,6 +177,7 @@ fn event_mix(ids: &[Arc<str>], n: usize, first_seq: u64) -> Vec<Envelope> {
                 error_message: None,
                 provider_usage: None,
                 cost_usd: None,
+                loop_prompt_tokens: None,
             }),
             39 => EngineEvent::TaskReady(Empty {}),
             _ => EngineEvent::Chunk(Chunk {

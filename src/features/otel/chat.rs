@@ -13,7 +13,10 @@ use crate::model::event::InvocationFinished;
 pub(super) fn finished(sb: &mut SpanBuilder, c: &mut Chat, inv: &str, fin: &InvocationFinished) {
     let (input, output) = match &fin.provider_usage {
         Some(u) => (u.prompt_tokens, u.completion_tokens),
-        None => (c.input_tokens, fin.output_tokens),
+        None => (
+            fin.loop_prompt_tokens.unwrap_or(c.input_tokens),
+            fin.output_tokens,
+        ),
     };
     let span = &mut c.span;
     let outcome = fin.status.map_or("cancelled", InvocationStatus::as_str);

@@ -99,6 +99,11 @@ pub struct InvocationFinished {
     /// the model had no price, and in logs written before costs were recorded).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_usd: Option<f64>,
+    /// A tool-using loop's prompt tokens over every step it sent (its start's
+    /// `prompt_tokens` counts the first step only; `output_tokens` is then every step's
+    /// text); absent for a single call and in logs written before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loop_prompt_tokens: Option<u64>,
 }
 
 /// A call that was in flight when the process running it died, closed by the resume

@@ -104,8 +104,16 @@ pub(super) fn finished(st: &mut RunState, i: usize, f: &InvocationFinished) {
     a.peak_output = a.peak_output.max(f.output_tokens);
     a.tokens_out += f.output_tokens;
     a.spend.add(f.cost_usd);
+    // A loop's later steps: its start counted the first step's prompt only.
+    let first_prompt = st.tasks[i].prompt_tokens;
+    if let Some(every_step) = f.loop_prompt_tokens {
+        let a = &mut st.agents[agent];
+        a.tokens_in = a
+            .tokens_in
+            .saturating_add(every_step.saturating_sub(first_prompt));
+    }
     if let Some(u) = f.provider_usage {
-        let ours_prompt = st.tasks[i].prompt_tokens;
+        let ours_prompt = f.loop_prompt_tokens.unwrap_or(first_prompt);
         let r = &mut st.agents[agent].reported;
         r.calls += 1;
         r.prompt = r.prompt.saturating_add(u.prompt_tokens);

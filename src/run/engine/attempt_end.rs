@@ -151,7 +151,15 @@ pub(super) fn record_stopped(
     } else {
         "interrupted"
     };
-    super::stopped_call::record(ctx, scope, record, &trace.text, trace.chunks, why);
+    let loop_prompt = (trace.meter.tokens().0 > 0).then_some(record.prompt_tokens);
+    super::stopped_call::record(
+        ctx,
+        scope,
+        record,
+        (&trace.text, trace.chunks),
+        why,
+        loop_prompt,
+    );
     TaskOutcome::stopped(signal, attempt, None, inv_id)
 }
 
@@ -281,6 +289,7 @@ pub(super) fn commit_end(
     output_tokens: u64,
 ) -> Result<(), crate::data::store::StoreError> {
     let (provider_usage, cost_usd) = (record.provider_usage, record.cost_usd);
+    let loop_prompt_tokens = (trace.meter.tokens().0 > 0).then_some(record.prompt_tokens);
     let mut rows = vec![WriteOp::Invocation(Box::new(record))];
     if let Some(atoms) = accepted {
         rows.push(WriteOp::Atoms {
@@ -304,6 +313,7 @@ pub(super) fn commit_end(
                 error_message: verdict.errors.first().map(|e| e.message.clone()),
                 provider_usage,
                 cost_usd,
+                loop_prompt_tokens,
             }),
             |env| WriteOp::WithEvent(Box::new(WriteOp::Many(rows)), env),
         )

@@ -14,6 +14,8 @@ use super::run_ctx::RunCtx;
 use crate::base::protocol::AgentRequest;
 use crate::data::store::InvocationRecord;
 use crate::model::event::{EngineEvent, InvocationStarted};
+use crate::model::plan::react::{ReactSetup, DEFAULT_MAX_STEPS};
+use crate::run::tools::fetch_reference::{Fetchable, FETCH_REFERENCE};
 
 /// One attempt's request, ready to send.
 pub(super) struct Prepared {
@@ -23,7 +25,7 @@ pub(super) struct Prepared {
     /// The hash of the agent's system prompt, stored with the call.
     pub(super) prompt_hash: String,
     pub(super) prompt_tokens: u64,
-    pub(super) react: Option<crate::model::plan::react::ReactSetup>,
+    pub(super) react: Option<ReactSetup>,
     pub(super) toolbox: Option<Box<dyn super::react_loop::Toolbox>>,
 }
 
@@ -54,10 +56,10 @@ pub(super) fn prepare(
     let raw_user = render_user_prompt(&user_prompt);
     let user_text = raw_user.as_deref().map(|r| r.get()).unwrap_or_default();
     // A tool-using task's prompt carries its tool schemas too.
-    let react = ctx.plan.react_for(task);
+    let react = with_fetch(ctx.plan.react_for(task), &parts.fetchable, agent_def);
     let toolbox = react
         .as_ref()
-        .map(|setup| super::toolbox::for_task(ctx, task, setup, attempt));
+        .map(|setup| super::toolbox::for_task(ctx, task, setup, attempt, &parts.fetchable));
     let tools_tokens = toolbox.as_ref().map_or(0, |t| {
         ctx.config
             .tokens
@@ -91,6 +93,30 @@ pub(super) fn prepare(
         react,
         toolbox,
     })
+}
+
+/// The loop of a task given inputs by reference: its own, or one of the default steps,
+/// with `fetch_reference` offered over them (seed 000 §4.3: fetched on demand).
+fn with_fetch(
+    setup: Option<ReactSetup>,
+    fetchable: &[Fetchable],
+    agent: &crate::base::agents::AgentDef,
+) -> Option<ReactSetup> {
+    if fetchable.is_empty() {
+        return setup;
+    }
+    let mut setup = setup.unwrap_or_else(|| ReactSetup {
+        tools: Vec::new(),
+        skills: Vec::new(),
+        max_steps: DEFAULT_MAX_STEPS,
+        token_budget: agent
+            .max_input_tokens
+            .saturating_mul(u64::from(DEFAULT_MAX_STEPS)),
+    });
+    if !setup.tools.iter().any(|t| t == FETCH_REFERENCE) {
+        setup.tools.push(FETCH_REFERENCE.to_string());
+    }
+    Some(setup)
 }
 
 /// The constraints of the next attempt: the agent's and the plan's, the profile's own

@@ -8,10 +8,12 @@
 //! JSON bytes of its parts bound its tokens from above (every token is at least a byte),
 //! and when that bound fits nothing could be trimmed.
 
+use std::sync::Arc;
+
 use serde_json::{json, Value};
 
-use super::context::limits::limits;
-use super::context::plan::{plan_prompt, Input, TransferSettings};
+use super::context::limits::{full_share, limits, FixedParts, SAFETY_MARGIN};
+use super::context::plan::{plan_prompt, Input, InputPlan, TransferSettings};
 use super::context::prompt::{
     json_bytes, OverLimit, PromptList, PromptParts, DEPENDENCIES_PRIORITY, EXISTING_ASSETS_PRIORITY,
 };
@@ -20,10 +22,12 @@ use super::planned::{abstractive_summaries, batch, Batched};
 use super::request::{dependencies_for, threshold_for, user_prompt_for, ContextParts};
 use super::run_ctx::RunCtx;
 use crate::base::agents::AgentDef;
+use crate::base::protocol::context::TransferMode;
 use crate::base::protocol::SharedJson;
 use crate::base::tokens::TokenCounter;
 use crate::model::event::{ContextPlanned, EngineEvent};
 use crate::model::plan::Task;
+use crate::run::tools::fetch_reference::Fetchable;
 
 /// A task's gathered inputs, fitted to its budget.
 pub(super) struct Gathered {
@@ -78,18 +82,17 @@ pub(super) async fn fit(
         },
         inputs: Vec::new(),
         trimmed: None,
+        fetchable: Vec::new(),
     };
-    let lim = limits(
-        agent.max_input_tokens,
-        agent.max_tokens as u64,
-        Some(agent.data_area_tokens),
-    );
+    let window = agent.max_input_tokens;
     let (_, system_tokens) = ctx.system_prompt_info(&task.agent);
+    let tools_tokens = super::toolbox::schema_tokens(ctx, task);
     let answer_format = ctx.answer_formats.of(task, agent).json();
-    // The common small task: nothing to trim, nothing counted.
+    // The common small task: the whole prompt, bounded from above, well within the
+    // window, so nothing to trim and nothing counted.
     if inputs.is_empty()
         && system_tokens.saturating_add(bytes_bound(task, &answer_format, &parts, &counter))
-            <= lim.effective_data_limit
+            <= within_margin(window.saturating_sub(tools_tokens))
     {
         return Gathered {
             parts,
@@ -103,11 +106,28 @@ pub(super) async fn fit(
         instruction_tokens: instruction_tokens(task, agent, answer_format, counter).await,
         lists: lists_of(&parts, &counter),
     };
-    let settings = TransferSettings::of(task.options().transfer_config.as_ref());
+    // What the prompt really holds besides the data takes its room first.
+    let fixed = FixedParts {
+        system: system_tokens,
+        instruction: prompt.instruction_tokens,
+        tools: tools_tokens,
+    };
+    let lim = limits(
+        window,
+        agent.max_tokens as u64,
+        Some(agent.data_area_tokens),
+        fixed,
+    );
+    let mut settings = TransferSettings::of(task.options().transfer_config.as_ref());
+    settings.full_under = full_share(window).min(lim.effective_data_limit);
+    // The trimming weighs the whole prompt: its fixed parts beside the data's limit,
+    // within the window (fixed parts over it cannot fit at all).
+    let prompt_limit = (system_tokens + prompt.instruction_tokens + lim.effective_data_limit)
+        .min(window.saturating_sub(tools_tokens));
     let mut planned = plan_prompt(
         &task.task_id,
         &task.agent,
-        lim.effective_data_limit,
+        prompt_limit,
         &prompt,
         &inputs,
         &settings,
@@ -123,6 +143,7 @@ pub(super) async fn fit(
     let report = json!({"context_management": planned.report, "inputs": planned.inputs, "effective_data_limit": lim.effective_data_limit, "batches": batched.as_ref().map(|b| b.batches.len())});
     cut_lists(&mut parts, &prompt.lists, &planned.lists);
     parts.inputs = planned.payloads;
+    parts.fetchable = fetchable(inputs, &planned.inputs);
     let logged = ctx.emitter.emit(
         scope,
         EngineEvent::ContextPlanned(ContextPlanned {
@@ -254,6 +275,25 @@ fn bytes_bound(
     (bytes as f64 * counter.safety_factor.max(1.0)).ceil() as u64
 }
 
+/// The inputs passed by reference (whole, not in batches, not omitted), with their data:
+/// what the task's `fetch_reference` reads.
+fn fetchable(inputs: Vec<Input>, plans: &[InputPlan]) -> Vec<Fetchable> {
+    inputs
+        .into_iter()
+        .zip(plans)
+        .filter(|(_, p)| p.mode == TransferMode::Reference && !p.batched && p.action != "omit")
+        .map(|(input, _)| Fetchable {
+            ref_id: input.name,
+            data: Arc::new(input.data),
+        })
+        .collect()
+}
+
+/// `tokens` times the protocol's safety margin.
+fn within_margin(tokens: u64) -> u64 {
+    (tokens as f64 * SAFETY_MARGIN).floor() as u64
+}
+
 /// Counts `text` once, on a blocking thread when it is large.
 async fn count_text(text: String, counter: TokenCounter) -> u64 {
     if text.len() <= COUNT_INLINE_MAX {
@@ -347,6 +387,7 @@ mod tests {
             existing_assets: Some(vec!["MATH_A_01".into(), "MATH_U_02".into()]),
             inputs: Vec::new(),
             trimmed: None,
+            fetchable: Vec::new(),
         };
         let format = super::super::answer_shape::answer_format(task, agent);
         let p = user_prompt_for(
@@ -370,6 +411,7 @@ mod tests {
             existing_assets: Some((0..5).map(|i| format!("A{i}")).collect()),
             inputs: Vec::new(),
             trimmed: None,
+            fetchable: Vec::new(),
         };
         let lists = lists_of(&parts, &TokenCounter::default());
         assert_eq!(lists.len(), 1, "an empty list is no item");

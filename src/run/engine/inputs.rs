@@ -55,8 +55,10 @@ fn ref_name(r: &DataReference) -> String {
 fn data_type_of(r: &DataReference, data: &Value) -> DataType {
     match r {
         DataReference::TaskOutput(_) => DataType::Atoms,
-        DataReference::File(f) => match f.format.as_deref() {
-            Some("json") => DataType::Metadata,
+        DataReference::File(f) => match (f.format.as_deref(), data["format"].as_str()) {
+            (Some("json"), _) | (_, Some("json")) => DataType::Metadata,
+            (_, Some("code")) => DataType::Code,
+            (_, Some("tex")) => DataType::Formula,
             _ if f.path.ends_with(".json") => DataType::Metadata,
             _ => DataType::Text,
         },

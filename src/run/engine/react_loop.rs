@@ -68,6 +68,8 @@ pub struct LoopResult {
 #[derive(Debug, Default)]
 pub struct LoopMeter {
     cost: std::sync::Mutex<Option<f64>>,
+    /// Prompt tokens of every step sent, and the model's text over every step.
+    tokens: std::sync::Mutex<(u64, u64)>,
 }
 
 impl LoopMeter {
@@ -88,6 +90,20 @@ impl LoopMeter {
     /// The steps' cost so far (`None` without a price).
     pub fn cost(&self) -> Option<f64> {
         self.cost.lock().map_or(None, |c| *c)
+    }
+
+    /// Adds a step's prompt (when it is sent) or its text (when it ends).
+    fn add_tokens(&self, prompt: u64, output: u64) {
+        if let Ok(mut t) = self.tokens.lock() {
+            t.0 = t.0.saturating_add(prompt);
+            t.1 = t.1.saturating_add(output);
+        }
+    }
+
+    /// The prompt tokens of every step sent so far and the model's text over them
+    /// (`(0, 0)` before the first step, and for a call that is not a loop).
+    pub fn tokens(&self) -> (u64, u64) {
+        self.tokens.lock().map_or((0, 0), |t| *t)
     }
 }
 
@@ -132,6 +148,7 @@ pub(super) async fn run_loop(
         if let Some(over) = lp.over_limits(step, conversation) {
             return over;
         }
+        lp.meter.add_tokens(conversation, 0);
         let out = lp.call(step, attempt, sink, step_timeout).await;
         lp.finished.steps = step;
         lp.finished.total_tokens += conversation;
@@ -357,6 +374,11 @@ impl<'a> Loop<'a> {
         sink: &mut StreamSink<'_>,
     ) -> LoopResult {
         sink.flush();
+        // A step the provider failed (an error, a timeout) ends the loop without an
+        // answer, and the loop's end says so.
+        if !matches!(other, Ok(Ok(_))) {
+            self.finished.stop = "step_failed".into();
+        }
         self.steps.push(RecordedStep {
             text: sink.text.clone(),
             ..RecordedStep::default()
@@ -382,6 +404,7 @@ impl<'a> Loop<'a> {
                 crate::base::cost::CallTokens::default()
             },
         );
+        self.meter.add_tokens(0, answer_tokens);
         self.finished.total_tokens += answer_tokens;
         self.finished.output_tokens += answer_tokens;
         self.finished.answer_tokens = Some(answer_tokens);
@@ -416,6 +439,7 @@ impl<'a> Loop<'a> {
                 output: thought_tokens,
             },
         );
+        self.meter.add_tokens(0, thought_tokens);
         self.finished.total_tokens += thought_tokens;
         self.finished.output_tokens += thought_tokens;
         let (assistant, inputs) = assistant_message(&thought, &out.tool_calls);

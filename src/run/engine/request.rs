@@ -113,6 +113,9 @@ pub struct ContextParts {
     pub inputs: Vec<Value>,
     /// `context.context_trimmed`: how much of each list was sent, when one was cut.
     pub trimmed: Option<Value>,
+    /// The inputs passed by reference, with their data: the task is offered
+    /// `fetch_reference` over them.
+    pub fetchable: Vec<crate::run::tools::fetch_reference::Fetchable>,
 }
 
 /// The dependencies a task's context lists: the plan's, or one per `depends_on` entry

@@ -10,14 +10,15 @@ use crate::data::store::{InvocationRecord, WriteOp};
 use crate::model::event::{EngineEvent, InvocationFinished};
 
 /// Records the stopped call `record` (its time, tokens and cost filled in), which had
-/// streamed `text` in `chunks` chunks and stopped for `why`.
+/// streamed `text` in `chunks` chunks and stopped for `why`; a loop's prompt tokens over
+/// its steps are `loop_prompt`.
 pub(super) fn record(
     ctx: &RunCtx,
     scope: &Scope,
     mut record: InvocationRecord,
-    text: &str,
-    chunks: u64,
+    (text, chunks): (&str, u64),
     why: &str,
+    loop_prompt: Option<u64>,
 ) {
     record.response_json = json!({"cancelled": true, "partial_text": text}).to_string();
     let finished = InvocationFinished {
@@ -33,6 +34,7 @@ pub(super) fn record(
         error_message: Some(why.into()),
         provider_usage: None,
         cost_usd: record.cost_usd,
+        loop_prompt_tokens: loop_prompt,
     };
     // The row and its event commit together.
     let ended = ctx

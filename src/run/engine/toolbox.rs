@@ -20,6 +20,7 @@ use crate::data::provider::ToolCall;
 use crate::model::event::{EngineEvent, SkillActivated, SkillRefused, ToolAnswered};
 use crate::model::plan::react::ReactSetup;
 use crate::model::plan::Task;
+use crate::run::tools::fetch_reference::{FetchReference, Fetchable, FETCH_REFERENCE};
 use crate::run::tools::{execute_cached, TokioSleeper, ToolCache, ToolContext, ToolRegistry};
 
 /// The toolbox of `task`'s loop in this run, for attempt `attempt`. A rerun answers the
@@ -29,21 +30,44 @@ pub(super) fn for_task(
     task: &Task,
     setup: &ReactSetup,
     attempt: u32,
+    fetchable: &[Fetchable],
 ) -> Box<dyn Toolbox> {
-    let live = live_toolbox(ctx, task, setup);
+    let live = live_toolbox(ctx, task, setup, fetchable);
     match ctx.provider.recorded_steps(&task.task_id, attempt) {
         Some(steps) => Box::new(RecordedToolbox { live, steps }),
         None => Box::new(live),
     }
 }
 
-fn live_toolbox(ctx: &RunCtx, task: &Task, setup: &ReactSetup) -> TaskToolbox {
+/// Tokens of the tool schemas `task`'s prompt carries (0 for a task with no loop), as
+/// the attempt's prompt counts them.
+pub(super) fn schema_tokens(ctx: &RunCtx, task: &Task) -> u64 {
+    ctx.plan.react_for(task).map_or(0, |setup| {
+        let defs = live_toolbox(ctx, task, &setup, &[]).definitions();
+        ctx.config
+            .tokens
+            .count(&serde_json::to_string(&defs).unwrap_or_default())
+    })
+}
+
+fn live_toolbox(
+    ctx: &RunCtx,
+    task: &Task,
+    setup: &ReactSetup,
+    fetchable: &[Fetchable],
+) -> TaskToolbox {
     let mut registry = ToolRegistry::empty();
     let all = ToolRegistry::with_builtins();
     for name in &setup.tools {
         if let Ok(t) = all.get(name) {
             registry.register(t);
         }
+    }
+    if setup.tools.iter().any(|t| t == FETCH_REFERENCE) {
+        registry.register(Arc::new(FetchReference::new(
+            Arc::from(fetchable.to_vec()),
+            ctx.config.tokens,
+        )));
     }
     let workspace = ctx.config.workspace.clone();
     let mut tools = ToolContext::new(workspace.clone());

@@ -425,8 +425,14 @@ async fn call_and_judge(
     )
     .await;
     let is_loop = react.is_some() && toolbox.is_some();
-    let output_tokens = ctx.config.tokens.count(&trace.text);
+    // A loop's row counts every step it sent and every step's text, not its first
+    // prompt and its final answer.
+    let (prompt_tokens, output_tokens) = match trace.meter.tokens() {
+        (sent, text) if is_loop && sent > 0 => (sent, text),
+        _ => (prompt_tokens, ctx.config.tokens.count(&trace.text)),
+    };
     record.execution_time_ms = trace.elapsed_ms;
+    record.prompt_tokens = prompt_tokens;
     record.output_tokens = output_tokens;
     let counted = crate::base::cost::CallTokens {
         input: prompt_tokens,

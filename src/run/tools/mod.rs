@@ -14,6 +14,7 @@ pub mod cache;
 pub mod context;
 pub mod error;
 pub mod execute;
+pub mod fetch_reference;
 pub mod file_reader;
 pub mod file_search;
 pub mod level;

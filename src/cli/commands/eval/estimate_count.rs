@@ -82,6 +82,7 @@ pub fn estimate(
             existing_assets: task.context.existing_assets.clone(),
             inputs: Vec::new(),
             trimmed: None,
+            fetchable: Vec::new(),
         };
         let format = formats.of(task, agent);
         let user = user_prompt_for(task, agent, threshold_for(task), None, parts, format.json());

@@ -6,8 +6,9 @@ use crate::base::protocol::refs::QUERYABLE;
 use crate::base::ranges as r;
 
 const OPERATORS: Want = Want::OneOf(&["eq", "ne", "in", "gt", "gte", "lt", "lte", "contains"]);
-/// The formats of a `file` reference.
-pub(super) const FILE_FORMATS: &[&str] = &["pdf", "md", "json", "txt"];
+/// The formats of a `file` reference (without one, the extension decides; a source
+/// file's extension reads as `code`).
+pub(super) const FILE_FORMATS: &[&str] = &["pdf", "md", "json", "txt", "code", "tex"];
 /// The directions of a `db_query` reference's `order_by`.
 pub(super) const DIRECTIONS: &[&str] = &["asc", "desc"];
 /// The tables a `db_query` reference may read (the names of [`QUERYABLE`]).

@@ -8,4 +8,5 @@ pub mod plan;
 pub mod prompt;
 pub mod select;
 pub mod settings;
+mod table;
 pub mod trim;

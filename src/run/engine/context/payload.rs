@@ -3,6 +3,9 @@
 
 use serde_json::{json, Value};
 
+use super::select::DataType;
+use super::table::{summarize_table, table_rows};
+use crate::base::text::blocks::whole_blocks;
 use crate::base::text::summary::{
     summarize_atoms_with, summarize_text, text_of, Strategy, SummaryFields,
 };
@@ -59,18 +62,55 @@ pub(super) fn count(v: &Value, c: &TokenCounter) -> u64 {
     }
 }
 
-/// A summary of `data` within about `target` tokens, made by `strategy`, the atoms'
-/// `fields` kept or summarised.
+/// A summary of `data` (of type `data_type`) within about `target` tokens: code and
+/// formulas as whole blocks, tables as their header, statistics and top rows, anything
+/// else made by `strategy`, the atoms' `fields` kept or summarised.
 pub(super) fn summarize(
     data: &Value,
+    data_type: DataType,
     target: u64,
     strategy: Strategy,
     fields: &SummaryFields,
     c: &TokenCounter,
 ) -> Value {
-    match atoms_of(data) {
-        Some(atoms) => summarize_atoms_with(atoms, target, strategy, fields, c),
-        None => Value::String(summarize_text(&text_of(data), target, strategy, c)),
+    match (data_type, text_field(data), table_rows(data)) {
+        (DataType::Code | DataType::Formula, Some(text), _) => {
+            with_text(data, whole_blocks(text, target, c))
+        }
+        (DataType::Table, _, Some(rows)) => {
+            summarize_table(data.get("table").and_then(Value::as_str), rows, target, c)
+        }
+        _ => match atoms_of(data) {
+            Some(atoms) => summarize_atoms_with(atoms, target, strategy, fields, c),
+            None => Value::String(summarize_text(&text_of(data), target, strategy, c)),
+        },
+    }
+}
+
+/// How a summary of `data_type` is made, for the payload's `summary_config.strategy`.
+pub(super) fn summary_method(data_type: DataType, strategy: Strategy) -> &'static str {
+    match data_type {
+        DataType::Code | DataType::Formula => "whole_blocks",
+        DataType::Table => "header_and_statistics",
+        _ => strategy.name(),
+    }
+}
+
+/// The text of a resolved file (its `text`) or of a string.
+fn text_field(data: &Value) -> Option<&str> {
+    data.as_str()
+        .or_else(|| data.get("text").and_then(Value::as_str))
+}
+
+/// `data` with its text replaced by `text` (a file keeps its path, format and language).
+fn with_text(data: &Value, text: String) -> Value {
+    match data {
+        Value::Object(o) => {
+            let mut o = o.clone();
+            o.insert("text".into(), Value::String(text));
+            Value::Object(o)
+        }
+        _ => Value::String(text),
     }
 }
 
@@ -119,7 +159,7 @@ pub(super) fn reference_payload(
                 .collect()
         })
         .unwrap_or_default();
-    json!({
+    let mut payload = json!({
         "source": name,
         "transfer_mode": "reference",
         "reference": {
@@ -128,5 +168,10 @@ pub(super) fn reference_payload(
             "data_stats": stats,
         },
         "inline_preview": {"atoms_preview": preview_items, "preview_count": preview_items.len()},
-    })
+    });
+    if !batched {
+        // Fetched on demand (§4.3): the tool the task is offered for it.
+        payload["fetch_with"] = json!({"tool": "fetch_reference", "ref_id": name});
+    }
+    payload
 }

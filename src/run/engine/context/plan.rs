@@ -6,7 +6,9 @@
 
 use serde_json::{json, Value};
 
-use super::payload::{atoms_of, count, reference_payload, retain_atoms_by_priority, summarize};
+use super::payload::{
+    atoms_of, count, reference_payload, retain_atoms_by_priority, summarize, summary_method,
+};
 use super::prompt::{PromptList, PromptParts};
 use super::select::{choose, DataType, Rule};
 pub use super::settings::TransferSettings;
@@ -151,7 +153,13 @@ fn payload_of(
         Some(t) if !filtered => t,
         _ => count(&data, c),
     };
-    let mut choice = choose(tokens, agent, input.data_type, input.configured);
+    let mut choice = choose(
+        tokens,
+        agent,
+        input.data_type,
+        input.configured,
+        settings.full_under,
+    );
     // Whole over the task's cap: summarised within it.
     if choice.mode == TransferMode::Full && settings.max_tokens.is_some_and(|m| tokens > m) {
         choice.mode = TransferMode::Summary;
@@ -166,8 +174,8 @@ fn payload_of(
             json!({"source": input.name, "transfer_mode": "summary",
                    "summary_config": {"max_length": target, "preserve_fields": settings.fields.preserve,
                                       "summarize_fields": settings.fields.summarize, "summary_ratio": settings.summary_ratio,
-                                      "strategy": settings.strategy.name()},
-                   "data": summarize(&data, target, settings.strategy, &settings.fields, c)})
+                                      "strategy": summary_method(input.data_type, settings.strategy)},
+                   "data": summarize(&data, input.data_type, target, settings.strategy, &settings.fields, c)})
         }
         TransferMode::Reference => reference_payload(
             &input.name,
@@ -248,8 +256,8 @@ fn apply(
         Decision::Summarize { tokens } => {
             p = json!({"source": input.name, "transfer_mode": "summary",
                        "summary_config": {"max_length": tokens, "summary_ratio": tokens as f64 / plan.tokens.max(1) as f64,
-                                          "strategy": settings.strategy.name()},
-                       "data": summarize(&settings.filtered(&input.data), tokens, settings.strategy, &settings.fields, c)});
+                                          "strategy": summary_method(input.data_type, settings.strategy)},
+                       "data": summarize(&settings.filtered(&input.data), input.data_type, tokens, settings.strategy, &settings.fields, c)});
             plan.mode = TransferMode::Summary;
         }
         Decision::Omit => {

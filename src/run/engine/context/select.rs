@@ -91,13 +91,14 @@ pub fn size_mode(tokens: u64) -> Choice {
 
 /// The decision tree of §5.4: a configured mode wins; under 2K tokens the data goes whole;
 /// over 50K by reference in batches; in between, incompressible data types (code,
-/// formulas, metadata) and relation graphs decide, then the receiving agent, then the
-/// §5.1 band.
+/// formulas, metadata) and relation graphs decide, then the receiving agent, then data
+/// under `full_under` tokens (a fifth of the window, §4.1) goes whole, then the §5.1 band.
 pub fn choose(
     tokens: u64,
     agent: &str,
     data: DataType,
     configured: Option<TransferMode>,
+    full_under: u64,
 ) -> Choice {
     if let Some(mode) = configured {
         return Choice {
@@ -124,6 +125,13 @@ pub fn choose(
             mode,
             batched: false,
             rule: Rule::Agent,
+        };
+    }
+    if tokens < full_under {
+        return Choice {
+            mode: TransferMode::Full,
+            batched: false,
+            rule: Rule::Window,
         };
     }
     if matches!(data, DataType::Table | DataType::Figure | DataType::Text)
@@ -175,7 +183,7 @@ mod tests {
             ("Strategic_Critic", Summary),
             ("Orchestrator", Summary),
         ] {
-            let c = choose(5_000, agent, DataType::Atoms, None);
+            let c = choose(5_000, agent, DataType::Atoms, None, 0);
             assert_eq!((c.mode, c.rule), (want, Rule::Agent), "{agent}");
         }
     }
@@ -190,14 +198,17 @@ mod tests {
         assert_eq!(data_type_mode(DataType::Metadata), Full);
         assert_eq!(data_type_mode(DataType::Relations), Reference);
         // Incompressible data stays whole even for an agent that prefers summaries.
-        let c = choose(8_000, "Strategic_Critic", DataType::Code, None);
+        let c = choose(8_000, "Strategic_Critic", DataType::Code, None, 0);
         assert_eq!((c.mode, c.rule), (Full, Rule::DataType));
-        let c = choose(8_000, "Scholar_Internalizer", DataType::Relations, None);
+        let c = choose(8_000, "Scholar_Internalizer", DataType::Relations, None, 0);
         assert_eq!((c.mode, c.rule), (Reference, Rule::DataType));
         // No agent rule: tables are summarised, large text goes by reference.
-        assert_eq!(choose(8_000, "Other", DataType::Table, None).mode, Summary);
         assert_eq!(
-            choose(20_000, "Other", DataType::Text, None).mode,
+            choose(8_000, "Other", DataType::Table, None, 0).mode,
+            Summary
+        );
+        assert_eq!(
+            choose(20_000, "Other", DataType::Text, None, 0).mode,
             Reference
         );
     }
@@ -206,14 +217,38 @@ mod tests {
     fn the_decision_tree() {
         // < 2K: whole, whatever the agent.
         assert_eq!(
-            choose(1_999, "Knowledge_Vault", DataType::Text, None).mode,
+            choose(1_999, "Knowledge_Vault", DataType::Text, None, 0).mode,
             Full
         );
         // > 50K: batched reference, whatever the agent.
-        let c = choose(50_001, "Scholar_Internalizer", DataType::Code, None);
+        let c = choose(50_001, "Scholar_Internalizer", DataType::Code, None, 0);
         assert_eq!((c.mode, c.batched, c.rule), (Reference, true, Rule::Size));
         // A configured mode wins.
-        let c = choose(1_000, "Scholar_Internalizer", DataType::Code, Some(Summary));
+        let c = choose(
+            1_000,
+            "Scholar_Internalizer",
+            DataType::Code,
+            Some(Summary),
+            0,
+        );
         assert_eq!((c.mode, c.rule), (Summary, Rule::Configured));
+    }
+
+    #[test]
+    fn under_a_fifth_of_the_window_data_goes_whole() {
+        // 19% of a 100K window: whole, where the size band alone sends a reference.
+        let c = choose(18_900, "Other", DataType::Text, None, 20_000);
+        assert_eq!((c.mode, c.rule), (Full, Rule::Window));
+        assert_eq!(
+            choose(18_900, "Other", DataType::Text, None, 0).mode,
+            Reference
+        );
+        // From a fifth on, the band again; an agent's own rule still comes first.
+        assert_eq!(
+            choose(20_000, "Other", DataType::Text, None, 20_000).mode,
+            Reference
+        );
+        let c = choose(5_000, "Strategic_Critic", DataType::Text, None, 20_000);
+        assert_eq!((c.mode, c.rule), (Summary, Rule::Agent));
     }
 }

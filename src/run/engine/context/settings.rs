@@ -29,6 +29,9 @@ pub struct TransferSettings {
     /// The atoms' fields a summary keeps whole and summarises
     /// (`summary_config.preserve_fields`, `summarize_fields`).
     pub fields: SummaryFields,
+    /// Data under this many tokens goes whole (a fifth of the receiving agent's window,
+    /// set by the engine; 0 leaves the size bands alone).
+    pub full_under: u64,
 }
 
 impl Default for TransferSettings {
@@ -41,6 +44,7 @@ impl Default for TransferSettings {
             summary_length: None,
             summary_ratio: 0.3,
             fields: SummaryFields::default(),
+            full_under: 0,
         }
     }
 }
@@ -80,6 +84,7 @@ impl TransferSettings {
                 preserve: names("preserve_fields").unwrap_or(defaults.preserve),
                 summarize: names("summarize_fields").unwrap_or(defaults.summarize),
             },
+            full_under: 0,
         }
     }
 

@@ -134,16 +134,23 @@ pub fn select_lines(
         &lines[(start - 1) as usize..end as usize]
     };
     let content = picked.join("\n");
-    let brief = if total == 0 {
-        format!("`{shown}` is empty.")
-    } else {
-        format!(
-            "Read lines {start}–{end} of `{shown}` ({total} lines, {} characters shown).",
-            content.chars().count()
-        )
+    let chars = content.chars().count();
+    // The brief level shows no line: it says what was read and the range's first and
+    // last lines, and does not claim the characters are shown.
+    let brief = match (picked.first(), picked.last()) {
+        (Some(first), Some(last)) => format!(
+            "Read lines {start}–{end} of `{shown}` ({total} lines, {chars} characters;              ask for output_level standard to see them). First line: `{}`; last line: `{}`.",
+            crate::base::text::cut::cut_chars(first.trim(), 120),
+            crate::base::text::cut::cut_chars(last.trim(), 120)
+        ),
+        _ => format!("`{shown}` is empty."),
     };
     let width = end.max(1).to_string().len();
-    let mut standard = brief.clone();
+    let mut standard = if total == 0 {
+        brief.clone()
+    } else {
+        format!("Read lines {start}–{end} of `{shown}` ({total} lines, {chars} characters shown).")
+    };
     for (i, line) in picked.iter().enumerate() {
         standard.push_str(&format!("\n{:>width$} | {line}", start + i as i64));
     }
@@ -181,6 +188,18 @@ mod tests {
         assert_eq!(content(&d), "a\nb\nc\nd");
         let d = select_lines("f", text, Some(4), Some(4)).expect("ok");
         assert_eq!(content(&d), "d");
+    }
+
+    #[test]
+    fn the_brief_level_names_the_first_and_last_lines_and_claims_none_shown() {
+        let d = select_lines("a.md", "one\ntwo\nthree\nfour\n", Some(2), Some(3)).expect("read");
+        assert!(
+            d.brief.contains("First line: `two`; last line: `three`"),
+            "{}",
+            d.brief
+        );
+        assert!(!d.brief.contains("shown"), "{}", d.brief);
+        assert!(d.standard.contains("characters shown"), "{}", d.standard);
     }
 
     #[test]

@@ -68,6 +68,14 @@ impl Drop for Server {
             let _ = Command::new(kit().join("stop.sh"))
                 .arg(port().to_string())
                 .status();
+            // stop.sh only signals the server: wait until it no longer accepts, so the
+            // next test starts its own instead of using one that is going away.
+            let deadline = Instant::now() + std::time::Duration::from_secs(20);
+            while std::net::TcpStream::connect(("127.0.0.1", port())).is_ok()
+                && Instant::now() < deadline
+            {
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
         }
     }
 }

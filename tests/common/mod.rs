@@ -116,6 +116,28 @@ impl Ran {
             .unwrap_or(0)
     }
 
+    /// The stored request of `task`'s first invocation, and its prompt tokens.
+    pub fn request_of(&self, task: &str) -> (serde_json::Value, i64) {
+        let inv = self
+            .store
+            .invocations(&self.run_id)
+            .expect("invocations")
+            .into_iter()
+            .find(|i| i.task_id == task)
+            .expect("an invocation");
+        let req = self
+            .store
+            .invocation_request(&inv.invocation_id)
+            .expect("query")
+            .expect("request");
+        (req, inv.prompt_tokens)
+    }
+
+    /// The first input of the stored request of `task`'s first invocation.
+    pub fn first_input(&self, task: &str) -> serde_json::Value {
+        self.request_of(task).0["user_prompt"]["context"]["inputs"][0].clone()
+    }
+
     /// A task's stored status.
     pub fn status_of(&self, task: &str) -> String {
         self.store

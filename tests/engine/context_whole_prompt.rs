@@ -62,23 +62,6 @@ fn finished<'a>(r: &'a Ran, task: &str) -> &'a TaskFinished {
     .expect("the task finished")
 }
 
-/// The stored request of a task's first invocation, and its prompt tokens.
-fn request_of(r: &Ran, task: &str) -> (Value, i64) {
-    let inv = r
-        .store
-        .invocations(&r.run_id)
-        .expect("invocations")
-        .into_iter()
-        .find(|i| i.task_id == task)
-        .expect("an invocation");
-    let req = r
-        .store
-        .invocation_request(&inv.invocation_id)
-        .expect("query")
-        .expect("request");
-    (req, inv.prompt_tokens)
-}
-
 /// An instruction of a few megabytes (about 1.6 M tokens): far over a 100K-token agent.
 #[tokio::test]
 async fn a_huge_instruction_fails_the_task_before_any_call() {
@@ -183,7 +166,7 @@ async fn a_wide_fan_in_is_trimmed_to_the_agent_limit() {
     let (n, limit) = (2_000, 18_000);
     let r = run_plan(&fan_in(n, limit, json!([])), quick_sim(), test_config()).await;
     assert_eq!(r.invocations_of("S"), 1, "S was invoked");
-    let (req, prompt_tokens) = request_of(&r, "S");
+    let (req, prompt_tokens) = r.request_of("S");
     assert!(
         prompt_tokens as u64 <= limit,
         "the prompt is {prompt_tokens} tokens, over {limit}"
@@ -269,7 +252,7 @@ async fn a_small_task_is_planned_as_before() {
     }
     let actions: Vec<&str> = c[0].inputs.iter().map(|i| i.action.as_str()).collect();
     assert_eq!(actions, vec!["keep", "keep", "keep"]);
-    let (req, _) = request_of(&r, "S");
+    let (req, _) = r.request_of("S");
     let ctx = &req["user_prompt"]["context"];
     assert_eq!(ctx["dependencies"].as_array().map_or(0, Vec::len), 3);
     let upstream_atoms: usize = (0..3)
@@ -342,7 +325,7 @@ async fn a_plan_s_transfer_settings_shape_the_summary_sent() {
     let mut cfg = test_config();
     cfg.workspace = w.path().to_path_buf();
     let r = run_plan(&plan, quick_sim(), cfg).await;
-    let (req, _) = request_of(&r, "A");
+    let (req, _) = r.request_of("A");
     let input = &req["user_prompt"]["context"]["inputs"][0];
     assert_eq!(input["transfer_mode"], "summary", "{input}");
     assert_eq!(input["summary_config"]["max_length"], 300, "{input}");

@@ -19,23 +19,6 @@ fn planned(r: &Ran, task: &str) -> ContextPlanned {
     .expect("a context_planned event")
 }
 
-/// The first input of the stored request of `task`'s first invocation.
-fn first_input(r: &Ran, task: &str) -> Value {
-    let inv = r
-        .store
-        .invocations(&r.run_id)
-        .expect("invocations")
-        .into_iter()
-        .find(|i| i.task_id == task)
-        .expect("an invocation");
-    let req = r
-        .store
-        .invocation_request(&inv.invocation_id)
-        .expect("query")
-        .expect("request");
-    req["user_prompt"]["context"]["inputs"][0].clone()
-}
-
 /// Runs one task of agent `Reader` (no role of the protocol's tables) with `agent`'s
 /// settings over the workspace file `name`.
 async fn run_reader(agent: Value, name: &str, text: &str) -> Ran {
@@ -87,7 +70,7 @@ async fn an_8k_agent_receives_a_633_token_file_whole() {
     // The reserves are what the prompt holds (tens of tokens), not 8,000.
     assert!(c.effective_data_limit > 6_000, "{}", c.effective_data_limit);
     assert_eq!(c.inputs[0].action, "keep", "{:?}", c.inputs);
-    let input = first_input(&r, "A");
+    let input = r.first_input("A");
     assert_eq!(input["transfer_mode"], "full", "{input}");
     assert!(
         input.to_string().contains(&last),
@@ -105,7 +88,7 @@ async fn nineteen_percent_of_a_100k_window_goes_whole() {
     let c = planned(&r, "A");
     let rule = serde_json::to_value(c.inputs[0].rule).expect("serialises");
     assert_eq!(rule, "window", "{:?}", c.inputs);
-    let input = first_input(&r, "A");
+    let input = r.first_input("A");
     assert_eq!(input["transfer_mode"], "full", "{input}");
     assert!(input.to_string().contains(&last), "the last note is sent");
 }
@@ -115,6 +98,6 @@ async fn a_fifth_of_the_window_or_more_goes_by_the_size_bands() {
     // 25% of a 100K window: by reference, as the 10K–50K band says.
     let text = notes(25_000);
     let r = run_reader(json!({"max_input_tokens": 100_000}), "notes.txt", &text).await;
-    let input = first_input(&r, "A");
+    let input = r.first_input("A");
     assert_eq!(input["transfer_mode"], "reference", "{input}");
 }

@@ -6,23 +6,6 @@ use crate::common;
 use common::{quick_sim, run_plan, test_config, Ran};
 use serde_json::{json, Value};
 
-/// The first input of the stored request of `task`'s first invocation.
-fn first_input(r: &Ran, task: &str) -> Value {
-    let inv = r
-        .store
-        .invocations(&r.run_id)
-        .expect("invocations")
-        .into_iter()
-        .find(|i| i.task_id == task)
-        .expect("an invocation");
-    let req = r
-        .store
-        .invocation_request(&inv.invocation_id)
-        .expect("query")
-        .expect("request");
-    req["user_prompt"]["context"]["inputs"][0].clone()
-}
-
 /// A Python module of `n` functions of about 190 tokens each.
 fn module(n: usize) -> String {
     let body = "    total = weight * step + offset  # the guidance term of this step\n".repeat(12);
@@ -58,7 +41,7 @@ async fn a_python_file_of_11k_tokens_is_code_and_goes_whole() {
     assert!((10_000..14_000).contains(&tokens), "{tokens}");
     let r = run_over(&code, json!({})).await;
     assert_eq!(r.status_of("A"), "success");
-    let input = first_input(&r, "A");
+    let input = r.first_input("A");
     assert_eq!(input["transfer_mode"], "full", "{input}");
     assert_eq!(input["data"]["format"], "code");
     assert_eq!(input["data"]["language"], "python");
@@ -69,7 +52,7 @@ async fn a_python_file_of_11k_tokens_is_code_and_goes_whole() {
 async fn code_over_its_cap_is_cut_as_whole_functions() {
     let code = module(60);
     let r = run_over(&code, json!({"max_tokens": 1_500})).await;
-    let input = first_input(&r, "A");
+    let input = r.first_input("A");
     assert_eq!(input["transfer_mode"], "summary", "{input}");
     assert_eq!(input["summary_config"]["strategy"], "whole_blocks");
     let sent = input["data"]["text"].as_str().expect("the code's text");

@@ -42,18 +42,22 @@ fn five_steps() -> Script {
     serde_json::from_value(json!({"turns": turns})).expect("script")
 }
 
-#[test]
-fn a_five_step_loop_counts_every_step_in_show_the_agent_table_and_the_span() {
-    let ran = run_scripted(&five_steps(), "openai", false, workspace);
-    assert_eq!(ran.server.seen().len(), 5, "five requests sent");
-    let finished = ran
-        .events
+/// The run's `loop_finished` event.
+fn loop_finished(events: &[EngineEvent]) -> plexus::base::loop_events::LoopFinished {
+    events
         .iter()
         .find_map(|e| match e {
             EngineEvent::LoopFinished(f) => Some(f.clone()),
             _ => None,
         })
-        .expect("loop_finished");
+        .expect("loop_finished")
+}
+
+#[test]
+fn a_five_step_loop_counts_every_step_in_show_the_agent_table_and_the_span() {
+    let ran = run_scripted(&five_steps(), "openai", false, workspace);
+    assert_eq!(ran.server.seen().len(), 5, "five requests sent");
+    let finished = loop_finished(&ran.events);
     assert_eq!((finished.steps, finished.stop.as_str()), (5, "answer"));
     let started = ran
         .events
@@ -138,14 +142,7 @@ fn a_loop_whose_last_step_failed_says_so() {
     ]}))
     .expect("script");
     let ran = super::scripted_run::run_scripted_to(&script, "openai", false, workspace, 3);
-    let finished = ran
-        .events
-        .iter()
-        .find_map(|e| match e {
-            EngineEvent::LoopFinished(f) => Some(f.clone()),
-            _ => None,
-        })
-        .expect("loop_finished");
+    let finished = loop_finished(&ran.events);
     assert_eq!(finished.stop, "step_failed", "{finished:?}");
     assert_eq!(finished.steps, 2);
 }

@@ -451,3 +451,35 @@ fn a_run_written_as_a_tree_reads_back_and_json_lists_parse() {
         screen.stderr
     );
 }
+
+/// Handing back from a context file keeps the figures that file gives: its layer counts
+/// and iterations (no file of the iteration says them), and its quality where the
+/// evaluations give none.
+#[test]
+fn a_handoff_read_from_a_context_keeps_its_quality_and_layer_counts() {
+    let d = tempfile::tempdir().expect("tmp");
+    let root = generated(d.path(), 40, 0);
+    let tree = failures::open(&root).expect("open");
+    let out = d.path().join("handoff/ctx.json");
+    let mut spec = HandoffSpec::for_tree(&tree, None, &out, Some("three layers tried"));
+    spec.iteration_summary.final_quality = Some(0.67);
+    spec.iteration_summary.layer2_iterations = Some(2);
+    spec.iteration_summary.layer3_iterations = Some(1);
+    let rows: Vec<u32> = (0..10).collect();
+    write_handoff(
+        &out,
+        &build_handoff(&tree, &rows, &spec),
+        &TokenCounter::default(),
+    )
+    .expect("write");
+    let back = failures::open(&out).expect("the context opens");
+    let again = HandoffSpec::for_tree(&back, None, &d.path().join("ctx2.json"), None);
+    let s = &again.iteration_summary;
+    assert_eq!(
+        (s.layer2_iterations, s.layer3_iterations),
+        (Some(2), Some(1)),
+        "{s:?}"
+    );
+    assert!(s.final_quality.is_some(), "{s:?}");
+    assert_eq!(s.total_samples, spec.iteration_summary.total_samples);
+}

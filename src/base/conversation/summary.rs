@@ -94,6 +94,52 @@ pub fn extract(text: &str, max_chars: usize) -> String {
     out
 }
 
+/// Most facts (ids, numbers, paths) an observation's digest lists past its first and
+/// last lines.
+pub const OBSERVATION_FACTS: usize = 12;
+
+/// What an old observation keeps when its round is summarised: its first line and its
+/// last (each cut at [`OBSERVATION_CHARS`]), and the ids, numbers and paths of the lines
+/// between (words with a digit, a `/`, a `_` or an inner `.`), at most
+/// [`OBSERVATION_FACTS`], so the facts a later step may need are not lost to a sentence.
+pub fn observation_digest(text: &str) -> String {
+    let lines: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    let (Some(first), Some(last)) = (lines.first(), lines.last()) else {
+        return String::new();
+    };
+    let mut out = extract(first, OBSERVATION_CHARS);
+    if lines.len() < 2 {
+        return out;
+    }
+    let mut facts: Vec<&str> = Vec::new();
+    for word in lines[1..lines.len() - 1].iter().flat_map(|l| {
+        l.split(|c: char| {
+            c.is_whitespace() || matches!(c, ',' | ';' | '(' | ')' | '[' | ']' | '"' | '`')
+        })
+    }) {
+        let w = word.trim_matches(|c: char| matches!(c, '.' | ':' | '\'' | '|'));
+        let factual = w.chars().any(|c| c.is_ascii_digit())
+            || w.contains('/')
+            || w.contains('_')
+            || w.trim_start_matches('.').contains('.');
+        if factual && w.chars().count() <= 80 && !facts.contains(&w) {
+            facts.push(w);
+            if facts.len() == OBSERVATION_FACTS {
+                break;
+            }
+        }
+    }
+    if !facts.is_empty() {
+        let _ = write!(out, " [{}]", facts.join(", "));
+    }
+    let _ = write!(out, " … {}", extract(last, OBSERVATION_CHARS));
+    out
+}
+
 /// Every `Data stored in file: PATH` reference in `text`, verbatim to the end of its line
 /// (trailing blanks removed).
 pub fn data_file_refs(text: &str) -> Vec<String> {
@@ -207,7 +253,7 @@ pub fn summarise_round(
                         .collect();
                     let error = if b.is_error { " (error)" } else { "" };
                     let _ = writeln!(refs, "  {name} [{id}]{error}{files}");
-                    let obs = extract(&without_refs(&text), OBSERVATION_CHARS);
+                    let obs = observation_digest(&without_refs(&text));
                     let _ = writeln!(full, "  {name} [{id}] {input} →{error} {obs}{files}");
                 }
             }
@@ -271,6 +317,25 @@ pub fn render(rounds: &[Arc<RoundSummary>], budget: u64) -> (String, usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_observation_keeps_its_first_and_last_lines_and_the_facts_between() {
+        let obs = "Found 3 files matching **/*.md.\n- docs/plans.md (412 lines)\n- notes/n0.md\n\
+                   the record ATOM_SCHOLAR_07 has score 0.83\nSearch took 12 ms.";
+        let d = observation_digest(obs);
+        assert!(d.starts_with("Found 3 files matching **/*.md."), "{d}");
+        assert!(d.ends_with("… Search took 12 ms."), "{d}");
+        for fact in [
+            "docs/plans.md",
+            "412",
+            "notes/n0.md",
+            "ATOM_SCHOLAR_07",
+            "0.83",
+        ] {
+            assert!(d.contains(fact), "{fact} in {d}");
+        }
+        assert_eq!(observation_digest("one line only."), "one line only.");
+    }
 
     #[test]
     fn extracts_keep_whole_sentences_within_the_budget() {

@@ -35,6 +35,7 @@ fn iteration_at(dir: PathBuf, number: u32) -> Iteration {
         source: None,
         total_samples: None,
         failed_samples: None,
+        context_summary: None,
     }
 }
 

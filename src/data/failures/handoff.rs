@@ -97,7 +97,15 @@ impl HandoffSpec {
                     .into(),
             );
         }
-        let quality = counted.mean_score.filter(|_| every_sample);
+        // A tree read from a context file hands back the figures that file gives, where
+        // the iteration's own files give none.
+        let given = it
+            .and_then(|i| i.context_summary.clone())
+            .unwrap_or_default();
+        let quality = counted
+            .mean_score
+            .filter(|_| every_sample)
+            .or(given.final_quality);
         HandoffSpec {
             execution_output_dir: layout::slash(&layout::relative_to(from, &dir)),
             trigger_reason: reason
@@ -105,8 +113,13 @@ impl HandoffSpec {
                 .filter(|r| !r.is_empty())
                 .map(str::to_string),
             iteration_summary: IterationSummary {
-                total_iterations: it.map(|i| i.number).filter(|&n| n > 0),
+                total_iterations: it
+                    .map(|i| i.number)
+                    .filter(|&n| n > 0)
+                    .or(given.total_iterations),
                 final_quality: quality,
+                layer2_iterations: given.layer2_iterations,
+                layer3_iterations: given.layer3_iterations,
                 total_samples: total,
                 failed_samples: failed,
                 ..IterationSummary::default()

@@ -106,6 +106,7 @@ impl Tree {
                 source: None,
                 total_samples: None,
                 failed_samples: None,
+                context_summary: None,
                 report_path: dir.join(layout::REPORT_FILE),
             })
             .collect();

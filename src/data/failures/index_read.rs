@@ -58,6 +58,7 @@ pub(crate) fn read_iteration(
         let summary = v.get("iteration_summary");
         it.total_samples = count_field(summary, "total_samples");
         it.failed_samples = count_field(summary, "failed_samples");
+        it.context_summary = summary.and_then(|s| serde_json::from_value(s.clone()).ok());
         match v.get("failure_samples_index").and_then(Value::as_array) {
             Some(entries) => {
                 for (i, e) in entries.iter().enumerate() {

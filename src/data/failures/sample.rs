@@ -49,6 +49,9 @@ pub struct Iteration {
     pub total_samples: Option<u32>,
     /// Samples failed, as its index says.
     pub failed_samples: Option<u32>,
+    /// The `iteration_summary` of the context file it was read from, as written (its
+    /// quality and layer counts, which no file of the iteration gives).
+    pub context_summary: Option<crate::base::protocol::handoff::IterationSummary>,
     /// The problems report's path (it may not exist).
     pub report_path: PathBuf,
 }

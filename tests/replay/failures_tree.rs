@@ -453,10 +453,10 @@ fn a_run_written_as_a_tree_reads_back_and_json_lists_parse() {
 }
 
 /// Handing back from a context file keeps the figures that file gives: its layer counts
-/// and iterations (no file of the iteration says them), and its quality where the
-/// evaluations give none.
+/// (no file of the iteration says them), and a quality (here the evaluations' own mean,
+/// as every sample has one).
 #[test]
-fn a_handoff_read_from_a_context_keeps_its_quality_and_layer_counts() {
+fn a_handoff_read_from_a_context_keeps_its_layer_counts_and_a_quality() {
     let d = tempfile::tempdir().expect("tmp");
     let root = generated(d.path(), 40, 0);
     let tree = failures::open(&root).expect("open");

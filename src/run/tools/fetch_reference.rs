@@ -177,24 +177,16 @@ fn section_of(data: &Value, name: &str) -> Result<Value, ToolError> {
                 keys(data)
             ))
         })?;
-    let names = vec![name.to_string()];
+    let names = [name.to_string()];
     let md = data
         .get("format")
         .and_then(Value::as_str)
         .is_none_or(|f| f == "md" || f == "markdown");
-    let (found, _) = if md {
-        md_sections(text, &names)
-    } else {
-        text_sections(text, &names)
-    };
-    let (found, _) = if found.is_empty() && md {
-        text_sections(text, &names)
-    } else {
-        (found, Vec::new())
-    };
-    found
-        .into_iter()
-        .next()
+    // A Markdown heading first; else a title line, as PDF and plain text have them.
+    let first = |(found, _): (Vec<(String, String)>, Vec<String>)| found.into_iter().next();
+    md.then(|| first(md_sections(text, &names)))
+        .flatten()
+        .or_else(|| first(text_sections(text, &names)))
         .map(|(_, t)| Value::String(t))
         .ok_or_else(|| {
             ToolError::not_found(

@@ -123,7 +123,7 @@ proptest! {
             let _ = filter_matches(it, &f);
         }
         let r: TaskOutputRef = serde_json::from_value(json!({"task_id": "T", "path": "$.atoms", "filter": f})).expect("ref");
-        let _ = resolve_task_output(&json!({"atoms": items}), &r);
+        let _ = resolve_task_output(&json!({"atoms": items}), &r, Some("atom"));
     }
 }
 

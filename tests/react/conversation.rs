@@ -303,10 +303,16 @@ fn tool_references_survive_even_a_tight_summary_budget() {
         if budget == 1 {
             assert_eq!(r.rounds_reduced, 2);
             assert!(
-                s.contains(&format!("  query_database [call_124]; {stored}\n")),
+                // The call's short input is kept beside its id.
+                s.contains(&format!(
+                    "  query_database [call_124] {{\"sql\":\"SELECT *\"}}; {stored}\n"
+                )),
                 "{s}"
             );
-            assert!(s.contains("  query_database [call_125] (error)\n"), "{s}");
+            assert!(
+                s.contains("  query_database [call_125] {} (error)\n"),
+                "{s}"
+            );
             assert!(!s.contains("thought:"), "{s}");
         } else {
             assert!(s.contains("thought: I need the full sales table."), "{s}");

@@ -15,4 +15,5 @@ mod scripted_run;
 mod scripted_skills;
 mod scripted_window;
 mod shipped_plans;
+mod sim_compression;
 mod skills;

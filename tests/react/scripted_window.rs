@@ -234,8 +234,9 @@ fn a_prompt_that_cannot_fit_ends_the_task_with_the_numbers_before_any_call() {
     }
 }
 
-#[test]
-fn after_compression_the_model_reads_its_skill_and_its_earlier_result_and_does_not_loop() {
+/// The script of a skill activated, a listing, six long thoughts, then two turns that
+/// answer only a request carrying the skill's text and the listing's last file.
+fn skill_then_long_thoughts() -> Vec<Value> {
     let mut turns = vec![
         json!({"tool_calls": [{"name": "activate_skill", "arguments": {"skill_name": "alpha"}}]}),
         json!({"text": "I list the notes.", "tool_calls": [{"name": "file_search", "arguments": {"pattern": "notes/*.md"}}]}),
@@ -248,11 +249,41 @@ fn after_compression_the_model_reads_its_skill_and_its_earlier_result_and_does_n
         "tool_calls": [{"name": "file_reader", "arguments": {"path": format!("notes/{FILE_MARK}.md")}}]
     }));
     turns.push(json!({"when": {"contains": SKILL_MARK}, "text": final_answer()}));
-    let script: Script = serde_json::from_value(json!({ "turns": turns })).expect("script");
+    turns
+}
+
+#[test]
+fn after_compression_the_model_reads_its_skill_and_its_earlier_result_and_does_not_loop() {
+    let script: Script =
+        serde_json::from_value(json!({ "turns": skill_then_long_thoughts() })).expect("script");
+    assert_reads_skill_and_listing(&script);
+}
+
+#[test]
+fn an_active_skill_stays_pinned_when_the_server_reuses_or_omits_call_ids() {
+    // Servers that number each reply's calls from 0, or give no id at all: the skill's
+    // activation and a later call arrive under the same id.
+    for id in ["call_0", "0", ""] {
+        let mut turns = skill_then_long_thoughts();
+        for turn in &mut turns {
+            if let Some(calls) = turn.get_mut("tool_calls").and_then(Value::as_array_mut) {
+                for call in calls {
+                    call["id"] = json!(id);
+                }
+            }
+        }
+        let script: Script = serde_json::from_value(json!({ "turns": turns })).expect("script");
+        assert_reads_skill_and_listing(&script);
+    }
+}
+
+/// Runs `script` on both APIs, streamed and not: compressions summarise at least two
+/// rounds, the skill is activated once, and the loop answers after reading the note.
+fn assert_reads_skill_and_listing(script: &Script) {
     for kind in ["openai", "anthropic"] {
         for stream in [true, false] {
             let what = format!("{kind} stream={stream}");
-            let ran = run_scripted(&script, kind, stream, skill_workspace);
+            let ran = run_scripted(script, kind, stream, skill_workspace);
             let summarised: u32 = compressions(&ran).iter().map(|c| c.2).sum();
             assert!(summarised >= 2, "{what}: {:?}", compressions(&ran));
             let activations = ran

@@ -206,7 +206,7 @@ pub fn summarise_round(
         .filter(|b| b.block_type == ContentBlockType::ToolResult)
         .filter_map(|b| b.tool_use_id.as_deref())
         .collect();
-    let mut calls: HashMap<&str, (&str, String)> = HashMap::new();
+    let mut calls: HashMap<&str, (&str, String, bool)> = HashMap::new();
     let mut full = String::new();
     let mut refs = String::new();
     for m in messages {
@@ -236,23 +236,37 @@ pub fn summarise_round(
                         .as_ref()
                         .map(|i| serde_json::to_string(i).unwrap_or_default())
                         .unwrap_or_default();
-                    let input = extract(&input, INPUT_CHARS);
+                    // A short input is kept whole, in the references form too: what a
+                    // call asked says which of its kind it was.
+                    let whole = input.chars().count() <= INPUT_CHARS;
+                    let input = if whole {
+                        input
+                    } else {
+                        extract(&input, INPUT_CHARS)
+                    };
                     if answered.contains(&id) {
-                        calls.insert(id, (name, input));
+                        calls.insert(id, (name, input, whole));
                     } else {
                         let _ = writeln!(full, "  {name} [{id}] {input} → (no result)");
                     }
                 }
                 ContentBlockType::ToolResult => {
                     let id = b.tool_use_id.as_deref().unwrap_or("?");
-                    let (name, input) = calls.get(id).map_or(("?", ""), |(n, i)| (*n, i.as_str()));
+                    let (name, input, whole) = calls
+                        .get(id)
+                        .map_or(("?", "", false), |(n, i, w)| (*n, i.as_str(), *w));
                     let text = result_text(b);
                     let files: String = result_files(b, &text)
                         .iter()
                         .map(|f| format!("; {f}"))
                         .collect();
                     let error = if b.is_error { " (error)" } else { "" };
-                    let _ = writeln!(refs, "  {name} [{id}]{error}{files}");
+                    let short = if whole && !input.is_empty() {
+                        format!(" {input}")
+                    } else {
+                        String::new()
+                    };
+                    let _ = writeln!(refs, "  {name} [{id}]{short}{error}{files}");
                     let obs = observation_digest(&without_refs(&text));
                     let _ = writeln!(full, "  {name} [{id}] {input} →{error} {obs}{files}");
                 }

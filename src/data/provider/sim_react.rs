@@ -95,14 +95,21 @@ fn add_summarised(made: &mut Vec<Made>, line: &str) {
     }
 }
 
-/// The input of call `id` on a summary line `NAME [ID] INPUT → …`, when it is whole JSON.
+/// The input of call `id` on a summary line `NAME [ID] INPUT → …` (or, in a round's
+/// references, `NAME [ID] INPUT; …`), when it is whole JSON.
 fn summarised_input(line: &str, id: &str) -> Value {
     let Some(at) = line.find(&format!("[{id}] ")) else {
         return Value::Null;
     };
     let rest = &line[at + id.len() + 3..];
-    let input = rest.split(" →").next().unwrap_or_default().trim();
-    serde_json::from_str(input).unwrap_or(Value::Null)
+    // The first JSON value on the rest of the line, whatever follows it.
+    match serde_json::Deserializer::from_str(rest)
+        .into_iter::<Value>()
+        .next()
+    {
+        Some(Ok(v @ Value::Object(_))) => v,
+        _ => Value::Null,
+    }
 }
 
 /// The skills a skill's activation said it uses: a line `Uses: A, B`.

@@ -95,7 +95,22 @@ fn keys_only(v: &Value) -> Value {
 }
 
 /// Resolves a task_output reference against the task's output `{atoms, summary}`.
-pub fn resolve_task_output(output: &Value, r: &TaskOutputRef) -> Result<Value, RefFailure> {
+/// `atom_type` is the type the upstream task was asked for: its atoms can also be read
+/// under that name (`$.validation_results` of a task whose atoms are
+/// `validation_results`), as the protocol's task chains name a task's output.
+pub fn resolve_task_output(
+    output: &Value,
+    r: &TaskOutputRef,
+    atom_type: Option<&str>,
+) -> Result<Value, RefFailure> {
+    let aliased;
+    let output = match (r.path.as_deref(), atom_type) {
+        (Some(p), Some(t)) if reads_key(p, t) && output.get(t).is_none() => {
+            aliased = with_atoms_under(output, t);
+            &aliased
+        }
+        _ => output,
+    };
     let selected = match &r.path {
         None => output.clone(),
         Some(p) => {
@@ -120,6 +135,33 @@ pub fn resolve_task_output(output: &Value, r: &TaskOutputRef) -> Result<Value, R
         Transform::Summary => summarise(&filtered),
         Transform::KeysOnly => keys_only(&filtered),
     })
+}
+
+/// Whether JSONPath `path` starts by reading the top-level key `key` (`$.key…` or
+/// `$['key']…`).
+fn reads_key(path: &str, key: &str) -> bool {
+    let path = path.trim();
+    let rest = path
+        .strip_prefix("$.")
+        .and_then(|r| r.strip_prefix(key))
+        .or_else(|| {
+            path.strip_prefix("$[")
+                .and_then(|r| r.strip_prefix(['\'', '"']))
+                .and_then(|r| r.strip_prefix(key))
+                .and_then(|r| r.strip_prefix(['\'', '"']))
+                .and_then(|r| r.strip_prefix(']'))
+        });
+    rest.is_some_and(|r| r.is_empty() || r.starts_with(['.', '[']))
+}
+
+/// `output` with its atoms also under `key`.
+fn with_atoms_under(output: &Value, key: &str) -> Value {
+    let mut v = output.clone();
+    if let Value::Object(o) = &mut v {
+        let atoms = o.get("atoms").cloned().unwrap_or(Value::Array(Vec::new()));
+        o.insert(key.to_string(), atoms);
+    }
+    v
 }
 
 /// The items that pass filter `f`, in order. A filter that cannot be applied fails with
@@ -237,7 +279,7 @@ mod tests {
             operator: FilterOp::Contains,
             value: json!("self-attention"),
         };
-        let got = resolve_task_output(&output(), &task_ref(Some("$.atoms"), Some(filter)))
+        let got = resolve_task_output(&output(), &task_ref(Some("$.atoms"), Some(filter)), None)
             .expect("resolves");
         assert_eq!(got.as_array().map(Vec::len), Some(1), "{got}");
         assert_eq!(got[0]["atom_type"], "methodology");
@@ -245,9 +287,29 @@ mod tests {
 
     #[test]
     fn a_path_that_selects_nothing_is_an_invalid_path() {
-        let e = resolve_task_output(&output(), &task_ref(Some("$.validation_results"), None))
-            .expect_err("nothing there");
+        let e = resolve_task_output(
+            &output(),
+            &task_ref(Some("$.validation_results"), None),
+            None,
+        )
+        .expect_err("nothing there");
         assert_eq!(e.code, RefErrorCode::RefPathInvalid, "{}", e.message);
+    }
+
+    #[test]
+    fn a_tasks_atoms_are_read_under_the_atom_type_it_was_asked_for() {
+        let r = task_ref(Some("$.validation_results"), None);
+        let got = resolve_task_output(&output(), &r, Some("validation_results")).expect("alias");
+        assert_eq!(got.as_array().map(Vec::len), Some(2), "{got}");
+        let r = task_ref(Some("$['validation_results'][0].atom_type"), None);
+        let got = resolve_task_output(&output(), &r, Some("validation_results")).expect("alias");
+        assert_eq!(got, json!("claim"));
+        // Another name is not an alias; a key the output has is read as it is.
+        let r = task_ref(Some("$.validation_resultsX"), None);
+        assert!(resolve_task_output(&output(), &r, Some("validation_results")).is_err());
+        let r = task_ref(Some("$.summary"), None);
+        let got = resolve_task_output(&output(), &r, Some("summary")).expect("own key");
+        assert_eq!(got, json!("two atoms"));
     }
 
     #[test]
@@ -261,12 +323,13 @@ mod tests {
         let e = resolve_task_output(
             &output(),
             &task_ref(Some("$.atoms[*].content"), Some(filter.clone())),
+            None,
         )
         .expect_err("no item has the field");
         assert_eq!(e.code, RefErrorCode::RefFilterError, "{}", e.message);
         assert!(e.message.contains("atom_type"), "{}", e.message);
         // On the atoms themselves it applies.
-        let got = resolve_task_output(&output(), &task_ref(Some("$.atoms"), Some(filter)))
+        let got = resolve_task_output(&output(), &task_ref(Some("$.atoms"), Some(filter)), None)
             .expect("resolves");
         assert_eq!(got.as_array().map(Vec::len), Some(1), "{got}");
     }

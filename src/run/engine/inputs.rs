@@ -126,13 +126,13 @@ async fn resolve_once(
 ) -> Result<Value, RefFailure> {
     match r {
         DataReference::TaskOutput(t) => {
-            let out = ctx
-                .plan
-                .task_index(&t.task_id)
-                .and_then(|j| outputs.get(&j).cloned());
+            let upstream = ctx.plan.task_index(&t.task_id);
+            let out = upstream.and_then(|j| outputs.get(&j).cloned());
+            let atom_type =
+                upstream.and_then(|j| ctx.plan.tasks[j].output_requirements.atom_type.as_deref());
             match out {
                 Some(o) => match serde_json::to_value(&*o) {
-                    Ok(v) => resolve_task_output(&v, t),
+                    Ok(v) => resolve_task_output(&v, t, atom_type),
                     Err(e) => Err(RefFailure {
                         code: RefErrorCode::RefFormatError,
                         message: format!("the output of `{}` does not serialise: {e}", t.task_id),

@@ -6,6 +6,7 @@ mod attempt;
 mod attempt_end;
 mod attempt_request;
 mod budget;
+mod call_ids;
 mod carry_over;
 pub mod config;
 pub mod context;

@@ -427,7 +427,7 @@ impl<'a> Loop<'a> {
         sink: &mut StreamSink<'_>,
     ) {
         add_usage(&mut self.reported, out.usage);
-        own_ids(&mut out.tool_calls, step, &mut self.ids_used);
+        super::call_ids::own_ids(&mut out.tool_calls, step, &mut self.ids_used);
         let thought = sink.take_text();
         let thought_tokens = self.ctx.config.tokens.count(&thought);
         self.meter.charge(
@@ -542,22 +542,6 @@ pub fn arguments_of(raw: &str) -> Result<Value, String> {
             "the arguments are not valid JSON: {e}; they were {:?}",
             crate::base::text::cut::cut_chars(raw, 200)
         )),
-    }
-}
-
-/// Gives every call of a reply an id of its own: a call without one, or with one used
-/// before in this loop (some servers number each reply's calls from 0), gets
-/// `plx_STEP_N` — the results go back under ids the server can tell apart.
-fn own_ids(
-    calls: &mut [crate::data::provider::ToolCall],
-    step: u32,
-    used: &mut std::collections::HashSet<String>,
-) {
-    for (n, call) in calls.iter_mut().enumerate() {
-        if call.id.trim().is_empty() || used.contains(&call.id) {
-            call.id = format!("plx_{step}_{n}");
-        }
-        used.insert(call.id.clone());
     }
 }
 

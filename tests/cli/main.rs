@@ -9,6 +9,7 @@ mod cli_providers;
 mod code_size;
 mod cost;
 mod diff;
+mod doc_examples;
 mod docs;
 mod eval;
 mod eval_end;

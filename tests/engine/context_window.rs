@@ -101,3 +101,38 @@ async fn a_fifth_of_the_window_or_more_goes_by_the_size_bands() {
     let input = r.first_input("A");
     assert_eq!(input["transfer_mode"], "reference", "{input}");
 }
+
+#[tokio::test]
+async fn the_window_keeps_room_for_the_fetch_tool_an_input_by_reference_brings() {
+    use plexus::run::tools::fetch_reference::{FetchReference, Fetchable};
+    use plexus::run::tools::ToolRegistry;
+    use std::sync::Arc;
+    // 20,000 tokens on a 40,000-token window: over a fifth of it, so by reference, and
+    // the task is offered `fetch_reference` although its plan lists no tool.
+    let r = run_reader(
+        json!({"max_input_tokens": 40_000, "max_tokens": 1_000}),
+        "docs/big.md",
+        &notes(20_000),
+    )
+    .await;
+    let c = planned(&r, "A");
+    assert_eq!(c.inputs[0].name, "file:docs/big.md");
+    assert_eq!(json!(c.inputs[0].mode), "reference", "{:?}", c.inputs);
+    // The schema the request carries, counted as the prompt counts it.
+    let mut tools = ToolRegistry::empty();
+    let counter = plexus::base::tokens::TokenCounter::default();
+    let sent = vec![Fetchable {
+        ref_id: "file:docs/big.md".into(),
+        data: Arc::new(Value::Null),
+    }];
+    tools.register(Arc::new(FetchReference::new(Arc::from(sent), counter)));
+    let schema = counter.count(&serde_json::to_string(&tools.definitions()).expect("json"));
+    assert!(schema > 100, "{schema}");
+    let part = |k: &str| c.report.total_input_data[k].tokens;
+    let room = 40_000 - part("system_prompt") - part("task_instructions") - schema;
+    assert_eq!(
+        c.effective_data_limit,
+        (room as f64 * 0.9).floor() as u64,
+        "the data's limit leaves the tool's {schema} tokens"
+    );
+}

@@ -15,7 +15,7 @@ use crate::base::protocol::AgentRequest;
 use crate::data::store::InvocationRecord;
 use crate::model::event::{EngineEvent, InvocationStarted};
 use crate::model::plan::react::{ReactSetup, DEFAULT_MAX_STEPS};
-use crate::run::tools::fetch_reference::{Fetchable, FETCH_REFERENCE};
+use crate::run::tools::fetch_reference::FETCH_REFERENCE;
 
 /// One attempt's request, ready to send.
 pub(super) struct Prepared {
@@ -56,7 +56,11 @@ pub(super) fn prepare(
     let raw_user = render_user_prompt(&user_prompt);
     let user_text = raw_user.as_deref().map(|r| r.get()).unwrap_or_default();
     // A tool-using task's prompt carries its tool schemas too.
-    let react = with_fetch(ctx.plan.react_for(task), &parts.fetchable, agent_def);
+    let react = with_fetch(
+        ctx.plan.react_for(task),
+        !parts.fetchable.is_empty(),
+        agent_def,
+    );
     let toolbox = react
         .as_ref()
         .map(|setup| super::toolbox::for_task(ctx, task, setup, attempt, &parts.fetchable));
@@ -95,14 +99,15 @@ pub(super) fn prepare(
     })
 }
 
-/// The loop of a task given inputs by reference: its own, or one of the default steps,
-/// with `fetch_reference` offered over them (seed 000 §4.3: fetched on demand).
-fn with_fetch(
+/// The loop of a task given inputs by reference (`offered`): its own, or one of the
+/// default steps, with `fetch_reference` offered over them (seed 000 §4.3: fetched on
+/// demand).
+pub(super) fn with_fetch(
     setup: Option<ReactSetup>,
-    fetchable: &[Fetchable],
+    offered: bool,
     agent: &crate::base::agents::AgentDef,
 ) -> Option<ReactSetup> {
-    if fetchable.is_empty() {
+    if !offered {
         return setup;
     }
     let mut setup = setup.unwrap_or_else(|| ReactSetup {

@@ -86,7 +86,15 @@ pub(super) async fn fit(
     };
     let window = agent.max_input_tokens;
     let (_, system_tokens) = ctx.system_prompt_info(&task.agent);
-    let tools_tokens = super::toolbox::schema_tokens(ctx, task);
+    // With inputs, room for `fetch_reference` too: any of them may go by reference.
+    let candidates: Vec<Fetchable> = inputs
+        .iter()
+        .map(|i| Fetchable {
+            ref_id: i.name.clone(),
+            data: Arc::new(Value::Null),
+        })
+        .collect();
+    let tools_tokens = super::toolbox::schema_tokens(ctx, task, agent, &candidates);
     let answer_format = ctx.answer_formats.of(task, agent).json();
     // The common small task: the whole prompt, bounded from above, well within the
     // window, so nothing to trim and nothing counted.

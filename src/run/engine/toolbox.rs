@@ -10,6 +10,7 @@ use serde_json::{json, Value};
 
 use super::react_loop::{RecordedStep, ToolFuture, ToolOutcome, Toolbox};
 use super::run_ctx::RunCtx;
+use crate::base::agents::AgentDef;
 use crate::base::protocol::messages::{
     OutputLevel, SkillActivationRequest, ToolCallMessage, ToolDefinition, ToolResultMessage,
 };
@@ -40,10 +41,19 @@ pub(super) fn for_task(
 }
 
 /// Tokens of the tool schemas `task`'s prompt carries (0 for a task with no loop), as
-/// the attempt's prompt counts them.
-pub(super) fn schema_tokens(ctx: &RunCtx, task: &Task) -> u64 {
-    ctx.plan.react_for(task).map_or(0, |setup| {
-        let defs = live_toolbox(ctx, task, &setup, &[]).definitions();
+/// the attempt's prompt counts them; with `candidates`, the inputs that may go by
+/// reference, `fetch_reference` over all of them among those (the prompt will offer it
+/// over those its planning sends by reference, a list no longer).
+pub(super) fn schema_tokens(
+    ctx: &RunCtx,
+    task: &Task,
+    agent: &AgentDef,
+    candidates: &[Fetchable],
+) -> u64 {
+    let react = ctx.plan.react_for(task);
+    let setup = super::attempt_request::with_fetch(react, !candidates.is_empty(), agent);
+    setup.map_or(0, |setup| {
+        let defs = live_toolbox(ctx, task, &setup, candidates).definitions();
         ctx.config
             .tokens
             .count(&serde_json::to_string(&defs).unwrap_or_default())

@@ -14,8 +14,7 @@ use super::run_ctx::RunCtx;
 use crate::base::protocol::AgentRequest;
 use crate::data::store::InvocationRecord;
 use crate::model::event::{EngineEvent, InvocationStarted};
-use crate::model::plan::react::{ReactSetup, DEFAULT_MAX_STEPS};
-use crate::run::tools::fetch_reference::FETCH_REFERENCE;
+use crate::model::plan::react::ReactSetup;
 
 /// One attempt's request, ready to send.
 pub(super) struct Prepared {
@@ -56,7 +55,7 @@ pub(super) fn prepare(
     let raw_user = render_user_prompt(&user_prompt);
     let user_text = raw_user.as_deref().map(|r| r.get()).unwrap_or_default();
     // A tool-using task's prompt carries its tool schemas too.
-    let react = with_fetch(
+    let react = super::toolbox::with_fetch(
         ctx.plan.react_for(task),
         !parts.fetchable.is_empty(),
         agent_def,
@@ -97,31 +96,6 @@ pub(super) fn prepare(
         react,
         toolbox,
     })
-}
-
-/// The loop of a task given inputs by reference (`offered`): its own, or one of the
-/// default steps, with `fetch_reference` offered over them (seed 000 §4.3: fetched on
-/// demand).
-pub(super) fn with_fetch(
-    setup: Option<ReactSetup>,
-    offered: bool,
-    agent: &crate::base::agents::AgentDef,
-) -> Option<ReactSetup> {
-    if !offered {
-        return setup;
-    }
-    let mut setup = setup.unwrap_or_else(|| ReactSetup {
-        tools: Vec::new(),
-        skills: Vec::new(),
-        max_steps: DEFAULT_MAX_STEPS,
-        token_budget: agent
-            .max_input_tokens
-            .saturating_mul(u64::from(DEFAULT_MAX_STEPS)),
-    });
-    if !setup.tools.iter().any(|t| t == FETCH_REFERENCE) {
-        setup.tools.push(FETCH_REFERENCE.to_string());
-    }
-    Some(setup)
 }
 
 /// The constraints of the next attempt: the agent's and the plan's, the profile's own

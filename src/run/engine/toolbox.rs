@@ -19,7 +19,7 @@ use crate::base::tokens::TokenCounter;
 use crate::data::provider::sim_react::{ACTIVATE_SKILL, READ_SKILL_FILE};
 use crate::data::provider::ToolCall;
 use crate::model::event::{EngineEvent, SkillActivated, SkillRefused, ToolAnswered};
-use crate::model::plan::react::ReactSetup;
+use crate::model::plan::react::{ReactSetup, DEFAULT_MAX_STEPS};
 use crate::model::plan::Task;
 use crate::run::tools::fetch_reference::{FetchReference, Fetchable, FETCH_REFERENCE};
 use crate::run::tools::{execute_cached, TokioSleeper, ToolCache, ToolContext, ToolRegistry};
@@ -40,6 +40,31 @@ pub(super) fn for_task(
     }
 }
 
+/// The loop of a task given inputs by reference (`offered`): its own, or one of the
+/// default steps, with `fetch_reference` offered over them (seed 000 §4.3: fetched on
+/// demand).
+pub(super) fn with_fetch(
+    setup: Option<ReactSetup>,
+    offered: bool,
+    agent: &crate::base::agents::AgentDef,
+) -> Option<ReactSetup> {
+    if !offered {
+        return setup;
+    }
+    let mut setup = setup.unwrap_or_else(|| ReactSetup {
+        tools: Vec::new(),
+        skills: Vec::new(),
+        max_steps: DEFAULT_MAX_STEPS,
+        token_budget: agent
+            .max_input_tokens
+            .saturating_mul(u64::from(DEFAULT_MAX_STEPS)),
+    });
+    if !setup.tools.iter().any(|t| t == FETCH_REFERENCE) {
+        setup.tools.push(FETCH_REFERENCE.to_string());
+    }
+    Some(setup)
+}
+
 /// Tokens of the tool schemas `task`'s prompt carries (0 for a task with no loop), as
 /// the attempt's prompt counts them; with `candidates`, the inputs that may go by
 /// reference, `fetch_reference` over all of them among those (the prompt will offer it
@@ -51,7 +76,7 @@ pub(super) fn schema_tokens(
     candidates: &[Fetchable],
 ) -> u64 {
     let react = ctx.plan.react_for(task);
-    let setup = super::attempt_request::with_fetch(react, !candidates.is_empty(), agent);
+    let setup = with_fetch(react, !candidates.is_empty(), agent);
     setup.map_or(0, |setup| {
         let defs = live_toolbox(ctx, task, &setup, candidates).definitions();
         ctx.config

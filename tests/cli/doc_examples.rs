@@ -11,7 +11,7 @@ use std::path::Path;
 
 use serde_json::{json, Map, Value};
 
-use crate::common::bin::{output, plexus};
+use crate::common::bin::{output, plexus, run_fast};
 use plexus::data::store::Store;
 use plexus::model::event::EngineEvent;
 
@@ -173,14 +173,10 @@ fn run_plan(dir: &Path, n: usize, plan: &Value, what: &str) -> Vec<String> {
     std::fs::write(dir.join(&file), plan.to_string()).expect("plan");
     let v = output(plexus(dir).args(["validate", &file]));
     assert_eq!(v.code, Some(0), "{what}: validate:\n{}\n{plan:#}", v.stderr);
-    let db = format!("example{n}.db");
-    let r = output(
-        plexus(dir)
-            .args(["--db", &db, "run", &file, "--headless"])
-            .args(FAST),
-    );
+    let db = dir.join(format!("example{n}.db"));
+    let r = run_fast(dir, &db, &file);
     assert_eq!(r.code, Some(0), "{what}: run:\n{}\n{plan:#}", r.stderr);
-    failed_references(&dir.join(db))
+    failed_references(&db)
 }
 
 /// Runs `plan` under `plexus eval` over one sample with a document.

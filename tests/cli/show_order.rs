@@ -3,7 +3,7 @@
 
 use crate::common;
 
-use common::bin::{output, plexus};
+use common::bin::{output, plexus, run_fast};
 
 #[test]
 fn show_lists_tasks_in_plan_order() {
@@ -21,15 +21,7 @@ fn show_lists_tasks_in_plan_order() {
     std::fs::write(dir.path().join("plan.json"), plan.to_string()).expect("plan");
     let db = dir.path().join("o.db");
     let cli = |args: &[&str]| output(plexus(dir.path()).arg("--db").arg(&db).args(args));
-    let run = cli(&[
-        "run",
-        "plan.json",
-        "--chunk-ms",
-        "0",
-        "--first-chunk-ms",
-        "0",
-        "--headless",
-    ]);
+    let run = run_fast(dir.path(), &db, "plan.json");
     assert_eq!(run.code, Some(0), "{}", run.stderr);
 
     let show = cli(&["show", "latest"]);

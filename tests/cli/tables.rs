@@ -8,7 +8,7 @@ use crate::common;
 use std::collections::HashMap;
 use std::path::Path;
 
-use common::bin::{output, plexus, Out};
+use common::bin::{output, plexus, run_fast, Out};
 use plexus::cli::launch::{start, Globals, RunConfig};
 use plexus::data::provider::{Fault, SimConfig};
 use plexus::model::event::RunStatus;
@@ -109,18 +109,7 @@ fn show_runs_and_the_summary_line_up_with_chinese_ids_and_agent_names() {
     std::fs::write(dir.path().join("plan.json"), plan()).expect("plan");
     let db = dir.path().join("t.db");
     let cli = |args: &[&str]| output(plexus(dir.path()).arg("--db").arg(&db).args(args));
-    let run = ok(
-        cli(&[
-            "run",
-            "plan.json",
-            "--chunk-ms",
-            "0",
-            "--first-chunk-ms",
-            "0",
-            "--headless",
-        ]),
-        "run",
-    );
+    let run = ok(run_fast(dir.path(), &db, "plan.json"), "run");
 
     // The summary's tokens per agent: names under the title, numbers under theirs.
     let tokens = &run.stdout[run.stdout.find("tokens per agent").expect("summary")..];

@@ -83,6 +83,20 @@ pub fn output(cmd: &mut Command) -> Out {
     }
 }
 
+/// `plexus --db DB run PLAN` in `dir` at full speed (no pacing of the simulated stream),
+/// headless, to its end.
+pub fn run_fast(dir: &Path, db: &Path, plan: &str) -> Out {
+    output(plexus(dir).arg("--db").arg(db).args([
+        "run",
+        plan,
+        "--chunk-ms",
+        "0",
+        "--first-chunk-ms",
+        "0",
+        "--headless",
+    ]))
+}
+
 /// A plan of `tasks` simulated tasks, two at a time after the first: at `--chunk-ms 60`
 /// and `--concurrency 2` each layer takes about two seconds.
 pub fn busy_plan(dir: &Path, tasks: usize) -> PathBuf {

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use serde_json::json;
 
-use crate::common::bin::{output, plexus};
+use crate::common::bin::run_fast;
 use plexus::data::store::Store;
 use plexus::model::event::EngineEvent;
 
@@ -67,17 +67,7 @@ fn run_at(window: u64) -> (Vec<String>, u32, String) {
     let tmp = tempfile::tempdir().expect("tempdir");
     let dir = tmp.path();
     workspace(dir, window);
-    let out = output(plexus(dir).args([
-        "--db",
-        "s.db",
-        "run",
-        "plan.json",
-        "--chunk-ms",
-        "0",
-        "--first-chunk-ms",
-        "0",
-        "--headless",
-    ]));
+    let out = run_fast(dir, &dir.join("s.db"), "plan.json");
     // Succeeded, or failed as a run (the window, the step limit).
     assert!(matches!(out.code, Some(0 | 3)), "{}", out.stderr);
     let store = Store::open(&dir.join("s.db")).expect("db");

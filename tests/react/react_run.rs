@@ -6,7 +6,7 @@ use crate::common;
 
 use std::path::Path;
 
-use common::bin::{output, plexus};
+use common::bin::{output, plexus, run_fast};
 use plexus::data::store::Store;
 use plexus::model::event::EngineEvent;
 
@@ -46,17 +46,7 @@ pub(super) fn workspace(dir: &Path) {
 
 /// Runs `plan` into `db` on the simulated provider at full speed; it must succeed.
 pub(super) fn run_offline(dir: &Path, db: &str, plan: &str) {
-    let out = output(plexus(dir).args([
-        "--db",
-        db,
-        "run",
-        plan,
-        "--chunk-ms",
-        "0",
-        "--first-chunk-ms",
-        "0",
-        "--headless",
-    ]));
+    let out = run_fast(dir, Path::new(db), plan);
     assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
 }
 

@@ -175,6 +175,7 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::InitContext(args) => cmd::failures::init_context(&args),
         Command::Providers { json } => done(cmd::providers::print_providers(&g, json)),
         Command::Ping { name, timeout } => ping(&g, &name, timeout).await,
+        Command::Mcp(args) => Ok(exit_of(cmd::mcp::mcp(&g, args.command).await?)),
         Command::Check { upgrade } => cmd::check::check(&g.db, upgrade),
         Command::Schema { what, plan, task } => {
             done(cmd::schema::print(what, plan.as_deref(), task.as_deref()))
@@ -226,12 +227,16 @@ async fn ping(g: &Globals, name: &str, timeout: f64) -> Result<ExitCode> {
         ))
         .into());
     }
-    let ok = cmd::providers::ping(g, name, timeout).await?;
-    Ok(if ok {
+    Ok(exit_of(cmd::providers::ping(g, name, timeout).await?))
+}
+
+/// Exit 0 when a command's check held, else 1.
+fn exit_of(ok: bool) -> ExitCode {
+    if ok {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
-    })
+    }
 }
 
 /// What every command shares: the global options, the loaded config (for the commands

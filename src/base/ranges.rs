@@ -170,6 +170,8 @@ pub const MAX_COST: NumRange = real("--max-cost", 0.0, 1e9, "US dollars");
 pub const CONNECT_TIMEOUT: NumRange = real("connect_timeout_s", 0.1, 86_400.0, "seconds");
 /// Seconds a stream may go without a byte.
 pub const IDLE_TIMEOUT: NumRange = real("idle_timeout_s", 0.1, 86_400.0, "seconds");
+/// Seconds an MCP server's start or one of its calls may take (`[mcp.NAME]`).
+pub const MCP_TIMEOUT: NumRange = real("timeout_s", 0.1, 86_400.0, "seconds");
 /// Seconds a whole model call may take on a profile.
 pub const CALL_TIMEOUT: NumRange = real("timeout_s", 1.0, 86_400.0, "seconds");
 /// Seconds to the first byte of a model's answer on a profile.

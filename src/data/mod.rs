@@ -3,6 +3,7 @@
 pub mod diff;
 pub mod exit;
 pub mod failures;
+pub mod mcp;
 pub mod portable;
 pub mod provider;
 pub mod replay;

@@ -64,6 +64,7 @@ fn clean_env(c: &mut Command, dir: &Path) {
 }
 
 /// What a finished command printed.
+#[derive(Debug)]
 pub struct Out {
     /// Exit code (None: killed by a signal).
     pub code: Option<i32>,

@@ -140,6 +140,9 @@ impl Parser<'_> {
             (Kind::StrTable, DeValue::Table(t)) => t
                 .iter()
                 .all(|(_, v)| matches!(v.get_ref(), DeValue::String(_))),
+            (Kind::StrList, DeValue::Array(a)) => {
+                a.iter().all(|v| matches!(v.get_ref(), DeValue::String(_)))
+            }
             _ => false,
         };
         if fits {
@@ -166,6 +169,7 @@ fn expected(kind: &Kind) -> String {
         Kind::Num(r) => format!("a number {}", r.describe()),
         Kind::OneOf(names) => format!("one of {}", names.join(", ")),
         Kind::StrTable => "a table of strings".into(),
+        Kind::StrList => "a list of strings".into(),
     }
 }
 

@@ -152,6 +152,10 @@ fn kind(kind: &Kind, full: bool) -> Map<String, Value> {
             s.insert("type".into(), "object".into());
             s.insert("additionalProperties".into(), json!({"type": "string"}));
         }
+        Kind::StrList => {
+            s.insert("type".into(), "array".into());
+            s.insert("items".into(), json!({"type": "string"}));
+        }
     }
     s
 }

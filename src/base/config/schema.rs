@@ -26,6 +26,8 @@ pub enum Kind {
     OneOf(&'static [&'static str]),
     /// A table of strings (such as HTTP headers).
     StrTable,
+    /// A list of strings (such as a command's arguments).
+    StrList,
 }
 
 /// A key's default, as the file would write it.
@@ -141,7 +143,7 @@ impl Section {
 }
 
 /// Every top-level table, in the order the docs list them.
-pub const SECTIONS: &[Section] = &[UI, KEYS, REVIEW, PROVIDERS, PRICES, OTLP];
+pub const SECTIONS: &[Section] = &[UI, KEYS, REVIEW, PROVIDERS, PRICES, OTLP, MCP];
 
 /// The top-level table `name`.
 pub fn section(name: &str) -> Option<&'static Section> {
@@ -219,6 +221,47 @@ pub const PRICES: Section = Section {
     doc: "What each model costs, by the model name a provider profile sends (`simulated` \
           for the built-in provider): runs show their cost and may have a money budget \
           (--max-cost). No price is assumed: a model without one shows `—`.",
+};
+
+/// `[mcp.NAME]`.
+pub const MCP: Section = Section {
+    name: "mcp",
+    layout: Layout::Tables {
+        keys: &[
+            Key {
+                name: "command",
+                kind: Kind::Text,
+                required: true,
+                default: None,
+                doc: "The server's program, started as a child process that speaks MCP on \
+                      its standard input and output (a bare name is looked up on PATH).",
+            },
+            opt("args", Kind::StrList, None, "Its arguments."),
+            opt(
+                "env",
+                Kind::StrTable,
+                None,
+                "Its environment: these variables only, beside PATH, HOME, LANG and TMPDIR \
+                 (no provider key reaches a server unless named here).",
+            ),
+            opt(
+                "cwd",
+                Kind::Str,
+                None,
+                "The folder it starts in (default: the folder plexus was started in).",
+            ),
+            opt(
+                "timeout_s",
+                Kind::Num(&r::MCP_TIMEOUT),
+                Some(Default::Num(60.0)),
+                "Most seconds its start or one call may take; a call past it is cancelled.",
+            ),
+        ],
+        rules: &[],
+        reserved: &[],
+    },
+    doc: "Model Context Protocol servers whose tools plexus can list and call \
+          (see docs/mcp.md).",
 };
 
 /// `[otlp]`.

@@ -183,6 +183,25 @@ Examples:
   plexus providers
   plexus providers --json";
 
+/// Examples of `plexus mcp --help`.
+pub const MCP: &str = "\
+Examples:
+  plexus mcp list
+  plexus mcp list files --json
+  plexus mcp call files read_file --args '{\"path\": \"README.md\"}'";
+
+/// Examples of `plexus mcp list --help`.
+pub const MCP_LIST: &str = "\
+Examples:
+  plexus mcp list
+  plexus mcp list files --json";
+
+/// Examples of `plexus mcp call --help`.
+pub const MCP_CALL: &str = "\
+Examples:
+  plexus mcp call files list_directory --args '{\"path\": \".\"}'
+  plexus mcp call time get_current_time --json";
+
 /// Examples of `plexus ping --help`.
 pub const PING: &str = "\
 Examples:

@@ -8,6 +8,7 @@ mod dev;
 mod eval;
 mod handoff;
 mod help;
+mod mcp;
 mod options;
 mod review;
 mod run;
@@ -26,6 +27,7 @@ pub use dev::{DevCommand, GenFailuresSpec, GenPlanSpec, MockServerArgs};
 pub use eval::{EvalArgs, EvalCommand, EvalRunArgs, EvalSession};
 pub use handoff::InitContextArgs;
 pub use help::{command, help_width, parse};
+pub use mcp::{McpArgs, McpCommand};
 pub use options::{
     at_least_one, FaultMix, OtlpOpts, ResumePaceOpts, SchemaKind, SessionOpts, SimOpts, ThemeOpt,
     CHUNK_MS, DEMO_SEED, FIRST_CHUNK_MS,
@@ -367,6 +369,12 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// List and call the tools of MCP servers
+    ///
+    /// Model Context Protocol servers: each `[mcp.NAME]` table of plexus.toml names a server started as a child process; these
+    /// commands start it, do what they are asked and stop it (see docs/mcp.md).
+    #[command(after_long_help = help::MCP)]
+    Mcp(McpArgs),
     /// Make one tiny call through a provider profile
     ///
     /// Reports latency, model and token usage; exit 1 when the call fails, with the

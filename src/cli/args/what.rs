@@ -58,6 +58,7 @@ impl Command {
                     | Command::Failures { .. }
                     | Command::Providers { .. }
                     | Command::Ping { .. }
+                    | Command::Mcp(..)
                     | Command::Review { .. }
             )
             || matches!(self, Command::Eval(a) if eval_opens(a))

@@ -121,6 +121,20 @@ fn wrong_shapes() {
 }
 
 #[test]
+fn an_mcp_table_is_checked_key_by_key() {
+    assert!(parse("[mcp.files]\ncommand = \"srv\"\nargs = [\"-v\"]\nenv = {A = \"1\"}\n").is_ok());
+    assert!(message("[mcp.files]\nargs = []\n").contains("command"));
+    let msg = message("[mcp.files]\ncommand = \"srv\"\nargs = [\"-v\", 3]\n");
+    assert!(
+        msg.contains("plexus.toml:3: `mcp.files.args`: must be a list of strings"),
+        "{msg}"
+    );
+    let msg = message("[mcp.files]\ncommand = \"srv\"\ntimeout_s = 0\n");
+    assert!(msg.contains("`mcp.files.timeout_s`"), "{msg}");
+    assert!(message("[mcp.files]\ncommand = \"srv\"\nurl = \"http://x\"\n").contains("url"));
+}
+
+#[test]
 fn keymap_errors_name_file_line_action_and_key() {
     let msg = message("[keys]\n\nqiut = \"q\"\n");
     assert!(
@@ -270,10 +284,15 @@ fn toml_blocks(path: &Path) -> Vec<String> {
 fn documented_configs_pass_the_schema_exactly_when_plexus_accepts_them() {
     let v = schema_validator();
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut examples: Vec<String> = ["docs/providers.md", "docs/tui.md", "README.md"]
-        .iter()
-        .flat_map(|doc| toml_blocks(&root.join(doc)))
-        .collect();
+    let mut examples: Vec<String> = [
+        "docs/providers.md",
+        "docs/tui.md",
+        "docs/mcp.md",
+        "README.md",
+    ]
+    .iter()
+    .flat_map(|doc| toml_blocks(&root.join(doc)))
+    .collect();
     // The examples in the module docs.
     for file in ["src/base/config/mod.rs", "src/base/config/providers.rs"] {
         let text = std::fs::read_to_string(root.join(file)).expect("readable");

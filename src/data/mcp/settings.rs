@@ -83,7 +83,12 @@ fn server(name: &str, t: &toml::Value) -> Result<McpServer, String> {
         args,
         env,
         cwd: text("cwd").map(PathBuf::from),
-        timeout: Duration::from_secs_f64(timeout_s),
+        // The file's checks bound it; a value that still cannot be a duration (built
+        // in code) is the default, not a panic.
+        timeout: Duration::try_from_secs_f64(timeout_s)
+            .ok()
+            .filter(|d| !d.is_zero())
+            .unwrap_or(Duration::from_secs_f64(DEFAULT_TIMEOUT_S)),
     })
 }
 
@@ -110,6 +115,8 @@ mod tests {
         assert_eq!(s[0].env["A"], "1");
         assert_eq!(s[0].timeout, Duration::from_secs(60));
         assert_eq!(s[1].timeout, Duration::from_secs(2));
+        let odd = servers(&config("[mcp.x]\ncommand = \"c\"\ntimeout_s = -1.0\n")).expect("read");
+        assert_eq!(odd[0].timeout, Duration::from_secs(60));
         assert!(servers(&config("[mcp.x]\nargs = []\n"))
             .expect_err("no command")
             .contains("[mcp.x]: `command` is required"));
